@@ -1,0 +1,30 @@
+# The WebAssembly build: one standalone .wasm per variant, loaded by web/engine/.
+#   web/wasm/attnlab-simd.wasm    WASM SIMD128 kernels
+#   web/wasm/attnlab-scalar.wasm  the same kernels on the scalar path (NN_SCALAR)
+# Debian's Emscripten 3.1.6 needs NODE_PATH for its JS optimiser (acorn).
+
+EMCC ?= emcc
+EM_ENV := NODE_PATH=/usr/share/nodejs
+WASM_DIR := web/wasm
+WASM_SRC := $(wildcard src/core/*.c) $(wildcard src/wasm/*.c)
+WASM_DEPS := $(WASM_SRC) $(wildcard src/core/*.h) $(wildcard src/wasm/*.h) $(wildcard include/attnlab/*.h)
+
+# No -ffast-math: builds are compared with atol + rtol*|ref|, and NaN/Inf checks must hold.
+EM_FLAGS := -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc \
+	-sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 \
+	-sINITIAL_MEMORY=16777216 -sMAXIMUM_MEMORY=2147483648 -sTOTAL_STACK=1048576 \
+	-sERROR_ON_UNDEFINED_SYMBOLS=1 -sEXPORTED_FUNCTIONS=_malloc,_free
+
+WASM_OUT := $(WASM_DIR)/attnlab-simd.wasm $(WASM_DIR)/attnlab-scalar.wasm
+
+wasm: $(WASM_OUT)
+
+$(WASM_DIR)/attnlab-simd.wasm: $(WASM_DEPS) emscripten.mk
+	@mkdir -p $(WASM_DIR)
+	$(EM_ENV) $(EMCC) $(EM_FLAGS) -msimd128 $(WASM_SRC) -o $@
+
+$(WASM_DIR)/attnlab-scalar.wasm: $(WASM_DEPS) emscripten.mk
+	@mkdir -p $(WASM_DIR)
+	$(EM_ENV) $(EMCC) $(EM_FLAGS) -DNN_SCALAR $(WASM_SRC) -o $@
+
+.PHONY: wasm

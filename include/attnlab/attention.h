@@ -1,0 +1,174 @@
+/* attnlab attention core: scoring functions, normalisation, masks, context
+ * vectors and self-attention, each with a forward and a backward pass.
+ *
+ * Conventions (as in the tutorials):
+ *   scores   e_ij = score(q_i, k_j)                      (n_q, n_k)
+ *   weights  a_ij = softmax_j(e_ij / tau)  or  e_ij / sum_j e_ij
+ *   context  z_i  = sum_j a_ij v_j                        (n_q, d_v)
+ * Matrices are row-major, one token per row. Scoring parameters use the
+ * column-vector convention of the papers (W q); self-attention projections use
+ * the row-vector convention of the tutorials (Q = X Wq, W is d_in x d_out).
+ *
+ * Dimension letters: n_q queries, n_k keys/values, d_q/d_k/d_v vector sizes,
+ * h the hidden size of the additive score.
+ *
+ * Memory: no function here allocates. Forward and backward take a caller-owned
+ * scratch buffer of attn_scratch_size() / attn_self_scratch_size() reals.
+ * Backward passes accumulate (+=) into gradients; clear them first.
+ *
+ * Errors: every function returning int returns NN_OK or an NnStatus code and
+ * records a message readable with nn_last_error(). */
+#ifndef ATTNLAB_ATTENTION_H
+#define ATTNLAB_ATTENTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnlab/nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Size limits checked at the API boundary. */
+#define ATTN_MAX_TOKENS 4096    /* n_q, n_k */
+#define ATTN_MAX_DIM 4096       /* d_q, d_k, d_v, h, self-attention widths */
+#define ATTN_MAX_CELLS (1 << 22) /* n_q * n_k (per head): 4M cells */
+#define ATTN_MAX_HEADS 64
+
+typedef enum {
+    ATTN_SCORE_DOT = 0,        /* q . k                      (d_q == d_k) */
+    ATTN_SCORE_SCALED_DOT = 1, /* q . k / sqrt(d_k)          (d_q == d_k) */
+    ATTN_SCORE_GENERAL = 2,    /* q^T W k,        W (d_q, d_k)           */
+    ATTN_SCORE_ADDITIVE = 3,   /* v^T tanh(Wq q + Wk k), Wq (h, d_q), Wk (h, d_k), v (h) */
+    ATTN_SCORE_COSINE = 4,     /* beta q . k / (|q| |k|), 0 if a norm is 0 (d_q == d_k) */
+    ATTN_SCORE_LOCATION = 5,   /* e_i = W q_i,    W (n_k, d_q): keys unused */
+    ATTN_SCORE_COUNT = 6
+} AttnScore;
+
+typedef enum {
+    ATTN_NORM_SOFTMAX = 0, /* a_ij = exp(e_ij/tau) / sum_j exp(e_ij/tau), max-shifted */
+    ATTN_NORM_SUM = 1,     /* a_ij = e_ij / sum_j e_ij (the tutorial's naive weights) */
+    ATTN_NORM_COUNT = 2
+} AttnNorm;
+
+typedef struct {
+    int n_q;      /* number of queries */
+    int n_k;      /* number of keys (and values) */
+    int d_q;      /* query size */
+    int d_k;      /* key size */
+    int d_v;      /* value size */
+    int hidden;   /* additive score: hidden size h (0 otherwise) */
+    AttnScore score;
+    AttnNorm norm;
+    nn_real temperature; /* softmax temperature tau > 0 (1 = plain softmax) */
+    int causal;          /* query i sees keys j <= i */
+    const int32_t *key_lengths; /* (n_q) or NULL: query i sees keys j < key_lengths[i] */
+} AttnConfig;
+
+/* Scoring parameters; only those the score needs are read. */
+typedef struct {
+    const nn_real *W;  /* general (d_q, d_k) | location (n_k, d_q) */
+    const nn_real *Wq; /* additive (h, d_q) */
+    const nn_real *Wk; /* additive (h, d_k) */
+    const nn_real *v;  /* additive (h) */
+    nn_real beta;      /* cosine sharpening (1 = plain cosine) */
+} AttnParams;
+
+/* Gradients of AttnParams, same shapes; NULL members are skipped. */
+typedef struct {
+    nn_real *W;
+    nn_real *Wq;
+    nn_real *Wk;
+    nn_real *v;
+    nn_real beta;
+} AttnParamGrads;
+
+/* Validates sizes, enums, parameters and the finiteness of every input.
+ * Called by attn_forward; exposed so callers can check once up front. */
+int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q,
+               const nn_real *k, const nn_real *v);
+
+/* Number of reals attn_forward / attn_backward need as scratch. */
+size_t attn_scratch_size(const AttnConfig *c);
+
+/* Number of keys query i may see: min(n_k, causal ? i+1 : n_k, key_lengths[i]). */
+int attn_visible_keys(const AttnConfig *c, int i);
+
+/* Forward. Masked scores are -INFINITY; a row with no visible key gets zero
+ * weights and a zero context. v may equal k. */
+int attn_forward(const AttnConfig *c, const AttnParams *p,
+                 nn_real *scores,      /* (n_q, n_k) out */
+                 nn_real *weights,     /* (n_q, n_k) out */
+                 nn_real *context,     /* (n_q, d_v) out */
+                 const nn_real *q,     /* (n_q, d_q) */
+                 const nn_real *k,     /* (n_k, d_k) */
+                 const nn_real *v,     /* (n_k, d_v) */
+                 nn_real *scratch);
+
+/* Backward: given dL/dcontext (and optionally dL/dweights, may be NULL),
+ * accumulates dL/dq, dL/dk, dL/dv (each may be NULL) and parameter gradients.
+ * scores and weights are the forward's outputs. */
+int attn_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g,
+                  nn_real *dq,              /* (n_q, d_q) += */
+                  nn_real *dk,              /* (n_k, d_k) += */
+                  nn_real *dv,              /* (n_k, d_v) += */
+                  const nn_real *dcontext,  /* (n_q, d_v) */
+                  const nn_real *dweights,  /* (n_q, n_k) or NULL */
+                  const nn_real *scores,    /* (n_q, n_k) */
+                  const nn_real *weights,   /* (n_q, n_k) */
+                  const nn_real *q, const nn_real *k, const nn_real *v,
+                  nn_real *scratch);
+
+/* ---- Self-attention: Q = X Wq, K = X Wk, V = X Wv, heads split the widths,
+ * per head z = attention(Q_h, K_h, V_h), concat, output = concat Wo. A NULL
+ * projection is the identity (the tutorial's "without trainable weights"). */
+typedef struct {
+    int n;       /* tokens */
+    int d_in;    /* embedding size */
+    int d_k;     /* total query/key width over heads (d_in when wq and wk are NULL) */
+    int d_v;     /* total value width over heads (d_in when wv is NULL) */
+    int d_out;   /* output width (d_v when wo is NULL) */
+    int heads;   /* divides d_k and d_v */
+    AttnScore score; /* dot, scaled_dot or cosine */
+    int causal;
+} SelfAttnConfig;
+
+typedef struct {
+    const nn_real *wq; /* (d_in, d_k) or NULL */
+    const nn_real *wk; /* (d_in, d_k) or NULL */
+    const nn_real *wv; /* (d_in, d_v) or NULL */
+    const nn_real *wo; /* (d_v, d_out) or NULL */
+} SelfAttnWeights;
+
+typedef struct {
+    nn_real *wq, *wk, *wv, *wo; /* same shapes as SelfAttnWeights; NULL skipped */
+} SelfAttnGrads;
+
+/* Activations the forward writes and the backward reads. */
+typedef struct {
+    nn_real *q;       /* (n, d_k) */
+    nn_real *k;       /* (n, d_k) */
+    nn_real *v;       /* (n, d_v) */
+    nn_real *scores;  /* (heads, n, n) */
+    nn_real *weights; /* (heads, n, n) */
+    nn_real *context; /* (n, d_v) heads concatenated */
+    nn_real *output;  /* (n, d_out) */
+} SelfAttnActs;
+
+int attn_self_check(const SelfAttnConfig *c, const SelfAttnWeights *w, const nn_real *x);
+size_t attn_self_scratch_size(const SelfAttnConfig *c);
+int attn_self_forward(const SelfAttnConfig *c, const SelfAttnWeights *w,
+                      SelfAttnActs *a, const nn_real *x /* (n, d_in) */,
+                      nn_real *scratch);
+int attn_self_backward(const SelfAttnConfig *c, const SelfAttnWeights *w,
+                       SelfAttnGrads *g,
+                       nn_real *dx,             /* (n, d_in) += */
+                       const nn_real *doutput,  /* (n, d_out) */
+                       const SelfAttnActs *a, const nn_real *x,
+                       nn_real *scratch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,173 @@
+/* Self-attention: Q = X Wq, K = X Wk, V = X Wv (row-vector convention, a NULL
+ * projection is the identity), heads attend over contiguous column blocks,
+ * the heads' contexts are concatenated and projected by Wo. */
+#include <string.h>
+
+#include "attnlab/attention.h"
+#include "core/vec.h"
+
+/* The per-head attention problem. */
+static AttnConfig head_config(const SelfAttnConfig *c) {
+    AttnConfig h = {0};
+    h.n_q = h.n_k = c->n;
+    h.d_q = h.d_k = c->d_k / c->heads;
+    h.d_v = c->d_v / c->heads;
+    h.score = c->score;
+    h.norm = ATTN_NORM_SOFTMAX;
+    h.temperature = 1;
+    h.causal = c->causal;
+    return h;
+}
+
+static const AttnParams head_params = {NULL, NULL, NULL, NULL, 1};
+
+typedef struct {
+    size_t qh, kh, vh, zh;     /* one head's Q, K, V, context (gathered) */
+    size_t dqh, dkh, dvh, dzh; /* and their gradients */
+    size_t dq, dk, dv, dz;     /* full-width gradients (n, d_k | d_v) */
+    size_t pack;               /* projection gemm_nt operand */
+    size_t attn;               /* attn_forward / attn_backward scratch */
+    size_t total;
+} SelfScratch;
+
+static SelfScratch self_layout(const SelfAttnConfig *c) {
+    AttnConfig h = head_config(c);
+    size_t n = (size_t)c->n, dkh = (size_t)h.d_k, dvh = (size_t)h.d_v;
+    size_t pk = (size_t)c->d_in * c->d_k, pv = (size_t)c->d_in * c->d_v, po = (size_t)c->d_v * c->d_out;
+    size_t sizes[14] = {n * dkh, n * dkh, n * dvh, n * dvh, n * dkh, n * dkh, n * dvh, n * dvh,
+                        n * c->d_k, n * c->d_k, n * c->d_v, n * c->d_v,
+                        pk > pv ? (pk > po ? pk : po) : (pv > po ? pv : po), attn_scratch_size(&h)};
+    SelfScratch s;
+    size_t *field[14] = {&s.qh, &s.kh, &s.vh, &s.zh, &s.dqh, &s.dkh, &s.dvh, &s.dzh,
+                         &s.dq, &s.dk, &s.dv, &s.dz, &s.pack, &s.attn};
+    size_t at = 0;
+    for (int i = 0; i < 14; i++) {
+        *field[i] = at;
+        at += (sizes[i] + 3) & ~(size_t)3;
+    }
+    s.total = at;
+    return s;
+}
+
+size_t attn_self_scratch_size(const SelfAttnConfig *c) { return self_layout(c).total; }
+
+int attn_self_check(const SelfAttnConfig *c, const SelfAttnWeights *w, const nn_real *x) {
+    nn_clear_error();
+    if (c->n < 1 || c->n > ATTN_MAX_TOKENS)
+        return nn_fail(c->n < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "x: %d tokens; need 1..%d", c->n, ATTN_MAX_TOKENS);
+    if ((size_t)c->n * c->n > ATTN_MAX_CELLS)
+        return nn_fail(NN_ERR_LIMIT, "x: %d tokens make %d x %d cells, past the limit of %d", c->n, c->n, c->n,
+                       ATTN_MAX_CELLS);
+    const int dims[4] = {c->d_in, c->d_k, c->d_v, c->d_out};
+    const char *names[4] = {"x: columns", "wq/wk: columns", "wv: columns", "wo: columns"};
+    for (int i = 0; i < 4; i++)
+        if (dims[i] < 1 || dims[i] > ATTN_MAX_DIM)
+            return nn_fail(dims[i] < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "%s: %d; need 1..%d", names[i], dims[i],
+                           ATTN_MAX_DIM);
+    if (c->heads < 1 || c->heads > ATTN_MAX_HEADS)
+        return nn_fail(c->heads < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "heads: %d; need 1..%d", c->heads, ATTN_MAX_HEADS);
+    if (c->score != ATTN_SCORE_DOT && c->score != ATTN_SCORE_SCALED_DOT && c->score != ATTN_SCORE_COSINE)
+        return nn_fail(NN_ERR_ARG, "score: self-attention supports 'dot', 'scaled_dot' and 'cosine' (got %d)",
+                       (int)c->score);
+    if ((w->wq == NULL) != (w->wk == NULL))
+        return nn_fail(NN_ERR_PARAM, "%s: give wq and wk together (queries and keys must match)",
+                       w->wq ? "wk" : "wq");
+    if (!w->wq && c->d_k != c->d_in)
+        return nn_fail(NN_ERR_SHAPE, "wq/wk: without them queries are x, so d_k must be %d (got %d)", c->d_in, c->d_k);
+    if (!w->wv && c->d_v != c->d_in)
+        return nn_fail(NN_ERR_SHAPE, "wv: without it values are x, so d_v must be %d (got %d)", c->d_in, c->d_v);
+    if (!w->wo && c->d_out != c->d_v)
+        return nn_fail(NN_ERR_SHAPE, "wo: without it the output is the context, so d_out must be %d (got %d)",
+                       c->d_v, c->d_out);
+    if (c->d_k % c->heads)
+        return nn_fail(NN_ERR_SHAPE, "heads: %d heads do not divide the query/key width %d", c->heads, c->d_k);
+    if (c->d_v % c->heads)
+        return nn_fail(NN_ERR_SHAPE, "heads: %d heads do not divide the value width %d", c->heads, c->d_v);
+    NN_TRY(nn_check_finite("x", x, (size_t)c->n * c->d_in));
+    if (w->wq) NN_TRY(nn_check_finite("wq", w->wq, (size_t)c->d_in * c->d_k));
+    if (w->wk) NN_TRY(nn_check_finite("wk", w->wk, (size_t)c->d_in * c->d_k));
+    if (w->wv) NN_TRY(nn_check_finite("wv", w->wv, (size_t)c->d_in * c->d_v));
+    if (w->wo) NN_TRY(nn_check_finite("wo", w->wo, (size_t)c->d_v * c->d_out));
+    return NN_OK;
+}
+
+/* Y (n, d_out) = X W, or a copy of X when W is NULL (then d_out = d_in). */
+static void project(nn_real *y, const nn_real *x, const nn_real *w, int n, int d_in, int d_out) {
+    if (w) vec_gemm_nn(y, d_out, x, d_in, w, d_out, n, d_out, d_in, 0);
+    else memcpy(y, x, sizeof(nn_real) * (size_t)n * d_in);
+}
+
+/* Y = X W: dX += dY W^T (or dY when W is NULL), dW += X^T dY. */
+static void project_backward(nn_real *dx, nn_real *dw, const nn_real *dy, const nn_real *x,
+                             const nn_real *w, int n, int d_in, int d_out, nn_real *pack) {
+    if (!w) {
+        if (dx) vec_axpy(dx, 1, dy, n * d_in);
+        return;
+    }
+    if (dx) vec_gemm_nt(dx, d_in, dy, d_out, w, d_out, n, d_in, d_out, 1, pack);
+    if (dw) vec_gemm_tn(dw, d_out, x, d_in, dy, d_out, d_in, d_out, n, 1);
+}
+
+/* Columns [c0, c0 + w) of src (n, ld) to dst (n, w), or back with scatter. */
+static void gather_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, int w) {
+    for (int i = 0; i < n; i++) memcpy(dst + (size_t)i * w, src + (size_t)i * ld + c0, sizeof(nn_real) * w);
+}
+static void scatter_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, int w) {
+    for (int i = 0; i < n; i++) memcpy(dst + (size_t)i * ld + c0, src + (size_t)i * w, sizeof(nn_real) * w);
+}
+
+int attn_self_forward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAttnActs *a,
+                      const nn_real *x, nn_real *scratch) {
+    NN_TRY(attn_self_check(c, w, x));
+    SelfScratch s = self_layout(c);
+    AttnConfig h = head_config(c);
+    int n = c->n;
+    size_t nn = (size_t)n * n;
+    project(a->q, x, w->wq, n, c->d_in, c->d_k);
+    project(a->k, x, w->wk, n, c->d_in, c->d_k);
+    project(a->v, x, w->wv, n, c->d_in, c->d_v);
+    for (int hd = 0; hd < c->heads; hd++) {
+        gather_cols(scratch + s.qh, a->q, n, c->d_k, hd * h.d_k, h.d_k);
+        gather_cols(scratch + s.kh, a->k, n, c->d_k, hd * h.d_k, h.d_k);
+        gather_cols(scratch + s.vh, a->v, n, c->d_v, hd * h.d_v, h.d_v);
+        NN_TRY(attn_forward(&h, &head_params, a->scores + hd * nn, a->weights + hd * nn, scratch + s.zh,
+                         scratch + s.qh, scratch + s.kh, scratch + s.vh, scratch + s.attn));
+        scatter_cols(a->context, scratch + s.zh, n, c->d_v, hd * h.d_v, h.d_v);
+    }
+    project(a->output, a->context, w->wo, n, c->d_v, c->d_out);
+    return NN_OK;
+}
+
+int attn_self_backward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAttnGrads *g,
+                       nn_real *dx, const nn_real *doutput, const SelfAttnActs *a, const nn_real *x,
+                       nn_real *scratch) {
+    NN_TRY(attn_self_check(c, w, x));
+    SelfScratch s = self_layout(c);
+    AttnConfig h = head_config(c);
+    int n = c->n;
+    size_t nn = (size_t)n * n;
+    nn_real *dq = scratch + s.dq, *dk = scratch + s.dk, *dv = scratch + s.dv, *dz = scratch + s.dz;
+    memset(dz, 0, sizeof(nn_real) * (size_t)n * c->d_v);
+    project_backward(dz, g ? g->wo : NULL, doutput, a->context, w->wo, n, c->d_v, c->d_out, scratch + s.pack);
+    for (int hd = 0; hd < c->heads; hd++) {
+        nn_real *dqh = scratch + s.dqh, *dkh = scratch + s.dkh, *dvh = scratch + s.dvh;
+        gather_cols(scratch + s.qh, a->q, n, c->d_k, hd * h.d_k, h.d_k);
+        gather_cols(scratch + s.kh, a->k, n, c->d_k, hd * h.d_k, h.d_k);
+        gather_cols(scratch + s.vh, a->v, n, c->d_v, hd * h.d_v, h.d_v);
+        gather_cols(scratch + s.dzh, dz, n, c->d_v, hd * h.d_v, h.d_v);
+        memset(dqh, 0, sizeof(nn_real) * (size_t)n * h.d_k);
+        memset(dkh, 0, sizeof(nn_real) * (size_t)n * h.d_k);
+        memset(dvh, 0, sizeof(nn_real) * (size_t)n * h.d_v);
+        NN_TRY(attn_backward(&h, &head_params, NULL, dqh, dkh, dvh, scratch + s.dzh, NULL, a->scores + hd * nn,
+                          a->weights + hd * nn, scratch + s.qh, scratch + s.kh, scratch + s.vh,
+                          scratch + s.attn));
+        scatter_cols(dq, dqh, n, c->d_k, hd * h.d_k, h.d_k);
+        scatter_cols(dk, dkh, n, c->d_k, hd * h.d_k, h.d_k);
+        scatter_cols(dv, dvh, n, c->d_v, hd * h.d_v, h.d_v);
+    }
+    nn_real *pack = scratch + s.pack;
+    project_backward(dx, g ? g->wq : NULL, dq, x, w->wq, n, c->d_in, c->d_k, pack);
+    project_backward(dx, g ? g->wk : NULL, dk, x, w->wk, n, c->d_in, c->d_k, pack);
+    project_backward(dx, g ? g->wv : NULL, dv, x, w->wv, n, c->d_in, c->d_v, pack);
+    return NN_OK;
+}

@@ -1,0 +1,165 @@
+/* The one place that knows about vector instructions.
+ *
+ * VecF holds NN_VLEN reals. Three branches implement the same primitives:
+ *   __wasm_simd128__  WebAssembly SIMD128 (f32x4)
+ *   __SSE2__          native x86-64, so the native tests exercise a vector path
+ *   scalar            a struct of 4 reals, lane by lane; forced by NN_SCALAR,
+ *                     and always used by NN_DOUBLE (the gradient-check build)
+ * Kernels in vec.c are written once on these primitives and never use
+ * intrinsics. Baseline SIMD128 has no fused multiply-add: vf_madd is mul + add,
+ * so every branch rounds the same way. */
+#ifndef ATTNLAB_SIMD_H
+#define ATTNLAB_SIMD_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "attnlab/nn.h"
+
+#define NN_VLEN 4
+
+#if defined(NN_DOUBLE) || defined(NN_SCALAR)
+#define NN_SIMD_SCALAR 1
+#elif defined(__wasm_simd128__)
+#define NN_SIMD_WASM 1
+#include <wasm_simd128.h>
+#elif defined(__SSE2__)
+#define NN_SIMD_SSE 1
+#include <emmintrin.h>
+#else
+#define NN_SIMD_SCALAR 1
+#endif
+
+#if defined(NN_SIMD_WASM)
+
+typedef v128_t VecF;
+typedef v128_t VecI;
+static inline VecF vf_zero(void) { return wasm_f32x4_splat(0.0f); }
+static inline VecF vf_splat(float x) { return wasm_f32x4_splat(x); }
+static inline VecF vf_load(const float *p) { return wasm_v128_load(p); }
+static inline void vf_store(float *p, VecF v) { wasm_v128_store(p, v); }
+static inline VecF vf_add(VecF a, VecF b) { return wasm_f32x4_add(a, b); }
+static inline VecF vf_sub(VecF a, VecF b) { return wasm_f32x4_sub(a, b); }
+static inline VecF vf_mul(VecF a, VecF b) { return wasm_f32x4_mul(a, b); }
+static inline VecF vf_div(VecF a, VecF b) { return wasm_f32x4_div(a, b); }
+static inline VecF vf_max(VecF a, VecF b) { return wasm_f32x4_pmax(a, b); }
+static inline VecF vf_min(VecF a, VecF b) { return wasm_f32x4_pmin(a, b); }
+static inline VecF vf_round(VecF a) { return wasm_f32x4_nearest(a); }
+/* 2^n for integral n in [-126, 127], built in the exponent bits. */
+static inline VecF vf_pow2i(VecF n) {
+    VecI e = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127));
+    return wasm_i32x4_shl(e, 23);
+}
+static inline float vf_hsum(VecF v) {
+    return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
+           (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
+}
+static inline float vf_hmax(VecF v) {
+    float a = fmaxf(wasm_f32x4_extract_lane(v, 0), wasm_f32x4_extract_lane(v, 1));
+    float b = fmaxf(wasm_f32x4_extract_lane(v, 2), wasm_f32x4_extract_lane(v, 3));
+    return fmaxf(a, b);
+}
+
+#elif defined(NN_SIMD_SSE)
+
+typedef __m128 VecF;
+static inline VecF vf_zero(void) { return _mm_setzero_ps(); }
+static inline VecF vf_splat(float x) { return _mm_set1_ps(x); }
+static inline VecF vf_load(const float *p) { return _mm_loadu_ps(p); }
+static inline void vf_store(float *p, VecF v) { _mm_storeu_ps(p, v); }
+static inline VecF vf_add(VecF a, VecF b) { return _mm_add_ps(a, b); }
+static inline VecF vf_sub(VecF a, VecF b) { return _mm_sub_ps(a, b); }
+static inline VecF vf_mul(VecF a, VecF b) { return _mm_mul_ps(a, b); }
+static inline VecF vf_div(VecF a, VecF b) { return _mm_div_ps(a, b); }
+static inline VecF vf_max(VecF a, VecF b) { return _mm_max_ps(a, b); }
+static inline VecF vf_min(VecF a, VecF b) { return _mm_min_ps(a, b); }
+/* Inputs here are bounded (|a| < 2^31), so convert-and-back rounds to nearest. */
+static inline VecF vf_round(VecF a) { return _mm_cvtepi32_ps(_mm_cvtps_epi32(a)); }
+static inline VecF vf_pow2i(VecF n) {
+    __m128i e = _mm_add_epi32(_mm_cvtps_epi32(n), _mm_set1_epi32(127));
+    return _mm_castsi128_ps(_mm_slli_epi32(e, 23));
+}
+static inline float vf_hsum(VecF v) {
+    float t[4];
+    _mm_storeu_ps(t, v);
+    return (t[0] + t[1]) + (t[2] + t[3]);
+}
+static inline float vf_hmax(VecF v) {
+    float t[4];
+    _mm_storeu_ps(t, v);
+    return fmaxf(fmaxf(t[0], t[1]), fmaxf(t[2], t[3]));
+}
+
+#else /* scalar */
+
+typedef struct {
+    nn_real v[NN_VLEN];
+} VecF;
+#define VF_LANES(expr)                                                          \
+    VecF r;                                                                     \
+    for (int l = 0; l < NN_VLEN; l++) r.v[l] = (expr);                          \
+    return r
+static inline VecF vf_zero(void) { VF_LANES(0); }
+static inline VecF vf_splat(nn_real x) { VF_LANES(x); }
+static inline VecF vf_load(const nn_real *p) { VF_LANES(p[l]); }
+static inline void vf_store(nn_real *p, VecF a) {
+    for (int l = 0; l < NN_VLEN; l++) p[l] = a.v[l];
+}
+static inline VecF vf_add(VecF a, VecF b) { VF_LANES(a.v[l] + b.v[l]); }
+static inline VecF vf_sub(VecF a, VecF b) { VF_LANES(a.v[l] - b.v[l]); }
+static inline VecF vf_mul(VecF a, VecF b) { VF_LANES(a.v[l] * b.v[l]); }
+static inline VecF vf_div(VecF a, VecF b) { VF_LANES(a.v[l] / b.v[l]); }
+static inline VecF vf_max(VecF a, VecF b) { VF_LANES(a.v[l] > b.v[l] ? a.v[l] : b.v[l]); }
+static inline VecF vf_min(VecF a, VecF b) { VF_LANES(a.v[l] < b.v[l] ? a.v[l] : b.v[l]); }
+static inline VecF vf_round(VecF a) { VF_LANES(nearbyint(a.v[l])); }
+static inline VecF vf_pow2i(VecF n) { VF_LANES(ldexp(1.0, (int)n.v[l])); }
+static inline nn_real vf_hsum(VecF a) { return (a.v[0] + a.v[1]) + (a.v[2] + a.v[3]); }
+static inline nn_real vf_hmax(VecF a) {
+    nn_real x = a.v[0] > a.v[1] ? a.v[0] : a.v[1];
+    nn_real y = a.v[2] > a.v[3] ? a.v[2] : a.v[3];
+    return x > y ? x : y;
+}
+#undef VF_LANES
+
+#endif
+
+/* acc + a b (no FMA in baseline SIMD128, so mul then add everywhere). */
+static inline VecF vf_madd(VecF acc, VecF a, VecF b) { return vf_add(acc, vf_mul(a, b)); }
+
+#ifdef NN_DOUBLE
+/* The gradient-check build computes exp and tanh in full double precision. */
+static inline VecF vf_exp(VecF x) {
+    VecF r;
+    for (int l = 0; l < NN_VLEN; l++) r.v[l] = exp(x.v[l]);
+    return r;
+}
+static inline VecF vf_tanh(VecF x) {
+    VecF r;
+    for (int l = 0; l < NN_VLEN; l++) r.v[l] = tanh(x.v[l]);
+    return r;
+}
+#else
+/* exp(x) = 2^n e^r with n = round(x log2 e), r = x - n ln 2 split in two parts
+ * (Cody-Waite), e^r by the Cephes expf polynomial: about 1 ulp on the clamped
+ * range [-87.3, 88.0] (below it the result is ~1e-38, far under any weight). */
+static inline VecF vf_exp(VecF x) {
+    x = vf_min(vf_max(x, vf_splat(-87.3f)), vf_splat(88.0f));
+    VecF n = vf_round(vf_mul(x, vf_splat(1.44269504088896341f)));
+    VecF r = vf_sub(vf_sub(x, vf_mul(n, vf_splat(0.693359375f))), vf_mul(n, vf_splat(-2.12194440e-4f)));
+    VecF p = vf_splat(1.9875691500e-4f);
+    p = vf_madd(vf_splat(1.3981999507e-3f), p, r);
+    p = vf_madd(vf_splat(8.3334519073e-3f), p, r);
+    p = vf_madd(vf_splat(4.1665795894e-2f), p, r);
+    p = vf_madd(vf_splat(1.6666665459e-1f), p, r);
+    p = vf_madd(vf_splat(5.0000001201e-1f), p, r);
+    VecF e = vf_add(vf_add(vf_mul(vf_mul(p, r), r), r), vf_splat(1.0f));
+    return vf_mul(e, vf_pow2i(n));
+}
+/* tanh(x) = 1 - 2 / (exp(2x) + 1): exact limits +-1, absolute error ~1e-7. */
+static inline VecF vf_tanh(VecF x) {
+    VecF e = vf_exp(vf_add(x, x));
+    return vf_sub(vf_splat(1.0f), vf_div(vf_splat(2.0f), vf_add(e, vf_splat(1.0f))));
+}
+#endif
+
+#endif

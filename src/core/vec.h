@@ -1,0 +1,45 @@
+/* Vector and matrix kernels of the core, written once on the primitives of
+ * simd.h. Every kernel has a naive reference (vec_*_ref) beside it that the
+ * tests compare against. Matrices are row-major; ld* are row strides. */
+#ifndef ATTNLAB_VEC_H
+#define ATTNLAB_VEC_H
+
+#include <stddef.h>
+
+#include "attnlab/nn.h"
+
+/* sum_i x_i y_i */
+nn_real vec_dot(const nn_real *x, const nn_real *y, int n);
+/* y += a x */
+void vec_axpy(nn_real *y, nn_real a, const nn_real *x, int n);
+/* x *= a */
+void vec_scale(nn_real *x, nn_real a, int n);
+/* max_i x_i (n >= 1) */
+nn_real vec_max(const nn_real *x, int n);
+/* y_i = exp(x_i - shift); returns sum_i y_i. y may equal x. */
+nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n);
+/* y_i = tanh(x_i). y may equal x. */
+void vec_tanh(nn_real *y, const nn_real *x, int n);
+/* sum_i x_i */
+nn_real vec_sum(const nn_real *x, int n);
+
+/* C (M,N) = [C +] A (M,K) . B (K,N) */
+void vec_gemm_nn(nn_real *C, int ldc, const nn_real *A, int lda,
+                 const nn_real *B, int ldb, int M, int N, int K, int accumulate);
+/* C (M,N) = [C +] A^T . B  with A (K,M), B (K,N) */
+void vec_gemm_tn(nn_real *C, int ldc, const nn_real *A, int lda,
+                 const nn_real *B, int ldb, int M, int N, int K, int accumulate);
+/* C (M,N) = [C +] A (M,K) . B^T  with B (N,K); packs B^T into pack (K*N reals) */
+void vec_gemm_nt(nn_real *C, int ldc, const nn_real *A, int lda,
+                 const nn_real *B, int ldb, int M, int N, int K, int accumulate,
+                 nn_real *pack);
+
+/* Naive references (same contracts, plain loops). */
+void vec_gemm_nn_ref(nn_real *C, int ldc, const nn_real *A, int lda,
+                     const nn_real *B, int ldb, int M, int N, int K, int accumulate);
+void vec_gemm_tn_ref(nn_real *C, int ldc, const nn_real *A, int lda,
+                     const nn_real *B, int ldb, int M, int N, int K, int accumulate);
+void vec_gemm_nt_ref(nn_real *C, int ldc, const nn_real *A, int lda,
+                     const nn_real *B, int ldb, int M, int N, int K, int accumulate);
+
+#endif

@@ -1,0 +1,55 @@
+/* The WASM boundary: every function JS may call is listed here, with flat
+ * arguments (sizes, enum codes, heap pointers). Scratch is allocated here, at
+ * the boundary, so the core's forward passes never allocate. Every function
+ * returns an NnStatus; the message is read with attnlab_last_error(). */
+#include <emscripten.h>
+#include <malloc.h>
+#include <stdlib.h>
+
+#include "attnlab/attention.h"
+
+EMSCRIPTEN_KEEPALIVE const char *attnlab_last_error(void) { return nn_last_error(); }
+
+/* Bytes currently allocated in the WASM heap (the leak tests watch it). */
+EMSCRIPTEN_KEEPALIVE int attnlab_heap_used(void) { return (int)mallinfo().uordblks; }
+
+/* 1 when these kernels were built for SIMD128. */
+EMSCRIPTEN_KEEPALIVE int attnlab_simd(void) {
+#if defined(__wasm_simd128__) && !defined(NN_SCALAR)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+EMSCRIPTEN_KEEPALIVE int attnlab_attend(int n_q, int n_k, int d_q, int d_k, int d_v, int hidden, int score,
+                                        int norm, float temperature, float beta, int causal,
+                                        const int32_t *key_lengths, const float *q, const float *k,
+                                        const float *v, const float *W, const float *Wq, const float *Wk,
+                                        const float *vv, float *scores, float *weights, float *context) {
+    AttnConfig c = {n_q, n_k, d_q, d_k, d_v, hidden, (AttnScore)score, (AttnNorm)norm,
+                    temperature, causal, key_lengths};
+    AttnParams p = {W, Wq, Wk, vv, beta};
+    NN_TRY(attn_check(&c, &p, q, k, v));
+    float *scratch = malloc(sizeof(float) * (attn_scratch_size(&c) + 4));
+    if (!scratch) return nn_fail(NN_ERR_NOMEM, "attend: out of memory for %d x %d cells", n_q, n_k);
+    int status = attn_forward(&c, &p, scores, weights, context, q, k, v, scratch);
+    free(scratch);
+    return status;
+}
+
+EMSCRIPTEN_KEEPALIVE int attnlab_self_attention(int n, int d_in, int d_k, int d_v, int d_out, int heads,
+                                                int score, int causal, const float *x, const float *wq,
+                                                const float *wk, const float *wv, const float *wo,
+                                                float *q, float *k, float *v, float *scores,
+                                                float *weights, float *context, float *output) {
+    SelfAttnConfig c = {n, d_in, d_k, d_v, d_out, heads, (AttnScore)score, causal};
+    SelfAttnWeights w = {wq, wk, wv, wo};
+    SelfAttnActs a = {q, k, v, scores, weights, context, output};
+    NN_TRY(attn_self_check(&c, &w, x));
+    float *scratch = malloc(sizeof(float) * (attn_self_scratch_size(&c) + 4));
+    if (!scratch) return nn_fail(NN_ERR_NOMEM, "selfAttention: out of memory for %d tokens", n);
+    int status = attn_self_forward(&c, &w, &a, x, scratch);
+    free(scratch);
+    return status;
+}
