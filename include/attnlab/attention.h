@@ -89,8 +89,10 @@ typedef struct {
 int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q,
                const nn_real *k, const nn_real *v);
 
-/* Number of reals attn_forward / attn_backward need as scratch. */
+/* Number of reals attn_forward / attn_backward need as scratch; the forward
+ * alone needs only attn_forward_scratch_size(). */
 size_t attn_scratch_size(const AttnConfig *c);
+size_t attn_forward_scratch_size(const AttnConfig *c);
 
 /* Number of keys query i may see: min(n_k, causal ? i+1 : n_k, key_lengths[i]). */
 int attn_visible_keys(const AttnConfig *c, int i);

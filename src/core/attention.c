@@ -12,39 +12,39 @@ static const char *const score_names[ATTN_SCORE_COUNT] = {
 /* ---- scratch layout: one table drives the size and the offsets ----------- */
 
 typedef struct {
-    size_t pack;   /* transposed right-hand operand of a gemm_nt */
     size_t proj_q; /* general: Q W (n_q, d_k) | additive: Q Wq^T (n_q, h) */
     size_t proj_k; /* additive: K Wk^T (n_k, h) */
     size_t norms;  /* cosine: |q_i| (n_q) then |k_j| (n_k) */
     size_t hid;    /* additive: one tanh row (h) */
+    size_t pack_s; /* forward: packed K^T (dot, scaled_dot, cosine, general) or W^T (location) */
+    size_t pack_v; /* forward: packed V */
+    size_t forward; /* reals the forward needs: everything above */
     size_t grad_s; /* backward: dL/dscores (n_q, n_k) */
     size_t grad_q; /* backward: d(Q W) | d(Q Wq^T), d(K Wk^T) | cosine norm terms */
     size_t total;
 } ScratchLayout;
 
-static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
-
 static ScratchLayout scratch_layout(const AttnConfig *c) {
-    size_t nq = (size_t)c->n_q, nk = (size_t)c->n_k, dq = (size_t)c->d_q, dk = (size_t)c->d_k,
-           dv = (size_t)c->d_v, h = (size_t)(c->hidden > 0 ? c->hidden : 0);
-    size_t sizes[7] = {0};
-    /* every gemm_nt below packs at most one of these */
-    sizes[0] = max_sz(max_sz(dk * nk, dq * nk), max_sz(max_sz(dq * h, dk * h), max_sz(dv * nk, dq * dk)));
-    if (c->score == ATTN_SCORE_GENERAL) sizes[1] = nq * dk;
+    size_t nq = (size_t)c->n_q, nk = (size_t)c->n_k, dk = (size_t)c->d_k, h = (size_t)(c->hidden > 0 ? c->hidden : 0);
+    size_t sizes[9] = {0};
+    if (c->score == ATTN_SCORE_GENERAL) sizes[0] = nq * dk;
     if (c->score == ATTN_SCORE_ADDITIVE) {
-        sizes[1] = nq * h;
-        sizes[2] = nk * h;
-        sizes[4] = h;
+        sizes[0] = nq * h;
+        sizes[1] = nk * h;
+        sizes[3] = h;
     }
-    if (c->score == ATTN_SCORE_COSINE) sizes[3] = nq + nk;
-    sizes[5] = nq * nk;
-    if (c->score == ATTN_SCORE_GENERAL) sizes[6] = nq * dk;
-    if (c->score == ATTN_SCORE_ADDITIVE) sizes[6] = (nq + nk) * h;
-    if (c->score == ATTN_SCORE_COSINE) sizes[6] = nq + nk;
+    if (c->score == ATTN_SCORE_COSINE) sizes[2] = nq + nk;
+    if (c->score == ATTN_SCORE_LOCATION) sizes[4] = vec_packed_size(c->n_k, c->d_q);
+    else if (c->score != ATTN_SCORE_ADDITIVE) sizes[4] = vec_packed_size(c->n_k, c->d_k);
+    sizes[5] = vec_packed_size(c->d_v, c->n_k);
+    sizes[7] = nq * nk;
+    if (c->score == ATTN_SCORE_GENERAL) sizes[8] = nq * dk;
+    if (c->score == ATTN_SCORE_ADDITIVE) sizes[8] = (nq + nk) * h;
+    if (c->score == ATTN_SCORE_COSINE) sizes[8] = nq + nk;
     ScratchLayout s;
-    size_t *field[7] = {&s.pack, &s.proj_q, &s.proj_k, &s.norms, &s.hid, &s.grad_s, &s.grad_q};
+    size_t *field[9] = {&s.proj_q, &s.proj_k, &s.norms, &s.hid, &s.pack_s, &s.pack_v, &s.forward, &s.grad_s, &s.grad_q};
     size_t at = 0;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 9; i++) {
         *field[i] = at;
         at += (sizes[i] + 3) & ~(size_t)3; /* keep vectors 16-byte aligned */
     }
@@ -53,6 +53,8 @@ static ScratchLayout scratch_layout(const AttnConfig *c) {
 }
 
 size_t attn_scratch_size(const AttnConfig *c) { return scratch_layout(c).total; }
+
+size_t attn_forward_scratch_size(const AttnConfig *c) { return scratch_layout(c).forward; }
 
 /* ---- checks at the boundary ---------------------------------------------- */
 
@@ -136,57 +138,71 @@ static void norms_forward(nn_real *norms, const nn_real *x, int n, int d) {
     for (int i = 0; i < n; i++) norms[i] = sqrt(vec_dot(x + (size_t)i * d, x + (size_t)i * d, d));
 }
 
-/* e (n_q, n_k) = score(q_i, k_j), all cells; masking happens in normalisation. */
-static void scores_forward(const AttnConfig *c, const AttnParams *p, nn_real *e, const nn_real *q,
-                           const nn_real *k, nn_real *scratch, const ScratchLayout *L) {
+/* Work shared by all query rows: projections, norms, packed K^T (or W^T).
+ * Returns the left operand of the score product (Q or Q W), NULL for additive. */
+static const nn_real *scores_prepare(const AttnConfig *c, const AttnParams *p, const nn_real *q,
+                                     const nn_real *k, nn_real *scratch, const ScratchLayout *L) {
     int nq = c->n_q, nk = c->n_k, dq = c->d_q, dk = c->d_k, h = c->hidden;
-    nn_real *pack = scratch + L->pack;
+    nn_real *pack = scratch + L->pack_s;
     switch (c->score) {
+    case ATTN_SCORE_COSINE:
+        norms_forward(scratch + L->norms, q, nq, dq);
+        norms_forward(scratch + L->norms + nq, k, nk, dk);
+        /* fall through */
     case ATTN_SCORE_DOT:
     case ATTN_SCORE_SCALED_DOT:
-    case ATTN_SCORE_COSINE:
-        /* e = Q K^T */
-        vec_gemm_nt(e, nk, q, dq, k, dk, nq, nk, dq, 0, pack);
-        if (c->score == ATTN_SCORE_SCALED_DOT) vec_scale(e, 1 / sqrt((nn_real)dk), nq * nk);
-        if (c->score == ATTN_SCORE_COSINE) {
-            /* e_ij = beta q.k / (|q| |k|), 0 when a norm is 0 */
-            nn_real *nqv = scratch + L->norms, *nkv = nqv + nq;
-            norms_forward(nqv, q, nq, dq);
-            norms_forward(nkv, k, nk, dk);
-            for (int i = 0; i < nq; i++)
-                for (int j = 0; j < nk; j++) {
-                    nn_real den = nqv[i] * nkv[j];
-                    e[(size_t)i * nk + j] = den > 0 ? p->beta * e[(size_t)i * nk + j] / den : 0;
-                }
-        }
-        break;
-    case ATTN_SCORE_GENERAL: {
+        vec_pack(pack, k, dk, nk, dk, 1);
+        return q;
+    case ATTN_SCORE_GENERAL:
         /* e = (Q W) K^T */
-        nn_real *qw = scratch + L->proj_q; /* (n_q, d_k) */
-        vec_gemm_nn(qw, dk, q, dq, p->W, dk, nq, dk, dq, 0);
-        vec_gemm_nt(e, nk, qw, dk, k, dk, nq, nk, dk, 0, pack);
-        break;
+        vec_gemm_nn(scratch + L->proj_q, dk, q, dq, p->W, dk, nq, dk, dq, 0);
+        vec_pack(pack, k, dk, nk, dk, 1);
+        return scratch + L->proj_q;
+    case ATTN_SCORE_LOCATION:
+        /* e_i = W q_i, i.e. e = Q W^T with W (n_k, d_q) */
+        vec_pack(pack, p->W, dq, nk, dq, 1);
+        return q;
+    case ATTN_SCORE_ADDITIVE:
+        /* Pq = Q Wq^T, Pk = K Wk^T */
+        vec_gemm_nt(scratch + L->proj_q, h, q, dq, p->Wq, dq, nq, h, dq, 0);
+        vec_gemm_nt(scratch + L->proj_k, h, k, dk, p->Wk, dk, nk, h, dk, 0);
+        return NULL;
+    default:
+        return NULL;
     }
-    case ATTN_SCORE_ADDITIVE: {
-        /* e_ij = v . tanh(Pq_i + Pk_j) with Pq = Q Wq^T, Pk = K Wk^T */
-        nn_real *pq = scratch + L->proj_q, *pk = scratch + L->proj_k, *t = scratch + L->hid;
-        vec_gemm_nt(pq, h, q, dq, p->Wq, dq, nq, h, dq, 0, pack);
-        vec_gemm_nt(pk, h, k, dk, p->Wk, dk, nk, h, dk, 0, pack);
-        for (int i = 0; i < nq; i++)
-            for (int j = 0; j < nk; j++) {
+}
+
+/* Scores of query rows [i0, i1) against keys [0, nv); a = scores_prepare(). */
+static void scores_rows(const AttnConfig *c, const AttnParams *p, nn_real *e, const nn_real *a, int i0,
+                        int i1, int nv, nn_real *scratch, const ScratchLayout *L) {
+    int nk = c->n_k, h = c->hidden;
+    int kdim = c->score == ATTN_SCORE_GENERAL ? c->d_k : c->d_q, lda = kdim; /* a is (n_q, kdim) */
+    if (c->score == ATTN_SCORE_ADDITIVE) {
+        /* e_ij = v . tanh(Pq_i + Pk_j) */
+        const nn_real *pq = scratch + L->proj_q, *pk = scratch + L->proj_k;
+        nn_real *t = scratch + L->hid;
+        for (int i = i0; i < i1; i++)
+            for (int j = 0; j < nv; j++) {
                 memcpy(t, pq + (size_t)i * h, sizeof(nn_real) * h);
                 vec_axpy(t, 1, pk + (size_t)j * h, h);
                 vec_tanh(t, t, h);
                 e[(size_t)i * nk + j] = vec_dot(p->v, t, h);
             }
-        break;
+        return;
     }
-    case ATTN_SCORE_LOCATION:
-        /* e_i = W q_i, i.e. e = Q W^T with W (n_k, d_q) */
-        vec_gemm_nt(e, nk, q, dq, p->W, dq, nq, nk, dq, 0, pack);
-        break;
-    default:
-        break;
+    vec_gemm_packed(e + (size_t)i0 * nk, nk, a + (size_t)i0 * lda, lda, scratch + L->pack_s, kdim, i1 - i0, nv,
+                    kdim, 0);
+    if (c->score == ATTN_SCORE_SCALED_DOT) {
+        nn_real scale = 1 / sqrt((nn_real)c->d_k);
+        for (int i = i0; i < i1; i++) vec_scale(e + (size_t)i * nk, scale, nv);
+    } else if (c->score == ATTN_SCORE_COSINE) {
+        /* e_ij = beta q.k / (|q| |k|), 0 when a norm is 0 */
+        const nn_real *nqv = scratch + L->norms, *nkv = nqv + c->n_q;
+        for (int i = i0; i < i1; i++)
+            for (int j = 0; j < nv; j++) {
+                nn_real den = nqv[i] * nkv[j];
+                e[(size_t)i * nk + j] = den > 0 ? p->beta * e[(size_t)i * nk + j] / den : 0;
+            }
     }
 }
 
@@ -195,7 +211,6 @@ static void scores_backward(const AttnConfig *c, const AttnParams *p, AttnParamG
                             nn_real *dk, nn_real *ds, const nn_real *e, const nn_real *q,
                             const nn_real *k, nn_real *scratch, const ScratchLayout *L) {
     int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k, h = c->hidden;
-    nn_real *pack = scratch + L->pack;
     if (c->score == ATTN_SCORE_SCALED_DOT) vec_scale(ds, 1 / sqrt((nn_real)dkn), nq * nk);
     switch (c->score) {
     case ATTN_SCORE_DOT:
@@ -247,7 +262,7 @@ static void scores_backward(const AttnConfig *c, const AttnParams *p, AttnParamG
         vec_gemm_nn(qw, dkn, q, dqn, p->W, dkn, nq, dkn, dqn, 0);
         vec_gemm_nn(dqw, dkn, ds, nk, k, dkn, nq, dkn, nk, 0);
         if (dk) vec_gemm_tn(dk, dkn, ds, nk, qw, dkn, nk, dkn, nq, 1);
-        if (dq) vec_gemm_nt(dq, dqn, dqw, dkn, p->W, dkn, nq, dqn, dkn, 1, pack);
+        if (dq) vec_gemm_nt(dq, dqn, dqw, dkn, p->W, dkn, nq, dqn, dkn, 1);
         if (g && g->W) vec_gemm_tn(g->W, dkn, q, dqn, dqw, dkn, dqn, dkn, nq, 1);
         break;
     }
@@ -257,8 +272,8 @@ static void scores_backward(const AttnConfig *c, const AttnParams *p, AttnParamG
          * Pq = Q Wq^T: dQ += dPq Wq, dWq += dPq^T Q (same for K) */
         nn_real *pq = scratch + L->proj_q, *pk = scratch + L->proj_k, *t = scratch + L->hid;
         nn_real *dpq = scratch + L->grad_q, *dpk = dpq + (size_t)nq * h;
-        vec_gemm_nt(pq, h, q, dqn, p->Wq, dqn, nq, h, dqn, 0, pack);
-        vec_gemm_nt(pk, h, k, dkn, p->Wk, dkn, nk, h, dkn, 0, pack);
+        vec_gemm_nt(pq, h, q, dqn, p->Wq, dqn, nq, h, dqn, 0);
+        vec_gemm_nt(pk, h, k, dkn, p->Wk, dkn, nk, h, dkn, 0);
         memset(dpq, 0, sizeof(nn_real) * (size_t)(nq + nk) * h);
         for (int i = 0; i < nq; i++)
             for (int j = 0; j < nk; j++) {
@@ -293,9 +308,9 @@ static void scores_backward(const AttnConfig *c, const AttnParams *p, AttnParamG
 
 /* Row i over its visible keys j < Lv: softmax of e/tau or e / sum e. Masked
  * cells get score -inf and weight 0. */
-static int normalise_forward(const AttnConfig *c, nn_real *e, nn_real *a) {
+static int normalise_forward(const AttnConfig *c, nn_real *e, nn_real *a, int i0, int i1) {
     int nk = c->n_k;
-    for (int i = 0; i < c->n_q; i++) {
+    for (int i = i0; i < i1; i++) {
         nn_real *er = e + (size_t)i * nk, *ar = a + (size_t)i * nk;
         int Lv = attn_visible_keys(c, i);
         for (int j = Lv; j < nk; j++) {
@@ -353,15 +368,33 @@ static void normalise_backward(const AttnConfig *c, nn_real *d, const nn_real *e
 
 /* ---- the whole op -------------------------------------------------------- */
 
+/* Query rows go in blocks of ATTN_ROW_BLOCK: a block's scores are still in
+ * cache when they are normalised and multiplied by V. Keys past the block's
+ * last visible key are neither scored nor summed (causal masks halve the work). */
+#define ATTN_ROW_BLOCK 16
+
 int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_real *weights,
                  nn_real *context, const nn_real *q, const nn_real *k, const nn_real *v,
                  nn_real *scratch) {
     NN_TRY(attn_check(c, p, q, k, v));
     ScratchLayout L = scratch_layout(c);
-    scores_forward(c, p, scores, q, k, scratch, &L);
-    NN_TRY(normalise_forward(c, scores, weights));
-    /* z_i = sum_j a_ij v_j, i.e. Z = A V */
-    vec_gemm_nn(context, c->d_v, weights, c->n_k, v, c->d_v, c->n_q, c->d_v, c->n_k, 0);
+    int nk = c->n_k, dv = c->d_v;
+    const nn_real *a = scores_prepare(c, p, q, k, scratch, &L);
+    nn_real *packed_v = scratch + L.pack_v;
+    vec_pack(packed_v, v, dv, dv, nk, 0);
+    for (int i0 = 0; i0 < c->n_q; i0 += ATTN_ROW_BLOCK) {
+        int i1 = i0 + ATTN_ROW_BLOCK < c->n_q ? i0 + ATTN_ROW_BLOCK : c->n_q;
+        int nv = 0; /* keys any row of the block sees */
+        for (int i = i0; i < i1; i++) {
+            int vis = attn_visible_keys(c, i);
+            nv = vis > nv ? vis : nv;
+        }
+        scores_rows(c, p, scores, a, i0, i1, nv, scratch, &L);
+        NN_TRY(normalise_forward(c, scores, weights, i0, i1));
+        /* z_i = sum_j a_ij v_j, i.e. Z = A V */
+        vec_gemm_packed(context + (size_t)i0 * dv, dv, weights + (size_t)i0 * nk, nk, packed_v, nk, i1 - i0, dv, nv,
+                        0);
+    }
     return NN_OK;
 }
 
@@ -374,7 +407,7 @@ int attn_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, n
     int nq = c->n_q, nk = c->n_k, dvn = c->d_v;
     nn_real *ds = scratch + L.grad_s;
     /* Z = A V: dA = dZ V^T (+ dweights), dV += A^T dZ */
-    vec_gemm_nt(ds, nk, dcontext, dvn, v, dvn, nq, nk, dvn, 0, scratch + L.pack);
+    vec_gemm_nt(ds, nk, dcontext, dvn, v, dvn, nq, nk, dvn, 0);
     if (dweights) vec_axpy(ds, 1, dweights, nq * nk);
     if (dv) vec_gemm_tn(dv, dvn, weights, nk, dcontext, dvn, nk, dvn, nq, 1);
     normalise_backward(c, ds, scores, weights);

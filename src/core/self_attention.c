@@ -25,7 +25,6 @@ typedef struct {
     size_t qh, kh, vh, zh;     /* one head's Q, K, V, context (gathered) */
     size_t dqh, dkh, dvh, dzh; /* and their gradients */
     size_t dq, dk, dv, dz;     /* full-width gradients (n, d_k | d_v) */
-    size_t pack;               /* projection gemm_nt operand */
     size_t attn;               /* attn_forward / attn_backward scratch */
     size_t total;
 } SelfScratch;
@@ -33,15 +32,13 @@ typedef struct {
 static SelfScratch self_layout(const SelfAttnConfig *c) {
     AttnConfig h = head_config(c);
     size_t n = (size_t)c->n, dkh = (size_t)h.d_k, dvh = (size_t)h.d_v;
-    size_t pk = (size_t)c->d_in * c->d_k, pv = (size_t)c->d_in * c->d_v, po = (size_t)c->d_v * c->d_out;
-    size_t sizes[14] = {n * dkh, n * dkh, n * dvh, n * dvh, n * dkh, n * dkh, n * dvh, n * dvh,
-                        n * c->d_k, n * c->d_k, n * c->d_v, n * c->d_v,
-                        pk > pv ? (pk > po ? pk : po) : (pv > po ? pv : po), attn_scratch_size(&h)};
+    size_t sizes[13] = {n * dkh, n * dkh, n * dvh, n * dvh, n * dkh, n * dkh, n * dvh, n * dvh,
+                        n * c->d_k, n * c->d_k, n * c->d_v, n * c->d_v, attn_scratch_size(&h)};
     SelfScratch s;
-    size_t *field[14] = {&s.qh, &s.kh, &s.vh, &s.zh, &s.dqh, &s.dkh, &s.dvh, &s.dzh,
-                         &s.dq, &s.dk, &s.dv, &s.dz, &s.pack, &s.attn};
+    size_t *field[13] = {&s.qh, &s.kh, &s.vh, &s.zh, &s.dqh, &s.dkh, &s.dvh, &s.dzh,
+                         &s.dq, &s.dk, &s.dv, &s.dz, &s.attn};
     size_t at = 0;
-    for (int i = 0; i < 14; i++) {
+    for (int i = 0; i < 13; i++) {
         *field[i] = at;
         at += (sizes[i] + 3) & ~(size_t)3;
     }
@@ -99,12 +96,12 @@ static void project(nn_real *y, const nn_real *x, const nn_real *w, int n, int d
 
 /* Y = X W: dX += dY W^T (or dY when W is NULL), dW += X^T dY. */
 static void project_backward(nn_real *dx, nn_real *dw, const nn_real *dy, const nn_real *x,
-                             const nn_real *w, int n, int d_in, int d_out, nn_real *pack) {
+                             const nn_real *w, int n, int d_in, int d_out) {
     if (!w) {
         if (dx) vec_axpy(dx, 1, dy, n * d_in);
         return;
     }
-    if (dx) vec_gemm_nt(dx, d_in, dy, d_out, w, d_out, n, d_in, d_out, 1, pack);
+    if (dx) vec_gemm_nt(dx, d_in, dy, d_out, w, d_out, n, d_in, d_out, 1);
     if (dw) vec_gemm_tn(dw, d_out, x, d_in, dy, d_out, d_in, d_out, n, 1);
 }
 
@@ -148,7 +145,7 @@ int attn_self_backward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAt
     size_t nn = (size_t)n * n;
     nn_real *dq = scratch + s.dq, *dk = scratch + s.dk, *dv = scratch + s.dv, *dz = scratch + s.dz;
     memset(dz, 0, sizeof(nn_real) * (size_t)n * c->d_v);
-    project_backward(dz, g ? g->wo : NULL, doutput, a->context, w->wo, n, c->d_v, c->d_out, scratch + s.pack);
+    project_backward(dz, g ? g->wo : NULL, doutput, a->context, w->wo, n, c->d_v, c->d_out);
     for (int hd = 0; hd < c->heads; hd++) {
         nn_real *dqh = scratch + s.dqh, *dkh = scratch + s.dkh, *dvh = scratch + s.dvh;
         gather_cols(scratch + s.qh, a->q, n, c->d_k, hd * h.d_k, h.d_k);
@@ -165,9 +162,8 @@ int attn_self_backward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAt
         scatter_cols(dk, dkh, n, c->d_k, hd * h.d_k, h.d_k);
         scatter_cols(dv, dvh, n, c->d_v, hd * h.d_v, h.d_v);
     }
-    nn_real *pack = scratch + s.pack;
-    project_backward(dx, g ? g->wq : NULL, dq, x, w->wq, n, c->d_in, c->d_k, pack);
-    project_backward(dx, g ? g->wk : NULL, dk, x, w->wk, n, c->d_in, c->d_k, pack);
-    project_backward(dx, g ? g->wv : NULL, dv, x, w->wv, n, c->d_in, c->d_v, pack);
+    project_backward(dx, g ? g->wq : NULL, dq, x, w->wq, n, c->d_in, c->d_k);
+    project_backward(dx, g ? g->wk : NULL, dk, x, w->wk, n, c->d_in, c->d_k);
+    project_backward(dx, g ? g->wv : NULL, dv, x, w->wv, n, c->d_in, c->d_v);
     return NN_OK;
 }

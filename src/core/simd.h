@@ -33,7 +33,6 @@
 #if defined(NN_SIMD_WASM)
 
 typedef v128_t VecF;
-typedef v128_t VecI;
 static inline VecF vf_zero(void) { return wasm_f32x4_splat(0.0f); }
 static inline VecF vf_splat(float x) { return wasm_f32x4_splat(x); }
 static inline VecF vf_load(const float *p) { return wasm_v128_load(p); }
@@ -44,12 +43,8 @@ static inline VecF vf_mul(VecF a, VecF b) { return wasm_f32x4_mul(a, b); }
 static inline VecF vf_div(VecF a, VecF b) { return wasm_f32x4_div(a, b); }
 static inline VecF vf_max(VecF a, VecF b) { return wasm_f32x4_pmax(a, b); }
 static inline VecF vf_min(VecF a, VecF b) { return wasm_f32x4_pmin(a, b); }
-static inline VecF vf_round(VecF a) { return wasm_f32x4_nearest(a); }
-/* 2^n for integral n in [-126, 127], built in the exponent bits. */
-static inline VecF vf_pow2i(VecF n) {
-    VecI e = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127));
-    return wasm_i32x4_shl(e, 23);
-}
+/* The float whose exponent field is (integer bits of t) + 127: see vf_exp. */
+static inline VecF vf_exponent_from_bits(VecF t) { return wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23); }
 static inline float vf_hsum(VecF v) {
     return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
            (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
@@ -73,11 +68,8 @@ static inline VecF vf_mul(VecF a, VecF b) { return _mm_mul_ps(a, b); }
 static inline VecF vf_div(VecF a, VecF b) { return _mm_div_ps(a, b); }
 static inline VecF vf_max(VecF a, VecF b) { return _mm_max_ps(a, b); }
 static inline VecF vf_min(VecF a, VecF b) { return _mm_min_ps(a, b); }
-/* Inputs here are bounded (|a| < 2^31), so convert-and-back rounds to nearest. */
-static inline VecF vf_round(VecF a) { return _mm_cvtepi32_ps(_mm_cvtps_epi32(a)); }
-static inline VecF vf_pow2i(VecF n) {
-    __m128i e = _mm_add_epi32(_mm_cvtps_epi32(n), _mm_set1_epi32(127));
-    return _mm_castsi128_ps(_mm_slli_epi32(e, 23));
+static inline VecF vf_exponent_from_bits(VecF t) {
+    return _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(_mm_castps_si128(t), _mm_set1_epi32(127)), 23));
 }
 static inline float vf_hsum(VecF v) {
     float t[4];
@@ -111,8 +103,14 @@ static inline VecF vf_mul(VecF a, VecF b) { VF_LANES(a.v[l] * b.v[l]); }
 static inline VecF vf_div(VecF a, VecF b) { VF_LANES(a.v[l] / b.v[l]); }
 static inline VecF vf_max(VecF a, VecF b) { VF_LANES(a.v[l] > b.v[l] ? a.v[l] : b.v[l]); }
 static inline VecF vf_min(VecF a, VecF b) { VF_LANES(a.v[l] < b.v[l] ? a.v[l] : b.v[l]); }
-static inline VecF vf_round(VecF a) { VF_LANES(nearbyint(a.v[l])); }
-static inline VecF vf_pow2i(VecF n) { VF_LANES(ldexp(1.0, (int)n.v[l])); }
+#ifndef NN_DOUBLE
+static inline float vf_exponent_lane(float t) {
+    union { float f; uint32_t u; } x = {t};
+    x.u = (x.u + 127u) << 23;
+    return x.f;
+}
+static inline VecF vf_exponent_from_bits(VecF t) { VF_LANES(vf_exponent_lane(t.v[l])); }
+#endif
 static inline nn_real vf_hsum(VecF a) { return (a.v[0] + a.v[1]) + (a.v[2] + a.v[3]); }
 static inline nn_real vf_hmax(VecF a) {
     nn_real x = a.v[0] > a.v[1] ? a.v[0] : a.v[1];
@@ -141,10 +139,15 @@ static inline VecF vf_tanh(VecF x) {
 #else
 /* exp(x) = 2^n e^r with n = round(x log2 e), r = x - n ln 2 split in two parts
  * (Cody-Waite), e^r by the Cephes expf polynomial: about 1 ulp on the clamped
- * range [-87.3, 88.0] (below it the result is ~1e-38, far under any weight). */
+ * range [-87.3, 88.0] (below it the result is ~1e-38, far under any weight).
+ * Rounding: adding 1.5 * 2^23 leaves round(x log2 e) in the low mantissa bits
+ * of t, so t's integer bits + 127, shifted into the exponent field, are 2^n
+ * (the magic number's own bits shift out). */
 static inline VecF vf_exp(VecF x) {
+    const VecF magic = vf_splat(12582912.0f);
     x = vf_min(vf_max(x, vf_splat(-87.3f)), vf_splat(88.0f));
-    VecF n = vf_round(vf_mul(x, vf_splat(1.44269504088896341f)));
+    VecF t = vf_add(vf_mul(x, vf_splat(1.44269504088896341f)), magic);
+    VecF n = vf_sub(t, magic);
     VecF r = vf_sub(vf_sub(x, vf_mul(n, vf_splat(0.693359375f))), vf_mul(n, vf_splat(-2.12194440e-4f)));
     VecF p = vf_splat(1.9875691500e-4f);
     p = vf_madd(vf_splat(1.3981999507e-3f), p, r);
@@ -153,7 +156,7 @@ static inline VecF vf_exp(VecF x) {
     p = vf_madd(vf_splat(1.6666665459e-1f), p, r);
     p = vf_madd(vf_splat(5.0000001201e-1f), p, r);
     VecF e = vf_add(vf_add(vf_mul(vf_mul(p, r), r), r), vf_splat(1.0f));
-    return vf_mul(e, vf_pow2i(n));
+    return vf_mul(e, vf_exponent_from_bits(t));
 }
 /* tanh(x) = 1 - 2 / (exp(2x) + 1): exact limits +-1, absolute error ~1e-7. */
 static inline VecF vf_tanh(VecF x) {

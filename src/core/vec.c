@@ -56,8 +56,18 @@ nn_real vec_sum(const nn_real *x, int n) {
 /* The tail goes through the vector exp too (padded), so every element of a
  * row is rounded the same way whatever its position. */
 nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n) {
-    VecF vs = vf_splat(shift), acc = vf_zero();
+    VecF vs = vf_splat(shift), acc = vf_zero(), acc1 = vf_zero();
     int i = 0;
+    /* two independent exps per iteration: the polynomial is a latency chain */
+    for (; i + 2 * NN_VLEN <= n; i += 2 * NN_VLEN) {
+        VecF e0 = vf_exp(vf_sub(vf_load(x + i), vs));
+        VecF e1 = vf_exp(vf_sub(vf_load(x + i + NN_VLEN), vs));
+        vf_store(y + i, e0);
+        vf_store(y + i + NN_VLEN, e1);
+        acc = vf_add(acc, e0);
+        acc1 = vf_add(acc1, e1);
+    }
+    acc = vf_add(acc, acc1);
     for (; i + NN_VLEN <= n; i += NN_VLEN) {
         VecF e = vf_exp(vf_sub(vf_load(x + i), vs));
         vf_store(y + i, e);
@@ -88,104 +98,161 @@ void vec_tanh(nn_real *y, const nn_real *x, int n) {
 }
 
 /* ---- matrix products -------------------------------------------------------
- * One register-blocked micro-kernel computes an MR x 8 block of C as a sum of
- * outer products: for each p, MR broadcasts of A(r, p) times two vectors of
- * B(p, j..j+7). A is read through (a_rs, a_cs) strides, so the same kernel
- * serves A and A^T. MR = 6 keeps 12 accumulators + 2 B vectors + 1 broadcast
- * within the 16 vector registers of x86-64 that the WASM engine maps onto. */
+ * GotoBLAS-style: B is packed, 8 columns x KC rows at a time, into a
+ * contiguous panel (zero-padded past N), then one register-blocked
+ * micro-kernel computes each MR x 8 block of C as a sum of outer products:
+ * per p, MR broadcasts of A(r, p) times the panel's two vectors. Packing
+ * keeps the kernel's loads sequential (B rows 4 KiB apart would alias in L1).
+ * A is read through (a_rs, a_cs) strides, so one kernel serves A and A^T.
+ * MR x NV = 2 x 4 vectors (8 accumulators) measured fastest in V8 among 2x4,
+ * 4x2, 3x3, 5x2, 3x4, 6x2: larger blocks spill the 16 x86-64 vector
+ * registers the WASM engine maps onto (about 36 GFLOP/s at 1024x1024x64). */
 
-#define GEMM_MR 6
-#define GEMM_NR (2 * NN_VLEN)
+#ifndef GEMM_MR
+#define GEMM_MR 2
+#endif
+#ifndef GEMM_NV
+#define GEMM_NV 4
+#endif
+#define GEMM_NR (GEMM_NV * NN_VLEN)
+#define GEMM_KC 256
 
-static inline void gemm_block(int MR, nn_real *C, int ldc, const nn_real *A, int a_rs, int a_cs,
-                              const nn_real *B, int ldb, int K, int accumulate) {
-    VecF c0[GEMM_MR], c1[GEMM_MR];
-    for (int r = 0; r < MR; r++) c0[r] = c1[r] = vf_zero();
+/* The panel lives in static storage, so no product allocates. */
+static nn_real gemm_panel_buf[GEMM_KC * GEMM_NR] __attribute__((aligned(16)));
+
+static inline __attribute__((always_inline)) void gemm_block(int MR, nn_real *C, int ldc, const nn_real *A,
+                                                             int a_rs, int a_cs, const nn_real *panel,
+                                                             int K, int accumulate) {
+    VecF c[GEMM_MR][GEMM_NV];
+    for (int r = 0; r < MR; r++)
+        for (int v = 0; v < GEMM_NV; v++) c[r][v] = vf_zero();
     for (int p = 0; p < K; p++) {
-        VecF b0 = vf_load(B + (size_t)p * ldb);
-        VecF b1 = vf_load(B + (size_t)p * ldb + NN_VLEN);
+        VecF b[GEMM_NV];
+        for (int v = 0; v < GEMM_NV; v++) b[v] = vf_load(panel + p * GEMM_NR + v * NN_VLEN);
         for (int r = 0; r < MR; r++) {
             VecF a = vf_splat(A[(size_t)r * a_rs + (size_t)p * a_cs]);
-            c0[r] = vf_madd(c0[r], a, b0);
-            c1[r] = vf_madd(c1[r], a, b1);
+            for (int v = 0; v < GEMM_NV; v++) c[r][v] = vf_madd(c[r][v], a, b[v]);
         }
     }
-    for (int r = 0; r < MR; r++) {
-        nn_real *c = C + (size_t)r * ldc;
-        if (accumulate) {
-            c0[r] = vf_add(c0[r], vf_load(c));
-            c1[r] = vf_add(c1[r], vf_load(c + NN_VLEN));
+    for (int r = 0; r < MR; r++)
+        for (int v = 0; v < GEMM_NV; v++) {
+            nn_real *cp = C + (size_t)r * ldc + v * NN_VLEN;
+            vf_store(cp, accumulate ? vf_add(c[r][v], vf_load(cp)) : c[r][v]);
         }
-        vf_store(c, c0[r]);
-        vf_store(c + NN_VLEN, c1[r]);
+}
+
+/* Rows [0, M) of one 8-wide column block; the last rows take a smaller MR
+ * (a constant per case, so each inlined copy keeps its registers). */
+static void gemm_rows(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_cs, const nn_real *panel,
+                      int M, int K, int accumulate) {
+    int i = 0;
+    for (; i + GEMM_MR <= M; i += GEMM_MR)
+        gemm_block(GEMM_MR, C + (size_t)i * ldc, ldc, A + (size_t)i * a_rs, a_rs, a_cs, panel, K, accumulate);
+    C += (size_t)i * ldc;
+    A += (size_t)i * a_rs;
+    switch (M - i) {
+    case 5: gemm_block(5, C, ldc, A, a_rs, a_cs, panel, K, accumulate); break;
+    case 4: gemm_block(4, C, ldc, A, a_rs, a_cs, panel, K, accumulate); break;
+    case 3: gemm_block(3, C, ldc, A, a_rs, a_cs, panel, K, accumulate); break;
+    case 2: gemm_block(2, C, ldc, A, a_rs, a_cs, panel, K, accumulate); break;
+    case 1: gemm_block(1, C, ldc, A, a_rs, a_cs, panel, K, accumulate); break;
+    default: break;
     }
 }
 
-/* Columns left over after the 8-wide blocks: one vector, then scalars. */
-static void gemm_edge_cols(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_cs,
-                           const nn_real *B, int ldb, int M, int j0, int N, int K, int accumulate) {
-    for (int i = 0; i < M; i++) {
-        const nn_real *a = A + (size_t)i * a_rs;
-        nn_real *c = C + (size_t)i * ldc;
-        int j = j0;
-        for (; j + NN_VLEN <= N; j += NN_VLEN) {
-            VecF acc = vf_zero();
-            for (int p = 0; p < K; p++)
-                acc = vf_madd(acc, vf_splat(a[(size_t)p * a_cs]), vf_load(B + (size_t)p * ldb + j));
-            if (accumulate) acc = vf_add(acc, vf_load(c + j));
-            vf_store(c + j, acc);
-        }
-        for (; j < N; j++) {
-            nn_real s = 0;
-            for (int p = 0; p < K; p++) s += a[(size_t)p * a_cs] * B[(size_t)p * ldb + j];
-            c[j] = accumulate ? c[j] + s : s;
-        }
-    }
-}
-
-/* C (M,N) = [C +] A . B where A(i,p) = A[i*a_rs + p*a_cs] and B is (K,N). */
-static void gemm_strided(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_cs,
-                         const nn_real *B, int ldb, int M, int N, int K, int accumulate) {
-    if (K == 0) {
-        if (!accumulate)
-            for (int i = 0; i < M; i++)
-                for (int j = 0; j < N; j++) C[(size_t)i * ldc + j] = 0;
+/* C (M, w) = [C +] A . panel for one column block of width w <= NR; a
+ * partial block goes through a tile, MR rows at a time. */
+static void gemm_panel(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_cs, const nn_real *panel,
+                       int M, int w, int K, int accumulate) {
+    if (w == GEMM_NR) {
+        gemm_rows(C, ldc, A, a_rs, a_cs, panel, M, K, accumulate);
         return;
     }
-    int n_full = N - N % GEMM_NR;
-    for (int j = 0; j < n_full; j += GEMM_NR) {
-        int i = 0;
-        for (; i + GEMM_MR <= M; i += GEMM_MR)
-            gemm_block(GEMM_MR, C + (size_t)i * ldc + j, ldc, A + (size_t)i * a_rs, a_rs, a_cs,
-                       B + j, ldb, K, accumulate);
-        switch (M - i) { /* constant MR per case, so each inlined copy keeps registers */
-        case 5: gemm_block(5, C + (size_t)i * ldc + j, ldc, A + (size_t)i * a_rs, a_rs, a_cs, B + j, ldb, K, accumulate); break;
-        case 4: gemm_block(4, C + (size_t)i * ldc + j, ldc, A + (size_t)i * a_rs, a_rs, a_cs, B + j, ldb, K, accumulate); break;
-        case 3: gemm_block(3, C + (size_t)i * ldc + j, ldc, A + (size_t)i * a_rs, a_rs, a_cs, B + j, ldb, K, accumulate); break;
-        case 2: gemm_block(2, C + (size_t)i * ldc + j, ldc, A + (size_t)i * a_rs, a_rs, a_cs, B + j, ldb, K, accumulate); break;
-        case 1: gemm_block(1, C + (size_t)i * ldc + j, ldc, A + (size_t)i * a_rs, a_rs, a_cs, B + j, ldb, K, accumulate); break;
-        default: break;
+    nn_real tile[GEMM_MR * GEMM_NR];
+    for (int i = 0; i < M; i += GEMM_MR) {
+        int mr = M - i < GEMM_MR ? M - i : GEMM_MR;
+        gemm_rows(tile, GEMM_NR, A + (size_t)i * a_rs, a_rs, a_cs, panel, mr, K, 0);
+        for (int r = 0; r < mr; r++)
+            for (int jj = 0; jj < w; jj++) {
+                nn_real *c = C + (size_t)(i + r) * ldc + jj;
+                *c = accumulate ? *c + tile[r * GEMM_NR + jj] : tile[r * GEMM_NR + jj];
+            }
+    }
+}
+
+/* rows [0, K) of columns [j, j + w) of B(p, j) = B[p*b_rs + j*b_cs] as a panel */
+static void pack_panel(nn_real *panel, const nn_real *B, size_t b_rs, size_t b_cs, int j, int w, int K) {
+    for (int p = 0; p < K; p++, panel += GEMM_NR) {
+        const nn_real *b = B + (size_t)p * b_rs + (size_t)j * b_cs;
+        int jj = 0;
+        for (; jj < w; jj++) panel[jj] = b[jj * b_cs];
+        for (; jj < GEMM_NR; jj++) panel[jj] = 0;
+    }
+}
+
+static void zero_matrix(nn_real *C, int ldc, int M, int N) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) C[(size_t)i * ldc + j] = 0;
+}
+
+/* C (M,N) = [C +] A . B with A(i,p) = A[i*a_rs + p*a_cs] and
+ * B(p,j) = B[p*b_rs + j*b_cs] (b_cs = 1 for B, b_rs = 1 for B^T). */
+static void gemm_strided(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_cs, const nn_real *B,
+                         int b_rs, int b_cs, int M, int N, int K, int accumulate) {
+    if (K == 0) {
+        if (!accumulate) zero_matrix(C, ldc, M, N);
+        return;
+    }
+    for (int j = 0; j < N; j += GEMM_NR) {
+        int w = N - j < GEMM_NR ? N - j : GEMM_NR;
+        for (int k0 = 0; k0 < K; k0 += GEMM_KC) {
+            int kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
+            pack_panel(gemm_panel_buf, B + (size_t)k0 * b_rs, b_rs, b_cs, j, w, kc);
+            gemm_panel(C + j, ldc, A + (size_t)k0 * a_cs, a_rs, a_cs, gemm_panel_buf, M, w, kc,
+                       accumulate || k0 > 0);
         }
     }
-    if (n_full < N) gemm_edge_cols(C, ldc, A, a_rs, a_cs, B, ldb, M, n_full, N, K, accumulate);
+}
+
+size_t vec_packed_size(int N, int K) {
+    return (size_t)((N + GEMM_NR - 1) / GEMM_NR) * GEMM_NR * (size_t)K;
+}
+
+/* Panel j holds rows [0, K) of columns [j*NR, j*NR + NR), contiguous. */
+void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed) {
+    size_t b_rs = transposed ? 1 : (size_t)ldb, b_cs = transposed ? (size_t)ldb : 1;
+    for (int j = 0; j < N; j += GEMM_NR, packed += (size_t)K * GEMM_NR)
+        pack_panel(packed, B, b_rs, b_cs, j, N - j < GEMM_NR ? N - j : GEMM_NR, K);
+}
+
+void vec_gemm_packed(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed, int packed_k,
+                     int M, int N, int K, int accumulate) {
+    if (K == 0) {
+        if (!accumulate) zero_matrix(C, ldc, M, N);
+        return;
+    }
+    for (int j = 0; j < N; j += GEMM_NR, packed += (size_t)packed_k * GEMM_NR) {
+        int w = N - j < GEMM_NR ? N - j : GEMM_NR;
+        for (int k0 = 0; k0 < K; k0 += GEMM_KC) {
+            int kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
+            gemm_panel(C + j, ldc, A + k0, lda, 1, packed + (size_t)k0 * GEMM_NR, M, w, kc, accumulate || k0 > 0);
+        }
+    }
 }
 
 void vec_gemm_nn(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb,
                  int M, int N, int K, int accumulate) {
-    gemm_strided(C, ldc, A, lda, 1, B, ldb, M, N, K, accumulate);
+    gemm_strided(C, ldc, A, lda, 1, B, ldb, 1, M, N, K, accumulate);
 }
 
 void vec_gemm_tn(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb,
                  int M, int N, int K, int accumulate) {
-    gemm_strided(C, ldc, A, 1, lda, B, ldb, M, N, K, accumulate);
+    gemm_strided(C, ldc, A, 1, lda, B, ldb, 1, M, N, K, accumulate);
 }
 
 void vec_gemm_nt(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb,
-                 int M, int N, int K, int accumulate, nn_real *pack) {
-    /* pack (K,N) = B^T, so the kernel streams contiguous rows of it */
-    for (int j = 0; j < N; j++)
-        for (int p = 0; p < K; p++) pack[(size_t)p * N + j] = B[(size_t)j * ldb + p];
-    gemm_strided(C, ldc, A, lda, 1, pack, N, M, N, K, accumulate);
+                 int M, int N, int K, int accumulate) {
+    gemm_strided(C, ldc, A, lda, 1, B, 1, ldb, M, N, K, accumulate);
 }
 
 /* ---- naive references --------------------------------------------------- */

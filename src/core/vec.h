@@ -1,6 +1,7 @@
 /* Vector and matrix kernels of the core, written once on the primitives of
  * simd.h. Every kernel has a naive reference (vec_*_ref) beside it that the
- * tests compare against. Matrices are row-major; ld* are row strides. */
+ * tests compare against. Matrices are row-major; ld* are row strides.
+ * Products use one static packing panel: not reentrant across threads. */
 #ifndef ATTNLAB_VEC_H
 #define ATTNLAB_VEC_H
 
@@ -29,10 +30,19 @@ void vec_gemm_nn(nn_real *C, int ldc, const nn_real *A, int lda,
 /* C (M,N) = [C +] A^T . B  with A (K,M), B (K,N) */
 void vec_gemm_tn(nn_real *C, int ldc, const nn_real *A, int lda,
                  const nn_real *B, int ldb, int M, int N, int K, int accumulate);
-/* C (M,N) = [C +] A (M,K) . B^T  with B (N,K); packs B^T into pack (K*N reals) */
+/* C (M,N) = [C +] A (M,K) . B^T  with B (N,K) */
 void vec_gemm_nt(nn_real *C, int ldc, const nn_real *A, int lda,
-                 const nn_real *B, int ldb, int M, int N, int K, int accumulate,
-                 nn_real *pack);
+                 const nn_real *B, int ldb, int M, int N, int K, int accumulate);
+
+/* A right-hand operand packed once and reused by many products (attention
+ * packs K^T and V once, then runs query blocks against them).
+ * vec_pack: B (K,N) row-major, or B^T given as (N,K) when transposed. */
+size_t vec_packed_size(int N, int K);
+void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed);
+/* C (M,N) = [C +] A (M,K) . B, B from vec_pack with packed_k >= K rows
+ * (only the first K rows and N columns are used) */
+void vec_gemm_packed(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed,
+                     int packed_k, int M, int N, int K, int accumulate);
 
 /* Naive references (same contracts, plain loops). */
 void vec_gemm_nn_ref(nn_real *C, int ldc, const nn_real *A, int lda,

@@ -31,7 +31,7 @@ EMSCRIPTEN_KEEPALIVE int attnlab_attend(int n_q, int n_k, int d_q, int d_k, int 
                     temperature, causal, key_lengths};
     AttnParams p = {W, Wq, Wk, vv, beta};
     NN_TRY(attn_check(&c, &p, q, k, v));
-    float *scratch = malloc(sizeof(float) * (attn_scratch_size(&c) + 4));
+    float *scratch = malloc(sizeof(float) * (attn_forward_scratch_size(&c) + 4));
     if (!scratch) return nn_fail(NN_ERR_NOMEM, "attend: out of memory for %d x %d cells", n_q, n_k);
     int status = attn_forward(&c, &p, scores, weights, context, q, k, v, scratch);
     free(scratch);
