@@ -13,7 +13,7 @@ WASM_DEPS := $(WASM_SRC) $(wildcard src/core/*.h) $(wildcard src/wasm/*.h) $(wil
 EM_FLAGS := -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc \
 	-sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 \
 	-sINITIAL_MEMORY=16777216 -sMAXIMUM_MEMORY=2147483648 -sTOTAL_STACK=1048576 \
-	-sERROR_ON_UNDEFINED_SYMBOLS=1 -sEXPORTED_FUNCTIONS=_malloc,_free
+	-sERROR_ON_UNDEFINED_SYMBOLS=1 -sABORTING_MALLOC=0 -sEXPORTED_FUNCTIONS=_malloc,_free
 
 WASM_OUT := $(WASM_DIR)/attnlab-simd.wasm $(WASM_DIR)/attnlab-scalar.wasm
 

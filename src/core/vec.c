@@ -141,23 +141,20 @@ static inline __attribute__((always_inline)) void gemm_block(int MR, nn_real *C,
         }
 }
 
-/* Rows [0, M) of one 8-wide column block; the last rows take a smaller MR
- * (a constant per case, so each inlined copy keeps its registers). */
+/* Rows [0, M) of one column block: MR rows at a time, then single rows.
+ * Contiguous A (a_cs = 1, the common case) gets its own inlined copy so the
+ * kernel's loads need no stride multiply. */
 static void gemm_rows(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_cs, const nn_real *panel,
                       int M, int K, int accumulate) {
     int i = 0;
-    for (; i + GEMM_MR <= M; i += GEMM_MR)
-        gemm_block(GEMM_MR, C + (size_t)i * ldc, ldc, A + (size_t)i * a_rs, a_rs, a_cs, panel, K, accumulate);
-    C += (size_t)i * ldc;
-    A += (size_t)i * a_rs;
-    switch (M - i) {
-    case 5: gemm_block(5, C, ldc, A, a_rs, a_cs, panel, K, accumulate); break;
-    case 4: gemm_block(4, C, ldc, A, a_rs, a_cs, panel, K, accumulate); break;
-    case 3: gemm_block(3, C, ldc, A, a_rs, a_cs, panel, K, accumulate); break;
-    case 2: gemm_block(2, C, ldc, A, a_rs, a_cs, panel, K, accumulate); break;
-    case 1: gemm_block(1, C, ldc, A, a_rs, a_cs, panel, K, accumulate); break;
-    default: break;
-    }
+    if (a_cs == 1)
+        for (; i + GEMM_MR <= M; i += GEMM_MR)
+            gemm_block(GEMM_MR, C + (size_t)i * ldc, ldc, A + (size_t)i * a_rs, a_rs, 1, panel, K, accumulate);
+    else
+        for (; i + GEMM_MR <= M; i += GEMM_MR)
+            gemm_block(GEMM_MR, C + (size_t)i * ldc, ldc, A + (size_t)i * a_rs, a_rs, a_cs, panel, K, accumulate);
+    for (; i < M; i++)
+        gemm_block(1, C + (size_t)i * ldc, ldc, A + (size_t)i * a_rs, a_rs, a_cs, panel, K, accumulate);
 }
 
 /* C (M, w) = [C +] A . panel for one column block of width w <= NR; a
