@@ -1,0 +1,87 @@
+// The first page in headless Chromium: the engine loads, the tutorial's 6x6
+// heatmap is drawn (non-blank), labels and hover readout are right, no errors.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SHOTS, openPage, startBrowser } from './browser.mjs';
+
+let env;
+before(async () => { env = await startBrowser(); });
+after(async () => { await env?.close(); });
+
+const TOKENS = ['Your', 'journey', 'starts', 'with', 'one', 'step'];
+
+test('first page draws the tutorial heatmap with no console errors', async () => {
+  const { page, errors } = await openPage(env.browser, env.url);
+  await page.waitForSelector('#heatmap[data-ready="true"]', { timeout: 20000 });
+
+  const pixels = await page.evaluate(() => {
+    const c = document.getElementById('hm-canvas');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const colours = new Set();
+    let opaque = 0;
+    for (let p = 0; p < d.length; p += 4) {
+      colours.add(`${d[p]},${d[p + 1]},${d[p + 2]}`);
+      if (d[p + 3] === 255) opaque++;
+    }
+    return { width: c.width, height: c.height, colours: colours.size, opaque, white: colours.has('255,255,255') && colours.size === 1 };
+  });
+  assert.equal(pixels.width, 6);
+  assert.equal(pixels.height, 6);
+  assert.equal(pixels.opaque, 36, 'every cell is painted');
+  assert.ok(pixels.colours > 5, `heatmap has ${pixels.colours} distinct colours`);
+  assert.ok(!pixels.white);
+
+  assert.deepEqual(await page.locator('#hm-rows span').allTextContents(), TOKENS);
+  assert.deepEqual(await page.locator('#hm-cols span').allTextContents(), TOKENS);
+  assert.match(await page.locator('#build').textContent(), /SIMD|scalar/);
+
+  // hover query "journey" (row 1) x key "step" (column 5): the tutorial's 0.2074
+  const box = await page.locator('#hm-canvas').boundingBox();
+  await page.mouse.move(box.x + (5.5 / 6) * box.width, box.y + (1.5 / 6) * box.height);
+  const tip = await page.locator('#tooltip').textContent();
+  assert.match(tip, /journey → step/);
+  assert.match(tip, /α = 0\.2074/);
+
+  // keyboard: focus the heatmap, move to (journey, Your): 0.1435
+  await page.locator('#hm-canvas').focus();
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('ArrowLeft');
+  for (let k = 0; k < 6; k++) await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('ArrowDown');
+  assert.match(await page.locator('#hm-readout').textContent(), /journey → Your: .*α = 0\.1435/);
+
+  await page.screenshot({ path: `${SHOTS}first-page.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('first page fits a phone-sized screen', async () => {
+  const { page, errors } = await openPage(env.browser, env.url, { width: 390, height: 844 });
+  await page.waitForSelector('#heatmap[data-ready="true"]', { timeout: 20000 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+  await page.screenshot({ path: `${SHOTS}first-page-phone.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the engine module runs unchanged in a Web Worker', async () => {
+  const { page, errors } = await openPage(env.browser, env.url);
+  const weights = await page.evaluate(async () => {
+    const src = `import { loadEngine } from '${new URL('engine/index.js', location.href)}';
+      const engine = await loadEngine();
+      const x = [[0.43,0.15,0.89],[0.22,0.58,0.33],[0.77,0.25,0.10],[0.05,0.80,0.55],[0.57,0.85,0.64],[0.55,0.87,0.66]];
+      const r = engine.attend({ queries: [x[1]], keys: x });
+      postMessage({ simd: engine.simd, weights: Array.from(r.weights.data) });`;
+    const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
+    const worker = new Worker(url, { type: 'module' });
+    return new Promise((ok, fail) => {
+      worker.onmessage = (ev) => ok(ev.data);
+      worker.onerror = (ev) => fail(new Error(ev.message || 'worker failed'));
+    });
+  });
+  const expected = [0.1435, 0.1462, 0.1263, 0.1720, 0.2046, 0.2074];
+  weights.weights.forEach((w, j) => assert.ok(Math.abs(w - expected[j]) < 5e-5, `weight ${j}: ${w}`));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
