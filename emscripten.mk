@@ -6,8 +6,8 @@
 EMCC ?= emcc
 EM_ENV := NODE_PATH=/usr/share/nodejs
 WASM_DIR := web/wasm
-WASM_SRC := $(wildcard src/core/*.c) $(wildcard src/wasm/*.c)
-WASM_DEPS := $(WASM_SRC) $(wildcard src/core/*.h) $(wildcard src/wasm/*.h) $(wildcard include/attnlab/*.h)
+WASM_SRC := $(wildcard src/core/*.c) $(wildcard src/models/*.c) $(wildcard src/wasm/*.c)
+WASM_DEPS := $(WASM_SRC) $(wildcard src/core/*.h) $(wildcard src/models/*.h) $(wildcard src/wasm/*.h) $(wildcard include/attnlab/*.h)
 
 # No -ffast-math: builds are compared with atol + rtol*|ref|, and NaN/Inf checks must hold.
 EM_FLAGS := -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc \
@@ -28,3 +28,17 @@ $(WASM_DIR)/attnlab-scalar.wasm: $(WASM_DEPS) emscripten.mk
 	$(EM_ENV) $(EMCC) $(EM_FLAGS) -DNN_SCALAR $(WASM_SRC) -o $@
 
 .PHONY: wasm
+
+# ---- bench -------------------------------------------------------------------
+# The WASM SIMD multiply-add peak micro-kernel for npm run bench
+# (tests/bench/bench.mjs builds it on demand with `make -s bench-wasm`).
+BENCH_DIR := build/bench
+BENCH_FLAGS := -O3 -std=c11 -Wall -Wextra -msimd128 -sSTANDALONE_WASM --no-entry
+
+bench-wasm: $(BENCH_DIR)/peak.wasm
+
+$(BENCH_DIR)/peak.wasm: tests/bench/peak.c emscripten.mk
+	@mkdir -p $(BENCH_DIR)
+	$(EM_ENV) $(EMCC) $(BENCH_FLAGS) $< -o $@
+
+.PHONY: bench-wasm

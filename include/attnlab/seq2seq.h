@@ -1,0 +1,116 @@
+/* attnlab encoder-decoder with attention.
+ *
+ * Encoder: embedding, then 1 or 2 recurrent layers (RNN, GRU or LSTM),
+ * left-to-right or bidirectional (the two directions' states concatenated:
+ * D = hidden * directions). Decoder: embedding and one recurrent layer of size
+ * D, started from the encoder's final state (forward direction's last state,
+ * backward direction's first). Attention, Luong style: the decoder state s_t
+ * is the query over the encoder outputs h_1..h_n, context c_t = sum_j a_tj h_j,
+ * then o_t = tanh(Wc [c_t; s_t] + bc), p_t = softmax(Wout o_t + bout).
+ * Luong rather than Bahdanau's input feeding because the decoder states do not
+ * depend on the contexts: attention for all output steps of a sequence is one
+ * call of the core (attn_forward / attn_backward), exactly the op the
+ * playground shows, and it is the model of TensorFlow.js's date-conversion
+ * example that the benchmark compares against. With attention "none" the
+ * decoder sees only the encoder's final state (the bottleneck): o_t = tanh(Wc s_t + bc).
+ *
+ * Training: cross-entropy with teacher forcing, Adam or SGD, gradient
+ * clipping by global norm. Parameters, gradients, optimiser state and
+ * activations each live in one allocation sized from a table at create time.
+ * A seed fixes the initial weights (same natively and in WASM). */
+#ifndef ATTNLAB_SEQ2SEQ_H
+#define ATTNLAB_SEQ2SEQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnlab/attention.h"
+#include "attnlab/nn.h"
+#include "attnlab/rnn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define S2S_ATTN_NONE (-1)
+#define S2S_MAX_HIDDEN 512
+#define S2S_MAX_EMBED 512
+#define S2S_MAX_VOCAB 256
+#define S2S_MAX_LEN 64
+#define S2S_MAX_BATCH 1024
+#define S2S_MAX_BEAM 16
+
+typedef struct {
+    RnnCellKind cell;
+    int layers;        /* encoder layers: 1 or 2 */
+    int bidirectional; /* encoder reads both ways */
+    int embed;         /* embedding size (input and output symbols) */
+    int hidden;        /* encoder hidden size per direction */
+    int attention;     /* an AttnScore, or S2S_ATTN_NONE */
+    int attn_hidden;   /* additive score's hidden size (0: D) */
+    int in_vocab;      /* input ids, PAD = 0 included */
+    int out_vocab;     /* output ids, PAD = 0, BOS = 1, EOS = 2 included */
+    int max_in;        /* longest input, tokens */
+    int max_out;       /* longest output, tokens (EOS included) */
+    int fixed_in;      /* location score: the one input length it supports (else 0) */
+    int batch;         /* largest training / evaluation batch */
+    uint64_t seed;     /* initial weights */
+} S2sConfig;
+
+typedef enum { S2S_ADAM = 0, S2S_SGD = 1 } S2sOptimizer;
+
+typedef struct {
+    S2sOptimizer optimizer;
+    nn_real lr;
+    nn_real clip; /* max global gradient norm; 0 = no clipping */
+} S2sTrainOptions;
+
+typedef struct Seq2Seq Seq2Seq; /* opaque */
+
+int s2s_create(Seq2Seq **out, const S2sConfig *c);
+void s2s_destroy(Seq2Seq *m);
+const S2sConfig *s2s_config(const Seq2Seq *m);
+size_t s2s_num_params(const Seq2Seq *m);
+nn_real *s2s_params(Seq2Seq *m); /* the one parameter block (s2s_num_params reals) */
+nn_real *s2s_grads(Seq2Seq *m);  /* its gradients, same layout */
+int s2s_steps(const Seq2Seq *m); /* optimiser steps taken */
+
+/* Teacher-forced forward: mean cross-entropy over the B sequences' valid
+ * output tokens, written to *loss. in_ids (B, max_in), in_len (B),
+ * out_ids (B, max_out) targets ending in EOS, out_len (B). Keeps what
+ * s2s_backward needs. */
+int s2s_forward(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
+                const int32_t *out_len, nn_real *loss);
+/* Gradients of the last forward's loss, accumulated into s2s_grads(). */
+int s2s_backward(Seq2Seq *m);
+void s2s_zero_grad(Seq2Seq *m);
+/* Clips (global norm) and applies one optimiser step; returns the norm before clipping in *norm. */
+int s2s_update(Seq2Seq *m, const S2sTrainOptions *o, nn_real *norm);
+/* zero_grad + forward + backward + update */
+int s2s_train_step(Seq2Seq *m, const S2sTrainOptions *o, int B, const int32_t *in_ids, const int32_t *in_len,
+                   const int32_t *out_ids, const int32_t *out_len, nn_real *loss);
+
+/* Greedy decoding of B inputs: out_ids (B, max_out) up to and including EOS,
+ * out_len (B) (max_out if no EOS), alignment (B, max_out, max_in) or NULL
+ * (attention weights of each output step over the input tokens; zeros
+ * without attention). */
+int s2s_greedy(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, int32_t *out_ids,
+               int32_t *out_len, nn_real *alignment);
+
+/* Beam search for one input of length n: the best hypothesis (highest sum of
+ * log-probabilities among those ending in EOS, else among all) in out_ids,
+ * its length in *out_len, its alignment (max_out, max_in) or NULL, and its
+ * log-probability in *logp. beam in 1..S2S_MAX_BEAM (1 = greedy). */
+int s2s_beam(Seq2Seq *m, int beam, const int32_t *in_ids, int n, int32_t *out_ids, int32_t *out_len,
+             nn_real *alignment, nn_real *logp);
+
+/* Serialisation: a versioned little-endian format with the config, the
+ * optimiser step count and all parameters. s2s_save_size() bytes. */
+size_t s2s_save_size(const Seq2Seq *m);
+int s2s_save(const Seq2Seq *m, uint8_t *bytes, size_t size);
+int s2s_load(Seq2Seq **out, const uint8_t *bytes, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,398 @@
+// npm run bench: attention forward, softmax(Q·Kᵀ/√d)·V, at several (n, d), for
+//   ours (SIMD WASM), ours (scalar WASM), plain JS and TensorFlow.js (WASM backend,
+//   XNNPACK, one thread), plus the machine's WASM SIMD multiply-add peak, all in
+//   one run. See tests/bench/README.md for how to read the output.
+//
+// Timing: each implementation is warmed up (so V8 has tiered the WASM and JS up
+// to optimised code), then timed in ROUNDS rounds that interleave the
+// implementations, so drift on a shared machine hits them all alike. A sample
+// batches enough calls to last >= SAMPLE_MS; the reported time per call is the
+// MEDIAN over the samples (the best sample is shown too).
+//
+// Exit status: 0 whenever the run completes, whatever the targets say (a MISS is
+// a result, not a failure); non-zero only when something crashes.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SIZES = [[64, 64], [256, 64], [1024, 64]];
+const ROUNDS = Number(process.env.BENCH_ROUNDS) || 11;
+const SAMPLE_MS = 40;       // a timed sample lasts at least this long
+const WARM_MS = 250;        // warm-up per implementation and size (and >= WARM_CALLS calls)
+const WARM_CALLS = 3;
+const TOLERANCE = 1e-4;     // max |ours - plain JS| allowed
+const TARGETS = { vsTf: 1.5, ofPeak: 0.65, vsScalar: 3 };
+const TARGET_N = 1024;
+
+const now = () => performance.now();
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const flops = (n, d) => 4 * n * n * d; // Q·Kᵀ (2n²d) + weights·V (2n²d); softmax not counted
+const fmt = (x, digits) => (Number.isFinite(x) ? x.toFixed(digits) : '-');
+
+// ---- inputs -------------------------------------------------------------------------
+
+function rng(seed) { // mulberry32: the same inputs on every run
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function randomMatrix(rows, cols, next) {
+  const data = new Float32Array(rows * cols);
+  for (let i = 0; i < data.length; i++) data[i] = next() * 2 - 1;
+  return { rows, cols, data };
+}
+
+// ---- plain JS -----------------------------------------------------------------------
+
+/**
+ * A straightforward JS attention: row-major Float32Array in and out, float64
+ * accumulation, cache-friendly loop orders (Q·Kᵀ as row·row dot products, the
+ * context as a weighted sum of V's rows). Returns scores, weights and context,
+ * the same as engine.attend. Also the reference for the correctness check.
+ */
+function attendJS(Q, K, V) {
+  const n = Q.rows, m = K.rows, d = Q.cols, dv = V.cols;
+  const q = Q.data, k = K.data, v = V.data;
+  const scale = 1 / Math.sqrt(d);
+  const scores = new Float32Array(n * m);
+  const weights = new Float32Array(n * m);
+  const context = new Float32Array(n * dv);
+  const acc = new Float64Array(dv);
+  const row = new Float64Array(m);
+  for (let i = 0; i < n; i++) {
+    const qi = i * d, si = i * m;
+    let max = -Infinity;
+    for (let j = 0; j < m; j++) {
+      const kj = j * d;
+      let s = 0;
+      for (let t = 0; t < d; t++) s += q[qi + t] * k[kj + t];
+      s *= scale;
+      scores[si + j] = s;
+      row[j] = s;
+      if (s > max) max = s;
+    }
+    let sum = 0;
+    for (let j = 0; j < m; j++) {
+      const e = Math.exp(row[j] - max);
+      row[j] = e;
+      sum += e;
+    }
+    const inv = 1 / sum;
+    acc.fill(0);
+    for (let j = 0; j < m; j++) {
+      const w = row[j] * inv;
+      weights[si + j] = w;
+      const vj = j * dv;
+      for (let t = 0; t < dv; t++) acc[t] += w * v[vj + t];
+    }
+    context.set(acc, i * dv);
+  }
+  return {
+    scores: { rows: n, cols: m, data: scores },
+    weights: { rows: n, cols: m, data: weights },
+    context: { rows: n, cols: dv, data: context },
+  };
+}
+
+function maxAbsDiff(a, b) {
+  if (a.length !== b.length) return Infinity;
+  let m = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = Math.abs(a[i] - b[i]);
+    if (!(x <= m)) m = x; // NaN propagates as a failure
+  }
+  return m;
+}
+
+// ---- peak ---------------------------------------------------------------------------
+
+function buildPeak() {
+  const wasm = path.join(ROOT, 'build/bench/peak.wasm');
+  const source = path.join(ROOT, 'tests/bench/peak.c');
+  if (!existsSync(wasm) || statSync(source).mtimeMs > statSync(wasm).mtimeMs) {
+    console.log('building build/bench/peak.wasm (make -s bench-wasm)');
+    const r = spawnSync('make', ['-s', 'bench-wasm'], { cwd: ROOT, stdio: 'inherit' });
+    if (r.error) throw r.error;
+    if (r.status !== 0 || !existsSync(wasm)) throw new Error('make bench-wasm failed');
+  }
+  return wasm;
+}
+
+async function loadPeak() {
+  const bytes = readFileSync(buildPeak());
+  const { instance } = await WebAssembly.instantiate(bytes, { env: { emscripten_notify_memory_growth() {} } });
+  const e = instance.exports;
+  if (typeof e._initialize === 'function') e._initialize();
+  e.peak_init();
+  const perIter = e.peak_flops_per_iter();
+  const run = (iters) => {
+    const t0 = now();
+    const s = e.peak_run(iters, 1e-3);
+    const dt = now() - t0;
+    if (!(s > 0 && Number.isFinite(s))) throw new Error(`peak kernel returned ${s}`);
+    return dt;
+  };
+  // Warm-up: long enough for V8 to tier peak_run up from Liftoff to TurboFan.
+  let iters = 1 << 16;
+  for (const t0 = now(); now() - t0 < 400;) run(iters);
+  // Calibrate: a sample of about 60 ms.
+  const t = run(iters);
+  iters = Math.max(1, Math.round((iters * 60) / Math.max(t, 1e-3)));
+  return {
+    /** GFLOP/s of `count` samples. */
+    samples(count) {
+      const out = [];
+      for (let r = 0; r < count; r++) out.push((iters * perIter) / run(iters) / 1e6);
+      return out;
+    },
+  };
+}
+
+// ---- implementations ----------------------------------------------------------------
+
+async function loadOurs() {
+  const index = path.join(ROOT, 'web/engine/index.js');
+  const builds = ['attnlab-simd.wasm', 'attnlab-scalar.wasm'].map((f) => path.join(ROOT, 'web/wasm', f));
+  const missing = [index, ...builds].filter((f) => !existsSync(f));
+  if (missing.length) return { missing: missing.map((f) => path.relative(ROOT, f)) };
+  const { loadEngine } = await import(pathToFileURL(index).href);
+  const simd = await loadEngine({ simd: true });
+  const scalar = await loadEngine({ simd: false });
+  if (simd.simd !== true || scalar.simd !== false) {
+    throw new Error(`loadEngine: asked for simd/scalar, got engine.simd = ${simd.simd}/${scalar.simd}`);
+  }
+  return { simd, scalar };
+}
+
+async function loadTf() {
+  const require = createRequire(import.meta.url);
+  const tf = await import('@tensorflow/tfjs'); // the union package re-exports tfjs-core
+  const tfw = await import('@tensorflow/tfjs-backend-wasm');
+  // In Node the backend finds its .wasm next to its own JS; say so explicitly anyway.
+  const dist = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm'));
+  tfw.setWasmPaths(dist + path.sep);
+  if (typeof tfw.setThreadsCount === 'function') tfw.setThreadsCount(1);
+  const ok = await tf.setBackend('wasm');
+  await tf.ready();
+  if (!ok || tf.getBackend() !== 'wasm') throw new Error('tf.setBackend("wasm") failed');
+  const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
+  const threads = typeof tfw.getThreadsCount === 'function' ? tfw.getThreadsCount() : '?';
+  return { tf, version: tf.version_core ?? tf.version?.['tfjs-core'] ?? '?', simd, threads };
+}
+
+/**
+ * One benchmark subject per implementation at one size: call() does one
+ * forward pass and returns something derived from the result, so nothing can
+ * be skipped; context() returns the context as a Float32Array for the check.
+ */
+function makeSubjects(n, d, ours, tfInfo) {
+  const next = rng(0x5eed + n * 131 + d);
+  const Q = randomMatrix(n, d, next);
+  const K = randomMatrix(n, d, next);
+  const V = randomMatrix(n, d, next);
+  const subjects = [];
+  if (ours.simd) {
+    // What a user pays for one call with Float32Array inputs: validation, copies
+    // into the WASM heap, the kernels, and copies of scores, weights and context out.
+    const attend = (engine) => () => engine.attend({ queries: Q, keys: K, values: V, score: 'scaled_dot' });
+    const outputs = { context: (r) => r.context.data, weights: (r) => r.weights.data, scores: (r) => r.scores.data };
+    subjects.push({ key: 'simd', name: 'ours, SIMD WASM', call: attend(ours.simd), ...outputs });
+    subjects.push({ key: 'scalar', name: 'ours, scalar WASM', call: attend(ours.scalar), ...outputs });
+  }
+  subjects.push({ key: 'js', name: 'plain JS', call: () => attendJS(Q, K, V), context: (r) => r.context.data });
+  if (tfInfo) {
+    const { tf } = tfInfo;
+    // Inputs become tensors once, outside the timed loop. Q·Kᵀ is written as
+    // matMul(q, transpose(k)): that keeps XNNPACK's fast path (transposeB: true
+    // falls back to a much slower loop in tfjs-backend-wasm 4.x).
+    const q = tf.tensor2d(Q.data, [n, d]);
+    const k = tf.tensor2d(K.data, [n, d]);
+    const v = tf.tensor2d(V.data, [n, d]);
+    const scale = tf.scalar(1 / Math.sqrt(d));
+    const call = () => {
+      const out = tf.tidy(() => tf.matMul(tf.softmax(tf.mul(tf.matMul(q, tf.transpose(k)), scale)), v));
+      const data = out.dataSync(); // waits for the result and copies it out
+      out.dispose();
+      return data;
+    };
+    subjects.push({
+      key: 'tf', name: `TF.js ${tfInfo.version} WASM (XNNPACK)`, call, context: (r) => r,
+      dispose: () => tf.dispose([q, k, v, scale]),
+    });
+  }
+  return { Q, K, V, subjects };
+}
+
+// ---- timing -------------------------------------------------------------------------
+
+let sink = 0; // results feed this, so no call is dead code
+const consume = (r) => { sink += r === undefined ? 0 : 1; };
+
+function warmUp(s) {
+  const times = [];
+  const t0 = now();
+  while (times.length < WARM_CALLS || now() - t0 < WARM_MS) {
+    const t = now();
+    consume(s.call());
+    times.push(now() - t);
+  }
+  // Calls per sample, from the warm-up's later half (optimised code).
+  const typical = median(times.slice(times.length >> 1));
+  s.batch = Math.max(1, Math.ceil(SAMPLE_MS / Math.max(typical, 1e-3)));
+  s.samples = [];
+}
+
+function sample(s) {
+  const t0 = now();
+  for (let i = 0; i < s.batch; i++) consume(s.call());
+  s.samples.push((now() - t0) / s.batch);
+}
+
+// ---- report -------------------------------------------------------------------------
+
+const pad = (s, w) => String(s).padEnd(w);
+const lpad = (s, w) => String(s).padStart(w);
+
+async function main() {
+  const t0 = now();
+  const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
+  console.log('attnlab bench: attention forward softmax(Q·Kᵀ/√d)·V, n queries = n keys = n values');
+  console.log(`node ${process.version} (V8 ${process.versions.v8}), ${cpu}, ${os.cpus().length} logical CPUs, load avg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`timing: ${ROUNDS} interleaved samples per implementation and size, each >= ${SAMPLE_MS} ms; reported: MEDIAN ms per call (best sample alongside)`);
+  console.log(`GFLOP/s counts 4·n²·d flops per call (the two matrix products; softmax not counted)\n`);
+
+  const ours = await loadOurs();
+  if (ours.missing) {
+    console.log(`ours: NOT BUILT (missing ${ours.missing.join(', ')}); run \`make wasm\` or \`npm run bench\`. Timing the others only.\n`);
+  }
+  let tfInfo = null;
+  try {
+    tfInfo = await loadTf();
+    console.log(`TF.js ${tfInfo.version}, backend wasm (${tfInfo.simd ? 'SIMD' : 'no SIMD'} binary), threads: ${tfInfo.threads}`);
+  } catch (err) {
+    console.log(`TF.js WASM: unavailable (${err?.message ?? err}); its column and target are skipped`);
+  }
+
+  const peak = await loadPeak();
+  const peakSamples = peak.samples(5);
+
+  const results = []; // { n, d, rows: Map(key -> { name, ms, best }), check }
+  for (const [n, d] of SIZES) {
+    process.stderr.write(`measuring n = ${n}, d = ${d} ...\n`);
+    const { Q, K, V, subjects } = makeSubjects(n, d, ours, tfInfo);
+
+    // Correctness, once per size: ours (and TF.js) against plain JS (float64 accumulation).
+    const refOut = attendJS(Q, K, V);
+    const check = {};
+    for (const s of subjects) {
+      if (s.key === 'js') continue;
+      const r = s.call();
+      check[s.key] = {
+        context: maxAbsDiff(s.context(r), refOut.context.data),
+        weights: s.weights ? maxAbsDiff(s.weights(r), refOut.weights.data) : undefined,
+        scores: s.scores ? maxAbsDiff(s.scores(r), refOut.scores.data) : undefined,
+      };
+    }
+
+    for (const s of subjects) warmUp(s);
+    for (let r = 0; r < ROUNDS; r++) {
+      // Rotate the order each round so no implementation always runs first.
+      for (let i = 0; i < subjects.length; i++) sample(subjects[(i + r) % subjects.length]);
+    }
+    const rows = new Map();
+    for (const s of subjects) {
+      rows.set(s.key, { name: s.name, ms: median(s.samples), best: Math.min(...s.samples) });
+      s.dispose?.();
+    }
+    results.push({ n, d, rows, check });
+  }
+
+  // The peak is sampled before and after the attention runs; the figure used is
+  // the median of all its samples.
+  peakSamples.push(...peak.samples(5));
+  const peakG = median(peakSamples);
+  console.log(`WASM SIMD128 mul+add peak, one core (tests/bench/peak.c, 3x3 register-blocked f32x4 kernel):`);
+  console.log(`  median ${fmt(peakG, 1)} GFLOP/s over ${peakSamples.length} samples of ~60 ms ` +
+    `(range ${fmt(Math.min(...peakSamples), 1)}–${fmt(Math.max(...peakSamples), 1)}; 5 before and 5 after the attention runs)\n`);
+
+  for (const r of results) printSize(r.n, r.d, r.rows, r.check, peakG);
+  printTargets(results, peakG);
+  console.log(`\ntotal ${((now() - t0) / 1000).toFixed(1)} s (${sink} calls)`);
+  if (ours.missing) process.exitCode = 1; // the engine is not built: the run is incomplete
+}
+
+/** Every compared output within TOLERANCE (NaN fails). */
+const checkOk = (c) => [c.context, c.weights, c.scores].every((x) => x === undefined || x < TOLERANCE);
+
+function printSize(n, d, rows, check, peakG) {
+  const f = flops(n, d);
+  console.log(`== n = ${n}, d = ${d}: ${(f / 1e6).toFixed(1)} MFLOP per call`);
+  const simd = rows.get('simd');
+  console.log(`  ${pad('implementation', 30)}${lpad('ms/call', 10)}${lpad('best ms', 10)}${lpad('calls/s', 9)}${lpad('GFLOP/s', 9)}${lpad('% peak', 8)}${lpad('t/t(ours)', 11)}`);
+  for (const r of rows.values()) {
+    const g = f / r.ms / 1e6;
+    const ratio = simd ? r.ms / simd.ms : NaN;
+    console.log(`  ${pad(r.name, 30)}${lpad(fmt(r.ms, 3), 10)}${lpad(fmt(r.best, 3), 10)}${lpad(fmt(1000 / r.ms, 0), 9)}` +
+      `${lpad(fmt(g, 2), 9)}${lpad(fmt((100 * g) / peakG, 1) + '%', 8)}${lpad(simd ? fmt(ratio, 2) + '×' : '-', 11)}`);
+  }
+  for (const [key, c] of Object.entries(check)) {
+    const name = rows.get(key)?.name ?? key;
+    const ok = checkOk(c);
+    const mine = key === 'simd' || key === 'scalar';
+    const verdict = ok ? 'OK' : mine ? 'WRONG' : 'differs';
+    const w = (c.weights === undefined ? '' : `, weights ${c.weights.toExponential(2)}`) +
+      (c.scores === undefined ? '' : `, scores ${c.scores.toExponential(2)}`);
+    console.log(`  check ${pad(name, 30)} max|Δ| vs plain JS: context ${c.context.toExponential(2)}${w}  (< ${TOLERANCE}: ${verdict})`);
+  }
+  console.log('');
+}
+
+function printTargets(results, peakG) {
+  const at = results.find((r) => r.n === TARGET_N);
+  console.log(`targets (n = ${TARGET_N}, d = ${at?.d ?? '?'}; median times; a MISS is reported, not an error):`);
+  const line = (label, value, goal, shown) => {
+    const pass = Number.isFinite(value) && value >= goal;
+    console.log(`  ${pad(label, 40)} ${pad(shown, 34)} ${pass ? 'PASS' : 'MISS'}`);
+  };
+  const simd = at?.rows.get('simd');
+  if (!simd) {
+    console.log('  ours is not built: every target MISS');
+    return;
+  }
+  const wrong = ['simd', 'scalar'].some((k) => {
+    const c = at.check[k];
+    return !c || c.weights === undefined || !checkOk(c);
+  });
+  const tf = at.rows.get('tf');
+  const scalar = at.rows.get('scalar');
+  const vsTf = tf ? tf.ms / simd.ms : NaN;
+  const g = flops(at.n, at.d) / simd.ms / 1e6;
+  const ofPeak = g / peakG;
+  const vsScalar = scalar.ms / simd.ms;
+  line(`ours vs TF.js WASM >= ${TARGETS.vsTf}×`, vsTf, TARGETS.vsTf,
+    tf ? `${fmt(vsTf, 2)}× (${fmt(tf.ms, 2)} / ${fmt(simd.ms, 2)} ms)` : 'TF.js unavailable');
+  line(`ours >= ${TARGETS.ofPeak * 100}% of WASM SIMD peak`, ofPeak, TARGETS.ofPeak,
+    `${fmt(100 * ofPeak, 1)}% (${fmt(g, 1)} / ${fmt(peakG, 1)} GFLOP/s)`);
+  line(`ours >= ${TARGETS.vsScalar}× our scalar build`, vsScalar, TARGETS.vsScalar,
+    `${fmt(vsScalar, 2)}× (${fmt(scalar.ms, 2)} / ${fmt(simd.ms, 2)} ms)`);
+  if (wrong) console.log('  NOTE: our output did not match plain JS above (WRONG): these are speeds of wrong numbers');
+}
+
+main().catch((err) => {
+  console.error('bench crashed:', err?.stack ?? err);
+  process.exit(2);
+});

@@ -1,0 +1,178 @@
+/* Seq2seq: finite-difference gradient checks of the whole model (double
+ * build) for every cell, encoder shape and attention score; in the float
+ * builds, a tiny batch is overfitted (the loss must fall) and runs repeat
+ * bit for bit from a seed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnlab/seq2seq.h"
+#include "check.h"
+
+enum { B = 3, MAX_IN = 5, MAX_OUT = 4, IN_VOCAB = 7, OUT_VOCAB = 8 };
+
+static void make_batch(Rng *r, int fixed, int32_t *in_ids, int32_t *in_len, int32_t *out_ids, int32_t *out_len) {
+    memset(in_ids, 0, sizeof(int32_t) * B * MAX_IN);
+    memset(out_ids, 0, sizeof(int32_t) * B * MAX_OUT);
+    for (int b = 0; b < B; b++) {
+        in_len[b] = fixed ? MAX_IN : rng_int(r, 1, MAX_IN);
+        out_len[b] = rng_int(r, 1, MAX_OUT);
+        for (int t = 0; t < in_len[b]; t++) in_ids[b * MAX_IN + t] = rng_int(r, 1, IN_VOCAB - 1);
+        for (int t = 0; t < out_len[b] - 1; t++) out_ids[b * MAX_OUT + t] = rng_int(r, 3, OUT_VOCAB - 1);
+        out_ids[b * MAX_OUT + out_len[b] - 1] = 2;
+    }
+}
+
+static S2sConfig config(RnnCellKind cell, int layers, int bidir, int attention) {
+    S2sConfig c = {0};
+    c.cell = cell;
+    c.layers = layers;
+    c.bidirectional = bidir;
+    c.embed = 4;
+    c.hidden = 3;
+    c.attention = attention;
+    c.attn_hidden = 5;
+    c.in_vocab = IN_VOCAB;
+    c.out_vocab = OUT_VOCAB;
+    c.max_in = MAX_IN;
+    c.max_out = MAX_OUT;
+    c.fixed_in = attention == ATTN_SCORE_LOCATION ? MAX_IN : 0;
+    c.batch = B;
+    c.seed = 1234;
+    return c;
+}
+
+static const char *const cells[] = {"rnn", "gru", "lstm"};
+
+#ifdef NN_DOUBLE
+/* Every parameter of a small model against central differences of the loss. */
+static void gradcheck(RnnCellKind cell, int layers, int bidir, int attention) {
+    check_case("gradcheck %s layers=%d bidir=%d attention=%d", cells[cell], layers, bidir, attention);
+    S2sConfig c = config(cell, layers, bidir, attention);
+    Seq2Seq *m;
+    if (!CHECK(s2s_create(&m, &c) == NN_OK, "create: %s", nn_last_error())) return;
+    Rng r = {77 + (uint64_t)attention * 13 + cell};
+    int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
+    make_batch(&r, attention == ATTN_SCORE_LOCATION, in_ids, in_len, out_ids, out_len);
+    nn_real *p = s2s_params(m);
+    size_t P = s2s_num_params(m);
+    /* move biases off zero so every path is exercised */
+    for (size_t i = 0; i < P; i++) p[i] += 0.05 * rng_uniform(&r, -1, 1);
+    nn_real loss;
+    s2s_zero_grad(m);
+    CHECK(s2s_forward(m, B, in_ids, in_len, out_ids, out_len, &loss) == NN_OK, "forward: %s", nn_last_error());
+    CHECK(s2s_backward(m) == NN_OK, "backward: %s", nn_last_error());
+    nn_real *g = malloc(sizeof(nn_real) * P);
+    memcpy(g, s2s_grads(m), sizeof(nn_real) * P);
+    double worst = 0;
+    size_t worst_i = 0;
+    const double eps = 1e-6;
+    for (size_t i = 0; i < P; i++) {
+        nn_real keep = p[i], lp, lm;
+        p[i] = keep + eps;
+        s2s_forward(m, B, in_ids, in_len, out_ids, out_len, &lp);
+        p[i] = keep - eps;
+        s2s_forward(m, B, in_ids, in_len, out_ids, out_len, &lm);
+        p[i] = keep;
+        double fd = (lp - lm) / (2 * eps);
+        double err = fabs(fd - g[i]) / (1e-6 + fabs(fd) + fabs(g[i]));
+        if (fabs(fd - g[i]) > 1e-8 && err > worst) {
+            worst = err;
+            worst_i = i;
+        }
+    }
+    CHECK(worst < 1e-5, "max relative gradient error %.3g at parameter %zu (of %zu)", worst, worst_i, P);
+    free(g);
+    s2s_destroy(m);
+}
+#else
+/* Overfitting one small batch: the loss must fall well below its start. */
+static void overfit(RnnCellKind cell, int layers, int bidir, int attention) {
+    check_case("overfit %s layers=%d bidir=%d attention=%d", cells[cell], layers, bidir, attention);
+    S2sConfig c = config(cell, layers, bidir, attention);
+    Seq2Seq *m;
+    if (!CHECK(s2s_create(&m, &c) == NN_OK, "create: %s", nn_last_error())) return;
+    Rng r = {99};
+    int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
+    make_batch(&r, attention == ATTN_SCORE_LOCATION, in_ids, in_len, out_ids, out_len);
+    S2sTrainOptions o = {S2S_ADAM, 0.05f, 5};
+    nn_real first = 0, loss = 0;
+    for (int s = 0; s < 300; s++) {
+        if (!CHECK(s2s_train_step(m, &o, B, in_ids, in_len, out_ids, out_len, &loss) == NN_OK, "step: %s", nn_last_error())) break;
+        if (s == 0) first = loss;
+    }
+    CHECK(isfinite(loss) && loss < 0.25f * first, "loss %g -> %g", (double)first, (double)loss);
+    s2s_destroy(m);
+}
+#endif
+
+static void errors(void) {
+    check_case("config errors");
+    Seq2Seq *m = NULL;
+    S2sConfig c = config(RNN_CELL_GRU, 1, 0, ATTN_SCORE_DOT);
+    c.hidden = 0;
+    CHECK(s2s_create(&m, &c) == NN_ERR_VALUE && m == NULL, "hidden 0: %s", nn_last_error());
+    CHECK(strstr(nn_last_error(), "hidden") != NULL, "message names hidden: %s", nn_last_error());
+    c = config(RNN_CELL_GRU, 1, 0, ATTN_SCORE_DOT);
+    c.hidden = S2S_MAX_HIDDEN + 1;
+    CHECK(s2s_create(&m, &c) == NN_ERR_LIMIT, "hidden past limit");
+    c = config(RNN_CELL_GRU, 1, 0, ATTN_SCORE_LOCATION);
+    c.fixed_in = 0;
+    CHECK(s2s_create(&m, &c) == NN_ERR_VALUE && strstr(nn_last_error(), "location"), "location with variable lengths: %s",
+          nn_last_error());
+    c = config(7, 1, 0, ATTN_SCORE_DOT);
+    CHECK(s2s_create(&m, &c) == NN_ERR_ARG, "unknown cell");
+    c = config(RNN_CELL_GRU, 3, 0, ATTN_SCORE_DOT);
+    CHECK(s2s_create(&m, &c) == NN_ERR_VALUE, "3 layers");
+    c = config(RNN_CELL_GRU, 1, 0, ATTN_SCORE_DOT);
+    CHECK(s2s_create(&m, &c) == NN_OK, "valid");
+    int32_t in_ids[B * MAX_IN] = {0}, in_len[B] = {2, 9, 1}, out_ids[B * MAX_OUT] = {0}, out_len[B] = {1, 1, 1};
+    in_ids[0] = in_ids[1] = 1;
+    for (int b = 0; b < B; b++) out_ids[b * MAX_OUT] = 2;
+    nn_real loss;
+    CHECK(s2s_forward(m, B, in_ids, in_len, out_ids, out_len, &loss) == NN_ERR_SHAPE, "input too long: %s", nn_last_error());
+    s2s_destroy(m);
+}
+
+static void determinism(void) {
+    check_case("determinism");
+    S2sConfig c = config(RNN_CELL_LSTM, 2, 1, ATTN_SCORE_ADDITIVE);
+    Seq2Seq *a, *b;
+    s2s_create(&a, &c);
+    s2s_create(&b, &c);
+    CHECK(memcmp(s2s_params(a), s2s_params(b), sizeof(nn_real) * s2s_num_params(a)) == 0, "same seed, same weights");
+    Rng r = {5};
+    int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
+    make_batch(&r, 0, in_ids, in_len, out_ids, out_len);
+    S2sTrainOptions o = {S2S_ADAM, 0.01f, 1};
+    nn_real la = 0, lb = 0;
+    for (int s = 0; s < 5; s++) {
+        s2s_train_step(a, &o, B, in_ids, in_len, out_ids, out_len, &la);
+        s2s_train_step(b, &o, B, in_ids, in_len, out_ids, out_len, &lb);
+    }
+    CHECK(la == lb && memcmp(s2s_params(a), s2s_params(b), sizeof(nn_real) * s2s_num_params(a)) == 0, "same run");
+    s2s_destroy(a);
+    s2s_destroy(b);
+}
+
+int main(void) {
+    const int atts[] = {S2S_ATTN_NONE, ATTN_SCORE_DOT, ATTN_SCORE_SCALED_DOT, ATTN_SCORE_GENERAL, ATTN_SCORE_ADDITIVE,
+                        ATTN_SCORE_COSINE, ATTN_SCORE_LOCATION};
+    for (int cell = 0; cell < RNN_CELL_COUNT; cell++)
+        for (int k = 0; k < 7; k++) {
+            int layers = 1 + (k + cell) % 2, bidir = (k + cell / 2) % 2;
+#ifdef NN_DOUBLE
+            gradcheck((RnnCellKind)cell, layers, bidir, atts[k]);
+#else
+            overfit((RnnCellKind)cell, layers, bidir, atts[k]);
+#endif
+        }
+#ifdef NN_DOUBLE
+    gradcheck(RNN_CELL_LSTM, 2, 1, ATTN_SCORE_DOT);
+    gradcheck(RNN_CELL_GRU, 2, 1, ATTN_SCORE_ADDITIVE);
+#endif
+    errors();
+    determinism();
+    return check_summary();
+}
