@@ -98,7 +98,9 @@ size_t attn_forward_scratch_size(const AttnConfig *c);
 int attn_visible_keys(const AttnConfig *c, int i);
 
 /* Forward. Masked scores are -INFINITY; a row with no visible key gets zero
- * weights and a zero context. v may equal k. */
+ * weights and a zero context. v may equal k. scores and weights may both be
+ * NULL when only the context is wanted (they then live in scratch, a block
+ * of rows at a time). */
 int attn_forward(const AttnConfig *c, const AttnParams *p,
                  nn_real *scores,      /* (n_q, n_k) out */
                  nn_real *weights,     /* (n_q, n_k) out */

@@ -9,6 +9,10 @@
 static const char *const score_names[ATTN_SCORE_COUNT] = {
     "dot", "scaled_dot", "general", "additive", "cosine", "location"};
 
+/* Query rows go in blocks of ATTN_ROW_BLOCK: a block's scores are still in
+ * cache when they are normalised and multiplied by V. */
+#define ATTN_ROW_BLOCK 16
+
 /* ---- scratch layout: one table drives the size and the offsets ----------- */
 
 typedef struct {
@@ -18,6 +22,7 @@ typedef struct {
     size_t hid;    /* additive: one tanh row (h) */
     size_t pack_s; /* forward: packed K^T (dot, scaled_dot, cosine, general) or W^T (location) */
     size_t pack_v; /* forward: packed V */
+    size_t block_s, block_w; /* forward without score / weight outputs: one row block of each */
     size_t forward; /* reals the forward needs: everything above */
     size_t grad_s; /* backward: dL/dscores (n_q, n_k) */
     size_t grad_q; /* backward: d(Q W) | d(Q Wq^T), d(K Wk^T) | cosine norm terms */
@@ -26,7 +31,7 @@ typedef struct {
 
 static ScratchLayout scratch_layout(const AttnConfig *c) {
     size_t nq = (size_t)c->n_q, nk = (size_t)c->n_k, dk = (size_t)c->d_k, h = (size_t)(c->hidden > 0 ? c->hidden : 0);
-    size_t sizes[9] = {0};
+    size_t sizes[11] = {0};
     if (c->score == ATTN_SCORE_GENERAL) sizes[0] = nq * dk;
     if (c->score == ATTN_SCORE_ADDITIVE) {
         sizes[0] = nq * h;
@@ -37,14 +42,16 @@ static ScratchLayout scratch_layout(const AttnConfig *c) {
     if (c->score == ATTN_SCORE_LOCATION) sizes[4] = vec_packed_size(c->n_k, c->d_q);
     else if (c->score != ATTN_SCORE_ADDITIVE) sizes[4] = vec_packed_size(c->n_k, c->d_k);
     sizes[5] = vec_packed_size(c->d_v, c->n_k);
-    sizes[7] = nq * nk;
-    if (c->score == ATTN_SCORE_GENERAL) sizes[8] = nq * dk;
-    if (c->score == ATTN_SCORE_ADDITIVE) sizes[8] = (nq + nk) * h;
-    if (c->score == ATTN_SCORE_COSINE) sizes[8] = nq + nk;
+    sizes[6] = sizes[7] = (size_t)ATTN_ROW_BLOCK * nk;
+    sizes[9] = nq * nk;
+    if (c->score == ATTN_SCORE_GENERAL) sizes[10] = nq * dk;
+    if (c->score == ATTN_SCORE_ADDITIVE) sizes[10] = (nq + nk) * h;
+    if (c->score == ATTN_SCORE_COSINE) sizes[10] = nq + nk;
     ScratchLayout s;
-    size_t *field[9] = {&s.proj_q, &s.proj_k, &s.norms, &s.hid, &s.pack_s, &s.pack_v, &s.forward, &s.grad_s, &s.grad_q};
+    size_t *field[11] = {&s.proj_q, &s.proj_k, &s.norms, &s.hid, &s.pack_s, &s.pack_v, &s.block_s, &s.block_w,
+                         &s.forward, &s.grad_s, &s.grad_q};
     size_t at = 0;
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < 11; i++) {
         *field[i] = at;
         at += (sizes[i] + 3) & ~(size_t)3; /* keep vectors 16-byte aligned */
     }
@@ -172,7 +179,8 @@ static const nn_real *scores_prepare(const AttnConfig *c, const AttnParams *p, c
     }
 }
 
-/* Scores of query rows [i0, i1) against keys [0, nv); a = scores_prepare(). */
+/* Scores of query rows [i0, i1) against keys [0, nv) into e (i1 - i0, n_k);
+ * a = scores_prepare(). */
 static void scores_rows(const AttnConfig *c, const AttnParams *p, nn_real *e, const nn_real *a, int i0,
                         int i1, int nv, nn_real *scratch, const ScratchLayout *L) {
     int nk = c->n_k, h = c->hidden;
@@ -186,22 +194,22 @@ static void scores_rows(const AttnConfig *c, const AttnParams *p, nn_real *e, co
                 memcpy(t, pq + (size_t)i * h, sizeof(nn_real) * h);
                 vec_axpy(t, 1, pk + (size_t)j * h, h);
                 vec_tanh(t, t, h);
-                e[(size_t)i * nk + j] = vec_dot(p->v, t, h);
+                e[(size_t)(i - i0) * nk + j] = vec_dot(p->v, t, h);
             }
         return;
     }
-    vec_gemm_packed(e + (size_t)i0 * nk, nk, a + (size_t)i0 * lda, lda, scratch + L->pack_s, kdim, i1 - i0, nv,
+    vec_gemm_packed(e, nk, a + (size_t)i0 * lda, lda, scratch + L->pack_s, kdim, i1 - i0, nv,
                     kdim, 0);
     if (c->score == ATTN_SCORE_SCALED_DOT) {
         nn_real scale = 1 / sqrt((nn_real)c->d_k);
-        for (int i = i0; i < i1; i++) vec_scale(e + (size_t)i * nk, scale, nv);
+        for (int i = i0; i < i1; i++) vec_scale(e + (size_t)(i - i0) * nk, scale, nv);
     } else if (c->score == ATTN_SCORE_COSINE) {
         /* e_ij = beta q.k / (|q| |k|), 0 when a norm is 0 */
         const nn_real *nqv = scratch + L->norms, *nkv = nqv + c->n_q;
         for (int i = i0; i < i1; i++)
             for (int j = 0; j < nv; j++) {
                 nn_real den = nqv[i] * nkv[j];
-                e[(size_t)i * nk + j] = den > 0 ? p->beta * e[(size_t)i * nk + j] / den : 0;
+                e[(size_t)(i - i0) * nk + j] = den > 0 ? p->beta * e[(size_t)(i - i0) * nk + j] / den : 0;
             }
     }
 }
@@ -306,12 +314,12 @@ static void scores_backward(const AttnConfig *c, const AttnParams *p, AttnParamG
 
 /* ---- normalisation -------------------------------------------------------- */
 
-/* Row i over its visible keys j < Lv: softmax of e/tau or e / sum e. Masked
- * cells get score -inf and weight 0. */
+/* Rows [i0, i1) (e, a point at row i0) over their visible keys j < Lv:
+ * softmax of e/tau or e / sum e. Masked cells get score -inf and weight 0. */
 static int normalise_forward(const AttnConfig *c, nn_real *e, nn_real *a, int i0, int i1) {
     int nk = c->n_k;
     for (int i = i0; i < i1; i++) {
-        nn_real *er = e + (size_t)i * nk, *ar = a + (size_t)i * nk;
+        nn_real *er = e + (size_t)(i - i0) * nk, *ar = a + (size_t)(i - i0) * nk;
         int Lv = attn_visible_keys(c, i);
         for (int j = Lv; j < nk; j++) {
             er[j] = -INFINITY;
@@ -368,11 +376,8 @@ static void normalise_backward(const AttnConfig *c, nn_real *d, const nn_real *e
 
 /* ---- the whole op -------------------------------------------------------- */
 
-/* Query rows go in blocks of ATTN_ROW_BLOCK: a block's scores are still in
- * cache when they are normalised and multiplied by V. Keys past the block's
- * last visible key are neither scored nor summed (causal masks halve the work). */
-#define ATTN_ROW_BLOCK 16
-
+/* Keys past a row block's last visible key are neither scored nor summed
+ * (causal masks halve the work). */
 int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_real *weights,
                  nn_real *context, const nn_real *q, const nn_real *k, const nn_real *v,
                  nn_real *scratch) {
@@ -389,11 +394,13 @@ int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_r
             int vis = attn_visible_keys(c, i);
             nv = vis > nv ? vis : nv;
         }
-        scores_rows(c, p, scores, a, i0, i1, nv, scratch, &L);
-        NN_TRY(normalise_forward(c, scores, weights, i0, i1));
+        /* without scores / weights outputs, the block's rows live in scratch */
+        nn_real *e = scores ? scores + (size_t)i0 * nk : scratch + L.block_s;
+        nn_real *w = weights ? weights + (size_t)i0 * nk : scratch + L.block_w;
+        scores_rows(c, p, e, a, i0, i1, nv, scratch, &L);
+        NN_TRY(normalise_forward(c, e, w, i0, i1));
         /* z_i = sum_j a_ij v_j, i.e. Z = A V */
-        vec_gemm_packed(context + (size_t)i0 * dv, dv, weights + (size_t)i0 * nk, nk, packed_v, nk, i1 - i0, dv, nv,
-                        0);
+        vec_gemm_packed(context + (size_t)i0 * dv, dv, w, nk, packed_v, nk, i1 - i0, dv, nv, 0);
     }
     return NN_OK;
 }

@@ -45,14 +45,16 @@ export interface AttendOptions {
   temperature?: number;
   /** Default 'none'. */
   mask?: Mask;
+  /** Which results to return; default all three. ['context'] alone skips the n_q x n_k matrices (faster). */
+  outputs?: Array<'scores' | 'weights' | 'context'>;
 }
 
 export interface AttendResult {
-  /** e_ij (n_q x n_k); masked cells are -Infinity. */
+  /** e_ij (n_q x n_k); masked cells are -Infinity. Absent if not in `outputs`. */
   scores: Matrix;
-  /** α_ij (n_q x n_k); rows sum to 1, or are all zero when every key is masked. */
+  /** α_ij (n_q x n_k); rows sum to 1, or are all zero when every key is masked. Absent if not in `outputs`. */
   weights: Matrix;
-  /** z_i = Σ_j α_ij v_j (n_q x d_v). */
+  /** z_i = Σ_j α_ij v_j (n_q x d_v). Absent if not in `outputs`. */
   context: Matrix;
 }
 

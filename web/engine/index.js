@@ -1,7 +1,7 @@
 // attnlab: the attention engine's JS API. One ES module for Node, pages and
 // workers:
 //   const engine = await loadEngine({ simd })
-//   engine.attend({ queries, keys, values, score, params, normalize, temperature, mask })
+//   engine.attend({ queries, keys, values, score, params, normalize, temperature, mask, outputs })
 //   engine.selfAttention({ x, wq, wk, wv, wo, heads, causal, score })
 import { AttnlabError, paramError, shapeError, valueError } from './errors.js';
 import { instantiate, simdSupported } from './wasm.js';
@@ -22,6 +22,22 @@ function options(name, value) {
     throw new AttnlabError('ERR_ARG', `${name}: expected an options object`);
   }
   return value;
+}
+
+const OUTPUTS = ['scores', 'weights', 'context'];
+
+/** Which of scores / weights / context to return (default: all three). */
+function toOutputs(value) {
+  if (value === undefined) return new Set(OUTPUTS);
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new AttnlabError('ERR_ARG', `outputs: expected a non-empty array of ${OUTPUTS.map((o) => `'${o}'`).join(', ')}`);
+  }
+  for (const o of value) {
+    if (!OUTPUTS.includes(o)) {
+      throw new AttnlabError('ERR_ARG', `outputs: unknown output ${typeof o === 'string' ? `'${o}'` : typeof o}; expected ${OUTPUTS.map((x) => `'${x}'`).join(', ')}`);
+    }
+  }
+  return new Set(value);
 }
 
 function optionalMatrix(name, value) {
@@ -109,6 +125,8 @@ export class Engine {
 
   /**
    * Attention of queries over keys: scores e_ij, weights α_ij, context z_i = Σ_j α_ij v_j.
+   * `outputs` (default ['scores', 'weights', 'context']) picks what to return;
+   * asking for the context alone skips materialising the n_q x n_k matrices.
    * @returns {{ scores: Matrix, weights: Matrix, context: Matrix }}
    */
   attend(args) {
@@ -126,6 +144,7 @@ export class Engine {
     if (!(temperature > 0)) throw valueError(`temperature must be > 0 (got ${temperature})`);
     const mask = toMask(a.mask, q.rows, k.rows);
     const p = toParams(score, a.params, q, k);
+    const outputs = toOutputs(a.outputs);
     const cells = q.rows * k.rows;
     if (cells > LIMITS.maxCells) {
       throw new AttnlabError('ERR_LIMIT', `queries x keys: ${q.rows} x ${k.rows} cells is past the limit of ${LIMITS.maxCells}`);
@@ -136,7 +155,9 @@ export class Engine {
       lengths: mask.keyLengths ? q.rows : 0,
       W: p.W ? p.W.data.length : 0, Wq: p.Wq ? p.Wq.data.length : 0, Wk: p.Wk ? p.Wk.data.length : 0,
       vv: p.v ? p.v.length : 0,
-      scores: cells, weights: cells, context: q.rows * v.cols,
+      scores: outputs.has('scores') ? cells : 0,
+      weights: outputs.has('weights') ? cells : 0,
+      context: q.rows * v.cols,
     };
     return heap.withBlock(sizes, (ptr) => {
       heap.writeF32(ptr.q, q.data);
@@ -152,11 +173,11 @@ export class Engine {
         mask.causal ? 1 : 0, ptr.lengths, ptr.q, ptr.k, v === k ? ptr.k : ptr.v,
         ptr.W, ptr.Wq, ptr.Wk, ptr.vv, ptr.scores, ptr.weights, ptr.context);
       heap.check(status, 'attend');
-      return {
-        scores: heap.readMatrix(ptr.scores, q.rows, k.rows),
-        weights: heap.readMatrix(ptr.weights, q.rows, k.rows),
-        context: heap.readMatrix(ptr.context, q.rows, v.cols),
-      };
+      const result = {};
+      if (outputs.has('scores')) result.scores = heap.readMatrix(ptr.scores, q.rows, k.rows);
+      if (outputs.has('weights')) result.weights = heap.readMatrix(ptr.weights, q.rows, k.rows);
+      if (outputs.has('context')) result.context = heap.readMatrix(ptr.context, q.rows, v.cols);
+      return result;
     });
   }
 
