@@ -159,6 +159,14 @@ static void build_acts(Seq2Seq *m, int carve) {
     ACT(a->dh2, B * D);
     ACT(a->dc2, B * D);
     ACT(a->carry, 4 * B * H);
+    size_t K = S2S_MAX_BEAM;
+    for (int i = 0; i < 2; i++) {
+        ACT(a->beam_h[i], K * D);
+        ACT(a->beam_c[i], K * D);
+        ACT(a->beam_align[i], K * U * T);
+    }
+    ACT(a->best_align, U * T);
+    ACT(a->beam_logp, K);
     ACT(a->scratch, scratch);
 #undef ACT
     size_t at = 0;
@@ -224,7 +232,11 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
     m->key_lengths = calloc((size_t)c->max_out, sizeof(int32_t));
     m->ids = calloc((size_t)m->Bm * (c->max_in + 2 * c->max_out + 2), sizeof(int32_t));
     m->mask = calloc((size_t)m->Bm, 1);
-    if (!m->params || !m->grads || !m->opt || !m->acts || !m->key_lengths || !m->ids || !m->mask) {
+    m->beam_tok = calloc((2 * S2S_MAX_BEAM + 1) * (size_t)c->max_out, sizeof(int32_t));
+    m->dec_ids = calloc(2 * (size_t)m->Bm, sizeof(int32_t));
+    m->row_len = m->dec_ids ? m->dec_ids + m->Bm : NULL;
+    if (!m->params || !m->grads || !m->opt || !m->acts || !m->key_lengths || !m->ids || !m->mask || !m->beam_tok ||
+        !m->dec_ids) {
         s2s_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu parameters and %zu activations", m->n_params, m->n_acts);
     }
@@ -245,6 +257,8 @@ void s2s_destroy(Seq2Seq *m) {
     free(m->key_lengths);
     free(m->ids);
     free(m->mask);
+    free(m->beam_tok);
+    free(m->dec_ids);
     free(m);
 }
 

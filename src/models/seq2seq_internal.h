@@ -62,6 +62,10 @@ typedef struct {
     nn_real *probs;                     /* (B, U, V) */
     nn_real *dh, *dc, *dh2, *dc2;       /* (B, D) carried gradients */
     nn_real *carry;                     /* (4, B, H) encoder carried gradients */
+    nn_real *beam_h[2], *beam_c[2];     /* (K, D) beam states, current and next */
+    nn_real *beam_align[2];             /* (K, U, T) alignments of live hypotheses */
+    nn_real *best_align;                /* (U, T) the best finished hypothesis */
+    nn_real *beam_logp;                 /* (K) */
     nn_real *scratch;                   /* a recurrent step's or attention's scratch */
 } S2sActs;
 
@@ -78,6 +82,9 @@ struct Seq2Seq {
     int32_t *key_lengths; /* (max_out) */
     int32_t *ids;         /* the forward's batch, kept for backward */
     uint8_t *mask;        /* (Bm) */
+    int32_t *beam_tok;    /* (2, K, U) tokens of live hypotheses, then (U) the best finished */
+    int32_t *dec_ids;     /* (Bm) the previous output symbol of each decoding row */
+    int32_t *row_len;     /* (Bm) input length of each decoding row */
     int B, T, U, count, have_forward;
     int steps;
 };

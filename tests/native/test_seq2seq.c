@@ -107,6 +107,61 @@ static void overfit(RnnCellKind cell, int layers, int bidir, int attention) {
 }
 #endif
 
+/* After overfitting a batch, greedy decoding reproduces it; beam 1 equals
+ * greedy; a wider beam never finds a less likely sequence; save -> load keeps
+ * the outputs; truncated, damaged or foreign files are rejected. */
+static void decode_and_io(RnnCellKind cell, int attention) {
+    check_case("decode+io %s attention=%d", cells[cell], attention);
+    S2sConfig c = config(cell, 1, 1, attention);
+    Seq2Seq *m;
+    if (!CHECK(s2s_create(&m, &c) == NN_OK, "create: %s", nn_last_error())) return;
+    Rng r = {31};
+    int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
+    make_batch(&r, attention == ATTN_SCORE_LOCATION, in_ids, in_len, out_ids, out_len);
+    S2sTrainOptions o = {S2S_ADAM, 0.05f, 5};
+    nn_real loss = 0;
+    for (int s = 0; s < 300; s++) s2s_train_step(m, &o, B, in_ids, in_len, out_ids, out_len, &loss);
+    int32_t got[B * MAX_OUT], got_len[B];
+    nn_real align[B * MAX_OUT * MAX_IN];
+    CHECK(s2s_greedy(m, B, in_ids, in_len, got, got_len, align) == NN_OK, "greedy: %s", nn_last_error());
+    for (int b = 0; b < B; b++) {
+        CHECK(got_len[b] == out_len[b] && memcmp(got + b * MAX_OUT, out_ids + b * MAX_OUT, sizeof(int32_t) * out_len[b]) == 0,
+              "row %d decodes to its target (loss %g)", b, (double)loss);
+        if (attention >= 0)
+            for (int t = 0; t < got_len[b]; t++) {
+                double sum = 0;
+                for (int j = 0; j < MAX_IN; j++) sum += align[(b * MAX_OUT + t) * MAX_IN + j];
+                CHECK(fabs(sum - 1) < 1e-4, "alignment row %d,%d sums to %g", b, t, sum);
+            }
+    }
+    int32_t bt[MAX_OUT], bl;
+    nn_real lp1, lp4, balign[MAX_OUT * MAX_IN];
+    CHECK(s2s_beam(m, 1, in_ids, in_len[0], bt, &bl, balign, &lp1) == NN_OK, "beam 1: %s", nn_last_error());
+    CHECK(bl == got_len[0] && memcmp(bt, got, sizeof(int32_t) * bl) == 0, "beam 1 equals greedy");
+    CHECK(s2s_beam(m, 4, in_ids, in_len[0], bt, &bl, balign, &lp4) == NN_OK, "beam 4: %s", nn_last_error());
+    CHECK(lp4 >= lp1 - 1e-5, "beam 4 log p %g >= beam 1 log p %g", (double)lp4, (double)lp1);
+    CHECK(s2s_beam(m, 99, in_ids, in_len[0], bt, &bl, NULL, NULL) == NN_ERR_LIMIT, "beam past limit");
+
+    size_t size = s2s_save_size(m);
+    uint8_t *bytes = malloc(size);
+    CHECK(s2s_save(m, bytes, size) == NN_OK, "save");
+    Seq2Seq *m2;
+    CHECK(s2s_load(&m2, bytes, size) == NN_OK, "load: %s", nn_last_error());
+    if (m2) {
+        int32_t got2[B * MAX_OUT], len2[B];
+        s2s_greedy(m2, B, in_ids, in_len, got2, len2, NULL);
+        CHECK(memcmp(got2, got, sizeof got) == 0 && memcmp(len2, got_len, sizeof len2) == 0, "loaded model decodes the same");
+        s2s_destroy(m2);
+    }
+    CHECK(s2s_load(&m2, bytes, size - 7) == NN_ERR_VALUE && m2 == NULL, "truncated: %s", nn_last_error());
+    bytes[size / 2] ^= 0x40;
+    CHECK(s2s_load(&m2, bytes, size) == NN_ERR_VALUE && strstr(nn_last_error(), "checksum"), "damaged: %s", nn_last_error());
+    memcpy(bytes, "PK\3\4....", 8);
+    CHECK(s2s_load(&m2, bytes, size) == NN_ERR_VALUE && strstr(nn_last_error(), "not an attnlab"), "foreign: %s", nn_last_error());
+    free(bytes);
+    s2s_destroy(m);
+}
+
 static void errors(void) {
     check_case("config errors");
     Seq2Seq *m = NULL;
@@ -172,6 +227,10 @@ int main(void) {
     gradcheck(RNN_CELL_LSTM, 2, 1, ATTN_SCORE_DOT);
     gradcheck(RNN_CELL_GRU, 2, 1, ATTN_SCORE_ADDITIVE);
 #endif
+    decode_and_io(RNN_CELL_GRU, ATTN_SCORE_DOT);
+    decode_and_io(RNN_CELL_LSTM, ATTN_SCORE_ADDITIVE);
+    decode_and_io(RNN_CELL_RNN, S2S_ATTN_NONE);
+    decode_and_io(RNN_CELL_GRU, ATTN_SCORE_LOCATION);
     errors();
     determinism();
     return check_summary();
