@@ -130,7 +130,7 @@ int attn_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g,
 typedef struct {
     int n;       /* tokens */
     int d_in;    /* embedding size */
-    int d_k;     /* total query/key width over heads (d_in when wq and wk are NULL) */
+    int d_k;     /* total query/key width over heads (d_in when wq or wk is NULL) */
     int d_v;     /* total value width over heads (d_in when wv is NULL) */
     int d_out;   /* output width (d_v when wo is NULL) */
     int heads;   /* divides d_k and d_v */

@@ -66,11 +66,9 @@ int attn_self_check(const SelfAttnConfig *c, const SelfAttnWeights *w, const nn_
     if (c->score != ATTN_SCORE_DOT && c->score != ATTN_SCORE_SCALED_DOT && c->score != ATTN_SCORE_COSINE)
         return nn_fail(NN_ERR_ARG, "score: self-attention supports 'dot', 'scaled_dot' and 'cosine' (got %d)",
                        (int)c->score);
-    if ((w->wq == NULL) != (w->wk == NULL))
-        return nn_fail(NN_ERR_PARAM, "%s: give wq and wk together (queries and keys must match)",
-                       w->wq ? "wk" : "wq");
-    if (!w->wq && c->d_k != c->d_in)
-        return nn_fail(NN_ERR_SHAPE, "wq/wk: without them queries are x, so d_k must be %d (got %d)", c->d_in, c->d_k);
+    if ((!w->wq || !w->wk) && c->d_k != c->d_in)
+        return nn_fail(NN_ERR_SHAPE, "%s: without it %s are x, so d_k must be %d (got %d)", w->wq ? "wk" : "wq",
+                       w->wq ? "keys" : "queries", c->d_in, c->d_k);
     if (!w->wv && c->d_v != c->d_in)
         return nn_fail(NN_ERR_SHAPE, "wv: without it values are x, so d_v must be %d (got %d)", c->d_in, c->d_v);
     if (!w->wo && c->d_out != c->d_v)

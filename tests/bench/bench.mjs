@@ -17,6 +17,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { mulberry32 } from '../lib/random.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SIZES = [[64, 64], [256, 64], [1024, 64]];
@@ -38,17 +39,6 @@ const flops = (n, d) => 4 * n * n * d; // Q·Kᵀ (2n²d) + weights·V (2n²d); 
 const fmt = (x, digits) => (Number.isFinite(x) ? x.toFixed(digits) : '-');
 
 // ---- inputs -------------------------------------------------------------------------
-
-function rng(seed) { // mulberry32: the same inputs on every run
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomMatrix(rows, cols, next) {
   const data = new Float32Array(rows * cols);
@@ -200,7 +190,7 @@ async function loadTf() {
  * be skipped; context() returns the context as a Float32Array for the check.
  */
 function makeSubjects(n, d, ours, tfInfo) {
-  const next = rng(0x5eed + n * 131 + d);
+  const next = mulberry32(0x5eed + n * 131 + d);
   const Q = randomMatrix(n, d, next);
   const K = randomMatrix(n, d, next);
   const V = randomMatrix(n, d, next);

@@ -430,6 +430,30 @@ static void test_large_scores(Rng *r) {
         }
 }
 
+/* Huge but finite inputs may overflow a score; the engine then either fails
+ * with a status or returns finite weights and context, never NaN silently. */
+static void test_huge_inputs(Rng *r) {
+    for (int score = 0; score < ATTN_SCORE_COUNT; score++)
+        for (int norm = 0; norm < 2; norm++)
+            for (int big = 0; big < 3; big++) {
+                size_t mark = alloc_mark();
+                Shape s = {3, 4, 2, 2, 2, 2};
+                Case t;
+                setup_case(&t, r, &s, (AttnScore)score, (AttnNorm)norm, 1, 0);
+                double f = big == 0 ? 1e15 : big == 1 ? 1e19 : 1e30;
+                for (int i = 0; i < 6; i++) t.q[i] *= (nn_real)f;
+                for (int i = 0; i < 8; i++) t.k[i] *= (nn_real)f;
+                check_case("inputs scaled by %g, score=%s norm=%s", f, score_names[score], norm ? "sum" : "softmax");
+                int st = case_forward(&t);
+                int finite = 1;
+                for (int i = 0; i < 12; i++) finite &= isfinite(t.weights[i]) != 0;
+                for (int i = 0; i < 6; i++) finite &= isfinite(t.context[i]) != 0;
+                CHECK(st != NN_OK || finite, "status OK but NaN or infinite weights or context");
+                CHECK(st == NN_OK || nn_last_error()[0], "status %d without a message", st);
+                alloc_release(mark);
+            }
+}
+
 static void test_visible_keys(void) {
     int32_t kl[5] = {0, 2, 9, 9, 1};
     AttnConfig c = {.n_q = 5, .n_k = 9, .d_q = 1, .d_k = 1, .d_v = 1, .temperature = 1};
@@ -679,6 +703,7 @@ int main(void) {
     test_cosine_scale(&r);
     test_values_alias_keys(&r);
     test_large_scores(&r);
+    test_huge_inputs(&r);
     test_visible_keys();
     test_errors(&r);
     return check_summary();

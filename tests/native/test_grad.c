@@ -250,6 +250,35 @@ static void test_attn_grads(Rng *r) {
                                        nt < 2 ? ATTN_NORM_SOFTMAX : ATTN_NORM_SUM, nt == 1 ? 0.6 : 1, mask, dw);
 }
 
+/* Cosine at a zero query and a zero key: the score there is the constant 0,
+ * the gradients stay finite, and dv (smooth in v) still matches differences. */
+static void test_cosine_zero(Rng *r) {
+    for (int mask = 0; mask < 4; mask++) {
+        size_t mark = alloc_mark();
+        GradCase t;
+        grad_setup(&t, r, &grad_shapes[0], ATTN_SCORE_COSINE, ATTN_NORM_SOFTMAX, 1, mask, 1);
+        for (int a = 0; a < t.c.d_q; a++) t.x[T_Q][a] = 0, t.x[T_K][(size_t)1 * t.c.d_k + a] = 0;
+        check_case("cosine gradients with a zero query (row 0) and a zero key (row 1), mask=%s", mask_names[mask]);
+        AttnParamGrads g = {NULL, NULL, NULL, NULL, 0};
+        int st = run_backward(&t, t.grad[T_Q], t.grad[T_K], t.grad[T_V], &g);
+        if (!CHECK(st == NN_OK, "forward/backward returned %d (%s)", st, nn_last_error())) {
+            alloc_release(mark);
+            continue;
+        }
+        int finite = isfinite(g.beta) != 0;
+        for (int k = T_Q; k <= T_V; k++)
+            for (size_t i = 0; i < t.n[k]; i++) finite &= isfinite(t.grad[k][i]) != 0;
+        CHECK(finite, "NaN or infinite gradient at a zero vector");
+        double *num = alloc_doubles(t.n[T_V]);
+        engine_fd(&t, T_V, num);
+        CHECK_ARRAY(t.grad[T_V], num, t.n[T_V], t.c.d_v, FD_ATOL, FD_RTOL, "dv vs differences of attn_forward");
+        t.grad[T_BETA][0] = g.beta;
+        engine_fd(&t, T_BETA, num);
+        CHECK_ARRAY(t.grad[T_BETA], num, 1, 0, FD_ATOL, FD_RTOL, "dbeta vs differences of attn_forward");
+        alloc_release(mark);
+    }
+}
+
 /* ---- self-attention --------------------------------------------------------- */
 
 enum { S_X, S_WQ, S_WK, S_WV, S_WO, S_COUNT };
@@ -452,7 +481,9 @@ static void test_self_grads(Rng *r) {
 
 int main(void) {
     Rng r = {0x6ad};
+    Rng zero = {0x2e70};
     test_attn_grads(&r);
     test_self_grads(&r);
+    test_cosine_zero(&zero); /* own stream: the draws above stay as they were */
     return check_summary();
 }

@@ -197,13 +197,16 @@ export class Engine {
     const scoreCode = toChoice('score', score, SELF_SCORES);
     const heads = toInteger('heads', a.heads, 1, 1, LIMITS.maxHeads);
     const causal = toBoolean('causal', a.causal, false);
-    if (!wq !== !wk) throw paramError(`${wq ? 'wk' : 'wq'}: give wq and wk together (queries and keys must match)`);
     const n = x.rows, dIn = x.cols;
     for (const [name, w] of [['wq', wq], ['wk', wk], ['wv', wv]]) {
       if (w && w.rows !== dIn) throw shapeError(`${name}: has ${w.rows} rows, but x has ${dIn} columns (x·${name})`);
     }
-    if (wq && wk.cols !== wq.cols) throw shapeError(`wk: has ${wk.cols} columns, but wq has ${wq.cols}`);
-    const dK = wq ? wq.cols : dIn;
+    if (wq && wk && wk.cols !== wq.cols) throw shapeError(`wk: has ${wk.cols} columns, but wq has ${wq.cols}`);
+    const dK = wq ? wq.cols : wk ? wk.cols : dIn;
+    if (!(wq && wk) && dK !== dIn) {
+      const [given, missing] = wq ? ['wq', 'wk'] : ['wk', 'wq'];
+      throw shapeError(`${missing}: omitted, so it is the identity and ${given} must have ${dIn} columns (got ${dK})`);
+    }
     const dV = wv ? wv.cols : dIn;
     if (wo && wo.rows !== dV) throw shapeError(`wo: has ${wo.rows} rows, but the context has ${dV} columns`);
     const dOut = wo ? wo.cols : dV;
