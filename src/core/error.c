@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "attnlab/nn.h"
 
@@ -12,11 +13,15 @@ const char *nn_last_error(void) { return last_error; }
 
 void nn_clear_error(void) { last_error[0] = '\0'; }
 
+/* Formats into a temporary first: callers may wrap the previous message,
+ * nn_fail(st, "model file: %s", nn_last_error()). */
 int nn_fail(int code, const char *fmt, ...) {
+    char message[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    memcpy(last_error, message, sizeof message);
     return code;
 }
 

@@ -116,9 +116,111 @@ export interface Engine {
   readonly limits: typeof LIMITS;
   attend(options: AttendOptions): AttendResult;
   selfAttention(options: SelfAttentionOptions): SelfAttentionResult;
+  /** An encoder-decoder with attention bound to a task, trained in C. */
+  createSeq2Seq(options: Seq2SeqOptions): Seq2SeqModel;
+  /** A model saved with model.save(); a truncated or foreign file throws. */
+  loadSeq2Seq(bytes: Uint8Array | ArrayBuffer): Seq2SeqModel;
   /** Bytes allocated in the WASM heap (returns to its baseline between calls). */
   heapUsed(): number;
 }
+
+export type TaskName = 'copy' | 'reverse' | 'sort' | 'dates' | 'pairs';
+export type CellName = 'rnn' | 'gru' | 'lstm';
+export type Attention = Score | 'none';
+export type SplitName = 'train' | 'validation' | 'valid' | 'test';
+
+export interface Seq2SeqOptions {
+  /** default 'reverse' */
+  task?: TaskName;
+  /** copy / reverse / sort: 'digits' (default) or 'letters' */
+  alphabet?: 'digits' | 'letters';
+  /** copy / reverse / sort input lengths, default 4..12 */
+  minLength?: number;
+  maxLength?: number;
+  /** the 'pairs' task: lines "input<TAB>output" */
+  pairs?: string;
+  /** default 'gru' */
+  cell?: CellName;
+  /** encoder layers, 1 (default) or 2 */
+  layers?: 1 | 2;
+  bidirectional?: boolean;
+  /** embedding size, default 32 */
+  embed?: number;
+  /** encoder hidden size per direction, default 64 */
+  hidden?: number;
+  /** scoring function of the decoder's attention, or 'none' (the bottleneck); default 'additive' */
+  attention?: Attention;
+  /** the additive score's hidden size (0: the encoder width) */
+  attnHidden?: number;
+  /** largest batch for train() and evaluate(), default 64 */
+  batch?: number;
+  /** initial weights and training draws, default 1 */
+  seed?: number;
+}
+
+export interface TrainOptions {
+  /** optimiser steps, default 1 */
+  steps?: number;
+  /** examples per step, default min(32, the model's batch) */
+  batch?: number;
+  /** default 0.005 (Adam) or 0.1 (SGD) */
+  lr?: number;
+  /** global gradient-norm clip, default 5; 0 = off */
+  clip?: number;
+  optimizer?: 'adam' | 'sgd';
+}
+
+export interface TrainResult {
+  /** mean of the steps' losses (cross-entropy per output token) */
+  loss: number;
+  losses: Float32Array;
+  /** optimiser steps taken in total */
+  steps: number;
+  examples: number;
+  seconds: number;
+  examplesPerSecond: number;
+  tokensPerSecond: number;
+}
+
+export interface EvaluateResult {
+  loss: number;
+  tokenAccuracy: number;
+  sequenceAccuracy: number;
+  count: number;
+  split: string;
+  /** sequence accuracy by input length (lengths that occurred) */
+  byLength: { length: number; count: number; sequenceAccuracy: number }[];
+}
+
+export interface TranslateResult {
+  output: string;
+  inputTokens: string[];
+  /** decoded symbols, ending with '</s>' when the model emitted EOS */
+  outputTokens: string[];
+  /** output steps x input tokens: attention weights */
+  alignment: Matrix;
+}
+
+export class Seq2SeqModel {
+  readonly config: Readonly<Required<Omit<Seq2SeqOptions, 'pairs'>> & {
+    inputVocabulary: number; outputVocabulary: number; maxInput: number; maxOutput: number;
+    fixedInput: number; parameters: number;
+  }>;
+  readonly inputAlphabet: string;
+  readonly outputAlphabet: string;
+  readonly steps: number;
+  train(options?: TrainOptions): TrainResult;
+  evaluate(options?: { split?: SplitName; count?: number }): EvaluateResult;
+  translate(text: string, options?: { beam?: number }): TranslateResult;
+  examples(options?: { split?: SplitName; count?: number; seed?: number }): { input: string; output: string }[];
+  save(): Uint8Array;
+  destroy(): void;
+}
+
+export const SEQ2SEQ_LIMITS: Readonly<{
+  maxHidden: number; maxEmbed: number; maxBatch: number; maxBeam: number; maxLength: number;
+  maxPairsBytes: number; maxSteps: number; maxEvaluate: number;
+}>;
 
 export interface LoadOptions {
   /** true: the SIMD build (default where supported); false: the scalar build. */

@@ -5,10 +5,12 @@
 //   engine.selfAttention({ x, wq, wk, wv, wo, heads, causal, score })
 import { AttnlabError, paramError, shapeError, valueError } from './errors.js';
 import { instantiate, simdSupported } from './wasm.js';
-import { LIMITS, toBoolean, toChoice, toInteger, toMatrix, toNumber, toVector } from './matrix.js';
+import { createSeq2Seq, loadSeq2Seq } from './seq2seq.js';
+import { LIMITS, options, toBoolean, toChoice, toInteger, toMatrix, toNumber, toVector } from './matrix.js';
 
 export { AttnlabError } from './errors.js';
 export { LIMITS } from './matrix.js';
+export { SEQ2SEQ_LIMITS, Seq2SeqModel } from './seq2seq.js';
 
 /** Scoring functions, with their codes in the core (AttnScore). */
 export const SCORES = Object.freeze({ dot: 0, scaled_dot: 1, general: 2, additive: 3, cosine: 4, location: 5 });
@@ -17,12 +19,6 @@ export const NORMALIZATIONS = Object.freeze({ softmax: 0, sum: 1 });
 const SELF_SCORES = Object.freeze({ dot: 0, scaled_dot: 1, cosine: 4 });
 const MASK_KINDS = Object.freeze({ none: 'none', causal: 'causal' });
 
-function options(name, value) {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new AttnlabError('ERR_ARG', `${name}: expected an options object`);
-  }
-  return value;
-}
 
 const OUTPUTS = ['scores', 'weights', 'context'];
 
@@ -116,6 +112,20 @@ export class Engine {
     /** true when the SIMD build is loaded, false for the scalar build. */
     this.simd = heap.exports.attnlab_simd() === 1;
     this.limits = LIMITS;
+  }
+
+  /**
+   * An encoder-decoder with attention bound to a task ('copy', 'reverse',
+   * 'sort', 'dates' or the user's 'pairs'), trained in C. See seq2seq.js.
+   * @returns {Seq2SeqModel}
+   */
+  createSeq2Seq(options) {
+    return createSeq2Seq(this.heap, options);
+  }
+
+  /** A model saved with model.save(). */
+  loadSeq2Seq(bytes) {
+    return loadSeq2Seq(this.heap, bytes);
   }
 
   /** Bytes allocated in the WASM heap right now (for leak checks). */

@@ -97,6 +97,14 @@ export function toVector(name, value) {
   return m.data;
 }
 
+/** An options object (not null, not an array). */
+export function options(name, value) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw argError(`${name}: expected an options object`);
+  }
+  return value;
+}
+
 /** One of `choices` (an object name -> code); `fallback` when undefined. */
 export function toChoice(name, value, choices, fallback) {
   if (value === undefined) value = fallback;

@@ -117,12 +117,21 @@ export class Heap {
   }
 
   /** Throws the core's message as an AttnlabError unless status is 0. */
-  check(status, prefix) {
-    if (status === 0) return;
-    const ptr = this.exports.attnlab_last_error();
+  /** The NUL-terminated UTF-8 string at ptr. */
+  readString(ptr) {
     const bytes = new Uint8Array(this.exports.memory.buffer, ptr);
     const end = bytes.indexOf(0);
-    const message = this.decoder.decode(bytes.subarray(0, end < 0 ? 0 : end));
+    return this.decoder.decode(bytes.subarray(0, end < 0 ? 0 : end));
+  }
+
+  /** Copies bytes (a Uint8Array) to ptr. */
+  writeBytes(ptr, bytes) {
+    if (ptr) new Uint8Array(this.exports.memory.buffer).set(bytes, ptr);
+  }
+
+  check(status, prefix) {
+    if (status === 0) return;
+    const message = this.readString(this.exports.attnlab_last_error());
     throw new AttnlabError(STATUS_CODES[status] ?? 'ERR_INTERNAL', `${prefix}: ${message}`);
   }
 }

@@ -1,0 +1,71 @@
+/* attnlab trainer: a seq2seq model bound to a task. It samples training
+ * batches from the task's train split, evaluates on a split, translates text
+ * (greedy or beam) with the alignment matrix, and saves / loads the task and
+ * the model together, so a saved file can translate on its own.
+ *
+ * Seeds: the model's seed fixes its initial weights; the training stream
+ * (which examples are drawn) starts from the same seed, so a run is
+ * reproducible natively and in WASM. Evaluation draws a fixed set of examples
+ * per split (the same on every call), so numbers are comparable over time. */
+#ifndef ATTNLAB_TRAINER_H
+#define ATTNLAB_TRAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnlab/seq2seq.h"
+#include "attnlab/tasks.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRAINER_MAX_STEPS 100000 /* optimiser steps per trainer_train call */
+#define TRAINER_MAX_EVAL 100000  /* examples per evaluation */
+
+typedef struct Trainer Trainer; /* opaque */
+
+typedef struct {
+    double loss;              /* mean cross-entropy per output token, teacher forced */
+    double token_accuracy;    /* greedy outputs: correct tokens / target tokens (EOS included) */
+    double sequence_accuracy; /* greedy outputs equal to the target, whole */
+    int count;                /* examples evaluated */
+    /* by input length (tokens): examples and whole-sequence successes */
+    int length_count[TASK_MAX_LEN + 1];
+    int length_right[TASK_MAX_LEN + 1];
+} TrainerEval;
+
+/* Creates the task (pairs: text of len bytes, else NULL) and a model for it.
+ * The model config's vocabulary sizes, lengths and fixed_in are taken from
+ * the task; the rest (cell, layers, sizes, attention, batch, seed) from *mc. */
+int trainer_create(Trainer **out, const TaskConfig *tc, const char *text, size_t len, const S2sConfig *mc);
+void trainer_destroy(Trainer *t);
+
+const Task *trainer_task(const Trainer *t);
+const TaskConfig *trainer_task_config(const Trainer *t);
+Seq2Seq *trainer_model(Trainer *t);
+
+/* steps optimiser steps on batches of B train examples; losses (steps) or
+ * NULL receives each step's mean loss; *tokens (or NULL) the target tokens seen. */
+int trainer_train(Trainer *t, const S2sTrainOptions *o, int steps, int B, float *losses, double *tokens);
+
+/* Loss and greedy accuracies on `count` examples of a split. */
+int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r);
+
+/* Translates text: in_ids (max_in) and *in_len its input ids, out_ids
+ * (max_out) and *out_len the decoded ids up to and including EOS, alignment
+ * (max_out, max_in) row-major, output (max_out + 1 bytes) the decoded text.
+ * beam 1 is greedy. */
+int trainer_translate(Trainer *t, const char *text, int beam, int32_t *in_ids, int *in_len, int32_t *out_ids,
+                      int *out_len, nn_real *alignment, char *output);
+
+/* Saving: magic "ATNLTRN\0" | u32 version | task config (4 x i32) | u32 text
+ * length | text | u64 training stream | model (the seq2seq format) | u32 FNV-1a. */
+size_t trainer_save_size(const Trainer *t);
+int trainer_save(const Trainer *t, uint8_t *bytes, size_t size);
+int trainer_load(Trainer **out, const uint8_t *bytes, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

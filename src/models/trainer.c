@@ -1,0 +1,258 @@
+/* A seq2seq model bound to its task: training on sampled batches, evaluation,
+ * translation and saving both together (see include/attnlab/trainer.h). */
+#include "attnlab/trainer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char MAGIC[8] = {'A', 'T', 'N', 'L', 'T', 'R', 'N', 0};
+#define TRAINER_FORMAT_VERSION 1u
+#define TRAIN_STREAM 0x9e3779b97f4a7c15ull /* xor'ed into the seed: the training draws */
+#define EVAL_STREAM 0x5eed0e7a1ull         /* + split: the fixed evaluation draws */
+
+struct Trainer {
+    TaskConfig tc;
+    char *text; /* pairs text (owned), or NULL */
+    size_t text_len;
+    Task *task;
+    Seq2Seq *model;
+    uint64_t stream; /* training draws */
+    int Bm, max_in, max_out;
+    /* one allocation for the batch buffers */
+    int32_t *buf;
+    int32_t *in_ids;  /* (Bm, max_in) */
+    int32_t *in_len;  /* (Bm) */
+    int32_t *out_ids; /* (Bm, max_out) */
+    int32_t *out_len; /* (Bm) */
+    int32_t *pred;    /* (Bm, max_out) */
+    int32_t *pred_len;
+};
+
+void trainer_destroy(Trainer *t) {
+    if (!t) return;
+    s2s_destroy(t->model);
+    task_destroy(t->task);
+    free(t->text);
+    free(t->buf);
+    free(t);
+}
+
+/* Builds the trainer around an existing model (or a new one when model is NULL). */
+static int trainer_build(Trainer **out, const TaskConfig *tc, const char *text, size_t len, const S2sConfig *mc,
+                         Seq2Seq *model) {
+    *out = NULL;
+    Trainer *t = calloc(1, sizeof *t);
+    if (!t) {
+        s2s_destroy(model);
+        return nn_fail(NN_ERR_NOMEM, "trainer: out of memory");
+    }
+    t->tc = *tc;
+    t->model = model;
+    int st = NN_OK;
+    if (text && len) {
+        if (!(t->text = malloc(len))) {
+            st = nn_fail(NN_ERR_NOMEM, "pairs: out of memory for %zu bytes", len);
+            goto fail;
+        }
+        memcpy(t->text, text, len);
+        t->text_len = len;
+    }
+    if ((st = task_create(&t->task, tc, text, len)) != NN_OK) goto fail;
+    if (!t->model) {
+        S2sConfig c = *mc;
+        c.in_vocab = task_in_vocab(t->task);
+        c.out_vocab = task_out_vocab(t->task);
+        c.max_in = task_max_in(t->task);
+        c.max_out = task_max_out(t->task);
+        c.fixed_in = task_fixed_in(t->task);
+        if (c.attention == ATTN_SCORE_LOCATION && c.fixed_in == 0) {
+            st = nn_fail(NN_ERR_ARG, "attention: 'location' scores a fixed number of input positions, but this "
+                                     "task's inputs vary in length (%d..%d); use a fixed length or another score",
+                         tc->kind == TASK_DATES || tc->kind == TASK_PAIRS ? 1 : tc->min_len, c.max_in);
+            goto fail;
+        }
+        if ((st = s2s_create(&t->model, &c)) != NN_OK) goto fail;
+    }
+    const S2sConfig *c = s2s_config(t->model);
+    if (c->in_vocab != task_in_vocab(t->task) || c->out_vocab != task_out_vocab(t->task) ||
+        c->max_in != task_max_in(t->task) || c->max_out != task_max_out(t->task)) {
+        st = nn_fail(NN_ERR_VALUE, "model file: the model's vocabulary or lengths do not match its task");
+        goto fail;
+    }
+    t->Bm = c->batch;
+    t->max_in = c->max_in;
+    t->max_out = c->max_out;
+    t->stream = c->seed ^ TRAIN_STREAM;
+    size_t n = (size_t)t->Bm * (t->max_in + 2 * t->max_out + 3);
+    if (!(t->buf = malloc(sizeof(int32_t) * n))) {
+        st = nn_fail(NN_ERR_NOMEM, "trainer: out of memory for batches of %d", t->Bm);
+        goto fail;
+    }
+    t->in_ids = t->buf;
+    t->out_ids = t->in_ids + (size_t)t->Bm * t->max_in;
+    t->pred = t->out_ids + (size_t)t->Bm * t->max_out;
+    t->in_len = t->pred + (size_t)t->Bm * t->max_out;
+    t->out_len = t->in_len + t->Bm;
+    t->pred_len = t->out_len + t->Bm;
+    *out = t;
+    return NN_OK;
+fail:
+    trainer_destroy(t);
+    return st;
+}
+
+int trainer_create(Trainer **out, const TaskConfig *tc, const char *text, size_t len, const S2sConfig *mc) {
+    nn_clear_error();
+    return trainer_build(out, tc, text, len, mc, NULL);
+}
+
+const Task *trainer_task(const Trainer *t) { return t->task; }
+const TaskConfig *trainer_task_config(const Trainer *t) { return &t->tc; }
+Seq2Seq *trainer_model(Trainer *t) { return t->model; }
+
+static int check_batch(const Trainer *t, int B) {
+    if (B < 1 || B > t->Bm) return nn_fail(NN_ERR_LIMIT, "batch: %d; this model was created for batches of 1..%d", B, t->Bm);
+    return NN_OK;
+}
+
+int trainer_train(Trainer *t, const S2sTrainOptions *o, int steps, int B, float *losses, double *tokens) {
+    nn_clear_error();
+    if (steps < 1 || steps > TRAINER_MAX_STEPS)
+        return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, TRAINER_MAX_STEPS);
+    NN_TRY(check_batch(t, B));
+    double seen = 0;
+    for (int s = 0; s < steps; s++) {
+        NN_TRY(task_sample_batch(t->task, TASK_TRAIN, &t->stream, B, t->in_ids, t->in_len, t->out_ids, t->out_len));
+        nn_real loss;
+        NN_TRY(s2s_train_step(t->model, o, B, t->in_ids, t->in_len, t->out_ids, t->out_len, &loss));
+        if (losses) losses[s] = (float)loss;
+        for (int b = 0; b < B; b++) seen += t->out_len[b];
+    }
+    if (tokens) *tokens = seen;
+    return NN_OK;
+}
+
+int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r) {
+    nn_clear_error();
+    memset(r, 0, sizeof *r);
+    if ((unsigned)split > TASK_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d (train, validation or test)", (int)split);
+    if (count < 1 || count > TRAINER_MAX_EVAL)
+        return nn_fail(count < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "count: %d; it must be within 1..%d", count, TRAINER_MAX_EVAL);
+    uint64_t rng = EVAL_STREAM + (uint64_t)split;
+    double loss = 0, tokens = 0, right_tokens = 0, right_seqs = 0;
+    for (int done = 0; done < count;) {
+        int B = count - done < t->Bm ? count - done : t->Bm;
+        NN_TRY(task_sample_batch(t->task, split, &rng, B, t->in_ids, t->in_len, t->out_ids, t->out_len));
+        nn_real l;
+        NN_TRY(s2s_forward(t->model, B, t->in_ids, t->in_len, t->out_ids, t->out_len, &l));
+        NN_TRY(s2s_greedy(t->model, B, t->in_ids, t->in_len, t->pred, t->pred_len, NULL));
+        for (int b = 0; b < B; b++) {
+            const int32_t *want = t->out_ids + (size_t)b * t->max_out, *got = t->pred + (size_t)b * t->max_out;
+            int n = t->out_len[b], right = 0;
+            for (int i = 0; i < n; i++) right += i < t->pred_len[b] && got[i] == want[i];
+            loss += (double)l * n;
+            tokens += n;
+            right_tokens += right;
+            int whole = right == n && t->pred_len[b] == n;
+            right_seqs += whole;
+            r->length_count[t->in_len[b]]++;
+            r->length_right[t->in_len[b]] += whole;
+        }
+        done += B;
+    }
+    r->loss = loss / tokens;
+    r->token_accuracy = right_tokens / tokens;
+    r->sequence_accuracy = right_seqs / count;
+    r->count = count;
+    return NN_OK;
+}
+
+int trainer_translate(Trainer *t, const char *text, int beam, int32_t *in_ids, int *in_len, int32_t *out_ids,
+                      int *out_len, nn_real *alignment, char *output) {
+    nn_clear_error();
+    if (beam < 1 || beam > S2S_MAX_BEAM) return nn_fail(NN_ERR_VALUE, "beam: %d; it must be within 1..%d", beam, S2S_MAX_BEAM);
+    int n = task_encode_input(t->task, text, in_ids, t->max_in);
+    if (n < 0) return -n;
+    const S2sConfig *c = s2s_config(t->model);
+    if (c->fixed_in && n != c->fixed_in)
+        return nn_fail(NN_ERR_SHAPE, "text: %d characters, but this model ('location' attention) reads exactly %d", n,
+                       c->fixed_in);
+    int32_t len = 0;
+    nn_real logp;
+    NN_TRY(s2s_beam(t->model, beam, in_ids, n, out_ids, &len, alignment, &logp));
+    task_decode_output(t->task, out_ids, len, output, t->max_out + 1);
+    *in_len = n;
+    *out_len = len;
+    return NN_OK;
+}
+
+/* ---- save / load ------------------------------------------------------------ */
+
+static uint32_t fnv1a(const uint8_t *p, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+static void put(uint8_t **p, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
+}
+static uint64_t get(const uint8_t **p, int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++) v |= (uint64_t)*(*p)++ << (8 * i);
+    return v;
+}
+
+static size_t header_size(size_t text_len) { return 8 + 4 + 4 * 4 + 4 + text_len + 8; }
+
+size_t trainer_save_size(const Trainer *t) { return header_size(t->text_len) + s2s_save_size(t->model) + 4; }
+
+int trainer_save(const Trainer *t, uint8_t *bytes, size_t size) {
+    nn_clear_error();
+    size_t need = trainer_save_size(t);
+    if (size < need) return nn_fail(NN_ERR_SHAPE, "save: %zu bytes is too small (%zu needed)", size, need);
+    uint8_t *p = bytes;
+    memcpy(p, MAGIC, 8);
+    p += 8;
+    put(&p, TRAINER_FORMAT_VERSION, 4);
+    int32_t f[4] = {(int32_t)t->tc.kind, (int32_t)t->tc.alphabet, t->tc.min_len, t->tc.max_len};
+    for (int i = 0; i < 4; i++) put(&p, (uint32_t)f[i], 4);
+    put(&p, (uint32_t)t->text_len, 4);
+    if (t->text_len) memcpy(p, t->text, t->text_len);
+    p += t->text_len;
+    put(&p, t->stream, 8);
+    size_t model = s2s_save_size(t->model);
+    NN_TRY(s2s_save(t->model, p, model));
+    p += model;
+    put(&p, fnv1a(bytes, (size_t)(p - bytes)), 4);
+    return NN_OK;
+}
+
+int trainer_load(Trainer **out, const uint8_t *bytes, size_t size) {
+    *out = NULL;
+    nn_clear_error();
+    if (size < 8 || memcmp(bytes, MAGIC, 8) != 0) return nn_fail(NN_ERR_VALUE, "model file: not an attnlab model file");
+    if (size < header_size(0) + 4) return nn_fail(NN_ERR_VALUE, "model file: truncated (%zu bytes)", size);
+    const uint8_t *p = bytes + 8;
+    uint32_t version = (uint32_t)get(&p, 4);
+    if (version != TRAINER_FORMAT_VERSION)
+        return nn_fail(NN_ERR_VALUE, "model file: format version %u; this engine reads version %u", version,
+                       TRAINER_FORMAT_VERSION);
+    int32_t f[4];
+    for (int i = 0; i < 4; i++) f[i] = (int32_t)(uint32_t)get(&p, 4);
+    size_t text_len = (size_t)get(&p, 4);
+    if (text_len > size || header_size(text_len) + 4 > size)
+        return nn_fail(NN_ERR_VALUE, "model file: truncated (%zu bytes; its task text alone needs %zu)", size, text_len);
+    const uint8_t *end = bytes + size - 4, *q = end;
+    if (get(&q, 4) != fnv1a(bytes, (size_t)(end - bytes)))
+        return nn_fail(NN_ERR_VALUE, "model file: checksum mismatch; the file is truncated or damaged");
+    const char *text = (const char *)p;
+    p += text_len;
+    uint64_t stream = get(&p, 8);
+    Seq2Seq *m;
+    NN_TRY(s2s_load(&m, p, (size_t)(end - p)));
+    TaskConfig tc = {(TaskKind)f[0], (TaskAlphabet)f[1], f[2], f[3]};
+    int st = trainer_build(out, &tc, text_len ? text : NULL, text_len, s2s_config(m), m);
+    if (st != NN_OK) return nn_fail(st, "model file: %s", nn_last_error());
+    (*out)->stream = stream;
+    return NN_OK;
+}

@@ -1,0 +1,56 @@
+// The training lab's worker under Node's worker_threads, through the same
+// client the page uses: create, train, evaluate, translate, save/load; bad
+// requests come back as errors with a message and a code, and the worker and
+// its models keep working afterwards.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Worker } from 'node:worker_threads';
+import { LabClient } from '../../web/worker/lab-client.js';
+
+let lab;
+before(async () => {
+  lab = new LabClient(new Worker(new URL('../../web/worker/lab-worker.js', import.meta.url)));
+  const { simd } = await lab.call('init', {});
+  assert.equal(typeof simd, 'boolean');
+});
+after(() => lab.terminate());
+
+async function rejects(promise, code, pattern) {
+  await assert.rejects(promise, (err) => {
+    assert.equal(err.code, code, err.message);
+    assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+test('a model trains, evaluates, translates, saves and loads through the worker', async () => {
+  const created = await lab.call('create', { options: { task: 'reverse', minLength: 3, maxLength: 6, hidden: 24, embed: 8, seed: 2 } });
+  assert.equal(created.config.task, 'reverse');
+  const r = await lab.call('train', { model: created.model, options: { steps: 5, batch: 16 } });
+  assert.equal(r.steps, 5);
+  assert.ok(r.losses instanceof Float32Array && r.losses.length === 5);
+  const e = await lab.call('evaluate', { model: created.model, options: { count: 20 } });
+  assert.ok(Array.isArray(e.byLength) && e.byLength.length > 0);
+  const t = await lab.call('translate', { model: created.model, text: '1234' });
+  assert.equal(t.alignment.cols, 4);
+  const bytes = await lab.call('save', { model: created.model });
+  const loaded = await lab.call('load', { bytes });
+  assert.notEqual(loaded.model, created.model);
+  assert.deepEqual(await lab.call('translate', { model: loaded.model, text: '1234' }), t);
+  await lab.call('destroy', { model: loaded.model });
+  await lab.call('destroy', { model: created.model });
+});
+
+test('errors reach the caller with a message and code; the worker survives', async () => {
+  const base = await lab.call('heapUsed');
+  await rejects(lab.call('create', { options: { task: 'pairs', pairs: 'ab\tcd\nbroken line\n' } }), 'ERR_VALUE', /line 2/);
+  await rejects(lab.call('load', { bytes: new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9]) }), 'ERR_VALUE', /not an attnlab/);
+  await rejects(lab.call('train', { model: 999 }), 'ERR_ARG', /no model 999/);
+  await rejects(lab.call('fly', {}), 'ERR_ARG', /unknown action "fly"/);
+  assert.equal(await lab.call('heapUsed'), base, 'nothing leaked');
+  const m = await lab.call('create', { options: { task: 'copy', minLength: 2, maxLength: 4, hidden: 8, embed: 4 } });
+  await rejects(lab.call('translate', { model: m.model, text: 'abc' }), 'ERR_VALUE', /'a'/);
+  const r = await lab.call('train', { model: m.model, options: { steps: 2 } });
+  assert.equal(r.steps, 2, 'the model still trains after an error');
+  await lab.call('destroy', { model: m.model });
+});

@@ -1,0 +1,195 @@
+/* The trainer (a model bound to its task): reproducible training for a seed,
+ * loss going down, evaluation and translation, save/load round trips that
+ * keep every number, rejected damaged files, and configuration errors. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnlab/trainer.h"
+#include "check.h"
+
+static const S2sTrainOptions ADAM = {S2S_ADAM, (nn_real)0.01, 5};
+
+static Trainer *make(TaskKind kind, int min_len, int max_len, int cell, int attention, uint64_t seed) {
+    TaskConfig tc = {kind, TASK_DIGITS, min_len, max_len};
+    S2sConfig mc = {(RnnCellKind)cell, 1, 0, 8, 12, attention, 0, 0, 0, 0, 0, 0, 16, seed};
+    Trainer *t = NULL;
+    int st = trainer_create(&t, &tc, NULL, 0, &mc);
+    CHECK(st == NN_OK, "trainer_create returned %d (%s)", st, nn_last_error());
+    return t;
+}
+
+static void test_reproducible(void) {
+    check_case("two trainers from one seed train to the same losses; another seed differs");
+    float a[6], b[6], c[6];
+    Trainer *t1 = make(TASK_REVERSE, 3, 6, RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, 7);
+    Trainer *t2 = make(TASK_REVERSE, 3, 6, RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, 7);
+    Trainer *t3 = make(TASK_REVERSE, 3, 6, RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, 8);
+    if (!t1 || !t2 || !t3) goto done;
+    CHECK(trainer_train(t1, &ADAM, 6, 16, a, NULL) == NN_OK, "train: %s", nn_last_error());
+    CHECK(trainer_train(t2, &ADAM, 6, 16, b, NULL) == NN_OK, "train: %s", nn_last_error());
+    CHECK(trainer_train(t3, &ADAM, 6, 16, c, NULL) == NN_OK, "train: %s", nn_last_error());
+    CHECK(memcmp(a, b, sizeof a) == 0, "same seed, different losses (%g vs %g)", a[5], b[5]);
+    CHECK(memcmp(a, c, sizeof a) != 0, "different seeds, identical losses");
+done:
+    trainer_destroy(t1);
+    trainer_destroy(t2);
+    trainer_destroy(t3);
+}
+
+static void test_learns_copy(void) {
+    check_case("copy of 2-4 digits with dot attention: loss falls and accuracy rises");
+    Trainer *t = make(TASK_COPY, 2, 4, RNN_CELL_LSTM, ATTN_SCORE_DOT, 3);
+    if (!t) return;
+    TrainerEval before, after;
+    CHECK(trainer_evaluate(t, TASK_VALID, 64, &before) == NN_OK, "evaluate: %s", nn_last_error());
+    static float losses[300];
+    double tokens = 0;
+    CHECK(trainer_train(t, &ADAM, 300, 16, losses, &tokens) == NN_OK, "train: %s", nn_last_error());
+    CHECK(tokens >= 300 * 16 * 3 && tokens <= 300 * 16 * 5, "tokens seen %g, expected 3..5 per example", tokens);
+    CHECK(trainer_evaluate(t, TASK_VALID, 64, &after) == NN_OK, "evaluate: %s", nn_last_error());
+    CHECK(after.loss < 0.5 * before.loss, "loss %g -> %g did not halve", before.loss, after.loss);
+    CHECK(after.token_accuracy > before.token_accuracy + 0.3, "token accuracy %g -> %g", before.token_accuracy,
+          after.token_accuracy);
+    CHECK(after.count == 64, "count %d", after.count);
+    CHECK(after.sequence_accuracy <= after.token_accuracy + 1e-12, "sequence accuracy above token accuracy");
+    trainer_destroy(t);
+}
+
+static void test_translate(void) {
+    check_case("translate: lengths, alignment rows sum to 1 over the input, errors");
+    Trainer *t = make(TASK_REVERSE, 2, 6, RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, 5);
+    if (!t) return;
+    int32_t in_ids[TASK_MAX_LEN], out_ids[TASK_MAX_LEN];
+    nn_real *align = calloc((size_t)task_max_out(trainer_task(t)) * task_max_in(trainer_task(t)), sizeof(nn_real));
+    char output[TASK_MAX_LEN + 2];
+    int in_len = 0, out_len = 0;
+    for (int beam = 1; beam <= 3; beam += 2) {
+        int st = trainer_translate(t, "3141", beam, in_ids, &in_len, out_ids, &out_len, align, output);
+        CHECK(st == NN_OK, "beam %d: %s", beam, nn_last_error());
+        CHECK(in_len == 4 && in_ids[0] == 1 + 3, "input ids: len %d, first %d", in_len, in_ids[0]);
+        CHECK(out_len >= 1 && out_len <= task_max_out(trainer_task(t)), "output length %d", out_len);
+        CHECK(strlen(output) <= (size_t)out_len, "output text '%s' longer than %d tokens", output, out_len);
+        for (int r = 0; r < out_len; r++) {
+            double s = 0;
+            for (int j = 0; j < task_max_in(trainer_task(t)); j++) s += align[(size_t)r * task_max_in(trainer_task(t)) + j];
+            CHECK(fabs(s - 1) < 1e-4, "beam %d: alignment row %d sums to %g", beam, r, s);
+        }
+    }
+    int st = trainer_translate(t, "31x4", 1, in_ids, &in_len, out_ids, &out_len, align, output);
+    CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "'x'"), "unknown character: %d (%s)", st, nn_last_error());
+    st = trainer_translate(t, "", 1, in_ids, &in_len, out_ids, &out_len, align, output);
+    CHECK(st != NN_OK && nn_last_error()[0], "empty text: %d", st);
+    st = trainer_translate(t, "12", 0, in_ids, &in_len, out_ids, &out_len, align, output);
+    CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "beam"), "beam 0: %d (%s)", st, nn_last_error());
+    free(align);
+    trainer_destroy(t);
+}
+
+static void test_save_load(void) {
+    check_case("save/load keeps the task, the weights, the training stream; damaged files are rejected");
+    Trainer *t = make(TASK_SORT, 2, 5, RNN_CELL_LSTM, ATTN_SCORE_GENERAL, 11);
+    if (!t) return;
+    float l[4];
+    trainer_train(t, &ADAM, 4, 8, l, NULL);
+    size_t n = trainer_save_size(t);
+    uint8_t *bytes = malloc(n);
+    CHECK(trainer_save(t, bytes, n) == NN_OK, "save: %s", nn_last_error());
+    Trainer *u = NULL;
+    int st = trainer_load(&u, bytes, n);
+    CHECK(st == NN_OK, "load: %s", nn_last_error());
+    if (u) {
+        TrainerEval a, b;
+        trainer_evaluate(t, TASK_TEST, 20, &a);
+        trainer_evaluate(u, TASK_TEST, 20, &b);
+        /* files hold float32 weights: exact in the float builds, rounded in the double one */
+        CHECK(fabs(a.loss - b.loss) <= 1e-5 * a.loss && a.token_accuracy == b.token_accuracy,
+              "evaluation differs after load: %.9g vs %.9g", a.loss, b.loss);
+        float x[3], y[3];
+        trainer_train(t, &(S2sTrainOptions){S2S_SGD, (nn_real)0.1, 0}, 3, 8, x, NULL);
+        trainer_train(u, &(S2sTrainOptions){S2S_SGD, (nn_real)0.1, 0}, 3, 8, y, NULL);
+        CHECK(fabs(x[2] - y[2]) <= 1e-5f * x[2], "training continues differently after load (%.9g vs %.9g)", x[2], y[2]);
+        CHECK(s2s_steps(trainer_model(u)) == 7, "steps after load and 3 more: %d", s2s_steps(trainer_model(u)));
+        trainer_destroy(u);
+    }
+    Trainer *bad = NULL;
+    st = trainer_load(&bad, bytes, n - 1);
+    CHECK(st == NN_ERR_VALUE && bad == NULL && strstr(nn_last_error(), "model file"), "truncated: %d (%s)", st,
+          nn_last_error());
+    bytes[n / 2] ^= 0x40;
+    st = trainer_load(&bad, bytes, n);
+    CHECK(st == NN_ERR_VALUE && bad == NULL && strstr(nn_last_error(), "damaged"), "flipped bit: %d (%s)", st,
+          nn_last_error());
+    static const uint8_t foreign[32] = "PK\003\004 not a model at all....";
+    st = trainer_load(&bad, foreign, sizeof foreign);
+    CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "not an attnlab"), "foreign: %d (%s)", st, nn_last_error());
+    free(bytes);
+    trainer_destroy(t);
+}
+
+static void test_pairs_round_trip(void) {
+    check_case("a pairs trainer saves its lines and loads to the same alphabets");
+    static const char text[] = "ab\tx\nba\ty\naa\txx\nbb\tyy\nab a\tz\n";
+    TaskConfig tc = {TASK_PAIRS, TASK_DIGITS, 1, 1};
+    S2sConfig mc = {RNN_CELL_RNN, 1, 1, 4, 6, ATTN_SCORE_COSINE, 0, 0, 0, 0, 0, 0, 4, 2};
+    Trainer *t = NULL;
+    int st = trainer_create(&t, &tc, text, sizeof text - 1, &mc);
+    if (!CHECK(st == NN_OK, "create: %s", nn_last_error())) return;
+    size_t n = trainer_save_size(t);
+    uint8_t *bytes = malloc(n);
+    trainer_save(t, bytes, n);
+    Trainer *u = NULL;
+    st = trainer_load(&u, bytes, n);
+    CHECK(st == NN_OK, "load: %s", nn_last_error());
+    if (u) {
+        CHECK(strcmp(task_in_alphabet(trainer_task(u)), task_in_alphabet(trainer_task(t))) == 0, "input alphabets differ");
+        CHECK(strcmp(task_out_alphabet(trainer_task(u)), task_out_alphabet(trainer_task(t))) == 0, "output alphabets differ");
+        trainer_destroy(u);
+    }
+    free(bytes);
+    trainer_destroy(t);
+}
+
+static void test_errors(void) {
+    TaskConfig tc = {TASK_DATES, TASK_DIGITS, 1, 1};
+    S2sConfig mc = {RNN_CELL_GRU, 1, 0, 8, 8, ATTN_SCORE_LOCATION, 0, 0, 0, 0, 0, 0, 4, 1};
+    Trainer *t = (Trainer *)&tc;
+    check_case("location attention on variable-length inputs is refused, by name");
+    int st = trainer_create(&t, &tc, NULL, 0, &mc);
+    CHECK(st == NN_ERR_ARG && t == NULL && strstr(nn_last_error(), "location"), "got %d (%s)", st, nn_last_error());
+    check_case("location attention on fixed-length inputs is fine");
+    TaskConfig fixed = {TASK_REVERSE, TASK_LETTERS, 5, 5};
+    st = trainer_create(&t, &fixed, NULL, 0, &mc);
+    CHECK(st == NN_OK, "got %d (%s)", st, nn_last_error());
+    trainer_destroy(t);
+    check_case("hidden 0, a bad task, a batch past the model's, zero steps");
+    mc.attention = ATTN_SCORE_DOT;
+    mc.hidden = 0;
+    st = trainer_create(&t, &fixed, NULL, 0, &mc);
+    CHECK(st != NN_OK && strstr(nn_last_error(), "hidden"), "hidden 0: %d (%s)", st, nn_last_error());
+    mc.hidden = 8;
+    TaskConfig bad = {(TaskKind)9, TASK_DIGITS, 1, 2};
+    st = trainer_create(&t, &bad, NULL, 0, &mc);
+    CHECK(st != NN_OK && nn_last_error()[0], "task 9: %d", st);
+    st = trainer_create(&t, &fixed, NULL, 0, &mc);
+    if (CHECK(st == NN_OK, "create: %s", nn_last_error())) {
+        st = trainer_train(t, &ADAM, 1, 5, NULL, NULL);
+        CHECK(st == NN_ERR_LIMIT && strstr(nn_last_error(), "batch"), "batch 5 of 4: %d (%s)", st, nn_last_error());
+        st = trainer_train(t, &ADAM, 0, 4, NULL, NULL);
+        CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "steps"), "0 steps: %d (%s)", st, nn_last_error());
+        TrainerEval r;
+        st = trainer_evaluate(t, (TaskSplit)5, 4, &r);
+        CHECK(st == NN_ERR_ARG && strstr(nn_last_error(), "split"), "split 5: %d (%s)", st, nn_last_error());
+        trainer_destroy(t);
+    }
+}
+
+int main(void) {
+    test_reproducible();
+    test_learns_copy();
+    test_translate();
+    test_save_load();
+    test_pairs_round_trip();
+    test_errors();
+    return check_summary();
+}
