@@ -97,6 +97,20 @@ void vec_tanh(nn_real *y, const nn_real *x, int n) {
     }
 }
 
+/* sigmoid(x) = 1 / (1 + exp(-x)) */
+void vec_sigmoid(nn_real *y, const nn_real *x, int n) {
+    const VecF one = vf_splat(1);
+    int i = 0;
+    for (; i + NN_VLEN <= n; i += NN_VLEN)
+        vf_store(y + i, vf_div(one, vf_add(one, vf_exp(vf_sub(vf_zero(), vf_load(x + i))))));
+    if (i < n) {
+        nn_real t[NN_VLEN] = {0};
+        for (int l = 0; i + l < n; l++) t[l] = x[i + l];
+        vf_store(t, vf_div(one, vf_add(one, vf_exp(vf_sub(vf_zero(), vf_load(t))))));
+        for (int l = 0; i + l < n; l++) y[i + l] = t[l];
+    }
+}
+
 /* ---- matrix products -------------------------------------------------------
  * GotoBLAS-style: B is packed, 8 columns x KC rows at a time, into a
  * contiguous panel (zero-padded past N), then one register-blocked

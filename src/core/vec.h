@@ -21,6 +21,7 @@ nn_real vec_max(const nn_real *x, int n);
 nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n);
 /* y_i = tanh(x_i). y may equal x. */
 void vec_tanh(nn_real *y, const nn_real *x, int n);
+void vec_sigmoid(nn_real *y, const nn_real *x, int n); /* 1 / (1 + exp(-x)); y may alias x */
 /* sum_i x_i */
 nn_real vec_sum(const nn_real *x, int n);
 

@@ -12,8 +12,6 @@ int rnn_step_cache(RnnCellKind kind, int H) { return kind == RNN_CELL_LSTM ? 5 *
 
 size_t rnn_step_scratch(RnnCellKind kind, int B, int H) { return 2 * (size_t)B * rnn_gates(kind) * H; }
 
-static inline nn_real sigmoid(nn_real x) { return 1 / (1 + exp(-x)); }
-
 /* y (B, G*H) = x W + b for x rows at stride ldx */
 static void affine(nn_real *y, const nn_real *x, int ldx, const nn_real *W, const nn_real *b, int B, int in, int GH) {
     vec_gemm_nn(y, GH, x, ldx, W, GH, B, GH, in, 0);
@@ -36,30 +34,32 @@ void rnn_step_forward(RnnCellKind kind, int B, int in, int H, const RnnWeights *
             memset(cr, 0, sizeof(nn_real) * S);
             continue;
         }
+        /* pre-activations into the cache, then the nonlinearities as vector ops */
         if (kind == RNN_CELL_RNN) {
-            for (int u = 0; u < H; u++) ho[u] = cr[u] = tanh(axr[u] + ahr[u]);
+            for (int u = 0; u < H; u++) cr[u] = axr[u] + ahr[u];
+            vec_tanh(cr, cr, H);
+            memcpy(ho, cr, sizeof(nn_real) * H);
         } else if (kind == RNN_CELL_GRU) {
             nn_real *rg = cr, *zg = cr + H, *ng = cr + 2 * H, *hn = cr + 3 * H;
+            for (int u = 0; u < 2 * H; u++) rg[u] = axr[u] + ahr[u];
+            vec_sigmoid(rg, rg, 2 * H); /* r and z */
             for (int u = 0; u < H; u++) {
-                rg[u] = sigmoid(axr[u] + ahr[u]);
-                zg[u] = sigmoid(axr[H + u] + ahr[H + u]);
                 hn[u] = ahr[2 * H + u];
-                ng[u] = tanh(axr[2 * H + u] + rg[u] * hn[u]);
-                ho[u] = (1 - zg[u]) * ng[u] + zg[u] * hr[u];
+                ng[u] = axr[2 * H + u] + rg[u] * hn[u];
             }
+            vec_tanh(ng, ng, H);
+            for (int u = 0; u < H; u++) ho[u] = (1 - zg[u]) * ng[u] + zg[u] * hr[u];
         } else {
             const nn_real *cp = c + (size_t)r * H;
             nn_real *co = c_out + (size_t)r * H;
             nn_real *ig = cr, *fg = cr + H, *gg = cr + 2 * H, *og = cr + 3 * H, *tc = cr + 4 * H;
-            for (int u = 0; u < H; u++) {
-                ig[u] = sigmoid(axr[u] + ahr[u]);
-                fg[u] = sigmoid(axr[H + u] + ahr[H + u]);
-                gg[u] = tanh(axr[2 * H + u] + ahr[2 * H + u]);
-                og[u] = sigmoid(axr[3 * H + u] + ahr[3 * H + u]);
-                co[u] = fg[u] * cp[u] + ig[u] * gg[u];
-                tc[u] = tanh(co[u]);
-                ho[u] = og[u] * tc[u];
-            }
+            for (int u = 0; u < 4 * H; u++) cr[u] = axr[u] + ahr[u];
+            vec_sigmoid(ig, ig, 2 * H); /* i and f */
+            vec_tanh(gg, gg, H);
+            vec_sigmoid(og, og, H);
+            for (int u = 0; u < H; u++) co[u] = fg[u] * cp[u] + ig[u] * gg[u];
+            vec_tanh(tc, co, H);
+            for (int u = 0; u < H; u++) ho[u] = og[u] * tc[u];
         }
     }
 }

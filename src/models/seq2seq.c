@@ -237,8 +237,9 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
     m->row_len = m->dec_ids ? m->dec_ids + m->Bm : NULL;
     if (!m->params || !m->grads || !m->opt || !m->acts || !m->key_lengths || !m->ids || !m->mask || !m->beam_tok ||
         !m->dec_ids) {
+        size_t n_params = m->n_params, n_acts = m->n_acts;
         s2s_destroy(m);
-        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu parameters and %zu activations", m->n_params, m->n_acts);
+        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu parameters and %zu activations", n_params, n_acts);
     }
     bind(m, &m->w, m->params);
     bind(m, &m->g, m->grads);

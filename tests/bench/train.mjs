@@ -66,7 +66,7 @@ function native(steps) {
   const out = `${ROOT}build/bench/train_native`;
   mkdirSync(path.dirname(out), { recursive: true });
   const sources = ['src/core', 'src/models'].flatMap((d) => readdirSync(`${ROOT}${d}`).filter((f) => f.endsWith('.c')).map((f) => `${d}/${f}`));
-  execFileSync('gcc', ['-O2', '-std=c11', '-Iinclude', '-Isrc', 'tests/bench/train_native.c', ...sources, '-o', out, '-lm'], { cwd: ROOT });
+  execFileSync('gcc', ['-O3', '-std=c11', '-Iinclude', '-Isrc', 'tests/bench/train_native.c', ...sources, '-o', out, '-lm'], { cwd: ROOT });
   const line = execFileSync(out, [String(steps)], { encoding: 'utf8' });
   const m = /examples\/s ([\d.]+) \(ms\/step ([\d.]+), loss ([\d.]+)/.exec(line);
   if (!m) throw new Error(`unexpected output from train_native: ${line}`);
@@ -196,7 +196,7 @@ export async function runTrainingBench() {
   const rows = [];
   rows.push(['ours, SIMD WASM', await ours(true, pairs, steps)]);
   rows.push(['ours, scalar WASM', await ours(false, pairs, Math.max(3, steps / 3))]);
-  rows.push(['ours, native C (gcc -O2)', native(steps)]);
+  rows.push(['ours, native C (gcc -O3)', native(steps)]);
   let tf;
   try {
     tf = await tfjs(QUICK ? 2 : 6);
