@@ -54,7 +54,9 @@ test('training reverse with attention: the loss falls and the alignment turns an
   assert.equal(await page.$$eval('[data-testid=loss-chart] path.series', (p) => p.length), 1, 'a loss curve');
   const speed = await page.evaluate(() => window.attnlabLab.session.examplesPerSecond);
   const longest = await page.evaluate(() => window.longest);
-  console.log(`lab: ${n} steps to an anti-diagonal alignment; ${Math.round(speed)} examples/s in the browser; longest main-thread task ${longest.toFixed(0)} ms`);
+  console.log(`lab: ${n} steps to an anti-diagonal alignment; ${Math.round(speed)} examples/s in the browser; longest main-thread task ${longest.toFixed(0)} ms (0: none over 50 ms)`);
+  // training runs in the worker; a shared CI machine may still stall the page now and then
+  assert.ok(longest < 250, `a main-thread task took ${longest} ms while training`);
   await page.screenshot({ path: `${SHOTS}lab-trained.png`, fullPage: true });
 
   // pause (done), scrub back to the first snapshot: an earlier, less diagonal alignment
