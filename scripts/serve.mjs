@@ -19,6 +19,8 @@ const TYPES = {
   '.ico': 'image/x-icon',
   '.txt': 'text/plain; charset=utf-8',
   '.map': 'application/json; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.csv': 'text/csv; charset=utf-8',
 };
 
 const here = fileURLToPath(new URL('.', import.meta.url));

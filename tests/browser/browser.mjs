@@ -1,10 +1,24 @@
 // Shared set-up for browser tests: the static server in-process and Debian's
-// Chromium driven by playwright-core (never a downloaded browser).
+// Chromium driven by playwright-core (never a downloaded browser), plus helpers
+// that act on the page through its stable hooks:
+//   data-testid="heatmap-<step>"  canvases (scores, weights, context, q, k, v, compare, diff)
+//   data-testid="figure-<step>"   the figure around one (labels in .hm-rows / .hm-cols spans)
+//   data-testid="readout-<step>"  aria-live readout of the focused cell
+//   data-testid="formula-<step>"  the step's KaTeX equation
+//   data-testid="export-<step>-png|svg", "export-json", "export-csv", "import-json"
+//   data-testid="tooltip", "notice" (role=status), "compute-error", "grid-x" (inputs data-i/data-j),
+//   "token-<i>" (name inputs), "point-<i>" (projection points), "projection"
+//   ids: #preset #data-seed #score #normalize #temperature #mask #pad-length #compare
+//        #trainable #heads #head #param-seed #reroll-params; mode: label[for=mode-attend|mode-self]
+//   body[data-ready="true"] once the engine has drawn the first state.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
 
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SHOTS = fileURLToPath(new URL('../../test-results/browser/', import.meta.url));
 const EXECUTABLE = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const FLAGS = [
@@ -12,10 +26,18 @@ const FLAGS = [
   '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic',
 ];
 
-/** Starts the server and the browser; returns { url, browser, close }. */
-export async function startBrowser() {
+/** The page imports KaTeX and d3 from web/vendor/ (generated): make it on a fresh clone. */
+export function ensureVendor() {
+  if (!existsSync(`${ROOT}web/vendor/katex/katex.js`) || !existsSync(`${ROOT}web/vendor/d3.js`)) {
+    execFileSync(process.execPath, [`${ROOT}scripts/vendor.mjs`], { stdio: 'inherit' });
+  }
+}
+
+/** Starts the server (root: web/ unless given) and the browser; returns { url, browser, close }. */
+export async function startBrowser({ root } = {}) {
+  ensureVendor();
   await mkdir(SHOTS, { recursive: true });
-  const { server, url } = await serve({ port: 0 });
+  const { server, url } = await serve({ port: 0, ...(root ? { root } : {}) });
   const browser = await chromium.launch({ executablePath: EXECUTABLE, args: FLAGS });
   return {
     url,
@@ -29,10 +51,38 @@ export async function startBrowser() {
 
 /** A new page that records console errors and uncaught page errors. */
 export async function openPage(browser, url, viewport = { width: 1280, height: 900 }) {
-  const page = await browser.newPage({ viewport });
+  const page = await browser.newPage({ viewport, acceptDownloads: true });
   const errors = [];
   page.on('console', (msg) => { if (msg.type() === 'error') errors.push(msg.text()); });
   page.on('pageerror', (err) => errors.push(String(err)));
   await page.goto(url);
   return { page, errors };
 }
+
+/** Opens the playground and waits until the first state is drawn. */
+export async function openPlayground(browser, url, viewport) {
+  const r = await openPage(browser, url, viewport);
+  await r.page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
+  return r;
+}
+
+/** The RGBA bytes of a heatmap canvas (one pixel per cell) and its size. */
+export function heatmapPixels(page, step = 'weights') {
+  return page.evaluate((id) => {
+    const c = document.querySelector(`[data-testid="heatmap-${id}"]`);
+    return { width: c.width, height: c.height, data: Array.from(c.getContext('2d').getImageData(0, 0, c.width, c.height).data) };
+  }, step);
+}
+
+/** Hovers cell (i, j) of a heatmap and returns the tooltip's text. */
+export async function hoverCell(page, step, i, j) {
+  const canvas = page.locator(`[data-testid="heatmap-${step}"]`);
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const size = await canvas.evaluate((c) => ({ rows: c.height, cols: c.width }));
+  await page.mouse.move(box.x + ((j + 0.5) / size.cols) * box.width, box.y + ((i + 0.5) / size.rows) * box.height);
+  return page.locator('[data-testid="tooltip"]').textContent();
+}
+
+/** A link hash holding `obj` as the page encodes state (base64url JSON). */
+export const hashOf = (obj) => `#s=${Buffer.from(JSON.stringify(obj)).toString('base64url')}`;

@@ -1,8 +1,9 @@
-// The first page in headless Chromium: the engine loads, the tutorial's 6x6
-// heatmap is drawn (non-blank), labels and hover readout are right, no errors.
+// The page in headless Chromium: the engine loads, the tutorial's 6x6 heatmap
+// is drawn (non-blank), labels and hover readout are right, no errors; it fits
+// a phone; the engine module also runs unchanged in a Web Worker.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SHOTS, openPage, startBrowser } from './browser.mjs';
+import { SHOTS, heatmapPixels, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => { env = await startBrowser(); });
@@ -11,44 +12,34 @@ after(async () => { await env?.close(); });
 const TOKENS = ['Your', 'journey', 'starts', 'with', 'one', 'step'];
 
 test('first page draws the tutorial heatmap with no console errors', async () => {
-  const { page, errors } = await openPage(env.browser, env.url);
-  await page.waitForSelector('#heatmap[data-ready="true"]', { timeout: 20000 });
+  const { page, errors } = await openPlayground(env.browser, env.url);
+  const px = await heatmapPixels(page, 'weights');
+  assert.equal(px.width, 6);
+  assert.equal(px.height, 6);
+  const colours = new Set();
+  let opaque = 0;
+  for (let p = 0; p < px.data.length; p += 4) {
+    colours.add(px.data.slice(p, p + 3).join());
+    if (px.data[p + 3] === 255) opaque++;
+  }
+  assert.equal(opaque, 36, 'every cell is painted');
+  assert.ok(colours.size > 5, `heatmap has ${colours.size} distinct colours`);
 
-  const pixels = await page.evaluate(() => {
-    const c = document.getElementById('hm-canvas');
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    const colours = new Set();
-    let opaque = 0;
-    for (let p = 0; p < d.length; p += 4) {
-      colours.add(`${d[p]},${d[p + 1]},${d[p + 2]}`);
-      if (d[p + 3] === 255) opaque++;
-    }
-    return { width: c.width, height: c.height, colours: colours.size, opaque, white: colours.has('255,255,255') && colours.size === 1 };
-  });
-  assert.equal(pixels.width, 6);
-  assert.equal(pixels.height, 6);
-  assert.equal(pixels.opaque, 36, 'every cell is painted');
-  assert.ok(pixels.colours > 5, `heatmap has ${pixels.colours} distinct colours`);
-  assert.ok(!pixels.white);
-
-  assert.deepEqual(await page.locator('#hm-rows span').allTextContents(), TOKENS);
-  assert.deepEqual(await page.locator('#hm-cols span').allTextContents(), TOKENS);
+  assert.deepEqual(await page.locator('[data-testid="figure-weights"] .hm-rows span').allTextContents(), TOKENS);
+  assert.deepEqual(await page.locator('[data-testid="figure-weights"] .hm-cols span').allTextContents(), TOKENS);
   assert.match(await page.locator('#build').textContent(), /SIMD|scalar/);
 
   // hover query "journey" (row 1) x key "step" (column 5): the tutorial's 0.2074
-  const box = await page.locator('#hm-canvas').boundingBox();
-  await page.mouse.move(box.x + (5.5 / 6) * box.width, box.y + (1.5 / 6) * box.height);
-  const tip = await page.locator('#tooltip').textContent();
+  const tip = await hoverCell(page, 'weights', 1, 5);
   assert.match(tip, /journey → step/);
-  assert.match(tip, /α = 0\.2074/);
+  assert.match(tip, /α₂₆ = 0\.2074/);
 
-  // keyboard: focus the heatmap, move to (journey, Your): 0.1435
-  await page.locator('#hm-canvas').focus();
+  // keyboard: focus the heatmap, walk to (journey, Your): 0.1435
+  await page.locator('[data-testid="heatmap-weights"]').focus();
   await page.keyboard.press('ArrowUp');
-  await page.keyboard.press('ArrowLeft');
-  for (let k = 0; k < 6; k++) await page.keyboard.press('ArrowLeft');
+  for (let k = 0; k < 7; k++) await page.keyboard.press('ArrowLeft');
   await page.keyboard.press('ArrowDown');
-  assert.match(await page.locator('#hm-readout').textContent(), /journey → Your: .*α = 0\.1435/);
+  assert.match(await page.locator('[data-testid="readout-weights"]').textContent(), /journey → Your\. α₂₁ = 0\.1435/);
 
   await page.screenshot({ path: `${SHOTS}first-page.png`, fullPage: true });
   assert.deepEqual(errors, []);
@@ -56,10 +47,11 @@ test('first page draws the tutorial heatmap with no console errors', async () =>
 });
 
 test('first page fits a phone-sized screen', async () => {
-  const { page, errors } = await openPage(env.browser, env.url, { width: 390, height: 844 });
-  await page.waitForSelector('#heatmap[data-ready="true"]', { timeout: 20000 });
+  const { page, errors } = await openPlayground(env.browser, env.url, { width: 390, height: 844 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+  const canvas = await page.locator('[data-testid="heatmap-weights"]').boundingBox();
+  assert.ok(canvas.x >= 0 && canvas.x + canvas.width <= 390, 'the heatmap is inside the screen');
   await page.screenshot({ path: `${SHOTS}first-page-phone.png`, fullPage: true });
   assert.deepEqual(errors, []);
   await page.close();

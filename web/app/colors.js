@@ -1,37 +1,64 @@
-// Colour scales as 256-entry RGB tables, built once and indexed per cell.
-// Viridis (perceptually uniform, colour-blind safe) from its published stops.
-const VIRIDIS_STOPS = [
-  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
-  [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37],
-];
+// Colour scales as 256-entry RGB tables, built once from d3-scale-chromatic's
+// reference ramps and indexed per cell: viridis (sequential, for weights) and
+// RdBu (diverging around 0, for signed values: blue negative, red positive).
+import { interpolateRdBu, interpolateViridis, rgb } from '../vendor/d3.js';
 
-function buildTable(stops) {
+function buildTable(interpolate) {
   const table = new Uint8ClampedArray(256 * 3);
   for (let i = 0; i < 256; i++) {
-    const t = (i / 255) * (stops.length - 1);
-    const k = Math.min(Math.floor(t), stops.length - 2);
-    const f = t - k;
-    for (let c = 0; c < 3; c++) table[i * 3 + c] = stops[k][c] + f * (stops[k + 1][c] - stops[k][c]);
+    const c = rgb(interpolate(i / 255));
+    table.set([c.r, c.g, c.b], i * 3);
   }
   return table;
 }
 
-export const VIRIDIS = buildTable(VIRIDIS_STOPS);
+export const TABLES = {
+  sequential: buildTable(interpolateViridis),
+  diverging: buildTable((t) => interpolateRdBu(1 - t)),
+};
+/** Masked (−∞) cells. */
+export const MASKED = [214, 214, 220];
 
-/** Index into a 256-entry table for value v on [lo, hi]. */
+/**
+ * The scale for a matrix: weights are sequential on [0, max] (diverging if the
+ * sum normalisation made any negative); other kinds are diverging, symmetric about 0.
+ */
+export function scaleFor(kind, data) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  let masked = false;
+  for (let p = 0; p < data.length; p++) {
+    const v = data[p];
+    if (v === -Infinity) { masked = true; continue; }
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  if (lo === Infinity) { lo = 0; hi = 1; }
+  if (kind === 'weights' && lo >= 0) return { scheme: 'sequential', lo: 0, hi: hi > 0 ? hi : 1, masked };
+  const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
+  return { scheme: 'diverging', lo: -m, hi: m, masked };
+}
+
+/** Index into a 256-entry table for v on [lo, hi]. */
 export function colorIndex(v, lo, hi) {
-  if (!(hi > lo)) return 0;
   const t = (v - lo) / (hi - lo);
-  return Math.max(0, Math.min(255, Math.round(t * 255)));
+  return t <= 0 ? 0 : t >= 1 ? 255 : Math.round(t * 255);
 }
 
-/** 'rgb(r g b)' of a table entry. */
-export function cssColor(table, index) {
-  return `rgb(${table[index * 3]} ${table[index * 3 + 1]} ${table[index * 3 + 2]})`;
+/** The [r, g, b] for value v under a scale. */
+export function colorOf(scale, v) {
+  if (v === -Infinity) return MASKED;
+  const t = TABLES[scale.scheme];
+  const c = colorIndex(v, scale.lo, scale.hi) * 3;
+  return [t[c], t[c + 1], t[c + 2]];
 }
 
-/** Black or white text, whichever reads better on a table entry. */
-export function textColor(table, index) {
-  const [r, g, b] = [table[index * 3], table[index * 3 + 1], table[index * 3 + 2]];
+/** Black or white text, whichever reads better on an [r, g, b] background. */
+export function textColor([r, g, b]) {
   return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? '#111' : '#fff';
+}
+
+/** Tick values for a legend. */
+export function ticks(scale, count = 5) {
+  return Array.from({ length: count }, (_, k) => scale.lo + ((scale.hi - scale.lo) * k) / (count - 1));
 }

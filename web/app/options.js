@@ -1,0 +1,95 @@
+// The option controls written in index.html (preset, mode, score, normalisation,
+// temperature, mask, compare, seeds, heads): each control maps to one state
+// property. Reads the state to sync them; sends edits to the store.
+import { PRESETS } from './presets.js';
+import { LIMITS, SCORES, SCORE_LABELS, SELF_SCORES, fromPreset, generatedParam, headChoices, dims, PARAM_NAMES } from './state.js';
+
+const $ = (id) => document.getElementById(id);
+const option = (value, text) => Object.assign(document.createElement('option'), { value, textContent: text });
+const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
+const clampInt = (v, lo, hi) => (Number.isInteger(v) && v >= lo && v <= hi ? v : null);
+
+export function bindOptions(store) {
+  $('preset').replaceChildren(...Object.entries(PRESETS).map(([id, p]) => option(id, p.label)));
+  $('score').replaceChildren(...SCORES.map((s) => option(s, SCORE_LABELS[s])));
+  $('compare').replaceChildren(option('none', 'Off'), ...SCORES.map((s) => option(s, SCORE_LABELS[s])));
+
+  const set = (fn, structural = false) => store.update(fn, { source: 'options', structural });
+  const loadPreset = (id, seed) => store.replace(fromPreset(id, seed, store.state), { source: 'preset' });
+  $('preset').addEventListener('change', () => loadPreset($('preset').value, store.state.dataSeed));
+  $('data-seed').addEventListener('change', () => {
+    const seed = clampInt(Number($('data-seed').value), 0, LIMITS.seed);
+    if (seed === null) { $('data-seed').value = store.state.dataSeed; return; }
+    loadPreset(store.state.preset, seed);
+  });
+  $('new-draw').addEventListener('click', () => loadPreset(store.state.preset, (store.state.dataSeed + 1) % LIMITS.seed));
+  for (const radio of document.querySelectorAll('input[name="mode"]')) {
+    radio.addEventListener('change', () => set((s) => { s.mode = radio.value; }, true));
+  }
+  $('score').addEventListener('change', () => set((s) => { s.score = $('score').value; }));
+  $('normalize').addEventListener('change', () => set((s) => { s.normalize = $('normalize').value; }));
+  $('temperature').addEventListener('input', () => set((s) => { s.temperature = Number($('temperature').value); }));
+  $('mask').addEventListener('change', () => set((s) => { s.mask = $('mask').value; }));
+  $('pad-length').addEventListener('input', () => {
+    const v = clampInt(Number($('pad-length').value), 0, store.state.tokens.length);
+    if (v !== null) set((s) => { s.padLength = v; });
+  });
+  $('hidden').addEventListener('change', () => {
+    const v = clampInt(Number($('hidden').value), 1, LIMITS.hidden);
+    if (v === null) { $('hidden').value = store.state.hidden; return; }
+    set((s) => { s.hidden = v; }, true);
+  });
+  $('beta').addEventListener('input', () => {
+    const v = Number($('beta').value);
+    if ($('beta').value !== '' && Number.isFinite(v) && Math.abs(v) <= 100) set((s) => { s.beta = v; });
+  });
+  const reseed = (seed) => store.update((s) => {
+    s.paramSeed = seed;
+    for (const name of PARAM_NAMES) s[name] = generatedParam(s, name);
+  }, { source: 'options', structural: true });
+  $('param-seed').addEventListener('change', () => {
+    const seed = clampInt(Number($('param-seed').value), 0, LIMITS.seed);
+    if (seed === null) { $('param-seed').value = store.state.paramSeed; return; }
+    reseed(seed);
+  });
+  $('reroll-params').addEventListener('click', () => reseed((store.state.paramSeed + 1) % LIMITS.seed));
+  $('trainable').addEventListener('change', () => set((s) => { s.trainable = $('trainable').checked; }, true));
+  $('heads').addEventListener('change', () => set((s) => { s.heads = Number($('heads').value); }, true));
+  $('compare').addEventListener('change', () => set((s) => { s.compare = $('compare').value; }));
+
+  return {
+    update(s) {
+      const self = s.mode === 'self';
+      $('preset').value = s.preset;
+      $('data-seed').value = s.dataSeed;
+      setText($('preset-about'), PRESETS[s.preset].about);
+      $(`mode-${s.mode}`).checked = true;
+      for (const o of $('score').options) o.disabled = self && !SELF_SCORES.includes(o.value);
+      $('score').value = s.score;
+      $('normalize').value = s.normalize;
+      $('normalize').disabled = self;
+      $('temperature').value = s.temperature;
+      $('temperature').disabled = self;
+      setText($('temperature-value'), `τ = ${s.temperature.toFixed(2)}`);
+      $('mask').value = s.mask;
+      $('mask').querySelector('option[value="padding"]').disabled = self;
+      $('pad-box').hidden = s.mask !== 'padding';
+      $('pad-length').max = s.tokens.length;
+      if (document.activeElement !== $('pad-length')) $('pad-length').value = s.padLength;
+      $('hidden').value = s.hidden;
+      if (document.activeElement !== $('beta')) $('beta').value = s.beta;
+      $('param-seed').value = s.paramSeed;
+      $('trainable').checked = s.trainable;
+      const choices = headChoices(dims(s));
+      if ($('heads').options.length !== choices.length || [...$('heads').options].some((o, k) => Number(o.value) !== choices[k])) {
+        $('heads').replaceChildren(...choices.map((c) => option(c, String(c))));
+      }
+      $('heads').value = s.heads;
+      $('compare').value = s.compare;
+      for (const node of document.querySelectorAll('[data-mode]')) node.hidden = node.dataset.mode !== s.mode;
+      for (const node of document.querySelectorAll('[data-score]')) node.hidden = self || !node.dataset.score.split(' ').includes(s.score);
+      $('self-weights').hidden = !(self && s.trainable);
+      $('attend-only-note').hidden = !self;
+    },
+  };
+}

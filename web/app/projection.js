@@ -1,0 +1,171 @@
+// A 2-D view of the embeddings: two chosen dimensions as axes. Drag a point
+// (or focus it and use the arrow keys) to edit those two values of its vector.
+// While a query cell is hovered, lines show where that query's weight goes.
+import { dims } from './state.js';
+import { round } from './rng.js';
+
+const NS = 'http://www.w3.org/2000/svg';
+const svgEl = (tag, attrs = {}) => {
+  const node = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+};
+const SIZE = 320;
+const PAD = 28;
+
+export function createProjection(store, { px, py }) {
+  const svg = svgEl('svg', { viewBox: `0 0 ${SIZE} ${SIZE}`, class: 'proj', role: 'group', 'aria-label': 'Embeddings in two dimensions' });
+  svg.dataset.testid = 'projection';
+  const axes = svgEl('g', { class: 'proj-axes' });
+  const links = svgEl('g', { class: 'proj-links' });
+  const points = svgEl('g', { class: 'proj-points' });
+  svg.append(axes, links, points);
+  let domain = null; // { x0, x1, y0, y1 } frozen while dragging
+  let dragging = null;
+  let query = null;
+
+  const sx = (v) => PAD + ((v - domain.x0) / (domain.x1 - domain.x0)) * (SIZE - 2 * PAD);
+  const sy = (v) => SIZE - PAD - ((v - domain.y0) / (domain.y1 - domain.y0)) * (SIZE - 2 * PAD);
+  const ix = (p) => domain.x0 + ((p - PAD) / (SIZE - 2 * PAD)) * (domain.x1 - domain.x0);
+  const iy = (p) => domain.y0 + ((SIZE - PAD - p) / (SIZE - 2 * PAD)) * (domain.y1 - domain.y0);
+
+  function fit(s) {
+    const xs = s.x.map((r) => r[s.px]);
+    const ys = s.x.map((r) => r[s.py]);
+    const span = (vals) => {
+      let lo = Math.min(0, ...vals);
+      let hi = Math.max(0, ...vals);
+      const pad = (hi - lo) * 0.12 || 0.5;
+      lo -= pad; hi += pad;
+      return [lo, hi];
+    };
+    const [x0, x1] = span(xs);
+    const [y0, y1] = span(ys);
+    domain = { x0, x1, y0, y1 };
+  }
+
+  function drawAxes(s) {
+    const lines = [
+      svgEl('rect', { x: PAD, y: PAD, width: SIZE - 2 * PAD, height: SIZE - 2 * PAD, class: 'proj-frame' }),
+      svgEl('line', { x1: sx(0), x2: sx(0), y1: PAD, y2: SIZE - PAD, class: 'proj-zero' }),
+      svgEl('line', { x1: PAD, x2: SIZE - PAD, y1: sy(0), y2: sy(0), class: 'proj-zero' }),
+    ];
+    const label = (text, attrs) => Object.assign(svgEl('text', attrs), { textContent: text });
+    lines.push(label(`d${s.px + 1} →`, { x: SIZE - PAD, y: SIZE - 8, 'text-anchor': 'end', class: 'proj-axis' }));
+    lines.push(label(`d${s.py + 1} →`, { x: 12, y: SIZE - PAD, transform: `rotate(-90 12 ${SIZE - PAD})`, class: 'proj-axis' }));
+    lines.push(label(String(Number(domain.x0.toFixed(2))), { x: PAD, y: SIZE - 8, class: 'proj-tick' }));
+    lines.push(label(String(Number(domain.x1.toFixed(2))), { x: SIZE - PAD - 34, y: SIZE - 8, 'text-anchor': 'end', class: 'proj-tick' }));
+    axes.replaceChildren(...lines);
+  }
+
+  function drawPoints(s) {
+    const n = s.tokens.length;
+    if (points.childElementCount !== n) {
+      points.replaceChildren(...s.tokens.map((_, i) => {
+        const g = svgEl('g', { class: 'proj-point', tabindex: 0, role: 'button' });
+        g.dataset.i = i;
+        g.dataset.testid = `point-${i}`;
+        g.append(svgEl('circle', { r: n > 32 ? 4 : 6 }), svgEl('text', { dx: 8, dy: 4 }));
+        return g;
+      }));
+    }
+    const showNames = n <= 32;
+    s.tokens.forEach((name, i) => {
+      const g = points.children[i];
+      const [x, y] = [s.x[i][s.px], s.x[i][s.py]];
+      g.setAttribute('transform', `translate(${sx(x).toFixed(1)} ${sy(y).toFixed(1)})`);
+      const label = `${name}: d${s.px + 1} = ${x}, d${s.py + 1} = ${y}. Drag or use arrow keys to move.`;
+      if (g.getAttribute('aria-label') !== label) g.setAttribute('aria-label', label);
+      const text = showNames ? name : '';
+      if (g.lastChild.textContent !== text) g.lastChild.textContent = text;
+      g.classList.toggle('is-query', i === query);
+    });
+  }
+
+  function drawLinks(s, weights) {
+    if (query === null || !weights || query >= s.tokens.length) { links.replaceChildren(); return; }
+    const n = weights.cols;
+    const from = s.x[query];
+    const out = [];
+    for (let j = 0; j < n; j++) {
+      const a = weights.data[query * n + j];
+      if (!(a > 0.001)) continue;
+      out.push(svgEl('line', {
+        x1: sx(from[s.px]), y1: sy(from[s.py]), x2: sx(s.x[j][s.px]), y2: sy(s.x[j][s.py]),
+        'stroke-width': (0.5 + 6 * a).toFixed(2), 'stroke-opacity': Math.min(1, 0.15 + a * 1.5).toFixed(2),
+      }));
+    }
+    links.replaceChildren(...out);
+  }
+
+  const move = (i, x, y) => store.update((s) => { s.x[i][s.px] = round(x, 3); s.x[i][s.py] = round(y, 3); }, { source: 'projection' });
+  const toSvg = (ev) => {
+    const pt = svg.createSVGPoint();
+    pt.x = ev.clientX; pt.y = ev.clientY;
+    return pt.matrixTransform(svg.getScreenCTM().inverse());
+  };
+  points.addEventListener('pointerdown', (ev) => {
+    const g = ev.target.closest('.proj-point');
+    if (!g) return;
+    ev.preventDefault();
+    dragging = Number(g.dataset.i);
+    svg.setPointerCapture(ev.pointerId);
+    g.focus();
+  });
+  svg.addEventListener('pointermove', (ev) => {
+    if (dragging === null) return;
+    const p = toSvg(ev);
+    move(dragging, ix(p.x), iy(p.y));
+  });
+  const end = () => { dragging = null; lastArgs && render(...lastArgs, true); };
+  svg.addEventListener('pointerup', end);
+  svg.addEventListener('pointercancel', end);
+  points.addEventListener('keydown', (ev) => {
+    const g = ev.target.closest('.proj-point');
+    const dir = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] }[ev.key];
+    if (!g || !dir) return;
+    ev.preventDefault();
+    const i = Number(g.dataset.i);
+    const s = store.state;
+    const step = ev.shiftKey ? 0.1 : 0.01;
+    move(i, s.x[i][s.px] + dir[0] * step, s.x[i][s.py] + dir[1] * step);
+  });
+
+  const option = (j) => Object.assign(document.createElement('option'), { value: j, textContent: `d${j + 1}` });
+  px.addEventListener('change', () => store.update((s) => { s.px = Number(px.value); }, { source: 'axes' }));
+  py.addEventListener('change', () => store.update((s) => { s.py = Number(py.value); }, { source: 'axes' }));
+
+  let lastArgs = null;
+  let refit = true;
+  function render(s, weights, force = false) {
+    lastArgs = [s, weights];
+    if (dragging === null && (force || refit)) {
+      const was = domain && JSON.stringify([domain, s.px, s.py]);
+      fit(s);
+      if (JSON.stringify([domain, s.px, s.py]) !== was || force) drawAxes(s);
+      refit = false;
+    }
+    drawPoints(s);
+    drawLinks(s, weights);
+  }
+
+  return {
+    el: svg,
+    update(s, r, info) {
+      const d = dims(s);
+      if (px.options.length !== d) {
+        px.replaceChildren(...Array.from({ length: d }, (_, j) => option(j)));
+        py.replaceChildren(...Array.from({ length: d }, (_, j) => option(j)));
+      }
+      px.value = s.px;
+      py.value = s.py;
+      refit = info.source !== 'projection';
+      render(s, r?.weights[s.mode === 'self' ? s.head : 0]);
+    },
+    /** Shows query i's weights as lines (null hides them). */
+    setQuery(i) {
+      query = i;
+      if (lastArgs) render(...lastArgs);
+    },
+  };
+}
