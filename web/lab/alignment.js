@@ -2,19 +2,13 @@
 // (columns), drawn on a canvas at the matrix's own resolution and scaled by
 // CSS, with DOM labels, a 0..1 legend, and a hover / keyboard readout.
 
-// viridis at 11 evenly spaced stops; the table interpolates 256 entries.
-const STOPS = [
-  [68, 1, 84], [72, 36, 117], [65, 68, 135], [53, 95, 141], [42, 120, 142], [33, 145, 140],
-  [34, 168, 132], [68, 191, 112], [122, 209, 81], [189, 223, 38], [253, 231, 37],
-];
-const TABLE = Array.from({ length: 256 }, (_, i) => {
-  const t = (i / 255) * (STOPS.length - 1);
-  const k = Math.min(Math.floor(t), STOPS.length - 2);
-  const f = t - k;
-  return STOPS[k].map((c, j) => Math.round(c + f * (STOPS[k + 1][j] - c)));
-});
+import { TABLES } from '../app/colors.js';
 
-export const viridis = (v) => TABLE[Math.max(0, Math.min(255, Math.round(v * 255)))];
+/** viridis, the playground's sequential scale (weights are on [0, 1]). */
+export function viridis(v) {
+  const i = 3 * Math.max(0, Math.min(255, Math.round(v * 255)));
+  return [TABLES.sequential[i], TABLES.sequential[i + 1], TABLES.sequential[i + 2]];
+}
 
 const shown = (ch) => (ch === ' ' ? '␣' : ch);
 
@@ -24,7 +18,7 @@ export function drawLegendBar(canvas) {
   canvas.height = 1;
   const ctx = canvas.getContext('2d');
   const img = ctx.createImageData(256, 1);
-  for (let i = 0; i < 256; i++) img.data.set([...TABLE[i], 255], i * 4);
+  for (let i = 0; i < 256; i++) img.data.set([...viridis(i / 255), 255], i * 4);
   ctx.putImageData(img, 0, 0);
 }
 
