@@ -52,6 +52,10 @@ typedef enum {
     ATTN_NORM_COUNT = 2
 } AttnNorm;
 
+/* The score's name as the API spells it ("dot", "scaled_dot", ...), or NULL
+ * for a code outside 0..ATTN_SCORE_COUNT-1. */
+const char *attn_score_name(AttnScore score);
+
 typedef struct {
     int n_q;      /* number of queries */
     int n_k;      /* number of keys (and values) */

@@ -9,6 +9,10 @@
 static const char *const score_names[ATTN_SCORE_COUNT] = {
     "dot", "scaled_dot", "general", "additive", "cosine", "location"};
 
+const char *attn_score_name(AttnScore score) {
+    return (unsigned)score < ATTN_SCORE_COUNT ? score_names[score] : NULL;
+}
+
 /* Query rows go in blocks of ATTN_ROW_BLOCK: a block's scores are still in
  * cache when they are normalised and multiplied by V. */
 #define ATTN_ROW_BLOCK 16

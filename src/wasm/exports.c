@@ -8,6 +8,10 @@
 
 #include "attnlab/attention.h"
 
+/* Scratch is the size table's count plus one 128-bit vector (4 floats) of
+ * slack, so a vector load at the end of the last region stays inside. */
+#define SCRATCH_SLACK_REALS 4
+
 EMSCRIPTEN_KEEPALIVE const char *attnlab_last_error(void) { return nn_last_error(); }
 
 /* Bytes currently allocated in the WASM heap (the leak tests watch it). */
@@ -31,7 +35,7 @@ EMSCRIPTEN_KEEPALIVE int attnlab_attend(int n_q, int n_k, int d_q, int d_k, int 
                     temperature, causal, key_lengths};
     AttnParams p = {W, Wq, Wk, vv, beta};
     NN_TRY(attn_check(&c, &p, q, k, v));
-    float *scratch = malloc(sizeof(float) * (attn_forward_scratch_size(&c) + 4));
+    float *scratch = malloc(sizeof(float) * (attn_forward_scratch_size(&c) + SCRATCH_SLACK_REALS));
     if (!scratch) return nn_fail(NN_ERR_NOMEM, "attend: out of memory for %d x %d cells", n_q, n_k);
     int status = attn_forward(&c, &p, scores, weights, context, q, k, v, scratch);
     free(scratch);
@@ -47,7 +51,7 @@ EMSCRIPTEN_KEEPALIVE int attnlab_self_attention(int n, int d_in, int d_k, int d_
     SelfAttnWeights w = {wq, wk, wv, wo};
     SelfAttnActs a = {q, k, v, scores, weights, context, output};
     NN_TRY(attn_self_check(&c, &w, x));
-    float *scratch = malloc(sizeof(float) * (attn_self_scratch_size(&c) + 4));
+    float *scratch = malloc(sizeof(float) * (attn_self_scratch_size(&c) + SCRATCH_SLACK_REALS));
     if (!scratch) return nn_fail(NN_ERR_NOMEM, "selfAttention: out of memory for %d tokens", n);
     int status = attn_self_forward(&c, &w, &a, x, scratch);
     free(scratch);

@@ -6,11 +6,14 @@
 #include <string.h>
 
 #include "attnlab/trainer.h"
+#include "wasm/boundary.h"
 
 EMSCRIPTEN_KEEPALIVE int attnlab_s2s_create(int kind, int alphabet, int min_len, int max_len, const char *text,
                                             int text_len, int cell, int layers, int bidirectional, int embed,
                                             int hidden, int attention, int attn_hidden, int batch, double seed,
                                             Trainer **out) {
+    if (text_len < 0 || text_len > ATTNLAB_MAX_PAIRS_BYTES)
+        return nn_fail(NN_ERR_LIMIT, "pairs: %d bytes is past the limit of %d", text_len, ATTNLAB_MAX_PAIRS_BYTES);
     TaskConfig tc = {(TaskKind)kind, (TaskAlphabet)alphabet, min_len, max_len};
     S2sConfig mc = {(RnnCellKind)cell, layers, bidirectional, embed, hidden, attention, attn_hidden,
                     0, 0, 0, 0, 0, batch, (uint64_t)seed};
@@ -19,21 +22,32 @@ EMSCRIPTEN_KEEPALIVE int attnlab_s2s_create(int kind, int alphabet, int min_len,
 
 EMSCRIPTEN_KEEPALIVE void attnlab_s2s_destroy(Trainer *t) { trainer_destroy(t); }
 
-/* info (16 x i32): task kind, alphabet, min_len, max_len, in_vocab, out_vocab,
- * max_in, max_out, fixed_in, cell, layers, bidirectional, embed, hidden,
- * attention, batch; then *params (parameter count), *steps. */
-EMSCRIPTEN_KEEPALIVE void attnlab_s2s_info(Trainer *t, int32_t *info, double *params, double *steps,
-                                           double *seed) {
+EMSCRIPTEN_KEEPALIVE void attnlab_s2s_info(Trainer *t, AttnlabS2sInfo *info) {
     const Task *task = trainer_task(t);
     const S2sConfig *c = s2s_config(trainer_model(t));
     const TaskConfig *tc = trainer_task_config(t);
-    int32_t v[16] = {(int32_t)tc->kind, (int32_t)tc->alphabet, tc->min_len, tc->max_len, task_in_vocab(task), task_out_vocab(task), task_max_in(task), task_max_out(task),
-                     task_fixed_in(task), (int32_t)c->cell, c->layers, c->bidirectional, c->embed, c->hidden,
-                     c->attention, c->batch};
-    memcpy(info, v, sizeof v);
-    *params = (double)s2s_num_params(trainer_model(t));
-    *steps = (double)s2s_steps(trainer_model(t));
-    *seed = (double)c->seed;
+    *info = (AttnlabS2sInfo){
+        .task = (int32_t)tc->kind,
+        .alphabet = (int32_t)tc->alphabet,
+        .min_length = tc->min_len,
+        .max_length = tc->max_len,
+        .input_vocabulary = task_in_vocab(task),
+        .output_vocabulary = task_out_vocab(task),
+        .max_input = task_max_in(task),
+        .max_output = task_max_out(task),
+        .fixed_input = task_fixed_in(task),
+        .cell = (int32_t)c->cell,
+        .layers = c->layers,
+        .bidirectional = c->bidirectional,
+        .embed = c->embed,
+        .hidden = c->hidden,
+        .attention = c->attention,
+        .attn_hidden = c->attn_hidden,
+        .batch = c->batch,
+        .parameters = (double)s2s_num_params(trainer_model(t)),
+        .steps = (double)s2s_steps(trainer_model(t)),
+        .seed = (double)c->seed,
+    };
 }
 
 EMSCRIPTEN_KEEPALIVE const char *attnlab_s2s_alphabet(Trainer *t, int output) {
@@ -50,18 +64,8 @@ EMSCRIPTEN_KEEPALIVE int attnlab_s2s_train(Trainer *t, int optimizer, float lr, 
     return trainer_train(t, &o, steps, batch, losses, tokens);
 }
 
-/* out (4 x f64): loss, token accuracy, sequence accuracy, count;
- * by_length (2 x (TASK_MAX_LEN + 1) x i32): examples, then successes, by input length. */
-EMSCRIPTEN_KEEPALIVE int attnlab_s2s_evaluate(Trainer *t, int split, int count, double *out, int32_t *by_length) {
-    TrainerEval r;
-    NN_TRY(trainer_evaluate(t, (TaskSplit)split, count, &r));
-    memcpy(by_length, r.length_count, sizeof r.length_count);
-    memcpy(by_length + TASK_MAX_LEN + 1, r.length_right, sizeof r.length_right);
-    out[0] = r.loss;
-    out[1] = r.token_accuracy;
-    out[2] = r.sequence_accuracy;
-    out[3] = r.count;
-    return NN_OK;
+EMSCRIPTEN_KEEPALIVE int attnlab_s2s_evaluate(Trainer *t, int split, int count, TrainerEval *out) {
+    return trainer_evaluate(t, (TaskSplit)split, count, out);
 }
 
 /* lens (2 x i32): input and output lengths. */
@@ -93,3 +97,52 @@ EMSCRIPTEN_KEEPALIVE int attnlab_s2s_save(Trainer *t, uint8_t *bytes, int size) 
 EMSCRIPTEN_KEEPALIVE int attnlab_s2s_load(const uint8_t *bytes, int size, Trainer **out) {
     return trainer_load(out, bytes, (size_t)size);
 }
+
+/* Makes room for training and evaluation batches of up to `batch` rows. */
+EMSCRIPTEN_KEEPALIVE int attnlab_s2s_reserve(Trainer *t, int batch) {
+    int capacity = s2s_config(trainer_model(t))->batch;
+    if (batch <= capacity) return NN_OK;
+    return nn_fail(NN_ERR_LIMIT, "batch: %d; this model was created for batches of 1..%d", batch, capacity);
+}
+
+/* ---- the records above, field by field, for attnlab_constants() --------------- */
+
+static const AttnlabField s2s_info_fields[] = {
+    ATTNLAB_FIELD(AttnlabS2sInfo, task, "task", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, alphabet, "alphabet", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, min_length, "minLength", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, max_length, "maxLength", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, input_vocabulary, "inputVocabulary", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, output_vocabulary, "outputVocabulary", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, max_input, "maxInput", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, max_output, "maxOutput", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, fixed_input, "fixedInput", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, cell, "cell", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, layers, "layers", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, bidirectional, "bidirectional", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, embed, "embed", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, hidden, "hidden", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, attention, "attention", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, attn_hidden, "attnHidden", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, batch, "batch", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabS2sInfo, parameters, "parameters", ATTNLAB_F64),
+    ATTNLAB_FIELD(AttnlabS2sInfo, steps, "steps", ATTNLAB_F64),
+    ATTNLAB_FIELD(AttnlabS2sInfo, seed, "seed", ATTNLAB_F64),
+};
+
+static const AttnlabField trainer_eval_fields[] = {
+    ATTNLAB_FIELD(TrainerEval, loss, "loss", ATTNLAB_F64),
+    ATTNLAB_FIELD(TrainerEval, token_accuracy, "tokenAccuracy", ATTNLAB_F64),
+    ATTNLAB_FIELD(TrainerEval, sequence_accuracy, "sequenceAccuracy", ATTNLAB_F64),
+    ATTNLAB_FIELD(TrainerEval, count, "count", ATTNLAB_I32),
+    ATTNLAB_FIELD(TrainerEval, length_count, "lengthCount", ATTNLAB_I32),
+    ATTNLAB_FIELD(TrainerEval, length_right, "lengthRight", ATTNLAB_I32),
+};
+
+#define FIELDS(a) a, (int)(sizeof(a) / sizeof((a)[0]))
+
+const AttnlabRecord attnlab_s2s_records[] = {
+    {"S2sInfo", sizeof(AttnlabS2sInfo), FIELDS(s2s_info_fields)},
+    {"TrainerEval", sizeof(TrainerEval), FIELDS(trainer_eval_fields)},
+};
+const int attnlab_s2s_record_count = (int)(sizeof attnlab_s2s_records / sizeof attnlab_s2s_records[0]);

@@ -1,16 +1,6 @@
 // Errors the engine throws: an Error with a message naming the argument and a
-// stable string `.code`, the same for checks made in JS and in the C core.
-
-/** C status codes (include/attnlab/nn.h NnStatus) to `.code` strings. */
-export const STATUS_CODES = Object.freeze({
-  1: 'ERR_SHAPE',
-  2: 'ERR_VALUE',
-  3: 'ERR_ARG',
-  4: 'ERR_PARAM',
-  5: 'ERR_LIMIT',
-  6: 'ERR_ZERO_SUM',
-  7: 'ERR_NOMEM',
-});
+// stable string `.code`, the same for checks made in JS and in the C core
+// (whose status names come from its constants table, see wasm.js).
 
 export class AttnlabError extends Error {
   constructor(code, message) {
@@ -25,3 +15,59 @@ export const valueError = (message) => new AttnlabError('ERR_VALUE', message);
 export const argError = (message) => new AttnlabError('ERR_ARG', message);
 export const paramError = (message) => new AttnlabError('ERR_PARAM', message);
 export const limitError = (message) => new AttnlabError('ERR_LIMIT', message);
+
+/**
+ * A short description of any value for a message; never throws (Symbols,
+ * BigInts, null-prototype objects and proxies included).
+ */
+export function describe(value) {
+  switch (typeof value) {
+    case 'number':
+      return String(value);
+    case 'bigint':
+      return `${value}n (a BigInt)`;
+    case 'string':
+      return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+    case 'symbol':
+      return 'a Symbol';
+    case 'undefined':
+    case 'boolean':
+      return String(value);
+    case 'function':
+      return 'a function';
+    default:
+      break;
+  }
+  if (value === null) return 'null';
+  try {
+    if (Array.isArray(value)) return 'an array';
+    if (ArrayBuffer.isView(value)) return `a ${Object.prototype.toString.call(value).slice(8, -1)}`;
+  } catch {
+    // a revoked proxy: fall through
+  }
+  return 'an object';
+}
+
+/** The message of anything thrown, without calling into it unguarded. */
+function messageOf(err) {
+  try {
+    const m = err?.message;
+    return typeof m === 'string' ? m : describe(err);
+  } catch {
+    return 'an unreadable error';
+  }
+}
+
+/**
+ * Runs fn; anything it throws that is not an AttnlabError (a getter or proxy
+ * in an argument that throws, say) becomes one with code ERR_ARG, so every
+ * error of the API carries a code.
+ */
+export function guard(name, fn) {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof AttnlabError) throw err;
+    throw new AttnlabError('ERR_ARG', `${name}: an argument could not be read (${messageOf(err)})`);
+  }
+}

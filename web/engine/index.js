@@ -3,22 +3,17 @@
 //   const engine = await loadEngine({ simd })
 //   engine.attend({ queries, keys, values, score, params, normalize, temperature, mask, outputs })
 //   engine.selfAttention({ x, wq, wk, wv, wo, heads, causal, score })
-import { AttnlabError, paramError, shapeError, valueError } from './errors.js';
-import { instantiate, simdSupported } from './wasm.js';
+import { AttnlabError, argError, describe, guard, paramError, shapeError, valueError } from './errors.js';
+import { F32, I32, instantiate, simdSupported } from './wasm.js';
 import { createSeq2Seq, loadSeq2Seq } from './seq2seq.js';
-import { LIMITS, options, toBoolean, toChoice, toInteger, toMatrix, toNumber, toVector } from './matrix.js';
+import { LIMITS, NORMALIZATIONS, SCORES, adoptConstants } from './constants.js';
+import { options, toBoolean, toChoice, toInteger, toMatrix, toNumber, toVector } from './matrix.js';
 
 export { AttnlabError } from './errors.js';
-export { LIMITS } from './matrix.js';
-export { SEQ2SEQ_LIMITS, Seq2SeqModel } from './seq2seq.js';
+export { LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS } from './constants.js';
+export { Seq2SeqModel } from './seq2seq.js';
 
-/** Scoring functions, with their codes in the core (AttnScore). */
-export const SCORES = Object.freeze({ dot: 0, scaled_dot: 1, general: 2, additive: 3, cosine: 4, location: 5 });
-/** Normalisations (AttnNorm). */
-export const NORMALIZATIONS = Object.freeze({ softmax: 0, sum: 1 });
-const SELF_SCORES = Object.freeze({ dot: 0, scaled_dot: 1, cosine: 4 });
 const MASK_KINDS = Object.freeze({ none: 'none', causal: 'causal' });
-
 
 const OUTPUTS = ['scores', 'weights', 'context'];
 
@@ -26,11 +21,11 @@ const OUTPUTS = ['scores', 'weights', 'context'];
 function toOutputs(value) {
   if (value === undefined) return new Set(OUTPUTS);
   if (!Array.isArray(value) || value.length === 0) {
-    throw new AttnlabError('ERR_ARG', `outputs: expected a non-empty array of ${OUTPUTS.map((o) => `'${o}'`).join(', ')}`);
+    throw argError(`outputs: expected a non-empty array of ${OUTPUTS.map((o) => `'${o}'`).join(', ')}`);
   }
   for (const o of value) {
     if (!OUTPUTS.includes(o)) {
-      throw new AttnlabError('ERR_ARG', `outputs: unknown output ${typeof o === 'string' ? `'${o}'` : typeof o}; expected ${OUTPUTS.map((x) => `'${x}'`).join(', ')}`);
+      throw argError(`outputs: unknown output ${describe(o)}; expected ${OUTPUTS.map((x) => `'${x}'`).join(', ')}`);
     }
   }
   return new Set(value);
@@ -47,10 +42,10 @@ function toMask(mask, nQueries, nKeys) {
     return { causal: kind === 'causal', keyLengths: null };
   }
   if (mask === null || typeof mask !== 'object' || !('keyLengths' in mask)) {
-    throw new AttnlabError('ERR_ARG', "mask: expected 'none', 'causal' or { keyLengths: [...] }");
+    throw argError("mask: expected 'none', 'causal' or { keyLengths: [...] }");
   }
   const lengths = mask.keyLengths;
-  if (!Array.isArray(lengths) && !ArrayBuffer.isView(lengths)) {
+  if (!Array.isArray(lengths) && !(ArrayBuffer.isView(lengths) && 'length' in lengths)) {
     throw shapeError('mask.keyLengths: expected an array with one key count per query');
   }
   if (lengths.length !== nQueries) {
@@ -59,8 +54,9 @@ function toMask(mask, nQueries, nKeys) {
   const keyLengths = new Int32Array(nQueries);
   for (let i = 0; i < nQueries; i++) {
     const L = lengths[i];
-    if (!Number.isInteger(L) || L < 0 || L > nKeys) {
-      throw valueError(`mask.keyLengths[${i}] is ${L}; it must be an integer within 0..${nKeys}`);
+    // The range 0..nKeys is the core's check; here only what Int32Array would wrap or truncate.
+    if (!Number.isInteger(L) || Math.abs(L) > 2 ** 31 - 1) {
+      throw valueError(`mask.keyLengths[${i}] is ${describe(L)}; it must be an integer within 0..${nKeys}`);
     }
     keyLengths[i] = L;
   }
@@ -73,33 +69,42 @@ function expectShape(name, m, rows, cols, why) {
   }
 }
 
-/** Scoring parameters the score needs, shape-checked against the inputs. */
+/**
+ * Scoring parameters the score needs, each shape-checked against the inputs
+ * (the core sees only sizes, so a matrix's own shape is checked here). A
+ * missing parameter stays null: the core reports it (ERR_PARAM).
+ */
 function toParams(score, params, q, k) {
   const p = params === undefined ? {} : options('params', params);
-  const need = (key, why) => {
-    if (p[key] === undefined || p[key] === null) throw paramError(`params.${key}: ${why}`);
-  };
+  const given = (key) => p[key] !== undefined && p[key] !== null;
   const out = { W: null, Wq: null, Wk: null, v: null, hidden: 0, beta: toNumber('params.beta', p.beta, 1) };
-  if (score === 'general') {
-    need('W', `score 'general' needs W (${q.cols} x ${k.cols}): e = qᵀ W k`);
+  if (score === 'general' && given('W')) {
     out.W = toMatrix('params.W', p.W);
     expectShape('params.W', out.W, q.cols, k.cols, "score 'general' (queries' size x keys' size)");
-  } else if (score === 'location') {
-    need('W', `score 'location' needs W (${k.rows} x ${q.cols}): e_i = W q_i`);
+  } else if (score === 'location' && given('W')) {
     out.W = toMatrix('params.W', p.W);
     expectShape('params.W', out.W, k.rows, q.cols, "score 'location' (number of keys x queries' size)");
   } else if (score === 'additive') {
-    need('Wq', `score 'additive' needs Wq (h x ${q.cols}): e = vᵀ tanh(Wq q + Wk k)`);
-    need('Wk', `score 'additive' needs Wk (h x ${k.cols}): e = vᵀ tanh(Wq q + Wk k)`);
-    need('v', "score 'additive' needs v (length h): e = vᵀ tanh(Wq q + Wk k)");
-    out.Wq = toMatrix('params.Wq', p.Wq);
-    out.hidden = out.Wq.rows;
-    expectShape('params.Wq', out.Wq, out.hidden, q.cols, "score 'additive' (h x queries' size)");
-    out.Wk = toMatrix('params.Wk', p.Wk);
-    expectShape('params.Wk', out.Wk, out.hidden, k.cols, "score 'additive' (h = Wq's rows x keys' size)");
-    out.v = toVector('params.v', p.v);
-    if (out.v.length !== out.hidden) {
-      throw shapeError(`params.v: has length ${out.v.length}, but Wq and Wk have h = ${out.hidden} rows`);
+    // With none of the three, h is unknown and the core would report h = 0 as a shape.
+    if (!given('Wq') && !given('Wk') && !given('v')) {
+      throw paramError("params.Wq: score 'additive' needs Wq (h x d_q), Wk (h x d_k) and v (length h): e = vᵀ tanh(Wq q + Wk k)");
+    }
+    if (given('Wq')) {
+      out.Wq = toMatrix('params.Wq', p.Wq);
+      out.hidden = out.Wq.rows;
+      expectShape('params.Wq', out.Wq, out.hidden, q.cols, "score 'additive' (h x queries' size)");
+    }
+    if (given('Wk')) {
+      out.Wk = toMatrix('params.Wk', p.Wk);
+      out.hidden ||= out.Wk.rows;
+      expectShape('params.Wk', out.Wk, out.hidden, k.cols, "score 'additive' (h = Wq's rows x keys' size)");
+    }
+    if (given('v')) {
+      out.v = toVector('params.v', p.v);
+      out.hidden ||= out.v.length;
+      if (out.v.length !== out.hidden) {
+        throw shapeError(`params.v: has length ${out.v.length}, but Wq and Wk have h = ${out.hidden} rows`);
+      }
     }
   }
   return out;
@@ -110,7 +115,7 @@ export class Engine {
   constructor(heap) {
     this.heap = heap;
     /** true when the SIMD build is loaded, false for the scalar build. */
-    this.simd = heap.exports.attnlab_simd() === 1;
+    this.simd = heap.call.simd() === 1;
     this.limits = LIMITS;
   }
 
@@ -120,17 +125,17 @@ export class Engine {
    * @returns {Seq2SeqModel}
    */
   createSeq2Seq(options) {
-    return createSeq2Seq(this.heap, options);
+    return guard('createSeq2Seq', () => createSeq2Seq(this.heap, options));
   }
 
   /** A model saved with model.save(). */
   loadSeq2Seq(bytes) {
-    return loadSeq2Seq(this.heap, bytes);
+    return guard('loadSeq2Seq', () => loadSeq2Seq(this.heap, bytes));
   }
 
   /** Bytes allocated in the WASM heap right now (for leak checks). */
   heapUsed() {
-    return this.heap.exports.attnlab_heap_used();
+    return this.heap.call.heap_used();
   }
 
   /**
@@ -140,6 +145,10 @@ export class Engine {
    * @returns {{ scores: Matrix, weights: Matrix, context: Matrix }}
    */
   attend(args) {
+    return guard('attend', () => this.#attend(args));
+  }
+
+  #attend(args) {
     const a = options('attend', args);
     const score = a.score === undefined ? 'dot' : a.score;
     const scoreCode = toChoice('score', score, SCORES);
@@ -151,23 +160,23 @@ export class Engine {
       throw shapeError(`values: has ${v.rows} rows, but there are ${k.rows} keys (one value per key)`);
     }
     const temperature = toNumber('temperature', a.temperature, 1);
-    if (!(temperature > 0)) throw valueError(`temperature must be > 0 (got ${temperature})`);
     const mask = toMask(a.mask, q.rows, k.rows);
     const p = toParams(score, a.params, q, k);
     const outputs = toOutputs(a.outputs);
     const cells = q.rows * k.rows;
+    // The core checks the cell limit too; checked first here so no block is allocated past it.
     if (cells > LIMITS.maxCells) {
       throw new AttnlabError('ERR_LIMIT', `queries x keys: ${q.rows} x ${k.rows} cells is past the limit of ${LIMITS.maxCells}`);
     }
     const heap = this.heap;
     const sizes = {
-      q: q.data.length, k: k.data.length, v: v === k ? 0 : v.data.length,
-      lengths: mask.keyLengths ? q.rows : 0,
-      W: p.W ? p.W.data.length : 0, Wq: p.Wq ? p.Wq.data.length : 0, Wk: p.Wk ? p.Wk.data.length : 0,
-      vv: p.v ? p.v.length : 0,
-      scores: outputs.has('scores') ? cells : 0,
-      weights: outputs.has('weights') ? cells : 0,
-      context: q.rows * v.cols,
+      q: F32 * q.data.length, k: F32 * k.data.length, v: v === k ? 0 : F32 * v.data.length,
+      lengths: mask.keyLengths ? I32 * q.rows : 0,
+      W: p.W ? F32 * p.W.data.length : 0, Wq: p.Wq ? F32 * p.Wq.data.length : 0, Wk: p.Wk ? F32 * p.Wk.data.length : 0,
+      vv: p.v ? F32 * p.v.length : 0,
+      scores: outputs.has('scores') ? F32 * cells : 0,
+      weights: outputs.has('weights') ? F32 * cells : 0,
+      context: F32 * q.rows * v.cols,
     };
     return heap.withBlock(sizes, (ptr) => {
       heap.writeF32(ptr.q, q.data);
@@ -178,11 +187,12 @@ export class Engine {
       heap.writeF32(ptr.Wq, p.Wq?.data);
       heap.writeF32(ptr.Wk, p.Wk?.data);
       heap.writeF32(ptr.vv, p.v);
-      const status = heap.exports.attnlab_attend(
-        q.rows, k.rows, q.cols, k.cols, v.cols, p.hidden, scoreCode, norm, temperature, p.beta,
-        mask.causal ? 1 : 0, ptr.lengths, ptr.q, ptr.k, v === k ? ptr.k : ptr.v,
-        ptr.W, ptr.Wq, ptr.Wk, ptr.vv, ptr.scores, ptr.weights, ptr.context);
-      heap.check(status, 'attend');
+      heap.call.attend({
+        nQ: q.rows, nK: k.rows, dQ: q.cols, dK: k.cols, dV: v.cols, hidden: p.hidden, score: scoreCode, norm,
+        temperature, beta: p.beta, causal: mask.causal, keyLengths: ptr.lengths,
+        q: ptr.q, k: ptr.k, v: v === k ? ptr.k : ptr.v, W: ptr.W, Wq: ptr.Wq, Wk: ptr.Wk, vv: ptr.vv,
+        scores: ptr.scores, weights: ptr.weights, context: ptr.context,
+      });
       const result = {};
       if (outputs.has('scores')) result.scores = heap.readMatrix(ptr.scores, q.rows, k.rows);
       if (outputs.has('weights')) result.weights = heap.readMatrix(ptr.weights, q.rows, k.rows);
@@ -197,6 +207,10 @@ export class Engine {
    * @returns {{ q, k, v, scores: Matrix[], weights: Matrix[], context, output }}
    */
   selfAttention(args) {
+    return guard('selfAttention', () => this.#selfAttention(args));
+  }
+
+  #selfAttention(args) {
     const a = options('selfAttention', args);
     const x = toMatrix('x', a.x);
     const wq = optionalMatrix('wq', a.wq);
@@ -204,34 +218,32 @@ export class Engine {
     const wv = optionalMatrix('wv', a.wv);
     const wo = optionalMatrix('wo', a.wo);
     const score = a.score === undefined ? (wq || wk ? 'scaled_dot' : 'dot') : a.score;
-    const scoreCode = toChoice('score', score, SELF_SCORES);
-    const heads = toInteger('heads', a.heads, 1, 1, LIMITS.maxHeads);
+    const scoreCode = toChoice('score', score, SCORES);
+    const heads = toInteger('heads', a.heads, 1);
     const causal = toBoolean('causal', a.causal, false);
     const n = x.rows, dIn = x.cols;
+    // The core sees widths, not the matrices: whether each matrix's own shape
+    // fits is checked here, where its argument has a name.
     for (const [name, w] of [['wq', wq], ['wk', wk], ['wv', wv]]) {
       if (w && w.rows !== dIn) throw shapeError(`${name}: has ${w.rows} rows, but x has ${dIn} columns (x·${name})`);
     }
     if (wq && wk && wk.cols !== wq.cols) throw shapeError(`wk: has ${wk.cols} columns, but wq has ${wq.cols}`);
     const dK = wq ? wq.cols : wk ? wk.cols : dIn;
-    if (!(wq && wk) && dK !== dIn) {
-      const [given, missing] = wq ? ['wq', 'wk'] : ['wk', 'wq'];
-      throw shapeError(`${missing}: omitted, so it is the identity and ${given} must have ${dIn} columns (got ${dK})`);
-    }
     const dV = wv ? wv.cols : dIn;
     if (wo && wo.rows !== dV) throw shapeError(`wo: has ${wo.rows} rows, but the context has ${dV} columns`);
     const dOut = wo ? wo.cols : dV;
-    if (dK % heads) throw shapeError(`heads: ${heads} heads do not divide the query/key width ${dK}`);
-    if (dV % heads) throw shapeError(`heads: ${heads} heads do not divide the value width ${dV}`);
-    if (n * n > LIMITS.maxCells) {
+    const cells = n * n;
+    if (cells > LIMITS.maxCells) {
       throw new AttnlabError('ERR_LIMIT', `x: ${n} tokens make ${n} x ${n} cells, past the limit of ${LIMITS.maxCells}`);
     }
+    // heads must divide dK and dV (the core checks); the block is sized for any count the core accepts.
+    const perHeadCells = heads >= 1 && heads <= LIMITS.maxHeads ? heads * cells : 0;
     const heap = this.heap;
-    const cells = n * n;
     const sizes = {
-      x: x.data.length, wq: wq ? wq.data.length : 0, wk: wk ? wk.data.length : 0,
-      wv: wv ? wv.data.length : 0, wo: wo ? wo.data.length : 0,
-      q: n * dK, k: n * dK, v: n * dV, scores: heads * cells, weights: heads * cells,
-      context: n * dV, output: n * dOut,
+      x: F32 * x.data.length, wq: wq ? F32 * wq.data.length : 0, wk: wk ? F32 * wk.data.length : 0,
+      wv: wv ? F32 * wv.data.length : 0, wo: wo ? F32 * wo.data.length : 0,
+      q: F32 * n * dK, k: F32 * n * dK, v: F32 * n * dV, scores: F32 * perHeadCells, weights: F32 * perHeadCells,
+      context: F32 * n * dV, output: F32 * n * dOut,
     };
     return heap.withBlock(sizes, (ptr) => {
       heap.writeF32(ptr.x, x.data);
@@ -239,12 +251,12 @@ export class Engine {
       heap.writeF32(ptr.wk, wk?.data);
       heap.writeF32(ptr.wv, wv?.data);
       heap.writeF32(ptr.wo, wo?.data);
-      const status = heap.exports.attnlab_self_attention(
-        n, dIn, dK, dV, dOut, heads, scoreCode, causal ? 1 : 0,
-        ptr.x, ptr.wq, ptr.wk, ptr.wv, ptr.wo,
-        ptr.q, ptr.k, ptr.v, ptr.scores, ptr.weights, ptr.context, ptr.output);
-      heap.check(status, 'selfAttention');
-      const perHead = (base) => Array.from({ length: heads }, (_, h) => heap.readMatrix(base + h * cells * 4, n, n));
+      heap.call.self_attention({
+        n, dIn, dK, dV, dOut, heads, score: scoreCode, causal,
+        x: ptr.x, wq: ptr.wq, wk: ptr.wk, wv: ptr.wv, wo: ptr.wo,
+        q: ptr.q, k: ptr.k, v: ptr.v, scores: ptr.scores, weights: ptr.weights, context: ptr.context, output: ptr.output,
+      });
+      const perHead = (base) => Array.from({ length: heads }, (_, h) => heap.readMatrix(base + h * F32 * cells, n, n));
       return {
         q: heap.readMatrix(ptr.q, n, dK),
         k: heap.readMatrix(ptr.k, n, dK),
@@ -260,16 +272,28 @@ export class Engine {
 
 /**
  * Loads the engine. `simd`: true for the SIMD128 build (the default where the
- * runtime supports it), false for the scalar build.
+ * runtime supports it), false for the scalar build. The first load also fills
+ * LIMITS, SCORES, NORMALIZATIONS and SEQ2SEQ_LIMITS from the core.
  * @param {{ simd?: boolean }} [opts]
  * @returns {Promise<Engine>}
  */
 export async function loadEngine(opts = {}) {
-  const o = options('loadEngine', opts);
-  const supported = simdSupported();
-  const simd = toBoolean('simd', o.simd, supported);
-  if (simd && !supported) {
-    throw new AttnlabError('ERR_UNSUPPORTED', 'loadEngine: this runtime has no WebAssembly SIMD; pass { simd: false }');
+  const simd = guard('loadEngine', () => {
+    const o = options('loadEngine', opts);
+    const supported = simdSupported();
+    const wanted = toBoolean('simd', o.simd, supported);
+    if (wanted && !supported) {
+      throw new AttnlabError('ERR_UNSUPPORTED', 'loadEngine: this runtime has no WebAssembly SIMD; pass { simd: false }');
+    }
+    return wanted;
+  });
+  let heap;
+  try {
+    heap = await instantiate(simd ? 'simd' : 'scalar');
+  } catch (err) {
+    if (err instanceof AttnlabError) throw err;
+    throw new AttnlabError('ERR_LOAD', `loadEngine: cannot load the ${simd ? 'SIMD' : 'scalar'} build (${err?.message ?? err})`);
   }
-  return new Engine(await instantiate(simd ? 'simd' : 'scalar'));
+  adoptConstants(heap.constants);
+  return new Engine(heap);
 }

@@ -1,30 +1,38 @@
 // Turning what a caller passes (nested arrays, { rows, cols, data }, plain
 // vectors, option strings) into checked Float32Arrays, with errors that name
-// the argument. Nothing here touches WASM memory.
-import { argError, limitError, shapeError, valueError } from './errors.js';
+// the argument. Values are copied by index, never through an iterator, so
+// what reaches WASM has exactly the length that was checked. Nothing here
+// touches WASM memory.
+import { LIMITS } from './constants.js';
+import { argError, describe, limitError, shapeError, valueError } from './errors.js';
 
-/** Limits of the core (include/attnlab/attention.h). */
-export const LIMITS = Object.freeze({
-  maxTokens: 4096,
-  maxDim: 4096,
-  maxCells: 1 << 22,
-  maxHeads: 64,
-});
+/** An array or a typed array of numbers (not a DataView, not BigInts). */
+function isNumberList(v) {
+  if (Array.isArray(v)) return true;
+  return ArrayBuffer.isView(v) && !(v instanceof DataView) && !(v instanceof BigInt64Array) && !(v instanceof BigUint64Array);
+}
 
-const describe = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v);
+const isBigIntList = (v) => v instanceof BigInt64Array || v instanceof BigUint64Array;
 
-function checkFinite(name, data, cols) {
-  for (let i = 0; i < data.length; i++) {
-    const x = data[i];
-    if (!Number.isFinite(x)) {
-      const where = cols ? `[${Math.floor(i / cols)}][${i % cols}]` : `[${i}]`;
-      throw valueError(`${name}${where} is ${Number.isNaN(x) ? 'NaN' : x}; values must be finite numbers`);
-    }
-  }
+function listError(name, v) {
+  if (isBigIntList(v)) return valueError(`${name}: ${describe(v)} holds BigInts; pass numbers (a Float32Array, a Float64Array or an array)`);
+  return shapeError(`${name}: expected an array of numbers, got ${describe(v)}`);
 }
 
 function checkSize(name, what, n, max) {
   if (n > max) throw limitError(`${name}: ${n} ${what} is past the limit of ${max}`);
+}
+
+/** Copies src[0..n) into data at offset, each a finite number, by index. */
+function copyNumbers(name, data, offset, src, n, where) {
+  for (let j = 0; j < n; j++) {
+    const x = src[j];
+    if (typeof x !== 'number') throw valueError(`${name}${where(offset + j)} is ${describe(x)}, not a number`);
+    if (!Number.isFinite(x)) {
+      throw valueError(`${name}${where(offset + j)} is ${Number.isNaN(x) ? 'NaN' : x}; values must be finite numbers`);
+    }
+    data[offset + j] = x;
+  }
 }
 
 /**
@@ -35,49 +43,47 @@ export function toMatrix(name, value) {
   if (Array.isArray(value)) {
     const rows = value.length;
     if (rows === 0) throw shapeError(`${name}: needs at least one row`);
-    if (!Array.isArray(value[0]) && !ArrayBuffer.isView(value[0])) {
-      throw shapeError(`${name}: expected an array of rows (arrays of numbers), got ${describe(value[0])} as row 0`);
+    const first = value[0];
+    if (!isNumberList(first)) {
+      if (isBigIntList(first)) throw listError(`${name} row 0`, first);
+      throw shapeError(`${name}: expected an array of rows (arrays of numbers), got ${describe(first)} as row 0`);
     }
-    const cols = value[0].length;
+    const cols = first.length;
     if (cols === 0) throw shapeError(`${name}: rows need at least one column`);
     checkSize(name, 'rows', rows, LIMITS.maxTokens);
     checkSize(name, 'columns', cols, LIMITS.maxDim);
     const data = new Float32Array(rows * cols);
+    const where = (k) => `[${Math.floor(k / cols)}][${k % cols}]`;
     for (let i = 0; i < rows; i++) {
       const row = value[i];
-      if (!Array.isArray(row) && !ArrayBuffer.isView(row)) {
+      if (!isNumberList(row)) {
+        if (isBigIntList(row)) throw listError(`${name} row ${i}`, row);
         throw shapeError(`${name}: row ${i} is ${describe(row)}, not an array of numbers`);
       }
       if (row.length !== cols) {
         throw shapeError(`${name}: row ${i} has ${row.length} columns, but row 0 has ${cols}`);
       }
-      for (let j = 0; j < cols; j++) {
-        const x = row[j];
-        if (typeof x !== 'number') {
-          throw valueError(`${name}[${i}][${j}] is ${describe(x)}, not a number`);
-        }
-        data[i * cols + j] = x;
-      }
+      copyNumbers(name, data, i * cols, row, cols, where);
     }
-    checkFinite(name, data, cols);
     return { rows, cols, data };
   }
-  if (value && typeof value === 'object' && 'data' in value) {
+  if (value !== null && typeof value === 'object' && 'data' in value) {
     const { rows, cols } = value;
     if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
-      throw shapeError(`${name}: rows and cols must be positive integers (got ${rows} x ${cols})`);
+      throw shapeError(`${name}: rows and cols must be positive integers (got ${describe(rows)} x ${describe(cols)})`);
     }
     checkSize(name, 'rows', rows, LIMITS.maxTokens);
     checkSize(name, 'columns', cols, LIMITS.maxDim);
     const src = value.data;
-    if (!(ArrayBuffer.isView(src) || Array.isArray(src))) {
-      throw shapeError(`${name}: data must be a Float32Array (got ${describe(src)})`);
+    if (!isNumberList(src)) {
+      if (isBigIntList(src)) throw listError(`${name}.data`, src);
+      throw shapeError(`${name}: data must be a Float32Array or an array of numbers (got ${describe(src)})`);
     }
     if (src.length !== rows * cols) {
       throw shapeError(`${name}: data has ${src.length} values, but ${rows} x ${cols} needs ${rows * cols}`);
     }
-    const data = src instanceof Float32Array ? src : Float32Array.from(src);
-    checkFinite(name, data, cols);
+    const data = new Float32Array(rows * cols);
+    copyNumbers(name, data, 0, src, rows * cols, (k) => `[${Math.floor(k / cols)}][${k % cols}]`);
     return { rows, cols, data };
   }
   throw shapeError(`${name}: expected a matrix (array of rows, or { rows, cols, data }), got ${describe(value)}`);
@@ -85,9 +91,10 @@ export function toMatrix(name, value) {
 
 /** A vector from an array, a typed array, or a one-row / one-column matrix. */
 export function toVector(name, value) {
-  if (Array.isArray(value) && value.length > 0 && !Array.isArray(value[0])) {
+  if (Array.isArray(value) && value.length > 0 && !Array.isArray(value[0]) && !ArrayBuffer.isView(value[0])) {
     value = { rows: 1, cols: value.length, data: value };
   } else if (ArrayBuffer.isView(value)) {
+    if (!isNumberList(value)) throw listError(name, value);
     value = { rows: 1, cols: value.length, data: value };
   }
   const m = toMatrix(name, value);
@@ -118,16 +125,22 @@ export function toChoice(name, value, choices, fallback) {
 export function toNumber(name, value, fallback) {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw valueError(`${name} must be a finite number (got ${typeof value === 'number' ? value : describe(value)})`);
+    throw valueError(`${name} must be a finite number (got ${describe(value)})`);
   }
   return value;
 }
 
+const INT32_MIN = -(2 ** 31), INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * An integer within min..max; without min and max, any 32-bit integer (the C
+ * core then checks the range and names the argument itself).
+ */
 export function toInteger(name, value, fallback, min, max) {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value)) throw valueError(`${name} must be an integer (got ${describe(value) === 'number' ? value : describe(value)})`);
-  if (value < min) throw shapeError(`${name} must be at least ${min} (got ${value})`);
-  if (value > max) throw limitError(`${name}: ${value} is past the limit of ${max}`);
+  if (!Number.isInteger(value)) throw valueError(`${name} must be an integer (got ${describe(value)})`);
+  if (value < (min ?? INT32_MIN)) throw shapeError(`${name} must be at least ${min ?? 1} (got ${value})`);
+  if (value > (max ?? INT32_MAX)) throw limitError(`${name}: ${value} is past the limit${max === undefined ? '' : ` of ${max}`}`);
   return value;
 }
 

@@ -1,7 +1,8 @@
-// The only code that touches the WASM module's memory: loading a build,
-// laying out one heap block per call, copying matrices in and out, and turning
-// C status codes into thrown errors. Works in Node, in a page and in a worker.
-import { AttnlabError, STATUS_CODES } from './errors.js';
+// The only code that touches the WASM module's memory or calls its exports:
+// loading a build, the one table of exported functions with their argument
+// names, typed reads and writes, one heap block per call, and turning C
+// status codes into thrown AttnlabErrors. Works in Node, in a page and in a worker.
+import { AttnlabError } from './errors.js';
 
 const BUILDS = {
   simd: new URL('../wasm/attnlab-simd.wasm', import.meta.url),
@@ -21,6 +22,45 @@ export const simdSupported = () => {
   }
 };
 
+/**
+ * Every export JS calls (src/wasm/*.c, without the `attnlab_` prefix), with
+ * its arguments' names in C order. `status`: the function returns an NnStatus,
+ * and a failure throws with this name (the API call's) before the message.
+ */
+const BINDINGS = Object.freeze({
+  last_error: { args: [] },
+  heap_used: { args: [] },
+  simd: { args: [] },
+  constants: { args: [] },
+  attend: {
+    status: 'attend',
+    args: ['nQ', 'nK', 'dQ', 'dK', 'dV', 'hidden', 'score', 'norm', 'temperature', 'beta', 'causal', 'keyLengths',
+      'q', 'k', 'v', 'W', 'Wq', 'Wk', 'vv', 'scores', 'weights', 'context'],
+  },
+  self_attention: {
+    status: 'selfAttention',
+    args: ['n', 'dIn', 'dK', 'dV', 'dOut', 'heads', 'score', 'causal', 'x', 'wq', 'wk', 'wv', 'wo',
+      'q', 'k', 'v', 'scores', 'weights', 'context', 'output'],
+  },
+  s2s_create: {
+    status: 'createSeq2Seq',
+    args: ['task', 'alphabet', 'minLength', 'maxLength', 'text', 'textLength', 'cell', 'layers', 'bidirectional',
+      'embed', 'hidden', 'attention', 'attnHidden', 'batch', 'seed', 'out'],
+  },
+  s2s_load: { status: 'loadSeq2Seq', args: ['bytes', 'size', 'out'] },
+  s2s_destroy: { args: ['model'] },
+  s2s_info: { args: ['model', 'info'] },
+  s2s_alphabet: { args: ['model', 'output'] },
+  s2s_split_size: { args: ['model', 'split'] },
+  s2s_reserve: { status: 'train', args: ['model', 'batch'] },
+  s2s_train: { status: 'train', args: ['model', 'optimizer', 'lr', 'clip', 'steps', 'batch', 'losses', 'tokens'] },
+  s2s_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'result'] },
+  s2s_translate: { status: 'translate', args: ['model', 'text', 'beam', 'inIds', 'outIds', 'lens', 'alignment', 'output'] },
+  s2s_sample: { status: 'examples', args: ['model', 'split', 'rng', 'input', 'output'] },
+  s2s_save_size: { args: ['model'] },
+  s2s_save: { status: 'save', args: ['model', 'bytes', 'size'] },
+});
+
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
 
 async function readBytes(url) {
@@ -29,7 +69,7 @@ async function readBytes(url) {
     return readFile(url);
   }
   const response = await fetch(url);
-  if (!response.ok) throw new Error(`attnlab: cannot load ${url} (HTTP ${response.status})`);
+  if (!response.ok) throw new AttnlabError('ERR_LOAD', `attnlab: cannot load ${url} (HTTP ${response.status})`);
   return response.arrayBuffer();
 }
 
@@ -56,35 +96,67 @@ export async function instantiate(variant, url = BUILDS[variant]) {
   return new Heap(exports);
 }
 
-const ALIGN = 16;
+/** Byte sizes of the values a heap block holds. */
+export const F32 = 4, I32 = 4, F64 = 8, U8 = 1;
 
-/** Typed access to one instance's memory; views are re-read after every malloc. */
+const ALIGN = 16;
+const internalError = (message) => new AttnlabError('ERR_INTERNAL', `attnlab: ${message}`);
+
+/** Binds one export: called with an object of its named arguments. */
+function bind(exports, name, { status, args }) {
+  const fn = exports[`attnlab_${name}`];
+  if (typeof fn !== 'function') throw internalError(`this WASM build has no export attnlab_${name}; rebuild it (make wasm)`);
+  const expected = new Set(args);
+  return (heap, named = {}) => {
+    for (const key of Object.keys(named)) {
+      if (!expected.has(key)) throw internalError(`attnlab_${name} takes no argument '${key}'`);
+    }
+    const values = args.map((arg) => {
+      const v = named[arg];
+      if (v === undefined) throw internalError(`attnlab_${name} needs argument '${arg}'`);
+      return typeof v === 'boolean' ? Number(v) : v;
+    });
+    const result = fn(...values);
+    if (status) heap.check(result, status);
+    return result;
+  };
+}
+
+/** Typed access to one instance's memory; views are re-read on every access (memory may grow). */
 export class Heap {
   constructor(exports) {
     this.exports = exports;
     this.decoder = new TextDecoder();
+    /** The exports as named-argument functions: heap.call.attend({ nQ, nK, ... }). */
+    this.call = {};
+    for (const [name, binding] of Object.entries(BINDINGS)) {
+      const fn = bind(exports, name, binding);
+      this.call[name] = (args) => fn(this, args);
+    }
+    Object.freeze(this.call);
+    const json = this.readString(this.call.constants());
+    if (!json) throw internalError('this WASM build could not list its constants');
+    /** The C core's constants table (src/wasm/constants.c), read once. */
+    this.constants = JSON.parse(json);
+    this.statusNames = Object.fromEntries(Object.entries(this.constants.statuses).map(([name, code]) => [code, name]));
   }
 
-  get f32() {
-    return new Float32Array(this.exports.memory.buffer);
-  }
-
-  get i32() {
-    return new Int32Array(this.exports.memory.buffer);
+  get #buffer() {
+    return this.exports.memory.buffer;
   }
 
   /**
    * Runs fn with one heap block holding every named region of `sizes`
-   * ({ name: count of 4-byte values }); fn gets { name: byte pointer }.
-   * The block is freed however fn ends.
+   * ({ name: bytes }, each 16-byte aligned); fn gets { name: pointer }, 0
+   * for a region of 0 bytes. The block is freed however fn ends.
    */
   withBlock(sizes, fn) {
     const pointers = {};
     let bytes = 0;
-    for (const [name, count] of Object.entries(sizes)) {
-      if (count > 0) {
+    for (const [name, size] of Object.entries(sizes)) {
+      if (size > 0) {
         pointers[name] = bytes;
-        bytes += Math.ceil((count * 4) / ALIGN) * ALIGN;
+        bytes += Math.ceil(size / ALIGN) * ALIGN;
       } else {
         pointers[name] = -1;
       }
@@ -102,36 +174,84 @@ export class Heap {
     }
   }
 
+  /** Copies numbers (an array or typed array) to ptr as float32; nothing when ptr is 0. */
   writeF32(ptr, data) {
-    if (ptr) this.f32.set(data, ptr >> 2);
+    if (ptr && data) new Float32Array(this.#buffer, ptr, data.length).set(data);
   }
 
+  /** Copies integers to ptr as int32. */
   writeI32(ptr, data) {
-    if (ptr) this.i32.set(data, ptr >> 2);
+    if (ptr && data) new Int32Array(this.#buffer, ptr, data.length).set(data);
   }
 
-  /** A copy of `rows x cols` floats at ptr, as { rows, cols, data }. */
-  readMatrix(ptr, rows, cols) {
-    const start = ptr >> 2;
-    return { rows, cols, data: this.f32.slice(start, start + rows * cols) };
+  /** Copies bytes (a Uint8Array or array of bytes) to ptr. */
+  writeBytes(ptr, bytes) {
+    if (ptr && bytes) new Uint8Array(this.#buffer, ptr, bytes.length).set(bytes);
   }
 
-  /** Throws the core's message as an AttnlabError unless status is 0. */
+  /** Copies the bytes and a terminating NUL to ptr (which holds bytes.length + 1). */
+  writeString(ptr, bytes) {
+    this.writeBytes(ptr, bytes);
+    this.writeBytes(ptr + bytes.length, [0]);
+  }
+
+  /** A copy of n float32 values at ptr. */
+  readF32(ptr, n) {
+    return new Float32Array(this.#buffer, ptr, n).slice();
+  }
+
+  /** A copy of n int32 values at ptr. */
+  readI32(ptr, n) {
+    return new Int32Array(this.#buffer, ptr, n).slice();
+  }
+
+  /** One float64 value at ptr (8-byte aligned). */
+  readF64(ptr) {
+    return new Float64Array(this.#buffer, ptr, 1)[0];
+  }
+
+  /** A copy of n bytes at ptr. */
+  readBytes(ptr, n) {
+    return new Uint8Array(this.#buffer, ptr, n).slice();
+  }
+
   /** The NUL-terminated UTF-8 string at ptr. */
   readString(ptr) {
-    const bytes = new Uint8Array(this.exports.memory.buffer, ptr);
+    const bytes = new Uint8Array(this.#buffer, ptr);
     const end = bytes.indexOf(0);
     return this.decoder.decode(bytes.subarray(0, end < 0 ? 0 : end));
   }
 
-  /** Copies bytes (a Uint8Array) to ptr. */
-  writeBytes(ptr, bytes) {
-    if (ptr) new Uint8Array(this.exports.memory.buffer).set(bytes, ptr);
+  /** A copy of `rows x cols` floats at ptr, as { rows, cols, data }. */
+  readMatrix(ptr, rows, cols) {
+    return { rows, cols, data: this.readF32(ptr, rows * cols) };
   }
 
+  /** Bytes of one record the exports fill (src/wasm/boundary.h). */
+  recordSize(name) {
+    return this.#record(name).size;
+  }
+
+  /** The record `name` at ptr as { field: number | Int32Array | Float64Array }. */
+  readRecord(name, ptr) {
+    const out = {};
+    for (const [field, { offset, type, count }] of Object.entries(this.#record(name).fields)) {
+      const values = type === 'f64' ? new Float64Array(this.#buffer, ptr + offset, count) : new Int32Array(this.#buffer, ptr + offset, count);
+      out[field] = count === 1 ? values[0] : values.slice();
+    }
+    return out;
+  }
+
+  #record(name) {
+    const record = this.constants.records[name];
+    if (!record) throw internalError(`this WASM build describes no record ${name}`);
+    return record;
+  }
+
+  /** Throws the core's message as an AttnlabError unless status is 0 (NN_OK). */
   check(status, prefix) {
     if (status === 0) return;
-    const message = this.readString(this.exports.attnlab_last_error());
-    throw new AttnlabError(STATUS_CODES[status] ?? 'ERR_INTERNAL', `${prefix}: ${message}`);
+    const message = this.readString(this.call.last_error());
+    throw new AttnlabError(this.statusNames[status] ?? 'ERR_INTERNAL', `${prefix}: ${message}`);
   }
 }

@@ -1,0 +1,63 @@
+/* What the WASM exports share with web/engine/wasm.js: the records they fill
+ * for JS and the description of each record's fields (JS name, byte offset,
+ * type, count), which attnlab_constants() publishes so JS reads the records
+ * by name instead of by position. */
+#ifndef ATTNLAB_WASM_BOUNDARY_H
+#define ATTNLAB_WASM_BOUNDARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest 'pairs' text JS copies into the heap for one task (bytes). */
+#define ATTNLAB_MAX_PAIRS_BYTES (8 << 20)
+
+/* A seq2seq model's configuration and sizes, filled by attnlab_s2s_info(). */
+typedef struct {
+    int32_t task;              /* TaskKind */
+    int32_t alphabet;          /* TaskAlphabet */
+    int32_t min_length;        /* copy / reverse / sort input length range */
+    int32_t max_length;
+    int32_t input_vocabulary;  /* input ids, PAD included */
+    int32_t output_vocabulary; /* output ids, PAD, BOS, EOS included */
+    int32_t max_input;         /* longest input, tokens */
+    int32_t max_output;        /* longest output, tokens, EOS included */
+    int32_t fixed_input;       /* the one input length of a location-scored model, else 0 */
+    int32_t cell;              /* RnnCellKind */
+    int32_t layers;            /* encoder layers */
+    int32_t bidirectional;     /* 1 when the encoder reads both ways */
+    int32_t embed;             /* embedding size */
+    int32_t hidden;            /* encoder hidden size per direction */
+    int32_t attention;         /* AttnScore, or S2S_ATTN_NONE */
+    int32_t attn_hidden;       /* additive score's hidden size (0: the encoder width) */
+    int32_t batch;             /* largest batch the model's buffers hold now */
+    double parameters;         /* parameter count */
+    double steps;              /* optimiser steps taken */
+    double seed;               /* initial weights and training draws */
+} AttnlabS2sInfo;
+
+typedef enum { ATTNLAB_I32, ATTNLAB_F64 } AttnlabFieldType;
+
+/* One field of a record: its JS name, where it is, what it holds. */
+typedef struct {
+    const char *name;
+    size_t offset;
+    AttnlabFieldType type;
+    int count; /* values (1 for a scalar) */
+} AttnlabField;
+
+#define ATTNLAB_FIELD(record, member, js_name, type) \
+    {js_name, offsetof(record, member), type, (int)(sizeof(((record *)0)->member) / ((type) == ATTNLAB_F64 ? 8 : 4))}
+
+/* A record JS reads: its name in the constants table, size and fields. */
+typedef struct {
+    const char *name;
+    size_t size;
+    const AttnlabField *fields;
+    int n_fields;
+} AttnlabRecord;
+
+/* The records seq2seq_exports.c fills (AttnlabS2sInfo, TrainerEval). */
+extern const AttnlabRecord attnlab_s2s_records[];
+extern const int attnlab_s2s_record_count;
+
+#endif

@@ -1,0 +1,135 @@
+/* The one table of constants JS reads at load (web/engine/constants.js):
+ * status codes, the names and codes of every enum the API takes as a string,
+ * the limits, the task's token ids and the layout of the records the exports
+ * fill. Everything here comes from the public headers, so a name, a code or a
+ * limit has one source: the C core. Returned as JSON text, built once. */
+#include <emscripten.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "attnlab/trainer.h"
+#include "wasm/boundary.h"
+
+typedef struct {
+    const char *name;
+    int value;
+} Named;
+
+/* The names the API spells for these enums, each next to its code. */
+static const Named statuses[] = {
+    {"ERR_SHAPE", NN_ERR_SHAPE}, {"ERR_VALUE", NN_ERR_VALUE}, {"ERR_ARG", NN_ERR_ARG},
+    {"ERR_PARAM", NN_ERR_PARAM}, {"ERR_LIMIT", NN_ERR_LIMIT}, {"ERR_ZERO_SUM", NN_ERR_ZERO_SUM},
+    {"ERR_NOMEM", NN_ERR_NOMEM},
+};
+static const Named normalizations[] = {{"softmax", ATTN_NORM_SOFTMAX}, {"sum", ATTN_NORM_SUM}};
+static const Named tasks[] = {
+    {"copy", TASK_COPY}, {"reverse", TASK_REVERSE}, {"sort", TASK_SORT}, {"dates", TASK_DATES}, {"pairs", TASK_PAIRS},
+};
+static const Named alphabets[] = {{"digits", TASK_DIGITS}, {"letters", TASK_LETTERS}};
+static const Named cells[] = {{"rnn", RNN_CELL_RNN}, {"gru", RNN_CELL_GRU}, {"lstm", RNN_CELL_LSTM}};
+static const Named optimizers[] = {{"adam", S2S_ADAM}, {"sgd", S2S_SGD}};
+static const Named splits[] = {{"train", TASK_TRAIN}, {"validation", TASK_VALID}, {"test", TASK_TEST}};
+/* Token ids (tasks.h): inputs are 1 + the symbol's index, outputs 3 + its
+ * index, after PAD, BOS and EOS. */
+static const Named tokens[] = {
+    {"pad", TASK_PAD}, {"bos", TASK_BOS}, {"eos", TASK_EOS},
+    {"firstInput", TASK_PAD + 1}, {"firstOutput", TASK_EOS + 1},
+};
+static const Named limits[] = {
+    {"maxTokens", ATTN_MAX_TOKENS}, {"maxDim", ATTN_MAX_DIM}, {"maxCells", ATTN_MAX_CELLS},
+    {"maxHeads", ATTN_MAX_HEADS},
+};
+static const Named seq2seq_limits[] = {
+    {"maxHidden", S2S_MAX_HIDDEN}, {"maxEmbed", S2S_MAX_EMBED}, {"maxBatch", S2S_MAX_BATCH},
+    {"maxBeam", S2S_MAX_BEAM}, {"maxLength", TASK_MAX_LEN}, {"maxPairsBytes", ATTNLAB_MAX_PAIRS_BYTES},
+    {"maxSteps", TRAINER_MAX_STEPS}, {"maxEvaluate", TRAINER_MAX_EVAL},
+};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Room for the whole table; attnlab_constants() reports running out. */
+#define JSON_CAPACITY 8192
+
+typedef struct {
+    char text[JSON_CAPACITY];
+    size_t used;
+    int overflow;
+} Json;
+
+static void put(Json *j, const char *fmt, ...) {
+    if (j->overflow) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(j->text + j->used, JSON_CAPACITY - j->used, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= JSON_CAPACITY - j->used) j->overflow = 1;
+    else j->used += (size_t)n;
+}
+
+/* "key":{"name":value,...} */
+static void put_named(Json *j, const char *key, const Named *t, int n) {
+    put(j, "\"%s\":{", key);
+    for (int i = 0; i < n; i++) put(j, "%s\"%s\":%d", i ? "," : "", t[i].name, t[i].value);
+    put(j, "}");
+}
+
+static void put_scores(Json *j) {
+    put(j, "\"scores\":{");
+    for (int s = 0; s < ATTN_SCORE_COUNT; s++) put(j, "%s\"%s\":%d", s ? "," : "", attn_score_name((AttnScore)s), s);
+    put(j, "}");
+}
+
+/* "records":{"Name":{"size":n,"fields":{"field":{"offset":o,"type":"i32","count":c},...}},...} */
+static void put_records(Json *j) {
+    put(j, "\"records\":{");
+    for (int r = 0; r < attnlab_s2s_record_count; r++) {
+        const AttnlabRecord *rec = &attnlab_s2s_records[r];
+        put(j, "%s\"%s\":{\"size\":%zu,\"fields\":{", r ? "," : "", rec->name, rec->size);
+        for (int f = 0; f < rec->n_fields; f++) {
+            const AttnlabField *fd = &rec->fields[f];
+            put(j, "%s\"%s\":{\"offset\":%zu,\"type\":\"%s\",\"count\":%d}", f ? "," : "", fd->name, fd->offset,
+                fd->type == ATTNLAB_F64 ? "f64" : "i32", fd->count);
+        }
+        put(j, "}}");
+    }
+    put(j, "}");
+}
+
+/* The named groups, in the order they are written. */
+static const struct {
+    const char *key;
+    const Named *names;
+    int n;
+} groups[] = {
+    {"statuses", statuses, COUNT(statuses)},
+    {"normalizations", normalizations, COUNT(normalizations)},
+    {"limits", limits, COUNT(limits)},
+    {"tasks", tasks, COUNT(tasks)},
+    {"alphabets", alphabets, COUNT(alphabets)},
+    {"cells", cells, COUNT(cells)},
+    {"optimizers", optimizers, COUNT(optimizers)},
+    {"splits", splits, COUNT(splits)},
+    {"tokens", tokens, COUNT(tokens)},
+    {"seq2seqLimits", seq2seq_limits, COUNT(seq2seq_limits)},
+};
+
+/* The table as JSON, or "" if it did not fit (a build error JS reports). */
+EMSCRIPTEN_KEEPALIVE const char *attnlab_constants(void) {
+    static Json j;
+    if (j.used) return j.text;
+    put(&j, "{");
+    for (int g = 0; g < COUNT(groups); g++) {
+        put_named(&j, groups[g].key, groups[g].names, groups[g].n);
+        put(&j, ",");
+    }
+    put_scores(&j);
+    put(&j, ",\"attentionNone\":%d,", S2S_ATTN_NONE);
+    put_records(&j);
+    put(&j, "}");
+    if (j.overflow) {
+        j.used = 0;
+        j.overflow = 0;
+        j.text[0] = 0;
+    }
+    return j.text;
+}

@@ -1,0 +1,49 @@
+// The engine's names, codes and limits, as the C core defines them: read from
+// the WASM build's constants table (src/wasm/constants.c) when the first
+// engine loads, then frozen. Nothing here repeats a number of the core.
+import { AttnlabError } from './errors.js';
+
+/** Limits of the attention core (include/attnlab/attention.h). */
+export const LIMITS = {};
+/** Scoring functions and their codes in the core (AttnScore). */
+export const SCORES = {};
+/** Normalisations (AttnNorm). */
+export const NORMALIZATIONS = {};
+/** Limits of the seq2seq engine (include/attnlab/seq2seq.h, tasks.h, trainer.h; the pairs text bytes). */
+export const SEQ2SEQ_LIMITS = {};
+/** The seq2seq option names and their codes: tasks, alphabets, cells, attentions, optimizers, splits. */
+export const SEQ2SEQ = {
+  TASKS: {}, ALPHABETS: {}, CELLS: {}, ATTENTIONS: {}, OPTIMIZERS: {}, SPLITS: {},
+  /** Token ids (include/attnlab/tasks.h): pad, bos, eos, firstInput, firstOutput. */
+  TOKENS: {},
+};
+
+/** Other names accepted for a split. */
+const SPLIT_ALIASES = { valid: 'validation' };
+
+let adopted = null;
+
+/** Fills the tables from a build's constants (once); a later build must agree. */
+export function adoptConstants(table) {
+  if (adopted !== null) {
+    if (JSON.stringify(table) !== adopted) {
+      throw new AttnlabError('ERR_INTERNAL', 'attnlab: the SIMD and scalar builds disagree on their constants; rebuild both (make wasm)');
+    }
+    return;
+  }
+  Object.assign(LIMITS, table.limits);
+  Object.assign(SCORES, table.scores);
+  Object.assign(NORMALIZATIONS, table.normalizations);
+  Object.assign(SEQ2SEQ_LIMITS, table.seq2seqLimits);
+  Object.assign(SEQ2SEQ.TASKS, table.tasks);
+  Object.assign(SEQ2SEQ.ALPHABETS, table.alphabets);
+  Object.assign(SEQ2SEQ.CELLS, table.cells);
+  Object.assign(SEQ2SEQ.ATTENTIONS, { none: table.attentionNone }, table.scores);
+  Object.assign(SEQ2SEQ.OPTIMIZERS, table.optimizers);
+  Object.assign(SEQ2SEQ.SPLITS, table.splits);
+  for (const [alias, name] of Object.entries(SPLIT_ALIASES)) SEQ2SEQ.SPLITS[alias] = table.splits[name];
+  Object.assign(SEQ2SEQ.TOKENS, table.tokens);
+  for (const t of [LIMITS, SCORES, NORMALIZATIONS, SEQ2SEQ_LIMITS, ...Object.values(SEQ2SEQ)]) Object.freeze(t);
+  Object.freeze(SEQ2SEQ);
+  adopted = JSON.stringify(table);
+}
