@@ -1,4 +1,4 @@
-// The engine against a float64 reference written here, on both WASM builds:
+// The engine against the float64 reference (tests/lib/reference.mjs), on both WASM builds:
 // every score x normalisation x mask (none, causal, keyLengths incl. 0) and
 // softmax temperatures on random shapes from a seeded RNG; self-attention with
 // projections, 1/2/4 heads and causal masks; the SIMD build against the scalar
@@ -17,10 +17,9 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadEngine } from '../../web/engine/index.js';
 import { BUILDS, mulberry32 } from './builds.mjs';
+import { ATOL, RTOL, assertClose, assertShape } from '../lib/assert.mjs';
+import { attend64, cols, dot, selfAttention64, toData, toNested, visibleKeys } from '../lib/reference.mjs';
 
-
-const ATOL = 1e-5;
-const RTOL = 1e-4;
 
 // ---- seeded RNG and random float32 data ----------------------------------------
 class Rng {
@@ -56,126 +55,7 @@ class Rng {
   }
 }
 
-// ---- float64 reference -----------------------------------------------------------
-const dot = (a, b) => {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
-  return s;
-};
-const norm = (a) => Math.sqrt(dot(a, a));
-const matvec = (W, x) => W.map((r) => dot(r, x)); // W x, W (m, n), x (n)
-const matmul = (A, B) => A.map((r) => B[0].map((_, c) => r.reduce((s, x, k) => s + x * B[k][c], 0)));
-const cols = (A, c0, w) => A.map((r) => r.slice(c0, c0 + w));
-const toNested = (m) => Array.from({ length: m.rows }, (_, i) => Array.from(m.data.subarray(i * m.cols, (i + 1) * m.cols)));
-const toData = (rows) => ({ rows: rows.length, cols: rows[0].length, data: Float32Array.from(rows.flat()) });
-
-function score64(score, q, k, j, params, dk) {
-  switch (score) {
-    case 'dot':
-      return dot(q, k);
-    case 'scaled_dot':
-      return dot(q, k) / Math.sqrt(dk);
-    case 'general':
-      return dot(q, matvec(params.W.map((r) => r), k)); // q^T (W k)
-    case 'additive': {
-      const a = matvec(params.Wq, q), b = matvec(params.Wk, k);
-      return params.v.reduce((s, vu, u) => s + vu * Math.tanh(a[u] + b[u]), 0);
-    }
-    case 'cosine': {
-      const den = norm(q) * norm(k);
-      return den > 0 ? (params?.beta ?? 1) * dot(q, k) / den : 0;
-    }
-    case 'location':
-      return dot(params.W[j], q); // (W q)_j
-    default:
-      throw new Error(`reference: unknown score ${score}`);
-  }
-}
-
-function visibleKeys(mask, i, nk) {
-  let L = nk;
-  if (mask === 'causal') L = Math.min(L, i + 1);
-  else if (mask && typeof mask === 'object') L = Math.min(L, mask.keyLengths[i]);
-  return L;
-}
-
-/** float64 attention: { scores, weights, context } as nested arrays; masked scores -Infinity. */
-function attend64({ queries, keys, values = keys, score = 'dot', params = {}, normalize = 'softmax', temperature = 1, mask = 'none' }) {
-  const nk = keys.length, dk = keys[0].length;
-  const scores = [], weights = [], context = [];
-  queries.forEach((q, i) => {
-    const L = visibleKeys(mask, i, nk);
-    const e = keys.map((k, j) => (j < L ? score64(score, q, k, j, params, dk) : -Infinity));
-    const a = new Array(nk).fill(0);
-    if (L > 0) {
-      if (normalize === 'softmax') {
-        const m = Math.max(...e.slice(0, L).map((x) => x / temperature));
-        let s = 0;
-        for (let j = 0; j < L; j++) s += a[j] = Math.exp(e[j] / temperature - m);
-        for (let j = 0; j < L; j++) a[j] /= s;
-      } else {
-        const s = e.slice(0, L).reduce((x, y) => x + y, 0);
-        for (let j = 0; j < L; j++) a[j] = e[j] / s;
-      }
-    }
-    scores.push(e);
-    weights.push(a);
-    context.push(values[0].map((_, c) => a.reduce((s, w, j) => s + w * values[j][c], 0)));
-  });
-  return { scores, weights, context };
-}
-
-/** float64 self-attention, row-vector convention, heads over contiguous column blocks. */
-function selfAttention64({ x, wq, wk, wv, wo, heads = 1, causal = false, score }) {
-  const q = wq ? matmul(x, wq) : x;
-  const k = wk ? matmul(x, wk) : x;
-  const v = wv ? matmul(x, wv) : x;
-  score ??= wq || wk ? 'scaled_dot' : 'dot';
-  const hk = q[0].length / heads, hv = v[0].length / heads;
-  const scores = [], weights = [];
-  const context = x.map(() => []);
-  for (let h = 0; h < heads; h++) {
-    const r = attend64({
-      queries: cols(q, h * hk, hk), keys: cols(k, h * hk, hk), values: cols(v, h * hv, hv),
-      score, mask: causal ? 'causal' : 'none',
-    });
-    scores.push(r.scores);
-    weights.push(r.weights);
-    r.context.forEach((z, i) => context[i].push(...z));
-  }
-  const output = wo ? matmul(context, wo) : context;
-  return { q, k, v, scores, weights, context, output };
-}
-
 // ---- assertions -----------------------------------------------------------------------
-function assertShape(m, rows, cols, what) {
-  assert.ok(m && typeof m === 'object', `${what}: expected { rows, cols, data }, got ${m}`);
-  assert.equal(m.rows, rows, `${what}.rows`);
-  assert.equal(m.cols, cols, `${what}.cols`);
-  assert.ok(m.data instanceof Float32Array, `${what}.data is a Float32Array`);
-  assert.equal(m.data.length, rows * cols, `${what}.data.length`);
-}
-
-/** Engine matrix vs float64 nested array: -Infinity exactly where the reference has it. */
-function assertClose(got, want, what, { atol = ATOL, rtol = RTOL } = {}) {
-  assertShape(got, want.length, want[0].length, what);
-  const flat = want.flat();
-  let worst = 0;
-  for (let i = 0; i < flat.length; i++) {
-    const g = got.data[i], w = flat[i];
-    const at = `${what}[${Math.floor(i / got.cols)}][${i % got.cols}]`;
-    if (w === -Infinity) {
-      assert.equal(g, -Infinity, `${at}: masked cell must be -Infinity, got ${g}`);
-      continue;
-    }
-    assert.ok(Number.isFinite(g), `${at}: got ${g}, want ${w}`);
-    const err = Math.abs(g - w);
-    worst = Math.max(worst, err / (atol + rtol * Math.abs(w)));
-    assert.ok(err <= atol + rtol * Math.abs(w), `${at}: got ${g}, want ${w} (error ${err.toExponential(2)})`);
-  }
-  return worst;
-}
-
 /** Same build-independent layout: -Infinity in the same cells, the rest within a normalised error. */
 function assertNormalisedClose(a, b, what, tol = 1e-5) {
   assert.equal(a.rows, b.rows, `${what}.rows`);

@@ -2,11 +2,13 @@
 // embeddings) through the JS API, on both WASM builds: the dot scores, the
 // naive (sum) and softmax weights of the query "journey" to the tutorial's four
 // decimals, its context vector, and the full 6x6 self-attention without
-// trainable weights, all against float64 arithmetic done here.
+// trainable weights, all against the float64 reference (tests/lib/reference.mjs).
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadEngine } from '../../web/engine/index.js';
 import { BUILDS } from './builds.mjs';
+import { assertClose, assertShape } from '../lib/assert.mjs';
+import { attend64, selfAttention64, toNested } from '../lib/reference.mjs';
 
 
 const TOKENS = ['Your', 'journey', 'starts', 'with', 'one', 'step'];
@@ -27,41 +29,8 @@ const TUTORIAL_SCORES = [0.4753, 0.4937, 0.3474, 0.6565, 0.8296, 0.8434];
 const TUTORIAL_SUM_WEIGHTS = [0.1304, 0.1354, 0.0953, 0.1801, 0.2275, 0.2313];
 const TUTORIAL_SOFTMAX_WEIGHTS = [0.1435, 0.1462, 0.1263, 0.1720, 0.2046, 0.2074];
 
-// ---- float64 reference -------------------------------------------------------
-const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
-function softmax(e) {
-  const m = Math.max(...e);
-  const ex = e.map((x) => Math.exp(x - m));
-  const s = ex.reduce((a, b) => a + b, 0);
-  return ex.map((x) => x / s);
-}
-const contextOf = (weights, values) =>
-  values[0].map((_, c) => weights.reduce((s, w, j) => s + w * values[j][c], 0));
-function selfAttention64(x) {
-  const scores = x.map((q) => x.map((k) => dot(q, k)));
-  const weights = scores.map(softmax);
-  const context = weights.map((w) => contextOf(w, x));
-  return { scores, weights, context };
-}
+const TIGHT = { atol: 1e-6, rtol: 1e-5 };
 
-// ---- assertions --------------------------------------------------------------
-function assertMatrix(m, rows, cols, what) {
-  assert.ok(m && typeof m === 'object', `${what}: expected { rows, cols, data }`);
-  assert.equal(m.rows, rows, `${what}.rows`);
-  assert.equal(m.cols, cols, `${what}.cols`);
-  assert.ok(m.data instanceof Float32Array, `${what}.data is a Float32Array`);
-  assert.equal(m.data.length, rows * cols, `${what}.data.length`);
-}
-/** got: { rows, cols, data } or a flat array-like; want: nested or flat float64 numbers. */
-function assertClose(got, want, what, atol = 1e-6, rtol = 1e-5) {
-  const flat = want.flat();
-  const data = got.data ?? got;
-  assert.equal(data.length, flat.length, `${what}: length`);
-  for (let i = 0; i < flat.length; i++) {
-    const err = Math.abs(data[i] - flat[i]);
-    assert.ok(err <= atol + rtol * Math.abs(flat[i]), `${what}[${i}]: got ${data[i]}, want ${flat[i]} (error ${err})`);
-  }
-}
 /** The tutorial prints four decimals: round the engine's numbers the same way. */
 function assertFourDecimals(data, want, what) {
   assert.deepEqual(Array.from(data, (x) => x.toFixed(4)), want.map((x) => x.toFixed(4)), what);
@@ -81,18 +50,16 @@ for (const { simd, name, skip } of BUILDS) {
 
     test('dot scores of the query "journey" against every token', () => {
       const r = engine.attend({ queries: [X[1]], keys: X, score: 'dot' });
-      assertMatrix(r.scores, 1, 6, 'scores');
+      assertShape(r.scores, 1, 6, 'scores');
       assertFourDecimals(r.scores.data, TUTORIAL_SCORES, 'attn_score_2');
-      assertClose(r.scores, X32.map((k) => dot(X32[1], k)), 'scores vs float64');
+      assertClose(r.scores, attend64({ queries: [X32[1]], keys: X32 }).scores, 'scores vs float64', TIGHT);
     });
 
     test("naive weights (normalize: 'sum') are the tutorial's score / sum", () => {
       const r = engine.attend({ queries: [X[1]], keys: X, normalize: 'sum' });
-      assertMatrix(r.weights, 1, 6, 'weights');
+      assertShape(r.weights, 1, 6, 'weights');
       assertFourDecimals(r.weights.data, TUTORIAL_SUM_WEIGHTS, 'attn_weight_2_tmp');
-      const e = X32.map((k) => dot(X32[1], k));
-      const s = e.reduce((a, b) => a + b, 0);
-      assertClose(r.weights, e.map((x) => x / s), 'sum weights vs float64');
+      assertClose(r.weights, attend64({ queries: [X32[1]], keys: X32, normalize: 'sum' }).weights, 'sum weights vs float64', TIGHT);
       const total = r.weights.data.reduce((a, b) => a + b, 0);
       assert.ok(Math.abs(total - 1) < 1e-6, `weights sum to ${total}`);
     });
@@ -100,7 +67,7 @@ for (const { simd, name, skip } of BUILDS) {
     test('softmax weights (the default normalisation) match the tutorial', () => {
       const r = engine.attend({ queries: [X[1]], keys: X });
       assertFourDecimals(r.weights.data, TUTORIAL_SOFTMAX_WEIGHTS, 'attn_weight_2');
-      assertClose(r.weights, softmax(X32.map((k) => dot(X32[1], k))), 'softmax weights vs float64');
+      assertClose(r.weights, attend64({ queries: [X32[1]], keys: X32 }).weights, 'softmax weights vs float64', TIGHT);
       const total = r.weights.data.reduce((a, b) => a + b, 0);
       assert.ok(Math.abs(total - 1) < 1e-6, `weights sum to ${total}`);
       assert.ok(r.weights.data.every((w) => w > 0), 'softmax weights are positive');
@@ -114,9 +81,8 @@ for (const { simd, name, skip } of BUILDS) {
 
     test('context vector z^(2) of "journey" = sum_j a_2j x^(j) (float64)', () => {
       const r = engine.attend({ queries: [X[1]], keys: X });
-      assertMatrix(r.context, 1, 3, 'context');
-      const z2 = contextOf(softmax(X32.map((k) => dot(X32[1], k))), X32);
-      assertClose(r.context, z2, 'z2 vs float64');
+      assertShape(r.context, 1, 3, 'context');
+      assertClose(r.context, attend64({ queries: [X32[1]], keys: X32 }).context, 'z2 vs float64', TIGHT);
       assertFourDecimals(r.context.data, [0.4304, 0.6298, 0.5510], 'z2');
     });
 
@@ -128,26 +94,26 @@ for (const { simd, name, skip } of BUILDS) {
       const r = engine.attend({ queries: [X[5]], keys: X });
       assertFourDecimals(r.scores.data, [0.9544, 0.8434, 0.7070, 1.0865, 1.4754, 1.4950], 'scores of x^(6)');
       assertFourDecimals(r.context.data, [0.4419, 0.6515, 0.5683], 'context of x^(6)');
-      assertClose(r.context, contextOf(softmax(X32.map((k) => dot(X32[5], k))), X32), 'context of x^(6) vs float64');
+      assertClose(r.context, attend64({ queries: [X32[5]], keys: X32 }).context, 'context of x^(6) vs float64', TIGHT);
     });
 
     test('full 6x6 self-attention without trainable weights: selfAttention({ x })', () => {
-      const ref = selfAttention64(X32);
+      const ref = selfAttention64({ x: X32 });
       const r = engine.selfAttention({ x: X });
       for (const key of ['q', 'k', 'v']) {
-        assertMatrix(r[key], 6, 3, key);
+        assertShape(r[key], 6, 3, key);
         assert.deepEqual(Array.from(r[key].data), X32.flat(), `${key} = x without weights`);
       }
       assert.equal(r.scores.length, 1, 'one head: one score matrix');
       assert.equal(r.weights.length, 1, 'one head: one weight matrix');
-      assertMatrix(r.scores[0], 6, 6, 'scores[0]');
-      assertMatrix(r.weights[0], 6, 6, 'weights[0]');
-      assertMatrix(r.context, 6, 3, 'context');
-      assertMatrix(r.output, 6, 3, 'output');
-      assertClose(r.scores[0], ref.scores, 'scores (x x^T)');
-      assertClose(r.weights[0], ref.weights, 'weights');
-      assertClose(r.context, ref.context, 'context');
-      assertClose(r.output, ref.context, 'output (= context without wo)');
+      assertShape(r.scores[0], 6, 6, 'scores[0]');
+      assertShape(r.weights[0], 6, 6, 'weights[0]');
+      assertShape(r.context, 6, 3, 'context');
+      assertShape(r.output, 6, 3, 'output');
+      assertClose(r.scores[0], ref.scores[0], 'scores (x x^T)', TIGHT);
+      assertClose(r.weights[0], ref.weights[0], 'weights', TIGHT);
+      assertClose(r.context, ref.context, 'context', TIGHT);
+      assertClose(r.output, ref.context, 'output (= context without wo)', TIGHT);
       // row "journey" is the tutorial's
       assertFourDecimals(row(r.scores[0], 1), TUTORIAL_SCORES, 'scores row journey');
       assertFourDecimals(row(r.weights[0], 1), TUTORIAL_SOFTMAX_WEIGHTS, 'weights row journey');
@@ -165,27 +131,23 @@ for (const { simd, name, skip } of BUILDS) {
     });
 
     test('full 6x6 attention with every token as a query: attend({ queries: x, keys: x })', () => {
-      const ref = selfAttention64(X32);
+      const ref = attend64({ queries: X32, keys: X32 });
       const r = engine.attend({ queries: X, keys: X });
-      assertMatrix(r.scores, 6, 6, 'scores');
-      assertMatrix(r.weights, 6, 6, 'weights');
-      assertMatrix(r.context, 6, 3, 'context');
-      assertClose(r.scores, ref.scores, 'scores');
-      assertClose(r.weights, ref.weights, 'weights');
-      assertClose(r.context, ref.context, 'context');
+      assertShape(r.scores, 6, 6, 'scores');
+      assertShape(r.weights, 6, 6, 'weights');
+      assertShape(r.context, 6, 3, 'context');
+      assertClose(r.scores, ref.scores, 'scores', TIGHT);
+      assertClose(r.weights, ref.weights, 'weights', TIGHT);
+      assertClose(r.context, ref.context, 'context', TIGHT);
       const self = engine.selfAttention({ x: X });
-      assertClose(r.weights, Array.from(self.weights[0].data), 'attend vs selfAttention weights');
-      assertClose(r.context, Array.from(self.context.data), 'attend vs selfAttention context');
+      assertClose(r.weights, toNested(self.weights[0]), 'attend vs selfAttention weights', TIGHT);
+      assertClose(r.context, toNested(self.context), 'attend vs selfAttention context', TIGHT);
     });
 
     test('sum-normalised 6x6 weights match float64 too', () => {
-      const ref = X32.map((q) => {
-        const e = X32.map((k) => dot(q, k));
-        const s = e.reduce((a, b) => a + b, 0);
-        return e.map((x) => x / s);
-      });
+      const ref = attend64({ queries: X32, keys: X32, normalize: 'sum' }).weights;
       const r = engine.attend({ queries: X, keys: X, normalize: 'sum' });
-      assertClose(r.weights, ref, 'sum weights');
+      assertClose(r.weights, ref, 'sum weights', TIGHT);
       assertFourDecimals(row(r.weights, 1), TUTORIAL_SUM_WEIGHTS, 'sum weights row journey');
     });
   });

@@ -1,0 +1,40 @@
+// Assertions shared by the node:test suites: engine matrices ({ rows, cols,
+// data: Float32Array }) against float64 numbers within atol + rtol·|want|.
+import assert from 'node:assert/strict';
+
+/** Default tolerances: the engine computes in float32. */
+export const ATOL = 1e-5;
+export const RTOL = 1e-4;
+
+export function assertShape(m, rows, cols, what) {
+  assert.ok(m && typeof m === 'object', `${what}: expected { rows, cols, data }, got ${m}`);
+  assert.equal(m.rows, rows, `${what}.rows`);
+  assert.equal(m.cols, cols, `${what}.cols`);
+  assert.ok(m.data instanceof Float32Array, `${what}.data is a Float32Array`);
+  assert.equal(m.data.length, rows * cols, `${what}.data.length`);
+}
+
+/**
+ * Engine matrix vs float64 rows (nested arrays, or one flat row): within
+ * atol + rtol·|want| everywhere, -Infinity exactly where the reference has it.
+ * @returns the worst error as a fraction of its tolerance
+ */
+export function assertClose(got, rows, what, { atol = ATOL, rtol = RTOL } = {}) {
+  const want = Array.isArray(rows[0]) ? rows : [Array.from(rows)];
+  assertShape(got, want.length, want[0].length, what);
+  const flat = want.flat();
+  let worst = 0;
+  for (let i = 0; i < flat.length; i++) {
+    const g = got.data[i], w = flat[i];
+    const at = `${what}[${Math.floor(i / got.cols)}][${i % got.cols}]`;
+    if (w === -Infinity) {
+      assert.equal(g, -Infinity, `${at}: masked cell must be -Infinity, got ${g}`);
+      continue;
+    }
+    assert.ok(Number.isFinite(g), `${at}: got ${g}, want ${w}`);
+    const err = Math.abs(g - w);
+    worst = Math.max(worst, err / (atol + rtol * Math.abs(w)));
+    assert.ok(err <= atol + rtol * Math.abs(w), `${at}: got ${g}, want ${w} (error ${err.toExponential(2)})`);
+  }
+  return worst;
+}
