@@ -1,7 +1,7 @@
 // The training lab's worker under Node's worker_threads, through the same
 // client the page uses: create, train, evaluate, translate, save/load; bad
-// requests come back as errors with a message and a code, and the worker and
-// its models keep working afterwards.
+// requests (malformed or unserialisable ones too) come back as errors with a
+// message and a code, and the worker and its models keep working afterwards.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
@@ -52,5 +52,46 @@ test('errors reach the caller with a message and code; the worker survives', asy
   await rejects(lab.call('translate', { model: m.model, text: 'abc' }), 'ERR_VALUE', /'a'/);
   const r = await lab.call('train', { model: m.model, options: { steps: 2 } });
   assert.equal(r.steps, 2, 'the model still trains after an error');
+  await lab.call('destroy', { model: m.model });
+});
+
+/** Posts a raw message (not through the client) and waits for the reply with this id. */
+function raw(message) {
+  return new Promise((resolve) => {
+    const onMessage = (data) => {
+      if (data?.id !== message?.id) return;
+      lab.worker.off('message', onMessage);
+      resolve(data);
+    };
+    lab.worker.on('message', onMessage);
+    lab.worker.postMessage(message);
+  });
+}
+
+test('malformed and unserialisable messages get a clear error reply, not a serialisation failure', async () => {
+  const m = await lab.call('create', { options: { task: 'copy', minLength: 2, maxLength: 4, hidden: 8, embed: 4 } });
+  const cases = [
+    [{ id: 'r1', action: 'train', model: 10n }, 'ERR_ARG', /model: no model 10n \(a BigInt\) in this worker/],
+    [{ id: 'r2', action: 'train', model: { handle: 1 } }, 'ERR_ARG', /model: no model an object/],
+    [{ id: 'r3' }, 'ERR_ARG', /action: unknown action undefined/],
+    [{ id: 'r4', action: 'toString' }, 'ERR_ARG', /action: unknown action "toString"/],
+    [{ id: 'r5', action: 10n }, 'ERR_ARG', /action: unknown action 10n/],
+    [{ id: 'r6', action: 'create', options: 10n }, 'ERR_ARG', /createSeq2Seq: expected an options object/],
+    [{ id: 'r7', action: 'translate', model: m.model, text: 10n }, 'ERR_ARG', /text: expected a string \(got 10n/],
+    [{ id: 'r8', action: 'load', bytes: 10n }, 'ERR_ARG', /loadSeq2Seq: expected the bytes/],
+    [{ id: 'r9', action: 'train', model: m.model, options: { batch: 10n } }, 'ERR_VALUE', /batch must be an integer \(got 10n/],
+  ];
+  for (const [message, code, pattern] of cases) {
+    const reply = await raw(message);
+    assert.ok(reply.error && !('result' in reply), `${message.id}: an error reply`);
+    assert.equal(reply.error.code, code, `${message.id}: ${reply.error.message}`);
+    assert.match(reply.error.message, pattern, message.id);
+  }
+  // Messages without an object or an id are answered too (with no id to match, the client ignores them).
+  for (const message of [null, 42, 'train', [1, 2]]) lab.worker.postMessage(message);
+  await rejects(lab.call('train', { model: m.model, options: { onStep() {} } }), 'ERR_ARG', /train: the arguments cannot be sent to the lab worker/);
+  await rejects(lab.call('translate', { model: m.model, text: Symbol('x') }), 'ERR_ARG', /cannot be sent/);
+  const r = await lab.call('train', { model: m.model, options: { steps: 1 } });
+  assert.equal(r.steps, 1, 'the worker and the model keep working');
   await lab.call('destroy', { model: m.model });
 });

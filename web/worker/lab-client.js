@@ -1,5 +1,7 @@
 // The page's side of the lab worker: call(action, args) returns a promise of
-// the result, or rejects with an Error carrying the worker's message and .code.
+// the result, or rejects with an AttnlabError carrying the worker's message and .code.
+import { AttnlabError } from '../engine/errors.js';
+
 export class LabClient {
   /** worker: a Worker (browser) or a worker_threads Worker (Node). */
   constructor(worker) {
@@ -10,11 +12,11 @@ export class LabClient {
       const p = this.pending.get(data?.id);
       if (!p) return;
       this.pending.delete(data.id);
-      if (data.error) p.reject(Object.assign(new Error(data.error.message), { code: data.error.code }));
+      if (data.error) p.reject(new AttnlabError(data.error.code, data.error.message));
       else p.resolve(data.result);
     };
     const onError = (err) => {
-      const error = new Error(`the lab worker failed: ${err?.message ?? err}`);
+      const error = new AttnlabError('ERR_WORKER', `the lab worker failed: ${typeof err?.message === 'string' ? err.message : 'unknown error'}`);
       for (const p of this.pending.values()) p.reject(error);
       this.pending.clear();
     };
@@ -31,7 +33,13 @@ export class LabClient {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, action, ...args }, transfer);
+      try {
+        this.worker.postMessage({ id, action, ...args }, transfer);
+      } catch (err) {
+        // A function, a Symbol or another value structured clone refuses: nothing was sent.
+        this.pending.delete(id);
+        reject(new AttnlabError('ERR_ARG', `${action}: the arguments cannot be sent to the lab worker (${err?.message ?? 'not cloneable'})`));
+      }
     });
   }
 

@@ -2,7 +2,8 @@
 // training never blocks the page. Protocol (STYLE.md): the page posts
 // { id, action, ...args } and gets { id, result } or { id, error: { message, code } }.
 // The same file runs as a browser module worker and under Node's worker_threads.
-import { loadEngine } from '../engine/index.js';
+import { AttnlabError, loadEngine } from '../engine/index.js';
+import { describe } from '../engine/errors.js';
 
 const port = typeof self === 'object' && typeof self.postMessage === 'function' && typeof window === 'undefined'
   ? self
@@ -12,21 +13,14 @@ let engine = null;
 const models = new Map(); // handle -> Seq2SeqModel
 let nextHandle = 1;
 
-class WorkerError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.code = code;
-  }
-}
-
 function model(args) {
   const m = models.get(args.model);
-  if (!m) throw new WorkerError('ERR_ARG', `model: no model ${JSON.stringify(args.model)} in this worker (destroyed or never created)`);
+  if (!m) throw new AttnlabError('ERR_ARG', `model: no model ${describe(args.model)} in this worker (destroyed or never created)`);
   return m;
 }
 
 function ready() {
-  if (!engine) throw new WorkerError('ERR_ARG', "the engine is not loaded yet: send 'init' first");
+  if (!engine) throw new AttnlabError('ERR_ARG', "the engine is not loaded yet: send 'init' first");
   return engine;
 }
 
@@ -57,16 +51,40 @@ const ACTIONS = {
   heapUsed: () => ready().heapUsed(),
 };
 
-async function handle(data) {
-  const id = data && typeof data === 'object' ? data.id : undefined;
+/** { message, code } of anything thrown; building it never throws. */
+function errorReply(err) {
+  let message, code;
   try {
-    if (!data || typeof data !== 'object' || typeof data.action !== 'string' || !Object.hasOwn(ACTIONS, data.action)) {
-      throw new WorkerError('ERR_ARG', `action: unknown action ${JSON.stringify(data?.action)}; expected one of ${Object.keys(ACTIONS).join(', ')}`);
-    }
-    const result = await ACTIONS[data.action](data);
-    port.postMessage({ id, result });
+    message = typeof err?.message === 'string' ? err.message : describe(err);
+    code = typeof err?.code === 'string' && err.code.startsWith('ERR_') ? err.code : 'ERR_INTERNAL';
+  } catch {
+    message = 'an unreadable error';
+    code = 'ERR_INTERNAL';
+  }
+  return { message, code };
+}
+
+/** Posts a reply; a result that cannot be cloned becomes an error reply. */
+function reply(id, body) {
+  try {
+    port.postMessage({ id, ...body });
   } catch (err) {
-    port.postMessage({ id, error: { message: String(err?.message ?? err), code: err?.code ?? 'ERR_INTERNAL' } });
+    const { message } = errorReply(err);
+    port.postMessage({ id, error: { message: `the reply could not be sent (${message})`, code: 'ERR_INTERNAL' } });
+  }
+}
+
+async function handle(data) {
+  let id;
+  try {
+    id = data !== null && typeof data === 'object' ? data.id : undefined;
+    const action = data !== null && typeof data === 'object' ? data.action : undefined;
+    if (typeof action !== 'string' || !Object.hasOwn(ACTIONS, action)) {
+      throw new AttnlabError('ERR_ARG', `action: unknown action ${describe(action)}; expected one of ${Object.keys(ACTIONS).join(', ')}`);
+    }
+    reply(id, { result: await ACTIONS[action](data) });
+  } catch (err) {
+    reply(id, { error: errorReply(err) });
   }
 }
 
