@@ -99,13 +99,27 @@ export type ErrorCode =
   | 'ERR_LIMIT'
   | 'ERR_ZERO_SUM'
   | 'ERR_NOMEM'
-  | 'ERR_UNSUPPORTED';
+  | 'ERR_UNSUPPORTED'
+  /** loadEngine could not fetch or compile a WASM build. */
+  | 'ERR_LOAD'
+  /** The lab worker itself failed (LabClient). */
+  | 'ERR_WORKER'
+  /** A WASM build that does not match this JS (rebuild with `make wasm`). */
+  | 'ERR_INTERNAL';
 
-/** Every error the engine throws: the message names the argument and the problem. */
+/**
+ * Every error the engine throws, whatever an argument holds (BigInt arrays,
+ * Symbols, null-prototype objects, getters that throw): the message names the
+ * argument and the problem.
+ */
 export class AttnlabError extends Error {
   code: ErrorCode;
 }
 
+/**
+ * The core's limits, scores and normalisations with their codes: read from
+ * the WASM build (its constants table) by the first loadEngine(), empty before.
+ */
 export const LIMITS: Readonly<{ maxTokens: number; maxDim: number; maxCells: number; maxHeads: number }>;
 export const SCORES: Readonly<Record<Score, number>>;
 export const NORMALIZATIONS: Readonly<Record<Normalize, number>>;
@@ -152,7 +166,7 @@ export interface Seq2SeqOptions {
   attention?: Attention;
   /** the additive score's hidden size (0: the encoder width) */
   attnHidden?: number;
-  /** largest batch for train() and evaluate(), default 64 */
+  /** the batch the model's buffers are first sized for, default 64; train() grows them for a larger batch */
   batch?: number;
   /** initial weights and training draws, default 1 */
   seed?: number;
@@ -161,7 +175,7 @@ export interface Seq2SeqOptions {
 export interface TrainOptions {
   /** optimiser steps, default 1 */
   steps?: number;
-  /** examples per step, default min(32, the model's batch) */
+  /** examples per step, default min(32, config.batch); up to SEQ2SEQ_LIMITS.maxBatch (the model's buffers grow as needed) */
   batch?: number;
   /** default 0.005 (Adam) or 0.1 (SGD) */
   lr?: number;
@@ -217,6 +231,7 @@ export class Seq2SeqModel {
   destroy(): void;
 }
 
+/** Limits of the seq2seq engine, read from the WASM build by the first loadEngine(). */
 export const SEQ2SEQ_LIMITS: Readonly<{
   maxHidden: number; maxEmbed: number; maxBatch: number; maxBeam: number; maxLength: number;
   maxPairsBytes: number; maxSteps: number; maxEvaluate: number;

@@ -105,13 +105,7 @@ export class Seq2SeqModel {
     this.heap = heap;
     this.handle = handle;
     const info = readInfo(heap, handle);
-    this.#setConfig(info);
-    this.inputAlphabet = heap.readString(heap.call.s2s_alphabet({ model: handle, output: 0 }));
-    this.outputAlphabet = heap.readString(heap.call.s2s_alphabet({ model: handle, output: 1 }));
-  }
-
-  /** The model's configuration (as createSeq2Seq options) and its sizes; `batch` is the largest batch its buffers hold. */
-  #setConfig(info) {
+    /** The model's configuration (as createSeq2Seq options) and its sizes. */
     this.config = Object.freeze({
       task: nameOf(TASKS, info.task), alphabet: nameOf(ALPHABETS, info.alphabet),
       minLength: info.minLength, maxLength: info.maxLength,
@@ -121,6 +115,8 @@ export class Seq2SeqModel {
       inputVocabulary: info.inputVocabulary, outputVocabulary: info.outputVocabulary,
       maxInput: info.maxInput, maxOutput: info.maxOutput, fixedInput: info.fixedInput, parameters: info.parameters,
     });
+    this.inputAlphabet = heap.readString(heap.call.s2s_alphabet({ model: handle, output: 0 }));
+    this.outputAlphabet = heap.readString(heap.call.s2s_alphabet({ model: handle, output: 1 }));
   }
 
   #live(what) {
@@ -154,10 +150,7 @@ export class Seq2SeqModel {
     const clip = toNumber('clip', o.clip, 5);
     if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
     const heap = this.heap;
-    if (batch > this.config.batch) {
-      heap.call.s2s_reserve({ model: handle, batch });
-      this.#setConfig(readInfo(heap, handle));
-    }
+    heap.call.s2s_reserve({ model: handle, batch }); // grows the buffers when batch is past what they hold
     return heap.withBlock({ losses: F32 * steps, tokens: F64 }, (p) => {
       const t0 = now();
       heap.call.s2s_train({ model: handle, optimizer, lr, clip, steps, batch, losses: p.losses, tokens: p.tokens });
