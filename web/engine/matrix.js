@@ -23,16 +23,29 @@ function checkSize(name, what, n, max) {
   if (n > max) throw limitError(`${name}: ${n} ${what} is past the limit of ${max}`);
 }
 
-/** Copies src[0..n) into data at offset, each a finite number, by index. */
-function copyNumbers(name, data, offset, src, n, where) {
-  for (let j = 0; j < n; j++) {
-    const x = src[j];
-    if (typeof x !== 'number') throw valueError(`${name}${where(offset + j)} is ${describe(x)}, not a number`);
-    if (!Number.isFinite(x)) {
-      throw valueError(`${name}${where(offset + j)} is ${Number.isNaN(x) ? 'NaN' : x}; values must be finite numbers`);
-    }
-    data[offset + j] = x;
+/** Throws naming the first value of data[from..to) that is not finite. */
+function checkFinite(name, data, from, to, where) {
+  for (let k = from; k < to; k++) {
+    const x = data[k];
+    if (!Number.isFinite(x)) throw valueError(`${name}${where(k)} is ${Number.isNaN(x) ? 'NaN' : x}; values must be finite numbers`);
   }
+}
+
+/**
+ * Copies src[0..n) into data at offset by index (a typed array with .set,
+ * which reads by index too); every value must be a finite number.
+ */
+function copyNumbers(name, data, offset, src, n, where) {
+  if (ArrayBuffer.isView(src)) {
+    data.set(src, offset);
+  } else {
+    for (let j = 0; j < n; j++) {
+      const x = src[j];
+      if (typeof x !== 'number') throw valueError(`${name}${where(offset + j)} is ${describe(x)}, not a number`);
+      data[offset + j] = x;
+    }
+  }
+  checkFinite(name, data, offset, offset + n, where);
 }
 
 /**
@@ -82,8 +95,13 @@ export function toMatrix(name, value) {
     if (src.length !== rows * cols) {
       throw shapeError(`${name}: data has ${src.length} values, but ${rows} x ${cols} needs ${rows * cols}`);
     }
+    const where = (k) => `[${Math.floor(k / cols)}][${k % cols}]`;
+    if (Object.getPrototypeOf(src) === Float32Array.prototype) {
+      checkFinite(name, src, 0, src.length, where); // used as it is: the engine only reads it
+      return { rows, cols, data: src };
+    }
     const data = new Float32Array(rows * cols);
-    copyNumbers(name, data, 0, src, rows * cols, (k) => `[${Math.floor(k / cols)}][${k % cols}]`);
+    copyNumbers(name, data, 0, src, rows * cols, where);
     return { rows, cols, data };
   }
   throw shapeError(`${name}: expected a matrix (array of rows, or { rows, cols, data }), got ${describe(value)}`);
