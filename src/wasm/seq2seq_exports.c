@@ -98,13 +98,6 @@ EMSCRIPTEN_KEEPALIVE int attnlab_s2s_load(const uint8_t *bytes, int size, Traine
     return trainer_load(out, bytes, (size_t)size);
 }
 
-/* Makes room for training and evaluation batches of up to `batch` rows. */
-EMSCRIPTEN_KEEPALIVE int attnlab_s2s_reserve(Trainer *t, int batch) {
-    int capacity = s2s_config(trainer_model(t))->batch;
-    if (batch <= capacity) return NN_OK;
-    return nn_fail(NN_ERR_LIMIT, "batch: %d; this model was created for batches of 1..%d", batch, capacity);
-}
-
 /* ---- the records above, field by field, for attnlab_constants() --------------- */
 
 static const AttnlabField s2s_info_fields[] = {

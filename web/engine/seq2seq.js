@@ -132,7 +132,8 @@ export class Seq2SeqModel {
   /**
    * Trains `steps` optimiser steps (default 1) on batches of `batch` train
    * examples (default min(32, config.batch); up to SEQ2SEQ_LIMITS.maxBatch:
-   * a larger batch than the model holds grows its buffers) with teacher forcing.
+   * the core grows the model's buffers for a batch larger than any before)
+   * with teacher forcing.
    * @returns {{ loss, losses: Float32Array, steps, examples, seconds, examplesPerSecond, tokensPerSecond }}
    */
   train(args = {}) {
@@ -150,7 +151,6 @@ export class Seq2SeqModel {
     const clip = toNumber('clip', o.clip, 5);
     if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
     const heap = this.heap;
-    heap.call.s2s_reserve({ model: handle, batch }); // grows the buffers when batch is past what they hold
     return heap.withBlock({ losses: F32 * steps, tokens: F64 }, (p) => {
       const t0 = now();
       heap.call.s2s_train({ model: handle, optimizer, lr, clip, steps, batch, losses: p.losses, tokens: p.tokens });

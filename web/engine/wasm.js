@@ -52,7 +52,6 @@ const BINDINGS = Object.freeze({
   s2s_info: { args: ['model', 'info'] },
   s2s_alphabet: { args: ['model', 'output'] },
   s2s_split_size: { args: ['model', 'split'] },
-  s2s_reserve: { status: 'train', args: ['model', 'batch'] },
   s2s_train: { status: 'train', args: ['model', 'optimizer', 'lr', 'clip', 'steps', 'batch', 'losses', 'tokens'] },
   s2s_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'result'] },
   s2s_translate: { status: 'translate', args: ['model', 'text', 'beam', 'inIds', 'outIds', 'lens', 'alignment', 'output'] },
