@@ -1,11 +1,10 @@
 // The WASM builds train like native C: the same seed gives the same initial
 // weights, the same training draws and the same losses (within float
-// tolerance: SIMD and scalar sum in different orders). Native is built here
-// with gcc, without sanitizers, from the same sources.
+// tolerance: SIMD and scalar sum in different orders). Native is built by
+// `make build/tools/trainer_losses` (gcc -O2, no sanitizers, the same sources).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadEngine } from '../../web/engine/index.js';
 import { BUILDS } from './builds.mjs';
@@ -15,11 +14,9 @@ const hasGcc = spawnSync('gcc', ['--version']).status === 0;
 const STEPS = 15;
 
 function nativeLosses(args) {
-  mkdirSync(`${ROOT}build/native`, { recursive: true });
-  const bin = `${ROOT}build/native/trainer_losses`;
-  const sources = ['src/core', 'src/models'].flatMap((d) => readdirSync(`${ROOT}${d}`).filter((f) => f.endsWith('.c')).map((f) => `${d}/${f}`));
-  execFileSync('gcc', ['-O2', '-std=c11', '-Iinclude', '-Isrc', 'tests/native/trainer_losses.c', ...sources, '-o', bin, '-lm'], { cwd: ROOT });
-  return JSON.parse(execFileSync(bin, args.map(String), { encoding: 'utf8' }));
+  const bin = 'build/tools/trainer_losses';
+  execFileSync('make', ['-s', bin], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  return JSON.parse(execFileSync(`${ROOT}${bin}`, args.map(String), { encoding: 'utf8' }));
 }
 
 const CASES = [
