@@ -28,7 +28,7 @@ typedef struct {
     size_t dqh, dkh, dvh, dzh; /* and their gradients */
     size_t dq, dk, dv, dz;     /* full-width gradients (n, d_k | d_v) */
     size_t attn;               /* attn_forward / attn_backward scratch */
-    size_t total;
+    size_t total;              /* reals in all */
 } SelfScratch;
 
 static SelfScratch self_layout(const SelfAttnConfig *c) {

@@ -15,6 +15,7 @@
 #define DATE_FORMATS 16
 #define FIRST_YEAR 1950
 #define LAST_YEAR 2049
+#define DATE_OUT_LEN 10 /* "YYYY-MM-DD" */
 #define MAX_ATTEMPTS 100000 /* rejection sampling into a split */
 
 static const char DIGITS[] = "0123456789";
@@ -24,18 +25,20 @@ static const char DATE_OUT[] = "-0123456789";
 static const char *const SPLIT_NAMES[3] = {"train", "validation", "test"};
 
 struct Task {
-    TaskConfig c;
-    char in_alpha[TASK_MAX_ALPHABET + 1];
-    char out_alpha[TASK_MAX_ALPHABET + 1];
+    TaskConfig c;                          /* as created */
+    char in_alpha[TASK_MAX_ALPHABET + 1];  /* input symbols in id order, NUL-terminated */
+    char out_alpha[TASK_MAX_ALPHABET + 1]; /* output symbols in id order, NUL-terminated */
     int16_t in_id[256];  /* character -> input id, 0 when not in the alphabet */
     int16_t out_id[256]; /* character -> output id, 0 when not in the alphabet */
-    int max_in, max_out, fixed_in;
+    int max_in;   /* longest input, characters */
+    int max_out;  /* longest output, tokens (EOS included) */
+    int fixed_in; /* the one input length, or 0 when lengths vary */
     /* pairs: the text copied with NULs at the tab and line ends */
     char *text;
     int32_t *lines; /* (n_lines, 2): offsets of input and output */
-    int n_lines;
+    int n_lines;             /* pairs in the text */
     int32_t *split_lines[3]; /* line numbers of each split, into one block */
-    int split_n[3];
+    int split_n[3];          /* lines in each split */
 };
 
 /* 80 / 10 / 10 by the source's hash. */
@@ -129,8 +132,8 @@ static void set_alphabets(Task *t, const char *in, const char *out) {
     snprintf(t->out_alpha, sizeof t->out_alpha, "%s", out);
     memset(t->in_id, 0, sizeof t->in_id);
     memset(t->out_id, 0, sizeof t->out_id);
-    for (int i = 0; t->in_alpha[i]; i++) t->in_id[(uint8_t)t->in_alpha[i]] = (int16_t)(1 + i);
-    for (int i = 0; t->out_alpha[i]; i++) t->out_id[(uint8_t)t->out_alpha[i]] = (int16_t)(3 + i);
+    for (int i = 0; t->in_alpha[i]; i++) t->in_id[(uint8_t)t->in_alpha[i]] = (int16_t)(TASK_FIRST_IN + i);
+    for (int i = 0; t->out_alpha[i]; i++) t->out_id[(uint8_t)t->out_alpha[i]] = (int16_t)(TASK_FIRST_OUT + i);
 }
 
 /* Sorted set of the characters at the offsets (input side 0 or output side 1). */
@@ -251,7 +254,7 @@ int task_create(Task **out, const TaskConfig *c, const char *text, size_t len) {
                 int n = (int)strlen(s);
                 if (n > t->max_in) t->max_in = n;
             }
-        t->max_out = 11;
+        t->max_out = DATE_OUT_LEN + 1; /* EOS */
     } else {
         st = parse_pairs(t, text, len);
     }
@@ -271,8 +274,8 @@ void task_destroy(Task *t) {
     free(t);
 }
 
-int task_in_vocab(const Task *t) { return 1 + (int)strlen(t->in_alpha); }
-int task_out_vocab(const Task *t) { return 3 + (int)strlen(t->out_alpha); }
+int task_in_vocab(const Task *t) { return TASK_FIRST_IN + (int)strlen(t->in_alpha); }
+int task_out_vocab(const Task *t) { return TASK_FIRST_OUT + (int)strlen(t->out_alpha); }
 int task_max_in(const Task *t) { return t->max_in; }
 int task_max_out(const Task *t) { return t->max_out; }
 int task_fixed_in(const Task *t) { return t->fixed_in; }
@@ -308,7 +311,7 @@ void task_decode_output(const Task *t, const int32_t *ids, int n, char *text, in
     int out = 0, size = (int)strlen(t->out_alpha);
     for (int i = 0; i < n && out < max - 1; i++) {
         if (ids[i] == TASK_EOS) break;
-        if (ids[i] >= 3 && ids[i] < 3 + size) text[out++] = t->out_alpha[ids[i] - 3];
+        if (ids[i] >= TASK_FIRST_OUT && ids[i] < TASK_FIRST_OUT + size) text[out++] = t->out_alpha[ids[i] - TASK_FIRST_OUT];
     }
     if (max > 0) text[out] = 0;
 }

@@ -15,21 +15,22 @@ static const char MAGIC[8] = {'A', 'T', 'N', 'L', 'T', 'R', 'N', 0};
 #define EVAL_STREAM 0x5eed0e7a1ull         /* + split: the fixed evaluation draws */
 
 struct Trainer {
-    TaskConfig tc;
-    char *text; /* pairs text (owned), or NULL */
-    size_t text_len;
-    Task *task;
-    Seq2Seq *model;
-    uint64_t stream; /* training draws */
-    int Bm, max_in, max_out;
-    /* one allocation for the batch buffers */
-    int32_t *buf;
+    TaskConfig tc;    /* the task's configuration (saved with the model) */
+    char *text;       /* pairs text (owned), or NULL */
+    size_t text_len;  /* its bytes */
+    Task *task;       /* the task, owned */
+    Seq2Seq *model;   /* the model, owned */
+    uint64_t stream;  /* state of the training draws */
+    int Bm;           /* rows the batch buffers below hold */
+    int max_in;       /* the model's longest input */
+    int max_out;      /* the model's longest output */
+    int32_t *buf;     /* the one allocation behind the batch buffers */
     int32_t *in_ids;  /* (Bm, max_in) */
     int32_t *in_len;  /* (Bm) */
     int32_t *out_ids; /* (Bm, max_out) */
     int32_t *out_len; /* (Bm) */
     int32_t *pred;    /* (Bm, max_out) */
-    int32_t *pred_len;
+    int32_t *pred_len; /* (Bm) */
 };
 
 void trainer_destroy(Trainer *t) {
