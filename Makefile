@@ -1,5 +1,6 @@
 # Native builds of the core for its C tests; the WASM build lives in emscripten.mk.
 #   make wasm         build web/wasm/*.wasm (needs emcc)
+#   make lib          build/libattnlab.a: the engine for C programs (SSE on x86-64)
 #   make native-tools optimised native programs the JS tests and benches run
 #   make test-native  C tests under ASan+UBSan in three variants:
 #                     simd (SSE on x86-64), scalar (NN_SCALAR), double (NN_DOUBLE, scalar)
@@ -26,8 +27,29 @@ build/native/$(1)/%: tests/native/%.c $(CORE_DEPS)
 endef
 $(foreach v,$(VARIANTS),$(eval $(call native_rule,$(v))))
 
-test-native: $(NATIVE_BINS)
+test-native: $(NATIVE_BINS) build/lib/example_tutorial
 	@bash tests/native/run.sh $(NATIVE_BINS)
+	@bash tests/native/example_test.sh build/lib/example_tutorial
+
+# ---- the native library ------------------------------------------------------
+# The same sources as the WASM build, without the WASM boundary. simd.h picks
+# SSE2 on x86-64 and the scalar path elsewhere (-DNN_SCALAR forces it).
+LIB_FLAGS := -O2 -std=c11 -Wall -Wextra -Werror -Iinclude -Isrc
+LIB_OBJ := $(patsubst src/%.c,build/lib/%.o,$(ENGINE_SRC))
+
+build/lib/%.o: src/%.c $(ENGINE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_FLAGS) -c $< -o $@
+
+build/libattnlab.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+lib: build/libattnlab.a
+
+# The README's C example, built against the library as a user would (public headers only).
+build/lib/example_tutorial: tests/native/example_tutorial.c build/libattnlab.a
+	$(CC) -std=c11 -Wall -Wextra -Werror -Iinclude $< build/libattnlab.a -o $@ -lm
 
 # Optimised native programs without sanitizers: the JS test that compares the
 # WASM builds with native C (tests/js/native-match.test.mjs) and the native
@@ -45,4 +67,4 @@ native-tools: build/tools/trainer_losses build/tools/train_native
 clean:
 	rm -rf build $(WASM_DIR)
 
-.PHONY: test-native native-tools clean
+.PHONY: test-native native-tools lib clean
