@@ -42,6 +42,33 @@ void trainer_destroy(Trainer *t) {
     free(t);
 }
 
+/* The batch buffers for Bm rows; on failure the old ones stay. */
+static int alloc_batches(Trainer *t, int Bm) {
+    size_t n = (size_t)Bm * (t->max_in + 2 * t->max_out + 3);
+    int32_t *buf = malloc(sizeof(int32_t) * n);
+    if (!buf) return nn_fail(NN_ERR_NOMEM, "trainer: out of memory for batches of %d", Bm);
+    free(t->buf);
+    t->buf = buf;
+    t->Bm = Bm;
+    t->in_ids = t->buf;
+    t->out_ids = t->in_ids + (size_t)Bm * t->max_in;
+    t->pred = t->out_ids + (size_t)Bm * t->max_out;
+    t->in_len = t->pred + (size_t)Bm * t->max_out;
+    t->out_len = t->in_len + Bm;
+    t->pred_len = t->out_len + Bm;
+    return NN_OK;
+}
+
+/* Batches of B rows, 1..S2S_MAX_BATCH: grows the model's and the trainer's
+ * buffers when B is larger than any batch so far. */
+static int reserve_batch(Trainer *t, int B) {
+    if (B < 1 || B > S2S_MAX_BATCH)
+        return nn_fail(B < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", B, S2S_MAX_BATCH);
+    if (B <= t->Bm) return NN_OK;
+    NN_TRY(s2s_reserve(t->model, B));
+    return alloc_batches(t, B);
+}
+
 /* Builds the trainer around an existing model (or a new one when model is NULL). */
 static int trainer_build(Trainer **out, const TaskConfig *tc, const char *text, size_t len, const S2sConfig *mc,
                          Seq2Seq *model) {
@@ -84,21 +111,10 @@ static int trainer_build(Trainer **out, const TaskConfig *tc, const char *text, 
         st = nn_fail(NN_ERR_VALUE, "model file: the model's vocabulary or lengths do not match its task");
         goto fail;
     }
-    t->Bm = c->batch;
     t->max_in = c->max_in;
     t->max_out = c->max_out;
     t->stream = c->seed ^ TRAIN_STREAM;
-    size_t n = (size_t)t->Bm * (t->max_in + 2 * t->max_out + 3);
-    if (!(t->buf = malloc(sizeof(int32_t) * n))) {
-        st = nn_fail(NN_ERR_NOMEM, "trainer: out of memory for batches of %d", t->Bm);
-        goto fail;
-    }
-    t->in_ids = t->buf;
-    t->out_ids = t->in_ids + (size_t)t->Bm * t->max_in;
-    t->pred = t->out_ids + (size_t)t->Bm * t->max_out;
-    t->in_len = t->pred + (size_t)t->Bm * t->max_out;
-    t->out_len = t->in_len + t->Bm;
-    t->pred_len = t->out_len + t->Bm;
+    if ((st = alloc_batches(t, c->batch)) != NN_OK) goto fail;
     *out = t;
     return NN_OK;
 fail:
@@ -115,16 +131,11 @@ const Task *trainer_task(const Trainer *t) { return t->task; }
 const TaskConfig *trainer_task_config(const Trainer *t) { return &t->tc; }
 Seq2Seq *trainer_model(Trainer *t) { return t->model; }
 
-static int check_batch(const Trainer *t, int B) {
-    if (B < 1 || B > t->Bm) return nn_fail(NN_ERR_LIMIT, "batch: %d; this model was created for batches of 1..%d", B, t->Bm);
-    return NN_OK;
-}
-
 int trainer_train(Trainer *t, const S2sTrainOptions *o, int steps, int B, float *losses, double *tokens) {
     nn_clear_error();
     if (steps < 1 || steps > TRAINER_MAX_STEPS)
         return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, TRAINER_MAX_STEPS);
-    NN_TRY(check_batch(t, B));
+    NN_TRY(reserve_batch(t, B));
     double seen = 0;
     for (int s = 0; s < steps; s++) {
         NN_TRY(task_sample_batch(t->task, TASK_TRAIN, &t->stream, B, t->in_ids, t->in_len, t->out_ids, t->out_len));
