@@ -1,5 +1,7 @@
 # Native builds of the core for its C tests; the WASM build lives in emscripten.mk.
 #   make wasm         build web/wasm/*.wasm (needs emcc)
+#   make lib          build/libattnlab.a: the engine for C programs (SSE on x86-64)
+#   make native-tools optimised native programs the JS tests and benches run
 #   make test-native  C tests under ASan+UBSan in three variants:
 #                     simd (SSE on x86-64), scalar (NN_SCALAR), double (NN_DOUBLE, scalar)
 
@@ -8,8 +10,8 @@ include emscripten.mk
 CC ?= gcc
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 NATIVE_FLAGS := -O1 -g -std=c11 -Wall -Wextra -Werror -Iinclude -Isrc -Itests/native $(SAN)
-CORE_SRC := $(wildcard src/core/*.c) $(wildcard src/models/*.c)
-CORE_DEPS := $(CORE_SRC) $(wildcard src/core/*.h) $(wildcard src/models/*.h) $(wildcard include/attnlab/*.h) $(wildcard tests/native/*.h)
+CORE_SRC := $(ENGINE_SRC)
+CORE_DEPS := $(CORE_SRC) $(ENGINE_HDR) $(wildcard tests/native/*.h)
 TESTS := $(basename $(notdir $(wildcard tests/native/test_*.c)))
 VARIANTS := simd scalar double
 FLAGS_simd :=
@@ -25,10 +27,44 @@ build/native/$(1)/%: tests/native/%.c $(CORE_DEPS)
 endef
 $(foreach v,$(VARIANTS),$(eval $(call native_rule,$(v))))
 
-test-native: $(NATIVE_BINS)
+test-native: $(NATIVE_BINS) build/lib/example_tutorial
 	@bash tests/native/run.sh $(NATIVE_BINS)
+	@bash tests/native/example_test.sh build/lib/example_tutorial
+
+# ---- the native library ------------------------------------------------------
+# The same sources as the WASM build, without the WASM boundary. simd.h picks
+# SSE2 on x86-64 and the scalar path elsewhere (-DNN_SCALAR forces it).
+LIB_FLAGS := -O2 -std=c11 -Wall -Wextra -Werror -Iinclude -Isrc
+LIB_OBJ := $(patsubst src/%.c,build/lib/%.o,$(ENGINE_SRC))
+
+build/lib/%.o: src/%.c $(ENGINE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_FLAGS) -c $< -o $@
+
+build/libattnlab.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+lib: build/libattnlab.a
+
+# The README's C example, built against the library as a user would (public headers only).
+build/lib/example_tutorial: tests/native/example_tutorial.c build/libattnlab.a
+	$(CC) -std=c11 -Wall -Wextra -Werror -Iinclude $< build/libattnlab.a -o $@ -lm
+
+# Optimised native programs without sanitizers: the JS test that compares the
+# WASM builds with native C (tests/js/native-match.test.mjs) and the native
+# training benchmark (tests/bench/train.mjs).
+TOOL_FLAGS := -O2 -std=c11 -Wall -Wextra -Iinclude -Isrc
+build/tools/trainer_losses: tests/native/trainer_losses.c $(CORE_SRC) $(ENGINE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_FLAGS) $< $(CORE_SRC) -o $@ -lm
+build/tools/train_native: tests/bench/train_native.c $(CORE_SRC) $(ENGINE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc $< $(CORE_SRC) -o $@ -lm
+
+native-tools: build/tools/trainer_losses build/tools/train_native
 
 clean:
 	rm -rf build $(WASM_DIR)
 
-.PHONY: test-native clean
+.PHONY: test-native native-tools lib clean

@@ -63,8 +63,8 @@ typedef struct {
     int d_k;      /* key size */
     int d_v;      /* value size */
     int hidden;   /* additive score: hidden size h (0 otherwise) */
-    AttnScore score;
-    AttnNorm norm;
+    AttnScore score;     /* scoring function */
+    AttnNorm norm;       /* softmax or sum normalisation */
     nn_real temperature; /* softmax temperature tau > 0 (1 = plain softmax) */
     int causal;          /* query i sees keys j <= i */
     const int32_t *key_lengths; /* (n_q) or NULL: query i sees keys j < key_lengths[i] */
@@ -81,11 +81,11 @@ typedef struct {
 
 /* Gradients of AttnParams, same shapes; NULL members are skipped. */
 typedef struct {
-    nn_real *W;
-    nn_real *Wq;
-    nn_real *Wk;
-    nn_real *v;
-    nn_real beta;
+    nn_real *W;   /* dL/dW (+=) */
+    nn_real *Wq;  /* dL/dWq (+=) */
+    nn_real *Wk;  /* dL/dWk (+=) */
+    nn_real *v;   /* dL/dv (+=) */
+    nn_real beta; /* dL/dbeta (+=) */
 } AttnParamGrads;
 
 /* Validates sizes, enums, parameters and the finiteness of every input.
@@ -139,7 +139,7 @@ typedef struct {
     int d_out;   /* output width (d_v when wo is NULL) */
     int heads;   /* divides d_k and d_v */
     AttnScore score; /* dot, scaled_dot or cosine */
-    int causal;
+    int causal;      /* token i sees tokens j <= i */
 } SelfAttnConfig;
 
 typedef struct {
@@ -150,7 +150,10 @@ typedef struct {
 } SelfAttnWeights;
 
 typedef struct {
-    nn_real *wq, *wk, *wv, *wo; /* same shapes as SelfAttnWeights; NULL skipped */
+    nn_real *wq; /* dL/dwq (+=), (d_in, d_k) or NULL */
+    nn_real *wk; /* dL/dwk (+=), (d_in, d_k) or NULL */
+    nn_real *wv; /* dL/dwv (+=), (d_in, d_v) or NULL */
+    nn_real *wo; /* dL/dwo (+=), (d_v, d_out) or NULL */
 } SelfAttnGrads;
 
 /* Activations the forward writes and the backward reads. */

@@ -33,7 +33,10 @@ typedef struct {
 } RnnWeights;
 
 typedef struct {
-    nn_real *Wx, *Wh, *bx, *bh; /* same shapes; += */
+    nn_real *Wx; /* dL/dWx (+=), (in, G*H) */
+    nn_real *Wh; /* dL/dWh (+=), (H, G*H) */
+    nn_real *bx; /* dL/dbx (+=), (G*H) */
+    nn_real *bh; /* dL/dbh (+=), (G*H) */
 } RnnGrads;
 
 /* Scratch one step needs, forward or backward: 2 * B * G * H. */

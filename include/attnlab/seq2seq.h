@@ -37,11 +37,11 @@ extern "C" {
 #define S2S_MAX_EMBED 512
 #define S2S_MAX_VOCAB 256
 #define S2S_MAX_LEN 64
-#define S2S_MAX_BATCH 1024
+#define S2S_MAX_BATCH 1024 /* rows of a training or evaluation batch (s2s_reserve grows a model up to it) */
 #define S2S_MAX_BEAM 16
 
 typedef struct {
-    RnnCellKind cell;
+    RnnCellKind cell;  /* recurrent cell of the encoder and the decoder */
     int layers;        /* encoder layers: 1 or 2 */
     int bidirectional; /* encoder reads both ways */
     int embed;         /* embedding size (input and output symbols) */
@@ -53,15 +53,15 @@ typedef struct {
     int max_in;        /* longest input, tokens */
     int max_out;       /* longest output, tokens (EOS included) */
     int fixed_in;      /* location score: the one input length it supports (else 0) */
-    int batch;         /* largest training / evaluation batch */
+    int batch;         /* the batch the buffers are first sized for; s2s_reserve grows them */
     uint64_t seed;     /* initial weights */
 } S2sConfig;
 
 typedef enum { S2S_ADAM = 0, S2S_SGD = 1 } S2sOptimizer;
 
 typedef struct {
-    S2sOptimizer optimizer;
-    nn_real lr;
+    S2sOptimizer optimizer; /* Adam or plain SGD */
+    nn_real lr;             /* learning rate, finite and > 0 */
     nn_real clip; /* max global gradient norm; 0 = no clipping */
 } S2sTrainOptions;
 
@@ -74,6 +74,14 @@ size_t s2s_num_params(const Seq2Seq *m);
 nn_real *s2s_params(Seq2Seq *m); /* the one parameter block (s2s_num_params reals) */
 nn_real *s2s_grads(Seq2Seq *m);  /* its gradients, same layout */
 int s2s_steps(const Seq2Seq *m); /* optimiser steps taken */
+
+/* Grows the model's batch buffers so forward, backward and greedy decoding
+ * take batches of up to `batch` rows (1..S2S_MAX_BATCH); never shrinks them.
+ * The weights, optimiser state and saved file are unchanged. On NN_ERR_NOMEM
+ * the model keeps its old buffers. */
+int s2s_reserve(Seq2Seq *m, int batch);
+/* Rows a batch may have now (at least config.batch and S2S_MAX_BEAM). */
+int s2s_capacity(const Seq2Seq *m);
 
 /* Teacher-forced forward: mean cross-entropy over the B sequences' valid
  * output tokens, written to *loss. in_ids (B, max_in), in_len (B),

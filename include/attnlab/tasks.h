@@ -34,13 +34,16 @@ typedef enum { TASK_COPY = 0, TASK_REVERSE = 1, TASK_SORT = 2, TASK_DATES = 3, T
 typedef enum { TASK_DIGITS = 0, TASK_LETTERS = 1 } TaskAlphabet; /* copy / reverse / sort */
 typedef enum { TASK_TRAIN = 0, TASK_VALID = 1, TASK_TEST = 2 } TaskSplit;
 
-enum { TASK_PAD = 0, TASK_BOS = 1, TASK_EOS = 2 };
+/* Token ids shared by the tasks and the model: inputs are PAD then the input
+ * alphabet from TASK_FIRST_IN; outputs are PAD, BOS, EOS, then the output
+ * alphabet from TASK_FIRST_OUT. */
+enum { TASK_PAD = 0, TASK_BOS = 1, TASK_EOS = 2, TASK_FIRST_IN = 1, TASK_FIRST_OUT = 3 };
 
 typedef struct {
-    TaskKind kind;
+    TaskKind kind;         /* which task */
     TaskAlphabet alphabet; /* copy / reverse / sort: digits 0-9 or letters a-z */
-    int min_len;           /* copy / reverse / sort: input length range, 1..TASK_MAX_LEN */
-    int max_len;
+    int min_len;           /* copy / reverse / sort: shortest input, 1..TASK_MAX_LEN - 1 */
+    int max_len;           /* copy / reverse / sort: longest input, min_len..TASK_MAX_LEN - 1 */
 } TaskConfig;
 
 typedef struct Task Task; /* opaque */

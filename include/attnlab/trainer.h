@@ -45,8 +45,10 @@ const Task *trainer_task(const Trainer *t);
 const TaskConfig *trainer_task_config(const Trainer *t);
 Seq2Seq *trainer_model(Trainer *t);
 
-/* steps optimiser steps on batches of B train examples; losses (steps) or
- * NULL receives each step's mean loss; *tokens (or NULL) the target tokens seen. */
+/* steps optimiser steps on batches of B train examples, B in 1..S2S_MAX_BATCH
+ * (1024): a batch larger than any before grows the model's buffers (NN_ERR_NOMEM
+ * if memory runs out, the model unchanged). losses (steps) or NULL receives
+ * each step's mean loss; *tokens (or NULL) the target tokens seen. */
 int trainer_train(Trainer *t, const S2sTrainOptions *o, int steps, int B, float *losses, double *tokens);
 
 /* Loss and greedy accuracies on `count` examples of a split. */

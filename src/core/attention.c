@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "attnlab/attention.h"
+#include "base/error.h"
+#include "base/layout.h"
 #include "core/vec.h"
 
 static const char *const score_names[ATTN_SCORE_COUNT] = {
@@ -27,39 +29,31 @@ typedef struct {
     size_t pack_s; /* forward: packed K^T (dot, scaled_dot, cosine, general) or W^T (location) */
     size_t pack_v; /* forward: packed V */
     size_t block_s, block_w; /* forward without score / weight outputs: one row block of each */
-    size_t forward; /* reals the forward needs: everything above */
+    size_t forward; /* reals the forward needs: everything above (an offset, not a buffer) */
     size_t grad_s; /* backward: dL/dscores (n_q, n_k) */
     size_t grad_q; /* backward: d(Q W) | d(Q Wq^T), d(K Wk^T) | cosine norm terms */
-    size_t total;
+    size_t total;  /* reals forward + backward need */
 } ScratchLayout;
 
 static ScratchLayout scratch_layout(const AttnConfig *c) {
     size_t nq = (size_t)c->n_q, nk = (size_t)c->n_k, dk = (size_t)c->d_k, h = (size_t)(c->hidden > 0 ? c->hidden : 0);
-    size_t sizes[11] = {0};
-    if (c->score == ATTN_SCORE_GENERAL) sizes[0] = nq * dk;
-    if (c->score == ATTN_SCORE_ADDITIVE) {
-        sizes[0] = nq * h;
-        sizes[1] = nk * h;
-        sizes[3] = h;
-    }
-    if (c->score == ATTN_SCORE_COSINE) sizes[2] = nq + nk;
-    if (c->score == ATTN_SCORE_LOCATION) sizes[4] = vec_packed_size(c->n_k, c->d_q);
-    else if (c->score != ATTN_SCORE_ADDITIVE) sizes[4] = vec_packed_size(c->n_k, c->d_k);
-    sizes[5] = vec_packed_size(c->d_v, c->n_k);
-    sizes[6] = sizes[7] = (size_t)ATTN_ROW_BLOCK * nk;
-    sizes[9] = nq * nk;
-    if (c->score == ATTN_SCORE_GENERAL) sizes[10] = nq * dk;
-    if (c->score == ATTN_SCORE_ADDITIVE) sizes[10] = (nq + nk) * h;
-    if (c->score == ATTN_SCORE_COSINE) sizes[10] = nq + nk;
+    int general = c->score == ATTN_SCORE_GENERAL, additive = c->score == ATTN_SCORE_ADDITIVE;
+    int cosine = c->score == ATTN_SCORE_COSINE, location = c->score == ATTN_SCORE_LOCATION;
+    NnLayout l = {0};
     ScratchLayout s;
-    size_t *field[11] = {&s.proj_q, &s.proj_k, &s.norms, &s.hid, &s.pack_s, &s.pack_v, &s.block_s, &s.block_w,
-                         &s.forward, &s.grad_s, &s.grad_q};
-    size_t at = 0;
-    for (int i = 0; i < 11; i++) {
-        *field[i] = at;
-        at += (sizes[i] + 3) & ~(size_t)3; /* keep vectors 16-byte aligned */
-    }
-    s.total = at;
+    s.proj_q = nn_layout_take(&l, general ? nq * dk : additive ? nq * h : 0);
+    s.proj_k = nn_layout_take(&l, additive ? nk * h : 0);
+    s.norms = nn_layout_take(&l, cosine ? nq + nk : 0);
+    s.hid = nn_layout_take(&l, additive ? h : 0);
+    s.pack_s = nn_layout_take(&l, location ? vec_packed_size(c->n_k, c->d_q)
+                                  : additive ? 0 : vec_packed_size(c->n_k, c->d_k));
+    s.pack_v = nn_layout_take(&l, vec_packed_size(c->d_v, c->n_k));
+    s.block_s = nn_layout_take(&l, (size_t)ATTN_ROW_BLOCK * nk);
+    s.block_w = nn_layout_take(&l, (size_t)ATTN_ROW_BLOCK * nk);
+    s.forward = l.size;
+    s.grad_s = nn_layout_take(&l, nq * nk);
+    s.grad_q = nn_layout_take(&l, general ? nq * dk : additive ? (nq + nk) * h : cosine ? nq + nk : 0);
+    s.total = l.size;
     return s;
 }
 
@@ -218,102 +212,120 @@ static void scores_rows(const AttnConfig *c, const AttnParams *p, nn_real *e, co
     }
 }
 
-/* Accumulates input and parameter gradients from ds = dL/de (n_q, n_k). */
-static void scores_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq,
-                            nn_real *dk, nn_real *ds, const nn_real *e, const nn_real *q,
-                            const nn_real *k, nn_real *scratch, const ScratchLayout *L) {
-    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k, h = c->hidden;
+/* One backward per score: each accumulates input and parameter gradients
+ * from ds = dL/de (n_q, n_k), which it may overwrite. */
+
+/* e = Q K^T [/ sqrt(d_k)]: dQ += dE K, dK += dE^T Q (the scale applied to dE first) */
+static void dot_backward(const AttnConfig *c, nn_real *dq, nn_real *dk, nn_real *ds, const nn_real *q,
+                         const nn_real *k) {
+    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k;
     if (c->score == ATTN_SCORE_SCALED_DOT) vec_scale(ds, 1 / sqrt((nn_real)dkn), nq * nk);
+    if (dq) vec_gemm_nn(dq, dqn, ds, nk, k, dkn, nq, dqn, nk, 1);
+    if (dk) vec_gemm_tn(dk, dkn, ds, nk, q, dqn, nk, dkn, nq, 1);
+}
+
+/* e = beta c, c = D_ij / (n_i m_j), D = Q K^T, n_i = |q_i|, m_j = |k_j|:
+ * dbeta = sum dE c; dD = beta dE / (n m);
+ * dn_i = -sum_j beta dE_ij c_ij / n_i; dq_i += dD K + dn_i q_i / n_i (same for k) */
+static void cosine_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq, nn_real *dk,
+                            nn_real *ds, const nn_real *q, const nn_real *k, nn_real *scratch, const ScratchLayout *L) {
+    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k;
+    nn_real *nqv = scratch + L->norms, *nkv = nqv + nq;
+    nn_real *gq = scratch + L->grad_q, *gk = gq + nq; /* dn_i / n_i and dm_j / m_j */
+    norms_forward(nqv, q, nq, dqn);
+    norms_forward(nkv, k, nk, dkn);
+    for (int i = 0; i < nq; i++) gq[i] = 0;
+    for (int j = 0; j < nk; j++) gk[j] = 0;
+    nn_real dbeta = 0;
+    for (int i = 0; i < nq; i++)
+        for (int j = 0; j < nk; j++) {
+            size_t ij = (size_t)i * nk + j;
+            nn_real den = nqv[i] * nkv[j];
+            if (!(den > 0)) {
+                ds[ij] = 0;
+                continue;
+            }
+            nn_real cij = vec_dot(q + (size_t)i * dqn, k + (size_t)j * dkn, dqn) / den;
+            nn_real dc = p->beta * ds[ij];
+            dbeta += ds[ij] * cij;
+            gq[i] -= dc * cij / (nqv[i] * nqv[i]);
+            gk[j] -= dc * cij / (nkv[j] * nkv[j]);
+            ds[ij] = dc / den; /* now dL/dD */
+        }
+    if (g) g->beta += dbeta;
+    if (dq) {
+        vec_gemm_nn(dq, dqn, ds, nk, k, dkn, nq, dqn, nk, 1);
+        for (int i = 0; i < nq; i++) vec_axpy(dq + (size_t)i * dqn, gq[i], q + (size_t)i * dqn, dqn);
+    }
+    if (dk) {
+        vec_gemm_tn(dk, dkn, ds, nk, q, dqn, nk, dkn, nq, 1);
+        for (int j = 0; j < nk; j++) vec_axpy(dk + (size_t)j * dkn, gk[j], k + (size_t)j * dkn, dkn);
+    }
+}
+
+/* e = (Q W) K^T: d(QW) = dE K, dK += dE^T (QW), dQ += d(QW) W^T, dW += Q^T d(QW) */
+static void general_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq, nn_real *dk,
+                             const nn_real *ds, const nn_real *q, const nn_real *k, nn_real *scratch,
+                             const ScratchLayout *L) {
+    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k;
+    nn_real *qw = scratch + L->proj_q, *dqw = scratch + L->grad_q;
+    vec_gemm_nn(qw, dkn, q, dqn, p->W, dkn, nq, dkn, dqn, 0);
+    vec_gemm_nn(dqw, dkn, ds, nk, k, dkn, nq, dkn, nk, 0);
+    if (dk) vec_gemm_tn(dk, dkn, ds, nk, qw, dkn, nk, dkn, nq, 1);
+    if (dq) vec_gemm_nt(dq, dqn, dqw, dkn, p->W, dkn, nq, dqn, dkn, 1);
+    if (g && g->W) vec_gemm_tn(g->W, dkn, q, dqn, dqw, dkn, dqn, dkn, nq, 1);
+}
+
+/* e_ij = v . t_ij, t_ij = tanh(Pq_i + Pk_j):
+ * dv += dE_ij t_ij; du = dE_ij v (1 - t^2); dPq_i += du; dPk_j += du;
+ * Pq = Q Wq^T: dQ += dPq Wq, dWq += dPq^T Q (same for K) */
+static void additive_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq, nn_real *dk,
+                              const nn_real *ds, const nn_real *q, const nn_real *k, nn_real *scratch,
+                              const ScratchLayout *L) {
+    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k, h = c->hidden;
+    nn_real *pq = scratch + L->proj_q, *pk = scratch + L->proj_k, *t = scratch + L->hid;
+    nn_real *dpq = scratch + L->grad_q, *dpk = dpq + (size_t)nq * h;
+    vec_gemm_nt(pq, h, q, dqn, p->Wq, dqn, nq, h, dqn, 0);
+    vec_gemm_nt(pk, h, k, dkn, p->Wk, dkn, nk, h, dkn, 0);
+    memset(dpq, 0, sizeof(nn_real) * (size_t)(nq + nk) * h);
+    for (int i = 0; i < nq; i++)
+        for (int j = 0; j < nk; j++) {
+            nn_real d = ds[(size_t)i * nk + j];
+            if (d == 0) continue;
+            memcpy(t, pq + (size_t)i * h, sizeof(nn_real) * h);
+            vec_axpy(t, 1, pk + (size_t)j * h, h);
+            vec_tanh(t, t, h);
+            if (g && g->v) vec_axpy(g->v, d, t, h);
+            for (int u = 0; u < h; u++) t[u] = d * p->v[u] * (1 - t[u] * t[u]);
+            vec_axpy(dpq + (size_t)i * h, 1, t, h);
+            vec_axpy(dpk + (size_t)j * h, 1, t, h);
+        }
+    if (dq) vec_gemm_nn(dq, dqn, dpq, h, p->Wq, dqn, nq, dqn, h, 1);
+    if (dk) vec_gemm_nn(dk, dkn, dpk, h, p->Wk, dkn, nk, dkn, h, 1);
+    if (g && g->Wq) vec_gemm_tn(g->Wq, dqn, dpq, h, q, dqn, h, dqn, nq, 1);
+    if (g && g->Wk) vec_gemm_tn(g->Wk, dkn, dpk, h, k, dkn, h, dkn, nk, 1);
+}
+
+/* e = Q W^T: dQ += dE W, dW += dE^T Q */
+static void location_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq,
+                              const nn_real *ds, const nn_real *q) {
+    int nq = c->n_q, nk = c->n_k, dqn = c->d_q;
+    if (dq) vec_gemm_nn(dq, dqn, ds, nk, p->W, dqn, nq, dqn, nk, 1);
+    if (g && g->W) vec_gemm_tn(g->W, dqn, ds, nk, q, dqn, nk, dqn, nq, 1);
+}
+
+/* Dispatches ds = dL/de to the score's backward. */
+static void scores_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq, nn_real *dk,
+                            nn_real *ds, const nn_real *q, const nn_real *k, nn_real *scratch, const ScratchLayout *L) {
     switch (c->score) {
     case ATTN_SCORE_DOT:
-    case ATTN_SCORE_SCALED_DOT:
-        /* e = Q K^T [/ sqrt(d_k), applied to dE above]: dQ += dE K, dK += dE^T Q */
-        if (dq) vec_gemm_nn(dq, dqn, ds, nk, k, dkn, nq, dqn, nk, 1);
-        if (dk) vec_gemm_tn(dk, dkn, ds, nk, q, dqn, nk, dkn, nq, 1);
-        break;
-    case ATTN_SCORE_COSINE: {
-        /* e = beta c, c = D_ij / (n_i m_j), D = Q K^T, n_i = |q_i|, m_j = |k_j|:
-         * dbeta = sum dE c; dD = beta dE / (n m);
-         * dn_i = -sum_j beta dE_ij c_ij / n_i; dq_i += dD K + dn_i q_i / n_i (same for k) */
-        nn_real *nqv = scratch + L->norms, *nkv = nqv + nq;
-        nn_real *gq = scratch + L->grad_q, *gk = gq + nq; /* dn_i / n_i and dm_j / m_j */
-        norms_forward(nqv, q, nq, dqn);
-        norms_forward(nkv, k, nk, dkn);
-        for (int i = 0; i < nq; i++) gq[i] = 0;
-        for (int j = 0; j < nk; j++) gk[j] = 0;
-        nn_real dbeta = 0;
-        for (int i = 0; i < nq; i++)
-            for (int j = 0; j < nk; j++) {
-                size_t ij = (size_t)i * nk + j;
-                nn_real den = nqv[i] * nkv[j];
-                if (!(den > 0)) {
-                    ds[ij] = 0;
-                    continue;
-                }
-                nn_real cij = vec_dot(q + (size_t)i * dqn, k + (size_t)j * dkn, dqn) / den;
-                nn_real dc = p->beta * ds[ij];
-                dbeta += ds[ij] * cij;
-                gq[i] -= dc * cij / (nqv[i] * nqv[i]);
-                gk[j] -= dc * cij / (nkv[j] * nkv[j]);
-                ds[ij] = dc / den; /* now dL/dD */
-            }
-        if (g) g->beta += dbeta;
-        if (dq) {
-            vec_gemm_nn(dq, dqn, ds, nk, k, dkn, nq, dqn, nk, 1);
-            for (int i = 0; i < nq; i++) vec_axpy(dq + (size_t)i * dqn, gq[i], q + (size_t)i * dqn, dqn);
-        }
-        if (dk) {
-            vec_gemm_tn(dk, dkn, ds, nk, q, dqn, nk, dkn, nq, 1);
-            for (int j = 0; j < nk; j++) vec_axpy(dk + (size_t)j * dkn, gk[j], k + (size_t)j * dkn, dkn);
-        }
-        break;
+    case ATTN_SCORE_SCALED_DOT: dot_backward(c, dq, dk, ds, q, k); break;
+    case ATTN_SCORE_COSINE: cosine_backward(c, p, g, dq, dk, ds, q, k, scratch, L); break;
+    case ATTN_SCORE_GENERAL: general_backward(c, p, g, dq, dk, ds, q, k, scratch, L); break;
+    case ATTN_SCORE_ADDITIVE: additive_backward(c, p, g, dq, dk, ds, q, k, scratch, L); break;
+    case ATTN_SCORE_LOCATION: location_backward(c, p, g, dq, ds, q); break;
+    default: break;
     }
-    case ATTN_SCORE_GENERAL: {
-        /* e = (Q W) K^T: d(QW) = dE K, dK += dE^T (QW), dQ += d(QW) W^T, dW += Q^T d(QW) */
-        nn_real *qw = scratch + L->proj_q, *dqw = scratch + L->grad_q;
-        vec_gemm_nn(qw, dkn, q, dqn, p->W, dkn, nq, dkn, dqn, 0);
-        vec_gemm_nn(dqw, dkn, ds, nk, k, dkn, nq, dkn, nk, 0);
-        if (dk) vec_gemm_tn(dk, dkn, ds, nk, qw, dkn, nk, dkn, nq, 1);
-        if (dq) vec_gemm_nt(dq, dqn, dqw, dkn, p->W, dkn, nq, dqn, dkn, 1);
-        if (g && g->W) vec_gemm_tn(g->W, dkn, q, dqn, dqw, dkn, dqn, dkn, nq, 1);
-        break;
-    }
-    case ATTN_SCORE_ADDITIVE: {
-        /* e_ij = v . t_ij, t_ij = tanh(Pq_i + Pk_j):
-         * dv += dE_ij t_ij; du = dE_ij v (1 - t^2); dPq_i += du; dPk_j += du;
-         * Pq = Q Wq^T: dQ += dPq Wq, dWq += dPq^T Q (same for K) */
-        nn_real *pq = scratch + L->proj_q, *pk = scratch + L->proj_k, *t = scratch + L->hid;
-        nn_real *dpq = scratch + L->grad_q, *dpk = dpq + (size_t)nq * h;
-        vec_gemm_nt(pq, h, q, dqn, p->Wq, dqn, nq, h, dqn, 0);
-        vec_gemm_nt(pk, h, k, dkn, p->Wk, dkn, nk, h, dkn, 0);
-        memset(dpq, 0, sizeof(nn_real) * (size_t)(nq + nk) * h);
-        for (int i = 0; i < nq; i++)
-            for (int j = 0; j < nk; j++) {
-                nn_real d = ds[(size_t)i * nk + j];
-                if (d == 0) continue;
-                memcpy(t, pq + (size_t)i * h, sizeof(nn_real) * h);
-                vec_axpy(t, 1, pk + (size_t)j * h, h);
-                vec_tanh(t, t, h);
-                if (g && g->v) vec_axpy(g->v, d, t, h);
-                for (int u = 0; u < h; u++) t[u] = d * p->v[u] * (1 - t[u] * t[u]);
-                vec_axpy(dpq + (size_t)i * h, 1, t, h);
-                vec_axpy(dpk + (size_t)j * h, 1, t, h);
-            }
-        if (dq) vec_gemm_nn(dq, dqn, dpq, h, p->Wq, dqn, nq, dqn, h, 1);
-        if (dk) vec_gemm_nn(dk, dkn, dpk, h, p->Wk, dkn, nk, dkn, h, 1);
-        if (g && g->Wq) vec_gemm_tn(g->Wq, dqn, dpq, h, q, dqn, h, dqn, nq, 1);
-        if (g && g->Wk) vec_gemm_tn(g->Wk, dkn, dpk, h, k, dkn, h, dkn, nk, 1);
-        break;
-    }
-    case ATTN_SCORE_LOCATION:
-        /* e = Q W^T: dQ += dE W, dW += dE^T Q */
-        if (dq) vec_gemm_nn(dq, dqn, ds, nk, p->W, dqn, nq, dqn, nk, 1);
-        if (g && g->W) vec_gemm_tn(g->W, dqn, ds, nk, q, dqn, nk, dqn, nq, 1);
-        break;
-    default:
-        break;
-    }
-    (void)e;
 }
 
 /* ---- normalisation -------------------------------------------------------- */
@@ -422,6 +434,6 @@ int attn_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, n
     if (dweights) vec_axpy(ds, 1, dweights, nq * nk);
     if (dv) vec_gemm_tn(dv, dvn, weights, nk, dcontext, dvn, nk, dvn, nq, 1);
     normalise_backward(c, ds, scores, weights);
-    scores_backward(c, p, g, dq, dk, ds, scores, q, k, scratch, &L);
+    scores_backward(c, p, g, dq, dk, ds, q, k, scratch, &L);
     return NN_OK;
 }

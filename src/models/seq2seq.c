@@ -1,19 +1,14 @@
-/* Encoder-decoder with attention: parameters, forward, backward, optimiser.
- * Decoding (greedy, beam) lives in seq2seq_decode.c, serialisation in
- * seq2seq_io.c; both share the model through seq2seq_internal.h.
- *
- * Dimension letters: B batch rows, T input steps of this batch, U output
- * steps of this batch, E embedding, H encoder hidden per direction,
- * D = H * directions (decoder hidden, encoder output width), V output
- * vocabulary, A additive-attention hidden, W = 2D (with attention) or D,
- * the width of the output layer's input [c; s]. Sequence buffers are
- * batch-major (B, T, .) with this batch's T and U as strides, except the
- * recurrent states, which are time-major (T, B, H) so a step reads one
- * contiguous block. */
+/* Encoder-decoder with attention: the parameter table and its
+ * initialisation, the activation block, create / destroy and batch growth.
+ * The layers live in seq2seq_layers.c, training in seq2seq_train.c, decoding
+ * in seq2seq_decode.c and the file format in seq2seq_io.c; all share the
+ * model through seq2seq_internal.h (which also defines the dimension letters). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/layout.h"
+#include "base/rng.h"
 #include "core/vec.h"
 #include "models/seq2seq_internal.h"
 
@@ -74,16 +69,6 @@ static void bind(Seq2Seq *m, S2sWeights *w, nn_real *block) {
     }
 }
 
-static uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* uniform in [-1, 1), from 24 random bits: the same floats natively and in WASM */
-static nn_real rng_uniform(uint64_t *s) { return (nn_real)((int32_t)(rng_next(s) >> 40) - (1 << 23)) / (nn_real)(1 << 23); }
-
 static void init_params(Seq2Seq *m) {
     uint64_t s = m->c.seed;
     for (int i = 0; i < m->n_tensors; i++) {
@@ -92,8 +77,8 @@ static void init_params(Seq2Seq *m) {
         nn_real k = t->fan_in > 0 ? 1 / sqrt((nn_real)t->fan_in) : 0;
         for (size_t j = 0; j < t->count; j++) {
             switch (t->init) {
-            case S2S_INIT_UNIFORM: p[j] = k * rng_uniform(&s); break;
-            case S2S_INIT_EMBED: p[j] = rng_uniform(&s); break;
+            case S2S_INIT_UNIFORM: p[j] = k * nn_rng_symmetric(&s); break;
+            case S2S_INIT_EMBED: p[j] = nn_rng_symmetric(&s); break;
             case S2S_INIT_BETA: p[j] = 1; break;
             default: p[j] = 0; break;
             }
@@ -108,73 +93,78 @@ static void init_params(Seq2Seq *m) {
 
 /* ---- activations: one block, carved by a table ---------------------------- */
 
-static void build_acts(Seq2Seq *m, int carve) {
+/* Reserves count reals of the activation block; NULL for 0 or before the block exists. */
+static nn_real *act(Seq2Seq *m, NnLayout *l, size_t count) {
+    size_t at = nn_layout_take(l, count);
+    return m->acts && count ? m->acts + at : NULL;
+}
+
+/* Carves the activation block (sizes m->n_acts when m->acts is still NULL). */
+static void build_acts(Seq2Seq *m) {
     const S2sConfig *c = &m->c;
     size_t B = (size_t)m->Bm, T = (size_t)c->max_in, U = (size_t)c->max_out, E = (size_t)c->embed,
            H = (size_t)c->hidden, D = (size_t)m->D, V = (size_t)c->out_vocab, W = (size_t)m->W;
     size_t Se = (size_t)rnn_step_cache(c->cell, c->hidden), Sd = (size_t)rnn_step_cache(c->cell, m->D);
+    size_t attn = c->attention >= 0, lstm = c->cell == RNN_CELL_LSTM, K = S2S_MAX_BEAM;
     AttnConfig ac = m->attn_cfg;
     ac.n_q = (int)U;
     ac.n_k = (int)T;
     size_t scratch = rnn_step_scratch(c->cell, (int)B, m->D);
-    size_t as = c->attention >= 0 ? attn_scratch_size(&ac) : 0;
+    size_t as = attn ? attn_scratch_size(&ac) : 0;
     if (as > scratch) scratch = as;
-    struct {
-        nn_real **p;
-        size_t n;
-    } table[64];
-    int n = 0;
-#define ACT(ptr, count) (table[n].p = &(ptr), table[n].n = (count), n++)
+    NnLayout l = {0};
     S2sActs *a = &m->a;
-    ACT(a->enc_x, B * T * E);
-    ACT(a->d_enc_x, B * T * E);
-    for (int l = 0; l < c->layers; l++) {
-        ACT(a->enc_out[l], B * T * D);
-        ACT(a->d_enc_out[l], B * T * D);
+    a->enc_x = act(m, &l, B * T * E);
+    a->d_enc_x = act(m, &l, B * T * E);
+    for (int i = 0; i < c->layers; i++) {
+        a->enc_out[i] = act(m, &l, B * T * D);
+        a->d_enc_out[i] = act(m, &l, B * T * D);
         for (int d = 0; d < m->dirs; d++) {
-            ACT(a->enc_h[l][d], T * B * H);
-            ACT(a->enc_c[l][d], c->cell == RNN_CELL_LSTM ? T * B * H : 0);
-            ACT(a->enc_cache[l][d], T * B * Se);
+            a->enc_h[i][d] = act(m, &l, T * B * H);
+            a->enc_c[i][d] = act(m, &l, lstm * T * B * H);
+            a->enc_cache[i][d] = act(m, &l, T * B * Se);
         }
     }
-    ACT(a->zeros, B * D);
-    ACT(a->h0, B * D);
-    ACT(a->c0, B * D);
-    ACT(a->dec_x, B * U * E);
-    ACT(a->d_dec_x, B * U * E);
-    ACT(a->dec_h, U * B * D);
-    ACT(a->dec_c, c->cell == RNN_CELL_LSTM ? U * B * D : 0);
-    ACT(a->dec_cache, U * B * Sd);
-    ACT(a->query, B * U * D);
-    ACT(a->d_query, B * U * D);
-    ACT(a->scores, c->attention >= 0 ? B * U * T : 0);
-    ACT(a->weights, c->attention >= 0 ? B * U * T : 0);
-    ACT(a->ctx, c->attention >= 0 ? B * U * D : 0);
-    ACT(a->cat, B * U * W);
-    ACT(a->d_cat, B * U * W);
-    ACT(a->o, B * U * D);
-    ACT(a->probs, B * U * V);
-    ACT(a->dh, B * D);
-    ACT(a->dc, B * D);
-    ACT(a->dh2, B * D);
-    ACT(a->dc2, B * D);
-    ACT(a->carry, 4 * B * H);
-    size_t K = S2S_MAX_BEAM;
     for (int i = 0; i < 2; i++) {
-        ACT(a->beam_h[i], K * D);
-        ACT(a->beam_c[i], K * D);
-        ACT(a->beam_align[i], K * U * T);
+        a->enc_dh[i] = act(m, &l, B * H);
+        a->enc_dc[i] = act(m, &l, lstm * B * H);
     }
-    ACT(a->best_align, U * T);
-    ACT(a->beam_logp, K);
-    ACT(a->scratch, scratch);
-#undef ACT
-    size_t at = 0;
-    for (int i = 0; i < n; i++) {
-        if (carve) *table[i].p = table[i].n ? m->acts + at : NULL;
-        at += (table[i].n + 3) & ~(size_t)3;
+    a->zeros = act(m, &l, B * D);
+    a->h0 = act(m, &l, B * D);
+    a->c0 = act(m, &l, B * D);
+    a->d_h0 = act(m, &l, B * D);
+    a->d_c0 = act(m, &l, lstm * B * D);
+    a->dec_x = act(m, &l, B * U * E);
+    a->d_dec_x = act(m, &l, B * U * E);
+    a->dec_h = act(m, &l, U * B * D);
+    a->dec_c = act(m, &l, lstm * U * B * D);
+    a->dec_cache = act(m, &l, U * B * Sd);
+    for (int i = 0; i < 2; i++) {
+        a->dec_dh[i] = act(m, &l, B * D);
+        a->dec_dc[i] = act(m, &l, lstm * B * D);
     }
-    m->n_acts = at;
+    a->query = act(m, &l, B * U * D);
+    a->d_query = act(m, &l, B * U * D);
+    a->scores = act(m, &l, attn * B * U * T);
+    a->weights = act(m, &l, attn * B * U * T);
+    a->ctx = act(m, &l, attn * B * U * D);
+    a->d_ctx = act(m, &l, attn * B * U * D);
+    a->cat = act(m, &l, B * U * W);
+    a->d_cat = act(m, &l, B * U * W);
+    a->o = act(m, &l, B * U * D);
+    a->d_o = act(m, &l, B * U * D);
+    a->probs = act(m, &l, B * U * V);
+    a->d_logits = act(m, &l, B * U * V);
+    a->logp = act(m, &l, B * V);
+    for (int i = 0; i < 2; i++) {
+        a->beam_h[i] = act(m, &l, K * D);
+        a->beam_c[i] = act(m, &l, K * D);
+        a->beam_align[i] = act(m, &l, K * U * T);
+    }
+    a->best_align = act(m, &l, U * T);
+    a->beam_logp = act(m, &l, K);
+    a->scratch = act(m, &l, scratch);
+    m->n_acts = l.size;
 }
 
 /* ---- create / destroy ------------------------------------------------------ */
@@ -190,9 +180,9 @@ static int check_config(const S2sConfig *c) {
         return nn_fail(NN_ERR_ARG, "attention: unknown scoring function %d", c->attention);
     if (c->attn_hidden < 0 || c->attn_hidden > S2S_MAX_HIDDEN)
         return nn_fail(NN_ERR_LIMIT, "attnHidden: %d; it must be within 0..%d", c->attn_hidden, S2S_MAX_HIDDEN);
-    if (c->in_vocab < 2 || c->in_vocab > S2S_MAX_VOCAB || c->out_vocab < 4 || c->out_vocab > S2S_MAX_VOCAB)
-        return nn_fail(NN_ERR_LIMIT, "vocabulary: %d input and %d output symbols; each must be within 2..%d", c->in_vocab,
-                       c->out_vocab, S2S_MAX_VOCAB);
+    if (c->in_vocab < TASK_FIRST_IN + 1 || c->in_vocab > S2S_MAX_VOCAB || c->out_vocab < TASK_FIRST_OUT + 1 || c->out_vocab > S2S_MAX_VOCAB)
+        return nn_fail(NN_ERR_LIMIT, "vocabulary: %d input and %d output symbols; each must be within %d..%d and %d..%d",
+                       c->in_vocab, c->out_vocab, TASK_FIRST_IN + 1, S2S_MAX_VOCAB, TASK_FIRST_OUT + 1, S2S_MAX_VOCAB);
     if (c->max_in < 1 || c->max_in > S2S_MAX_LEN || c->max_out < 1 || c->max_out > S2S_MAX_LEN)
         return nn_fail(NN_ERR_LIMIT, "lengths: inputs up to %d and outputs up to %d tokens; each must be within 1..%d",
                        c->max_in, c->max_out, S2S_MAX_LEN);
@@ -202,6 +192,47 @@ static int check_config(const S2sConfig *c) {
         return nn_fail(NN_ERR_VALUE,
                        "attention: 'location' scores each input position with its own weights, so it needs inputs of one "
                        "fixed length; this task's inputs vary in length (use another score)");
+    return NN_OK;
+}
+
+/* The buffers that scale with the batch: activations, the kept batch, masks
+ * and decoding rows, all for m->Bm rows. On failure the old ones stay. */
+static int alloc_rows(Seq2Seq *m) {
+    const S2sConfig *c = &m->c;
+    size_t Bm = (size_t)m->Bm;
+    nn_real *old_acts = m->acts;
+    m->acts = NULL;
+    build_acts(m); /* sizes n_acts for Bm rows */
+    nn_real *acts = calloc(m->n_acts, sizeof(nn_real));
+    /* the batch: in_ids, in_len, out_ids, out_len, enc_tok, dec_tok */
+    int32_t *ids = calloc(Bm * (2 * (size_t)c->max_in + 2 * (size_t)c->max_out + 2), sizeof(int32_t));
+    uint8_t *mask = calloc(Bm, 1);
+    int32_t *dec_ids = calloc(2 * Bm, sizeof(int32_t));
+    if (!acts || !ids || !mask || !dec_ids) {
+        free(acts);
+        free(ids);
+        free(mask);
+        free(dec_ids);
+        m->acts = old_acts;
+        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu activations (batches of %d)", m->n_acts, m->Bm);
+    }
+    free(old_acts);
+    free(m->ids);
+    free(m->mask);
+    free(m->dec_ids);
+    m->acts = acts;
+    build_acts(m); /* carves acts */
+    m->ids = ids;
+    m->batch.in_ids = ids;
+    m->batch.in_len = m->batch.in_ids + Bm * c->max_in;
+    m->batch.out_ids = m->batch.in_len + Bm;
+    m->batch.out_len = m->batch.out_ids + Bm * c->max_out;
+    m->batch.enc_tok = m->batch.out_len + Bm;
+    m->batch.dec_tok = m->batch.enc_tok + Bm * c->max_in;
+    m->mask = mask;
+    m->dec_ids = dec_ids;
+    m->row_len = dec_ids + Bm;
+    m->have_forward = 0;
     return NN_OK;
 }
 
@@ -224,30 +255,41 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
     m->attn_cfg.norm = ATTN_NORM_SOFTMAX;
     m->attn_cfg.temperature = 1;
     build_table(m);
-    build_acts(m, 0);
     m->params = calloc(m->n_params, sizeof(nn_real));
     m->grads = calloc(m->n_params, sizeof(nn_real));
     m->opt = calloc(2 * m->n_params, sizeof(nn_real));
-    m->acts = calloc(m->n_acts, sizeof(nn_real));
     m->key_lengths = calloc((size_t)c->max_out, sizeof(int32_t));
-    m->ids = calloc((size_t)m->Bm * (c->max_in + 2 * c->max_out + 2), sizeof(int32_t));
-    m->mask = calloc((size_t)m->Bm, 1);
     m->beam_tok = calloc((2 * S2S_MAX_BEAM + 1) * (size_t)c->max_out, sizeof(int32_t));
-    m->dec_ids = calloc(2 * (size_t)m->Bm, sizeof(int32_t));
-    m->row_len = m->dec_ids ? m->dec_ids + m->Bm : NULL;
-    if (!m->params || !m->grads || !m->opt || !m->acts || !m->key_lengths || !m->ids || !m->mask || !m->beam_tok ||
-        !m->dec_ids) {
-        size_t n_params = m->n_params, n_acts = m->n_acts;
+    if (!m->params || !m->grads || !m->opt || !m->key_lengths || !m->beam_tok) {
+        size_t n_params = m->n_params;
         s2s_destroy(m);
-        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu parameters and %zu activations", n_params, n_acts);
+        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu parameters", n_params);
+    }
+    int st = alloc_rows(m);
+    if (st != NN_OK) {
+        s2s_destroy(m);
+        return st;
     }
     bind(m, &m->w, m->params);
     bind(m, &m->g, m->grads);
-    build_acts(m, 1);
     init_params(m);
     *out = m;
     return NN_OK;
 }
+
+int s2s_reserve(Seq2Seq *m, int batch) {
+    nn_clear_error();
+    if (batch < 1 || batch > S2S_MAX_BATCH)
+        return nn_fail(batch < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", batch, S2S_MAX_BATCH);
+    if (batch <= m->Bm) return NN_OK;
+    int old = m->Bm;
+    m->Bm = batch;
+    int st = alloc_rows(m);
+    if (st != NN_OK) m->Bm = old;
+    return st;
+}
+
+int s2s_capacity(const Seq2Seq *m) { return m->Bm; }
 
 void s2s_destroy(Seq2Seq *m) {
     if (!m) return;
@@ -283,7 +325,9 @@ AttnParams s2s_attn_params(const Seq2Seq *m) {
 int s2s_check_batch(const Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
                     const int32_t *out_len) {
     const S2sConfig *c = &m->c;
-    if (B < 1 || B > m->Bm) return nn_fail(NN_ERR_LIMIT, "batch: %d rows; this model takes 1..%d", B, m->Bm);
+    if (B < 1 || B > m->Bm)
+        return nn_fail(NN_ERR_LIMIT, "batch: %d rows; this model holds 1..%d now (s2s_reserve grows it up to %d)", B, m->Bm,
+                       S2S_MAX_BATCH);
     for (int b = 0; b < B; b++) {
         if (in_len[b] < 1 || in_len[b] > c->max_in)
             return nn_fail(NN_ERR_SHAPE, "inputs: row %d has length %d; it must be within 1..%d", b, in_len[b], c->max_in);
@@ -292,341 +336,20 @@ int s2s_check_batch(const Seq2Seq *m, int B, const int32_t *in_ids, const int32_
                            in_len[b], c->fixed_in);
         for (int t = 0; t < in_len[b]; t++) {
             int id = in_ids[(size_t)b * c->max_in + t];
-            if (id < 1 || id >= c->in_vocab)
-                return nn_fail(NN_ERR_VALUE, "inputs: row %d, position %d has symbol id %d outside 1..%d", b, t, id, c->in_vocab - 1);
+            if (id < TASK_FIRST_IN || id >= c->in_vocab)
+                return nn_fail(NN_ERR_VALUE, "inputs: row %d, position %d has symbol id %d outside %d..%d", b, t, id,
+                               TASK_FIRST_IN, c->in_vocab - 1);
         }
         if (out_ids) {
             if (out_len[b] < 1 || out_len[b] > c->max_out)
                 return nn_fail(NN_ERR_SHAPE, "outputs: row %d has length %d; it must be within 1..%d", b, out_len[b], c->max_out);
             for (int t = 0; t < out_len[b]; t++) {
                 int id = out_ids[(size_t)b * c->max_out + t];
-                if (id < 2 || id >= c->out_vocab)
-                    return nn_fail(NN_ERR_VALUE, "outputs: row %d, position %d has symbol id %d outside 2..%d", b, t, id,
-                                   c->out_vocab - 1);
+                if (id < TASK_EOS || id >= c->out_vocab)
+                    return nn_fail(NN_ERR_VALUE, "outputs: row %d, position %d has symbol id %d outside %d..%d", b, t, id,
+                                   TASK_EOS, c->out_vocab - 1);
             }
         }
     }
     return NN_OK;
-}
-
-/* Encoder over this batch (T steps); leaves the top layer's outputs in
- * enc_out[top] (B, T, D) and the decoder's initial state in h0, c0 (B, D). */
-void s2s_encode(Seq2Seq *m, int B, int T, const int32_t *in_ids, const int32_t *in_len) {
-    const S2sConfig *c = &m->c;
-    S2sActs *a = &m->a;
-    int E = c->embed, H = c->hidden, D = m->D;
-    int lstm = c->cell == RNN_CELL_LSTM, S = rnn_step_cache(c->cell, H);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            int id = t < in_len[b] ? in_ids[(size_t)b * c->max_in + t] : 0;
-            memcpy(a->enc_x + ((size_t)b * T + t) * E, m->w.emb_in + (size_t)id * E, sizeof(nn_real) * E);
-        }
-    memset(a->zeros, 0, sizeof(nn_real) * (size_t)B * D);
-    for (int l = 0; l < c->layers; l++) {
-        const nn_real *x = l == 0 ? a->enc_x : a->enc_out[l - 1];
-        int in = l == 0 ? E : D;
-        for (int d = 0; d < m->dirs; d++) {
-            RnnWeights w = s2s_cell_weights(&m->w.enc[l][d]);
-            nn_real *hs = a->enc_h[l][d], *cs = a->enc_c[l][d], *cache = a->enc_cache[l][d];
-            for (int s = 0; s < T; s++) {
-                int t = d == 0 ? s : T - 1 - s;
-                int prev = d == 0 ? t - 1 : t + 1; /* the step before, in this direction */
-                const nn_real *hp = s == 0 ? a->zeros : hs + (size_t)prev * B * H;
-                const nn_real *cp = lstm ? (s == 0 ? a->zeros : cs + (size_t)prev * B * H) : NULL;
-                for (int b = 0; b < B; b++) m->mask[b] = t < in_len[b];
-                rnn_step_forward(c->cell, B, in, H, &w, hs + (size_t)t * B * H, lstm ? cs + (size_t)t * B * H : NULL,
-                                 cache + (size_t)t * B * S, x + (size_t)t * in, T * in, hp, cp, m->mask, a->scratch);
-                for (int b = 0; b < B; b++)
-                    memcpy(a->enc_out[l] + ((size_t)b * T + t) * D + d * H, hs + ((size_t)t * B + b) * H, sizeof(nn_real) * H);
-            }
-        }
-    }
-    /* decoder start: forward direction's state after the last step (masked
-     * steps carried it), backward direction's state after reaching t = 0 */
-    int top = c->layers - 1;
-    for (int d = 0; d < m->dirs; d++) {
-        int t = d == 0 ? T - 1 : 0;
-        for (int b = 0; b < B; b++) {
-            memcpy(a->h0 + (size_t)b * D + d * H, a->enc_h[top][d] + ((size_t)t * B + b) * H, sizeof(nn_real) * H);
-            if (lstm) memcpy(a->c0 + (size_t)b * D + d * H, a->enc_c[top][d] + ((size_t)t * B + b) * H, sizeof(nn_real) * H);
-            else memset(a->c0 + (size_t)b * D + d * H, 0, sizeof(nn_real) * H);
-        }
-    }
-}
-
-/* o = tanh([c; s] Wc + bc) and p = softmax(o Wout + bout) for n rows of cat (n, W). */
-void s2s_output(Seq2Seq *m, int n, const nn_real *cat, nn_real *o, nn_real *probs) {
-    int D = m->D, V = m->c.out_vocab;
-    vec_gemm_nn(o, D, cat, m->W, m->w.Wc, D, n, D, m->W, 0);
-    for (int r = 0; r < n; r++) {
-        nn_real *orow = o + (size_t)r * D;
-        vec_axpy(orow, 1, m->w.bc, D);
-        vec_tanh(orow, orow, D);
-    }
-    vec_gemm_nn(probs, V, o, D, m->w.Wout, V, n, V, D, 0);
-    for (int r = 0; r < n; r++) {
-        nn_real *p = probs + (size_t)r * V;
-        vec_axpy(p, 1, m->w.bout, V);
-        nn_real mx = vec_max(p, V);
-        nn_real s = vec_exp_sum(p, p, mx, V);
-        vec_scale(p, 1 / s, V);
-    }
-}
-
-/* ---- training forward / backward ------------------------------------------ */
-
-int s2s_forward(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
-                const int32_t *out_len, nn_real *loss) {
-    nn_clear_error();
-    NN_TRY(s2s_check_batch(m, B, in_ids, in_len, out_ids, out_len));
-    const S2sConfig *c = &m->c;
-    S2sActs *a = &m->a;
-    int T = 0, U = 0, E = c->embed, D = m->D, V = c->out_vocab, Wd = m->W;
-    for (int b = 0; b < B; b++) {
-        T = in_len[b] > T ? in_len[b] : T;
-        U = out_len[b] > U ? out_len[b] : U;
-    }
-    if (c->attention == ATTN_SCORE_LOCATION) T = c->fixed_in;
-    m->B = B;
-    m->T = T;
-    m->U = U;
-    /* keep the batch for backward */
-    int32_t *ki = m->ids, *kl = ki + (size_t)B * c->max_in, *ko = kl + B, *kol = ko + (size_t)B * c->max_out;
-    memcpy(ki, in_ids, sizeof(int32_t) * (size_t)B * c->max_in);
-    memcpy(kl, in_len, sizeof(int32_t) * B);
-    memcpy(ko, out_ids, sizeof(int32_t) * (size_t)B * c->max_out);
-    memcpy(kol, out_len, sizeof(int32_t) * B);
-
-    s2s_encode(m, B, T, in_ids, in_len);
-
-    /* decoder inputs: BOS, then the targets shifted right (teacher forcing) */
-    int lstm = c->cell == RNN_CELL_LSTM, Sd = rnn_step_cache(c->cell, D);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < U; t++) {
-            int id = t == 0 ? TASK_BOS_ID : (t < out_len[b] ? out_ids[(size_t)b * c->max_out + t - 1] : 0);
-            memcpy(a->dec_x + ((size_t)b * U + t) * E, m->w.emb_out + (size_t)id * E, sizeof(nn_real) * E);
-        }
-    RnnWeights dw = s2s_cell_weights(&m->w.dec);
-    for (int t = 0; t < U; t++) {
-        const nn_real *hp = t == 0 ? a->h0 : a->dec_h + (size_t)(t - 1) * B * D;
-        const nn_real *cp = lstm ? (t == 0 ? a->c0 : a->dec_c + (size_t)(t - 1) * B * D) : NULL;
-        rnn_step_forward(c->cell, B, E, D, &dw, a->dec_h + (size_t)t * B * D, lstm ? a->dec_c + (size_t)t * B * D : NULL,
-                         a->dec_cache + (size_t)t * B * Sd, a->dec_x + (size_t)t * E, U * E, hp, cp, NULL, a->scratch);
-        for (int b = 0; b < B; b++)
-            memcpy(a->query + ((size_t)b * U + t) * D, a->dec_h + ((size_t)t * B + b) * D, sizeof(nn_real) * D);
-    }
-
-    /* attention: all U queries of a sequence over its T encoder outputs in one call */
-    if (c->attention >= 0) {
-        AttnParams ap = s2s_attn_params(m);
-        AttnConfig ac = m->attn_cfg;
-        ac.n_q = U;
-        ac.n_k = T;
-        ac.key_lengths = m->key_lengths;
-        for (int b = 0; b < B; b++) {
-            for (int t = 0; t < U; t++) m->key_lengths[t] = in_len[b];
-            const nn_real *keys = a->enc_out[c->layers - 1] + (size_t)b * T * D;
-            NN_TRY(attn_forward(&ac, &ap, a->scores + (size_t)b * U * T, a->weights + (size_t)b * U * T,
-                                a->ctx + (size_t)b * U * D, a->query + (size_t)b * U * D, keys, keys, a->scratch));
-        }
-    }
-    /* cat = [c; s] */
-    for (size_t r = 0; r < (size_t)B * U; r++) {
-        nn_real *cr = a->cat + r * Wd;
-        if (c->attention >= 0) {
-            memcpy(cr, a->ctx + r * D, sizeof(nn_real) * D);
-            memcpy(cr + D, a->query + r * D, sizeof(nn_real) * D);
-        } else {
-            memcpy(cr, a->query + r * D, sizeof(nn_real) * D);
-        }
-    }
-    s2s_output(m, B * U, a->cat, a->o, a->probs);
-    double total = 0;
-    int count = 0;
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < out_len[b]; t++) {
-            nn_real p = a->probs[((size_t)b * U + t) * V + out_ids[(size_t)b * c->max_out + t]];
-            total -= log(p > 1e-30 ? p : 1e-30);
-            count++;
-        }
-    m->count = count;
-    *loss = (nn_real)(total / count);
-    m->have_forward = 1;
-    return NN_OK;
-}
-
-int s2s_backward(Seq2Seq *m) {
-    if (!m->have_forward) return nn_fail(NN_ERR_ARG, "backward: call forward first");
-    const S2sConfig *c = &m->c;
-    S2sActs *a = &m->a;
-    S2sWeights *g = &m->g;
-    int B = m->B, T = m->T, U = m->U, E = c->embed, H = c->hidden, D = m->D, V = c->out_vocab, Wd = m->W;
-    int lstm = c->cell == RNN_CELL_LSTM;
-    const int32_t *in_ids = m->ids, *in_len = in_ids + (size_t)B * c->max_in;
-    const int32_t *out_ids = in_len + B, *out_len = out_ids + (size_t)B * c->max_out;
-
-    /* loss = -(1/count) sum log p_target: dlogits = (p - onehot) / count, 0 on padding */
-    nn_real *dlog = a->probs; /* overwritten in place */
-    nn_real inv = (nn_real)1 / m->count;
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < U; t++) {
-            nn_real *p = dlog + ((size_t)b * U + t) * V;
-            if (t >= out_len[b]) {
-                memset(p, 0, sizeof(nn_real) * V);
-                continue;
-            }
-            p[out_ids[(size_t)b * c->max_out + t]] -= 1;
-            vec_scale(p, inv, V);
-        }
-    size_t n = (size_t)B * U;
-    /* logits = o Wout + bout */
-    for (size_t r = 0; r < n; r++) vec_axpy(g->bout, 1, dlog + r * V, V);
-    vec_gemm_tn(g->Wout, V, a->o, D, dlog, V, D, V, (int)n, 1);
-    nn_real *dob = a->d_query; /* (n, D) reused for do, then overwritten below */
-    vec_gemm_nt(dob, D, dlog, V, m->w.Wout, V, (int)n, D, V, 0);
-    /* o = tanh(cat Wc + bc) */
-    for (size_t r = 0; r < n; r++) {
-        nn_real *dr = dob + r * D;
-        const nn_real *orow = a->o + r * D;
-        for (int u = 0; u < D; u++) dr[u] *= 1 - orow[u] * orow[u];
-        vec_axpy(g->bc, 1, dr, D);
-    }
-    vec_gemm_tn(g->Wc, D, a->cat, Wd, dob, D, Wd, D, (int)n, 1);
-    vec_gemm_nt(a->d_cat, Wd, dob, D, m->w.Wc, D, (int)n, Wd, D, 0);
-    /* split d_cat into d(query) and d(ctx) */
-    nn_real *dq = a->d_query;
-    for (size_t r = 0; r < n; r++) memcpy(dq + r * D, a->d_cat + r * Wd + (c->attention >= 0 ? D : 0), sizeof(nn_real) * D);
-    int top = c->layers - 1;
-    memset(a->d_enc_out[top], 0, sizeof(nn_real) * (size_t)B * T * D);
-    if (c->attention >= 0) {
-        AttnParams ap = s2s_attn_params(m);
-        AttnParamGrads apg = {g->attn_W, g->attn_Wq, g->attn_Wk, g->attn_v, 0};
-        AttnConfig ac = m->attn_cfg;
-        ac.n_q = U;
-        ac.n_k = T;
-        ac.key_lengths = m->key_lengths;
-        nn_real *dctx = a->ctx; /* context no longer needed: reuse for d(ctx) */
-        for (size_t r = 0; r < n; r++) memcpy(dctx + r * D, a->d_cat + r * Wd, sizeof(nn_real) * D);
-        for (int b = 0; b < B; b++) {
-            for (int t = 0; t < U; t++) m->key_lengths[t] = in_len[b];
-            const nn_real *keys = a->enc_out[top] + (size_t)b * T * D;
-            nn_real *dkeys = a->d_enc_out[top] + (size_t)b * T * D;
-            /* keys and values are the same encoder outputs: both gradients land in dkeys */
-            NN_TRY(attn_backward(&ac, &ap, &apg, dq + (size_t)b * U * D, dkeys, dkeys, dctx + (size_t)b * U * D, NULL,
-                                 a->scores + (size_t)b * U * T, a->weights + (size_t)b * U * T, a->query + (size_t)b * U * D,
-                                 keys, keys, a->scratch));
-        }
-        if (g->attn_beta) g->attn_beta[0] += apg.beta;
-    }
-
-    /* decoder BPTT */
-    RnnWeights dw = s2s_cell_weights(&m->w.dec);
-    RnnGrads dg = {g->dec.Wx, g->dec.Wh, g->dec.bx, g->dec.bh};
-    int Sd = rnn_step_cache(c->cell, D);
-    memset(a->d_dec_x, 0, sizeof(nn_real) * (size_t)B * U * E);
-    nn_real *dh = a->dh, *dc = a->dc, *dh_next = a->dh2, *dc_next = a->dc2;
-    memset(dh, 0, sizeof(nn_real) * (size_t)B * D);
-    memset(dc, 0, sizeof(nn_real) * (size_t)B * D);
-    for (int t = U - 1; t >= 0; t--) {
-        /* dh (from step t+1) + d(query_t) */
-        for (int b = 0; b < B; b++) vec_axpy(dh + (size_t)b * D, 1, dq + ((size_t)b * U + t) * D, D);
-        const nn_real *hp = t == 0 ? a->h0 : a->dec_h + (size_t)(t - 1) * B * D;
-        const nn_real *cp = lstm ? (t == 0 ? a->c0 : a->dec_c + (size_t)(t - 1) * B * D) : NULL;
-        rnn_step_backward(c->cell, B, E, D, &dw, &dg, a->d_dec_x + (size_t)t * E, U * E, dh_next, lstm ? dc_next : NULL, dh,
-                          lstm ? dc : NULL, a->dec_cache + (size_t)t * B * Sd, a->dec_x + (size_t)t * E, U * E, hp, cp, NULL,
-                          a->scratch);
-        nn_real *sw = dh; dh = dh_next; dh_next = sw;
-        sw = dc; dc = dc_next; dc_next = sw;
-    }
-    /* embeddings of the decoder inputs */
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < U; t++) {
-            int id = t == 0 ? TASK_BOS_ID : (t < out_len[b] ? out_ids[(size_t)b * c->max_out + t - 1] : 0);
-            vec_axpy(g->emb_out + (size_t)id * E, 1, a->d_dec_x + ((size_t)b * U + t) * E, E);
-        }
-    /* dh, dc now hold dL/d(h0, c0): into the encoder's final states */
-    nn_real *dh0 = dh, *dc0 = dc;
-
-    /* encoder BPTT, top layer first */
-    int S = rnn_step_cache(c->cell, H);
-    for (int l = top; l >= 0; l--) {
-        int in = l == 0 ? E : D;
-        nn_real *dxl = l == 0 ? a->d_enc_x : a->d_enc_out[l - 1];
-        memset(dxl, 0, sizeof(nn_real) * (size_t)B * T * in);
-        const nn_real *x = l == 0 ? a->enc_x : a->enc_out[l - 1];
-        for (int d = 0; d < m->dirs; d++) {
-            RnnWeights w = s2s_cell_weights(&m->w.enc[l][d]);
-            RnnGrads eg = {g->enc[l][d].Wx, g->enc[l][d].Wh, g->enc[l][d].bx, g->enc[l][d].bh};
-            nn_real *hs = a->enc_h[l][d], *cs = a->enc_c[l][d], *cache = a->enc_cache[l][d];
-            /* carried gradients, current and next: four (B, H) blocks of carry */
-            nn_real *eh = a->carry, *ehn = a->carry + (size_t)B * H;
-            nn_real *ec = lstm ? a->carry + 2 * (size_t)B * H : NULL, *ecn = lstm ? a->carry + 3 * (size_t)B * H : NULL;
-            /* the top layer starts from the gradient of the decoder's start state */
-            for (int b = 0; b < B; b++) {
-                if (l == top) memcpy(eh + (size_t)b * H, dh0 + (size_t)b * D + d * H, sizeof(nn_real) * H);
-                else memset(eh + (size_t)b * H, 0, sizeof(nn_real) * H);
-                if (lstm) {
-                    if (l == top) memcpy(ec + (size_t)b * H, dc0 + (size_t)b * D + d * H, sizeof(nn_real) * H);
-                    else memset(ec + (size_t)b * H, 0, sizeof(nn_real) * H);
-                }
-            }
-            for (int s = T - 1; s >= 0; s--) {
-                int t = d == 0 ? s : T - 1 - s;
-                int prev = d == 0 ? t - 1 : t + 1;
-                const nn_real *hp = s == 0 ? a->zeros : hs + (size_t)prev * B * H;
-                const nn_real *cp = lstm ? (s == 0 ? a->zeros : cs + (size_t)prev * B * H) : NULL;
-                for (int b = 0; b < B; b++) {
-                    m->mask[b] = t < in_len[b];
-                    vec_axpy(eh + (size_t)b * H, 1, a->d_enc_out[l] + ((size_t)b * T + t) * D + d * H, H);
-                }
-                rnn_step_backward(c->cell, B, in, H, &w, &eg, dxl + (size_t)t * in, T * in, ehn, ecn, eh, ec,
-                                  cache + (size_t)t * B * S, x + (size_t)t * in, T * in, hp, cp, m->mask, a->scratch);
-                nn_real *sw = eh; eh = ehn; ehn = sw;
-                if (lstm) { sw = ec; ec = ecn; ecn = sw; }
-            }
-        }
-    }
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < in_len[b]; t++)
-            vec_axpy(g->emb_in + (size_t)in_ids[(size_t)b * c->max_in + t] * E, 1, a->d_enc_x + ((size_t)b * T + t) * E, E);
-    m->have_forward = 0;
-    return NN_OK;
-}
-
-/* ---- optimiser ----------------------------------------------------------- */
-
-int s2s_update(Seq2Seq *m, const S2sTrainOptions *o, nn_real *norm_out) {
-    if (!(o->lr > 0) || !isfinite(o->lr)) return nn_fail(NN_ERR_VALUE, "lr must be a finite number > 0 (got %g)", (double)o->lr);
-    if (!(o->clip >= 0) || !isfinite(o->clip)) return nn_fail(NN_ERR_VALUE, "clip must be a finite number >= 0 (got %g)", (double)o->clip);
-    size_t P = m->n_params;
-    double sq = 0;
-    for (size_t i = 0; i < P; i++) sq += (double)m->grads[i] * m->grads[i];
-    nn_real norm = (nn_real)sqrt(sq);
-    if (norm_out) *norm_out = norm;
-    if (!isfinite(norm)) return nn_fail(NN_ERR_VALUE, "gradients are not finite; lower the learning rate");
-    nn_real scale = o->clip > 0 && norm > o->clip ? o->clip / norm : 1;
-    m->steps++;
-    if (o->optimizer == S2S_SGD) {
-        for (size_t i = 0; i < P; i++) m->params[i] -= o->lr * scale * m->grads[i];
-        return NN_OK;
-    }
-    /* Adam: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr mhat / (sqrt(vhat) + eps) */
-    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-    double c1 = 1 - pow(b1, m->steps), c2 = 1 - pow(b2, m->steps);
-    nn_real *mo = m->opt, *vo = m->opt + P;
-    for (size_t i = 0; i < P; i++) {
-        nn_real gr = m->grads[i] * scale;
-        mo[i] = (nn_real)(b1 * mo[i] + (1 - b1) * gr);
-        vo[i] = (nn_real)(b2 * vo[i] + (1 - b2) * gr * gr);
-        m->params[i] -= (nn_real)(o->lr * (mo[i] / c1) / (sqrt(vo[i] / c2) + eps));
-    }
-    return NN_OK;
-}
-
-int s2s_train_step(Seq2Seq *m, const S2sTrainOptions *o, int B, const int32_t *in_ids, const int32_t *in_len,
-                   const int32_t *out_ids, const int32_t *out_len, nn_real *loss) {
-    s2s_zero_grad(m);
-    NN_TRY(s2s_forward(m, B, in_ids, in_len, out_ids, out_len, loss));
-    NN_TRY(s2s_backward(m));
-    return s2s_update(m, o, NULL);
 }

@@ -1,21 +1,39 @@
-/* The Seq2Seq struct, shared by seq2seq.c (training), seq2seq_decode.c and
- * seq2seq_io.c. Not a public header. */
+/* The Seq2Seq struct and its layers, shared by seq2seq.c (parameters,
+ * buffers), seq2seq_layers.c (each layer's forward and backward),
+ * seq2seq_train.c (loss, training step, optimiser), seq2seq_decode.c and
+ * seq2seq_io.c. Not a public header.
+ *
+ * Dimension letters: B batch rows, T input steps of this batch, U output
+ * steps of this batch, E embedding, H encoder hidden per direction,
+ * D = H * directions (decoder hidden, encoder output width), V output
+ * vocabulary, A additive-attention hidden, W = 2D (with attention) or D,
+ * the width of the output layer's input [c; s], S a recurrent step's cache
+ * per row, K = S2S_MAX_BEAM. Sequence buffers are batch-major (B, T, .) with
+ * this batch's T and U as strides, except the recurrent states, which are
+ * time-major (T, B, H) so a step reads one contiguous block. */
 #ifndef ATTNLAB_SEQ2SEQ_INTERNAL_H
 #define ATTNLAB_SEQ2SEQ_INTERNAL_H
 
 #include "attnlab/seq2seq.h"
+#include "attnlab/tasks.h"
+#include "base/error.h"
 
-#define TASK_BOS_ID 1
-#define TASK_EOS_ID 2
+/* Tensors in the parameter table: the encoder's 2 x 2 cells of 4, the
+ * decoder's 4, 2 embeddings, up to 3 attention tensors and 4 output tensors. */
 #define S2S_MAX_TENSORS 40
+/* Probabilities are floored here before their log, so the loss and the
+ * decoders' log-probabilities stay finite when a probability underflows to 0. */
+#define S2S_MIN_PROB 1e-30
 
+/* How a tensor starts: zeros, uniform(-k, k) with k = 1/sqrt(fan_in),
+ * uniform(-1, 1) (embeddings), zeros with LSTM forget-gate biases 1, ones. */
 enum { S2S_INIT_ZERO, S2S_INIT_UNIFORM, S2S_INIT_EMBED, S2S_INIT_FORGET, S2S_INIT_BETA };
 
 typedef struct {
-    nn_real *Wx; /* (in, G*H) */
-    nn_real *Wh; /* (H, G*H) */
-    nn_real *bx; /* (G*H) */
-    nn_real *bh; /* (G*H) */
+    nn_real *Wx; /* (in, G*H) input weights */
+    nn_real *Wh; /* (H, G*H) recurrent weights */
+    nn_real *bx; /* (G*H) input bias */
+    nn_real *bh; /* (G*H) recurrent bias */
 } S2sCellParams;
 
 /* One pointer per tensor into the parameter (or gradient) block. */
@@ -37,63 +55,107 @@ typedef struct {
 
 typedef struct {
     nn_real **slot; /* the field of Seq2Seq.w that points at it */
-    size_t offset;  /* into the block */
-    size_t count;
-    int fan_in; /* uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
-    int init;
+    size_t offset;  /* into the block, in reals */
+    size_t count;   /* reals */
+    int fan_in;     /* S2S_INIT_UNIFORM: uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
+    int init;       /* an S2S_INIT_* */
 } S2sTensor;
 
-/* Activations, sized for Bm rows and the longest sequences. */
+/* Activations (forward) and their gradients (backward), sized for Bm rows and
+ * the longest sequences; each buffer holds one quantity only. */
 typedef struct {
-    nn_real *enc_x, *d_enc_x;           /* (B, T, E) */
-    nn_real *enc_out[2], *d_enc_out[2]; /* (B, T, D) per layer */
-    nn_real *enc_h[2][2], *enc_c[2][2]; /* (T, B, H) per layer, direction */
-    nn_real *enc_cache[2][2];           /* (T, B, S) */
-    nn_real *zeros;                     /* (B, D) */
-    nn_real *h0, *c0;                   /* (B, D) decoder start state */
-    nn_real *dec_x, *d_dec_x;           /* (B, U, E) */
-    nn_real *dec_h, *dec_c;             /* (U, B, D) */
+    /* encoder */
+    nn_real *enc_x, *d_enc_x;           /* (B, T, E) input embeddings and their gradient */
+    nn_real *enc_out[2], *d_enc_out[2]; /* (B, T, D) per layer: both directions' states, gradient */
+    nn_real *enc_h[2][2], *enc_c[2][2]; /* (T, B, H) per layer, direction: states (c: LSTM only) */
+    nn_real *enc_cache[2][2];           /* (T, B, S) per layer, direction: what each step's backward reads */
+    nn_real *enc_dh[2], *enc_dc[2];     /* (B, H) dL/d(state) carried back in time: this step, previous step */
+    nn_real *zeros;                     /* (B, D) the encoder's initial state */
+    /* decoder */
+    nn_real *h0, *c0;                   /* (B, D) decoder start state (from the encoder) */
+    nn_real *d_h0, *d_c0;               /* (B, D) its gradient, into the encoder's final states */
+    nn_real *dec_x, *d_dec_x;           /* (B, U, E) input embeddings (BOS, targets shifted), gradient */
+    nn_real *dec_h, *dec_c;             /* (U, B, D) states (c: LSTM only) */
     nn_real *dec_cache;                 /* (U, B, S) */
-    nn_real *query, *d_query;           /* (B, U, D) decoder states, batch-major */
+    nn_real *dec_dh[2], *dec_dc[2];     /* (B, D) dL/d(state) carried back in time: this step, previous step */
+    nn_real *query, *d_query;           /* (B, U, D) decoder states batch-major (attention queries), gradient */
+    /* attention */
     nn_real *scores, *weights;          /* (B, U, T) */
-    nn_real *ctx;                       /* (B, U, D) */
-    nn_real *cat, *d_cat;               /* (B, U, W) [c; s] */
-    nn_real *o;                         /* (B, U, D) */
-    nn_real *probs;                     /* (B, U, V) */
-    nn_real *dh, *dc, *dh2, *dc2;       /* (B, D) carried gradients */
-    nn_real *carry;                     /* (4, B, H) encoder carried gradients */
+    nn_real *ctx, *d_ctx;               /* (B, U, D) context vectors, gradient */
+    /* output */
+    nn_real *cat, *d_cat;               /* (B, U, W) [c; s] (or s without attention), gradient */
+    nn_real *o, *d_o;                   /* (B, U, D) tanh([c; s] Wc + bc), gradient */
+    nn_real *probs;                     /* (B, U, V) softmax(o Wout + bout) */
+    nn_real *d_logits;                  /* (B, U, V) dL/d(o Wout + bout) */
+    nn_real *logp;                      /* (B, V) decoding: log-probabilities of one step */
+    /* beam search */
     nn_real *beam_h[2], *beam_c[2];     /* (K, D) beam states, current and next */
-    nn_real *beam_align[2];             /* (K, U, T) alignments of live hypotheses */
+    nn_real *beam_align[2];             /* (K, U, T) alignments of live hypotheses, current and next */
     nn_real *best_align;                /* (U, T) the best finished hypothesis */
-    nn_real *beam_logp;                 /* (K) */
+    nn_real *beam_logp;                 /* (K) log-probabilities of the live hypotheses */
     nn_real *scratch;                   /* a recurrent step's or attention's scratch */
 } S2sActs;
 
+/* The training batch forward() keeps for backward(), in one allocation. */
+typedef struct {
+    int32_t *in_ids;  /* (Bm, max_in) */
+    int32_t *in_len;  /* (Bm) */
+    int32_t *out_ids; /* (Bm, max_out) targets */
+    int32_t *out_len; /* (Bm) */
+    int32_t *enc_tok; /* (Bm, max_in) encoder input ids of this batch (B, T), PAD past each length */
+    int32_t *dec_tok; /* (Bm, max_out) decoder input ids (B, U): BOS, then the targets shifted, PAD */
+} S2sBatch;
+
 struct Seq2Seq {
-    S2sConfig c;
-    int dirs, D, A, W, Bm;
-    AttnConfig attn_cfg; /* template: sizes and score; n_q, n_k, key_lengths per call */
-    S2sTensor tensors[S2S_MAX_TENSORS];
-    int n_tensors;
-    size_t n_params, n_acts;
-    nn_real *params, *grads, *opt, *acts; /* the four allocations */
-    S2sWeights w, g;                      /* views into params and grads */
-    S2sActs a;
-    int32_t *key_lengths; /* (max_out) */
-    int32_t *ids;         /* the forward's batch, kept for backward */
-    uint8_t *mask;        /* (Bm) */
+    S2sConfig c;          /* the configuration it was created with (c.batch: as created) */
+    int dirs;             /* encoder directions: 1, or 2 when bidirectional */
+    int D;                /* decoder hidden = encoder output width = hidden * dirs */
+    int A;                /* additive attention's hidden size */
+    int W;                /* width of the output layer's input: 2D with attention, D without */
+    int Bm;               /* rows the buffers hold now: max(batch, S2S_MAX_BEAM), grown by s2s_reserve */
+    AttnConfig attn_cfg;  /* template: sizes and score; n_q, n_k, key_lengths per call */
+    S2sTensor tensors[S2S_MAX_TENSORS]; /* the parameter table */
+    int n_tensors;        /* entries used in tensors */
+    size_t n_params;      /* reals in params (and in grads; opt holds 2 n_params) */
+    size_t n_acts;        /* reals in acts */
+    nn_real *params;      /* (n_params) all weights, in table order */
+    nn_real *grads;       /* (n_params) their gradients */
+    nn_real *opt;         /* (2, n_params) Adam's first and second moments */
+    nn_real *acts;        /* (n_acts) the activation block S2sActs points into */
+    S2sWeights w, g;      /* views into params and grads */
+    S2sActs a;            /* views into acts */
+    S2sBatch batch;       /* the training batch, kept for backward */
+    int32_t *ids;         /* the allocation behind batch */
+    int32_t *key_lengths; /* (max_out) visible keys of each query row of one attention call */
+    uint8_t *mask;        /* (Bm) rows still inside their input at an encoder step */
     int32_t *beam_tok;    /* (2, K, U) tokens of live hypotheses, then (U) the best finished */
     int32_t *dec_ids;     /* (Bm) the previous output symbol of each decoding row */
     int32_t *row_len;     /* (Bm) input length of each decoding row */
-    int B, T, U, count, have_forward;
-    int steps;
+    int B;                /* rows of the last forward's batch */
+    int T;                /* its input steps (longest input, or fixed_in) */
+    int U;                /* its output steps (longest target) */
+    int count;            /* its target tokens: the loss is their mean */
+    int have_forward;     /* 1 between a forward and its backward */
+    int steps;            /* optimiser steps taken (saved with the model) */
 };
 
 RnnWeights s2s_cell_weights(const S2sCellParams *p);
 AttnParams s2s_attn_params(const Seq2Seq *m);
 int s2s_check_batch(const Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
                     const int32_t *out_len);
-void s2s_encode(Seq2Seq *m, int B, int T, const int32_t *in_ids, const int32_t *in_len);
-void s2s_output(Seq2Seq *m, int n, const nn_real *cat, nn_real *o, nn_real *probs);
+
+/* Layers (seq2seq_layers.c). Each _forward reads and writes the named
+ * buffers of m->a for the batch shape (B, T, U); each _backward reads the
+ * forward's buffers and its output gradient and accumulates into m->g. */
+void s2s_encoder_forward(Seq2Seq *m, int B, int T, const int32_t *in_ids, const int32_t *in_len);
+void s2s_encoder_backward(Seq2Seq *m, int B, int T, const int32_t *in_len);
+void s2s_decoder_forward(Seq2Seq *m, int B, int U, const int32_t *out_ids, const int32_t *out_len);
+void s2s_decoder_backward(Seq2Seq *m, int B, int U);
+int s2s_attention_forward(Seq2Seq *m, int B, int T, int U, const int32_t *in_len);
+int s2s_attention_backward(Seq2Seq *m, int B, int T, int U, const int32_t *in_len);
+void s2s_output_forward(Seq2Seq *m, int n, const nn_real *cat, nn_real *o, nn_real *probs);
+void s2s_output_backward(Seq2Seq *m, int n);
+/* cat (n, W) = [ctx; query] rows, or query alone without attention */
+void s2s_concat_forward(const Seq2Seq *m, int n, nn_real *cat, const nn_real *ctx, const nn_real *query);
 
 #endif

@@ -29,11 +29,11 @@ static const Named alphabets[] = {{"digits", TASK_DIGITS}, {"letters", TASK_LETT
 static const Named cells[] = {{"rnn", RNN_CELL_RNN}, {"gru", RNN_CELL_GRU}, {"lstm", RNN_CELL_LSTM}};
 static const Named optimizers[] = {{"adam", S2S_ADAM}, {"sgd", S2S_SGD}};
 static const Named splits[] = {{"train", TASK_TRAIN}, {"validation", TASK_VALID}, {"test", TASK_TEST}};
-/* Token ids (tasks.h): inputs are 1 + the symbol's index, outputs 3 + its
- * index, after PAD, BOS and EOS. */
+/* Token ids (tasks.h): an input symbol's id is firstInput + its index in the
+ * input alphabet, an output symbol's firstOutput + its index. */
 static const Named tokens[] = {
     {"pad", TASK_PAD}, {"bos", TASK_BOS}, {"eos", TASK_EOS},
-    {"firstInput", TASK_PAD + 1}, {"firstOutput", TASK_EOS + 1},
+    {"firstInput", TASK_FIRST_IN}, {"firstOutput", TASK_FIRST_OUT},
 };
 static const Named limits[] = {
     {"maxTokens", ATTN_MAX_TOKENS}, {"maxDim", ATTN_MAX_DIM}, {"maxCells", ATTN_MAX_CELLS},

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "attnlab/attention.h"
+#include "base/error.h"
 
 /* Scratch is the size table's count plus one 128-bit vector (4 floats) of
  * slack, so a vector load at the end of the last region stays inside. */

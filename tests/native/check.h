@@ -9,7 +9,7 @@
  *
  * Only failures are printed (with the largest difference and where), then the
  * summary line. An infinite `want` must be matched exactly; NaN never passes.
- * Also here: a seeded RNG (splitmix64) and exact-size allocations, poisoned
+ * Also here: a seeded RNG (the engine's splitmix64, base/rng.h) and exact-size allocations, poisoned
  * with NaN, so ASan sees any overrun and unwritten outputs show up as NaN. */
 #ifndef ATTNLAB_TESTS_CHECK_H
 #define ATTNLAB_TESTS_CHECK_H
@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "attnlab/nn.h"
+#include "base/rng.h"
 
 /* Unit roundoff of nn_real and the default forward tolerance against a
  * float64 reference (atol + rtol |ref|). */
@@ -217,12 +218,7 @@ typedef struct {
     uint64_t s;
 } Rng;
 
-static inline uint64_t rng_next(Rng *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static inline uint64_t rng_next(Rng *r) { return nn_rng_next(&r->s); }
 /* uniform in [lo, hi) */
 static inline double rng_uniform(Rng *r, double lo, double hi) {
     return lo + (hi - lo) * ((double)(rng_next(r) >> 11) * 0x1.0p-53);

@@ -12,6 +12,7 @@
  * Also: backward accumulates (twice gives double), NULL gradients are skipped. */
 #include "attnlab/attention.h"
 #include "check.h"
+#include "fd.h"
 #include "ref.h"
 
 #ifdef NN_DOUBLE
@@ -78,31 +79,12 @@ static double ref_loss(GradCase *t) {
     return L;
 }
 
-/* Central differences of the engine's forward over tensor k, into num. */
-static void engine_fd(GradCase *t, int k, double *num) {
-    for (size_t i = 0; i < t->n[k]; i++) {
-        nn_real x0 = t->x[k][i];
-        nn_real xp = (nn_real)(x0 + FD_H), xm = (nn_real)(x0 - FD_H);
-        t->x[k][i] = xp;
-        double Lp = engine_loss(t);
-        t->x[k][i] = xm;
-        double Lm = engine_loss(t);
-        t->x[k][i] = x0;
-        num[i] = (Lp - Lm) / ((double)xp - (double)xm); /* the steps actually taken */
-    }
-}
+static double engine_loss_of(void *t) { return engine_loss(t); }
+static double ref_loss_of(void *t) { return ref_loss(t); }
 
-static void ref_fd(GradCase *t, int k, double *num) {
-    for (size_t i = 0; i < t->n[k]; i++) {
-        double x0 = t->xd[k][i];
-        t->xd[k][i] = x0 + REF_H;
-        double Lp = ref_loss(t);
-        t->xd[k][i] = x0 - REF_H;
-        double Lm = ref_loss(t);
-        t->xd[k][i] = x0;
-        num[i] = (Lp - Lm) / (2 * REF_H);
-    }
-}
+/* Central differences of the engine's forward (and of the reference) over tensor k, into num. */
+static void engine_fd(GradCase *t, int k, double *num) { fd_engine(t->x[k], t->n[k], FD_H, engine_loss_of, t, num); }
+static void ref_fd(GradCase *t, int k, double *num) { fd_double(t->xd[k], t->n[k], REF_H, ref_loss_of, t, num); }
 
 /* Forward at the unperturbed point, then backward into the gradients
  * (which the caller zeroes, or not, to test accumulation). */
@@ -284,8 +266,6 @@ static void test_cosine_zero(Rng *r) {
 enum { S_X, S_WQ, S_WK, S_WV, S_WO, S_COUNT };
 static const char *const self_names[S_COUNT] = {"dx", "dwq", "dwk", "dwv", "dwo"};
 
-typedef enum { PROJ_NONE, PROJ_QKV, PROJ_QKVO, PROJ_VO, PROJ_O, PROJ_COUNT } Proj;
-static const char *const proj_names[PROJ_COUNT] = {"none", "wq+wk+wv", "wq+wk+wv+wo", "wv+wo", "wo"};
 
 typedef struct {
     SelfAttnConfig c;
@@ -320,29 +300,14 @@ static double self_ref_loss(SelfGradCase *t) {
     return L;
 }
 
-static void self_engine_fd(SelfGradCase *t, int k, double *num) {
-    for (size_t i = 0; i < t->n[k]; i++) {
-        nn_real x0 = t->x[k][i];
-        nn_real xp = (nn_real)(x0 + FD_H), xm = (nn_real)(x0 - FD_H);
-        t->x[k][i] = xp;
-        double Lp = self_engine_loss(t);
-        t->x[k][i] = xm;
-        double Lm = self_engine_loss(t);
-        t->x[k][i] = x0;
-        num[i] = (Lp - Lm) / ((double)xp - (double)xm);
-    }
-}
+static double self_engine_loss_of(void *t) { return self_engine_loss(t); }
+static double self_ref_loss_of(void *t) { return self_ref_loss(t); }
 
+static void self_engine_fd(SelfGradCase *t, int k, double *num) {
+    fd_engine(t->x[k], t->n[k], FD_H, self_engine_loss_of, t, num);
+}
 static void self_ref_fd(SelfGradCase *t, int k, double *num) {
-    for (size_t i = 0; i < t->n[k]; i++) {
-        double x0 = t->xd[k][i];
-        t->xd[k][i] = x0 + REF_H;
-        double Lp = self_ref_loss(t);
-        t->xd[k][i] = x0 - REF_H;
-        double Lm = self_ref_loss(t);
-        t->xd[k][i] = x0;
-        num[i] = (Lp - Lm) / (2 * REF_H);
-    }
+    fd_double(t->xd[k], t->n[k], REF_H, self_ref_loss_of, t, num);
 }
 
 static int self_run_backward(SelfGradCase *t, nn_real *dx, SelfAttnGrads *g) {
@@ -358,11 +323,8 @@ static void self_setup(SelfGradCase *t, Rng *r, int n, int d_in, int heads, Proj
     memset(t, 0, sizeof *t);
     SelfAttnConfig *c = &t->c;
     c->n = n, c->d_in = d_in, c->heads = heads, c->score = score, c->causal = causal;
-    int qk = proj == PROJ_QKV || proj == PROJ_QKVO, has_v = proj != PROJ_NONE && proj != PROJ_O;
-    int has_o = proj == PROJ_QKVO || proj == PROJ_VO || proj == PROJ_O;
-    c->d_k = qk ? 8 : d_in;
-    c->d_v = has_v ? (proj == PROJ_QKVO ? 8 : 4) : d_in;
-    c->d_out = has_o ? (proj == PROJ_VO ? 5 : 3) : c->d_v;
+    proj_widths(c, proj);
+    int qk = proj_has_qk(proj), has_v = proj_has_v(proj), has_o = proj_has_o(proj);
     t->n[S_X] = (size_t)n * d_in;
     t->n[S_WQ] = t->n[S_WK] = qk ? (size_t)d_in * c->d_k : 0;
     t->n[S_WV] = has_v ? (size_t)d_in * c->d_v : 0;
@@ -374,23 +336,9 @@ static void self_setup(SelfGradCase *t, Rng *r, int n, int d_in, int heads, Proj
         for (size_t i = 0; i < t->n[k]; i++) t->xd[k][i] = (double)t->x[k][i];
         t->grad[k] = alloc_zeros(t->n[k]);
     }
-    size_t nn = (size_t)n, cells = (size_t)heads * nn * nn;
-    t->R = alloc_random(r, nn * c->d_out, -1, 1);
-    t->a.q = alloc_reals(nn * c->d_k);
-    t->a.k = alloc_reals(nn * c->d_k);
-    t->a.v = alloc_reals(nn * c->d_v);
-    t->a.scores = alloc_reals(cells);
-    t->a.weights = alloc_reals(cells);
-    t->a.context = alloc_reals(nn * c->d_v);
-    t->a.output = alloc_reals(nn * c->d_out);
+    t->R = alloc_random(r, (size_t)n * c->d_out, -1, 1);
+    self_acts_alloc(c, &t->a, &t->ra);
     t->scratch = alloc_reals(attn_self_scratch_size(c));
-    t->ra.q = alloc_doubles(nn * c->d_k);
-    t->ra.k = alloc_doubles(nn * c->d_k);
-    t->ra.v = alloc_doubles(nn * c->d_v);
-    t->ra.scores = alloc_doubles(cells);
-    t->ra.weights = alloc_doubles(cells);
-    t->ra.context = alloc_doubles(nn * c->d_v);
-    t->ra.output = alloc_doubles(nn * c->d_out);
 }
 
 static void test_self_case(Rng *r, int heads, Proj proj, AttnScore score, int causal) {

@@ -4,6 +4,7 @@
  * equivariance; causality; the error paths. */
 #include "attnlab/attention.h"
 #include "check.h"
+#include "fd.h"
 #include "ref.h"
 
 static const char *score_name(AttnScore s) {
@@ -11,8 +12,6 @@ static const char *score_name(AttnScore s) {
 }
 
 /* Which projections a case has. */
-typedef enum { PROJ_NONE, PROJ_QKV, PROJ_QKVO, PROJ_VO, PROJ_O, PROJ_COUNT } Proj;
-static const char *const proj_names[PROJ_COUNT] = {"none", "wq+wk+wv", "wq+wk+wv+wo", "wv+wo", "wo"};
 
 typedef struct {
     SelfAttnConfig c;
@@ -24,23 +23,8 @@ typedef struct {
 } SelfCase;
 
 static void self_acts(SelfCase *t) {
-    SelfAttnConfig *c = &t->c;
-    size_t n = (size_t)c->n, cells = (size_t)c->heads * n * n;
-    t->a.q = alloc_reals(n * c->d_k);
-    t->a.k = alloc_reals(n * c->d_k);
-    t->a.v = alloc_reals(n * c->d_v);
-    t->a.scores = alloc_reals(cells);
-    t->a.weights = alloc_reals(cells);
-    t->a.context = alloc_reals(n * c->d_v);
-    t->a.output = alloc_reals(n * c->d_out);
-    t->scratch = alloc_reals(attn_self_scratch_size(c));
-    t->r.q = alloc_doubles(n * c->d_k);
-    t->r.k = alloc_doubles(n * c->d_k);
-    t->r.v = alloc_doubles(n * c->d_v);
-    t->r.scores = alloc_doubles(cells);
-    t->r.weights = alloc_doubles(cells);
-    t->r.context = alloc_doubles(n * c->d_v);
-    t->r.output = alloc_doubles(n * c->d_out);
+    self_acts_alloc(&t->c, &t->a, &t->r);
+    t->scratch = alloc_reals(attn_self_scratch_size(&t->c));
 }
 
 /* widths: d_k 8 and d_v 4 (or 8) with projections, d_out 3 or 5 with wo */
@@ -48,11 +32,8 @@ static void self_setup(SelfCase *t, Rng *r, int n, int d_in, int heads, Proj pro
     memset(t, 0, sizeof *t);
     SelfAttnConfig *c = &t->c;
     c->n = n, c->d_in = d_in, c->heads = heads, c->score = score, c->causal = causal;
-    int qk = proj == PROJ_QKV || proj == PROJ_QKVO, has_v = proj != PROJ_NONE && proj != PROJ_O;
-    int has_o = proj == PROJ_QKVO || proj == PROJ_VO || proj == PROJ_O;
-    c->d_k = qk ? 8 : d_in;
-    c->d_v = has_v ? (proj == PROJ_QKVO ? 8 : 4) : d_in;
-    c->d_out = has_o ? (proj == PROJ_VO ? 5 : 3) : c->d_v;
+    proj_widths(c, proj);
+    int qk = proj_has_qk(proj), has_v = proj_has_v(proj), has_o = proj_has_o(proj);
     double s = 1 / sqrt((double)d_in);
     t->x = alloc_random(r, (size_t)n * d_in, -1, 1);
     t->wq = qk ? alloc_random(r, (size_t)d_in * c->d_k, -1.5 * s, 1.5 * s) : NULL;

@@ -162,7 +162,7 @@ static void test_errors(void) {
     st = trainer_create(&t, &fixed, NULL, 0, &mc);
     CHECK(st == NN_OK, "got %d (%s)", st, nn_last_error());
     trainer_destroy(t);
-    check_case("hidden 0, a bad task, a batch past the model's, zero steps");
+    check_case("hidden 0, a bad task, a batch past the limit, zero steps");
     mc.attention = ATTN_SCORE_DOT;
     mc.hidden = 0;
     st = trainer_create(&t, &fixed, NULL, 0, &mc);
@@ -173,8 +173,10 @@ static void test_errors(void) {
     CHECK(st != NN_OK && nn_last_error()[0], "task 9: %d", st);
     st = trainer_create(&t, &fixed, NULL, 0, &mc);
     if (CHECK(st == NN_OK, "create: %s", nn_last_error())) {
-        st = trainer_train(t, &ADAM, 1, 5, NULL, NULL);
-        CHECK(st == NN_ERR_LIMIT && strstr(nn_last_error(), "batch"), "batch 5 of 4: %d (%s)", st, nn_last_error());
+        st = trainer_train(t, &ADAM, 1, S2S_MAX_BATCH + 1, NULL, NULL);
+        CHECK(st == NN_ERR_LIMIT && strstr(nn_last_error(), "batch"), "batch past the limit: %d (%s)", st, nn_last_error());
+        st = trainer_train(t, &ADAM, 1, 0, NULL, NULL);
+        CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "batch"), "batch 0: %d (%s)", st, nn_last_error());
         st = trainer_train(t, &ADAM, 0, 4, NULL, NULL);
         CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "steps"), "0 steps: %d (%s)", st, nn_last_error());
         TrainerEval r;
@@ -184,7 +186,34 @@ static void test_errors(void) {
     }
 }
 
+static void test_batch_grows(void) {
+    check_case("a batch larger than at creation grows the model: same losses as one created for it");
+    Trainer *small = make(TASK_REVERSE, 2, 6, RNN_CELL_LSTM, ATTN_SCORE_ADDITIVE, 12); /* batch 16 */
+    TaskConfig tc = {TASK_REVERSE, TASK_DIGITS, 2, 6};
+    S2sConfig mc = {RNN_CELL_LSTM, 1, 0, 8, 12, ATTN_SCORE_ADDITIVE, 0, 0, 0, 0, 0, 0, 40, 12};
+    Trainer *big = NULL;
+    CHECK(trainer_create(&big, &tc, NULL, 0, &mc) == NN_OK, "create: %s", nn_last_error());
+    if (!small || !big) goto done;
+    float a[3], b[3], c[2];
+    int st = trainer_train(small, &ADAM, 2, 8, a, NULL);
+    CHECK(st == NN_OK, "batch 8 of 16: %d (%s)", st, nn_last_error());
+    st = trainer_train(small, &ADAM, 1, 40, a + 2, NULL);
+    CHECK(st == NN_OK && s2s_capacity(trainer_model(small)) >= 40, "batch 40 after 16: %d (%s), capacity %d", st,
+          nn_last_error(), s2s_capacity(trainer_model(small)));
+    CHECK(trainer_train(big, &ADAM, 2, 8, b, NULL) == NN_OK && trainer_train(big, &ADAM, 1, 40, b + 2, NULL) == NN_OK,
+          "train: %s", nn_last_error());
+    CHECK(memcmp(a, b, sizeof a) == 0, "losses differ: %.9g %.9g %.9g vs %.9g %.9g %.9g", a[0], a[1], a[2], b[0], b[1], b[2]);
+    CHECK(trainer_train(small, &ADAM, 2, 8, c, NULL) == NN_OK, "a smaller batch after growing: %s", nn_last_error());
+    TrainerEval r;
+    CHECK(trainer_evaluate(small, TASK_VALID, 100, &r) == NN_OK && r.count == 100, "evaluate after growing: %s",
+          nn_last_error());
+done:
+    trainer_destroy(small);
+    trainer_destroy(big);
+}
+
 int main(void) {
+    test_batch_grows();
     test_reproducible();
     test_learns_copy();
     test_translate();

@@ -8,9 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/rng.h"
+
 #define DATE_FORMATS 16
 #define FIRST_YEAR 1950
 #define LAST_YEAR 2049
+#define DATE_OUT_LEN 10 /* "YYYY-MM-DD" */
 #define MAX_ATTEMPTS 100000 /* rejection sampling into a split */
 
 static const char DIGITS[] = "0123456789";
@@ -20,41 +25,25 @@ static const char DATE_OUT[] = "-0123456789";
 static const char *const SPLIT_NAMES[3] = {"train", "validation", "test"};
 
 struct Task {
-    TaskConfig c;
-    char in_alpha[TASK_MAX_ALPHABET + 1];
-    char out_alpha[TASK_MAX_ALPHABET + 1];
+    TaskConfig c;                          /* as created */
+    char in_alpha[TASK_MAX_ALPHABET + 1];  /* input symbols in id order, NUL-terminated */
+    char out_alpha[TASK_MAX_ALPHABET + 1]; /* output symbols in id order, NUL-terminated */
     int16_t in_id[256];  /* character -> input id, 0 when not in the alphabet */
     int16_t out_id[256]; /* character -> output id, 0 when not in the alphabet */
-    int max_in, max_out, fixed_in;
+    int max_in;   /* longest input, characters */
+    int max_out;  /* longest output, tokens (EOS included) */
+    int fixed_in; /* the one input length, or 0 when lengths vary */
     /* pairs: the text copied with NULs at the tab and line ends */
     char *text;
     int32_t *lines; /* (n_lines, 2): offsets of input and output */
-    int n_lines;
+    int n_lines;             /* pairs in the text */
     int32_t *split_lines[3]; /* line numbers of each split, into one block */
-    int split_n[3];
+    int split_n[3];          /* lines in each split */
 };
-
-/* ---- randomness and hashing (fixed-width arithmetic only) -------------------- */
-
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform integer in [0, n), n >= 1. */
-static int uniform(uint64_t *s, int n) { return (int)((splitmix64(s) >> 33) % (uint64_t)n); }
-
-static uint64_t fnv1a64(const char *p, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 0x100000001b3ull;
-    return h;
-}
 
 /* 80 / 10 / 10 by the source's hash. */
 static TaskSplit split_of(const char *source) {
-    int bucket = (int)((fnv1a64(source, strlen(source)) >> 32) % 10);
+    int bucket = (int)((nn_fnv1a64(source, strlen(source)) >> 32) % 10);
     return bucket < 8 ? TASK_TRAIN : bucket == 8 ? TASK_VALID : TASK_TEST;
 }
 
@@ -143,8 +132,8 @@ static void set_alphabets(Task *t, const char *in, const char *out) {
     snprintf(t->out_alpha, sizeof t->out_alpha, "%s", out);
     memset(t->in_id, 0, sizeof t->in_id);
     memset(t->out_id, 0, sizeof t->out_id);
-    for (int i = 0; t->in_alpha[i]; i++) t->in_id[(uint8_t)t->in_alpha[i]] = (int16_t)(1 + i);
-    for (int i = 0; t->out_alpha[i]; i++) t->out_id[(uint8_t)t->out_alpha[i]] = (int16_t)(3 + i);
+    for (int i = 0; t->in_alpha[i]; i++) t->in_id[(uint8_t)t->in_alpha[i]] = (int16_t)(TASK_FIRST_IN + i);
+    for (int i = 0; t->out_alpha[i]; i++) t->out_id[(uint8_t)t->out_alpha[i]] = (int16_t)(TASK_FIRST_OUT + i);
 }
 
 /* Sorted set of the characters at the offsets (input side 0 or output side 1). */
@@ -265,7 +254,7 @@ int task_create(Task **out, const TaskConfig *c, const char *text, size_t len) {
                 int n = (int)strlen(s);
                 if (n > t->max_in) t->max_in = n;
             }
-        t->max_out = 11;
+        t->max_out = DATE_OUT_LEN + 1; /* EOS */
     } else {
         st = parse_pairs(t, text, len);
     }
@@ -285,8 +274,8 @@ void task_destroy(Task *t) {
     free(t);
 }
 
-int task_in_vocab(const Task *t) { return 1 + (int)strlen(t->in_alpha); }
-int task_out_vocab(const Task *t) { return 3 + (int)strlen(t->out_alpha); }
+int task_in_vocab(const Task *t) { return TASK_FIRST_IN + (int)strlen(t->in_alpha); }
+int task_out_vocab(const Task *t) { return TASK_FIRST_OUT + (int)strlen(t->out_alpha); }
 int task_max_in(const Task *t) { return t->max_in; }
 int task_max_out(const Task *t) { return t->max_out; }
 int task_fixed_in(const Task *t) { return t->fixed_in; }
@@ -322,7 +311,7 @@ void task_decode_output(const Task *t, const int32_t *ids, int n, char *text, in
     int out = 0, size = (int)strlen(t->out_alpha);
     for (int i = 0; i < n && out < max - 1; i++) {
         if (ids[i] == TASK_EOS) break;
-        if (ids[i] >= 3 && ids[i] < 3 + size) text[out++] = t->out_alpha[ids[i] - 3];
+        if (ids[i] >= TASK_FIRST_OUT && ids[i] < TASK_FIRST_OUT + size) text[out++] = t->out_alpha[ids[i] - TASK_FIRST_OUT];
     }
     if (max > 0) text[out] = 0;
 }
@@ -331,15 +320,15 @@ void task_decode_output(const Task *t, const int32_t *ids, int n, char *text, in
 
 static void generate(const Task *t, uint64_t *rng, char *input, char *output, char *source) {
     if (t->c.kind == TASK_DATES) {
-        Date d = date_from_days(first_day() + uniform(rng, day_count()));
-        format_date(input, uniform(rng, DATE_FORMATS), d);
+        Date d = date_from_days(first_day() + nn_rng_below(rng, day_count()));
+        format_date(input, nn_rng_below(rng, DATE_FORMATS), d);
         snprintf(output, TASK_MAX_LEN + 1, "%04d-%02d-%02d", d.y, d.m, d.d);
         strcpy(source, output); /* the split follows the calendar date */
         return;
     }
-    int n = t->c.min_len + uniform(rng, t->c.max_len - t->c.min_len + 1);
+    int n = t->c.min_len + nn_rng_below(rng, t->c.max_len - t->c.min_len + 1);
     int size = (int)strlen(t->in_alpha);
-    for (int i = 0; i < n; i++) input[i] = t->in_alpha[uniform(rng, size)];
+    for (int i = 0; i < n; i++) input[i] = t->in_alpha[nn_rng_below(rng, size)];
     input[n] = 0;
     strcpy(source, input);
     if (t->c.kind == TASK_COPY) {
@@ -362,7 +351,7 @@ int task_sample(const Task *t, TaskSplit split, uint64_t *rng, char *input, char
         if (t->split_n[split] == 0)
             return nn_fail(NN_ERR_VALUE, "split: the %s split has no lines (too few pairs: %d in all)", SPLIT_NAMES[split],
                            t->n_lines);
-        int l = t->split_lines[split][uniform(rng, t->split_n[split])];
+        int l = t->split_lines[split][nn_rng_below(rng, t->split_n[split])];
         strcpy(input, t->text + t->lines[2 * l]);
         strcpy(output, t->text + t->lines[2 * l + 1]);
         return NN_OK;

@@ -5,27 +5,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
+#include "base/error.h"
+#include "base/hash.h"
+
 static const char MAGIC[8] = {'A', 'T', 'N', 'L', 'T', 'R', 'N', 0};
 #define TRAINER_FORMAT_VERSION 1u
 #define TRAIN_STREAM 0x9e3779b97f4a7c15ull /* xor'ed into the seed: the training draws */
 #define EVAL_STREAM 0x5eed0e7a1ull         /* + split: the fixed evaluation draws */
 
 struct Trainer {
-    TaskConfig tc;
-    char *text; /* pairs text (owned), or NULL */
-    size_t text_len;
-    Task *task;
-    Seq2Seq *model;
-    uint64_t stream; /* training draws */
-    int Bm, max_in, max_out;
-    /* one allocation for the batch buffers */
-    int32_t *buf;
+    TaskConfig tc;    /* the task's configuration (saved with the model) */
+    char *text;       /* pairs text (owned), or NULL */
+    size_t text_len;  /* its bytes */
+    Task *task;       /* the task, owned */
+    Seq2Seq *model;   /* the model, owned */
+    uint64_t stream;  /* state of the training draws */
+    int Bm;           /* rows the batch buffers below hold */
+    int max_in;       /* the model's longest input */
+    int max_out;      /* the model's longest output */
+    int32_t *buf;     /* the one allocation behind the batch buffers */
     int32_t *in_ids;  /* (Bm, max_in) */
     int32_t *in_len;  /* (Bm) */
     int32_t *out_ids; /* (Bm, max_out) */
     int32_t *out_len; /* (Bm) */
     int32_t *pred;    /* (Bm, max_out) */
-    int32_t *pred_len;
+    int32_t *pred_len; /* (Bm) */
 };
 
 void trainer_destroy(Trainer *t) {
@@ -35,6 +40,33 @@ void trainer_destroy(Trainer *t) {
     free(t->text);
     free(t->buf);
     free(t);
+}
+
+/* The batch buffers for Bm rows; on failure the old ones stay. */
+static int alloc_batches(Trainer *t, int Bm) {
+    size_t n = (size_t)Bm * (t->max_in + 2 * t->max_out + 3);
+    int32_t *buf = malloc(sizeof(int32_t) * n);
+    if (!buf) return nn_fail(NN_ERR_NOMEM, "trainer: out of memory for batches of %d", Bm);
+    free(t->buf);
+    t->buf = buf;
+    t->Bm = Bm;
+    t->in_ids = t->buf;
+    t->out_ids = t->in_ids + (size_t)Bm * t->max_in;
+    t->pred = t->out_ids + (size_t)Bm * t->max_out;
+    t->in_len = t->pred + (size_t)Bm * t->max_out;
+    t->out_len = t->in_len + Bm;
+    t->pred_len = t->out_len + Bm;
+    return NN_OK;
+}
+
+/* Batches of B rows, 1..S2S_MAX_BATCH: grows the model's and the trainer's
+ * buffers when B is larger than any batch so far. */
+static int reserve_batch(Trainer *t, int B) {
+    if (B < 1 || B > S2S_MAX_BATCH)
+        return nn_fail(B < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", B, S2S_MAX_BATCH);
+    if (B <= t->Bm) return NN_OK;
+    NN_TRY(s2s_reserve(t->model, B));
+    return alloc_batches(t, B);
 }
 
 /* Builds the trainer around an existing model (or a new one when model is NULL). */
@@ -79,21 +111,10 @@ static int trainer_build(Trainer **out, const TaskConfig *tc, const char *text, 
         st = nn_fail(NN_ERR_VALUE, "model file: the model's vocabulary or lengths do not match its task");
         goto fail;
     }
-    t->Bm = c->batch;
     t->max_in = c->max_in;
     t->max_out = c->max_out;
     t->stream = c->seed ^ TRAIN_STREAM;
-    size_t n = (size_t)t->Bm * (t->max_in + 2 * t->max_out + 3);
-    if (!(t->buf = malloc(sizeof(int32_t) * n))) {
-        st = nn_fail(NN_ERR_NOMEM, "trainer: out of memory for batches of %d", t->Bm);
-        goto fail;
-    }
-    t->in_ids = t->buf;
-    t->out_ids = t->in_ids + (size_t)t->Bm * t->max_in;
-    t->pred = t->out_ids + (size_t)t->Bm * t->max_out;
-    t->in_len = t->pred + (size_t)t->Bm * t->max_out;
-    t->out_len = t->in_len + t->Bm;
-    t->pred_len = t->out_len + t->Bm;
+    if ((st = alloc_batches(t, c->batch)) != NN_OK) goto fail;
     *out = t;
     return NN_OK;
 fail:
@@ -110,16 +131,11 @@ const Task *trainer_task(const Trainer *t) { return t->task; }
 const TaskConfig *trainer_task_config(const Trainer *t) { return &t->tc; }
 Seq2Seq *trainer_model(Trainer *t) { return t->model; }
 
-static int check_batch(const Trainer *t, int B) {
-    if (B < 1 || B > t->Bm) return nn_fail(NN_ERR_LIMIT, "batch: %d; this model was created for batches of 1..%d", B, t->Bm);
-    return NN_OK;
-}
-
 int trainer_train(Trainer *t, const S2sTrainOptions *o, int steps, int B, float *losses, double *tokens) {
     nn_clear_error();
     if (steps < 1 || steps > TRAINER_MAX_STEPS)
         return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, TRAINER_MAX_STEPS);
-    NN_TRY(check_batch(t, B));
+    NN_TRY(reserve_batch(t, B));
     double seen = 0;
     for (int s = 0; s < steps; s++) {
         NN_TRY(task_sample_batch(t->task, TASK_TRAIN, &t->stream, B, t->in_ids, t->in_len, t->out_ids, t->out_len));
@@ -188,20 +204,6 @@ int trainer_translate(Trainer *t, const char *text, int beam, int32_t *in_ids, i
 
 /* ---- save / load ------------------------------------------------------------ */
 
-static uint32_t fnv1a(const uint8_t *p, size_t n) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
-    return h;
-}
-static void put(uint8_t **p, uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
-}
-static uint64_t get(const uint8_t **p, int bytes) {
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; i++) v |= (uint64_t)*(*p)++ << (8 * i);
-    return v;
-}
-
 static size_t header_size(size_t text_len) { return 8 + 4 + 4 * 4 + 4 + text_len + 8; }
 
 size_t trainer_save_size(const Trainer *t) { return header_size(t->text_len) + s2s_save_size(t->model) + 4; }
@@ -213,17 +215,17 @@ int trainer_save(const Trainer *t, uint8_t *bytes, size_t size) {
     uint8_t *p = bytes;
     memcpy(p, MAGIC, 8);
     p += 8;
-    put(&p, TRAINER_FORMAT_VERSION, 4);
+    nn_put_le(&p, TRAINER_FORMAT_VERSION, 4);
     int32_t f[4] = {(int32_t)t->tc.kind, (int32_t)t->tc.alphabet, t->tc.min_len, t->tc.max_len};
-    for (int i = 0; i < 4; i++) put(&p, (uint32_t)f[i], 4);
-    put(&p, (uint32_t)t->text_len, 4);
+    for (int i = 0; i < 4; i++) nn_put_le(&p, (uint32_t)f[i], 4);
+    nn_put_le(&p, (uint32_t)t->text_len, 4);
     if (t->text_len) memcpy(p, t->text, t->text_len);
     p += t->text_len;
-    put(&p, t->stream, 8);
+    nn_put_le(&p, t->stream, 8);
     size_t model = s2s_save_size(t->model);
     NN_TRY(s2s_save(t->model, p, model));
     p += model;
-    put(&p, fnv1a(bytes, (size_t)(p - bytes)), 4);
+    nn_put_le(&p, nn_fnv1a32(bytes, (size_t)(p - bytes)), 4);
     return NN_OK;
 }
 
@@ -233,21 +235,21 @@ int trainer_load(Trainer **out, const uint8_t *bytes, size_t size) {
     if (size < 8 || memcmp(bytes, MAGIC, 8) != 0) return nn_fail(NN_ERR_VALUE, "model file: not an attnlab model file");
     if (size < header_size(0) + 4) return nn_fail(NN_ERR_VALUE, "model file: truncated (%zu bytes)", size);
     const uint8_t *p = bytes + 8;
-    uint32_t version = (uint32_t)get(&p, 4);
+    uint32_t version = (uint32_t)nn_get_le(&p, 4);
     if (version != TRAINER_FORMAT_VERSION)
         return nn_fail(NN_ERR_VALUE, "model file: format version %u; this engine reads version %u", version,
                        TRAINER_FORMAT_VERSION);
     int32_t f[4];
-    for (int i = 0; i < 4; i++) f[i] = (int32_t)(uint32_t)get(&p, 4);
-    size_t text_len = (size_t)get(&p, 4);
+    for (int i = 0; i < 4; i++) f[i] = (int32_t)(uint32_t)nn_get_le(&p, 4);
+    size_t text_len = (size_t)nn_get_le(&p, 4);
     if (text_len > size || header_size(text_len) + 4 > size)
         return nn_fail(NN_ERR_VALUE, "model file: truncated (%zu bytes; its task text alone needs %zu)", size, text_len);
     const uint8_t *end = bytes + size - 4, *q = end;
-    if (get(&q, 4) != fnv1a(bytes, (size_t)(end - bytes)))
+    if (nn_get_le(&q, 4) != nn_fnv1a32(bytes, (size_t)(end - bytes)))
         return nn_fail(NN_ERR_VALUE, "model file: checksum mismatch; the file is truncated or damaged");
     const char *text = (const char *)p;
     p += text_len;
-    uint64_t stream = get(&p, 8);
+    uint64_t stream = nn_get_le(&p, 8);
     Seq2Seq *m;
     NN_TRY(s2s_load(&m, p, (size_t)(end - p)));
     TaskConfig tc = {(TaskKind)f[0], (TaskAlphabet)f[1], f[2], f[3]};
