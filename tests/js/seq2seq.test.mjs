@@ -4,7 +4,7 @@
 // dates whose alignment puts the year on the year.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadEngine } from '../../web/engine/index.js';
+import { SEQ2SEQ_LIMITS, loadEngine } from '../../web/engine/index.js';
 import { BUILDS } from './builds.mjs';
 
 const REVERSE = { task: 'reverse', minLength: 8, maxLength: 12, cell: 'gru', embed: 16, hidden: 64, batch: 64, seed: 1 };
@@ -50,6 +50,31 @@ for (const build of BUILDS) {
       assert.equal(engine.heapUsed(), base, 'heap back at its baseline');
     });
 
+    test('train({ batch }) grows the model past its creation batch, computing what a model created that large computes', () => {
+      const base = engine.heapUsed();
+      const config = { task: 'reverse', minLength: 3, maxLength: 7, hidden: 16, embed: 8, seed: 7 };
+      const small = engine.createSeq2Seq({ ...config, batch: 8 });
+      const large = engine.createSeq2Seq({ ...config, batch: 96 });
+      for (const batch of [96, 5, 64]) {
+        const a = small.train({ steps: 2, batch });
+        const b = large.train({ steps: 2, batch });
+        assert.deepEqual(a.losses, b.losses, `batch ${batch}: the same losses`);
+      }
+      assert.equal(small.config.batch, 8, 'config.batch stays the creation option');
+      assert.deepEqual(small.evaluate({ count: 100 }), large.evaluate({ count: 100 }), 'the same evaluation');
+      assert.deepEqual(small.translate('52719', { beam: 2 }), large.translate('52719', { beam: 2 }), 'the same translation');
+      const loaded = engine.loadSeq2Seq(small.save());
+      assert.equal(loaded.train({ steps: 1, batch: 200 }).examples, 200, 'a loaded model grows too');
+      loaded.destroy();
+      const max = SEQ2SEQ_LIMITS.maxBatch;
+      assert.equal(small.train({ steps: 1, batch: max }).examples, max, `up to the documented limit of ${max}`);
+      throwsCode(() => small.train({ batch: max + 1 }), 'ERR_LIMIT', new RegExp(`batch: ${max + 1} is past the limit of ${max}`));
+      assert.equal(small.train({ steps: 1, batch: 4 }).steps, 8, 'the model keeps training after an error');
+      small.destroy();
+      large.destroy();
+      assert.equal(engine.heapUsed(), base, 'heap back at its baseline');
+    });
+
     test('location attention works on fixed-length inputs', () => {
       const m = engine.createSeq2Seq({ task: 'copy', minLength: 5, maxLength: 5, attention: 'location', hidden: 16, embed: 8 });
       assert.equal(m.config.fixedInput, 5);
@@ -86,7 +111,7 @@ for (const build of BUILDS) {
         assert.ok(Math.abs(row.reduce((s, x) => s + x, 0) - 1) < 1e-4, `alignment row ${i} sums to 1`);
       }
       throwsCode(() => m.translate('42x3'), 'ERR_VALUE', /'x'/);
-      throwsCode(() => m.train({ batch: 33 }), 'ERR_LIMIT', /batch/);
+      throwsCode(() => m.train({ batch: 0 }), 'ERR_SHAPE', /batch must be at least 1/);
       throwsCode(() => m.train({ lr: -1 }), 'ERR_VALUE', /lr/);
       throwsCode(() => m.evaluate({ split: 'dev' }), 'ERR_ARG', /split/);
       throwsCode(() => m.translate('1', { beam: 17 }), 'ERR_LIMIT', /beam/);
