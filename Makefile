@@ -32,3 +32,5 @@ clean:
 	rm -rf build $(WASM_DIR)
 
 .PHONY: test-native clean
+
+include tests/fuzz/fuzz.mk
