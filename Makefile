@@ -68,3 +68,5 @@ clean:
 	rm -rf build $(WASM_DIR)
 
 .PHONY: test-native native-tools lib clean
+
+include tests/fuzz/fuzz.mk

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Every test attnlab has: native C tests (sanitizers; SIMD, scalar and double
 # builds), node:test suites on both WASM builds, and the browser tests in
-# headless Chromium. Runs them all, then exits non-zero if any suite failed.
+# headless Chromium, and when clang can build them the libFuzzer targets for
+# 60 s each (FUZZ_SECONDS). Runs them all, then exits non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh --browser || exit 1
+# fuzzers are optional here: setup installs clang when it can, else they are skipped
+fuzz=1
+bash scripts/setup.sh --fuzz >/dev/null 2>&1 || fuzz=0
 make -s wasm || { echo "attnlab: the WASM build failed"; exit 1; }
 
 failed=()
@@ -17,6 +21,11 @@ run() {
 run native make -s test-native
 run js node --test tests/js/
 run browser node --test tests/browser/
+if [ $fuzz = 1 ]; then
+  run fuzz bash tests/fuzz/run.sh "${FUZZ_SECONDS:-60}"
+else
+  echo "== fuzz: skipped (clang with libFuzzer is missing; scripts/setup.sh --fuzz installs it as root)"
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "attnlab: failed suites: ${failed[*]}"

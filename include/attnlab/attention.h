@@ -35,6 +35,15 @@ extern "C" {
 #define ATTN_MAX_DIM 4096       /* d_q, d_k, d_v, h, self-attention widths */
 #define ATTN_MAX_CELLS (1 << 22) /* n_q * n_k (per head): 4M cells */
 #define ATTN_MAX_HEADS 64
+/* Work of one call in multiply-adds (attn_work, attn_self_work): 2^31, about
+ * 0.15 s on the SIMD build and under a second on the scalar one, so no single
+ * call blocks a page for long. A tanh unit of the additive score counts as
+ * ATTN_TANH_WORK multiply-adds (measured: one tanh costs about as much). */
+#define ATTN_MAX_WORK 2147483648.0
+#define ATTN_TANH_WORK 8
+/* 'sum' normalisation: a row whose |sum e| <= n_visible * ATTN_SUM_EPS * sum |e|
+ * is ERR_ZERO_SUM (its sum is float32 rounding noise). */
+#define ATTN_SUM_EPS 1.1920928955078125e-07
 
 typedef enum {
     ATTN_SCORE_DOT = 0,        /* q . k                      (d_q == d_k) */
@@ -47,7 +56,7 @@ typedef enum {
 } AttnScore;
 
 typedef enum {
-    ATTN_NORM_SOFTMAX = 0, /* a_ij = exp(e_ij/tau) / sum_j exp(e_ij/tau), max-shifted */
+    ATTN_NORM_SOFTMAX = 0, /* a_ij = exp((e_ij - m_i)/tau) / sum_j exp((e_ij - m_i)/tau), m_i = max_j e_ij */
     ATTN_NORM_SUM = 1,     /* a_ij = e_ij / sum_j e_ij (the tutorial's naive weights) */
     ATTN_NORM_COUNT = 2
 } AttnNorm;
@@ -65,7 +74,8 @@ typedef struct {
     int hidden;   /* additive score: hidden size h (0 otherwise) */
     AttnScore score;     /* scoring function */
     AttnNorm norm;       /* softmax or sum normalisation */
-    nn_real temperature; /* softmax temperature tau > 0 (1 = plain softmax) */
+    nn_real temperature; /* softmax temperature tau > 0 (1 = plain softmax); with
+                          * 'sum' it cancels, (e/tau) / sum(e/tau) = e / sum e */
     int causal;          /* query i sees keys j <= i */
     const int32_t *key_lengths; /* (n_q) or NULL: query i sees keys j < key_lengths[i] */
 } AttnConfig;
@@ -93,6 +103,13 @@ typedef struct {
 int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q,
                const nn_real *k, const nn_real *v);
 
+/* Multiply-adds one forward call does (what ATTN_MAX_WORK bounds). */
+double attn_work(const AttnConfig *c);
+
+/* NN_OK if rows [i0, i1) of the result x (rows of d) are finite, else
+ * NN_ERR_VALUE: "<what>[i][a] overflows float32". */
+int attn_check_result(const char *what, const nn_real *x, int i0, int i1, int d);
+
 /* Number of reals attn_forward / attn_backward need as scratch; the forward
  * alone needs only attn_forward_scratch_size(). */
 size_t attn_scratch_size(const AttnConfig *c);
@@ -102,7 +119,9 @@ size_t attn_forward_scratch_size(const AttnConfig *c);
 int attn_visible_keys(const AttnConfig *c, int i);
 
 /* Forward. Masked scores are -INFINITY; a row with no visible key gets zero
- * weights and a zero context. v may equal k. scores and weights may both be
+ * weights and a zero context. A score, context value (or self-attention
+ * projection / output) that overflows float32 is NN_ERR_VALUE naming it; a
+ * 'sum' row within rounding of zero is NN_ERR_ZERO_SUM (ATTN_SUM_EPS). v may equal k. scores and weights may both be
  * NULL when only the context is wanted (they then live in scratch, a block
  * of rows at a time). */
 int attn_forward(const AttnConfig *c, const AttnParams *p,
@@ -168,6 +187,7 @@ typedef struct {
 } SelfAttnActs;
 
 int attn_self_check(const SelfAttnConfig *c, const SelfAttnWeights *w, const nn_real *x);
+double attn_self_work(const SelfAttnConfig *c); /* multiply-adds of one forward */
 size_t attn_self_scratch_size(const SelfAttnConfig *c);
 int attn_self_forward(const SelfAttnConfig *c, const SelfAttnWeights *w,
                       SelfAttnActs *a, const nn_real *x /* (n, d_in) */,

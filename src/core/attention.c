@@ -22,8 +22,8 @@ const char *attn_score_name(AttnScore score) {
 /* ---- scratch layout: one table drives the size and the offsets ----------- */
 
 typedef struct {
-    size_t proj_q; /* general: Q W (n_q, d_k) | additive: Q Wq^T (n_q, h) */
-    size_t proj_k; /* additive: K Wk^T (n_k, h) */
+    size_t proj_q; /* general: Q W (n_q, d_k) | additive: Q Wq^T (n_q, h) | cosine: unit rows q_i/|q_i| */
+    size_t proj_k; /* additive: K Wk^T (n_k, h) | cosine: unit rows k_j/|k_j| (n_k, d_k) */
     size_t norms;  /* cosine: |q_i| (n_q) then |k_j| (n_k) */
     size_t hid;    /* additive: one tanh row (h) */
     size_t pack_s; /* forward: packed K^T (dot, scaled_dot, cosine, general) or W^T (location) */
@@ -41,8 +41,8 @@ static ScratchLayout scratch_layout(const AttnConfig *c) {
     int cosine = c->score == ATTN_SCORE_COSINE, location = c->score == ATTN_SCORE_LOCATION;
     NnLayout l = {0};
     ScratchLayout s;
-    s.proj_q = nn_layout_take(&l, general ? nq * dk : additive ? nq * h : 0);
-    s.proj_k = nn_layout_take(&l, additive ? nk * h : 0);
+    s.proj_q = nn_layout_take(&l, general || cosine ? nq * dk : additive ? nq * h : 0);
+    s.proj_k = nn_layout_take(&l, additive ? nk * h : cosine ? nk * dk : 0);
     s.norms = nn_layout_take(&l, cosine ? nq + nk : 0);
     s.hid = nn_layout_take(&l, additive ? h : 0);
     s.pack_s = nn_layout_take(&l, location ? vec_packed_size(c->n_k, c->d_q)
@@ -67,6 +67,36 @@ static int check_dim(const char *what, int v, int limit) {
     if (v < 1) return nn_fail(NN_ERR_SHAPE, "%s must be at least 1 (got %d)", what, v);
     if (v > limit) return nn_fail(NN_ERR_LIMIT, "%s is %d, past the limit of %d", what, v, limit);
     return NN_OK;
+}
+
+/* Multiply-adds of one forward call, in double so no size overflows: the
+ * score (per cell: d_k for the dot family, d_q for location, h tanh units
+ * for additive, each worth ATTN_TANH_WORK), projections, and the context
+ * (per cell: d_v). */
+double attn_work(const AttnConfig *c) {
+    double nq = c->n_q, nk = c->n_k, dq = c->d_q, dk = c->d_k, h = c->hidden > 0 ? c->hidden : 0;
+    double cells = nq * nk, per_cell = c->d_v, fixed = 0;
+    switch (c->score) {
+    case ATTN_SCORE_GENERAL:
+        fixed = nq * dq * dk;
+        per_cell += dk;
+        break;
+    case ATTN_SCORE_ADDITIVE:
+        fixed = (nq * dq + nk * dk) * h;
+        per_cell += h * ATTN_TANH_WORK;
+        break;
+    case ATTN_SCORE_LOCATION:
+        per_cell += dq;
+        break;
+    case ATTN_SCORE_COSINE:
+        fixed = (nq + nk) * dk * 3;
+        per_cell += dk;
+        break;
+    default:
+        per_cell += dk;
+        break;
+    }
+    return cells * per_cell + fixed;
 }
 
 int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q, const nn_real *k,
@@ -119,6 +149,11 @@ int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q, const
     default:
         break;
     }
+    if (attn_work(c) > ATTN_MAX_WORK)
+        return nn_fail(NN_ERR_LIMIT,
+                       "work: %d x %d cells with score '%s' take %.3g multiply-adds, past the limit of %.3g "
+                       "(about a second); use fewer tokens or smaller vectors",
+                       c->n_q, c->n_k, name, attn_work(c), (double)ATTN_MAX_WORK);
     if (c->key_lengths)
         for (int i = 0; i < c->n_q; i++)
             if (c->key_lengths[i] < 0 || c->key_lengths[i] > c->n_k)
@@ -139,8 +174,26 @@ int attn_visible_keys(const AttnConfig *c, int i) {
 
 /* ---- scores --------------------------------------------------------------- */
 
-static void norms_forward(nn_real *norms, const nn_real *x, int n, int d) {
-    for (int i = 0; i < n; i++) norms[i] = sqrt(vec_dot(x + (size_t)i * d, x + (size_t)i * d, d));
+/* u_i = x_i / |x_i| and norms_i = |x_i| for n rows of size d, computed on
+ * x_i / max_a |x_ia| so that neither the squares of huge values (|x| above
+ * ~1.8e19) overflow nor those of tiny ones (below ~1e-19) underflow: every
+ * finite non-zero row gets its unit vector. A zero row gets u = 0, norm 0;
+ * a norm past the float range is +inf (only ever a divisor). */
+static void unit_rows(nn_real *u, nn_real *norms, const nn_real *x, int n, int d) {
+    for (int i = 0; i < n; i++) {
+        const nn_real *xi = x + (size_t)i * d;
+        nn_real *ui = u + (size_t)i * d, s = 0;
+        for (int a = 0; a < d; a++) s = fabs(xi[a]) > s ? fabs(xi[a]) : s;
+        if (s == 0) {
+            memset(ui, 0, sizeof(nn_real) * d);
+            norms[i] = 0;
+            continue;
+        }
+        for (int a = 0; a < d; a++) ui[a] = xi[a] / s;
+        nn_real r = sqrt(vec_dot(ui, ui, d)); /* in [1, sqrt(d)] */
+        vec_scale(ui, 1 / r, d);
+        norms[i] = s * r;
+    }
 }
 
 /* Work shared by all query rows: projections, norms, packed K^T (or W^T).
@@ -151,9 +204,11 @@ static const nn_real *scores_prepare(const AttnConfig *c, const AttnParams *p, c
     nn_real *pack = scratch + L->pack_s;
     switch (c->score) {
     case ATTN_SCORE_COSINE:
-        norms_forward(scratch + L->norms, q, nq, dq);
-        norms_forward(scratch + L->norms + nq, k, nk, dk);
-        /* fall through */
+        /* e = beta Qu Ku^T on unit rows */
+        unit_rows(scratch + L->proj_q, scratch + L->norms, q, nq, dq);
+        unit_rows(scratch + L->proj_k, scratch + L->norms + nq, k, nk, dk);
+        vec_pack(pack, scratch + L->proj_k, dk, nk, dk, 1);
+        return scratch + L->proj_q;
     case ATTN_SCORE_DOT:
     case ATTN_SCORE_SCALED_DOT:
         vec_pack(pack, k, dk, nk, dk, 1);
@@ -202,12 +257,13 @@ static void scores_rows(const AttnConfig *c, const AttnParams *p, nn_real *e, co
         nn_real scale = 1 / sqrt((nn_real)c->d_k);
         for (int i = i0; i < i1; i++) vec_scale(e + (size_t)(i - i0) * nk, scale, nv);
     } else if (c->score == ATTN_SCORE_COSINE) {
-        /* e_ij = beta q.k / (|q| |k|), 0 when a norm is 0 */
-        const nn_real *nqv = scratch + L->norms, *nkv = nqv + c->n_q;
+        /* e_ij = beta cos_ij, the unit rows' dot product clamped to [-1, 1]
+         * (rounding may take it just past); 0 when a row is zero */
         for (int i = i0; i < i1; i++)
             for (int j = 0; j < nv; j++) {
-                nn_real den = nqv[i] * nkv[j];
-                e[(size_t)(i - i0) * nk + j] = den > 0 ? p->beta * e[(size_t)(i - i0) * nk + j] / den : 0;
+                nn_real *eij = e + (size_t)(i - i0) * nk + j;
+                nn_real cij = *eij > 1 ? 1 : *eij < -1 ? -1 : *eij;
+                *eij = p->beta * cij;
             }
     }
 }
@@ -224,43 +280,41 @@ static void dot_backward(const AttnConfig *c, nn_real *dq, nn_real *dk, nn_real 
     if (dk) vec_gemm_tn(dk, dkn, ds, nk, q, dqn, nk, dkn, nq, 1);
 }
 
-/* e = beta c, c = D_ij / (n_i m_j), D = Q K^T, n_i = |q_i|, m_j = |k_j|:
- * dbeta = sum dE c; dD = beta dE / (n m);
- * dn_i = -sum_j beta dE_ij c_ij / n_i; dq_i += dD K + dn_i q_i / n_i (same for k) */
+/* e_ij = beta c_ij, c_ij = u_i . w_j with unit rows u_i = q_i / n_i,
+ * w_j = k_j / m_j: dbeta = sum dE c; dc = beta dE;
+ * dq_i += (sum_j dc_ij w_j - r_i u_i) / n_i, r_i = sum_j dc_ij c_ij;
+ * dk_j += (sum_i dc_ij u_i - t_j w_j) / m_j, t_j = sum_i dc_ij c_ij.
+ * Everything is in unit rows, so no product of norms can overflow. */
 static void cosine_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq, nn_real *dk,
-                            nn_real *ds, const nn_real *q, const nn_real *k, nn_real *scratch, const ScratchLayout *L) {
+                            const nn_real *ds, const nn_real *q, const nn_real *k, nn_real *scratch,
+                            const ScratchLayout *L) {
     int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k;
+    nn_real *u = scratch + L->proj_q, *w = scratch + L->proj_k;
     nn_real *nqv = scratch + L->norms, *nkv = nqv + nq;
-    nn_real *gq = scratch + L->grad_q, *gk = gq + nq; /* dn_i / n_i and dm_j / m_j */
-    norms_forward(nqv, q, nq, dqn);
-    norms_forward(nkv, k, nk, dkn);
-    for (int i = 0; i < nq; i++) gq[i] = 0;
-    for (int j = 0; j < nk; j++) gk[j] = 0;
+    nn_real *r = scratch + L->grad_q, *t = r + nq;
+    unit_rows(u, nqv, q, nq, dqn);
+    unit_rows(w, nkv, k, nk, dkn);
+    for (int i = 0; i < nq; i++) r[i] = 0;
+    for (int j = 0; j < nk; j++) t[j] = 0;
     nn_real dbeta = 0;
-    for (int i = 0; i < nq; i++)
+    for (int i = 0; i < nq; i++) {
+        if (!(nqv[i] > 0)) continue;
         for (int j = 0; j < nk; j++) {
-            size_t ij = (size_t)i * nk + j;
-            nn_real den = nqv[i] * nkv[j];
-            if (!(den > 0)) {
-                ds[ij] = 0;
-                continue;
-            }
-            nn_real cij = vec_dot(q + (size_t)i * dqn, k + (size_t)j * dkn, dqn) / den;
-            nn_real dc = p->beta * ds[ij];
-            dbeta += ds[ij] * cij;
-            gq[i] -= dc * cij / (nqv[i] * nqv[i]);
-            gk[j] -= dc * cij / (nkv[j] * nkv[j]);
-            ds[ij] = dc / den; /* now dL/dD */
+            nn_real d = ds[(size_t)i * nk + j];
+            if (d == 0 || !(nkv[j] > 0)) continue;
+            nn_real cij = vec_dot(u + (size_t)i * dqn, w + (size_t)j * dkn, dqn), dc = p->beta * d;
+            dbeta += d * cij;
+            r[i] += dc * cij;
+            t[j] += dc * cij;
+            if (dq) vec_axpy(dq + (size_t)i * dqn, dc / nqv[i], w + (size_t)j * dkn, dqn);
+            if (dk) vec_axpy(dk + (size_t)j * dkn, dc / nkv[j], u + (size_t)i * dqn, dkn);
         }
+    }
     if (g) g->beta += dbeta;
-    if (dq) {
-        vec_gemm_nn(dq, dqn, ds, nk, k, dkn, nq, dqn, nk, 1);
-        for (int i = 0; i < nq; i++) vec_axpy(dq + (size_t)i * dqn, gq[i], q + (size_t)i * dqn, dqn);
-    }
-    if (dk) {
-        vec_gemm_tn(dk, dkn, ds, nk, q, dqn, nk, dkn, nq, 1);
-        for (int j = 0; j < nk; j++) vec_axpy(dk + (size_t)j * dkn, gk[j], k + (size_t)j * dkn, dkn);
-    }
+    for (int i = 0; i < nq && dq; i++)
+        if (nqv[i] > 0) vec_axpy(dq + (size_t)i * dqn, -r[i] / nqv[i], u + (size_t)i * dqn, dqn);
+    for (int j = 0; j < nk && dk; j++)
+        if (nkv[j] > 0) vec_axpy(dk + (size_t)j * dkn, -t[j] / nkv[j], w + (size_t)j * dkn, dkn);
 }
 
 /* e = (Q W) K^T: d(QW) = dE K, dK += dE^T (QW), dQ += d(QW) W^T, dW += Q^T d(QW) */
@@ -330,8 +384,21 @@ static void scores_backward(const AttnConfig *c, const AttnParams *p, AttnParamG
 
 /* ---- normalisation -------------------------------------------------------- */
 
+/* The first non-finite score of row i (whose visible keys are j < Lv). */
+static int score_overflow(const nn_real *er, int i, int Lv) {
+    int j = 0;
+    while (j < Lv && isfinite(er[j])) j++;
+    return nn_fail(NN_ERR_VALUE, "scores[%d][%d] overflows float32 (%s); scale the inputs or parameters down", i,
+                   j < Lv ? j : 0, j < Lv && isnan(er[j]) ? "NaN" : "infinite");
+}
+
 /* Rows [i0, i1) (e, a point at row i0) over their visible keys j < Lv:
- * softmax of e/tau or e / sum e. Masked cells get score -inf and weight 0. */
+ * softmax exp((e - max)/tau) / sum, or e / sum e. Masked cells get score
+ * -inf and weight 0; a visible score is never -inf: one that overflows is an
+ * error, so it cannot pass for a masked cell.
+ * The 'sum' rule: a row whose |sum_j e_ij| <= Lv eps sum_j |e_ij| (eps the
+ * float32 unit roundoff) is ERR_ZERO_SUM; below that bound the sum is
+ * rounding noise and so are the weights. Past it every weight is finite. */
 static int normalise_forward(const AttnConfig *c, nn_real *e, nn_real *a, int i0, int i1) {
     int nk = c->n_k;
     for (int i = i0; i < i1; i++) {
@@ -342,31 +409,36 @@ static int normalise_forward(const AttnConfig *c, nn_real *e, nn_real *a, int i0
             ar[j] = 0;
         }
         if (Lv == 0) continue;
+        nn_real m = vec_max_finite(er, Lv); /* NaN when any score is not finite */
+        if (!isfinite(m)) return score_overflow(er, i, Lv);
         if (c->norm == ATTN_NORM_SOFTMAX) {
-            nn_real m = vec_max(er, Lv);
-            if (!isfinite(m)) return nn_fail(NN_ERR_VALUE, "scores: row %d overflows (%g); scale the inputs down", i, (double)m);
-            nn_real s;
-            if (c->temperature == 1) {
-                s = vec_exp_sum(ar, er, m, Lv);
-            } else {
-                /* exp((e - m) / tau) */
-                for (int j = 0; j < Lv; j++) ar[j] = er[j] / c->temperature;
-                s = vec_exp_sum(ar, ar, m / c->temperature, Lv);
-            }
+            nn_real s = vec_exp_sum_tau(ar, er, m, c->temperature, Lv); /* >= 1: the max gives exp(0) */
             vec_scale(ar, 1 / s, Lv);
         } else {
-            nn_real s = vec_sum(er, Lv);
-            if (s == 0 || !isfinite(s))
+            double s = 0, mag = 0; /* in double: neither overflows */
+            for (int j = 0; j < Lv; j++) {
+                s += er[j];
+                mag += fabs(er[j]);
+            }
+            if (!(fabs(s) > Lv * ATTN_SUM_EPS * mag))
                 return nn_fail(NN_ERR_ZERO_SUM,
-                               "normalize: 'sum' needs scores with a non-zero sum; row %d sums to %g (use softmax)",
+                               "normalize: 'sum' needs scores with a non-zero sum; row %d sums to %g, within "
+                               "rounding of zero (use softmax)",
                                i, (double)s);
-            memcpy(ar, er, sizeof(nn_real) * Lv);
-            vec_scale(ar, 1 / s, Lv);
-            for (int j = 0; j < Lv; j++)
-                if (!isfinite(ar[j]))
-                    return nn_fail(NN_ERR_ZERO_SUM, "normalize: row %d sums to %g, too close to zero", i, (double)s);
+            for (int j = 0; j < Lv; j++) ar[j] = (nn_real)(er[j] / s);
         }
     }
+    return NN_OK;
+}
+
+/* NN_OK if rows [i0, i1) of x (n, d) are finite, else ERR_VALUE naming what
+ * overflowed. */
+int attn_check_result(const char *what, const nn_real *x, int i0, int i1, int d) {
+    for (int i = i0; i < i1; i++)
+        for (int a = 0; a < d; a++)
+            if (!isfinite(x[(size_t)i * d + a]))
+                return nn_fail(NN_ERR_VALUE, "%s[%d][%d] overflows float32 (%s); scale the inputs down", what, i, a,
+                               isnan(x[(size_t)i * d + a]) ? "NaN" : "infinite");
     return NN_OK;
 }
 
@@ -417,6 +489,7 @@ int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_r
         NN_TRY(normalise_forward(c, e, w, i0, i1));
         /* z_i = sum_j a_ij v_j, i.e. Z = A V */
         vec_gemm_packed(context + (size_t)i0 * dv, dv, w, nk, packed_v, nk, i1 - i0, dv, nv, 0);
+        NN_TRY(attn_check_result("context", context, i0, i1, dv));
     }
     return NN_OK;
 }

@@ -55,6 +55,13 @@ static SelfScratch self_layout(const SelfAttnConfig *c) {
 
 size_t attn_self_scratch_size(const SelfAttnConfig *c) { return self_layout(c).total; }
 
+/* Projections X Wq, X Wk, X Wv, the heads' scores and contexts, and
+ * context Wo, as multiply-adds (cosine's unit rows are a few more). */
+double attn_self_work(const SelfAttnConfig *c) {
+    double n = c->n, proj = (double)c->n * c->d_in * (2.0 * c->d_k + c->d_v);
+    return proj + n * n * ((double)c->d_k + c->d_v) + n * c->d_v * (double)c->d_out;
+}
+
 int attn_self_check(const SelfAttnConfig *c, const SelfAttnWeights *w, const nn_real *x) {
     nn_clear_error();
     if (c->n < 1 || c->n > ATTN_MAX_TOKENS)
@@ -85,6 +92,11 @@ int attn_self_check(const SelfAttnConfig *c, const SelfAttnWeights *w, const nn_
         return nn_fail(NN_ERR_SHAPE, "heads: %d heads do not divide the query/key width %d", c->heads, c->d_k);
     if (c->d_v % c->heads)
         return nn_fail(NN_ERR_SHAPE, "heads: %d heads do not divide the value width %d", c->heads, c->d_v);
+    if (attn_self_work(c) > ATTN_MAX_WORK)
+        return nn_fail(NN_ERR_LIMIT,
+                       "work: %d tokens, widths %d -> %d/%d -> %d take %.3g multiply-adds, past the limit of %.3g "
+                       "(about a second); use fewer tokens or smaller widths",
+                       c->n, c->d_in, c->d_k, c->d_v, c->d_out, attn_self_work(c), (double)ATTN_MAX_WORK);
     NN_TRY(nn_check_finite("x", x, (size_t)c->n * c->d_in));
     if (w->wq) NN_TRY(nn_check_finite("wq", w->wq, (size_t)c->d_in * c->d_k));
     if (w->wk) NN_TRY(nn_check_finite("wk", w->wk, (size_t)c->d_in * c->d_k));
@@ -128,6 +140,9 @@ int attn_self_forward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAtt
     project(a->q, x, w->wq, n, c->d_in, c->d_k);
     project(a->k, x, w->wk, n, c->d_in, c->d_k);
     project(a->v, x, w->wv, n, c->d_in, c->d_v);
+    NN_TRY(attn_check_result("q", a->q, 0, n, c->d_k));
+    NN_TRY(attn_check_result("k", a->k, 0, n, c->d_k));
+    NN_TRY(attn_check_result("v", a->v, 0, n, c->d_v));
     for (int hd = 0; hd < c->heads; hd++) {
         gather_cols(scratch + s.qh, a->q, n, c->d_k, hd * h.d_k, h.d_k);
         gather_cols(scratch + s.kh, a->k, n, c->d_k, hd * h.d_k, h.d_k);
@@ -137,7 +152,7 @@ int attn_self_forward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAtt
         scatter_cols(a->context, scratch + s.zh, n, c->d_v, hd * h.d_v, h.d_v);
     }
     project(a->output, a->context, w->wo, n, c->d_v, c->d_out);
-    return NN_OK;
+    return attn_check_result("output", a->output, 0, n, c->d_out);
 }
 
 int attn_self_backward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAttnGrads *g,

@@ -43,6 +43,8 @@ static inline VecF vf_mul(VecF a, VecF b) { return wasm_f32x4_mul(a, b); }
 static inline VecF vf_div(VecF a, VecF b) { return wasm_f32x4_div(a, b); }
 static inline VecF vf_max(VecF a, VecF b) { return wasm_f32x4_pmax(a, b); }
 static inline VecF vf_min(VecF a, VecF b) { return wasm_f32x4_pmin(a, b); }
+/* y where x >= lo, 0 where x < lo (NaN lanes of x keep y). */
+static inline VecF vf_zero_below(VecF y, VecF x, VecF lo) { return wasm_v128_andnot(y, wasm_f32x4_lt(x, lo)); }
 /* The float whose exponent field is (integer bits of t) + 127: see vf_exp. */
 static inline VecF vf_exponent_from_bits(VecF t) { return wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23); }
 static inline float vf_hsum(VecF v) {
@@ -68,6 +70,7 @@ static inline VecF vf_mul(VecF a, VecF b) { return _mm_mul_ps(a, b); }
 static inline VecF vf_div(VecF a, VecF b) { return _mm_div_ps(a, b); }
 static inline VecF vf_max(VecF a, VecF b) { return _mm_max_ps(a, b); }
 static inline VecF vf_min(VecF a, VecF b) { return _mm_min_ps(a, b); }
+static inline VecF vf_zero_below(VecF y, VecF x, VecF lo) { return _mm_andnot_ps(_mm_cmplt_ps(x, lo), y); }
 static inline VecF vf_exponent_from_bits(VecF t) {
     return _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(_mm_castps_si128(t), _mm_set1_epi32(127)), 23));
 }
@@ -103,6 +106,7 @@ static inline VecF vf_mul(VecF a, VecF b) { VF_LANES(a.v[l] * b.v[l]); }
 static inline VecF vf_div(VecF a, VecF b) { VF_LANES(a.v[l] / b.v[l]); }
 static inline VecF vf_max(VecF a, VecF b) { VF_LANES(a.v[l] > b.v[l] ? a.v[l] : b.v[l]); }
 static inline VecF vf_min(VecF a, VecF b) { VF_LANES(a.v[l] < b.v[l] ? a.v[l] : b.v[l]); }
+static inline VecF vf_zero_below(VecF y, VecF x, VecF lo) { VF_LANES(x.v[l] < lo.v[l] ? 0 : y.v[l]); }
 #ifndef NN_DOUBLE
 static inline float vf_exponent_lane(float t) {
     union { float f; uint32_t u; } x = {t};
@@ -138,17 +142,19 @@ static inline VecF vf_tanh(VecF x) {
 }
 #else
 /* exp(x) = 2^n e^r with n = round(x log2 e), r = x - n ln 2 split in two parts
- * (Cody-Waite), e^r by the Cephes expf polynomial: about 1 ulp on the clamped
- * range [-87.3, 88.0] (below it the result is ~1e-38, far under any weight).
+ * (Cody-Waite), e^r by the Cephes expf polynomial: about 1 ulp on [-87.3, 88.0].
+ * Below -87.3 (results under ~1.2e-38, where float32 turns subnormal) it
+ * returns 0, so a weight that underflows is exactly 0 and cannot leak a huge
+ * value into a weighted sum; above 88.0 it saturates at exp(88) ~ 1.65e38.
  * Rounding: adding 1.5 * 2^23 leaves round(x log2 e) in the low mantissa bits
  * of t, so t's integer bits + 127, shifted into the exponent field, are 2^n
  * (the magic number's own bits shift out). */
 static inline VecF vf_exp(VecF x) {
-    const VecF magic = vf_splat(12582912.0f);
-    x = vf_min(vf_max(x, vf_splat(-87.3f)), vf_splat(88.0f));
-    VecF t = vf_add(vf_mul(x, vf_splat(1.44269504088896341f)), magic);
+    const VecF magic = vf_splat(12582912.0f), lo = vf_splat(-87.3f);
+    VecF xc = vf_min(vf_max(x, lo), vf_splat(88.0f));
+    VecF t = vf_add(vf_mul(xc, vf_splat(1.44269504088896341f)), magic);
     VecF n = vf_sub(t, magic);
-    VecF r = vf_sub(vf_sub(x, vf_mul(n, vf_splat(0.693359375f))), vf_mul(n, vf_splat(-2.12194440e-4f)));
+    VecF r = vf_sub(vf_sub(xc, vf_mul(n, vf_splat(0.693359375f))), vf_mul(n, vf_splat(-2.12194440e-4f)));
     VecF p = vf_splat(1.9875691500e-4f);
     p = vf_madd(vf_splat(1.3981999507e-3f), p, r);
     p = vf_madd(vf_splat(8.3334519073e-3f), p, r);
@@ -156,7 +162,7 @@ static inline VecF vf_exp(VecF x) {
     p = vf_madd(vf_splat(1.6666665459e-1f), p, r);
     p = vf_madd(vf_splat(5.0000001201e-1f), p, r);
     VecF e = vf_add(vf_add(vf_mul(vf_mul(p, r), r), r), vf_splat(1.0f));
-    return vf_mul(e, vf_exponent_from_bits(t));
+    return vf_zero_below(vf_mul(e, vf_exponent_from_bits(t)), x, lo);
 }
 /* tanh(x) = 1 - 2 / (exp(2x) + 1): exact limits +-1, absolute error ~1e-7. */
 static inline VecF vf_tanh(VecF x) {

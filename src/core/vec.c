@@ -44,6 +44,29 @@ nn_real vec_max(const nn_real *x, int n) {
     return m;
 }
 
+/* x_i * 0 is 0 for finite x_i and NaN for NaN or +-inf: adding those up
+ * alongside the max flags a non-finite element whatever vf_max does with it
+ * (a max alone skips NaN on some branches and -inf everywhere). */
+nn_real vec_max_finite(const nn_real *x, int n) {
+    int i = 0;
+    nn_real m = x[0], bad = 0;
+    if (n >= NN_VLEN) {
+        VecF vm = vf_load(x), vbad = vf_zero(), zero = vf_zero();
+        for (; i + NN_VLEN <= n; i += NN_VLEN) {
+            VecF xi = vf_load(x + i);
+            vm = vf_max(vm, xi);
+            vbad = vf_madd(vbad, xi, zero);
+        }
+        m = vf_hmax(vm);
+        bad = vf_hsum(vbad);
+    }
+    for (; i < n; i++) {
+        m = x[i] > m ? x[i] : m;
+        bad += x[i] * 0;
+    }
+    return m + bad;
+}
+
 nn_real vec_sum(const nn_real *x, int n) {
     VecF acc = vf_zero();
     int i = 0;
@@ -53,15 +76,20 @@ nn_real vec_sum(const nn_real *x, int n) {
     return s;
 }
 
-/* The tail goes through the vector exp too (padded), so every element of a
- * row is rounded the same way whatever its position. */
-nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n) {
-    VecF vs = vf_splat(shift), acc = vf_zero(), acc1 = vf_zero();
+/* y_i = exp((x_i - shift) / tau), or exp(x_i - shift) when !divide; returns
+ * the sum. Subtracting before dividing keeps close, large scores apart (their
+ * difference is exact) and lets a tiny tau send every x_i < shift to
+ * -inf, i.e. weight 0, instead of overflowing x_i / tau. The tail goes
+ * through the vector exp too (padded), so every element of a row is rounded
+ * the same way whatever its position. */
+static inline nn_real exp_sum(nn_real *y, const nn_real *x, nn_real shift, nn_real tau, int divide, int n) {
+    VecF vs = vf_splat(shift), vt = vf_splat(tau), acc = vf_zero(), acc1 = vf_zero();
+#define EXP_ARG(p) (divide ? vf_div(vf_sub(vf_load(p), vs), vt) : vf_sub(vf_load(p), vs))
     int i = 0;
     /* two independent exps per iteration: the polynomial is a latency chain */
     for (; i + 2 * NN_VLEN <= n; i += 2 * NN_VLEN) {
-        VecF e0 = vf_exp(vf_sub(vf_load(x + i), vs));
-        VecF e1 = vf_exp(vf_sub(vf_load(x + i + NN_VLEN), vs));
+        VecF e0 = vf_exp(EXP_ARG(x + i));
+        VecF e1 = vf_exp(EXP_ARG(x + i + NN_VLEN));
         vf_store(y + i, e0);
         vf_store(y + i + NN_VLEN, e1);
         acc = vf_add(acc, e0);
@@ -69,21 +97,28 @@ nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n) {
     }
     acc = vf_add(acc, acc1);
     for (; i + NN_VLEN <= n; i += NN_VLEN) {
-        VecF e = vf_exp(vf_sub(vf_load(x + i), vs));
+        VecF e = vf_exp(EXP_ARG(x + i));
         vf_store(y + i, e);
         acc = vf_add(acc, e);
     }
     nn_real s = vf_hsum(acc);
     if (i < n) {
-        nn_real t[NN_VLEN] = {0};
-        for (int l = 0; i + l < n; l++) t[l] = x[i + l] - shift;
-        vf_store(t, vf_exp(vf_load(t)));
+        nn_real t[NN_VLEN];
+        for (int l = 0; l < NN_VLEN; l++) t[l] = i + l < n ? x[i + l] : shift;
+        vf_store(t, vf_exp(EXP_ARG(t)));
         for (int l = 0; i + l < n; l++) {
             y[i + l] = t[l];
             s += t[l];
         }
     }
+#undef EXP_ARG
     return s;
+}
+
+nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n) { return exp_sum(y, x, shift, 1, 0, n); }
+
+nn_real vec_exp_sum_tau(nn_real *y, const nn_real *x, nn_real shift, nn_real tau, int n) {
+    return tau == 1 ? exp_sum(y, x, shift, 1, 0, n) : exp_sum(y, x, shift, tau, 1, n);
 }
 
 void vec_tanh(nn_real *y, const nn_real *x, int n) {

@@ -17,8 +17,14 @@ void vec_axpy(nn_real *y, nn_real a, const nn_real *x, int n);
 void vec_scale(nn_real *x, nn_real a, int n);
 /* max_i x_i (n >= 1) */
 nn_real vec_max(const nn_real *x, int n);
-/* y_i = exp(x_i - shift); returns sum_i y_i. y may equal x. */
+/* max_i x_i (n >= 1), or NaN when any x_i is NaN or infinite: one isfinite()
+ * on the result checks the whole vector. */
+nn_real vec_max_finite(const nn_real *x, int n);
+/* y_i = exp(x_i - shift); returns sum_i y_i. y may equal x. exp underflows
+ * to exactly 0 (below exp(-87.3) ~ 1.2e-38). */
 nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n);
+/* y_i = exp((x_i - shift) / tau), tau > 0: the tempered softmax numerator. */
+nn_real vec_exp_sum_tau(nn_real *y, const nn_real *x, nn_real shift, nn_real tau, int n);
 /* y_i = tanh(x_i). y may equal x. */
 void vec_tanh(nn_real *y, const nn_real *x, int n);
 void vec_sigmoid(nn_real *y, const nn_real *x, int n); /* 1 / (1 + exp(-x)); y may alias x */
