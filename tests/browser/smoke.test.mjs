@@ -3,7 +3,7 @@
 // a phone; the engine module also runs unchanged in a Web Worker.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SHOTS, heatmapPixels, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
+import { SHOTS, heatmapPixels, hoverCell, openPlayground, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => { env = await startBrowser(); });
@@ -27,7 +27,7 @@ test('first page draws the tutorial heatmap with no console errors', async () =>
 
   assert.deepEqual(await page.locator('[data-testid="figure-weights"] .hm-rows span').allTextContents(), TOKENS);
   assert.deepEqual(await page.locator('[data-testid="figure-weights"] .hm-cols span').allTextContents(), TOKENS);
-  assert.match(await page.locator('#build').textContent(), /SIMD|scalar/);
+  assert.match(await page.locator('[data-testid="status"]').textContent(), /SIMD|scalar/);
 
   // hover query "journey" (row 1) x key "step" (column 5): the tutorial's 0.2074
   const tip = await hoverCell(page, 'weights', 1, 5);
@@ -58,15 +58,21 @@ test('first page fits a phone-sized screen', async () => {
 });
 
 test('the engine module runs unchanged in a Web Worker', async () => {
-  const { page, errors } = await openPage(env.browser, env.url);
-  const weights = await page.evaluate(async () => {
-    const src = `import { loadEngine } from '${new URL('engine/index.js', location.href)}';
+  // the worker script is served same-origin (the pages' CSP, rightly, allows no blob: worker)
+  const page = await env.browser.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  await page.route('**/engine-test-worker.js', (route) => route.fulfill({
+    contentType: 'text/javascript',
+    body: `import { loadEngine } from './engine/index.js';
       const engine = await loadEngine();
       const x = [[0.43,0.15,0.89],[0.22,0.58,0.33],[0.77,0.25,0.10],[0.05,0.80,0.55],[0.57,0.85,0.64],[0.55,0.87,0.66]];
       const r = engine.attend({ queries: [x[1]], keys: x });
-      postMessage({ simd: engine.simd, weights: Array.from(r.weights.data) });`;
-    const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
-    const worker = new Worker(url, { type: 'module' });
+      postMessage({ simd: engine.simd, weights: Array.from(r.weights.data) });`,
+  }));
+  await page.goto(env.url);
+  const weights = await page.evaluate(() => {
+    const worker = new Worker('engine-test-worker.js', { type: 'module' });
     return new Promise((ok, fail) => {
       worker.onmessage = (ev) => ok(ev.data);
       worker.onerror = (ev) => fail(new Error(ev.message || 'worker failed'));
