@@ -59,14 +59,17 @@ test('first page fits a phone-sized screen', async () => {
 
 test('the engine module runs unchanged in a Web Worker', async () => {
   const { page, errors } = await openPage(env.browser, env.url);
-  const weights = await page.evaluate(async () => {
-    const src = `import { loadEngine } from '${new URL('engine/index.js', location.href)}';
+  // a same-origin script (the pages' CSP allows workers from 'self' only, not blob: URLs)
+  await page.route('**/smoke-worker.js', (route) => route.fulfill({
+    contentType: 'text/javascript',
+    body: `import { loadEngine } from './engine/index.js';
       const engine = await loadEngine();
       const x = [[0.43,0.15,0.89],[0.22,0.58,0.33],[0.77,0.25,0.10],[0.05,0.80,0.55],[0.57,0.85,0.64],[0.55,0.87,0.66]];
       const r = engine.attend({ queries: [x[1]], keys: x });
-      postMessage({ simd: engine.simd, weights: Array.from(r.weights.data) });`;
-    const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
-    const worker = new Worker(url, { type: 'module' });
+      postMessage({ simd: engine.simd, weights: Array.from(r.weights.data) });`,
+  }));
+  const weights = await page.evaluate(async () => {
+    const worker = new Worker('smoke-worker.js', { type: 'module' });
     return new Promise((ok, fail) => {
       worker.onmessage = (ev) => ok(ev.data);
       worker.onerror = (ev) => fail(new Error(ev.message || 'worker failed'));
