@@ -41,7 +41,7 @@ try {
   }, { samples: SAMPLES, warmup: WARMUP });
   const q = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(f * s.length))]; };
   const fmt = (v) => `${v.toFixed(2)} ms`;
-  const simd = await page.locator('#build').textContent();
+  const simd = await page.locator('[data-testid="status"]').textContent();
   console.log(`attnlab bench:page — 64 tokens x 64 dims (${r.cells} weight cells), ${SAMPLES} edits, ${simd}, Chromium headless`);
   console.log(`  edit -> repainted heatmaps: median ${fmt(q(r.paint, 0.5))}, p95 ${fmt(q(r.paint, 0.95))}, max ${fmt(Math.max(...r.paint))}`);
   console.log(`  of which compute + redraw (JS): median ${fmt(q(r.work, 0.5))}, p95 ${fmt(q(r.work, 0.95))}`);

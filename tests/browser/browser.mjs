@@ -14,13 +14,30 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SHOTS = fileURLToPath(new URL('../../test-results/browser/', import.meta.url));
-const EXECUTABLE = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+/**
+ * The Chromium to drive: $CHROME_PATH if set, else the first of chromium,
+ * chromium-browser, google-chrome found on PATH. Throws a clear error if none.
+ */
+export function findChrome(env = process.env) {
+  if (env.CHROME_PATH) {
+    if (!existsSync(env.CHROME_PATH)) throw new Error(`CHROME_PATH=${env.CHROME_PATH} does not exist`);
+    return env.CHROME_PATH;
+  }
+  for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
+    for (const dir of (env.PATH ?? '').split(delimiter)) {
+      if (dir && existsSync(join(dir, name))) return join(dir, name);
+    }
+  }
+  throw new Error('no Chromium found: set CHROME_PATH, or put chromium, chromium-browser or google-chrome on PATH (bash scripts/setup.sh --browser installs it)');
+}
 const FLAGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic',
@@ -38,7 +55,7 @@ export async function startBrowser({ root } = {}) {
   ensureVendor();
   await mkdir(SHOTS, { recursive: true });
   const { server, url } = await serve({ port: 0, ...(root ? { root } : {}) });
-  const browser = await chromium.launch({ executablePath: EXECUTABLE, args: FLAGS });
+  const browser = await chromium.launch({ executablePath: findChrome(), args: FLAGS });
   return {
     url,
     browser,

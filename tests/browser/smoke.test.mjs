@@ -27,7 +27,7 @@ test('first page draws the tutorial heatmap with no console errors', async () =>
 
   assert.deepEqual(await page.locator('[data-testid="figure-weights"] .hm-rows span').allTextContents(), TOKENS);
   assert.deepEqual(await page.locator('[data-testid="figure-weights"] .hm-cols span').allTextContents(), TOKENS);
-  assert.match(await page.locator('#build').textContent(), /SIMD|scalar/);
+  assert.match(await page.locator('[data-testid="status"]').textContent(), /SIMD|scalar/);
 
   // hover query "journey" (row 1) x key "step" (column 5): the tutorial's 0.2074
   const tip = await hoverCell(page, 'weights', 1, 5);

@@ -2,7 +2,7 @@
 // (columns), drawn on a canvas at the matrix's own resolution and scaled by
 // CSS, with DOM labels, a 0..1 legend, and a hover / keyboard readout.
 
-import { TABLES } from '../app/colors.js';
+import { TABLES } from '../ui/colors.js';
 
 /** viridis, the playground's sequential scale (weights are on [0, 1]). */
 export function viridis(v) {

@@ -1,6 +1,10 @@
 // Colour scales as 256-entry RGB tables, built once from d3-scale-chromatic's
 // reference ramps and indexed per cell: viridis (sequential, for weights) and
 // RdBu (diverging around 0, for signed values: blue negative, red positive).
+//   TABLES.sequential | TABLES.diverging   Uint8ClampedArray(256 * 3), RGB
+//   MASKED                                  [r, g, b] of a masked (−∞) cell
+//   scaleFor(kind, data)                    { scheme, lo, hi, masked } for 'weights' | 'signed' | 'unit'
+//   colorIndex(v, lo, hi), colorOf(scale, v), textColor([r, g, b]) -> '#111' | '#fff'
 import { interpolateRdBu, interpolateViridis, rgb } from '../vendor/d3.js';
 
 function buildTable(interpolate) {
@@ -34,6 +38,7 @@ export function scaleFor(kind, data) {
     if (v > hi) hi = v;
   }
   if (lo === Infinity) { lo = 0; hi = 1; }
+  if (kind === 'unit') return { scheme: 'sequential', lo: 0, hi: 1, masked };
   if (kind === 'weights' && lo >= 0) return { scheme: 'sequential', lo: 0, hi: hi > 0 ? hi : 1, masked };
   const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
   return { scheme: 'diverging', lo: -m, hi: m, masked };
@@ -56,9 +61,4 @@ export function colorOf(scale, v) {
 /** Black or white text, whichever reads better on an [r, g, b] background. */
 export function textColor([r, g, b]) {
   return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? '#111' : '#fff';
-}
-
-/** Tick values for a legend. */
-export function ticks(scale, count = 5) {
-  return Array.from({ length: count }, (_, k) => scale.lo + ((scale.hi - scale.lo) * k) / (count - 1));
 }

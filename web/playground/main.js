@@ -4,8 +4,9 @@
 import { loadEngine } from '../engine/index.js';
 import { computeSteps } from './compute.js';
 import { download, exportCsv, exportJson, heatmapSvg, importJson, svgToPng } from './exporter.js';
-import { decodeHash, encodeHash } from './hash.js';
-import { createNotice } from './notice.js';
+import { decodeHash, encodeHash } from './link.js';
+import { createNotice } from '../ui/notice.js';
+import { mountHeader } from '../ui/header.js';
 import { bindOptions } from './options.js';
 import { bindParams } from './params.js';
 import { createProjection } from './projection.js';
@@ -15,6 +16,8 @@ import { createStore } from './store.js';
 import { createTokenEditor } from './tokens.js';
 
 const $ = (id) => document.getElementById(id);
+const header = mountHeader({ current: 'playground', skipTo: 'main', tagline: 'attention, step by step, live', actions: [...$('page-actions').children] });
+$('page-actions').remove();
 const notice = createNotice($('notice'));
 const badLink = (error) => notice.show(`This link could not be loaded (${error}), so the default example is shown instead.`, 'error');
 
@@ -23,7 +26,7 @@ async function main() {
   if (fromLink.error) badLink(fromLink.error);
   const store = createStore(fromLink.state ?? defaults());
   const engine = await loadEngine();
-  $('build').textContent = `WebAssembly ${engine.simd ? 'SIMD' : 'scalar'} engine`;
+  header.status(`WebAssembly ${engine.simd ? 'SIMD' : 'scalar'} engine`);
 
   const options = bindOptions(store);
   const params = bindParams(store);
@@ -108,7 +111,7 @@ async function main() {
 }
 
 main().catch((err) => {
-  $('build').textContent = 'The engine did not load';
+  header.status('The engine did not load');
   notice.show(`attnlab could not start: ${err.message}`, 'error');
   console.error(err);
 });

@@ -1,7 +1,7 @@
 // The steps panel: one card per step of attention (Q, K, V in self-attention
 // mode; scores; weights; context; the compare view), each with its equation,
 // a heatmap and its legend. Draws from the state and the computed steps.
-import { createHeatmap } from './heatmap.js';
+import { createHeatmap } from '../ui/heatmap.js';
 import { explainCell } from './explain.js';
 import { renderTex, texFor } from './formulas.js';
 import { SCORE_LABELS } from './state.js';

@@ -1,4 +1,8 @@
-// The one floating tooltip: a title and formula lines, text only (textContent).
+// The one floating tooltip of a page: a title and formula lines, text only (textContent).
+//   showTooltip({ title, lines: [text], contribution?, value? }, clientX, clientY)
+//   hideTooltip()
+//   tooltipText(info) -> one line for an aria-live readout
+// data-testid="tooltip"; placed with a CSS transform so it never leaves the viewport.
 let el;
 
 function element() {

@@ -1,0 +1,100 @@
+// Line charts as SVG: axes whose ticks fall on round values (ui/ticks.js), one path
+// per series, a legend, and a readout of the nearest point that names both axes
+// ("with attention: input length 7, accuracy 0.83"), by mouse or keyboard.
+//
+//   drawChart(figure, series, opts)   draws into `figure` (any element; the <svg> is created once)
+//     series  [{ name, color, points: [{ x, y }] }]   (points may also be { step, value })
+//     opts    { xLabel, yLabel, readout (element), xMin?, xMax?, yMin?, yMax?, integerX? }
+//             the readout reads "<series>: <xLabel> <x>, <yLabel> <y>"; the svg is focusable:
+//             ←/→ move between points, Home/End jump to the ends
+//   drawLegend(container, series)     a swatch and a name per series
+import { h, svg as el } from './dom.js';
+import { num, tick } from './format.js';
+import { niceDomain } from './ticks.js';
+
+const W = 480;
+const H = 200;
+const PAD = { left: 46, right: 12, top: 12, bottom: 32 };
+const xOf = (p) => p.x ?? p.step;
+const yOf = (p) => p.y ?? p.value;
+
+export function drawChart(figure, series, opts) {
+  let svg = figure.querySelector('svg');
+  if (!svg) {
+    svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', tabindex: 0, class: 'chart-svg' });
+    figure.append(svg);
+  }
+  svg.setAttribute('aria-label', `${opts.yLabel} by ${opts.xLabel}: use the arrow keys to read points`);
+  svg.replaceChildren();
+  const all = series.flatMap((s) => s.points);
+  const xs = all.map(xOf);
+  const ys = all.map(yOf);
+  const xd = niceDomain(opts.xMin ?? Math.min(0, ...xs), opts.xMax ?? Math.max(1, ...xs), 4);
+  const yd = niceDomain(opts.yMin ?? Math.min(0, ...ys), opts.yMax ?? (ys.length ? Math.max(1e-6, ...ys) : 1), 4);
+  if (opts.integerX && xd.step < 1) {
+    xd.step = 1;
+    xd.values = xd.values.filter(Number.isInteger);
+  }
+  const x = (v) => PAD.left + ((v - xd.lo) / (xd.hi - xd.lo)) * (W - PAD.left - PAD.right);
+  const y = (v) => H - PAD.bottom - ((v - yd.lo) / (yd.hi - yd.lo || 1)) * (H - PAD.top - PAD.bottom);
+  const axis = el('g', { class: 'axis' });
+  svg.append(axis);
+  axis.append(el('line', { x1: PAD.left, y1: H - PAD.bottom, x2: W - PAD.right, y2: H - PAD.bottom }));
+  axis.append(el('line', { x1: PAD.left, y1: PAD.top, x2: PAD.left, y2: H - PAD.bottom }));
+  for (const v of yd.values) {
+    axis.append(el('line', { x1: PAD.left - 4, y1: y(v), x2: W - PAD.right, y2: y(v), class: 'grid' }));
+    const t = el('text', { x: PAD.left - 6, y: y(v) + 4, 'text-anchor': 'end' });
+    t.textContent = tick(v, yd.step);
+    axis.append(t);
+  }
+  for (const v of xd.values) {
+    const t = el('text', { x: x(v), y: H - PAD.bottom + 14, 'text-anchor': 'middle' });
+    t.textContent = tick(v, xd.step);
+    axis.append(t);
+  }
+  const label = el('text', { x: (W + PAD.left) / 2, y: H - 3, 'text-anchor': 'middle', class: 'label' });
+  label.textContent = opts.xLabel;
+  axis.append(label);
+  for (const s of series) {
+    if (!s.points.length) continue;
+    const d = s.points.map((p, i) => `${i ? 'L' : 'M'}${x(xOf(p)).toFixed(1)},${y(yOf(p)).toFixed(1)}`).join('');
+    svg.append(el('path', { d, fill: 'none', stroke: s.color, 'stroke-width': 2, class: 'series', 'data-name': s.name }));
+  }
+  const marker = el('circle', { r: 4, class: 'marker', visibility: 'hidden' });
+  svg.append(marker);
+  const flat = series.flatMap((s) => s.points.map((p) => ({ s, p }))).sort((a, b) => xOf(a.p) - xOf(b.p));
+  let at = -1;
+  const showAt = (k) => {
+    if (!flat.length) return;
+    at = Math.max(0, Math.min(flat.length - 1, k));
+    const { s, p } = flat[at];
+    marker.setAttribute('cx', x(xOf(p)));
+    marker.setAttribute('cy', y(yOf(p)));
+    marker.setAttribute('fill', s.color);
+    marker.setAttribute('visibility', 'visible');
+    if (opts.readout) opts.readout.textContent = `${s.name}: ${opts.xLabel} ${num(xOf(p))}, ${opts.yLabel} ${num(yOf(p), 3)}`;
+  };
+  svg.onpointermove = (e) => {
+    const r = svg.getBoundingClientRect();
+    const px = ((e.clientX - r.left) / r.width) * W;
+    let best = -1;
+    let dist = Infinity;
+    flat.forEach(({ p }, k) => { const d = Math.abs(x(xOf(p)) - px); if (d < dist) { dist = d; best = k; } });
+    if (best >= 0) showAt(best);
+  };
+  svg.onpointerleave = () => marker.setAttribute('visibility', 'hidden');
+  svg.onfocus = () => showAt(at < 0 ? flat.length - 1 : at);
+  svg.onkeydown = (e) => {
+    const step = { ArrowLeft: -1, ArrowRight: 1, ArrowDown: -1, ArrowUp: 1 }[e.key];
+    if (step) showAt(at + step);
+    else if (e.key === 'Home') showAt(0);
+    else if (e.key === 'End') showAt(flat.length - 1);
+    else return;
+    e.preventDefault();
+  };
+}
+
+export function drawLegend(container, series) {
+  container.replaceChildren(...series.map((s) => h('span', { className: 'legend-item' },
+    h('i', { style: { background: s.color } }), s.name)));
+}
