@@ -34,7 +34,7 @@ const PROPS = [
   { name: 'beam', type: 'int', min: 1, max: 16, def: 1 },
   { name: 'compare', type: 'enum', values: ['none', 'dot', 'additive', 'general', 'cosine', 'scaled_dot'], def: 'none' },
   { name: 'compareSteps', type: 'int', min: 25, max: 5000, def: 300 },
-  { name: 'text', type: 'string', maxLength: 64, pattern: /^[\x20-\x7e]*$/, def: '' },
+  { name: 'text', type: 'string', maxLength: 64, pattern: /^[^\x00-\x1f\x7f]*$/u, def: '' }, // any text without control characters
 ];
 
 const MIGRATIONS = {
