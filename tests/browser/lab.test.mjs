@@ -393,7 +393,7 @@ test('links made by the first lab (no version) still open, migrated to the curre
   assert.equal(await page.$eval('#decode', (s) => s.value), 'beam');
   assert.equal(await page.$eval('#beam', (s) => s.value), '4');
   assert.ok(await page.$eval('[data-testid=notice]', (n) => n.hidden), 'nothing to report');
-  assert.match(page.url(), /#v=2&/, 'the link is rewritten in the current version');
+  assert.match(page.url(), /#ver=2&/, 'the link is rewritten in the current version');
   assert.doesNotMatch(page.url(), /decode=/);
   // greedy links of the first format: decode=greedy drops the width
   const { page: page2 } = await open('lab.html#decode=greedy&beam=5');

@@ -24,11 +24,11 @@ test('first-format decoding: greedy drops the width, beam without a width takes 
   assert.equal(codec.decode('#decode=greedy&beam=7').state.beam, 1);
   assert.equal(codec.decode('#beam=7').state.beam, 1, 'v1 without decode=beam was greedy');
   assert.equal(codec.decode('#decode=beam').state.beam, 3);
-  assert.equal(codec.decode('#v=2&beam=7').state.beam, 7);
+  assert.equal(codec.decode('#ver=2&beam=7').state.beam, 7);
 });
 
 test('a bad field keeps its default and is named; the rest of the link is used', () => {
-  const { state, ignored } = codec.decode('#v=2&hidden=99999&attention=dot&speed=3&maxLength=2&minLength=5&bogus=1&text=%01');
+  const { state, ignored } = codec.decode('#ver=2&hidden=99999&attention=dot&speed=3&maxLength=2&minLength=5&bogus=1&text=%01');
   assert.equal(state.attention, 'dot');
   assert.equal(state.minLength, 5);
   assert.equal(state.maxLength, 12, 'below minLength: the default');
@@ -40,10 +40,10 @@ test('a bad field keeps its default and is named; the rest of the link is used',
 
 test('a state round-trips through its link, which holds only what differs from the defaults', () => {
   const { state } = codec.decode('');
-  assert.equal(codec.encode(state), '#v=2');
+  assert.equal(codec.encode(state), '#ver=2');
   Object.assign(state, { task: 'dates', lr: 1e30, speed: 5, beam: 6, text: '25th of June, 2009', compareSteps: 500 });
   const link = codec.encode(state);
-  assert.match(link, /^#v=2&/);
+  assert.match(link, /^#ver=2&/);
   assert.deepEqual(codec.decode(link).state, state);
   assert.deepEqual(codec.decode(link).ignored, []);
 });

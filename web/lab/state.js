@@ -2,7 +2,7 @@
 // shared URL-state codec (web/ui/url-state.js), so the whole run is in the link.
 // A bad field falls back to its default on its own and the notice names it.
 //
-// Link versions: 1 is the lab's first format (no "v=", decoding as two fields
+// Link versions: 1 is the lab's first format (no "ver=", decoding as two fields
 // "decode=greedy|beam" and "beam=2..16"); 2 folds them into one "beam" (1 =
 // greedy). Links of version 1 are migrated, so every link ever shared still opens.
 import { createUrlState } from '../ui/url-state.js';
