@@ -333,6 +333,7 @@ test('training that diverges says so and keeps the last good model', async () =>
   assert.match(message, /smaller learning rate/, message);
   await page.waitForFunction(() => !window.attnlabLab.session.playing);
   assert.equal(await text(page, '#play'), '▶ Train', 'training stopped');
+  await page.screenshot({ path: `${SHOTS}lab-diverged.png`, fullPage: true });
   // the model still works: finite validation loss, a translation, and it trains on at a sane rate
   const good = await page.evaluate(async () => {
     const { session } = window.attnlabLab;
@@ -349,7 +350,6 @@ test('training that diverges says so and keeps the last good model', async () =>
   await page.click('#step');
   await page.waitForFunction((s) => window.attnlabLab.session.steps === s + 1, good.steps);
   assert.ok(Number.isFinite(await page.evaluate(() => window.attnlabLab.session.losses.at(-1).value)));
-  await page.screenshot({ path: `${SHOTS}lab-diverged.png`, fullPage: true });
   assert.deepEqual(errors, []);
   await page.close();
 });
