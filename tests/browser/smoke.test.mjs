@@ -3,7 +3,7 @@
 // a phone; the engine module also runs unchanged in a Web Worker.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SHOTS, heatmapPixels, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
+import { SHOTS, heatmapPixels, hoverCell, openPlayground, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => { env = await startBrowser(); });
@@ -58,9 +58,11 @@ test('first page fits a phone-sized screen', async () => {
 });
 
 test('the engine module runs unchanged in a Web Worker', async () => {
-  const { page, errors } = await openPage(env.browser, env.url);
-  // a same-origin script (the pages' CSP allows workers from 'self' only, not blob: URLs)
-  await page.route('**/smoke-worker.js', (route) => route.fulfill({
+  // the worker script is served same-origin (the pages' CSP, rightly, allows no blob: worker)
+  const page = await env.browser.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  await page.route('**/engine-test-worker.js', (route) => route.fulfill({
     contentType: 'text/javascript',
     body: `import { loadEngine } from './engine/index.js';
       const engine = await loadEngine();
@@ -68,8 +70,9 @@ test('the engine module runs unchanged in a Web Worker', async () => {
       const r = engine.attend({ queries: [x[1]], keys: x });
       postMessage({ simd: engine.simd, weights: Array.from(r.weights.data) });`,
   }));
-  const weights = await page.evaluate(async () => {
-    const worker = new Worker('smoke-worker.js', { type: 'module' });
+  await page.goto(env.url);
+  const weights = await page.evaluate(() => {
+    const worker = new Worker('engine-test-worker.js', { type: 'module' });
     return new Promise((ok, fail) => {
       worker.onmessage = (ev) => ok(ev.data);
       worker.onerror = (ev) => fail(new Error(ev.message || 'worker failed'));

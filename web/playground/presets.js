@@ -26,7 +26,7 @@ const names = (n, prefix) => Array.from({ length: n }, (_, i) => `${prefix}${i +
 
 export const PRESETS = {
   tutorial: {
-    label: '“Your journey starts with one step”',
+    label: 'Tutorial: “Your journey starts…”',
     about: 'The tutorial’s six 3-d embeddings with dot scores and softmax: the weights reproduce its printed numbers.',
     make: tutorial,
     options: {},
