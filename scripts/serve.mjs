@@ -1,9 +1,14 @@
-// A small static file server for the playground (no dependencies).
-//   node scripts/serve.mjs [--root web] [--port 8080]      (PORT in the environment works too)
-// Tests import { serve } and start it on port 0 in-process.
+// A small static file server for attnlab's pages (no dependencies).
+// Run `node scripts/serve.mjs --help` for its options. Tests import { serve } and
+// start it on port 0 in-process.
+//
+// Every response carries the pages' Content-Security-Policy. A file is opened
+// before it is described: the size sent is the size of what is streamed, and a
+// file that vanishes, or a path that is no regular file (a directory named
+// index.html, a socket), is a 404 instead of an error that stops the server.
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,6 +28,25 @@ const TYPES = {
   '.csv': 'text/csv; charset=utf-8',
 };
 
+/** The policy of every page (also in each page's meta tag): WASM may compile, nothing inline runs. */
+export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
+  + "img-src 'self' data: blob:; object-src 'none'; base-uri 'none'";
+
+const SECURITY_HEADERS = {
+  'Content-Security-Policy': CSP,
+  'X-Content-Type-Options': 'nosniff',
+};
+
+export const USAGE = `Usage: node scripts/serve.mjs [--root DIR] [--port N] [--host ADDRESS]
+
+Serves a folder of static files over HTTP for attnlab's pages.
+
+  --root DIR       the folder to serve (default: web/ of this repository; dist/ after npm run build)
+  --port N         the TCP port, 0 for any free one (default: $PORT or 8080)
+  --host ADDRESS   the address to bind (default: 127.0.0.1, this machine only; 0.0.0.0 for every interface)
+  --help           print this text and exit
+`;
+
 const here = fileURLToPath(new URL('.', import.meta.url));
 const DEFAULT_ROOT = resolve(here, '..', 'web');
 
@@ -39,65 +63,126 @@ function resolvePath(root, urlPath) {
   return full === root || full.startsWith(root + sep) ? full : null;
 }
 
-async function handle(root, req, res) {
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    res.writeHead(405, { Allow: 'GET, HEAD' }).end('method not allowed\n');
-    return;
-  }
-  let file = resolvePath(root, req.url || '/');
-  if (!file) {
-    res.writeHead(403).end('forbidden\n');
-    return;
-  }
-  try {
-    let info = await stat(file);
-    if (info.isDirectory()) {
-      file = join(file, 'index.html');
-      info = await stat(file);
-    }
-    res.writeHead(200, {
-      'Content-Type': TYPES[extname(file).toLowerCase()] || 'application/octet-stream',
-      'Content-Length': info.size,
-      'Cache-Control': 'no-cache',
-      'X-Content-Type-Options': 'nosniff',
-    });
-    if (req.method === 'HEAD') res.end();
-    else createReadStream(file).pipe(res);
-  } catch {
-    res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('not found\n');
-  }
+function reply(res, status, text, headers = {}) {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': 'text/plain; charset=utf-8', ...headers }).end(text);
 }
 
-/** Starts the server; resolves to { server, url }. */
+/** An open handle on a regular file and its size, or null (missing, unreadable, not a file). */
+async function openFile(path) {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+    const info = await handle.stat();
+    if (info.isFile()) return { handle, size: info.size };
+  } catch {
+    // gone since the directory was listed, unreadable, or not something one can open
+  }
+  await handle?.close().catch(() => {});
+  return null;
+}
+
+async function handle(root, req, res) {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    reply(res, 405, 'method not allowed\n', { Allow: 'GET, HEAD' });
+    return;
+  }
+  let path = resolvePath(root, req.url || '/');
+  if (!path) {
+    reply(res, 403, 'forbidden\n');
+    return;
+  }
+  const isDirectory = await stat(path).then((info) => info.isDirectory(), () => false);
+  if (isDirectory) path = join(path, 'index.html');
+  const file = await openFile(path);
+  if (!file) {
+    reply(res, 404, 'not found\n');
+    return;
+  }
+  res.writeHead(200, {
+    ...SECURITY_HEADERS,
+    'Content-Type': TYPES[extname(path).toLowerCase()] || 'application/octet-stream',
+    'Content-Length': file.size,
+    'Cache-Control': 'no-cache',
+  });
+  if (req.method === 'HEAD') {
+    await file.handle.close();
+    res.end();
+    return;
+  }
+  // The stream owns the handle now and closes it; a read error (the disk, a file
+  // truncated while sent) ends this response, never the server.
+  const stream = createReadStream(null, { fd: file.handle, autoClose: true });
+  stream.on('error', () => res.destroy());
+  res.on('close', () => stream.destroy());
+  stream.pipe(res);
+}
+
+/** The URL to open for a bound address ({ address, port } from server.address()); every interface includes loopback. */
+export function urlFor({ address, port }) {
+  const loopback = { '0.0.0.0': '127.0.0.1', '::': '::1' }[address] ?? address;
+  const host = loopback.includes(':') ? `[${loopback}]` : loopback;
+  return `http://${host}:${port}/`;
+}
+
+/** Starts the server; resolves to { server, url, address } with the address really bound. */
 export function serve({ root = DEFAULT_ROOT, port = 8080, host = '127.0.0.1' } = {}) {
   const absRoot = resolve(root);
   const server = createServer((req, res) => {
-    handle(absRoot, req, res).catch(() => res.writeHead(500).end());
+    handle(absRoot, req, res).catch(() => {
+      if (res.headersSent) res.destroy();
+      else reply(res, 500, 'internal error\n');
+    });
   });
+  server.on('clientError', (_err, socket) => socket.destroy());
   return new Promise((ok, fail) => {
     server.once('error', fail);
     server.listen(port, host, () => {
-      const { port: actual } = server.address();
-      ok({ server, url: `http://localhost:${actual}/` });
+      server.off('error', fail);
+      const address = server.address();
+      ok({ server, url: urlFor(address), address });
     });
   });
 }
 
-function parseArgs(argv) {
-  const args = { root: DEFAULT_ROOT, port: Number(process.env.PORT || 8080) };
+/** { root, port, host, help } from the command line, or { error } naming the bad argument. */
+export function parseArgs(argv, env = process.env) {
+  const args = { root: DEFAULT_ROOT, port: env.PORT === undefined ? 8080 : Number(env.PORT), host: '127.0.0.1', help: false };
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--root') args.root = resolve(argv[++i]);
-    else if (argv[i] === '--port') args.port = Number(argv[++i]);
+    const flag = argv[i];
+    if (flag === '--help' || flag === '-h') args.help = true;
+    else if (flag === '--root' || flag === '--port' || flag === '--host') {
+      const value = argv[++i];
+      if (value === undefined) return { error: `${flag} needs a value` };
+      if (flag === '--root') args.root = resolve(value);
+      else if (flag === '--host') args.host = value;
+      else args.port = Number(value);
+    } else {
+      return { error: `unknown argument ${JSON.stringify(flag)}` };
+    }
+  }
+  if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) {
+    return { error: `the port must be a whole number from 0 to 65535 (got ${JSON.stringify(String(args.port))})` };
   }
   return args;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { root, port } = parseArgs(process.argv.slice(2));
-  serve({ root, port })
-    .then(({ url }) => console.log(`attnlab: serving ${root} at ${url} (Ctrl+C stops)`))
-    .catch((err) => {
-      console.error(`attnlab: cannot serve on port ${port}: ${err.message}`);
-      process.exit(1);
-    });
+  const args = parseArgs(process.argv.slice(2));
+  if (args.error) {
+    process.stderr.write(`attnlab: ${args.error}\n\n${USAGE}`);
+    process.exitCode = 2;
+  } else if (args.help) {
+    process.stdout.write(USAGE);
+  } else {
+    serve(args)
+      .then(({ url, address }) => {
+        const everywhere = address.address === '0.0.0.0' || address.address === '::';
+        const where = everywhere ? `every interface (${address.address}) on port ${address.port}; open ${url}` : url;
+        console.log(`attnlab: serving ${args.root} at ${where} (Ctrl+C stops)`);
+      })
+      .catch((err) => {
+        console.error(`attnlab: cannot serve on ${args.host} port ${args.port}: ${err.message}`);
+        process.exitCode = 1;
+      });
+  }
 }

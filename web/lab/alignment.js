@@ -1,78 +1,17 @@
-// The alignment heatmap: output characters (rows) x input characters
-// (columns), drawn on a canvas at the matrix's own resolution and scaled by
-// CSS, with DOM labels, a 0..1 legend, and a hover / keyboard readout.
-
-import { TABLES } from '../ui/colors.js';
-
-/** viridis, the playground's sequential scale (weights are on [0, 1]). */
-export function viridis(v) {
-  const i = 3 * Math.max(0, Math.min(255, Math.round(v * 255)));
-  return [TABLES.sequential[i], TABLES.sequential[i + 1], TABLES.sequential[i + 2]];
-}
+// The alignment panel: the output of the model for the input in the box, and
+// its attention weights as the shared heatmap (output characters × input
+// characters, square cells of bounded size), or, when there is nothing to
+// draw, a sentence saying why (no attention; an input the task cannot read).
+// Also the timeline slider over the session's snapshots.
+import { byId, setText } from '../ui/dom.js';
+import { fixed } from '../ui/format.js';
+import { createHeatmap } from '../ui/heatmap.js';
 
 const shown = (ch) => (ch === ' ' ? '␣' : ch);
+const MAX_CELL = 40;
 
-/** Fills the legend canvas once. */
-export function drawLegendBar(canvas) {
-  canvas.width = 256;
-  canvas.height = 1;
-  const ctx = canvas.getContext('2d');
-  const img = ctx.createImageData(256, 1);
-  for (let i = 0; i < 256; i++) img.data.set([...viridis(i / 255), 255], i * 4);
-  ctx.putImageData(img, 0, 0);
-}
-
-/**
- * Draws translation { inputTokens, outputTokens, alignment } into the parts
- * { canvas, rows, cols, readout }.
- */
-export function drawAlignment(parts, translation) {
-  const { inputTokens, outputTokens, alignment } = translation;
-  const { rows: n, cols: m, data } = alignment;
-  const { canvas, rows, cols, readout } = parts;
-  canvas.width = Math.max(m, 1);
-  canvas.height = Math.max(n, 1);
-  canvas.style.aspectRatio = `${Math.max(m, 1)} / ${Math.max(n, 1)}`;
-  const ctx = canvas.getContext('2d');
-  const img = ctx.createImageData(canvas.width, canvas.height);
-  for (let i = 0; i < n * m; i++) img.data.set([...viridis(data[i]), 255], i * 4);
-  ctx.putImageData(img, 0, 0);
-  const label = (text) => {
-    const span = document.createElement('span');
-    span.textContent = shown(text);
-    return span;
-  };
-  cols.style.gridTemplateColumns = `repeat(${Math.max(m, 1)}, 1fr)`;
-  rows.style.gridTemplateRows = `repeat(${Math.max(n, 1)}, 1fr)`;
-  cols.replaceChildren(...inputTokens.map(label));
-  rows.replaceChildren(...outputTokens.map(label));
-  canvas.setAttribute('aria-label', `alignment of ${n} output characters over ${m} input characters`);
-  let focus = { i: 0, j: 0 };
-  const describe = ({ i, j }) => {
-    if (!n || !m) return;
-    const v = data[i * m + j];
-    readout.textContent = `output ${i + 1} '${shown(outputTokens[i])}' attends to input ${j + 1} '${shown(inputTokens[j])}': α = ${v.toFixed(3)}`;
-  };
-  canvas.onmousemove = (e) => {
-    const r = canvas.getBoundingClientRect();
-    focus = {
-      i: Math.min(n - 1, Math.floor(((e.clientY - r.top) / r.height) * n)),
-      j: Math.min(m - 1, Math.floor(((e.clientX - r.left) / r.width) * m)),
-    };
-    describe(focus);
-  };
-  canvas.onkeydown = (e) => {
-    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-    if (!moves[e.key]) return;
-    e.preventDefault();
-    focus = {
-      i: Math.max(0, Math.min(n - 1, focus.i + moves[e.key][0])),
-      j: Math.max(0, Math.min(m - 1, focus.j + moves[e.key][1])),
-    };
-    describe(focus);
-  };
-  canvas.onfocus = () => describe(focus);
-}
+export const NO_ATTENTION = 'No attention, so no alignment to show: the decoder sees only the encoder\'s last state, '
+  + 'one vector for the whole input, at every output step. Run the bottleneck experiment below to see what that costs on long inputs.';
 
 /**
  * How anti-diagonal an alignment is: the mean weight that output step t puts
@@ -85,4 +24,85 @@ export function antiDiagonal(translation) {
   let sum = 0;
   for (let t = 0; t < steps; t++) sum += data[t * cols + (cols - 1 - t)];
   return sum / steps;
+}
+
+export function createAlignmentView() {
+  const output = byId('output');
+  const message = byId('align-message');
+  const readout = byId('align-readout');
+  const map = createHeatmap({ id: 'alignment', label: 'Alignment of the output characters over the input characters', axes: '' });
+  byId('align-map').append(map.el);
+
+  const say = (text) => {
+    setText(message, text);
+    message.hidden = !text;
+  };
+
+  return {
+    /** Draws a translation { output, inputTokens, outputTokens, alignment }; `attention` 'none' explains instead of a map. */
+    show(t, attention) {
+      setText(output, t.output || '(empty)');
+      byId('text').removeAttribute('aria-invalid');
+      const none = attention === 'none';
+      say(none ? NO_ATTENTION : '');
+      map.el.hidden = none;
+      if (none) {
+        setText(readout, '');
+        return;
+      }
+      const rowLabels = t.outputTokens.map(shown);
+      const colLabels = t.inputTokens.map(shown);
+      const { cols, data } = t.alignment;
+      map.update(t.alignment, {
+        rowLabels, colLabels, kind: 'unit', legend: 'attention weight α', maxCell: MAX_CELL, showValues: false,
+        describe: (i, j) => ({
+          title: `output ${i + 1} '${rowLabels[i]}' ← input ${j + 1} '${colLabels[j]}'`,
+          lines: [`α = ${fixed(data[i * cols + j], 3)}`],
+          value: data[i * cols + j],
+        }),
+        onHover: (i, j) => {
+          setText(readout, i === null ? '' : `output ${i + 1} '${rowLabels[i]}' attends to input ${j + 1} '${colLabels[j]}': α = ${fixed(data[i * cols + j], 3)}`);
+        },
+      });
+      map.el.dataset.antiDiagonal = antiDiagonal(t).toFixed(3);
+    },
+    /** No translation: clears the output and the map and says why. */
+    fail(why) {
+      setText(output, '–');
+      byId('text').setAttribute('aria-invalid', 'true');
+      map.el.hidden = true;
+      setText(readout, '');
+      say(why);
+    },
+    /** Empties everything (a new model). */
+    clear() {
+      setText(output, '–');
+      byId('text').removeAttribute('aria-invalid');
+      map.el.hidden = true;
+      setText(readout, '');
+      say('');
+    },
+  };
+}
+
+/** The timeline slider: one stop per snapshot, the last one live. */
+export function createTimeline(onScrub) {
+  const range = byId('timeline');
+  const label = byId('timeline-label');
+  range.addEventListener('input', () => onScrub());
+  return {
+    /** Index of the chosen snapshot (the last is the live model). */
+    get index() { return Number(range.value); },
+    get live() { return Number(range.value) >= Number(range.max); },
+    /** Sets the number of snapshots; a slider at the live end stays there. */
+    setSnapshots(snapshots) {
+      const live = Number(range.value) >= Number(range.max);
+      range.max = String(Math.max(0, snapshots.length - 1));
+      if (live) range.value = range.max;
+      const snap = snapshots[Number(range.value)];
+      const isLive = Number(range.value) >= Number(range.max);
+      setText(label, snap && snapshots.length > 1 ? `step ${snap.step}${isLive ? ' (live)' : ''}` : 'live');
+      range.setAttribute('aria-valuetext', label.textContent);
+    },
+  };
 }

@@ -1,10 +1,16 @@
 // Training sessions driven from the page through the lab worker (no DOM here).
 // The page stays responsive because every step runs in the worker; the loop
-// asks for chunks of steps sized to take about CHUNK_MS each, then reports.
+// asks for chunks of steps (a fixed number per update, or sized to take about
+// CHUNK_MS each), then reports.
+//
+// After every update the session keeps a snapshot of the model's weights (its
+// saved bytes): the timeline replays any input through the model as it was at
+// that step, and a chunk whose training diverges is undone from the last one.
 
 const CHUNK_MS = 120;
 const MAX_POINTS = 1500; // loss points kept (older ones are merged pairwise)
-const MAX_SNAPSHOTS = 120; // alignment snapshots kept for the timeline
+const MAX_SNAPSHOTS = 120; // model snapshots kept for the timeline
+const MAX_SNAPSHOT_BYTES = 48 << 20; // ... and at most this many bytes of them
 const EVAL_COUNT = 200;
 
 /** Halves an array of { step, value } by averaging neighbours (keeps memory flat). */
@@ -15,6 +21,21 @@ function thin(points) {
   }
   if (points.length % 2) out.push(points[points.length - 1]);
   return out;
+}
+
+/** Keeps the first and last snapshots and every other one between them. */
+function thinSnapshots(list) {
+  return list.filter((_, i) => i === 0 || i === list.length - 1 || i % 2 === 1);
+}
+
+/**
+ * The error a chunk reports when training breaks the weights (for engines that
+ * do not reject a diverging step themselves): `steps` is a step or a range.
+ */
+function divergedError(steps, cause = 'the loss is not a finite number') {
+  const at = typeof steps === 'number' ? `at step ${steps}` : `within steps ${steps}`;
+  return Object.assign(new Error(`train: training diverged ${at} (${cause}); the model is kept as it was before; `
+    + 'try a smaller learning rate'), { code: 'ERR_VALUE' });
 }
 
 export class TrainingSession {
@@ -28,6 +49,7 @@ export class TrainingSession {
     this.info = null;
     this.playing = false;
     this.busy = null;
+    this.stepsPerUpdate = 0;
     this.reset();
   }
 
@@ -35,12 +57,12 @@ export class TrainingSession {
     this.losses = [];
     this.accuracy = [];
     this.snapshots = [];
+    this.snapshotBytes = 0;
     this.steps = 0;
     this.trainSeconds = 0;
     this.examplesPerSecond = 0;
     this.chunk = 5;
-    this.wallStart = null;
-    this.wallElapsed = 0;
+    this.lastEval = null;
   }
 
   /** Replaces the model with a new one from createSeq2Seq options. */
@@ -52,6 +74,7 @@ export class TrainingSession {
     this.model = created.model;
     this.info = created;
     this.reset();
+    await this.snapshot();
     this.hooks.onState?.(this);
     return created;
   }
@@ -66,6 +89,7 @@ export class TrainingSession {
     this.info = loaded;
     this.reset();
     this.steps = loaded.steps;
+    await this.snapshot();
     this.hooks.onState?.(this);
     return loaded;
   }
@@ -98,14 +122,17 @@ export class TrainingSession {
   async step(trainOptions) {
     if (this.playing || !this.model) return;
     await this.busy;
-    this.busy = this.chunkOnce({ ...trainOptions, steps: 1 });
+    this.busy = this.chunkOnce({ ...trainOptions, steps: 1 }).catch((err) => this.hooks.onError?.(err));
     await this.busy;
   }
 
   async loop() {
     while (this.playing) {
       try {
-        await this.chunkOnce({ ...this.trainOptions, steps: this.chunk });
+        const steps = this.stepsPerUpdate || this.chunk;
+        await this.chunkOnce({ ...this.trainOptions, steps });
+        // at a fixed speed, one update per frame at most
+        if (this.stepsPerUpdate) await new Promise((ok) => requestAnimationFrame(ok));
       } catch (err) {
         this.playing = false;
         this.hooks.onError?.(err);
@@ -114,10 +141,35 @@ export class TrainingSession {
     }
   }
 
+  /**
+   * Trains one chunk. A chunk that diverges leaves the model as it was before
+   * it (the engine rejects the step; an engine that does not is rolled back to
+   * the last snapshot) and throws the engine's ERR_VALUE message.
+   */
   async chunkOnce(options) {
     const t0 = performance.now();
-    const r = await this.client.call('train', { model: this.model, options });
+    let r;
+    try {
+      r = await this.client.call('train', { model: this.model, options });
+    } catch (err) {
+      // the engine rejects a diverging step and keeps the weights; an engine that
+      // does not fails later inside the chunk on the broken weights: undo the chunk
+      if (await this.sound()) throw err;
+      await this.rollback();
+      throw divergedError(`${this.steps + 1} to ${this.steps + options.steps}`, err.message);
+    }
     const ms = performance.now() - t0;
+    const bad = r.losses.findIndex((v) => !Number.isFinite(v));
+    if (bad >= 0) {
+      await this.rollback();
+      throw divergedError(r.steps - r.losses.length + bad + 1);
+    }
+    const ev = await this.client.call('evaluate', { model: this.model, options: { split: 'validation', count: EVAL_COUNT } });
+    if (!Number.isFinite(ev.loss)) {
+      // the last step left weights that no longer give a finite loss
+      await this.rollback();
+      throw divergedError(r.steps);
+    }
     // aim each call at CHUNK_MS so progress stays smooth and pause is prompt
     this.chunk = Math.max(1, Math.min(200, Math.round((this.chunk * CHUNK_MS) / Math.max(ms, 1))));
     const first = r.steps - r.losses.length;
@@ -126,21 +178,57 @@ export class TrainingSession {
     this.steps = r.steps;
     this.trainSeconds += r.seconds;
     this.examplesPerSecond = r.examplesPerSecond;
-    const ev = await this.client.call('evaluate', { model: this.model, options: { split: 'validation', count: EVAL_COUNT } });
     this.accuracy.push({ step: r.steps, value: ev.sequenceAccuracy });
     while (this.accuracy.length > MAX_POINTS) this.accuracy = thin(this.accuracy);
     this.lastEval = ev;
+    await this.snapshot();
     this.hooks.onProgress?.(this);
   }
 
-  /** Translates text; keeps a snapshot of the alignment for the timeline when `record`. */
-  async translate(text, beam, record) {
-    const t = await this.client.call('translate', { model: this.model, text, options: { beam } });
-    if (record) {
-      this.snapshots.push({ step: this.steps, text, translation: t });
-      if (this.snapshots.length > MAX_SNAPSHOTS) this.snapshots = this.snapshots.filter((_, i) => i % 2 === 1 || i === 0);
+  /** Records the model's weights now, for the timeline and as the last good state. */
+  async snapshot() {
+    const bytes = await this.save();
+    this.snapshots.push({ step: this.steps, bytes });
+    this.snapshotBytes += bytes.length;
+    while (this.snapshots.length > 2 && (this.snapshots.length > MAX_SNAPSHOTS || this.snapshotBytes > MAX_SNAPSHOT_BYTES)) {
+      this.snapshots = thinSnapshots(this.snapshots);
+      this.snapshotBytes = this.snapshots.reduce((n, s) => n + s.bytes.length, 0);
     }
-    return t;
+  }
+
+  /** Whether the model still gives a finite validation loss. */
+  async sound() {
+    try {
+      const ev = await this.client.call('evaluate', { model: this.model, options: { split: 'validation', count: 8 } });
+      return Number.isFinite(ev.loss);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Replaces the model with its last snapshot (the weights before a chunk that went wrong). */
+  async rollback() {
+    const last = this.snapshots[this.snapshots.length - 1];
+    const loaded = await this.client.call('load', { bytes: last.bytes });
+    await this.drop();
+    this.model = loaded.model;
+    this.steps = last.step;
+  }
+
+  /** Translates text with the model as it is now. */
+  translate(text, beam) {
+    return this.client.call('translate', { model: this.model, text, options: { beam } });
+  }
+
+  /** Translates text with the model as it was at snapshot `index`. */
+  async translateAt(index, text, beam) {
+    const snap = this.snapshots[index];
+    const { model } = await this.client.call('load', { bytes: snap.bytes });
+    try {
+      return await this.client.call('translate', { model, text, options: { beam } });
+    } finally {
+      await this.client.call('destroy', { model });
+    }
   }
 
   /** Test examples, or train ones when the test split is empty (a small pasted dataset). */
@@ -167,7 +255,9 @@ export async function runComparison(client, optionsA, optionsB, { steps, batch, 
     for (let done = 0; done < steps && !shouldStop?.();) {
       const n = Math.min(chunk, steps - done);
       for (let k = 0; k < models.length; k++) {
-        await client.call('train', { model: models[k], options: { steps: n, batch, lr } });
+        const r = await client.call('train', { model: models[k], options: { steps: n, batch, lr } });
+        const bad = r.losses.findIndex((v) => !Number.isFinite(v));
+        if (bad >= 0) throw divergedError(r.steps - r.losses.length + bad + 1);
         const ev = await client.call('evaluate', { model: models[k], options: { split: 'validation', count: 150 } });
         curves[k].push({ step: done + n, value: ev.sequenceAccuracy });
       }

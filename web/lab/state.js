@@ -1,97 +1,57 @@
-// The training lab's settings: a table of validated properties mirrored in the
-// URL hash (like TensorFlow Playground). Unknown or bad values are ignored and
-// their defaults kept; parse() reports what it ignored so the page can say so.
+// The training lab's settings: one declarative table of properties read by the
+// shared URL-state codec (web/ui/url-state.js), so the whole run is in the link.
+// A bad field falls back to its default on its own and the notice names it.
+//
+// Link versions: 1 is the lab's first format (no "ver=", decoding as two fields
+// "decode=greedy|beam" and "beam=2..16"); 2 folds them into one "beam" (1 =
+// greedy). Links of version 1 are migrated, so every link ever shared still opens.
+import { createUrlState } from '../ui/url-state.js';
 
-const CHOICES = {
-  task: ['reverse', 'sort', 'copy', 'dates', 'pairs'],
-  cell: ['gru', 'lstm', 'rnn'],
-  attention: ['additive', 'dot', 'scaled_dot', 'general', 'cosine', 'location', 'none'],
-  compare: ['none', 'dot', 'additive', 'general', 'cosine', 'scaled_dot'],
-  alphabet: ['digits', 'letters'],
-  decode: ['greedy', 'beam'],
+export const SEQUENCE_TASKS = ['reverse', 'sort', 'copy'];
+export const ATTENTIONS = ['additive', 'dot', 'scaled_dot', 'general', 'cosine', 'location', 'none'];
+/** Steps per update of the display; 0 sizes each update to about 120 ms of training. */
+export const SPEEDS = [0, 100, 25, 10, 5, 2, 1];
+
+const PROPS = [
+  { name: 'task', type: 'enum', values: ['reverse', 'sort', 'copy', 'dates', 'pairs'], def: 'reverse' },
+  { name: 'alphabet', type: 'enum', values: ['digits', 'letters'], def: 'digits' },
+  { name: 'minLength', type: 'int', min: 1, max: 30, def: 4 },
+  {
+    name: 'maxLength', type: 'int', min: 1, max: 30, def: (s) => Math.max(12, s.minLength),
+    check: (v, s) => (v < s.minLength ? `is below minLength (${s.minLength})` : null),
+  },
+  { name: 'cell', type: 'enum', values: ['gru', 'lstm', 'rnn'], def: 'gru' },
+  { name: 'bidirectional', type: 'bool', def: false },
+  { name: 'layers', type: 'int', min: 1, max: 2, def: 1 },
+  { name: 'embed', type: 'int', min: 2, max: 128, def: 16 },
+  { name: 'hidden', type: 'int', min: 4, max: 256, def: 64 },
+  { name: 'attention', type: 'enum', values: ATTENTIONS, def: 'additive' },
+  // any positive rate the engine takes: one that makes training diverge is shown as such
+  { name: 'lr', type: 'number', min: 1e-6, max: 1e30, def: 0.005 },
+  { name: 'batch', type: 'int', min: 1, max: 256, def: 64 },
+  { name: 'seed', type: 'int', min: 0, max: 2 ** 31 - 1, def: 1 },
+  { name: 'speed', type: 'int', min: 0, max: 100, def: 0, check: (v) => (SPEEDS.includes(v) ? null : `must be one of ${SPEEDS.join(', ')}`) },
+  { name: 'beam', type: 'int', min: 1, max: 16, def: 1 },
+  { name: 'compare', type: 'enum', values: ['none', 'dot', 'additive', 'general', 'cosine', 'scaled_dot'], def: 'none' },
+  { name: 'compareSteps', type: 'int', min: 25, max: 5000, def: 300 },
+  { name: 'text', type: 'string', maxLength: 64, pattern: /^[^\x00-\x1f\x7f]*$/u, def: '' }, // any text without control characters
+];
+
+const MIGRATIONS = {
+  /** v1 -> v2: decode=greedy|beam with beam=2..16 becomes beam=1..16 (1 = greedy). */
+  1(entries) {
+    const e = Object.assign(Object.create(null), entries);
+    if (e.decode === 'beam') e.beam ??= '3';
+    else delete e.beam;
+    delete e.decode;
+    return e;
+  },
 };
 
-/** name -> { kind, default, ... }: the whole shareable configuration. */
-export const PROPERTIES = {
-  task: { kind: 'choice', default: 'reverse' },
-  alphabet: { kind: 'choice', default: 'digits' },
-  minLength: { kind: 'int', default: 4, min: 1, max: 30 },
-  maxLength: { kind: 'int', default: 12, min: 1, max: 30 },
-  cell: { kind: 'choice', default: 'gru' },
-  bidirectional: { kind: 'bool', default: false },
-  layers: { kind: 'int', default: 1, min: 1, max: 2 },
-  embed: { kind: 'int', default: 16, min: 2, max: 128 },
-  hidden: { kind: 'int', default: 64, min: 4, max: 256 },
-  attention: { kind: 'choice', default: 'additive' },
-  lr: { kind: 'number', default: 0.005, min: 1e-5, max: 1 },
-  batch: { kind: 'int', default: 64, min: 1, max: 256 },
-  seed: { kind: 'int', default: 1, min: 0, max: 2 ** 31 - 1 },
-  decode: { kind: 'choice', default: 'greedy' },
-  beam: { kind: 'int', default: 3, min: 2, max: 16 },
-  compare: { kind: 'choice', default: 'none' },
-  text: { kind: 'string', default: '', maxLength: 64 },
-};
+export const codec = createUrlState({ version: 2, props: PROPS, migrations: MIGRATIONS });
 
-export function defaults() {
-  return Object.fromEntries(Object.entries(PROPERTIES).map(([k, p]) => [k, p.default]));
-}
-
-/** One property's value from a string, or undefined when it is not valid. */
-function read(name, raw) {
-  const p = PROPERTIES[name];
-  if (p.kind === 'choice') return CHOICES[name].includes(raw) ? raw : undefined;
-  if (p.kind === 'bool') return raw === 'true' ? true : raw === 'false' ? false : undefined;
-  if (p.kind === 'string') {
-    return raw.length <= p.maxLength && /^[\x20-\x7e]*$/.test(raw) ? raw : undefined;
-  }
-  if (!/^-?\d+(\.\d+)?(e-?\d+)?$/i.test(raw)) return undefined;
-  const x = Number(raw);
-  if (!Number.isFinite(x) || x < p.min || x > p.max) return undefined;
-  if (p.kind === 'int' && !Number.isInteger(x)) return undefined;
-  return x;
-}
-
-/** The state from a location hash: { state, ignored: [names of bad or unknown entries] }. */
-export function parse(hash) {
-  const state = defaults();
-  const ignored = [];
-  const body = String(hash || '').replace(/^#/, '');
-  if (!body) return { state, ignored };
-  if (body.length > 2000) return { state, ignored: ['(the whole link: too long)'] };
-  for (const part of body.split('&')) {
-    if (!part) continue;
-    const eq = part.indexOf('=');
-    let name, raw;
-    try {
-      name = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
-      raw = decodeURIComponent(eq < 0 ? '' : part.slice(eq + 1));
-    } catch {
-      ignored.push(part.slice(0, 40));
-      continue;
-    }
-    if (!Object.hasOwn(PROPERTIES, name)) {
-      ignored.push(name.slice(0, 40));
-      continue;
-    }
-    const value = read(name, raw);
-    if (value === undefined) ignored.push(name);
-    else state[name] = value;
-  }
-  if (state.maxLength < state.minLength) {
-    state.maxLength = state.minLength;
-    ignored.push('maxLength');
-  }
-  return { state, ignored };
-}
-
-/** The hash for a state: only values that differ from the defaults. */
-export function serialize(state) {
-  const parts = [];
-  for (const [name, p] of Object.entries(PROPERTIES)) {
-    if (state[name] !== p.default) parts.push(`${name}=${encodeURIComponent(String(state[name]))}`);
-  }
-  return parts.length ? `#${parts.join('&')}` : '';
-}
+/** The property table (name -> property), for the controls. */
+export const PROPERTIES = Object.fromEntries(PROPS.map((p) => [p.name, p]));
 
 /** createSeq2Seq options for a state (pairs text comes from the page, not the URL). */
 export function modelOptions(state, attention = state.attention, pairs = undefined) {
@@ -99,11 +59,15 @@ export function modelOptions(state, attention = state.attention, pairs = undefin
     task: state.task, cell: state.cell, bidirectional: state.bidirectional, layers: state.layers,
     embed: state.embed, hidden: state.hidden, attention, seed: state.seed, batch: Math.max(state.batch, 64),
   };
-  if (['copy', 'reverse', 'sort'].includes(state.task)) {
+  if (SEQUENCE_TASKS.includes(state.task)) {
     Object.assign(o, { alphabet: state.alphabet, minLength: state.minLength, maxLength: state.maxLength });
   }
   if (state.task === 'pairs') o.pairs = pairs ?? '';
   return o;
 }
 
-export { CHOICES };
+/** train() options for a state. */
+export const trainOptions = (state) => ({ batch: state.batch, lr: state.lr });
+
+/** The settings that define the model: changing one makes a new model. */
+export const MODEL_KEYS = ['task', 'alphabet', 'minLength', 'maxLength', 'cell', 'bidirectional', 'layers', 'embed', 'hidden', 'attention', 'seed'];

@@ -1,0 +1,62 @@
+// The settings form: fills its controls from a state and reads one control back
+// as a validated value (or undefined, marking the control invalid). The
+// decoding pair (greedy / beam search + width) edits the one `beam` setting.
+import { byId } from '../ui/dom.js';
+import { PROPERTIES, SEQUENCE_TASKS } from './state.js';
+
+/** Controls whose id is a state property and that change the state when they change. */
+export const CONTROL_NAMES = Object.keys(PROPERTIES).filter((name) => name !== 'text' && name !== 'beam');
+
+function valid(p, raw) {
+  if (p.type === 'bool') return raw;
+  if (p.type === 'enum') return p.values.includes(raw) ? raw : undefined;
+  const x = Number(raw);
+  if (raw === '' || !Number.isFinite(x) || x < p.min || x > p.max || (p.type === 'int' && !Number.isInteger(x))) return undefined;
+  if (p.check?.(x, {})) return undefined;
+  return x;
+}
+
+export function createControls() {
+  let beamWidth = 3; // the width beam search uses when it is switched back on
+
+  function fill(state) {
+    for (const name of CONTROL_NAMES) {
+      const input = byId(name);
+      if (!input) continue;
+      if (input.type === 'checkbox') input.checked = state[name];
+      else input.value = String(state[name]);
+      input.removeAttribute('aria-invalid');
+    }
+    if (state.beam > 1) beamWidth = state.beam;
+    byId('decode').value = state.beam > 1 ? 'beam' : 'greedy';
+    byId('beam').value = String(beamWidth);
+    byId('beam').disabled = state.beam === 1;
+    byId('seq-options').hidden = !SEQUENCE_TASKS.includes(state.task);
+    byId('pairs-box').hidden = state.task !== 'pairs';
+  }
+
+  /** { name, value } for a changed control, or null when its text is not a valid value (it is marked). */
+  function read(id) {
+    const input = byId(id);
+    let name = id;
+    let value;
+    if (id === 'decode') {
+      name = 'beam';
+      value = input.value === 'beam' ? beamWidth : 1;
+    } else if (id === 'beam') {
+      const x = Number(input.value);
+      value = Number.isInteger(x) && x >= 2 && x <= 16 ? x : undefined;
+      if (value !== undefined) beamWidth = value;
+    } else {
+      value = valid(PROPERTIES[id], input.type === 'checkbox' ? input.checked : input.value);
+    }
+    if (value === undefined) {
+      input.setAttribute('aria-invalid', 'true');
+      return null;
+    }
+    input.removeAttribute('aria-invalid');
+    return { name, value };
+  }
+
+  return { fill, read, ids: [...CONTROL_NAMES, 'decode', 'beam'] };
+}

@@ -1,0 +1,31 @@
+// Model files: download the session's model, read a chosen file, and the
+// settings a loaded model implies (its task, cell, sizes and attention).
+import { download } from '../ui/download.js';
+import { PROPERTIES, SEQUENCE_TASKS } from './state.js';
+
+const MAX_FILE_BYTES = 64 << 20;
+
+export async function saveModel(session, state) {
+  const bytes = await session.save();
+  download(`attnlab-${state.task}-${state.attention}-step${session.steps}.attnlab`, new Blob([bytes], { type: 'application/octet-stream' }));
+}
+
+/** The bytes of a chosen file (too large a file is refused before it is read). */
+export async function readModelFile(file) {
+  if (file.size > MAX_FILE_BYTES) throw new Error(`${file.size} bytes is too large for a model file`);
+  return new Uint8Array(await file.arrayBuffer());
+}
+
+/** The settings of a loaded model's config, as far as the property table allows them. */
+export function settingsOf(config) {
+  const s = {};
+  for (const k of ['task', 'cell', 'layers', 'bidirectional', 'embed', 'hidden', 'attention']) {
+    const p = PROPERTIES[k];
+    const v = config[k];
+    if (v === undefined) continue;
+    if (p.type === 'enum' ? p.values.includes(v) : p.type === 'bool' ? typeof v === 'boolean' : v >= p.min && v <= p.max) s[k] = v;
+  }
+  if (SEQUENCE_TASKS.includes(config.task)) Object.assign(s, { alphabet: config.alphabet, minLength: config.minLength, maxLength: config.maxLength });
+  s.seed = Math.min(config.seed, PROPERTIES.seed.max);
+  return s;
+}

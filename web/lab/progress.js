@@ -1,0 +1,41 @@
+// The progress panel: step, loss, accuracy, speed and time, and the loss and
+// validation-accuracy curves (shared line charts) with their readouts.
+import { drawChart } from '../ui/chart.js';
+import { byId, setText } from '../ui/dom.js';
+import { fixed } from '../ui/format.js';
+
+const fmtTime = (s) => (s < 60 ? `${fixed(s, 1)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`);
+
+export function createProgressView() {
+  const lossChart = byId('loss-chart');
+  const accChart = byId('acc-chart');
+  const lossReadout = byId('loss-readout');
+  const accReadout = byId('acc-readout');
+
+  function charts(losses, accuracy) {
+    drawChart(lossChart, [{ name: 'loss', color: '#c92a2a', points: losses }],
+      { xLabel: 'step', yLabel: 'loss', yMin: 0, integerX: true, readout: lossReadout });
+    drawChart(accChart, [{ name: 'accuracy', color: '#2f56d6', points: accuracy }],
+      { xLabel: 'step', yLabel: 'accuracy', yMin: 0, yMax: 1, integerX: true, readout: accReadout });
+  }
+
+  return {
+    /** Shows a session's numbers and curves. */
+    update(session) {
+      setText(byId('stat-step'), String(session.steps));
+      const last = session.losses[session.losses.length - 1];
+      setText(byId('stat-loss'), last ? fixed(last.value, 4) : '–');
+      const acc = session.accuracy[session.accuracy.length - 1];
+      setText(byId('stat-acc'), acc ? `${fixed(acc.value * 100, 1)}%` : '–');
+      setText(byId('stat-speed'), session.examplesPerSecond ? Math.round(session.examplesPerSecond).toLocaleString('en') : '–');
+      setText(byId('stat-time'), fmtTime(session.trainSeconds));
+      charts(session.losses, session.accuracy);
+    },
+    /** Empties every number, curve and readout (a new model). */
+    clear() {
+      setText(lossReadout, '');
+      setText(accReadout, '');
+      this.update({ steps: 0, losses: [], accuracy: [], examplesPerSecond: 0, trainSeconds: 0 });
+    },
+  };
+}
