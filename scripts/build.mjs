@@ -19,6 +19,7 @@ for (const wasm of ['attnlab-simd.wasm', 'attnlab-scalar.wasm']) {
   }
 }
 execFileSync(process.execPath, [`${root}scripts/vendor.mjs`], { stdio: 'inherit' });
+execFileSync(process.execPath, [`${root}scripts/render-math.mjs`], { stdio: 'inherit' }); // learn.html's equations as MathML
 await rm(out, { recursive: true, force: true });
 await cp(`${root}web`, out, { recursive: true });
 console.log(`attnlab: built the site into ${out} (serve it from any static host, under any path)`);

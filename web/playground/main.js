@@ -19,6 +19,13 @@ const $ = (id) => document.getElementById(id);
 const header = mountHeader({ current: 'playground', skipTo: 'main', tagline: 'attention, step by step, live', actions: [...$('page-actions').children] });
 $('page-actions').remove();
 const notice = createNotice($('notice'));
+// A newcomer is offered the Learn page once, until they dismiss it (remembered in localStorage).
+const NEWCOMER = 'attnlab.newcomer.dismissed';
+try { $('newcomer').hidden = localStorage.getItem(NEWCOMER) === '1'; } catch { $('newcomer').hidden = false; }
+$('newcomer-dismiss').addEventListener('click', () => {
+  $('newcomer').hidden = true;
+  try { localStorage.setItem(NEWCOMER, '1'); } catch { /* dismissed for this visit */ }
+});
 const badLink = (error) => notice.show(`This link could not be loaded (${error}), so the default example is shown instead.`, 'error');
 
 async function main() {
