@@ -10,6 +10,8 @@ import { quote } from './numbers.js';
 import { TOKENS, copyX } from './tutorial.js';
 import { createMatrixEditor } from './matrix-editor.js';
 
+const SUB = '₀₁₂₃₄₅₆₇₈₉';
+
 export function mountDot(root, { engine }) {
   let x = copyX();
   const n = TOKENS.length;
@@ -36,7 +38,7 @@ export function mountDot(root, { engine }) {
     const shown = new Float32Array(n * n).fill(-Infinity);
     shown.set(scores.data.subarray(0, cell + 1));
     hm.update({ rows: n, cols: n, data: shown }, {
-      rowLabels: TOKENS, colLabels: TOKENS, kind: 'signed', legend: 'dot product (grey: not computed yet)', maxCell: 44,
+      rowLabels: TOKENS, colLabels: TOKENS, kind: 'signed', legend: 'dot product (grey: not computed yet)', maxCell: 44, showValues: false,
       describe: (a, b) => ({
         title: `${TOKENS[a]} · ${TOKENS[b]}`,
         lines: [a * n + b <= cell ? `= ${fixed(scores.data[a * n + b], 4)}` : 'not computed yet: step on'],
@@ -44,7 +46,7 @@ export function mountDot(root, { engine }) {
     });
     hm.highlightRow(i);
     const terms = x[i].map((v, k) => `${num(v, 2)}×${num(x[j][k], 2)}`).join(' + ');
-    setText(explain, `Cell ${cell + 1} of ${n * n}: row “${TOKENS[i]}”, column “${TOKENS[j]}”: x_${i + 1} · x_${j + 1} = ${terms} = ${fixed(scores.data[cell], 4)}`);
+    setText(explain, `Cell ${cell + 1} of ${n * n}: row “${TOKENS[i]}”, column “${TOKENS[j]}”: x${SUB[i + 1]} · x${SUB[j + 1]} = ${terms} = ${fixed(scores.data[cell], 4)}`);
     slider.value = String(cell);
     slider.setAttribute('aria-valuetext', `cell ${cell + 1}: ${TOKENS[i]} · ${TOKENS[j]}`);
   }

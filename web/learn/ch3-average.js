@@ -41,7 +41,7 @@ export function mountAverage(root, { engine }) {
   }
   const dots = TOKENS.map((name, i) => {
     const g = svg('g', { class: i === JOURNEY ? 'pt query' : 'pt' });
-    g.append(svg('circle', { r: i === JOURNEY ? 9 : 6 }), svg('text', { dx: 10, dy: -8 }));
+    g.append(svg('circle', { r: i === JOURNEY ? 9 : 6 }), svg('text', { dx: 10, dy: name === 'one' ? 16 : -8 }));
     g.lastChild.textContent = name;
     return g;
   });

@@ -66,7 +66,7 @@ export function mountScores(root, { engine }) {
     { name: 'softmax(q·k / √d)', color: '#2f56d6', points: curve.map((c) => ({ x: Math.log2(c.d), y: c.entropyScaled })) },
   ];
   drawChart(root.querySelector('[data-role=entropy-chart]'), series, {
-    xLabel: 'log₂ d', yLabel: 'entropy / max', readout: root.querySelector('[data-role=entropy-readout]'), yMin: 0, yMax: 1, integerX: true,
+    xLabel: 'log₂ d', yLabel: 'entropy / max', readout: root.querySelector('[data-role=entropy-readout]'), xMin: 0, xMax: 9, yMin: 0, yMax: 1, integerX: true,
   });
   drawLegend(root.querySelector('[data-role=entropy-legend]'), series);
 

@@ -1,15 +1,11 @@
 // The Learn page: loads the engine and the pretrained models, then mounts each
 // chapter's widgets (chapter 1 first, so the page is interactive early).
 // Wiring only: each chapter's file owns its widgets, numbers.js the quoted figures.
+// Chapters 2-6 are imported once chapter 1 is up, so they are off its critical path.
 import { loadEngine } from '../engine/index.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
 import { mountBottleneck } from './ch1-bottleneck.js';
-import { mountDot } from './ch2-dot.js';
-import { mountAverage } from './ch3-average.js';
-import { mountScores } from './ch4-scores.js';
-import { mountSelf } from './ch5-self.js';
-import { mountDates } from './ch6-dates.js';
 import { numbers } from './numbers.js';
 import { onProgress, progress } from './progress.js';
 
@@ -29,7 +25,24 @@ function showProgress(all) {
   for (const id of CHAPTERS) document.querySelector(`[data-toc="${id}"]`)?.classList.toggle('done', Boolean(all[id]));
 }
 
+/** A display equation wider than its column scrolls; then it takes focus, so a keyboard can scroll it. */
+function focusableWhenScrolling() {
+  for (const el of document.querySelectorAll('.math.display')) {
+    if (el.scrollWidth > el.clientWidth) {
+      el.tabIndex = 0;
+      el.setAttribute('role', 'group');
+      el.setAttribute('aria-label', 'equation (scrolls sideways)');
+    } else if (el.hasAttribute('tabindex')) {
+      el.removeAttribute('tabindex');
+      el.removeAttribute('role');
+      el.removeAttribute('aria-label');
+    }
+  }
+}
+
 async function main() {
+  focusableWhenScrolling();
+  addEventListener('resize', focusableWhenScrolling);
   const manifestP = fetch('models/models.json').then((r) => { if (!r.ok) throw new Error(`models/models.json: HTTP ${r.status}`); return r.json(); });
   const fileOf = (name) => manifestP.then((m) => fetchBytes(`models/${m.models[name].file}`));
   const bytes = { attention: fileOf('reverse-attention'), bottleneck: fileOf('reverse-bottleneck'), dates: fileOf('dates') };
@@ -43,8 +56,10 @@ async function main() {
   // the rest after the first chapter has painted
   const nextTask = () => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
   await nextTask();
+  const rest = Promise.all(['./ch2-dot.js', './ch3-average.js', './ch4-scores.js', './ch5-self.js', './ch6-dates.js'].map((m) => import(m)));
   ch1.measure();
   models.dates = engine.loadSeq2Seq(await bytes.dates);
+  const [{ mountDot }, { mountAverage }, { mountScores }, { mountSelf }, { mountDates }] = await rest;
   await nextTask();
   mountDot($('ch-dot'), ctx);
   mountAverage($('ch-average'), ctx);
