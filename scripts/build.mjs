@@ -2,10 +2,13 @@
 // (every URL in it is relative; no server logic, no CDN).
 //   node scripts/build.mjs [--out dist]
 // Needs the WASM builds (make -s wasm; `npm run build` does both). Regenerates
-// web/vendor/ (KaTeX, d3 colour ramps) first, then copies web/ as it is served.
+// web/vendor/ (formulas rendered by KaTeX, d3 colour ramps) first, then copies web/
+// and replaces each page's ES modules by one minified bundle (esbuild; code shared by
+// the pages, such as the engine, goes into chunks/), and minifies the stylesheets.
+// Prints each page's JavaScript and CSS bytes.
 import { execFileSync } from 'node:child_process';
-import { cp, rm, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -20,6 +23,44 @@ for (const wasm of ['attnlab-simd.wasm', 'attnlab-scalar.wasm']) {
 }
 execFileSync(process.execPath, [`${root}scripts/vendor.mjs`], { stdio: 'inherit' });
 execFileSync(process.execPath, [`${root}scripts/render-math.mjs`], { stdio: 'inherit' }); // learn.html's equations as MathML
+const { build, transform } = await import('esbuild');
+
 await rm(out, { recursive: true, force: true });
-await cp(`${root}web`, out, { recursive: true });
+// the modules are bundled below; everything else (HTML, CSS, WASM, fonts, the engine for other users) is copied
+const BUNDLED = ['ui', 'playground', 'lab', 'learn', 'worker', 'vendor/d3.js', 'vendor/formulas.js'];
+await cp(`${root}web`, out, {
+  recursive: true,
+  filter: (src) => {
+    const rel = src.slice(`${root}web`.length + 1);
+    return !(rel.endsWith('.js') && BUNDLED.some((b) => rel === b || rel.startsWith(`${b}/`)));
+  },
+});
+
+const entries = {
+  'playground/main': `${root}web/playground/main.js`,
+  'lab/main': `${root}web/lab/main.js`,
+  'learn/main': `${root}web/learn/main.js`,
+  'worker/lab-worker': `${root}web/worker/lab-worker.js`,
+};
+const result = await build({
+  entryPoints: entries, bundle: true, format: 'esm', splitting: true, minify: true, outdir: out,
+  chunkNames: 'chunks/[name]-[hash]', legalComments: 'eof', target: 'es2022', metafile: true, logLevel: 'warning',
+  // the engine and worker import Node built-ins only when they run under Node
+  external: ['node:*'],
+});
+
+async function minifyCss(dir) {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) await minifyCss(path);
+    else if (entry.name.endsWith('.css') && !entry.name.endsWith('.min.css')) {
+      const { code } = await transform(await readFile(path, 'utf8'), { loader: 'css', minify: true });
+      await writeFile(path, code);
+    }
+  }
+}
+await minifyCss(out);
+
+const bytes = Object.fromEntries(Object.entries(result.metafile.outputs).map(([file, o]) => [file.replace(`${out}/`, '').replace(/^dist\//, ''), o.bytes]));
+for (const [name, size] of Object.entries(bytes).sort()) console.log(`  ${name.padEnd(34)} ${(size / 1024).toFixed(1)} KiB`);
 console.log(`attnlab: built the site into ${out} (serve it from any static host, under any path)`);

@@ -12,7 +12,7 @@
 //        #trainable #heads #head #param-seed #reroll-params; mode: label[for=mode-attend|mode-self]
 //   body[data-ready="true"] once the engine has drawn the first state.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,9 +43,10 @@ const FLAGS = [
   '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic',
 ];
 
-/** The page imports KaTeX and d3 from web/vendor/ (generated): make it on a fresh clone. */
+/** The page imports its formulas and d3 from web/vendor/ (generated): make it on a fresh clone or after tex.js changed. */
 export function ensureVendor() {
-  if (!existsSync(`${ROOT}web/vendor/katex/katex.js`) || !existsSync(`${ROOT}web/vendor/d3.js`)) {
+  const made = ['katex/katex.min.css', 'd3.js', 'formulas.js', 'formulas.css'].every((f) => existsSync(`${ROOT}web/vendor/${f}`));
+  if (!made || statSync(`${ROOT}web/playground/tex.js`).mtimeMs > statSync(`${ROOT}web/vendor/formulas.js`).mtimeMs) {
     execFileSync(process.execPath, [`${ROOT}scripts/vendor.mjs`], { stdio: 'inherit' });
   }
 }

@@ -38,6 +38,19 @@ async function openLearn(viewport = { width: 1440, height: 900 }, base = env.url
 const chapter = (page, id) => page.locator(`[data-testid="chapter-${id}"]`);
 const solved = (page, id) => page.getAttribute(`[data-testid="challenge-${id}"]`, 'data-solved');
 const hrefOf = (page, id) => page.getAttribute(`[data-testid="open-${id}"]`, 'href');
+// the built site (dist/ as shipped: bundled, minified) under a sub-path, built once
+let site = null;
+function builtSite() {
+  site ??= (async () => {
+    const dir = `${SHOTS}site-learn/`;
+    execFileSync(process.execPath, [`${ROOT}scripts/build.mjs`, '--out', `${dir}a/sub/path`], { stdio: 'pipe' });
+    const hosted = await startBrowser({ root: dir });
+    return { ...hosted, base: `${hosted.url}a/sub/path/` };
+  })();
+  return site;
+}
+after(async () => { if (site) await (await site).close(); });
+
 async function loadModel(name) {
   return engine.loadSeq2Seq(new Uint8Array(await readFile(`${ROOT}web/models/${manifest.models[name].file}`)));
 }
@@ -114,10 +127,12 @@ test('every figure the prose quotes is the engine’s', async () => {
   await page.close();
 });
 
-test('the first chapter is interactive within 1.5 s of navigation', async () => {
+test('the first chapter is interactive within 1.5 s of navigation (the built site)', async () => {
+  const hosted = await builtSite();
   const figures = [];
-  for (let run = 0; run < 3; run++) {
-    const { page, errors } = await openPage(env.browser, `${env.url}learn.html`);
+  // best of five: the figure is the page's, not the other jobs' on a shared machine
+  for (let run = 0; run < 5; run++) {
+    const { page, errors } = await openPage(hosted.browser, `${hosted.base}learn.html`);
     await page.waitForSelector('body[data-first-ready]', { timeout: 30000 });
     figures.push(Number(await page.getAttribute('body', 'data-first-ready')));
     // interactive: typing translates at once
@@ -357,11 +372,9 @@ test('axe-core finds no serious or critical violation; screenshots of every chap
 });
 
 test('dist/ works offline under a sub-path', async () => {
-  const site = `${SHOTS}site-learn/`;
-  execFileSync(process.execPath, [`${ROOT}scripts/build.mjs`, '--out', `${site}a/sub/path`], { stdio: 'pipe' });
-  const hosted = await startBrowser({ root: site });
-  try {
-    const base = `${hosted.url}a/sub/path/`;
+  const hosted = await builtSite();
+  {
+    const { base } = hosted;
     const context = await hosted.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const errors = [];
@@ -390,7 +403,5 @@ test('dist/ works offline under a sub-path', async () => {
     await page.waitForSelector('body[data-ready="true"]');
     assert.equal(await page.isVisible('[data-testid=newcomer]'), false, 'dismissed stays dismissed');
     await context.close();
-  } finally {
-    await hosted.close();
   }
 });

@@ -1,22 +1,24 @@
 // "Open in the playground / lab" links in each page's own URL-state format:
-//   playgroundLink(fields)  index.html#s=<base64url JSON>: the playground's state
-//                           (web/playground/state.js: version 1, its PROPS by name, and
-//                           tokens, x and parameter matrices written out in full; a
-//                           missing field takes the playground's default)
+//   playgroundLink(fields)  index.html#ver=2&name=value&...: the playground's link format,
+//                           version 2 (web/playground/state.js PROPS, read by ui/url-state.js):
+//                           numbers and names as text, lists "a,b", vectors "1,2", matrices
+//                           "1,2;3,4"; a field not given takes the playground's default
 //   labLink(fields)         lab.html#name=value&...: the lab's PROPERTIES by name
 //                           (web/lab/state.js); only the fields given are written
 // Pure functions: no DOM.
 
-function base64url(text) {
-  const bytes = new TextEncoder().encode(text);
-  let bin = '';
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const PLAYGROUND_VERSION = 2;
+
+function fieldText(v) {
+  if (!Array.isArray(v)) return encodeURIComponent(String(v));
+  if (Array.isArray(v[0])) return v.map((row) => row.join(',')).join(';');
+  return v.map((x) => (typeof x === 'number' ? String(x) : encodeURIComponent(x))).join(',');
 }
 
 /** A link to the playground showing `fields` (preset, mode, score, x, ...). */
 export function playgroundLink(fields) {
-  return `index.html#s=${base64url(JSON.stringify({ version: 1, ...fields }))}`;
+  const parts = Object.entries(fields).map(([k, v]) => `${k}=${fieldText(v)}`);
+  return `index.html#ver=${PLAYGROUND_VERSION}&${parts.join('&')}`;
 }
 
 /** A link to the training lab with `fields` (task, attention, hidden, text, ...). */

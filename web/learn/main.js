@@ -56,7 +56,7 @@ async function main() {
   // the rest after the first chapter has painted
   const nextTask = () => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
   await nextTask();
-  const rest = Promise.all(['./ch2-dot.js', './ch3-average.js', './ch4-scores.js', './ch5-self.js', './ch6-dates.js'].map((m) => import(m)));
+  const rest = Promise.all([import('./ch2-dot.js'), import('./ch3-average.js'), import('./ch4-scores.js'), import('./ch5-self.js'), import('./ch6-dates.js')]);
   ch1.measure();
   models.dates = engine.loadSeq2Seq(await bytes.dates);
   const [{ mountDot }, { mountAverage }, { mountScores }, { mountSelf }, { mountDates }] = await rest;

@@ -13,7 +13,7 @@ export function toMatrix(rows) {
 function scoreParams(s, score) {
   switch (score) {
     case 'general': return { W: s.W };
-    case 'additive': return { Wq: s.Wq, Wk: s.Wk, v: s.v[0] };
+    case 'additive': return { Wq: s.Wq, Wk: s.Wk, v: s.v };
     case 'cosine': return { beta: s.beta };
     case 'location': return { W: s.L };
     default: return undefined;
@@ -30,13 +30,41 @@ function maskOption(s) {
 function attendWith(engine, s, X, score, outputs) {
   return engine.attend({
     queries: X, keys: X, values: X, score, params: scoreParams(s, score),
-    normalize: s.normalize, temperature: s.temperature, mask: maskOption(s), outputs,
+    normalize: s.normalize, mask: maskOption(s), outputs,
+    // the temperature divides softmax's exponent; the naive sum has none
+    ...(s.normalize === 'softmax' ? { temperature: s.temperature } : {}),
   });
 }
 
 /**
+ * The range of the weights of a naive-sum row set when its scores have mixed signs
+ * ({ lo, hi }), or null when every row's finite scores share one sign: e / Σe is only
+ * a distribution for scores of one sign, which is the tutorial's case.
+ */
+export function mixedSignRange(scores, weights) {
+  const { rows, cols } = scores;
+  let mixed = false;
+  for (let i = 0; i < rows && !mixed; i++) {
+    let pos = false;
+    let neg = false;
+    for (let j = 0; j < cols; j++) {
+      const e = scores.data[i * cols + j];
+      if (e > 0) pos = true;
+      else if (e < 0 && e !== -Infinity) neg = true;
+    }
+    mixed = pos && neg;
+  }
+  if (!mixed) return null;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const w of weights.data) { if (w < lo) lo = w; if (w > hi) hi = w; }
+  return { lo, hi };
+}
+
+/**
  * Every step for the state: { mode, q, k, v, scores: [per head], weights: [per head],
- * context, headSize, compare?: { weights, diff } }. Throws the engine's AttnlabError.
+ * context, output (self-attention with W: Z·Wo, else null), headSize,
+ * compare?: { weights, diff } }. Throws the engine's AttnlabError.
  */
 export function computeSteps(engine, s) {
   const X = toMatrix(s.x);
@@ -44,12 +72,15 @@ export function computeSteps(engine, s) {
   if (s.mode === 'self') {
     const sa = engine.selfAttention({
       x: X, heads: s.heads, causal: s.mask === 'causal', score: s.score,
-      ...(s.trainable ? { wq: s.wq, wk: s.wk, wv: s.wv } : {}),
+      ...(s.trainable ? { wq: s.wq, wk: s.wk, wv: s.wv, wo: s.wo } : {}),
     });
-    r = { mode: 'self', x: X, q: sa.q, k: sa.k, v: sa.v, scores: sa.scores, weights: sa.weights, context: sa.context, headSize: sa.q.cols / s.heads };
+    r = {
+      mode: 'self', x: X, q: sa.q, k: sa.k, v: sa.v, scores: sa.scores, weights: sa.weights, context: sa.context,
+      output: s.trainable ? sa.output : null, headSize: sa.q.cols / s.heads,
+    };
   } else {
     const a = attendWith(engine, s, X, s.score);
-    r = { mode: 'attend', x: X, q: X, k: X, v: X, scores: [a.scores], weights: [a.weights], context: a.context, headSize: X.cols };
+    r = { mode: 'attend', x: X, q: X, k: X, v: X, scores: [a.scores], weights: [a.weights], context: a.context, output: null, headSize: X.cols };
   }
   if (s.compare !== 'none') r.compare = compareWith(engine, s, X, r.weights[s.mode === 'self' ? s.head : 0]);
   return r;

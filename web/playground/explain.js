@@ -1,17 +1,11 @@
 // The readout for one heatmap cell: the formula with its numbers filled in,
 // e.g. the q·k terms of a score or the softmax numerator and denominator.
-// Reads the state and the computed steps; no DOM.
+// Reads the state and the computed steps; no DOM. Indices are 1-based, as the axes.
+import { fixed, num } from '../ui/format.js';
 
 const SUB = '₀₁₂₃₄₅₆₇₈₉';
 const sub = (k) => String(k).replace(/\d/g, (c) => SUB[c]);
-/** A number as the readout shows it: up to 4 decimals, a real minus sign. */
-export const num = (v) => {
-  if (v === -Infinity) return '−∞';
-  if (v === Infinity) return '∞';
-  const t = String(Number(v.toFixed(4)));
-  return t.startsWith('-') ? `−${t.slice(1)}` : t;
-};
-const f4 = (v) => (v === -Infinity ? '−∞' : v < 0 ? `−${(-v).toFixed(4)}` : v.toFixed(4));
+const f4 = (v) => fixed(v, 4);
 const paren = (v) => (v < 0 ? `(${num(v)})` : num(v));
 
 /** "a₁×b₁ + a₂×b₂ + …", eliding the middle of long sums. */
@@ -30,7 +24,10 @@ function scoreLines(s, r, h, i, j, e) {
   const q = row(r.q, i, lo, lo + r.headSize);
   const k = row(r.k, j, lo, lo + r.headSize);
   const E = `e${sub(i + 1)}${sub(j + 1)}`;
-  if (e === -Infinity) return [`${E} = −∞: the mask hides key ${j + 1} from query ${i + 1}`];
+  if (e === -Infinity) {
+    const why = s.mask === 'padding' ? `padding: only keys 1…${s.padLength} are visible (L = ${s.padLength})` : `causal: query ${i + 1} sees keys 1…${i + 1}`;
+    return [`${E} = −∞: the mask hides key ${j + 1} from query ${i + 1} (${why})`];
+  }
   const qk = dot(q, k);
   switch (s.score) {
     case 'dot':
@@ -48,7 +45,7 @@ function scoreLines(s, r, h, i, j, e) {
     case 'additive': {
       const u = s.Wq.map((wq, a) => dot(wq, q) + dot(s.Wk[a], k));
       return [`${E} = ${f4(e)} = vᵀ tanh(Wq q + Wk k)`, `Wq q + Wk k = (${u.map(num).join(', ')})`,
-        `= ${terms(s.v[0].map((v, a) => [v, Math.tanh(u[a])]))}  (v × tanh)`];
+        `= ${terms(s.v.map((v, a) => [v, Math.tanh(u[a])]))}  (v × tanh)`];
     }
     case 'location':
       return [`${E} = ${f4(e)} = (W q)${sub(j + 1)} = W${sub(j + 1)}·q`, `= ${terms(s.L[j].map((w, c) => [w, q[c]]))}`];
@@ -115,6 +112,14 @@ export function explainCell(s, r, step, h, i, j) {
         ? [`${step}${sub(i + 1)},${sub(j + 1)} = ${f4(val)} = Σₐ x${sub(i + 1)}ₐ W${step}ₐ,${sub(j + 1)}`, `= ${terms(s.x[i].map((x, a) => [x, W[a][j]]))}`]
         : [`${step}${sub(i + 1)},${sub(j + 1)} = x${sub(i + 1)},${sub(j + 1)} = ${f4(val)}  (no projection)`];
       return { title: `${tok[i]}, dim ${j + 1}`, value: val, lines };
+    }
+    case 'output': {
+      const o = value(r.output);
+      const z = row(r.context, i);
+      return {
+        title: `${tok[i]}, dim ${j + 1}`, value: o,
+        lines: [`O${sub(i + 1)},${sub(j + 1)} = ${f4(o)} = Σₐ z${sub(i + 1)}ₐ Woₐ,${sub(j + 1)}`, `= ${terms(z.map((zv, a) => [zv, s.wo[a][j]]))}`],
+      };
     }
     case 'compare': {
       const b = value(r.compare.weights);

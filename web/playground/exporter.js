@@ -1,11 +1,8 @@
 // Export and import: a heatmap as a labelled SVG or PNG figure, the state and
 // every matrix as JSON or CSV, and reading a JSON state file back (validated).
 // Builds files from the state and computed steps; the page only downloads them.
-import { csvField } from '../ui/download.js';
-import { serialize, validate } from './state.js';
-
-export { heatmapSvg, svgToPng } from '../ui/heatmap-export.js';
-export { download } from '../ui/download.js';
+import { csvLine } from '../ui/download.js';
+import { codec, serialize } from './state.js';
 
 const rowsOf = (m) => Array.from({ length: m.rows }, (_, i) => Array.from(m.data.subarray(i * m.cols, (i + 1) * m.cols), (v) => (v === -Infinity ? null : v)));
 
@@ -18,6 +15,7 @@ export function matrixList(s, r) {
   r.scores.forEach((m, hd) => add('scores', m, r.mode === 'self' ? hd : null, true));
   r.weights.forEach((m, hd) => add('weights', m, r.mode === 'self' ? hd : null, true));
   add('context', r.context, null, false);
+  if (r.output) add('output', r.output, null, false);
   if (r.compare) { add('compare_weights', r.compare.weights, null, true); add('difference', r.compare.diff, null, true); }
   return list;
 }
@@ -31,14 +29,18 @@ export function exportJson(s, r) {
 }
 
 
-/** The CSV export: one tidy row per matrix cell (matrix, head, row, col, labels, value; masked = -inf). */
+/**
+ * The CSV export: one tidy row per matrix cell (matrix, head, row, col, labels, value;
+ * masked = -inf). Token names go through csvField, so a name such as "=1+1" is written
+ * as text ("'=1+1"), never as a formula a spreadsheet would run.
+ */
 export function exportCsv(s, r) {
   const lines = ['matrix,head,row,col,row_label,col_label,value'];
   for (const { name, head, rowLabels, colLabels, matrix: m } of matrixList(s, r)) {
     for (let i = 0; i < m.rows; i++) {
       for (let j = 0; j < m.cols; j++) {
         const v = m.data[i * m.cols + j];
-        lines.push([name, head ?? '', i + 1, j + 1, csvField(rowLabels[i]), csvField(colLabels[j]), v === -Infinity ? '-inf' : String(Number(v.toPrecision(7)))].join(','));
+        lines.push(csvLine([name, head ?? '', i + 1, j + 1, rowLabels[i], colLabels[j], v === -Infinity ? v : Number(v.toPrecision(7))]));
       }
     }
   }
@@ -57,5 +59,6 @@ export async function importJson(file) {
     return { error: `the file is not JSON (${err.message})` };
   }
   const body = raw && typeof raw === 'object' && raw.format === 'attnlab-playground' ? raw.state : raw;
-  return validate(body);
+  const r = codec.fromObject(body, { strict: true });
+  return r.error ? { error: r.error } : { state: r.state };
 }

@@ -1,21 +1,22 @@
 // The playground page: reads the state from the link, loads the engine and
-// wires the views to the store. Wiring only: state rules live in state.js,
-// engine calls in compute.js, drawing in the views.
+// wires the views to the store. Wiring only: state rules live in state.js, the
+// link format in ui/url-state.js with this page's table, engine calls in
+// compute.js, drawing in the views.
 import { loadEngine } from '../engine/index.js';
-import { computeSteps } from './compute.js';
-import { download, exportCsv, exportJson, heatmapSvg, importJson, svgToPng } from './exporter.js';
-import { decodeHash, encodeHash } from './link.js';
-import { createNotice } from '../ui/notice.js';
+import { byId as $ } from '../ui/dom.js';
+import { download } from '../ui/download.js';
 import { mountHeader } from '../ui/header.js';
+import { createNotice } from '../ui/notice.js';
+import { computeSteps, mixedSignRange } from './compute.js';
+import { exportCsv, exportJson, importJson } from './exporter.js';
 import { bindOptions } from './options.js';
 import { bindParams } from './params.js';
 import { createProjection } from './projection.js';
-import { copyState, defaults } from './state.js';
+import { codec, copyState } from './state.js';
 import { createSteps } from './steps.js';
 import { createStore } from './store.js';
 import { createTokenEditor } from './tokens.js';
 
-const $ = (id) => document.getElementById(id);
 const header = mountHeader({ current: 'playground', skipTo: 'main', tagline: 'attention, step by step, live', actions: [...$('page-actions').children] });
 $('page-actions').remove();
 const notice = createNotice($('notice'));
@@ -26,12 +27,19 @@ $('newcomer-dismiss').addEventListener('click', () => {
   $('newcomer').hidden = true;
   try { localStorage.setItem(NEWCOMER, '1'); } catch { /* dismissed for this visit */ }
 });
-const badLink = (error) => notice.show(`This link could not be loaded (${error}), so the default example is shown instead.`, 'error');
+
+// Scrolling a heatmap or field into view must not leave it under the sticky control bar.
+const bar = $('controlbar');
+new ResizeObserver(() => {
+  const sticky = getComputedStyle(bar).position === 'sticky';
+  document.documentElement.style.scrollPaddingTop = sticky ? `${bar.offsetHeight + 8}px` : '';
+}).observe(bar);
 
 async function main() {
-  const fromLink = decodeHash(location.hash);
-  if (fromLink.error) badLink(fromLink.error);
-  const store = createStore(fromLink.state ?? defaults());
+  const fromLink = codec.decode(location.hash);
+  notice.linkFields(fromLink.ignored);
+  const store = createStore(fromLink.state);
+  header.status('Loading the engine…');
   const engine = await loadEngine();
   header.status(`WebAssembly ${engine.simd ? 'SIMD' : 'scalar'} engine`);
 
@@ -45,8 +53,7 @@ async function main() {
     onQuery: (i) => projection.setQuery(i),
     onHead: (head) => store.update((s) => { s.head = head; }, { source: 'head' }),
     onExport: async (id, format, heatmap, title) => {
-      const figure = heatmapSvg(heatmap, title);
-      const blob = format === 'svg' ? new Blob([figure.svg], { type: 'image/svg+xml' }) : await svgToPng(figure);
+      const blob = format === 'svg' ? new Blob([heatmap.svg(title).svg], { type: 'image/svg+xml' }) : await heatmap.png(title);
       download(`attnlab-${id}.${format}`, blob);
     },
   });
@@ -57,24 +64,29 @@ async function main() {
   let written = location.hash;
   const writeHash = () => {
     hashTimer = 0;
-    written = encodeHash(store.state);
+    written = codec.encode(store.state);
     if (written !== location.hash) history.replaceState(null, '', written);
   };
   const timings = [];
+  let locked = null;
 
   function render(s, info) {
     const t0 = performance.now();
-    options.update(s);
+    if (s.lock !== locked) { locked = s.lock; steps.setLock(s.lock); }
     tokens.update(s, info);
     params.update(s, info);
+    let sumRange = null;
     try {
       results = computeSteps(engine, s);
+      sumRange = s.mode === 'attend' && s.normalize === 'sum' ? mixedSignRange(results.scores[0], results.weights[0]) : null;
       steps.showError(null);
-      steps.update(s, results);
+      steps.update(s, results, { sumRange });
     } catch (err) {
       if (!err.code) throw err;
+      results = null;
       steps.showError(err.message);
     }
+    options.update(s, { sumRange });
     projection.update(s, results && results.scores[0].rows === s.tokens.length ? results : null, info);
     timings.push(performance.now() - t0);
     if (timings.length > 500) timings.shift();
@@ -87,10 +99,10 @@ async function main() {
 
   window.addEventListener('hashchange', () => {
     if (location.hash === written) return;
-    const next = decodeHash(location.hash);
-    if (next.error) badLink(next.error);
+    const next = codec.decode(location.hash);
+    if (next.ignored.length) notice.linkFields(next.ignored);
     else notice.hide();
-    store.replace(next.state ?? defaults(), { source: 'link' });
+    store.replace(next.state, { source: 'link' });
   });
   $('copy-link').addEventListener('click', async () => {
     writeHash();
@@ -101,8 +113,8 @@ async function main() {
       notice.show('Copy the address bar: the link holds this exact state.');
     }
   });
-  $('export-json').addEventListener('click', () => download('attnlab-state.json', new Blob([exportJson(store.state, results)], { type: 'application/json' })));
-  $('export-csv').addEventListener('click', () => download('attnlab-matrices.csv', new Blob([exportCsv(store.state, results)], { type: 'text/csv' })));
+  $('export-json').addEventListener('click', () => results && download('attnlab-state.json', new Blob([exportJson(store.state, results)], { type: 'application/json' })));
+  $('export-csv').addEventListener('click', () => results && download('attnlab-matrices.csv', new Blob([exportCsv(store.state, results)], { type: 'text/csv' })));
   $('import-json').addEventListener('change', async () => {
     const file = $('import-json').files[0];
     $('import-json').value = '';

@@ -1,12 +1,13 @@
-// The option controls written in index.html (preset, mode, score, normalisation,
-// temperature, mask, compare, seeds, heads): each control maps to one state
-// property. Reads the state to sync them; sends edits to the store.
+// The control bar and the option fields written in index.html (preset, Reset, mode,
+// score, normalisation, temperature, mask and its length L, heads, compare, lock
+// scale, seeds, hidden size, β, trainable): each control maps to one state property.
+// Reads the state to sync them; sends edits to the store. A preset is a whole state.
+import { byId as $, h, setText } from '../ui/dom.js';
+import { fixed } from '../ui/format.js';
 import { PRESETS } from './presets.js';
-import { LIMITS, SCORES, SCORE_LABELS, SELF_SCORES, fromPreset, generatedParam, headChoices, dims, PARAM_NAMES } from './state.js';
+import { LIMITS, SCORES, SCORE_LABELS, SELF_SCORES, defaults, dims, enterMode, fromPreset, headChoices, PARAM_NAMES } from './state.js';
 
-const $ = (id) => document.getElementById(id);
-const option = (value, text) => Object.assign(document.createElement('option'), { value, textContent: text });
-const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
+const option = (value, text) => h('option', { value, textContent: text });
 const clampInt = (v, lo, hi) => (Number.isInteger(v) && v >= lo && v <= hi ? v : null);
 
 export function bindOptions(store) {
@@ -15,16 +16,23 @@ export function bindOptions(store) {
   $('compare').replaceChildren(option('none', 'Off'), ...SCORES.map((s) => option(s, SCORE_LABELS[s])));
 
   const set = (fn, structural = false) => store.update(fn, { source: 'options', structural });
-  const loadPreset = (id, seed) => store.replace(fromPreset(id, seed, store.state), { source: 'preset' });
-  $('preset').addEventListener('change', () => loadPreset($('preset').value, store.state.dataSeed));
+  const keepView = (next) => Object.assign(next, { lock: store.state.lock });
+  $('preset').addEventListener('change', () => store.replace(keepView(fromPreset($('preset').value, store.state.dataSeed)), { source: 'preset' }));
+  $('reset').addEventListener('click', () => store.replace(defaults(), { source: 'reset' }));
+  // a new draw changes the data only: the options stay as they are
+  const redraw = (seed) => {
+    const s = store.state;
+    const next = fromPreset(s.preset, seed);
+    store.update((st) => { st.dataSeed = seed; st.tokens = next.tokens; st.x = next.x; }, { source: 'data', structural: true });
+  };
   $('data-seed').addEventListener('change', () => {
     const seed = clampInt(Number($('data-seed').value), 0, LIMITS.seed);
     if (seed === null) { $('data-seed').value = store.state.dataSeed; return; }
-    loadPreset(store.state.preset, seed);
+    redraw(seed);
   });
-  $('new-draw').addEventListener('click', () => loadPreset(store.state.preset, (store.state.dataSeed + 1) % LIMITS.seed));
+  $('new-draw').addEventListener('click', () => redraw((store.state.dataSeed + 1) % LIMITS.seed));
   for (const radio of document.querySelectorAll('input[name="mode"]')) {
-    radio.addEventListener('change', () => set((s) => { s.mode = radio.value; }, true));
+    radio.addEventListener('change', () => set((s) => enterMode(s, radio.value), true));
   }
   $('score').addEventListener('change', () => set((s) => { s.score = $('score').value; }));
   $('normalize').addEventListener('change', () => set((s) => { s.normalize = $('normalize').value; }));
@@ -45,7 +53,7 @@ export function bindOptions(store) {
   });
   const reseed = (seed) => store.update((s) => {
     s.paramSeed = seed;
-    for (const name of PARAM_NAMES) s[name] = generatedParam(s, name);
+    for (const name of PARAM_NAMES) delete s[name];
   }, { source: 'options', structural: true });
   $('param-seed').addEventListener('change', () => {
     const seed = clampInt(Number($('param-seed').value), 0, LIMITS.seed);
@@ -54,11 +62,12 @@ export function bindOptions(store) {
   });
   $('reroll-params').addEventListener('click', () => reseed((store.state.paramSeed + 1) % LIMITS.seed));
   $('trainable').addEventListener('change', () => set((s) => { s.trainable = $('trainable').checked; }, true));
-  $('heads').addEventListener('change', () => set((s) => { s.heads = Number($('heads').value); }, true));
+  $('heads').addEventListener('change', () => set((s) => { s.heads = Number($('heads').value); s.head = 0; }, true));
   $('compare').addEventListener('change', () => set((s) => { s.compare = $('compare').value; }));
+  $('lock').addEventListener('change', () => set((s) => { s.lock = $('lock').checked; }));
 
   return {
-    update(s) {
+    update(s, extra = {}) {
       const self = s.mode === 'self';
       $('preset').value = s.preset;
       $('data-seed').value = s.dataSeed;
@@ -69,8 +78,8 @@ export function bindOptions(store) {
       $('normalize').value = s.normalize;
       $('normalize').disabled = self;
       $('temperature').value = s.temperature;
-      $('temperature').disabled = self;
-      setText($('temperature-value'), `τ = ${s.temperature.toFixed(2)}`);
+      $('temperature').disabled = self || s.normalize === 'sum';
+      setText($('temperature-value'), self || s.normalize === 'sum' ? '(softmax only)' : `τ = ${fixed(s.temperature, 2)}`);
       $('mask').value = s.mask;
       $('mask').querySelector('option[value="padding"]').disabled = self;
       $('pad-box').hidden = s.mask !== 'padding';
@@ -80,6 +89,8 @@ export function bindOptions(store) {
       if (document.activeElement !== $('beta')) $('beta').value = s.beta;
       $('param-seed').value = s.paramSeed;
       $('trainable').checked = s.trainable;
+      $('lock').checked = s.lock;
+      $('heads-box').hidden = !self;
       const choices = headChoices(dims(s));
       if ($('heads').options.length !== choices.length || [...$('heads').options].some((o, k) => Number(o.value) !== choices[k])) {
         $('heads').replaceChildren(...choices.map((c) => option(c, String(c))));
@@ -89,7 +100,10 @@ export function bindOptions(store) {
       for (const node of document.querySelectorAll('[data-mode]')) node.hidden = node.dataset.mode !== s.mode;
       for (const node of document.querySelectorAll('[data-score]')) node.hidden = self || !node.dataset.score.split(' ').includes(s.score);
       $('self-weights').hidden = !(self && s.trainable);
-      $('attend-only-note').hidden = !self;
+      $('self-note').hidden = !self;
+      const range = extra.sumRange;
+      $('sum-warning').hidden = !range;
+      if (range) setText($('sum-warning'), `Naive sum with scores of both signs: weights from ${fixed(range.lo, 2)} to ${fixed(range.hi, 2)}, outside [0, 1]. Use softmax, or positive scores.`);
     },
   };
 }

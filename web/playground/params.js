@@ -12,6 +12,7 @@ const LAYOUT = {
   wq: { box: 'param-wq', row: (i) => `d${i + 1}`, col: (j) => `q${j + 1}` },
   wk: { box: 'param-wk', row: (i) => `d${i + 1}`, col: (j) => `k${j + 1}` },
   wv: { box: 'param-wv', row: (i) => `d${i + 1}`, col: (j) => `v${j + 1}` },
+  wo: { box: 'param-wo', row: (i) => `z${i + 1}`, col: (j) => `o${j + 1}` },
 };
 
 export function bindParams(store) {
@@ -19,7 +20,10 @@ export function bindParams(store) {
     const editor = createMatrixInput({
       id: `grid-${name}`, label: PARAMS[name].about, step: 0.01,
       rowName: (i) => spec.row(i, store.state), colName: spec.col,
-      onEdit: (i, j, v) => store.update((s) => { s[name][i][j] = v; }, { source: `param-${name}` }),
+      onEdit: (i, j, v) => store.update((s) => {
+        if (PARAMS[name].vector) s[name][j] = v;
+        else s[name][i][j] = v;
+      }, { source: `param-${name}` }),
     });
     document.getElementById(spec.box).append(editor.el);
     return { name, editor, box: document.getElementById(spec.box) };
@@ -28,7 +32,7 @@ export function bindParams(store) {
     update(s, info) {
       for (const { name, editor, box } of editors) {
         if (info.source === `param-${name}` || box.closest('[hidden]')) continue;
-        editor.update(s[name], name === 'L' && (info.structural || info.source === 'names'));
+        editor.update(PARAMS[name].vector ? [s[name]] : s[name], name === 'L' && (info.structural || info.source === 'names'));
       }
     },
   };

@@ -1,7 +1,14 @@
-// Starting points for the playground. Each preset gives tokens, embeddings and
-// the options it is meant to be seen with; anything it omits keeps its default.
-// Pure data and seeded generators; no DOM.
+// Starting points for the playground. A preset is a whole state: its tokens and
+// embeddings (seeded generators) and every option its description promises
+// (mode, score, normalisation, temperature, mask, heads, ...); options it does not
+// name take the base values below. Pure data; no DOM.
 import { randomMatrix, round } from './rng.js';
+
+/** The options every preset starts from (and the default state's). */
+export const BASE_OPTIONS = Object.freeze({
+  mode: 'attend', score: 'dot', normalize: 'softmax', temperature: 1, mask: 'none', padLength: 4,
+  heads: 1, head: 0, trainable: true, compare: 'none', hidden: 4, beta: 1, lock: false, paramSeed: 1, px: 0, py: 1,
+});
 
 // 002_8a2a632f6ebc2950.txt, "Simple self-attention mechanism without trainable weights".
 const TUTORIAL_TOKENS = ['Your', 'journey', 'starts', 'with', 'one', 'step'];
@@ -13,24 +20,52 @@ const TUTORIAL_X = [
   [0.57, 0.85, 0.64], // one      (x^5)
   [0.55, 0.87, 0.66], // step     (x^6)
 ];
+const tutorial = () => ({ tokens: [...TUTORIAL_TOKENS], x: TUTORIAL_X.map((r) => [...r]) });
 
 const names = (n, prefix) => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
 
 export const PRESETS = {
   tutorial: {
     label: '“Your journey starts with one step”',
-    about: 'The tutorial’s six 3-d embeddings. Dot scores and softmax weights reproduce its printed numbers.',
-    make: () => ({ tokens: [...TUTORIAL_TOKENS], x: TUTORIAL_X.map((r) => [...r]) }),
+    about: 'The tutorial’s six 3-d embeddings with dot scores and softmax: the weights reproduce its printed numbers.',
+    make: tutorial,
+    options: {},
+  },
+  self: {
+    label: 'Self-attention, 2 heads (Q, K, V)',
+    about: 'Eight 4-d vectors through trainable projections Q = XW_q, K = XW_k, V = XW_v, split into two heads of scaled dot-product attention, then W_o.',
+    make: (seed) => ({ tokens: names(8, 't'), x: randomMatrix(seed, 'x', 8, 4) }),
+    options: { mode: 'self', score: 'scaled_dot', heads: 2 },
+  },
+  causal: {
+    label: 'Causal mask (a decoder)',
+    about: 'The tutorial’s tokens with a causal mask: query i sees keys 1…i only, as a decoder that must not read ahead.',
+    make: tutorial,
+    options: { mask: 'causal' },
+  },
+  padding: {
+    label: 'Padding mask (keys 1…L)',
+    about: 'The tutorial’s tokens with a padding mask of length L = 4: keys 5 and 6 are padding, so every query ignores them.',
+    make: tutorial,
+    options: { mask: 'padding', padLength: 4 },
+  },
+  mixed: {
+    label: 'Mixed-sign scores and the naive sum',
+    about: 'Vectors with negative entries normalised by e / Σe: with scores of both signs the “weights” leave [0, 1]. Switch to softmax to see why it is used.',
+    make: (seed) => ({ tokens: names(6, 't'), x: randomMatrix(seed, 'x', 6, 3) }),
+    options: { normalize: 'sum' },
   },
   random: {
     label: 'Random vectors (seeded)',
     about: 'Eight 4-d vectors drawn uniformly from [−1, 1) with the data seed; change the seed for another draw.',
     make: (seed) => ({ tokens: names(8, 't'), x: randomMatrix(seed, 'x', 8, 4) }),
+    options: {},
   },
   identical: {
     label: 'Identical keys',
     about: 'Every token has the same vector, so every score in a row is equal and each query spreads its weight evenly: α = 1/n.',
     make: () => ({ tokens: ['the', 'same', 'word', 'six', 'times', 'over'], x: Array.from({ length: 6 }, () => [0.6, 0.2, 0.4]) }),
+    options: {},
   },
   dominant: {
     label: 'One dominant key',
@@ -40,6 +75,7 @@ export const PRESETS = {
       x[3] = [2.5, 2.2, 2.8];
       return { tokens: ['a', 'quiet', 'room', 'LOUD', 'voice', 'here'], x };
     },
+    options: {},
   },
   long: {
     label: 'Long sequence (64 tokens × 64 dims)',
@@ -47,9 +83,12 @@ export const PRESETS = {
     make: (seed) => ({
       tokens: names(64, 'w'),
       x: randomMatrix(seed, 'x', 64, 64).map((r) => r.map((v) => round(v, 2))),
-      score: 'scaled_dot',
     }),
+    options: { score: 'scaled_dot' },
   },
 };
 
 export const PRESET_IDS = Object.keys(PRESETS);
+
+/** The options of preset `id`: the base values with the preset's own on top. */
+export const presetOptions = (id) => ({ ...BASE_OPTIONS, ...PRESETS[id].options });

@@ -1,16 +1,15 @@
-// The steps panel: one card per step of attention (Q, K, V in self-attention
-// mode; scores; weights; context; the compare view), each with its equation,
-// a heatmap and its legend. Draws from the state and the computed steps.
+// The steps panel: one card per step of attention, each with its equation, a
+// heatmap (ui/heatmap.js) and its legend. Scores and weights come first (they are
+// what the controls change); in self-attention every head's weights are shown at
+// once as small multiples (click one to enlarge it into the scores and weights
+// cards), Q, K, V and the context carry their heads' column bands, and the output
+// projection Wo is its own step. Draws from the state and the computed steps.
+import { h } from '../ui/dom.js';
+import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { explainCell } from './explain.js';
-import { renderTex, texFor } from './formulas.js';
+import { renderFormula } from './formulas.js';
 import { SCORE_LABELS } from './state.js';
-
-const h = (tag, props = {}, ...children) => {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-};
 
 const STEPS = {
   q: { title: 'Queries Q', kind: 'signed', axes: 'token ↓ dim →', legend: 'query value' },
@@ -18,18 +17,22 @@ const STEPS = {
   v: { title: 'Values V', kind: 'signed', axes: 'token ↓ dim →', legend: 'value' },
   scores: { title: 'Scores eᵢⱼ', kind: 'signed', axes: 'query ↓ key →', legend: 'score e (−∞ = masked)' },
   weights: { title: 'Attention weights αᵢⱼ', kind: 'weights', axes: 'query ↓ key →', legend: 'attention weight α' },
+  heads: { title: 'Every head’s weights', kind: 'weights', axes: '', legend: '' },
   context: { title: 'Context vectors zᵢ', kind: 'signed', axes: 'query ↓ dim →', legend: 'context value' },
+  output: { title: 'Output O = Z Wₒ', kind: 'signed', axes: 'token ↓ dim →', legend: 'output value' },
   compare: { title: 'Weights under', kind: 'weights', axes: 'query ↓ key →', legend: 'attention weight α′' },
   diff: { title: 'Difference α′ − α', kind: 'signed', axes: 'query ↓ key →', legend: 'α′ − α (red: more, blue: less)' },
 };
 
 const NOTES = {
-  q: 'Each row is a token’s query vector.',
-  k: 'Each row is a token’s key vector.',
-  v: 'Each row is the value a token contributes.',
+  q: 'Each row is a token’s query vector; the coloured bands are the heads’ columns.',
+  k: 'Each row is a token’s key vector; the coloured bands are the heads’ columns.',
+  v: 'Each row is the value a token contributes; the coloured bands are the heads’ columns.',
   scores: 'How well each query matches each key. Hover a cell for its terms.',
   weights: 'Each row is normalised to sum to 1. Hover a cell: its formula, and its contribution to the context row (outlined).',
-  context: 'The weighted average of the values for each query.',
+  heads: 'Each head attends on its own slice of Q, K and V. Click a head to enlarge it in the scores and weights above.',
+  context: 'The weighted average of the values for each query (heads side by side).',
+  output: 'The concatenated heads mixed back together by the output projection Wₒ.',
   compare: 'The same inputs scored with a second function.',
   diff: 'Where the second scoring function puts more (red) or less (blue) weight.',
 };
@@ -39,33 +42,59 @@ export function createSteps(opts) {
   const cards = {};
   const headSelect = h('select', { id: 'head' });
   headSelect.addEventListener('change', () => opts.onHead(Number(headSelect.value) - 1));
-  const headBox = h('label', { className: 'head-pick' }, 'Head ', headSelect);
-  const computeError = h('p', { className: 'compute-error', hidden: true });
-  computeError.dataset.testid = 'compute-error';
-  computeError.setAttribute('role', 'alert');
+  const headBox = h('label', { className: 'head-pick' }, 'Enlarged head ', headSelect);
+  const computeError = h('p', { className: 'compute-error', hidden: true, dataset: { testid: 'compute-error' }, attrs: { role: 'alert' } });
   const grid = h('div', { className: 'step-grid' });
   const el = h('div', { className: 'steps' }, h('div', { className: 'steps-head' }, h('h2', { textContent: 'Every step' }), headBox), computeError, grid);
+  let locked = false;
+  let thumbs = [];
 
   function card(id) {
     if (cards[id]) return cards[id];
     const spec = STEPS[id];
     const heading = h('h3', { textContent: spec.title });
     const actions = h('div', { className: 'step-actions' });
-    for (const format of ['png', 'svg']) {
-      const b = h('button', { type: 'button', className: 'small', textContent: format.toUpperCase() });
-      b.dataset.testid = `export-${id}-${format}`;
-      b.setAttribute('aria-label', `Download the ${spec.title} heatmap as ${format.toUpperCase()}`);
-      b.addEventListener('click', () => opts.onExport(id, format, cards[id].heatmap, cards[id].heading.textContent));
-      actions.append(b);
+    const formula = h('div', { className: 'formula', dataset: { testid: `formula-${id}` } });
+    const warning = h('p', { className: 'warning', hidden: true, dataset: { testid: `warning-${id}` } });
+    const note = h('p', { className: 'step-note', textContent: NOTES[id] });
+    let heatmap = null;
+    let body;
+    if (id === 'heads') {
+      body = h('div', { className: 'thumbs', dataset: { testid: 'heads' } });
+    } else {
+      heatmap = createHeatmap({ id, label: spec.title, axes: spec.axes });
+      heatmap.lockScale(locked);
+      body = heatmap.el;
+      for (const format of ['png', 'svg']) {
+        const b = h('button', {
+          type: 'button', className: 'small', textContent: format.toUpperCase(),
+          dataset: { testid: `export-${id}-${format}` }, attrs: { 'aria-label': `Download the ${spec.title} heatmap as ${format.toUpperCase()}` },
+        });
+        b.addEventListener('click', () => opts.onExport(id, format, cards[id].heatmap, cards[id].heading.textContent));
+        actions.append(b);
+      }
     }
-    const formula = h('div', { className: 'formula' });
-    formula.dataset.testid = `formula-${id}`;
-    const heatmap = createHeatmap({ id, label: spec.title, axes: spec.axes });
-    const section = h('section', { className: `card step step-${id}` }, h('header', {}, heading, actions), formula,
-      h('p', { className: 'step-note', textContent: NOTES[id] }), heatmap.el);
-    section.dataset.step = id;
-    cards[id] = { section, heading, formula, heatmap };
+    const section = h('section', { className: `card step step-${id}`, dataset: { step: id } }, h('header', {}, heading, actions), formula, note, warning, body);
+    cards[id] = { section, heading, formula, heatmap, warning, body };
     return cards[id];
+  }
+
+  function drawThumbs(s, r) {
+    const c = card('heads');
+    if (thumbs.length !== s.heads) {
+      thumbs = Array.from({ length: s.heads }, (_, k) => {
+        const hm = createHeatmap({ id: `head-${k + 1}`, label: `head ${k + 1}`, interactive: false, legend: false });
+        const button = h('button', { type: 'button', className: 'thumb', dataset: { testid: `head-${k + 1}` } }, hm.el, h('span', { textContent: `Head ${k + 1}` }));
+        button.addEventListener('click', () => opts.onHead(k));
+        return { hm, button };
+      });
+      c.body.replaceChildren(...thumbs.map((t) => t.button));
+    }
+    thumbs.forEach(({ hm, button }, k) => {
+      hm.update(r.weights[k], { rowLabels: s.tokens.map(() => ''), colLabels: s.tokens.map(() => ''), kind: 'weights', maxCell: 14 });
+      button.setAttribute('aria-pressed', String(k === s.head));
+      button.setAttribute('aria-label', `Head ${k + 1} weights${k === s.head ? ' (enlarged)' : ''}: enlarge`);
+    });
   }
 
   let order = '';
@@ -75,15 +104,21 @@ export function createSteps(opts) {
       computeError.hidden = !message;
       computeError.textContent = message ? `Cannot compute this setting: ${message}` : '';
     },
-    update(s, r) {
+    setLock(on) {
+      locked = on;
+      for (const c of Object.values(cards)) c.heatmap?.lockScale(on);
+    },
+    update(s, r, extra = {}) {
       const self = s.mode === 'self';
-      const ids = [...(self ? ['q', 'k', 'v'] : []), 'scores', 'weights', 'context', ...(r.compare ? ['compare', 'diff'] : [])];
+      const multi = self && s.heads > 1;
+      const ids = ['scores', 'weights', ...(multi ? ['heads'] : []), ...(self ? ['q', 'k', 'v'] : []), 'context',
+        ...(r.output ? ['output'] : []), ...(r.compare ? ['compare', 'diff'] : [])];
       const key = ids.join();
       if (key !== order) {
         order = key;
         grid.replaceChildren(...ids.map((id) => card(id).section));
       }
-      headBox.hidden = !(self && s.heads > 1);
+      headBox.hidden = !multi;
       if (headSelect.options.length !== s.heads) {
         headSelect.replaceChildren(...Array.from({ length: s.heads }, (_, k) => h('option', { value: k + 1, textContent: String(k + 1) })));
       }
@@ -91,23 +126,34 @@ export function createSteps(opts) {
       const head = self ? s.head : 0;
       const dimNames = (m) => Array.from({ length: m.cols }, (_, j) => String(j + 1));
       const hover = (i) => { cards.context.heatmap.highlightRow(i); opts.onQuery?.(i); };
-      const mats = { q: r.q, k: r.k, v: r.v, scores: r.scores[head], weights: r.weights[head], context: r.context, compare: r.compare?.weights, diff: r.compare?.diff };
+      const dh = r.headSize;
+      const bands = multi ? Array.from({ length: s.heads }, (_, k) => ({ from: k * dh, to: (k + 1) * dh, label: `head ${k + 1}` })) : [];
+      const mats = {
+        q: r.q, k: r.k, v: r.v, scores: r.scores[head], weights: r.weights[head], context: r.context, output: r.output,
+        compare: r.compare?.weights, diff: r.compare?.diff,
+      };
       for (const id of ids) {
         const c = card(id);
+        renderFormula(c.formula, id, s);
+        if (id === 'heads') { drawThumbs(s, r); continue; }
         const m = mats[id];
-        const square = id === 'scores' || id === 'weights' || id === 'compare' || id === 'diff';
-        const headNote = self && s.heads > 1 && (id === 'scores' || id === 'weights') ? ` — head ${head + 1} of ${s.heads}` : '';
+        const square = ['scores', 'weights', 'compare', 'diff'].includes(id);
+        const headNote = multi && (id === 'scores' || id === 'weights') ? ` — head ${head + 1} of ${s.heads}` : '';
         c.heading.textContent = id === 'compare' ? `Weights under: ${SCORE_LABELS[s.compare]}` : STEPS[id].title + headNote;
-        renderTex(c.formula, texFor(id, s));
         c.heatmap.update(m, {
           rowLabels: s.tokens,
           colLabels: square ? s.tokens : dimNames(m),
           kind: STEPS[id].kind,
           legend: STEPS[id].legend,
+          bands: ['q', 'k', 'v', 'context'].includes(id) ? bands : [],
           describe: (i, j) => explainCell(s, r, id, id === 'compare' || id === 'diff' ? 0 : head, i, j),
-          onHover: id === 'context' ? null : hover,
+          onHover: id === 'context' || id === 'output' ? null : hover,
         });
       }
+      const w = cards.weights.warning;
+      const range = extra.sumRange;
+      w.hidden = !range;
+      if (range) w.textContent = `These scores have both signs, so e / Σe is not a distribution: weights run from ${fixed(range.lo, 2)} to ${fixed(range.hi, 2)}, outside [0, 1]. The naive sum only makes sense for positive scores; softmax always gives weights in [0, 1].`;
     },
   };
 }

@@ -1,14 +1,9 @@
 // The token editor: names, the embedding grid, add / remove / reorder tokens
 // and dimensions. Edits go to the store; reads the state to draw.
+import { h } from '../ui/dom.js';
 import { createMatrixInput } from './matrix-input.js';
 import { LIMITS, dims, nameError } from './state.js';
 import { mulberry32, round, seedFor } from './rng.js';
-
-const h = (tag, props = {}, ...children) => {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-};
 const button = (text, label, action, i) => {
   const b = h('button', { type: 'button', className: 'icon', textContent: text, title: label });
   b.setAttribute('aria-label', label);
@@ -20,22 +15,27 @@ const button = (text, label, action, i) => {
 export function createTokenEditor(store) {
   const names = () => store.state.tokens;
   const grid = createMatrixInput({
-    id: 'grid-x', label: 'Token embeddings', corner: '#', rowHeadTitle: 'token',
+    id: 'grid-x', label: 'Token embeddings', corner: '#',
     rowName: (i) => String(i + 1), colName: (j) => `d${j + 1}`,
     onEdit: (i, j, v) => store.update((s) => { s.x[i][j] = v; }, { source: 'grid' }),
     rowHead: {
+      title: 'token',
+      width: 150,
       create: (i) => {
         const input = h('input', { type: 'text', className: 'tok-name', maxLength: LIMITS.name, spellcheck: false, autocomplete: 'off' });
         input.dataset.i = i;
         input.dataset.testid = `token-${i}`;
         input.setAttribute('aria-label', `Name of token ${i + 1}`);
-        return [input];
+        return [input, button('↑', `Move token ${i + 1} up`, 'up', i), button('↓', `Move token ${i + 1} down`, 'down', i), button('×', `Remove token ${i + 1}`, 'remove', i)];
       },
-      update: ([input], i) => {
+      update: ([input, up, down, remove], i) => {
         if (input !== document.activeElement && input.value !== names()[i]) input.value = names()[i];
+        const n = names().length;
+        up.disabled = i === 0;
+        down.disabled = i === n - 1;
+        remove.disabled = n <= 1;
       },
     },
-    rowTail: (i) => [button('↑', `Move token ${i + 1} up`, 'up', i), button('↓', `Move token ${i + 1} down`, 'down', i), button('×', `Remove token ${i + 1}`, 'remove', i)],
   });
   const addToken = h('button', { type: 'button', textContent: '+ Token' });
   addToken.dataset.action = 'add-token';
@@ -92,7 +92,6 @@ export function createTokenEditor(store) {
       addToken.disabled = n >= LIMITS.tokens;
       addDim.disabled = d >= LIMITS.dims;
       removeDim.disabled = d <= 1;
-      el.querySelectorAll('button[data-action="remove"]').forEach((b) => { b.disabled = n <= 1; });
       const text = `${n} tokens × ${d} dims`;
       if (size.textContent !== text) size.textContent = text;
     },

@@ -38,8 +38,8 @@ function fillLabels(el, labels, stride) {
 }
 
 const labelStride = (n) => (n > 48 ? 4 : n > 24 ? 2 : 1);
-/** Label band size in `ch` for the longest visible label. */
-const labelSize = (labels) => Math.min(12, Math.max(2, ...labels.map((t) => [...t].length))) + 1.5;
+/** Label band size in `ch` for the longest label (at least 6, so the corner text "query ↓ key →" fits). */
+const labelSize = (labels) => Math.min(12, Math.max(6, ...labels.map((t) => [...t].length))) + 1.5;
 
 /** The legend's ticks: round values inside the scale (and its two ends when they are round). */
 export function legendTicks(scale, count = 4) {

@@ -1,11 +1,11 @@
 // One URL-state codec for every page, driven by a declarative table of properties
 // (one table per page), like TensorFlow Playground's: a link is
-// "#v=<version>&name=value&..." with readable values, and a bad or unknown field
+// "#ver=<version>&name=value&..." with readable values, and a bad or unknown field
 // falls back to its default on its own (reported, so the notice can name it)
 // instead of rejecting the whole link. Older links are migrated step by step.
 //
 //   const codec = createUrlState({ version, props, migrations, fix })
-//     version      the current format version (written as v=N; a link without v is version 1)
+//     version      the current format version (written as ver=N; a link without ver is version 1)
 //     props        [{ name, type, def, ... }] read in this order, so a default or a check may
 //                  depend on the fields before it:
 //                    type 'enum' (values), 'int' | 'number' (min, max), 'bool', 'string'
@@ -20,7 +20,7 @@
 //   codec.decode(hash)            -> { state, ignored: [{ name, reason }], version }
 //   codec.fromObject(obj, {strict}) the same from a plain object (a JSON file); strict: the
 //                                   first bad field gives { error } instead of a default
-//   codec.encode(state)           -> '#v=N&...' with every field that differs from its default
+//   codec.encode(state)           -> '#ver=N&...' with every field that differs from its default
 //   codec.defaults()              -> the default state
 // Decoding never evaluates anything: split, decodeURIComponent, Number, and the table's checks.
 
@@ -136,7 +136,7 @@ export function createUrlState({ version, props, migrations = {}, fix }) {
       if (!ignored.some((f) => f.name === name)) ignored.push({ name, reason });
     };
     for (const name of Object.keys(entries)) {
-      if (!byName.has(name) && name !== 'v') reset(name.slice(0, 40), 'is not a setting');
+      if (!byName.has(name) && name !== 'ver') reset(name.slice(0, 40), 'is not a setting');
     }
     for (const p of props) {
       const raw = entries[p.name];
@@ -173,11 +173,11 @@ export function createUrlState({ version, props, migrations = {}, fix }) {
       if (!body) return { state: build({}).state, ignored: [], version };
       if (body.length > MAX_HASH) return { state: build({}).state, ignored: [{ name: 'link', reason: 'is too long' }], version };
       let entries = splitEntries(body);
-      const v = entries.v === undefined ? 1 : Number(entries.v);
-      delete entries.v;
+      const v = entries.ver === undefined ? 1 : Number(entries.ver);
+      delete entries.ver;
       if (!Number.isInteger(v) || v < 1 || v > version) {
         const r = build(entries);
-        r.ignored.unshift({ name: 'v', reason: `version ${String(v).slice(0, 12)} is not one this page reads (1 to ${version})` });
+        r.ignored.unshift({ name: 'ver', reason: `version ${String(v).slice(0, 12)} is not one this page reads (1 to ${version})` });
         return { ...r, version: v };
       }
       try {
@@ -190,8 +190,8 @@ export function createUrlState({ version, props, migrations = {}, fix }) {
     fromObject(obj, { strict = false } = {}) {
       if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return strict ? { error: 'the state is not an object' } : build({});
       const entries = Object.assign(Object.create(null), obj);
-      const v = entries.v ?? entries.version ?? version;
-      delete entries.v;
+      const v = entries.ver ?? entries.version ?? version;
+      delete entries.ver;
       delete entries.version;
       try {
         if (!Number.isInteger(v) || v < 1 || v > version) throw new Error(`unknown state version ${String(v).slice(0, 12)} (expected 1 to ${version})`);
@@ -202,7 +202,7 @@ export function createUrlState({ version, props, migrations = {}, fix }) {
       }
     },
     encode(state) {
-      const parts = [`v=${version}`];
+      const parts = [`ver=${version}`];
       const s = {};
       for (const p of props) {
         const d = defOf(p, s);
