@@ -85,7 +85,7 @@ export function mountBottleneck(root, { models, manifest }) {
       { name: 'bottleneck (no attention)', color: COLORS.bottleneck, points: evB.byLength.map((b) => ({ x: b.length, y: b.sequenceAccuracy })) },
     ];
     const chartReadout = root.querySelector('[data-role=chart-readout]');
-    drawChart(root.querySelector('[data-role=chart]'), series, { xLabel: 'input length', yLabel: 'test accuracy', readout: chartReadout, yMin: 0, yMax: 1, integerX: true });
+    drawChart(root.querySelector('[data-role=chart]'), series, { xLabel: 'input length', yLabel: 'test accuracy', readout: chartReadout, xMin: 0, xMax: maxLength, yMin: 0, yMax: 1, integerX: true });
     drawLegend(root.querySelector('[data-role=legend]'), series);
   }
   return { update, measure };
