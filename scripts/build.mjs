@@ -22,11 +22,12 @@ for (const wasm of ['attnlab-simd.wasm', 'attnlab-scalar.wasm']) {
   }
 }
 execFileSync(process.execPath, [`${root}scripts/vendor.mjs`], { stdio: 'inherit' });
+execFileSync(process.execPath, [`${root}scripts/render-math.mjs`], { stdio: 'inherit' }); // learn.html's equations as MathML
 const { build, transform } = await import('esbuild');
 
 await rm(out, { recursive: true, force: true });
 // the modules are bundled below; everything else (HTML, CSS, WASM, fonts, the engine for other users) is copied
-const BUNDLED = ['ui', 'playground', 'lab', 'worker', 'vendor/colortables.js', 'vendor/formulas.js'];
+const BUNDLED = ['ui', 'playground', 'lab', 'learn', 'worker', 'vendor/colortables.js', 'vendor/formulas.js'];
 await cp(`${root}web`, out, {
   recursive: true,
   filter: (src) => {
@@ -38,6 +39,7 @@ await cp(`${root}web`, out, {
 const entries = {
   'playground/main': `${root}web/playground/main.js`,
   'lab/main': `${root}web/lab/main.js`,
+  'learn/main': `${root}web/learn/main.js`,
   'worker/lab-worker': `${root}web/worker/lab-worker.js`,
 };
 const result = await build({

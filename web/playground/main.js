@@ -20,6 +20,13 @@ import { createTokenEditor } from './tokens.js';
 const header = mountHeader({ current: 'playground', skipTo: 'main', tagline: 'attention, step by step, live', actions: [...$('page-actions').children] });
 $('page-actions').remove();
 const notice = createNotice($('notice'));
+// A newcomer is offered the Learn page once, until they dismiss it (remembered in localStorage).
+const NEWCOMER = 'attnlab.newcomer.dismissed';
+try { $('newcomer').hidden = localStorage.getItem(NEWCOMER) === '1'; } catch { $('newcomer').hidden = false; }
+$('newcomer-dismiss').addEventListener('click', () => {
+  $('newcomer').hidden = true;
+  try { localStorage.setItem(NEWCOMER, '1'); } catch { /* dismissed for this visit */ }
+});
 
 // Scrolling a heatmap or field into view must not leave it under the sticky control bar.
 const bar = $('controlbar');

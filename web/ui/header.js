@@ -3,7 +3,7 @@
 // status line; page-specific buttons go in its actions slot.
 //
 //   const header = mountHeader({ current, skipTo, tagline, actions = [] })
-//     current   'playground' | 'lab' (an id from PAGES)
+//     current   'playground' | 'lab' | 'learn' (an id from PAGES)
 //     skipTo    id of the page's main content (the skip link's target; it gets tabindex=-1)
 //     tagline   short text after the brand;  actions: nodes (buttons) placed on the right
 //   header.status(text)   the status line (e.g. which engine build is running); aria-live
@@ -13,6 +13,7 @@ import { h } from './dom.js';
 export const PAGES = [
   { id: 'playground', href: 'index.html', label: 'Playground' },
   { id: 'lab', href: 'lab.html', label: 'Training lab' },
+  { id: 'learn', href: 'learn.html', label: 'Learn' },
 ];
 
 export function mountHeader({ current, skipTo, tagline = '', actions = [] }) {

@@ -1,0 +1,78 @@
+// The Learn page: loads the engine and the pretrained models, then mounts each
+// chapter's widgets (chapter 1 first, so the page is interactive early).
+// Wiring only: each chapter's file owns its widgets, numbers.js the quoted figures.
+// Chapters 2-6 are imported once chapter 1 is up, so they are off its critical path.
+import { loadEngine } from '../engine/index.js';
+import { mountHeader } from '../ui/header.js';
+import { createNotice } from '../ui/notice.js';
+import { mountBottleneck } from './ch1-bottleneck.js';
+import { numbers } from './numbers.js';
+import { onProgress, progress } from './progress.js';
+
+const header = mountHeader({ current: 'learn', skipTo: 'main', tagline: 'attention, chapter by chapter' });
+const notice = createNotice(document.getElementById('notice'));
+const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates'];
+
+async function fetchBytes(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+function showProgress(all) {
+  const done = CHAPTERS.filter((id) => all[id]).length;
+  document.getElementById('progress').textContent = `${done} of ${CHAPTERS.length} challenges solved`;
+  for (const id of CHAPTERS) document.querySelector(`[data-toc="${id}"]`)?.classList.toggle('done', Boolean(all[id]));
+}
+
+/** A display equation wider than its column scrolls; then it takes focus, so a keyboard can scroll it. */
+function focusableWhenScrolling() {
+  for (const el of document.querySelectorAll('.math.display')) {
+    if (el.scrollWidth > el.clientWidth) {
+      el.tabIndex = 0;
+      el.setAttribute('role', 'group');
+      el.setAttribute('aria-label', 'equation (scrolls sideways)');
+    } else if (el.hasAttribute('tabindex')) {
+      el.removeAttribute('tabindex');
+      el.removeAttribute('role');
+      el.removeAttribute('aria-label');
+    }
+  }
+}
+
+async function main() {
+  focusableWhenScrolling();
+  addEventListener('resize', focusableWhenScrolling);
+  const manifestP = fetch('models/models.json').then((r) => { if (!r.ok) throw new Error(`models/models.json: HTTP ${r.status}`); return r.json(); });
+  const fileOf = (name) => manifestP.then((m) => fetchBytes(`models/${m.models[name].file}`));
+  const bytes = { attention: fileOf('reverse-attention'), bottleneck: fileOf('reverse-bottleneck'), dates: fileOf('dates') };
+  const [engine, manifest, attention, bottleneck] = await Promise.all([loadEngine(), manifestP, bytes.attention, bytes.bottleneck]);
+  header.status(`WebAssembly ${engine.simd ? 'SIMD' : 'scalar'} engine`);
+  const models = { attention: engine.loadSeq2Seq(attention), bottleneck: engine.loadSeq2Seq(bottleneck) };
+  const ctx = { engine, models, manifest };
+  const $ = (id) => document.getElementById(id);
+  const ch1 = mountBottleneck($('ch-bottleneck'), ctx);
+  document.body.dataset.firstReady = String(Math.round(performance.now())); // ms since navigation
+  // the rest after the first chapter has painted
+  const nextTask = () => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
+  await nextTask();
+  const rest = Promise.all([import('./ch2-dot.js'), import('./ch3-average.js'), import('./ch4-scores.js'), import('./ch5-self.js'), import('./ch6-dates.js')]);
+  ch1.measure();
+  models.dates = engine.loadSeq2Seq(await bytes.dates);
+  const [{ mountDot }, { mountAverage }, { mountScores }, { mountSelf }, { mountDates }] = await rest;
+  await nextTask();
+  mountDot($('ch-dot'), ctx);
+  mountAverage($('ch-average'), ctx);
+  mountScores($('ch-scores'), ctx);
+  mountSelf($('ch-self'), ctx);
+  mountDates($('ch-dates'), ctx);
+  showProgress(progress());
+  onProgress(showProgress);
+  window.attnlabLearn = { numbers, engine, models };
+  document.body.dataset.ready = 'true';
+}
+
+main().catch((err) => {
+  notice.show(`The interactive figures could not start: ${err.message}`, 'error');
+  document.body.dataset.ready = 'error';
+});

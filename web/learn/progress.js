@@ -1,0 +1,52 @@
+// Each chapter's challenge: a line of text, a status that turns to a visible
+// success when the widget's own check passes, and progress kept in localStorage
+// only (key "attnlab.learn.progress": { [chapter]: true }). Storage that is
+// unavailable (private mode, blocked) leaves progress for this visit only.
+import { h } from '../ui/dom.js';
+
+const KEY = 'attnlab.learn.progress';
+
+function readAll() {
+  try {
+    const v = JSON.parse(localStorage.getItem(KEY) ?? '{}');
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+function writeAll(all) {
+  try { localStorage.setItem(KEY, JSON.stringify(all)); } catch { /* progress stays for this visit */ }
+}
+
+const listeners = new Set();
+/** Calls fn(progress) whenever a challenge is solved. */
+export const onProgress = (fn) => listeners.add(fn);
+export const progress = () => readAll();
+
+/**
+ * A challenge box in `host` for chapter `id`. challenge.check(ok) marks it solved
+ * (once solved it stays solved, also after a reload).
+ */
+export function createChallenge(host, id, text) {
+  const status = h('p', { className: 'challenge-status', attrs: { 'aria-live': 'polite' }, dataset: { testid: `challenge-status-${id}` } });
+  const box = h('div', { className: 'challenge', dataset: { testid: `challenge-${id}` } },
+    h('p', { className: 'challenge-title' }, h('strong', { textContent: 'Try it. ' }), text), status);
+  host.append(box);
+  const show = (solved) => {
+    box.classList.toggle('solved', solved);
+    box.dataset.solved = String(solved);
+    status.textContent = solved ? '✓ Solved! Your progress is saved in this browser.' : 'Not solved yet.';
+  };
+  show(Boolean(readAll()[id]));
+  return {
+    check(ok) {
+      if (!ok || box.dataset.solved === 'true') return;
+      const all = readAll();
+      all[id] = true;
+      writeAll(all);
+      show(true);
+      for (const fn of listeners) fn(all);
+    },
+  };
+}
