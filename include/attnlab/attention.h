@@ -35,12 +35,13 @@ extern "C" {
 #define ATTN_MAX_DIM 4096       /* d_q, d_k, d_v, h, self-attention widths */
 #define ATTN_MAX_CELLS (1 << 22) /* n_q * n_k (per head): 4M cells */
 #define ATTN_MAX_HEADS 64
-/* Work of one call in multiply-adds (attn_work, attn_self_work): 2^31, about
- * 0.15 s on the SIMD build and under a second on the scalar one, so no single
- * call blocks a page for long. A tanh unit of the additive score counts as
- * ATTN_TANH_WORK multiply-adds (measured: one tanh costs about as much). */
-#define ATTN_MAX_WORK 2147483648.0
-#define ATTN_TANH_WORK 8
+/* Work of one call in multiply-adds (attn_work, attn_self_work): at most 2^29,
+ * about 0.2 s on the SIMD build and well under a second on the scalar one on
+ * this project's machine, so no single call blocks a page for long. A tanh
+ * unit of the additive score counts as ATTN_TANH_WORK multiply-adds (measured:
+ * the additive score's inner step costs about as much as 24 of the others'). */
+#define ATTN_MAX_WORK 536870912.0
+#define ATTN_TANH_WORK 24
 /* 'sum' normalisation: a row whose |sum e| <= n_visible * ATTN_SUM_EPS * sum |e|
  * is ERR_ZERO_SUM (its sum is float32 rounding noise). */
 #define ATTN_SUM_EPS 1.1920928955078125e-07
