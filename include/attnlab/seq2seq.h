@@ -39,6 +39,7 @@ extern "C" {
 #define S2S_MAX_LEN 64
 #define S2S_MAX_BATCH 1024 /* rows of a training or evaluation batch (s2s_reserve grows a model up to it) */
 #define S2S_MAX_BEAM 16
+#define S2S_MAX_STEPS 0x7FFFFFFE /* optimiser steps a model can take (its step count is an int32) */
 
 typedef struct {
     RnnCellKind cell;  /* recurrent cell of the encoder and the decoder */
@@ -92,9 +93,13 @@ int s2s_forward(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len,
 /* Gradients of the last forward's loss, accumulated into s2s_grads(). */
 int s2s_backward(Seq2Seq *m);
 void s2s_zero_grad(Seq2Seq *m);
-/* Clips (global norm) and applies one optimiser step; returns the norm before clipping in *norm. */
+/* Clips (global norm) and applies one optimiser step; returns the norm before
+ * clipping in *norm. All or nothing: a gradient norm that is not finite, or an
+ * update that would make a weight or the optimiser state non-finite, returns
+ * NN_ERR_VALUE and changes nothing; past S2S_MAX_STEPS steps, NN_ERR_LIMIT. */
 int s2s_update(Seq2Seq *m, const S2sTrainOptions *o, nn_real *norm);
-/* zero_grad + forward + backward + update */
+/* zero_grad + forward + backward + update. A loss that is not finite is
+ * NN_ERR_VALUE before any update: a failed step leaves the weights as they were. */
 int s2s_train_step(Seq2Seq *m, const S2sTrainOptions *o, int B, const int32_t *in_ids, const int32_t *in_len,
                    const int32_t *out_ids, const int32_t *out_len, nn_real *loss);
 
@@ -111,6 +116,11 @@ int s2s_greedy(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, 
  * log-probability in *logp. beam in 1..S2S_MAX_BEAM (1 = greedy). */
 int s2s_beam(Seq2Seq *m, int beam, const int32_t *in_ids, int n, int32_t *out_ids, int32_t *out_len,
              nn_real *alignment, nn_real *logp);
+
+/* Copies the weights, the optimiser state and the step count aside
+ * (NN_ERR_NOMEM if the copy cannot be allocated), and puts them back. */
+int s2s_checkpoint(Seq2Seq *m);
+void s2s_rollback(Seq2Seq *m);
 
 /* Serialisation: a versioned little-endian format with the config, the
  * optimiser step count and all parameters. s2s_save_size() bytes. */

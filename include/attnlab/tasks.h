@@ -64,9 +64,11 @@ int task_fixed_in(const Task *t);
 const char *task_in_alphabet(const Task *t);  /* the input symbols, in id order */
 const char *task_out_alphabet(const Task *t); /* the output symbols, in id order */
 
-/* Input text -> ids (no padding); returns the length, or a negative NnStatus
- * (unknown character, empty, too long) with the message naming the position. */
-int task_encode_input(const Task *t, const char *text, int32_t *ids, int max);
+/* Input text (len bytes of UTF-8; a NUL byte is a character like any other)
+ * -> ids (no padding); returns the length, or a negative NnStatus (empty, a
+ * character outside the input alphabet, too long) with the message naming
+ * the character and its position (1-based, in characters). */
+int task_encode_input(const Task *t, const char *text, size_t len, int32_t *ids, int max);
 /* Output ids -> text up to EOS (PAD/BOS skipped); writes at most max-1 chars + NUL. */
 void task_decode_output(const Task *t, const int32_t *ids, int n, char *text, int max);
 

@@ -45,7 +45,12 @@ const Task *trainer_task(const Trainer *t);
 const TaskConfig *trainer_task_config(const Trainer *t);
 Seq2Seq *trainer_model(Trainer *t);
 
-/* steps optimiser steps on batches of B train examples, B in 1..S2S_MAX_BATCH
+/* steps optimiser steps on batches of B train examples. All or nothing: if a
+ * step diverges (a loss, gradient norm or weight that is not finite) or fails
+ * otherwise, the model, its optimiser state and the training draws go back to
+ * where the call found them and it returns the error; divergence is
+ * NN_ERR_VALUE, "training diverged at step N ... try a smaller learning rate".
+ * Batches, B in 1..S2S_MAX_BATCH
  * (1024): a batch larger than any before grows the model's buffers (NN_ERR_NOMEM
  * if memory runs out, the model unchanged). losses (steps) or NULL receives
  * each step's mean loss; *tokens (or NULL) the target tokens seen. */
@@ -54,11 +59,11 @@ int trainer_train(Trainer *t, const S2sTrainOptions *o, int steps, int B, float 
 /* Loss and greedy accuracies on `count` examples of a split. */
 int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r);
 
-/* Translates text: in_ids (max_in) and *in_len its input ids, out_ids
+/* Translates text (text_len bytes of UTF-8, see task_encode_input): in_ids (max_in) and *in_len its input ids, out_ids
  * (max_out) and *out_len the decoded ids up to and including EOS, alignment
  * (max_out, max_in) row-major, output (max_out + 1 bytes) the decoded text.
  * beam 1 is greedy. */
-int trainer_translate(Trainer *t, const char *text, int beam, int32_t *in_ids, int *in_len, int32_t *out_ids,
+int trainer_translate(Trainer *t, const char *text, size_t text_len, int beam, int32_t *in_ids, int *in_len, int32_t *out_ids,
                       int *out_len, nn_real *alignment, char *output);
 
 /* Saving: magic "ATNLTRN\0" | u32 version | task config (4 x i32) | u32 text

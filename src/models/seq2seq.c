@@ -172,6 +172,8 @@ static void build_acts(Seq2Seq *m) {
 static int check_config(const S2sConfig *c) {
     if ((unsigned)c->cell >= RNN_CELL_COUNT) return nn_fail(NN_ERR_ARG, "cell: unknown cell %d (rnn, gru or lstm)", (int)c->cell);
     if (c->layers < 1 || c->layers > 2) return nn_fail(NN_ERR_VALUE, "layers: %d; the encoder has 1 or 2 layers", c->layers);
+    if (c->bidirectional != 0 && c->bidirectional != 1)
+        return nn_fail(NN_ERR_VALUE, "bidirectional: %d; it is 0 or 1", c->bidirectional);
     if (c->hidden < 1 || c->hidden > S2S_MAX_HIDDEN)
         return nn_fail(c->hidden < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "hidden: %d; it must be within 1..%d", c->hidden, S2S_MAX_HIDDEN);
     if (c->embed < 1 || c->embed > S2S_MAX_EMBED)
@@ -188,6 +190,8 @@ static int check_config(const S2sConfig *c) {
                        c->max_in, c->max_out, S2S_MAX_LEN);
     if (c->batch < 1 || c->batch > S2S_MAX_BATCH)
         return nn_fail(c->batch < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", c->batch, S2S_MAX_BATCH);
+    if (c->fixed_in < 0 || c->fixed_in > c->max_in)
+        return nn_fail(NN_ERR_VALUE, "fixed input length: %d; it must be within 0..%d", c->fixed_in, c->max_in);
     if (c->attention == ATTN_SCORE_LOCATION && (c->fixed_in < 1 || c->fixed_in != c->max_in))
         return nn_fail(NN_ERR_VALUE,
                        "attention: 'location' scores each input position with its own weights, so it needs inputs of one "
@@ -236,12 +240,8 @@ static int alloc_rows(Seq2Seq *m) {
     return NN_OK;
 }
 
-int s2s_create(Seq2Seq **out, const S2sConfig *c) {
-    *out = NULL;
-    nn_clear_error();
-    NN_TRY(check_config(c));
-    Seq2Seq *m = calloc(1, sizeof *m);
-    if (!m) return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory");
+/* The sizes derived from the configuration, and the parameter table. */
+static void plan(Seq2Seq *m, const S2sConfig *c) {
     m->c = *c;
     m->dirs = c->bidirectional ? 2 : 1;
     m->D = c->hidden * m->dirs;
@@ -255,6 +255,23 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
     m->attn_cfg.norm = ATTN_NORM_SOFTMAX;
     m->attn_cfg.temperature = 1;
     build_table(m);
+}
+
+int s2s_plan(const S2sConfig *c, size_t *n_params) {
+    NN_TRY(check_config(c));
+    Seq2Seq m = {0}; /* its table only */
+    plan(&m, c);
+    *n_params = m.n_params;
+    return NN_OK;
+}
+
+int s2s_create(Seq2Seq **out, const S2sConfig *c) {
+    *out = NULL;
+    nn_clear_error();
+    NN_TRY(check_config(c));
+    Seq2Seq *m = calloc(1, sizeof *m);
+    if (!m) return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory");
+    plan(m, c);
     m->params = calloc(m->n_params, sizeof(nn_real));
     m->grads = calloc(m->n_params, sizeof(nn_real));
     m->opt = calloc(2 * m->n_params, sizeof(nn_real));
@@ -291,12 +308,32 @@ int s2s_reserve(Seq2Seq *m, int batch) {
 
 int s2s_capacity(const Seq2Seq *m) { return m->Bm; }
 
+int s2s_checkpoint(Seq2Seq *m) {
+    size_t P = m->n_params;
+    if (!m->kept && !(m->kept = malloc(sizeof(nn_real) * 3 * P)))
+        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for a copy of %zu parameters", P);
+    memcpy(m->kept, m->params, sizeof(nn_real) * P);
+    memcpy(m->kept + P, m->opt, sizeof(nn_real) * 2 * P);
+    m->kept_steps = m->steps;
+    return NN_OK;
+}
+
+void s2s_rollback(Seq2Seq *m) {
+    if (!m->kept) return;
+    size_t P = m->n_params;
+    memcpy(m->params, m->kept, sizeof(nn_real) * P);
+    memcpy(m->opt, m->kept + P, sizeof(nn_real) * 2 * P);
+    m->steps = m->kept_steps;
+    m->have_forward = 0;
+}
+
 void s2s_destroy(Seq2Seq *m) {
     if (!m) return;
     free(m->params);
     free(m->grads);
     free(m->opt);
     free(m->acts);
+    free(m->kept);
     free(m->key_lengths);
     free(m->ids);
     free(m->mask);

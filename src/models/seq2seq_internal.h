@@ -122,6 +122,8 @@ struct Seq2Seq {
     nn_real *grads;       /* (n_params) their gradients */
     nn_real *opt;         /* (2, n_params) Adam's first and second moments */
     nn_real *acts;        /* (n_acts) the activation block S2sActs points into */
+    nn_real *kept;        /* (3, n_params) s2s_checkpoint's copy of params and opt, or NULL */
+    int kept_steps;       /* and of steps */
     S2sWeights w, g;      /* views into params and grads */
     S2sActs a;            /* views into acts */
     S2sBatch batch;       /* the training batch, kept for backward */
@@ -143,6 +145,10 @@ RnnWeights s2s_cell_weights(const S2sCellParams *p);
 AttnParams s2s_attn_params(const Seq2Seq *m);
 int s2s_check_batch(const Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
                     const int32_t *out_len);
+
+/* Checks a configuration and counts its parameters without allocating
+ * (the loader checks a file's length against it first). */
+int s2s_plan(const S2sConfig *c, size_t *n_params);
 
 /* Layers (seq2seq_layers.c). Each _forward reads and writes the named
  * buffers of m->a for the batch shape (B, T, U); each _backward reads the

@@ -3,6 +3,7 @@
  *   u32 steps | u64 parameter count | f32 parameters | u32 FNV-1a of all before
  * A file that is truncated, from another program, of another version, or
  * whose parameters do not fit its config is rejected with a clear message. */
+#include <math.h>
 #include <string.h>
 
 #include "base/bytes.h"
@@ -35,12 +36,7 @@ int s2s_save(const Seq2Seq *m, uint8_t *bytes, size_t size) {
     nn_put_u64(&p, m->c.seed);
     nn_put_u32(&p, (uint32_t)m->steps);
     nn_put_u64(&p, (uint64_t)m->n_params);
-    for (size_t i = 0; i < m->n_params; i++) {
-        float x = (float)m->params[i];
-        uint32_t u;
-        memcpy(&u, &x, 4);
-        nn_put_u32(&p, u);
-    }
+    for (size_t i = 0; i < m->n_params; i++) nn_put_f32(&p, (float)m->params[i]);
     nn_put_u32(&p, nn_fnv1a32(bytes, (size_t)(p - bytes)));
     return NN_OK;
 }
@@ -60,27 +56,34 @@ int s2s_load(Seq2Seq **out, const uint8_t *bytes, size_t size) {
     c.seed = nn_get_u64(&p);
     uint32_t steps = nn_get_u32(&p);
     uint64_t count = nn_get_u64(&p);
-    Seq2Seq *m;
-    int st = s2s_create(&m, &c);
+    /* every field in range and the length right before anything is allocated */
+    size_t n_params;
+    int st = s2s_plan(&c, &n_params);
     if (st != NN_OK) return nn_fail(st, "model file: bad configuration: %s", nn_last_error());
-    if (count != m->n_params || size != s2s_save_size(m)) {
-        size_t want = s2s_save_size(m);
-        s2s_destroy(m);
-        return nn_fail(NN_ERR_VALUE, "model file: %zu bytes with %llu parameters, but its configuration needs %zu bytes; truncated or damaged",
-                       size, (unsigned long long)count, want);
-    }
+    if (steps > S2S_MAX_STEPS)
+        return nn_fail(NN_ERR_VALUE, "model file: step count %u is past the limit of %d; the file is damaged", steps,
+                       S2S_MAX_STEPS);
+    size_t want = header_size() + 4 * n_params + 4;
+    if (count != n_params || size != want)
+        return nn_fail(NN_ERR_VALUE, "model file: %zu bytes with %llu parameters, but its configuration needs %zu parameters in %zu bytes; truncated or damaged",
+                       size, (unsigned long long)count, n_params, want);
     const uint8_t *end = bytes + size - 4;
     const uint8_t *q = end;
-    if (nn_get_u32(&q) != nn_fnv1a32(bytes, (size_t)(end - bytes))) {
-        s2s_destroy(m);
+    if (nn_get_u32(&q) != nn_fnv1a32(bytes, (size_t)(end - bytes)))
         return nn_fail(NN_ERR_VALUE, "model file: checksum mismatch; the file is damaged");
+    for (size_t i = 0; i < n_params; i++) {
+        float x = nn_get_f32(&p);
+        if (!isfinite(x)) return nn_fail(NN_ERR_VALUE, "model file: parameter %zu is %s; the file is damaged", i, isnan(x) ? "NaN" : "infinite");
     }
-    for (size_t i = 0; i < m->n_params; i++) {
-        uint32_t u = nn_get_u32(&p);
-        float x;
-        memcpy(&x, &u, 4);
-        m->params[i] = x;
-    }
+    /* the buffers start small (S2S_MAX_BEAM rows) and grow with the batches
+     * that come; the configuration keeps the batch it was saved with */
+    S2sConfig small = c;
+    small.batch = c.batch < S2S_MAX_BEAM ? c.batch : S2S_MAX_BEAM;
+    Seq2Seq *m;
+    NN_TRY(s2s_create(&m, &small));
+    m->c.batch = c.batch;
+    p = bytes + header_size(); /* the parameters again */
+    for (size_t i = 0; i < m->n_params; i++) m->params[i] = nn_get_f32(&p);
     m->steps = (int)steps;
     *out = m;
     return NN_OK;

@@ -224,15 +224,14 @@ int task_create(Task **out, const TaskConfig *c, const char *text, size_t len) {
     if ((unsigned)c->kind >= TASK_KIND_COUNT)
         return nn_fail(NN_ERR_ARG, "task: unknown task %d (copy, reverse, sort, dates or pairs)", (int)c->kind);
     int generated = c->kind <= TASK_SORT;
-    if (generated) {
-        if (c->alphabet != TASK_DIGITS && c->alphabet != TASK_LETTERS)
-            return nn_fail(NN_ERR_ARG, "alphabet: unknown alphabet %d (digits or letters)", (int)c->alphabet);
-        if (c->min_len < 1 || c->min_len > TASK_MAX_LEN - 1)
-            return nn_fail(NN_ERR_VALUE, "minLength: %d; it must be within 1..%d", c->min_len, TASK_MAX_LEN - 1);
-        if (c->max_len < c->min_len || c->max_len > TASK_MAX_LEN - 1)
-            return nn_fail(NN_ERR_VALUE, "maxLength: %d; it must be within minLength (%d)..%d", c->max_len, c->min_len,
-                           TASK_MAX_LEN - 1);
-    }
+    /* checked for every task (dates and pairs ignore them), so a saved task loads back */
+    if (c->alphabet != TASK_DIGITS && c->alphabet != TASK_LETTERS)
+        return nn_fail(NN_ERR_ARG, "alphabet: unknown alphabet %d (digits or letters)", (int)c->alphabet);
+    if (c->min_len < 1 || c->min_len > TASK_MAX_LEN - 1)
+        return nn_fail(NN_ERR_VALUE, "minLength: %d; it must be within 1..%d", c->min_len, TASK_MAX_LEN - 1);
+    if (c->max_len < c->min_len || c->max_len > TASK_MAX_LEN - 1)
+        return nn_fail(NN_ERR_VALUE, "maxLength: %d; it must be within minLength (%d)..%d", c->max_len, c->min_len,
+                       TASK_MAX_LEN - 1);
     Task *t = calloc(1, sizeof *t);
     if (!t) return nn_fail(NN_ERR_NOMEM, "task: out of memory");
     t->c = *c;
@@ -286,25 +285,47 @@ int task_split_size(const Task *t, TaskSplit split) {
     return t->split_n[split];
 }
 
-int task_encode_input(const Task *t, const char *text, int32_t *ids, int max) {
-    int n = 0;
-    while (n <= TASK_MAX_LEN && text[n]) n++;
-    if (n == 0) return -nn_fail(NN_ERR_VALUE, "text: empty; type something to translate");
-    if (n > max || n > TASK_MAX_LEN)
-        return -nn_fail(NN_ERR_VALUE, "text: %s%d characters; this model reads at most %d", n > TASK_MAX_LEN ? "over " : "", n,
-                        max < TASK_MAX_LEN ? max : TASK_MAX_LEN);
-    for (int i = 0; i < n; i++) {
-        uint8_t ch = (uint8_t)text[i];
-        if (!t->in_id[ch]) {
-            if (ch >= 32 && ch < 127)
-                return -nn_fail(NN_ERR_VALUE, "text: character '%c' at position %d is not in this task's input alphabet", ch,
-                                i + 1);
-            return -nn_fail(NN_ERR_VALUE, "text: character code %d at position %d is not in this task's input alphabet", ch,
-                            i + 1);
-        }
-        ids[i] = t->in_id[ch];
+/* The UTF-8 character at text[i] (len bytes in all): its code point, or -1
+ * for a byte that does not start a well-formed character; *n its bytes. */
+static int32_t utf8_char(const uint8_t *text, size_t len, size_t i, size_t *n) {
+    uint8_t b = text[i];
+    int extra = b < 0x80 ? 0 : (b & 0xE0) == 0xC0 ? 1 : (b & 0xF0) == 0xE0 ? 2 : (b & 0xF8) == 0xF0 ? 3 : -1;
+    *n = 1;
+    if (extra == 0) return b;
+    if (extra < 0 || i + (size_t)extra >= len) return -1;
+    int32_t cp = b & (0x3F >> extra);
+    for (int k = 1; k <= extra; k++) {
+        if ((text[i + k] & 0xC0) != 0x80) return -1;
+        cp = cp << 6 | (text[i + k] & 0x3F);
     }
-    return n;
+    *n = (size_t)extra + 1;
+    return cp;
+}
+
+/* NN_ERR_VALUE naming the character at byte i and its position (1-based, in characters). */
+static int unknown_char(const char *text, size_t len, size_t i) {
+    int position = 1;
+    size_t n;
+    for (size_t j = 0; j < i; j += n, position++) utf8_char((const uint8_t *)text, len, j, &n);
+    int32_t cp = utf8_char((const uint8_t *)text, len, i, &n);
+    if (cp >= 32 && cp < 127)
+        return nn_fail(NN_ERR_VALUE, "text: character '%c' at position %d is not in this task's input alphabet", (char)cp,
+                       position);
+    if (cp < 0)
+        return nn_fail(NN_ERR_VALUE, "text: byte 0x%02X at position %d is not UTF-8 text", (uint8_t)text[i], position);
+    return nn_fail(NN_ERR_VALUE, "text: character U+%04X at position %d is not in this task's input alphabet", (unsigned)cp,
+                   position);
+}
+
+int task_encode_input(const Task *t, const char *text, size_t len, int32_t *ids, int max) {
+    if (len == 0) return -nn_fail(NN_ERR_VALUE, "text: empty; type something to translate");
+    int limit = max < TASK_MAX_LEN ? max : TASK_MAX_LEN;
+    if (len > (size_t)limit)
+        return -nn_fail(NN_ERR_VALUE, "text: %zu bytes; this model reads at most %d characters", len, limit);
+    for (size_t i = 0; i < len; i++)
+        if (!t->in_id[(uint8_t)text[i]]) return -unknown_char(text, len, i);
+    for (size_t i = 0; i < len; i++) ids[i] = t->in_id[(uint8_t)text[i]];
+    return (int)len;
 }
 
 void task_decode_output(const Task *t, const int32_t *ids, int n, char *text, int max) {

@@ -114,7 +114,8 @@ static int trainer_build(Trainer **out, const TaskConfig *tc, const char *text, 
     t->max_in = c->max_in;
     t->max_out = c->max_out;
     t->stream = c->seed ^ TRAIN_STREAM;
-    if ((st = alloc_batches(t, c->batch)) != NN_OK) goto fail;
+    /* a loaded model starts with small buffers (S2S_MAX_BEAM rows); both grow with the batches */
+    if ((st = alloc_batches(t, c->batch < s2s_capacity(t->model) ? c->batch : s2s_capacity(t->model))) != NN_OK) goto fail;
     *out = t;
     return NN_OK;
 fail:
@@ -136,13 +137,26 @@ int trainer_train(Trainer *t, const S2sTrainOptions *o, int steps, int B, float 
     if (steps < 1 || steps > TRAINER_MAX_STEPS)
         return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, TRAINER_MAX_STEPS);
     NN_TRY(reserve_batch(t, B));
+    /* a call trains or changes nothing: on any failure the model and the
+     * training draws go back to where this call found them */
+    NN_TRY(s2s_checkpoint(t->model));
+    uint64_t stream = t->stream;
+    int first = s2s_steps(t->model) + 1, st = NN_OK;
     double seen = 0;
-    for (int s = 0; s < steps; s++) {
-        NN_TRY(task_sample_batch(t->task, TASK_TRAIN, &t->stream, B, t->in_ids, t->in_len, t->out_ids, t->out_len));
-        nn_real loss;
-        NN_TRY(s2s_train_step(t->model, o, B, t->in_ids, t->in_len, t->out_ids, t->out_len, &loss));
+    for (int s = 0; s < steps && st == NN_OK; s++) {
+        st = task_sample_batch(t->task, TASK_TRAIN, &t->stream, B, t->in_ids, t->in_len, t->out_ids, t->out_len);
+        nn_real loss = 0;
+        if (st == NN_OK) st = s2s_train_step(t->model, o, B, t->in_ids, t->in_len, t->out_ids, t->out_len, &loss);
+        if (st == NN_ERR_VALUE)
+            st = nn_fail(st, "training diverged at step %d (%s); the model is kept as it was before this call; try a "
+                             "smaller learning rate (lr is %g)", first + s, nn_last_error(), (double)o->lr);
         if (losses) losses[s] = (float)loss;
         for (int b = 0; b < B; b++) seen += t->out_len[b];
+    }
+    if (st != NN_OK) {
+        s2s_rollback(t->model);
+        t->stream = stream;
+        return st;
     }
     if (tokens) *tokens = seen;
     return NN_OK;
@@ -156,8 +170,12 @@ int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r) {
         return nn_fail(count < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "count: %d; it must be within 1..%d", count, TRAINER_MAX_EVAL);
     uint64_t rng = EVAL_STREAM + (uint64_t)split;
     double loss = 0, tokens = 0, right_tokens = 0, right_seqs = 0;
+    /* batches of the model's configured size, whatever its buffers hold now, so a
+     * loaded model evaluates exactly like the one that was saved */
+    int chunk = s2s_config(t->model)->batch;
+    NN_TRY(reserve_batch(t, count < chunk ? count : chunk));
     for (int done = 0; done < count;) {
-        int B = count - done < t->Bm ? count - done : t->Bm;
+        int B = count - done < chunk ? count - done : chunk;
         NN_TRY(task_sample_batch(t->task, split, &rng, B, t->in_ids, t->in_len, t->out_ids, t->out_len));
         nn_real l;
         NN_TRY(s2s_forward(t->model, B, t->in_ids, t->in_len, t->out_ids, t->out_len, &l));
@@ -183,11 +201,11 @@ int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r) {
     return NN_OK;
 }
 
-int trainer_translate(Trainer *t, const char *text, int beam, int32_t *in_ids, int *in_len, int32_t *out_ids,
+int trainer_translate(Trainer *t, const char *text, size_t text_len, int beam, int32_t *in_ids, int *in_len, int32_t *out_ids,
                       int *out_len, nn_real *alignment, char *output) {
     nn_clear_error();
     if (beam < 1 || beam > S2S_MAX_BEAM) return nn_fail(NN_ERR_VALUE, "beam: %d; it must be within 1..%d", beam, S2S_MAX_BEAM);
-    int n = task_encode_input(t->task, text, in_ids, t->max_in);
+    int n = task_encode_input(t->task, text, text_len, in_ids, t->max_in);
     if (n < 0) return -n;
     const S2sConfig *c = s2s_config(t->model);
     if (c->fixed_in && n != c->fixed_in)
@@ -247,6 +265,8 @@ int trainer_load(Trainer **out, const uint8_t *bytes, size_t size) {
     const uint8_t *end = bytes + size - 4, *q = end;
     if (nn_get_le(&q, 4) != nn_fnv1a32(bytes, (size_t)(end - bytes)))
         return nn_fail(NN_ERR_VALUE, "model file: checksum mismatch; the file is truncated or damaged");
+    if ((f[0] == TASK_PAIRS) != (text_len > 0))
+        return nn_fail(NN_ERR_VALUE, "model file: %zu bytes of pairs for task %d; the file is damaged", text_len, f[0]);
     const char *text = (const char *)p;
     p += text_len;
     uint64_t stream = nn_get_le(&p, 8);

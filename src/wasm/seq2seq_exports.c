@@ -69,14 +69,21 @@ EMSCRIPTEN_KEEPALIVE int attnlab_s2s_evaluate(Trainer *t, int split, int count, 
     return trainer_evaluate(t, (TaskSplit)split, count, out);
 }
 
-/* lens (2 x i32): input and output lengths. */
-EMSCRIPTEN_KEEPALIVE int attnlab_s2s_translate(Trainer *t, const char *text, int beam, int32_t *in_ids,
-                                               int32_t *out_ids, int32_t *lens, float *alignment, char *output) {
+/* text: text_len bytes of UTF-8 (NUL bytes included); lens (2 x i32): input and output lengths. */
+EMSCRIPTEN_KEEPALIVE int attnlab_s2s_translate_n(Trainer *t, const char *text, int text_len, int beam, int32_t *in_ids,
+                                                 int32_t *out_ids, int32_t *lens, float *alignment, char *output) {
     int in_len = 0, out_len = 0;
-    NN_TRY(trainer_translate(t, text, beam, in_ids, &in_len, out_ids, &out_len, alignment, output));
+    NN_TRY(trainer_translate(t, text, text_len > 0 ? (size_t)text_len : 0, beam, in_ids, &in_len, out_ids, &out_len,
+                             alignment, output));
     lens[0] = in_len;
     lens[1] = out_len;
     return NN_OK;
+}
+
+/* The same for a NUL-terminated text (which cannot hold a NUL character). */
+EMSCRIPTEN_KEEPALIVE int attnlab_s2s_translate(Trainer *t, const char *text, int beam, int32_t *in_ids,
+                                               int32_t *out_ids, int32_t *lens, float *alignment, char *output) {
+    return attnlab_s2s_translate_n(t, text, (int)strlen(text), beam, in_ids, out_ids, lens, alignment, output);
 }
 
 /* One example of a split as text (input and output, TASK_MAX_LEN + 1 bytes

@@ -108,7 +108,7 @@ static void test_dates(void) {
         int known = 0;
         for (int s = 0; s < shapes; s++) known |= strcmp(seen[s], shape) == 0;
         if (!known && shapes < 64) strcpy(seen[shapes++], shape);
-        CHECK(task_encode_input(t, in, (int32_t[TASK_MAX_LEN]){0}, TASK_MAX_LEN) == (int)strlen(in),
+        CHECK(task_encode_input(t, in, strlen(in), (int32_t[TASK_MAX_LEN]){0}, TASK_MAX_LEN) == (int)strlen(in),
               "'%s' does not encode", in);
     }
     CHECK(bad == 0, "%d dates do not match their inputs", bad);
@@ -203,12 +203,12 @@ static void test_determinism_and_batch(void) {
     }
     CHECK(bad == 0, "%d padding/EOS/length faults", bad);
     int32_t ids[8];
-    CHECK(task_encode_input(t, "cab", ids, 7) == 3 && ids[0] == 3 && ids[1] == 1 && ids[2] == 2, "encode 'cab'");
-    int st = task_encode_input(t, "caB", ids, 7);
+    CHECK(task_encode_input(t, "cab", 3, ids, 7) == 3 && ids[0] == 3 && ids[1] == 1 && ids[2] == 2, "encode 'cab'");
+    int st = task_encode_input(t, "caB", 3, ids, 7);
     CHECK(st == -NN_ERR_VALUE && strstr(nn_last_error(), "'B' at position 3"), "'caB': %d (%s)", st, nn_last_error());
-    st = task_encode_input(t, "abcdefgh", ids, 7);
+    st = task_encode_input(t, "abcdefgh", 8, ids, 7);
     CHECK(st < 0 && strstr(nn_last_error(), "at most 7"), "too long: %d (%s)", st, nn_last_error());
-    CHECK(task_encode_input(t, "", ids, 7) < 0, "empty text accepted");
+    CHECK(task_encode_input(t, "", 0, ids, 7) < 0, "empty text accepted");
     task_destroy(t);
     check_case("fixed length: min = max");
     t = make(TASK_COPY, TASK_DIGITS, 5, 5);

@@ -65,7 +65,7 @@ static void test_translate(void) {
     char output[TASK_MAX_LEN + 2];
     int in_len = 0, out_len = 0;
     for (int beam = 1; beam <= 3; beam += 2) {
-        int st = trainer_translate(t, "3141", beam, in_ids, &in_len, out_ids, &out_len, align, output);
+        int st = trainer_translate(t, "3141", 4, beam, in_ids, &in_len, out_ids, &out_len, align, output);
         CHECK(st == NN_OK, "beam %d: %s", beam, nn_last_error());
         CHECK(in_len == 4 && in_ids[0] == 1 + 3, "input ids: len %d, first %d", in_len, in_ids[0]);
         CHECK(out_len >= 1 && out_len <= task_max_out(trainer_task(t)), "output length %d", out_len);
@@ -76,11 +76,11 @@ static void test_translate(void) {
             CHECK(fabs(s - 1) < 1e-4, "beam %d: alignment row %d sums to %g", beam, r, s);
         }
     }
-    int st = trainer_translate(t, "31x4", 1, in_ids, &in_len, out_ids, &out_len, align, output);
+    int st = trainer_translate(t, "31x4", 4, 1, in_ids, &in_len, out_ids, &out_len, align, output);
     CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "'x'"), "unknown character: %d (%s)", st, nn_last_error());
-    st = trainer_translate(t, "", 1, in_ids, &in_len, out_ids, &out_len, align, output);
+    st = trainer_translate(t, "", 0, 1, in_ids, &in_len, out_ids, &out_len, align, output);
     CHECK(st != NN_OK && nn_last_error()[0], "empty text: %d", st);
-    st = trainer_translate(t, "12", 0, in_ids, &in_len, out_ids, &out_len, align, output);
+    st = trainer_translate(t, "12", 2, 0, in_ids, &in_len, out_ids, &out_len, align, output);
     CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "beam"), "beam 0: %d (%s)", st, nn_last_error());
     free(align);
     trainer_destroy(t);
