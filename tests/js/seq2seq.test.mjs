@@ -61,7 +61,10 @@ for (const build of BUILDS) {
         assert.deepEqual(a.losses, b.losses, `batch ${batch}: the same losses`);
       }
       assert.equal(small.config.batch, 8, 'config.batch stays the creation option');
-      assert.deepEqual(small.evaluate({ count: 100 }), large.evaluate({ count: 100 }), 'the same evaluation');
+      // Evaluation runs in chunks of the buffers' rows, so its loss may sum in another order.
+      const [es, el] = [small.evaluate({ count: 100 }), large.evaluate({ count: 100 })];
+      assert.ok(Math.abs(es.loss - el.loss) <= 1e-6 * el.loss, `evaluation loss ${es.loss} vs ${el.loss}`);
+      assert.deepEqual({ ...es, loss: 0 }, { ...el, loss: 0 }, 'the same accuracies');
       assert.deepEqual(small.translate('52719', { beam: 2 }), large.translate('52719', { beam: 2 }), 'the same translation');
       const loaded = engine.loadSeq2Seq(small.save());
       assert.equal(loaded.train({ steps: 1, batch: 200 }).examples, 200, 'a loaded model grows too');
@@ -111,6 +114,7 @@ for (const build of BUILDS) {
         assert.ok(Math.abs(row.reduce((s, x) => s + x, 0) - 1) < 1e-4, `alignment row ${i} sums to 1`);
       }
       throwsCode(() => m.translate('42x3'), 'ERR_VALUE', /'x'/);
+      throwsCode(() => m.translate('12\u00003'), 'ERR_VALUE', /U\+0000 at position 3/); // not silently cut at the NUL
       throwsCode(() => m.train({ batch: 0 }), 'ERR_SHAPE', /batch must be at least 1/);
       throwsCode(() => m.train({ lr: -1 }), 'ERR_VALUE', /lr/);
       throwsCode(() => m.evaluate({ split: 'dev' }), 'ERR_ARG', /split/);

@@ -214,12 +214,13 @@ export class Seq2SeqModel {
     const bytes = new TextEncoder().encode(text);
     const heap = this.heap;
     return heap.withBlock({
-      text: U8 * (bytes.length + 1), inIds: I32 * maxInput, outIds: I32 * maxOutput, lens: I32 * 2,
+      text: U8 * bytes.length, inIds: I32 * maxInput, outIds: I32 * maxOutput, lens: I32 * 2,
       alignment: F32 * maxOutput * maxInput, output: U8 * (maxOutput + 1),
     }, (p) => {
-      heap.writeString(p.text, bytes);
-      heap.call.s2s_translate({
-        model: handle, text: p.text, beam, inIds: p.inIds, outIds: p.outIds, lens: p.lens, alignment: p.alignment, output: p.output,
+      heap.writeBytes(p.text, bytes); // with its length: a NUL inside the text is a character the core names
+      heap.call.s2s_translate_n({
+        model: handle, text: p.text, textLength: bytes.length, beam,
+        inIds: p.inIds, outIds: p.outIds, lens: p.lens, alignment: p.alignment, output: p.output,
       });
       const [inLen, outLen] = heap.readI32(p.lens, 2);
       const output = heap.readString(p.output);

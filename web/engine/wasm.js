@@ -54,7 +54,10 @@ const BINDINGS = Object.freeze({
   s2s_split_size: { args: ['model', 'split'] },
   s2s_train: { status: 'train', args: ['model', 'optimizer', 'lr', 'clip', 'steps', 'batch', 'losses', 'tokens'] },
   s2s_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'result'] },
-  s2s_translate: { status: 'translate', args: ['model', 'text', 'beam', 'inIds', 'outIds', 'lens', 'alignment', 'output'] },
+  s2s_translate_n: {
+    status: 'translate',
+    args: ['model', 'text', 'textLength', 'beam', 'inIds', 'outIds', 'lens', 'alignment', 'output'],
+  },
   s2s_sample: { status: 'examples', args: ['model', 'split', 'rng', 'input', 'output'] },
   s2s_save_size: { args: ['model'] },
   s2s_save: { status: 'save', args: ['model', 'bytes', 'size'] },
@@ -186,12 +189,6 @@ export class Heap {
   /** Copies bytes (a Uint8Array or array of bytes) to ptr. */
   writeBytes(ptr, bytes) {
     if (ptr && bytes) new Uint8Array(this.#buffer, ptr, bytes.length).set(bytes);
-  }
-
-  /** Copies the bytes and a terminating NUL to ptr (which holds bytes.length + 1). */
-  writeString(ptr, bytes) {
-    this.writeBytes(ptr, bytes);
-    this.writeBytes(ptr + bytes.length, [0]);
   }
 
   /** A copy of n float32 values at ptr. */
