@@ -9,7 +9,7 @@
 //                         'unsafe-inline' style under its Content-Security-Policy
 // Installs the npm dev dependencies first when a fresh clone has none.
 import { execSync } from 'node:child_process';
-import { cp, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, rename, stat, writeFile as writeFileRaw } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -22,8 +22,12 @@ if (!(await exists(`${root}node_modules/katex/dist/katex.mjs`)) || !(await exist
   execSync('npm install --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
 }
 
-await rm(out, { recursive: true, force: true });
 await mkdir(`${out}katex`, { recursive: true });
+/** Writes through a temporary file and a rename, so a page (or a parallel test) never reads half a file. */
+async function writeFile(path, text) {
+  await writeFileRaw(`${path}.tmp${process.pid}`, text);
+  await rename(`${path}.tmp${process.pid}`, path);
+}
 
 const { interpolateRdBu, interpolateViridis } = await import('d3-scale-chromatic');
 const { rgb } = await import('d3-color');

@@ -32,7 +32,7 @@ export const PRESETS = {
     options: {},
   },
   self: {
-    label: 'Self-attention, 2 heads (Q, K, V)',
+    label: 'Self-attention, 2 heads',
     about: 'Eight 4-d vectors through trainable projections Q = XW_q, K = XW_k, V = XW_v, split into two heads of scaled dot-product attention, then W_o.',
     make: (seed) => ({ tokens: names(8, 't'), x: randomMatrix(seed, 'x', 8, 4) }),
     options: { mode: 'self', score: 'scaled_dot', heads: 2 },
