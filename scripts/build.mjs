@@ -27,7 +27,7 @@ const { build, transform } = await import('esbuild');
 
 await rm(out, { recursive: true, force: true });
 // the modules are bundled below; everything else (HTML, CSS, WASM, fonts, the engine for other users) is copied
-const BUNDLED = ['ui', 'playground', 'lab', 'learn', 'worker', 'vendor/d3.js', 'vendor/formulas.js'];
+const BUNDLED = ['ui', 'playground', 'lab', 'learn', 'worker', 'vendor/colortables.js', 'vendor/formulas.js'];
 await cp(`${root}web`, out, {
   recursive: true,
   filter: (src) => {

@@ -45,7 +45,7 @@ const FLAGS = [
 
 /** The page imports its formulas and d3 from web/vendor/ (generated): make it on a fresh clone or after tex.js changed. */
 export function ensureVendor() {
-  const made = ['katex/katex.min.css', 'd3.js', 'formulas.js', 'formulas.css'].every((f) => existsSync(`${ROOT}web/vendor/${f}`));
+  const made = ['katex/katex.min.css', 'colortables.js', 'formulas.js', 'formulas.css'].every((f) => existsSync(`${ROOT}web/vendor/${f}`));
   if (!made || statSync(`${ROOT}web/playground/tex.js`).mtimeMs > statSync(`${ROOT}web/vendor/formulas.js`).mtimeMs) {
     execFileSync(process.execPath, [`${ROOT}scripts/vendor.mjs`], { stdio: 'inherit' });
   }

@@ -43,8 +43,9 @@ test('the playground works under the CSP: WASM compiles, heatmaps and formulas d
   assert.equal((await heatmapPixels(page, 'weights')).width, 8);
   assert.ok((await page.locator('[data-testid="formula-scores"] .katex').count()) > 0);
   // the formulas' layout comes from classes, not inline styles: a fraction has height
-  const frac = await page.locator('[data-testid="formula-scores"] .mfrac').first().boundingBox();
-  assert.ok(frac && frac.height > 20, `the fraction is laid out (${frac?.height}px)`);
+  // (inline, KaTeX puts a 2-level fraction at ~49 px; with its styles blocked it collapses to one line, ~20 px)
+  const frac = await page.locator('[data-testid="formula-scores"] .katex-html').first().boundingBox();
+  assert.ok(frac && frac.height > 35, `the fraction is laid out (${frac?.height}px)`);
   const [png] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-weights-png"]')]);
   assert.equal(png.suggestedFilename(), 'attnlab-weights.png');
   assert.deepEqual(await page.evaluate(() => window.__violations), []);

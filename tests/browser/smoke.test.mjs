@@ -3,7 +3,7 @@
 // a phone; the engine module also runs unchanged in a Web Worker.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SHOTS, heatmapPixels, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
+import { SHOTS, heatmapPixels, hoverCell, openPlayground, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => { env = await startBrowser(); });
@@ -58,17 +58,21 @@ test('first page fits a phone-sized screen', async () => {
 });
 
 test('the engine module runs unchanged in a Web Worker', async () => {
-  // a same-origin document without the pages' CSP (which, rightly, allows no blob: worker)
-  const { page, errors } = await openPage(env.browser, `${env.url}no-page-here`);
-  errors.length = 0; // the 404 of that document itself
-  const weights = await page.evaluate(async () => {
-    const src = `import { loadEngine } from '${new URL('engine/index.js', location.href)}';
+  // the worker script is served same-origin (the pages' CSP, rightly, allows no blob: worker)
+  const page = await env.browser.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  await page.route('**/engine-test-worker.js', (route) => route.fulfill({
+    contentType: 'text/javascript',
+    body: `import { loadEngine } from './engine/index.js';
       const engine = await loadEngine();
       const x = [[0.43,0.15,0.89],[0.22,0.58,0.33],[0.77,0.25,0.10],[0.05,0.80,0.55],[0.57,0.85,0.64],[0.55,0.87,0.66]];
       const r = engine.attend({ queries: [x[1]], keys: x });
-      postMessage({ simd: engine.simd, weights: Array.from(r.weights.data) });`;
-    const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
-    const worker = new Worker(url, { type: 'module' });
+      postMessage({ simd: engine.simd, weights: Array.from(r.weights.data) });`,
+  }));
+  await page.goto(env.url);
+  const weights = await page.evaluate(() => {
+    const worker = new Worker('engine-test-worker.js', { type: 'module' });
     return new Promise((ok, fail) => {
       worker.onmessage = (ev) => ok(ev.data);
       worker.onerror = (ev) => fail(new Error(ev.message || 'worker failed'));

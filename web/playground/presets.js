@@ -26,13 +26,13 @@ const names = (n, prefix) => Array.from({ length: n }, (_, i) => `${prefix}${i +
 
 export const PRESETS = {
   tutorial: {
-    label: '“Your journey starts with one step”',
+    label: 'Tutorial: “Your journey starts…”',
     about: 'The tutorial’s six 3-d embeddings with dot scores and softmax: the weights reproduce its printed numbers.',
     make: tutorial,
     options: {},
   },
   self: {
-    label: 'Self-attention, 2 heads (Q, K, V)',
+    label: 'Self-attention, 2 heads',
     about: 'Eight 4-d vectors through trainable projections Q = XW_q, K = XW_k, V = XW_v, split into two heads of scaled dot-product attention, then W_o.',
     make: (seed) => ({ tokens: names(8, 't'), x: randomMatrix(seed, 'x', 8, 4) }),
     options: { mode: 'self', score: 'scaled_dot', heads: 2 },

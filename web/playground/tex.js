@@ -36,8 +36,9 @@ function scoreTex(score, f, prime = '') {
 }
 
 function weightTex(f, prime = '') {
-  const a = `\\alpha${prime}_{ij}`;
-  const e = `e${prime}`;
+  const hd = f.mode === 'self' && f.multihead ? '^{(h)}' : '';
+  const a = `\\alpha${prime}${hd}_{ij}`;
+  const e = `e${prime}${hd}`;
   if (f.mode === 'attend' && f.normalize === 'sum') return `${a} = \\frac{${e}_{ij}}{\\sum_k ${e}_{ik}}`;
   const t = f.tempered ? '/\\tau' : '';
   return `${a} = \\frac{\\exp(${e}_{ij}${t})}{\\sum_k \\exp(${e}_{ik}${t})}`;

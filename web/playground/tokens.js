@@ -20,7 +20,7 @@ export function createTokenEditor(store) {
     onEdit: (i, j, v) => store.update((s) => { s.x[i][j] = v; }, { source: 'grid' }),
     rowHead: {
       title: 'token',
-      width: 150,
+      width: 140,
       create: (i) => {
         const input = h('input', { type: 'text', className: 'tok-name', maxLength: LIMITS.name, spellcheck: false, autocomplete: 'off' });
         input.dataset.i = i;

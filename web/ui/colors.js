@@ -1,24 +1,15 @@
-// Colour scales as 256-entry RGB tables, built once from d3-scale-chromatic's
-// reference ramps and indexed per cell: viridis (sequential, for weights) and
+// Colour scales as 256-entry RGB tables, sampled from d3-scale-chromatic's
+// reference ramps at build time (scripts/vendor.mjs) and indexed per cell: viridis (sequential, for weights) and
 // RdBu (diverging around 0, for signed values: blue negative, red positive).
 //   TABLES.sequential | TABLES.diverging   Uint8ClampedArray(256 * 3), RGB
 //   MASKED                                  [r, g, b] of a masked (−∞) cell
 //   scaleFor(kind, data)                    { scheme, lo, hi, masked } for 'weights' | 'signed' | 'unit'
 //   colorIndex(v, lo, hi), colorOf(scale, v), textColor([r, g, b]) -> '#111' | '#fff'
-import { interpolateRdBu, interpolateViridis, rgb } from '../vendor/d3.js';
-
-function buildTable(interpolate) {
-  const table = new Uint8ClampedArray(256 * 3);
-  for (let i = 0; i < 256; i++) {
-    const c = rgb(interpolate(i / 255));
-    table.set([c.r, c.g, c.b], i * 3);
-  }
-  return table;
-}
+import { RDBU, VIRIDIS } from '../vendor/colortables.js';
 
 export const TABLES = {
-  sequential: buildTable(interpolateViridis),
-  diverging: buildTable((t) => interpolateRdBu(1 - t)),
+  sequential: VIRIDIS,
+  diverging: RDBU,
 };
 /** Masked (−∞) cells. */
 export const MASKED = [214, 214, 220];
