@@ -102,8 +102,10 @@ test('training reverse with attention: the loss falls and the alignment turns an
   const speed = await page.evaluate(() => window.attnlabLab.session.examplesPerSecond);
   const longest = await page.evaluate(() => window.longest);
   console.log(`lab: ${n} steps to an anti-diagonal alignment; ${Math.round(speed)} examples/s in the browser; longest main-thread task ${longest.toFixed(0)} ms (0: none over 50 ms)`);
-  // training runs in the worker; a shared CI machine may still stall the page now and then
-  assert.ok(longest < 250, `a main-thread task took ${longest} ms while training`);
+  // training runs in the worker, so the page's own tasks stay short (the figure above);
+  // a shared CI machine stalls the page now and then, so this bound only catches
+  // training on the main thread (a step of batch 64 there takes seconds)
+  assert.ok(longest < 1500, `a main-thread task took ${longest} ms while training`);
   await page.screenshot({ path: `${SHOTS}lab-trained.png`, fullPage: true });
 
   // paused (done): scrub back to the first snapshot, an earlier, less diagonal alignment
