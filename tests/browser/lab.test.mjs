@@ -50,8 +50,8 @@ async function typeInput(page, value) {
 
 /** Waits until the map is back and its message gone. */
 async function mapShown(page) {
-  await page.waitForSelector('[data-testid=align-message]', { state: 'hidden' });
-  assert.ok(await page.$eval('[data-testid=figure-alignment]', (f) => !f.hidden), 'the map is shown');
+  await page.waitForFunction(() => !document.querySelector('[data-testid=figure-alignment]').hidden);
+  assert.ok(await page.$eval('[data-testid=align-message]', (m) => m.hidden), 'no message over the map');
 }
 
 /** Serious and critical axe-core violations on the page as it is now. */
