@@ -95,7 +95,8 @@ export function heatmapPixels(page, step = 'weights') {
 /** Hovers cell (i, j) of a heatmap and returns the tooltip's text. */
 export async function hoverCell(page, step, i, j) {
   const canvas = page.locator(`[data-testid="heatmap-${step}"]`);
-  await canvas.scrollIntoViewIfNeeded();
+  // centred, so no sticky bar (the playground's controls) lies over the cell
+  await canvas.evaluate((c) => c.scrollIntoView({ block: 'center', inline: 'center' }));
   const box = await canvas.boundingBox();
   const size = await canvas.evaluate((c) => ({ rows: c.height, cols: c.width }));
   await page.mouse.move(box.x + ((j + 0.5) / size.cols) * box.width, box.y + ((i + 0.5) / size.rows) * box.height);
