@@ -51,7 +51,7 @@ static void try_load(const uint8_t *bytes, size_t size) {
     nn_real *alignment = calloc((size_t)(max_in + 2) * (max_out + 2), sizeof *alignment);
     char *output = calloc((size_t)max_out * 4 + 8, 1);
     int in_len = 0, out_len = 0;
-    FUZZ_STATUS(trainer_translate(t, text, 1, in_ids, &in_len, out_ids, &out_len, alignment, output));
+    FUZZ_STATUS(trainer_translate(t, text, strlen(text), 1, in_ids, &in_len, out_ids, &out_len, alignment, output));
     free(in_ids), free(out_ids), free(alignment), free(output);
     /* save: the same bytes come back */
     size_t n = trainer_save_size(t);

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int s = task_sample(t, (TaskSplit)split, &rng, in, out);
         FUZZ_STATUS(s);
         if (s != NN_OK) continue;
-        int n = task_encode_input(t, in, ids, max_in);
+        int n = task_encode_input(t, in, strlen(in), ids, max_in);
         FUZZ_ASSERT(n >= 1 && n <= max_in, "a sampled input encodes to %d ids (max %d): '%s'", n, max_in, in);
         for (int i = 0; i < n; i++)
             FUZZ_ASSERT(ids[i] >= 1 && ids[i] < task_in_vocab(t), "input id %d out of range", ids[i]);
@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t n = size - 1 < TASK_MAX_LEN ? size - 1 : TASK_MAX_LEN;
     memcpy(probe, text, n);
     probe[n] = 0;
-    int e = task_encode_input(t, probe, ids, max_in);
+    int e = task_encode_input(t, probe, n, ids, max_in);
     FUZZ_ASSERT(e <= max_in, "encoded %d ids into %d", e, max_in);
     int32_t out_tok[3] = {3, 3, TASK_EOS};
     task_decode_output(t, out_tok, task_out_vocab(t) > 3 ? 3 : 1, decoded, (int)sizeof decoded);
