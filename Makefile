@@ -8,8 +8,8 @@ include emscripten.mk
 CC ?= gcc
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 NATIVE_FLAGS := -O1 -g -std=c11 -Wall -Wextra -Werror -Iinclude -Isrc -Itests/native $(SAN)
-CORE_SRC := $(wildcard src/core/*.c) $(wildcard src/models/*.c)
-CORE_DEPS := $(CORE_SRC) $(wildcard src/core/*.h) $(wildcard src/models/*.h) $(wildcard include/attnlab/*.h) $(wildcard tests/native/*.h)
+CORE_SRC := $(wildcard src/core/*.c) $(wildcard src/models/*.c) $(wildcard src/tasks/*.c) $(wildcard src/train/*.c)
+CORE_DEPS := $(CORE_SRC) $(wildcard src/core/*.h) $(wildcard src/models/*.h) $(wildcard src/train/*.h) $(wildcard include/attnlab/*.h) $(wildcard tests/native/*.h)
 TESTS := $(basename $(notdir $(wildcard tests/native/test_*.c)))
 VARIANTS := simd scalar double
 FLAGS_simd :=

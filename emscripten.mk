@@ -6,8 +6,8 @@
 EMCC ?= emcc
 EM_ENV := NODE_PATH=/usr/share/nodejs
 WASM_DIR := web/wasm
-WASM_SRC := $(wildcard src/core/*.c) $(wildcard src/models/*.c) $(wildcard src/wasm/*.c)
-WASM_DEPS := $(WASM_SRC) $(wildcard src/core/*.h) $(wildcard src/models/*.h) $(wildcard src/wasm/*.h) $(wildcard include/attnlab/*.h)
+WASM_SRC := $(wildcard src/core/*.c) $(wildcard src/models/*.c) $(wildcard src/tasks/*.c) $(wildcard src/train/*.c) $(wildcard src/wasm/*.c)
+WASM_DEPS := $(WASM_SRC) $(wildcard src/core/*.h) $(wildcard src/models/*.h) $(wildcard src/train/*.h) $(wildcard src/wasm/*.h) $(wildcard include/attnlab/*.h)
 
 # No -ffast-math: builds are compared with atol + rtol*|ref|, and NaN/Inf checks must hold.
 EM_FLAGS := -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc \
