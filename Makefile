@@ -1,5 +1,6 @@
 # Native builds of the core for its C tests; the WASM build lives in emscripten.mk.
 #   make wasm         build web/wasm/*.wasm (needs emcc)
+#   make native-tools optimised native programs the JS tests and benches run
 #   make test-native  C tests under ASan+UBSan in three variants:
 #                     simd (SSE on x86-64), scalar (NN_SCALAR), double (NN_DOUBLE, scalar)
 
@@ -8,8 +9,8 @@ include emscripten.mk
 CC ?= gcc
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 NATIVE_FLAGS := -O1 -g -std=c11 -Wall -Wextra -Werror -Iinclude -Isrc -Itests/native $(SAN)
-CORE_SRC := $(wildcard src/core/*.c) $(wildcard src/models/*.c) $(wildcard src/tasks/*.c) $(wildcard src/train/*.c)
-CORE_DEPS := $(CORE_SRC) $(wildcard src/core/*.h) $(wildcard src/models/*.h) $(wildcard src/train/*.h) $(wildcard include/attnlab/*.h) $(wildcard tests/native/*.h)
+CORE_SRC := $(ENGINE_SRC)
+CORE_DEPS := $(CORE_SRC) $(ENGINE_HDR) $(wildcard tests/native/*.h)
 TESTS := $(basename $(notdir $(wildcard tests/native/test_*.c)))
 VARIANTS := simd scalar double
 FLAGS_simd :=
@@ -28,7 +29,20 @@ $(foreach v,$(VARIANTS),$(eval $(call native_rule,$(v))))
 test-native: $(NATIVE_BINS)
 	@bash tests/native/run.sh $(NATIVE_BINS)
 
+# Optimised native programs without sanitizers: the JS test that compares the
+# WASM builds with native C (tests/js/native-match.test.mjs) and the native
+# training benchmark (tests/bench/train.mjs).
+TOOL_FLAGS := -O2 -std=c11 -Wall -Wextra -Iinclude -Isrc
+build/tools/trainer_losses: tests/native/trainer_losses.c $(CORE_SRC) $(ENGINE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_FLAGS) $< $(CORE_SRC) -o $@ -lm
+build/tools/train_native: tests/bench/train_native.c $(CORE_SRC) $(ENGINE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc $< $(CORE_SRC) -o $@ -lm
+
+native-tools: build/tools/trainer_losses build/tools/train_native
+
 clean:
 	rm -rf build $(WASM_DIR)
 
-.PHONY: test-native clean
+.PHONY: test-native native-tools clean

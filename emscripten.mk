@@ -6,8 +6,15 @@
 EMCC ?= emcc
 EM_ENV := NODE_PATH=/usr/share/nodejs
 WASM_DIR := web/wasm
-WASM_SRC := $(wildcard src/core/*.c) $(wildcard src/models/*.c) $(wildcard src/tasks/*.c) $(wildcard src/train/*.c) $(wildcard src/wasm/*.c)
-WASM_DEPS := $(WASM_SRC) $(wildcard src/core/*.h) $(wildcard src/models/*.h) $(wildcard src/train/*.h) $(wildcard src/wasm/*.h) $(wildcard include/attnlab/*.h)
+# The engine's sources, shared with the native builds in Makefile:
+#   src/base  helpers every module uses   src/core   ops (forward/backward)
+#   src/models  seq2seq                    src/tasks  generated tasks
+#   src/train   the training loop
+ENGINE_DIRS := src/base src/core src/models src/tasks src/train
+ENGINE_SRC := $(wildcard $(addsuffix /*.c,$(ENGINE_DIRS)))
+ENGINE_HDR := $(wildcard $(addsuffix /*.h,$(ENGINE_DIRS))) $(wildcard include/attnlab/*.h)
+WASM_SRC := $(ENGINE_SRC) $(wildcard src/wasm/*.c)
+WASM_DEPS := $(WASM_SRC) $(ENGINE_HDR) $(wildcard src/wasm/*.h)
 
 # No -ffast-math: builds are compared with atol + rtol*|ref|, and NaN/Inf checks must hold.
 EM_FLAGS := -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc \

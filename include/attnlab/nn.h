@@ -1,4 +1,6 @@
-/* attnlab shared definitions: the real type, status codes and the last error. */
+/* attnlab shared definitions: the real type, status codes and the last error.
+ * Every function of the API that returns int returns an NnStatus; on failure
+ * nn_last_error() says what went wrong and where. */
 #ifndef ATTNLAB_NN_H
 #define ATTNLAB_NN_H
 
@@ -29,25 +31,6 @@ typedef enum {
 
 /* Message of the most recent failure ("" if none). */
 const char *nn_last_error(void);
-
-/* Records a printf-style message and returns code (for `return nn_fail(...)`). */
-int nn_fail(int code, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-void nn_clear_error(void);
-
-/* Returns the status of expr from the enclosing function unless it is NN_OK. */
-#define NN_TRY(expr)                                                                               \
-    do {                                                                                           \
-        int nn_try_status_ = (expr);                                                               \
-        if (nn_try_status_ != NN_OK) return nn_try_status_;                                        \
-    } while (0)
-
-/* NN_OK if all n values are finite, else NN_ERR_VALUE naming `what` and the index. */
-int nn_check_finite(const char *what, const nn_real *x, size_t n);
 
 #ifdef __cplusplus
 }

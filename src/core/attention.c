@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "attnlab/attention.h"
+#include "base/error.h"
+#include "base/layout.h"
 #include "core/vec.h"
 
 static const char *const score_names[ATTN_SCORE_COUNT] = {
@@ -31,31 +33,23 @@ typedef struct {
 
 static ScratchLayout scratch_layout(const AttnConfig *c) {
     size_t nq = (size_t)c->n_q, nk = (size_t)c->n_k, dk = (size_t)c->d_k, h = (size_t)(c->hidden > 0 ? c->hidden : 0);
-    size_t sizes[11] = {0};
-    if (c->score == ATTN_SCORE_GENERAL) sizes[0] = nq * dk;
-    if (c->score == ATTN_SCORE_ADDITIVE) {
-        sizes[0] = nq * h;
-        sizes[1] = nk * h;
-        sizes[3] = h;
-    }
-    if (c->score == ATTN_SCORE_COSINE) sizes[2] = nq + nk;
-    if (c->score == ATTN_SCORE_LOCATION) sizes[4] = vec_packed_size(c->n_k, c->d_q);
-    else if (c->score != ATTN_SCORE_ADDITIVE) sizes[4] = vec_packed_size(c->n_k, c->d_k);
-    sizes[5] = vec_packed_size(c->d_v, c->n_k);
-    sizes[6] = sizes[7] = (size_t)ATTN_ROW_BLOCK * nk;
-    sizes[9] = nq * nk;
-    if (c->score == ATTN_SCORE_GENERAL) sizes[10] = nq * dk;
-    if (c->score == ATTN_SCORE_ADDITIVE) sizes[10] = (nq + nk) * h;
-    if (c->score == ATTN_SCORE_COSINE) sizes[10] = nq + nk;
+    int general = c->score == ATTN_SCORE_GENERAL, additive = c->score == ATTN_SCORE_ADDITIVE;
+    int cosine = c->score == ATTN_SCORE_COSINE, location = c->score == ATTN_SCORE_LOCATION;
+    NnLayout l = {0};
     ScratchLayout s;
-    size_t *field[11] = {&s.proj_q, &s.proj_k, &s.norms, &s.hid, &s.pack_s, &s.pack_v, &s.block_s, &s.block_w,
-                         &s.forward, &s.grad_s, &s.grad_q};
-    size_t at = 0;
-    for (int i = 0; i < 11; i++) {
-        *field[i] = at;
-        at += (sizes[i] + 3) & ~(size_t)3; /* keep vectors 16-byte aligned */
-    }
-    s.total = at;
+    s.proj_q = nn_layout_take(&l, general ? nq * dk : additive ? nq * h : 0);
+    s.proj_k = nn_layout_take(&l, additive ? nk * h : 0);
+    s.norms = nn_layout_take(&l, cosine ? nq + nk : 0);
+    s.hid = nn_layout_take(&l, additive ? h : 0);
+    s.pack_s = nn_layout_take(&l, location ? vec_packed_size(c->n_k, c->d_q)
+                                  : additive ? 0 : vec_packed_size(c->n_k, c->d_k));
+    s.pack_v = nn_layout_take(&l, vec_packed_size(c->d_v, c->n_k));
+    s.block_s = nn_layout_take(&l, (size_t)ATTN_ROW_BLOCK * nk);
+    s.block_w = nn_layout_take(&l, (size_t)ATTN_ROW_BLOCK * nk);
+    s.forward = l.size;
+    s.grad_s = nn_layout_take(&l, nq * nk);
+    s.grad_q = nn_layout_take(&l, general ? nq * dk : additive ? (nq + nk) * h : cosine ? nq + nk : 0);
+    s.total = l.size;
     return s;
 }
 

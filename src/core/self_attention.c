@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "attnlab/attention.h"
+#include "base/error.h"
+#include "base/layout.h"
 #include "core/vec.h"
 
 /* The per-head attention problem. */
@@ -32,17 +34,22 @@ typedef struct {
 static SelfScratch self_layout(const SelfAttnConfig *c) {
     AttnConfig h = head_config(c);
     size_t n = (size_t)c->n, dkh = (size_t)h.d_k, dvh = (size_t)h.d_v;
-    size_t sizes[13] = {n * dkh, n * dkh, n * dvh, n * dvh, n * dkh, n * dkh, n * dvh, n * dvh,
-                        n * c->d_k, n * c->d_k, n * c->d_v, n * c->d_v, attn_scratch_size(&h)};
+    NnLayout l = {0};
     SelfScratch s;
-    size_t *field[13] = {&s.qh, &s.kh, &s.vh, &s.zh, &s.dqh, &s.dkh, &s.dvh, &s.dzh,
-                         &s.dq, &s.dk, &s.dv, &s.dz, &s.attn};
-    size_t at = 0;
-    for (int i = 0; i < 13; i++) {
-        *field[i] = at;
-        at += (sizes[i] + 3) & ~(size_t)3;
-    }
-    s.total = at;
+    s.qh = nn_layout_take(&l, n * dkh);
+    s.kh = nn_layout_take(&l, n * dkh);
+    s.vh = nn_layout_take(&l, n * dvh);
+    s.zh = nn_layout_take(&l, n * dvh);
+    s.dqh = nn_layout_take(&l, n * dkh);
+    s.dkh = nn_layout_take(&l, n * dkh);
+    s.dvh = nn_layout_take(&l, n * dvh);
+    s.dzh = nn_layout_take(&l, n * dvh);
+    s.dq = nn_layout_take(&l, n * c->d_k);
+    s.dk = nn_layout_take(&l, n * c->d_k);
+    s.dv = nn_layout_take(&l, n * c->d_v);
+    s.dz = nn_layout_take(&l, n * c->d_v);
+    s.attn = nn_layout_take(&l, attn_scratch_size(&h));
+    s.total = l.size;
     return s;
 }
 

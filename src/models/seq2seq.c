@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/layout.h"
+#include "base/rng.h"
 #include "core/vec.h"
 #include "models/seq2seq_internal.h"
 
@@ -74,16 +76,6 @@ static void bind(Seq2Seq *m, S2sWeights *w, nn_real *block) {
     }
 }
 
-static uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* uniform in [-1, 1), from 24 random bits: the same floats natively and in WASM */
-static nn_real rng_uniform(uint64_t *s) { return (nn_real)((int32_t)(rng_next(s) >> 40) - (1 << 23)) / (nn_real)(1 << 23); }
-
 static void init_params(Seq2Seq *m) {
     uint64_t s = m->c.seed;
     for (int i = 0; i < m->n_tensors; i++) {
@@ -92,8 +84,8 @@ static void init_params(Seq2Seq *m) {
         nn_real k = t->fan_in > 0 ? 1 / sqrt((nn_real)t->fan_in) : 0;
         for (size_t j = 0; j < t->count; j++) {
             switch (t->init) {
-            case S2S_INIT_UNIFORM: p[j] = k * rng_uniform(&s); break;
-            case S2S_INIT_EMBED: p[j] = rng_uniform(&s); break;
+            case S2S_INIT_UNIFORM: p[j] = k * nn_rng_symmetric(&s); break;
+            case S2S_INIT_EMBED: p[j] = nn_rng_symmetric(&s); break;
             case S2S_INIT_BETA: p[j] = 1; break;
             default: p[j] = 0; break;
             }
@@ -108,73 +100,69 @@ static void init_params(Seq2Seq *m) {
 
 /* ---- activations: one block, carved by a table ---------------------------- */
 
-static void build_acts(Seq2Seq *m, int carve) {
+/* Reserves count reals of the activation block; NULL for 0 or before the block exists. */
+static nn_real *act(Seq2Seq *m, NnLayout *l, size_t count) {
+    size_t at = nn_layout_take(l, count);
+    return m->acts && count ? m->acts + at : NULL;
+}
+
+/* Carves the activation block (sizes m->n_acts when m->acts is still NULL). */
+static void build_acts(Seq2Seq *m) {
     const S2sConfig *c = &m->c;
     size_t B = (size_t)m->Bm, T = (size_t)c->max_in, U = (size_t)c->max_out, E = (size_t)c->embed,
            H = (size_t)c->hidden, D = (size_t)m->D, V = (size_t)c->out_vocab, W = (size_t)m->W;
     size_t Se = (size_t)rnn_step_cache(c->cell, c->hidden), Sd = (size_t)rnn_step_cache(c->cell, m->D);
+    size_t attn = c->attention >= 0, lstm = c->cell == RNN_CELL_LSTM, K = S2S_MAX_BEAM;
     AttnConfig ac = m->attn_cfg;
     ac.n_q = (int)U;
     ac.n_k = (int)T;
     size_t scratch = rnn_step_scratch(c->cell, (int)B, m->D);
-    size_t as = c->attention >= 0 ? attn_scratch_size(&ac) : 0;
+    size_t as = attn ? attn_scratch_size(&ac) : 0;
     if (as > scratch) scratch = as;
-    struct {
-        nn_real **p;
-        size_t n;
-    } table[64];
-    int n = 0;
-#define ACT(ptr, count) (table[n].p = &(ptr), table[n].n = (count), n++)
+    NnLayout l = {0};
     S2sActs *a = &m->a;
-    ACT(a->enc_x, B * T * E);
-    ACT(a->d_enc_x, B * T * E);
-    for (int l = 0; l < c->layers; l++) {
-        ACT(a->enc_out[l], B * T * D);
-        ACT(a->d_enc_out[l], B * T * D);
+    a->enc_x = act(m, &l, B * T * E);
+    a->d_enc_x = act(m, &l, B * T * E);
+    for (int i = 0; i < c->layers; i++) {
+        a->enc_out[i] = act(m, &l, B * T * D);
+        a->d_enc_out[i] = act(m, &l, B * T * D);
         for (int d = 0; d < m->dirs; d++) {
-            ACT(a->enc_h[l][d], T * B * H);
-            ACT(a->enc_c[l][d], c->cell == RNN_CELL_LSTM ? T * B * H : 0);
-            ACT(a->enc_cache[l][d], T * B * Se);
+            a->enc_h[i][d] = act(m, &l, T * B * H);
+            a->enc_c[i][d] = act(m, &l, lstm * T * B * H);
+            a->enc_cache[i][d] = act(m, &l, T * B * Se);
         }
     }
-    ACT(a->zeros, B * D);
-    ACT(a->h0, B * D);
-    ACT(a->c0, B * D);
-    ACT(a->dec_x, B * U * E);
-    ACT(a->d_dec_x, B * U * E);
-    ACT(a->dec_h, U * B * D);
-    ACT(a->dec_c, c->cell == RNN_CELL_LSTM ? U * B * D : 0);
-    ACT(a->dec_cache, U * B * Sd);
-    ACT(a->query, B * U * D);
-    ACT(a->d_query, B * U * D);
-    ACT(a->scores, c->attention >= 0 ? B * U * T : 0);
-    ACT(a->weights, c->attention >= 0 ? B * U * T : 0);
-    ACT(a->ctx, c->attention >= 0 ? B * U * D : 0);
-    ACT(a->cat, B * U * W);
-    ACT(a->d_cat, B * U * W);
-    ACT(a->o, B * U * D);
-    ACT(a->probs, B * U * V);
-    ACT(a->dh, B * D);
-    ACT(a->dc, B * D);
-    ACT(a->dh2, B * D);
-    ACT(a->dc2, B * D);
-    ACT(a->carry, 4 * B * H);
-    size_t K = S2S_MAX_BEAM;
+    a->zeros = act(m, &l, B * D);
+    a->h0 = act(m, &l, B * D);
+    a->c0 = act(m, &l, B * D);
+    a->dec_x = act(m, &l, B * U * E);
+    a->d_dec_x = act(m, &l, B * U * E);
+    a->dec_h = act(m, &l, U * B * D);
+    a->dec_c = act(m, &l, lstm * U * B * D);
+    a->dec_cache = act(m, &l, U * B * Sd);
+    a->query = act(m, &l, B * U * D);
+    a->d_query = act(m, &l, B * U * D);
+    a->scores = act(m, &l, attn * B * U * T);
+    a->weights = act(m, &l, attn * B * U * T);
+    a->ctx = act(m, &l, attn * B * U * D);
+    a->cat = act(m, &l, B * U * W);
+    a->d_cat = act(m, &l, B * U * W);
+    a->o = act(m, &l, B * U * D);
+    a->probs = act(m, &l, B * U * V);
+    a->dh = act(m, &l, B * D);
+    a->dc = act(m, &l, B * D);
+    a->dh2 = act(m, &l, B * D);
+    a->dc2 = act(m, &l, B * D);
+    a->carry = act(m, &l, 4 * B * H);
     for (int i = 0; i < 2; i++) {
-        ACT(a->beam_h[i], K * D);
-        ACT(a->beam_c[i], K * D);
-        ACT(a->beam_align[i], K * U * T);
+        a->beam_h[i] = act(m, &l, K * D);
+        a->beam_c[i] = act(m, &l, K * D);
+        a->beam_align[i] = act(m, &l, K * U * T);
     }
-    ACT(a->best_align, U * T);
-    ACT(a->beam_logp, K);
-    ACT(a->scratch, scratch);
-#undef ACT
-    size_t at = 0;
-    for (int i = 0; i < n; i++) {
-        if (carve) *table[i].p = table[i].n ? m->acts + at : NULL;
-        at += (table[i].n + 3) & ~(size_t)3;
-    }
-    m->n_acts = at;
+    a->best_align = act(m, &l, U * T);
+    a->beam_logp = act(m, &l, K);
+    a->scratch = act(m, &l, scratch);
+    m->n_acts = l.size;
 }
 
 /* ---- create / destroy ------------------------------------------------------ */
@@ -224,7 +212,7 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
     m->attn_cfg.norm = ATTN_NORM_SOFTMAX;
     m->attn_cfg.temperature = 1;
     build_table(m);
-    build_acts(m, 0);
+    build_acts(m);
     m->params = calloc(m->n_params, sizeof(nn_real));
     m->grads = calloc(m->n_params, sizeof(nn_real));
     m->opt = calloc(2 * m->n_params, sizeof(nn_real));
@@ -243,7 +231,7 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
     }
     bind(m, &m->w, m->params);
     bind(m, &m->g, m->grads);
-    build_acts(m, 1);
+    build_acts(m);
     init_params(m);
     *out = m;
     return NN_OK;

@@ -4,6 +4,7 @@
 #define ATTNLAB_SEQ2SEQ_INTERNAL_H
 
 #include "attnlab/seq2seq.h"
+#include "base/error.h"
 
 #define TASK_BOS_ID 1
 #define TASK_EOS_ID 2

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
+#include "base/layout.h"
+#include "base/rng.h"
 #include "core/conv.h"
 #include "core/vec.h"
 #include "models/vision_internal.h"
@@ -68,16 +71,6 @@ static void bind(VisionModel *m, VisWeights *w, nn_real *block) {
     }
 }
 
-static uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* uniform in [-1, 1), from 24 random bits: the same floats natively and in WASM */
-static nn_real rng_uniform(uint64_t *s) { return (nn_real)((int32_t)(rng_next(s) >> 40) - (1 << 23)) / (nn_real)(1 << 23); }
-
 static void init_params(VisionModel *m) {
     uint64_t s = m->c.seed;
     for (int i = 0; i < m->n_tensors; i++) {
@@ -86,7 +79,7 @@ static void init_params(VisionModel *m) {
         /* uniform(-k, k): k = 1/sqrt(fan_in), or sqrt(6/fan_in) before a ReLU (He) */
         nn_real k = t->fan_in > 0 ? (t->init == VIS_INIT_HE ? sqrt(6.0 / t->fan_in) : 1 / sqrt((double)t->fan_in)) : 0;
         for (size_t j = 0; j < t->count; j++)
-            p[j] = t->init == VIS_INIT_UNIFORM || t->init == VIS_INIT_HE ? k * rng_uniform(&s) : t->init == VIS_INIT_ONE;
+            p[j] = t->init == VIS_INIT_UNIFORM || t->init == VIS_INIT_HE ? k * nn_rng_symmetric(&s) : t->init == VIS_INIT_ONE;
         if (t->init == VIS_INIT_FORGET) /* LSTM forget-gate bias 1 (gate order i, f, g, o) */
             for (size_t j = t->count / 4; j < t->count / 2; j++) p[j] = 1;
     }
@@ -94,10 +87,10 @@ static void init_params(VisionModel *m) {
 
 /* ---- activations: one block, carved by a table ---------------------------- */
 
-static size_t carve(nn_real **slot, nn_real *block, size_t *at, size_t count) {
-    if (block) *slot = block + *at;
-    *at += (count + 3) & ~(size_t)3; /* keep buffers 16-byte aligned */
-    return *at;
+/* Reserves count reals of the block (NULL while sizing) for *slot. */
+static void carve(nn_real **slot, nn_real *block, NnLayout *l, size_t count) {
+    size_t at = nn_layout_take(l, count);
+    if (block) *slot = block + at;
 }
 
 static void build_acts(VisionModel *m, nn_real *block) {
@@ -105,7 +98,7 @@ static void build_acts(VisionModel *m, nn_real *block) {
     size_t B = (size_t)m->c.batch, H = (size_t)c->hidden, T = (size_t)c->steps, G = (size_t)m->G, V = (size_t)m->V,
            I = (size_t)m->I, S = (size_t)rnn_step_cache(c->cell, c->hidden);
     VisActs *a = &m->a;
-    size_t at = 0;
+    NnLayout at = {0};
     carve(&a->x, block, &at, B * c->rows * c->cols);
     size_t scratch = rnn_step_scratch(c->cell, (int)B, c->hidden);
     for (int l = 0; l < c->layers; l++) {
@@ -147,7 +140,7 @@ static void build_acts(VisionModel *m, nn_real *block) {
         if (attn_scratch_size(&ac) > scratch) scratch = attn_scratch_size(&ac);
     }
     carve(&a->scratch, block, &at, scratch);
-    m->n_acts = at;
+    m->n_acts = at.size;
 }
 
 /* ---- create / destroy ------------------------------------------------------ */
@@ -179,6 +172,7 @@ static int check_config(const VisConfig *c) {
 
 int vis_create(VisionModel **out, const VisConfig *c) {
     *out = NULL;
+    nn_clear_error();
     NN_TRY(check_config(c));
     VisionModel *m = calloc(1, sizeof *m);
     if (!m) return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory");
@@ -330,7 +324,7 @@ static int pick_location(VisionModel *m, const nn_real *a, int n, int sample) {
             if (a[j] > a[best]) best = j;
         return best;
     }
-    double u = (double)(rng_next(&m->rng) >> 11) / 9007199254740992.0, cum = 0; /* [0, 1), 53 bits */
+    double u = (double)(nn_rng_next(&m->rng) >> 11) / 9007199254740992.0, cum = 0; /* [0, 1), 53 bits */
     for (int j = 0; j < n; j++) {
         cum += a[j];
         if (a[j] > 0) best = j;

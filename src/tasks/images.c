@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "attnlab/vision.h"
+#include "base/bytes.h"
+#include "base/error.h"
+#include "base/rng.h"
 
 static const char MAGIC[8] = {'A', 'T', 'N', 'L', 'D', 'I', 'G', 0};
 #define DIGIT_PIXELS (VIS_DIGIT_SIDE * VIS_DIGIT_SIDE)
@@ -16,13 +19,13 @@ struct VisData {
     int32_t *index[2];  /* (count) digit indices of each split */
 };
 
-static uint32_t read32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-
 int vis_data_create(VisData **out, const uint8_t *bytes, size_t size) {
     *out = NULL;
+    nn_clear_error();
     if (!bytes || size < 24 || memcmp(bytes, MAGIC, 8) != 0)
         return nn_fail(NN_ERR_VALUE, "digits: not an attnlab digit set (bad magic or %zu bytes)", size);
-    uint32_t version = read32(bytes + 8), n = read32(bytes + 12), rows = read32(bytes + 16), cols = read32(bytes + 20);
+    const uint8_t *p = bytes + 8;
+    uint32_t version = nn_get_u32(&p), n = nn_get_u32(&p), rows = nn_get_u32(&p), cols = nn_get_u32(&p);
     if (version != 1) return nn_fail(NN_ERR_VALUE, "digits: version %u is not supported (expected 1)", version);
     if (rows != VIS_DIGIT_SIDE || cols != VIS_DIGIT_SIDE)
         return nn_fail(NN_ERR_SHAPE, "digits: %u x %u images; expected 28 x 28", rows, cols);
@@ -71,16 +74,6 @@ int vis_data_digit(const VisData *d, VisSplit split, int i, const uint8_t **pixe
 
 /* ---- tasks ---------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* uniform in 0..n-1 */
-static int uniform(uint64_t *s, int n) { return (int)((splitmix64(s) >> 33) % (uint64_t)n); }
-
 int img_task_check(const ImgTaskConfig *c) {
     if ((unsigned)c->kind >= IMG_KIND_COUNT) return nn_fail(NN_ERR_ARG, "task: unknown image task %d", (int)c->kind);
     if (c->clutter < 0 || c->clutter > VIS_MAX_CLUTTER)
@@ -107,37 +100,38 @@ static void paste(nn_real *canvas, int Q, const uint8_t *digit, int sy, int sx, 
 
 int img_sample(const VisData *d, const ImgTaskConfig *c, VisSplit split, uint64_t *rng, nn_real *image,
                int32_t *labels, int *n_labels) {
+    nn_clear_error();
     NN_TRY(img_task_check(c));
     int R = img_rows(c), Q = img_cols(c), count = vis_data_count(d, split), S = VIS_DIGIT_SIDE;
     const uint8_t *px;
     memset(image, 0, sizeof(nn_real) * R * Q);
     for (int i = 0; i < img_max_out(c); i++) labels[i] = VIS_END;
     if (c->kind == IMG_CENTERED) {
-        labels[0] = vis_data_digit(d, split, uniform(rng, count), &px);
+        labels[0] = vis_data_digit(d, split, nn_rng_below(rng, count), &px);
         paste(image, Q, px, 0, 0, S, S, 0, 0);
         *n_labels = 1;
     } else if (c->kind == IMG_CLUTTERED) {
         /* clutter first, the digit over it (max blending either way) */
         for (int k = 0; k < c->clutter; k++) {
-            vis_data_digit(d, split, uniform(rng, count), &px);
-            int sy = 4 + uniform(rng, S - 8 - VIS_CLUTTER_SIDE + 1), sx = 4 + uniform(rng, S - 8 - VIS_CLUTTER_SIDE + 1);
-            paste(image, Q, px, sy, sx, VIS_CLUTTER_SIDE, VIS_CLUTTER_SIDE, uniform(rng, R - VIS_CLUTTER_SIDE + 1),
-                  uniform(rng, Q - VIS_CLUTTER_SIDE + 1));
+            vis_data_digit(d, split, nn_rng_below(rng, count), &px);
+            int sy = 4 + nn_rng_below(rng, S - 8 - VIS_CLUTTER_SIDE + 1), sx = 4 + nn_rng_below(rng, S - 8 - VIS_CLUTTER_SIDE + 1);
+            paste(image, Q, px, sy, sx, VIS_CLUTTER_SIDE, VIS_CLUTTER_SIDE, nn_rng_below(rng, R - VIS_CLUTTER_SIDE + 1),
+                  nn_rng_below(rng, Q - VIS_CLUTTER_SIDE + 1));
         }
-        labels[0] = vis_data_digit(d, split, uniform(rng, count), &px);
-        paste(image, Q, px, 0, 0, S, S, uniform(rng, R - S + 1), uniform(rng, Q - S + 1));
+        labels[0] = vis_data_digit(d, split, nn_rng_below(rng, count), &px);
+        paste(image, Q, px, 0, 0, S, S, nn_rng_below(rng, R - S + 1), nn_rng_below(rng, Q - S + 1));
         *n_labels = 1;
     } else {
-        int n = c->min_digits + uniform(rng, c->max_digits - c->min_digits + 1);
+        int n = c->min_digits + nn_rng_below(rng, c->max_digits - c->min_digits + 1);
         /* the free columns Q - n*28 split into n + 1 random gaps */
         int cuts[VIS_MAX_DIGITS + 1], free_cols = Q - n * S, sum = 0;
-        for (int i = 0; i <= n; i++) sum += cuts[i] = 1 + uniform(rng, 16);
+        for (int i = 0; i <= n; i++) sum += cuts[i] = 1 + nn_rng_below(rng, 16);
         int x = 0;
         for (int i = 0; i < n; i++) {
             int gap = cuts[i] * free_cols / sum;
             x += gap;
-            labels[i] = vis_data_digit(d, split, uniform(rng, count), &px);
-            paste(image, Q, px, 0, 0, S, S, uniform(rng, R - S + 1), x);
+            labels[i] = vis_data_digit(d, split, nn_rng_below(rng, count), &px);
+            paste(image, Q, px, 0, 0, S, S, nn_rng_below(rng, R - S + 1), x);
             x += S;
         }
         labels[n] = VIS_END;
@@ -147,6 +141,7 @@ int img_sample(const VisData *d, const ImgTaskConfig *c, VisSplit split, uint64_
 }
 
 int img_place(const ImgTaskConfig *c, const nn_real *image, int rows, int cols, nn_real *canvas) {
+    nn_clear_error();
     NN_TRY(img_task_check(c));
     if (rows < 1 || cols < 1 || rows > VIS_MAX_IMAGE || cols > VIS_MAX_IMAGE)
         return nn_fail(NN_ERR_SHAPE, "image: %d x %d pixels; allowed 1..%d on each side", rows, cols, VIS_MAX_IMAGE);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "models/vision_internal.h"
 #include "train/vision_train.h"
 
@@ -13,6 +14,7 @@
 
 int vtr_create(VisionTrainer **out, const VisData *d, const ImgTaskConfig *tc, const VisConfig *mc) {
     *out = NULL;
+    nn_clear_error();
     if (!d) return nn_fail(NN_ERR_PARAM, "createVisionModel: the digit set is not loaded");
     NN_TRY(img_task_check(tc));
     VisConfig c = *mc;
@@ -83,6 +85,7 @@ static int check_batch(const VisionTrainer *t, int B) {
 }
 
 int vtr_train(VisionTrainer *t, const VisTrainOptions *o, int steps, int B, float *losses) {
+    nn_clear_error();
     NN_TRY(check_batch(t, B));
     if (steps < 0 || steps > VTR_MAX_STEPS) return nn_fail(NN_ERR_LIMIT, "steps: %d; allowed 0..%d", steps, VTR_MAX_STEPS);
     for (int s = 0; s < steps; s++) {
@@ -98,6 +101,7 @@ int vtr_train(VisionTrainer *t, const VisTrainOptions *o, int steps, int B, floa
 }
 
 int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, VisEval *r) {
+    nn_clear_error();
     if (count < 1 || count > VTR_MAX_EVAL) return nn_fail(NN_ERR_LIMIT, "count: %d; allowed 1..%d", count, VTR_MAX_EVAL);
     if (split != VIS_SPLIT_TRAIN && split != VIS_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
     const VisConfig *c = vis_config(t->model);

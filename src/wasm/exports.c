@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "attnlab/attention.h"
+#include "base/error.h"
 
 EMSCRIPTEN_KEEPALIVE const char *attnlab_last_error(void) { return nn_last_error(); }
 

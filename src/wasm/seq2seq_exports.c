@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attnlab/trainer.h"
+#include "base/error.h"
 
 EMSCRIPTEN_KEEPALIVE int attnlab_s2s_create(int kind, int alphabet, int min_len, int max_len, const char *text,
                                             int text_len, int cell, int layers, int bidirectional, int embed,

@@ -11,7 +11,7 @@
 // core in Node, evaluated every round.
 //   node tests/bench/train.mjs [--quick]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,10 +63,8 @@ async function ours(simd, pairs, steps) {
 
 function native(steps) {
   if (spawnSync('gcc', ['--version']).status !== 0) return { skipped: 'gcc not installed' };
-  const out = `${ROOT}build/bench/train_native`;
-  mkdirSync(path.dirname(out), { recursive: true });
-  const sources = ['src/core', 'src/models'].flatMap((d) => readdirSync(`${ROOT}${d}`).filter((f) => f.endsWith('.c')).map((f) => `${d}/${f}`));
-  execFileSync('gcc', ['-O3', '-std=c11', '-Iinclude', '-Isrc', 'tests/bench/train_native.c', ...sources, '-o', out, '-lm'], { cwd: ROOT });
+  const out = `${ROOT}build/tools/train_native`;
+  execFileSync('make', ['-s', 'build/tools/train_native'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   const line = execFileSync(out, [String(steps)], { encoding: 'utf8' });
   const m = /examples\/s ([\d.]+) \(ms\/step ([\d.]+), loss ([\d.]+)/.exec(line);
   if (!m) throw new Error(`unexpected output from train_native: ${line}`);

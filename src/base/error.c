@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attnlab/nn.h"
+#include "base/error.h"
 
 static char last_error[256];
 

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
+#include "base/error.h"
+#include "base/hash.h"
+
 static const char MAGIC[8] = {'A', 'T', 'N', 'L', 'T', 'R', 'N', 0};
 #define TRAINER_FORMAT_VERSION 1u
 #define TRAIN_STREAM 0x9e3779b97f4a7c15ull /* xor'ed into the seed: the training draws */
@@ -188,20 +192,6 @@ int trainer_translate(Trainer *t, const char *text, int beam, int32_t *in_ids, i
 
 /* ---- save / load ------------------------------------------------------------ */
 
-static uint32_t fnv1a(const uint8_t *p, size_t n) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
-    return h;
-}
-static void put(uint8_t **p, uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
-}
-static uint64_t get(const uint8_t **p, int bytes) {
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; i++) v |= (uint64_t)*(*p)++ << (8 * i);
-    return v;
-}
-
 static size_t header_size(size_t text_len) { return 8 + 4 + 4 * 4 + 4 + text_len + 8; }
 
 size_t trainer_save_size(const Trainer *t) { return header_size(t->text_len) + s2s_save_size(t->model) + 4; }
@@ -213,17 +203,17 @@ int trainer_save(const Trainer *t, uint8_t *bytes, size_t size) {
     uint8_t *p = bytes;
     memcpy(p, MAGIC, 8);
     p += 8;
-    put(&p, TRAINER_FORMAT_VERSION, 4);
+    nn_put_le(&p, TRAINER_FORMAT_VERSION, 4);
     int32_t f[4] = {(int32_t)t->tc.kind, (int32_t)t->tc.alphabet, t->tc.min_len, t->tc.max_len};
-    for (int i = 0; i < 4; i++) put(&p, (uint32_t)f[i], 4);
-    put(&p, (uint32_t)t->text_len, 4);
+    for (int i = 0; i < 4; i++) nn_put_le(&p, (uint32_t)f[i], 4);
+    nn_put_le(&p, (uint32_t)t->text_len, 4);
     if (t->text_len) memcpy(p, t->text, t->text_len);
     p += t->text_len;
-    put(&p, t->stream, 8);
+    nn_put_le(&p, t->stream, 8);
     size_t model = s2s_save_size(t->model);
     NN_TRY(s2s_save(t->model, p, model));
     p += model;
-    put(&p, fnv1a(bytes, (size_t)(p - bytes)), 4);
+    nn_put_le(&p, nn_fnv1a32(bytes, (size_t)(p - bytes)), 4);
     return NN_OK;
 }
 
@@ -233,21 +223,21 @@ int trainer_load(Trainer **out, const uint8_t *bytes, size_t size) {
     if (size < 8 || memcmp(bytes, MAGIC, 8) != 0) return nn_fail(NN_ERR_VALUE, "model file: not an attnlab model file");
     if (size < header_size(0) + 4) return nn_fail(NN_ERR_VALUE, "model file: truncated (%zu bytes)", size);
     const uint8_t *p = bytes + 8;
-    uint32_t version = (uint32_t)get(&p, 4);
+    uint32_t version = (uint32_t)nn_get_le(&p, 4);
     if (version != TRAINER_FORMAT_VERSION)
         return nn_fail(NN_ERR_VALUE, "model file: format version %u; this engine reads version %u", version,
                        TRAINER_FORMAT_VERSION);
     int32_t f[4];
-    for (int i = 0; i < 4; i++) f[i] = (int32_t)(uint32_t)get(&p, 4);
-    size_t text_len = (size_t)get(&p, 4);
+    for (int i = 0; i < 4; i++) f[i] = (int32_t)(uint32_t)nn_get_le(&p, 4);
+    size_t text_len = (size_t)nn_get_le(&p, 4);
     if (text_len > size || header_size(text_len) + 4 > size)
         return nn_fail(NN_ERR_VALUE, "model file: truncated (%zu bytes; its task text alone needs %zu)", size, text_len);
     const uint8_t *end = bytes + size - 4, *q = end;
-    if (get(&q, 4) != fnv1a(bytes, (size_t)(end - bytes)))
+    if (nn_get_le(&q, 4) != nn_fnv1a32(bytes, (size_t)(end - bytes)))
         return nn_fail(NN_ERR_VALUE, "model file: checksum mismatch; the file is truncated or damaged");
     const char *text = (const char *)p;
     p += text_len;
-    uint64_t stream = get(&p, 8);
+    uint64_t stream = nn_get_le(&p, 8);
     Seq2Seq *m;
     NN_TRY(s2s_load(&m, p, (size_t)(end - p)));
     TaskConfig tc = {(TaskKind)f[0], (TaskAlphabet)f[1], f[2], f[3]};

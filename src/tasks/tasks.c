@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/rng.h"
+
 #define DATE_FORMATS 16
 #define FIRST_YEAR 1950
 #define LAST_YEAR 2049
@@ -34,27 +38,9 @@ struct Task {
     int split_n[3];
 };
 
-/* ---- randomness and hashing (fixed-width arithmetic only) -------------------- */
-
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform integer in [0, n), n >= 1. */
-static int uniform(uint64_t *s, int n) { return (int)((splitmix64(s) >> 33) % (uint64_t)n); }
-
-static uint64_t fnv1a64(const char *p, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* 80 / 10 / 10 by the source's hash. */
 static TaskSplit split_of(const char *source) {
-    int bucket = (int)((fnv1a64(source, strlen(source)) >> 32) % 10);
+    int bucket = (int)((nn_fnv1a64(source, strlen(source)) >> 32) % 10);
     return bucket < 8 ? TASK_TRAIN : bucket == 8 ? TASK_VALID : TASK_TEST;
 }
 
@@ -331,15 +317,15 @@ void task_decode_output(const Task *t, const int32_t *ids, int n, char *text, in
 
 static void generate(const Task *t, uint64_t *rng, char *input, char *output, char *source) {
     if (t->c.kind == TASK_DATES) {
-        Date d = date_from_days(first_day() + uniform(rng, day_count()));
-        format_date(input, uniform(rng, DATE_FORMATS), d);
+        Date d = date_from_days(first_day() + nn_rng_below(rng, day_count()));
+        format_date(input, nn_rng_below(rng, DATE_FORMATS), d);
         snprintf(output, TASK_MAX_LEN + 1, "%04d-%02d-%02d", d.y, d.m, d.d);
         strcpy(source, output); /* the split follows the calendar date */
         return;
     }
-    int n = t->c.min_len + uniform(rng, t->c.max_len - t->c.min_len + 1);
+    int n = t->c.min_len + nn_rng_below(rng, t->c.max_len - t->c.min_len + 1);
     int size = (int)strlen(t->in_alpha);
-    for (int i = 0; i < n; i++) input[i] = t->in_alpha[uniform(rng, size)];
+    for (int i = 0; i < n; i++) input[i] = t->in_alpha[nn_rng_below(rng, size)];
     input[n] = 0;
     strcpy(source, input);
     if (t->c.kind == TASK_COPY) {
@@ -362,7 +348,7 @@ int task_sample(const Task *t, TaskSplit split, uint64_t *rng, char *input, char
         if (t->split_n[split] == 0)
             return nn_fail(NN_ERR_VALUE, "split: the %s split has no lines (too few pairs: %d in all)", SPLIT_NAMES[split],
                            t->n_lines);
-        int l = t->split_lines[split][uniform(rng, t->split_n[split])];
+        int l = t->split_lines[split][nn_rng_below(rng, t->split_n[split])];
         strcpy(input, t->text + t->lines[2 * l]);
         strcpy(output, t->text + t->lines[2 * l + 1]);
         return NN_OK;
