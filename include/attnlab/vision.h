@@ -21,7 +21,8 @@
  * feature grid's cells, H the hidden size (= the key/value size), V = 11
  * output tokens, T decoder steps.
  *   encoder  L times: conv 3x3 (same padding) -> ReLU -> max-pool 2x2, then a
- *            1x1 conv to H: the grid's cells are keys and values kv (G, H)
+ *            1x1 conv to H plus a learned position per cell: the grid's
+ *            cells are the keys and values kv_g = proj(f_g) + pos_g       (G, H)
  *   decoder  s_0 = tanh(W0 mean_g kv_g + b0) (LSTM: c_0 = 0); for t < T:
  *              a_t = attention(query s_t, keys kv, values kv)            (G)
  *              soft: c_t = sum_g a_tg kv_g;  hard: c_t = kv_l, l ~ a_t (argmax
@@ -193,8 +194,9 @@ int vtr_predict(VisionTrainer *t, const nn_real *image, int rows, int cols, int3
                 int32_t *locations);
 /* d log p(token of step) / d pixels of the canvas (R, Q) for the greedy answer. */
 int vtr_saliency(VisionTrainer *t, const nn_real *image, int rows, int cols, int step, nn_real *saliency);
-/* The canvas of the last vtr_predict / vtr_saliency (R, Q), or a sampled test
- * image with its labels (labels (T), *n). */
+/* The canvas the last vtr_predict / vtr_saliency read (R, Q). */
+const nn_real *vtr_canvas(const VisionTrainer *t);
+/* A sampled example of a split with its labels (labels (img_max_out), *n). */
 int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n);
 /* Saving (src/train/vision_io.c), the task and the model together, little-endian:
  * "ATNLVIS\0" | u32 version | 4 x i32 task | 13 x i32 model config | f64 entropy

@@ -40,6 +40,7 @@ static void build_table(VisionModel *m) {
     int CL = c->channels[c->layers - 1];
     add_tensor(m, &m->w.proj_w, (size_t)CL * H, CL, VIS_INIT_UNIFORM);
     add_tensor(m, &m->w.proj_b, (size_t)H, 0, VIS_INIT_ZERO);
+    add_tensor(m, &m->w.pos, (size_t)m->G * H, 4 * H, VIS_INIT_UNIFORM);
     add_tensor(m, &m->w.init_w, (size_t)H * H, H, VIS_INIT_UNIFORM);
     add_tensor(m, &m->w.init_b, (size_t)H, 0, VIS_INIT_ZERO);
     add_tensor(m, &m->w.Wx, (size_t)m->I * GH, m->I, VIS_INIT_UNIFORM);
@@ -276,6 +277,8 @@ static void encoder_forward(VisionModel *m, int B) {
         }
     int H = c->hidden, CL = c->channels[c->layers - 1];
     conv_1x1_forward(a->kv, a->pool[c->layers - 1], m->w.proj_w, m->w.proj_b, B * m->G, CL, H);
+    /* kv_bg += pos_g: without it the cells are a bag of features with no place */
+    for (int b = 0; b < B; b++) vec_axpy(a->kv + (size_t)b * m->G * H, 1, m->w.pos, m->G * H);
 }
 
 /* Backward from d_kv; dimages (B, R, Q) += or NULL. */
@@ -284,6 +287,7 @@ static void encoder_backward(VisionModel *m, int B, nn_real *dimages) {
     VisActs *a = &m->a;
     int H = c->hidden, L = c->layers, CL = c->channels[L - 1];
     size_t last = (size_t)B * m->G * CL;
+    for (int b = 0; b < B; b++) vec_axpy(m->g.pos, 1, a->d_kv + (size_t)b * m->G * H, m->G * H);
     memset(a->d_pool[L - 1], 0, sizeof(nn_real) * last);
     conv_1x1_backward(a->d_pool[L - 1], m->g.proj_w, m->g.proj_b, a->d_kv, a->pool[L - 1], m->w.proj_w, B * m->G, CL, H);
     for (int l = L - 1; l >= 0; l--) {

@@ -14,6 +14,7 @@ typedef struct {
     nn_real *conv_w[VIS_MAX_LAYERS]; /* (9 C_{l-1}, C_l), C_{-1} = 1 */
     nn_real *conv_b[VIS_MAX_LAYERS]; /* (C_l) */
     nn_real *proj_w, *proj_b;        /* 1x1 conv (C_L, H), (H) */
+    nn_real *pos;                    /* (G, H) learned position of each grid cell, added to kv */
     nn_real *init_w, *init_b;        /* s_0 = tanh(mean W0 + b0): (H, H), (H) */
     nn_real *Wx, *Wh, *bx, *bh;      /* cell: (I, G*H), (H, G*H), (G*H), (G*H); I = H + V */
     nn_real *attn_W;                 /* general (H, H) | location (G, H) */

@@ -156,6 +156,8 @@ int vtr_saliency(VisionTrainer *t, const nn_real *image, int rows, int cols, int
     return vis_saliency(t->model, t->images, step, saliency);
 }
 
+const nn_real *vtr_canvas(const VisionTrainer *t) { return t->images; }
+
 int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n) {
     if (split != VIS_SPLIT_TRAIN && split != VIS_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
     return img_sample(t->data, &t->task, split, rng, image, labels, n);

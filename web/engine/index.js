@@ -6,11 +6,13 @@
 import { AttnlabError, paramError, shapeError, valueError } from './errors.js';
 import { instantiate, simdSupported } from './wasm.js';
 import { createSeq2Seq, loadSeq2Seq } from './seq2seq.js';
+import { createVisionModel, loadVisionModel } from './vision.js';
 import { LIMITS, options, toBoolean, toChoice, toInteger, toMatrix, toNumber, toVector } from './matrix.js';
 
 export { AttnlabError } from './errors.js';
 export { LIMITS } from './matrix.js';
 export { SEQ2SEQ_LIMITS, Seq2SeqModel } from './seq2seq.js';
+export { VISION_LIMITS, VisionModel } from './vision.js';
 
 /** Scoring functions, with their codes in the core (AttnScore). */
 export const SCORES = Object.freeze({ dot: 0, scaled_dot: 1, general: 2, additive: 3, cosine: 4, location: 5 });
@@ -126,6 +128,21 @@ export class Engine {
   /** A model saved with model.save(). */
   loadSeq2Seq(bytes) {
     return loadSeq2Seq(this.heap, bytes);
+  }
+
+  /**
+   * A CNN + attention reader of handwritten digits bound to an image task
+   * ('centered', 'cluttered', 'multi'), trained in C. Loads the digit set
+   * on first use, hence async. See vision.js.
+   * @returns {Promise<VisionModel>}
+   */
+  createVisionModel(options) {
+    return createVisionModel(this.heap, options);
+  }
+
+  /** An image model saved with model.save(). @returns {Promise<VisionModel>} */
+  loadVisionModel(bytes) {
+    return loadVisionModel(this.heap, bytes);
   }
 
   /** Bytes allocated in the WASM heap right now (for leak checks). */

@@ -1,0 +1,343 @@
+// Attention over images (the C model in include/attnlab/vision.h): a CNN
+// encoder whose feature grid a recurrent decoder reads with soft or hard
+// attention, trained on real handwritten digits (MNIST, LeCun, Cortes and
+// Burges). Created with engine.createVisionModel(options) or
+// engine.loadVisionModel(bytes); both load the digit set once per engine
+// (web/data/mnist.bin.gz: read from disk in Node, fetched and inflated with
+// DecompressionStream in a page, only when an image model is first made).
+import { AttnlabError, argError, limitError, shapeError, valueError } from './errors.js';
+import { options, toChoice, toInteger, toNumber } from './matrix.js';
+
+export const IMAGE_TASKS = Object.freeze({ centered: 0, cluttered: 1, multi: 2 });
+export const VISION_CELLS = Object.freeze({ rnn: 0, gru: 1, lstm: 2 });
+export const VISION_ATTENTIONS = Object.freeze({
+  none: -1, dot: 0, scaled_dot: 1, general: 2, additive: 3, cosine: 4, location: 5,
+});
+export const VISION_MODES = Object.freeze({ soft: 0, hard: 1 });
+const OPTIMIZERS = Object.freeze({ adam: 0, sgd: 1 });
+const SPLITS = Object.freeze({ train: 0, test: 1 });
+
+/** Limits of the image engine (include/attnlab/vision.h). */
+export const VISION_LIMITS = Object.freeze({
+  maxLayers: 3, maxChannels: 64, maxHidden: 256, maxSteps: 8, maxBatch: 256, maxClutter: 32,
+  maxImage: 128, maxDigits: 3, tokens: 11, maxTrainSteps: 100000, maxEvaluate: 100000,
+});
+
+/** Output tokens: '0'-'9', then the end of a multi-digit answer. */
+export const END_TOKEN = '</s>';
+const tokenName = (id) => (id === 10 ? END_TOKEN : String(id));
+const nameOf = (table, code) => Object.keys(table).find((k) => table[k] === code);
+const bytesOf = (n) => Math.ceil(n / 4); // withBlock counts 4-byte slots
+
+export const DIGITS_URL = new URL('../data/mnist.bin.gz', import.meta.url);
+
+const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
+
+/** The digit set's uncompressed bytes (Node: from disk; a page: fetched and inflated). */
+async function fetchDigits(url) {
+  if (isNode && url.protocol === 'file:') {
+    const [{ readFile }, { gunzipSync }] = await Promise.all([import('node:fs/promises'), import('node:zlib')]);
+    const gz = await readFile(url).catch(() => {
+      throw new AttnlabError('ERR_DATA', `loadDigits: ${url.pathname} is missing; run \`node scripts/mnist.mjs\` (or \`npm run build\`)`);
+    });
+    return new Uint8Array(gunzipSync(gz));
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new AttnlabError('ERR_DATA', `loadDigits: cannot load ${url} (HTTP ${response.status})`);
+  const stream = response.body.pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/** Allocates one pointer-sized out slot, runs fn(slot), returns the pointer stored there. */
+function withHandle(heap, fn) {
+  return heap.withBlock({ slot: 1 }, (p) => {
+    heap.writeI32(p.slot, [0]);
+    fn(p.slot);
+    return heap.i32[p.slot >> 2] >>> 0;
+  });
+}
+
+const digitSets = new WeakMap(); // heap -> Promise<handle>
+
+/** The digit set's handle in this heap, loaded on first use. */
+export function loadDigits(heap, url = DIGITS_URL) {
+  if (!digitSets.has(heap)) {
+    const promise = fetchDigits(url).then((bytes) => heap.withBlock({ bytes: bytesOf(bytes.length) }, (p) => {
+      heap.writeBytes(p.bytes, bytes);
+      return withHandle(heap, (slot) => heap.check(heap.exports.attnlab_vis_data_create(p.bytes, bytes.length, slot), 'loadDigits'));
+    }));
+    promise.catch(() => digitSets.delete(heap));
+    digitSets.set(heap, promise);
+  }
+  return digitSets.get(heap);
+}
+
+function toChannels(value) {
+  if (value === undefined) return [8, 16, 32];
+  if (!Array.isArray(value) || value.length < 1 || value.length > VISION_LIMITS.maxLayers) {
+    throw argError(`channels: expected an array of 1 to ${VISION_LIMITS.maxLayers} channel counts (got ${JSON.stringify(value)})`);
+  }
+  return value.map((c, i) => toInteger(`channels[${i}]`, c, 8, 1, VISION_LIMITS.maxChannels));
+}
+
+function toDigits(value, task) {
+  if (value === undefined) return [2, 3];
+  if (task !== IMAGE_TASKS.multi) throw argError("digits: only the 'multi' task takes digits");
+  const pair = Array.isArray(value) ? value : [value, value];
+  if (pair.length !== 2) throw argError(`digits: expected a count or [min, max] (got ${JSON.stringify(value)})`);
+  const [lo, hi] = pair.map((d, i) => toInteger(`digits[${i}]`, d, 3, 1, VISION_LIMITS.maxDigits));
+  if (lo > hi) throw valueError(`digits: min ${lo} is above max ${hi}`);
+  return [lo, hi];
+}
+
+/** The creation options, validated, as the C call's arguments. */
+function createArgs(o) {
+  const task = toChoice('task', o.task, IMAGE_TASKS, 'cluttered');
+  const digits = toDigits(o.digits, task);
+  const seed = o.seed === undefined ? 1 : o.seed;
+  if (!Number.isSafeInteger(seed) || seed < 0) throw valueError(`seed must be an integer in 0..2^53-1 (got ${seed})`);
+  const entropy = toNumber('entropy', o.entropy, 0.01);
+  if (!(entropy >= 0)) throw valueError(`entropy must be >= 0 (got ${entropy})`);
+  return {
+    task, digits, seed, entropy,
+    clutter: toInteger('clutter', o.clutter, 4, 0, VISION_LIMITS.maxClutter),
+    channels: toChannels(o.channels),
+    cell: toChoice('cell', o.cell, VISION_CELLS, 'gru'),
+    hidden: toInteger('hidden', o.hidden, 32, 1, VISION_LIMITS.maxHidden),
+    attention: toChoice('attention', o.attention, VISION_ATTENTIONS, 'scaled_dot'),
+    mode: toChoice('mode', o.mode, VISION_MODES, 'soft'),
+    steps: toInteger('steps', o.steps, task === IMAGE_TASKS.multi ? digits[1] + 1 : 1, 1, VISION_LIMITS.maxSteps),
+    batch: toInteger('batch', o.batch, 32, 1, VISION_LIMITS.maxBatch),
+  };
+}
+
+export async function createVisionModel(heap, args) {
+  const a = createArgs(options('createVisionModel', args));
+  const data = await loadDigits(heap);
+  const [c0, c1 = 0, c2 = 0] = a.channels;
+  const handle = withHandle(heap, (slot) => heap.check(heap.exports.attnlab_vis_create(
+    data, a.task, a.clutter, a.digits[0], a.digits[1], a.channels.length, c0, c1, c2, a.cell, a.hidden,
+    a.attention, a.mode, a.steps, a.entropy, a.batch, a.seed, slot), 'createVisionModel'));
+  return new VisionModel(heap, handle);
+}
+
+export async function loadVisionModel(heap, bytes) {
+  if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+  if (!(bytes instanceof Uint8Array)) throw argError('loadVisionModel: expected the bytes of a saved model (a Uint8Array)');
+  if (bytes.length === 0) throw valueError('loadVisionModel: the file is empty');
+  const data = await loadDigits(heap);
+  const handle = heap.withBlock({ bytes: bytesOf(bytes.length) }, (p) => {
+    heap.writeBytes(p.bytes, bytes);
+    return withHandle(heap, (slot) => heap.check(heap.exports.attnlab_vis_load(data, p.bytes, bytes.length, slot), 'loadVisionModel'));
+  });
+  return new VisionModel(heap, handle);
+}
+
+/** An image `{ rows, cols, data }` of greys in [0, 1], checked in JS (the C core checks again). */
+function toImage(name, image) {
+  if (image === null || typeof image !== 'object') throw argError(`${name}: expected { rows, cols, data } (got ${image === null ? 'null' : typeof image})`);
+  const { rows, cols, data } = image;
+  if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
+    throw shapeError(`${name}: rows and cols must be positive integers (got ${rows} x ${cols})`);
+  }
+  if (rows > VISION_LIMITS.maxImage || cols > VISION_LIMITS.maxImage) {
+    throw limitError(`${name}: ${rows} x ${cols} is larger than ${VISION_LIMITS.maxImage} x ${VISION_LIMITS.maxImage}`);
+  }
+  if (data === undefined || typeof data.length !== 'number') throw argError(`${name}: data must be an array of ${rows * cols} greys`);
+  if (data.length !== rows * cols) throw shapeError(`${name}: data has ${data.length} values; ${rows} x ${cols} needs ${rows * cols}`);
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i];
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw valueError(`${name}: pixel ${i} is ${v}; greys must be finite numbers in [0, 1]`);
+    if (v < 0 || v > 1) throw valueError(`${name}: pixel ${i} is ${v}; greys must be in [0, 1]`);
+  }
+  return { rows, cols, data };
+}
+
+const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
+
+/** A CNN + attention reader of digits, bound to its image task. */
+export class VisionModel {
+  constructor(heap, handle) {
+    this.heap = heap;
+    this.handle = handle;
+    const s = this.#info();
+    const [task, clutter, minDigits, maxDigits, rows, cols, layers, c0, c1, c2, cell, hidden, attention, mode,
+      steps, batch, gridRows, gridCols] = s.info;
+    /** The model's configuration (as createVisionModel options) and its sizes. */
+    this.config = Object.freeze({
+      task: nameOf(IMAGE_TASKS, task), clutter, digits: [minDigits, maxDigits],
+      channels: [c0, c1, c2].slice(0, layers), cell: nameOf(VISION_CELLS, cell), hidden,
+      attention: nameOf(VISION_ATTENTIONS, attention), mode: nameOf(VISION_MODES, mode), steps, batch,
+      seed: s.f[2], entropy: s.f[3], parameters: s.f[0],
+      canvas: Object.freeze({ rows, cols }), grid: Object.freeze({ rows: gridRows, cols: gridCols }),
+    });
+  }
+
+  #info() {
+    const heap = this.heap;
+    return heap.withBlock({ info: 20, f: 8 }, (p) => {
+      heap.exports.attnlab_vis_info(this.handle, p.info, p.f);
+      return {
+        info: Array.from(heap.i32.subarray(p.info >> 2, (p.info >> 2) + 20)),
+        f: Array.from(new Float64Array(heap.exports.memory.buffer, p.f, 4)),
+      };
+    });
+  }
+
+  #live(what) {
+    if (!this.handle) throw new AttnlabError('ERR_ARG', `${what}: this model was destroyed`);
+    return this.handle;
+  }
+
+  /** Optimiser steps taken so far. */
+  get steps() {
+    this.#live('steps');
+    return this.#info().f[1];
+  }
+
+  /**
+   * Trains `steps` optimiser steps (default 1) on batches of `batch` train images.
+   * @returns {{ loss, losses: Float32Array, steps, examples, seconds, examplesPerSecond }}
+   */
+  train(args = {}) {
+    const handle = this.#live('train');
+    const o = options('train', args);
+    const steps = toInteger('steps', o.steps, 1, 1, VISION_LIMITS.maxTrainSteps);
+    const batch = toInteger('batch', o.batch, this.config.batch, 1, this.config.batch);
+    const optimizer = toChoice('optimizer', o.optimizer, OPTIMIZERS, 'adam');
+    const lr = toNumber('lr', o.lr, optimizer === OPTIMIZERS.adam ? 0.002 : 0.05);
+    if (!(lr > 0)) throw valueError(`lr must be > 0 (got ${lr})`);
+    const clip = toNumber('clip', o.clip, 5);
+    if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
+    const heap = this.heap;
+    return heap.withBlock({ losses: steps }, (p) => {
+      const t0 = now();
+      heap.check(heap.exports.attnlab_vis_train(handle, optimizer, lr, clip, steps, batch, p.losses), 'train');
+      const seconds = Math.max((now() - t0) / 1000, 1e-9);
+      const losses = heap.f32.slice(p.losses >> 2, (p.losses >> 2) + steps);
+      const examples = steps * batch;
+      return {
+        loss: losses.reduce((s, x) => s + x, 0) / steps,
+        losses, steps: this.steps, examples, seconds, examplesPerSecond: examples / seconds,
+      };
+    });
+  }
+
+  /**
+   * Teacher-forced loss and greedy accuracies on a fixed set of `count` images of a split.
+   * accuracy: answer tokens right (multi: digits and the end token); sequenceAccuracy: whole answers right.
+   * @returns {{ loss, accuracy, sequenceAccuracy, count, split }}
+   */
+  evaluate(args = {}) {
+    const handle = this.#live('evaluate');
+    const o = options('evaluate', args);
+    const split = toChoice('split', o.split, SPLITS, 'test');
+    const count = toInteger('count', o.count, 500, 1, VISION_LIMITS.maxEvaluate);
+    const heap = this.heap;
+    return heap.withBlock({ out: 8 }, (p) => {
+      heap.check(heap.exports.attnlab_vis_evaluate(handle, split, count, p.out), 'evaluate');
+      const [loss, accuracy, sequenceAccuracy, n] = new Float64Array(heap.exports.memory.buffer, p.out, 4);
+      return { loss, accuracy, sequenceAccuracy, count: n, split: nameOf(SPLITS, split) };
+    });
+  }
+
+  /**
+   * Reads one image (placed on the task's canvas: centred, shrunk when larger).
+   * Every step: its token, the attention weights over the feature grid, and
+   * in hard mode the attended cell with its box on the canvas.
+   * @returns {{ output, tokens, canvas, steps: { token, weights, location }[] }}
+   */
+  predict(image) {
+    const handle = this.#live('predict');
+    const img = toImage('predict: image', image);
+    const { steps: T, grid, canvas: cv, mode, task } = this.config;
+    const G = grid.rows * grid.cols;
+    const heap = this.heap;
+    return heap.withBlock({ image: img.rows * img.cols, tokens: T, weights: T * G, locations: T }, (p) => {
+      heap.writeF32(p.image, img.data);
+      heap.check(heap.exports.attnlab_vis_predict(handle, p.image, img.rows, img.cols, p.tokens, p.weights, p.locations), 'predict');
+      const ids = Array.from(heap.i32.subarray(p.tokens >> 2, (p.tokens >> 2) + T));
+      const locs = Array.from(heap.i32.subarray(p.locations >> 2, (p.locations >> 2) + T));
+      const canvas = heap.readMatrix(heap.exports.attnlab_vis_canvas(handle), cv.rows, cv.cols);
+      const cellRows = cv.rows / grid.rows;
+      const cellCols = cv.cols / grid.cols;
+      let shown = T;
+      if (task === 'multi') {
+        const end = ids.indexOf(10);
+        shown = end < 0 ? T : end + 1;
+      }
+      const steps = [];
+      for (let t = 0; t < shown; t++) {
+        const weights = heap.readMatrix(p.weights + 4 * t * G, grid.rows, grid.cols);
+        let location = null;
+        if (mode === 'hard' && locs[t] >= 0) {
+          const row = Math.floor(locs[t] / grid.cols);
+          const col = locs[t] % grid.cols;
+          location = { cell: locs[t], row, col, box: { top: row * cellRows, left: col * cellCols, height: cellRows, width: cellCols } };
+        }
+        steps.push({ token: tokenName(ids[t]), weights, location });
+      }
+      const tokens = steps.map((s) => s.token);
+      const output = task === 'multi' ? tokens.filter((s) => s !== END_TOKEN).join('') : tokens[tokens.length - 1];
+      return { output, tokens, canvas, steps };
+    });
+  }
+
+  /**
+   * Implicit attention: d log p(token of `step`) / d pixel of the canvas, for the greedy answer.
+   * @returns {{ rows, cols, data }}
+   */
+  saliency(image, args = {}) {
+    const handle = this.#live('saliency');
+    const img = toImage('saliency: image', image);
+    const o = options('saliency', args);
+    const step = toInteger('step', o.step, 0, 0, this.config.steps - 1);
+    const { rows, cols } = this.config.canvas;
+    const heap = this.heap;
+    return heap.withBlock({ image: img.rows * img.cols, out: rows * cols }, (p) => {
+      heap.writeF32(p.image, img.data);
+      heap.check(heap.exports.attnlab_vis_saliency(handle, p.image, img.rows, img.cols, step, p.out), 'saliency');
+      return heap.readMatrix(p.out, rows, cols);
+    });
+  }
+
+  /** `count` examples { image, labels } of a split, drawn from `seed` (the same seed gives the same images). */
+  examples(args = {}) {
+    const handle = this.#live('examples');
+    const o = options('examples', args);
+    const split = toChoice('split', o.split, SPLITS, 'test');
+    const count = toInteger('count', o.count, 1, 1, 1000);
+    const seed = toInteger('seed', o.seed, 1, 0, Number.MAX_SAFE_INTEGER);
+    const { rows, cols } = this.config.canvas;
+    const heap = this.heap;
+    return heap.withBlock({ rng: 2, image: rows * cols, labels: 4, n: 1 }, (p) => {
+      heap.writeI32(p.rng, [seed % 2 ** 32, Math.floor(seed / 2 ** 32)]);
+      const out = [];
+      for (let i = 0; i < count; i++) {
+        heap.check(heap.exports.attnlab_vis_sample(handle, split, p.rng, p.image, p.labels, p.n), 'examples');
+        const n = heap.i32[p.n >> 2];
+        const labels = Array.from(heap.i32.subarray(p.labels >> 2, (p.labels >> 2) + n), tokenName);
+        out.push({ image: heap.readMatrix(p.image, rows, cols), labels });
+      }
+      return out;
+    });
+  }
+
+  /** The model and its task in the versioned attnlab format (the digits are not included). */
+  save() {
+    const handle = this.#live('save');
+    const heap = this.heap;
+    const size = heap.exports.attnlab_vis_save_size(handle);
+    return heap.withBlock({ bytes: bytesOf(size) }, (p) => {
+      heap.check(heap.exports.attnlab_vis_save(handle, p.bytes, size), 'save');
+      return new Uint8Array(heap.exports.memory.buffer, p.bytes, size).slice();
+    });
+  }
+
+  /** Frees the model; calling it again does nothing. */
+  destroy() {
+    if (!this.handle) return;
+    this.heap.exports.attnlab_vis_destroy(this.handle);
+    this.handle = 0;
+  }
+}
