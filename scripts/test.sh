@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh --browser || exit 1
 make -s wasm || { echo "attnlab: the WASM build failed"; exit 1; }
+node scripts/mnist.mjs || { echo "attnlab: building the digit set (web/data/mnist.bin.gz) failed"; exit 1; }
 
 failed=()
 run() {

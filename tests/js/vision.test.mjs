@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { loadEngine } from '../../web/engine/index.js';
+import { kendallTau, loadEngine } from '../../web/engine/index.js';
 import { BUILDS } from './builds.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -111,6 +111,25 @@ for (const build of BUILDS) {
       m.destroy();
     });
 
+    test('compareAttention: per step, attention and |saliency| per cell with their Kendall tau', async () => {
+      const m = await engine.createVisionModel({ ...SMALL, steps: 2 });
+      m.train({ steps: 5 });
+      const c = m.compareAttention(drawnOne());
+      assert.equal(c.steps.length, 2);
+      for (const step of c.steps) {
+        assert.equal(step.saliency.rows, 7);
+        assert.equal(step.saliency.data.length, 49);
+        assert.ok(step.tau >= -1 && step.tau <= 1);
+        assert.equal(step.tau, kendallTau(step.attention.data, step.saliency.data));
+      }
+      // the cells' |saliency| is the saliency map summed over each 4 x 4 block
+      const s = m.saliency(drawnOne(), { step: 1 });
+      let block = 0;
+      for (let r = 4; r < 8; r++) for (let k = 12; k < 16; k++) block += Math.abs(s.data[r * 28 + k]);
+      assert.ok(Math.abs(c.steps[1].saliency.data[1 * 7 + 3] - block) <= 1e-5 * (1 + block));
+      m.destroy();
+    });
+
     test('multi, hard mode: digits then the end token, a sampled glimpse with its box', async () => {
       const m = await engine.createVisionModel({ task: 'multi', channels: [4, 8], hidden: 16, mode: 'hard', cell: 'lstm', batch: 8, seed: 5 });
       assert.equal(m.config.steps, 4);
@@ -156,6 +175,16 @@ for (const build of BUILDS) {
     });
   });
 }
+
+test('kendallTau: known values (perfect, reversed, one swap of four, ties as tau-b)', () => {
+  assert.equal(kendallTau([1, 2, 3, 4], [10, 20, 30, 40]), 1);
+  assert.equal(kendallTau([1, 2, 3, 4], [4, 3, 2, 1]), -1);
+  assert.ok(Math.abs(kendallTau([1, 2, 3, 4], [1, 3, 2, 4]) - 4 / 6) < 1e-12);
+  // tau-b with a tie in a: pairs 5 concordant, 0 discordant, 1 tie in a -> 5 / sqrt(5 * 6)
+  assert.ok(Math.abs(kendallTau([1, 1, 2, 3], [1, 2, 3, 4]) - 5 / Math.sqrt(30)) < 1e-12);
+  assert.equal(kendallTau([1, 1, 1], [1, 2, 3]), 0);
+  assert.throws(() => kendallTau([1], [1, 2]), /lengths 1 and 2 differ/);
+});
 
 test('SIMD and scalar builds train alike from one seed', { skip: BUILDS[0].skip }, async () => {
   const losses = [];

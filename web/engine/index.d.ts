@@ -280,10 +280,15 @@ export class VisionModel {
   evaluate(options?: { split?: 'train' | 'test'; count?: number }): { loss: number; accuracy: number; sequenceAccuracy: number; count: number; split: string };
   predict(image: ImageInput): { output: string; tokens: string[]; canvas: Matrix; steps: VisionStep[] };
   saliency(image: ImageInput, options?: { step?: number }): Matrix;
+  /** attention weights vs |saliency| summed per grid cell, with Kendall's tau-b, per step */
+  compareAttention(image: ImageInput): { output: string; steps: { token: string; tau: number; attention: Matrix; saliency: Matrix }[] };
   examples(options?: { split?: 'train' | 'test'; count?: number; seed?: number }): { image: Matrix; labels: string[] }[];
   save(): Uint8Array;
   destroy(): void;
 }
+
+/** Kendall's rank correlation tau-b of two equal-length arrays. */
+export function kendallTau(a: ArrayLike<number>, b: ArrayLike<number>): number;
 
 export const VISION_LIMITS: Readonly<{
   maxLayers: number; maxChannels: number; maxHidden: number; maxSteps: number; maxBatch: number; maxClutter: number;

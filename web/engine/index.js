@@ -12,7 +12,7 @@ import { LIMITS, options, toBoolean, toChoice, toInteger, toMatrix, toNumber, to
 export { AttnlabError } from './errors.js';
 export { LIMITS } from './matrix.js';
 export { SEQ2SEQ_LIMITS, Seq2SeqModel } from './seq2seq.js';
-export { VISION_LIMITS, VisionModel } from './vision.js';
+export { VISION_LIMITS, VisionModel, kendallTau } from './vision.js';
 
 /** Scoring functions, with their codes in the core (AttnScore). */
 export const SCORES = Object.freeze({ dot: 0, scaled_dot: 1, general: 2, additive: 3, cosine: 4, location: 5 });

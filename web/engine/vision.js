@@ -153,6 +153,32 @@ function toImage(name, image) {
   return { rows, cols, data };
 }
 
+/**
+ * Kendall's rank correlation tau-b of two equal-length arrays (ties counted
+ * as in tau-b; 0 when either array is constant).
+ */
+export function kendallTau(a, b) {
+  const n = a.length;
+  if (b.length !== n) throw shapeError(`kendallTau: lengths ${n} and ${b.length} differ`);
+  let concordant = 0;
+  let discordant = 0;
+  let tiesA = 0;
+  let tiesB = 0;
+  for (let i = 0; i < n; i++) {
+    for (let j = i + 1; j < n; j++) {
+      const x = Math.sign(a[i] - a[j]);
+      const y = Math.sign(b[i] - b[j]);
+      if (x === 0 && y === 0) continue;
+      if (x === 0) tiesA++;
+      else if (y === 0) tiesB++;
+      else if (x === y) concordant++;
+      else discordant++;
+    }
+  }
+  const denominator = Math.sqrt((concordant + discordant + tiesA) * (concordant + discordant + tiesB));
+  return denominator > 0 ? (concordant - discordant) / denominator : 0;
+}
+
 const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
 
 /** A CNN + attention reader of digits, bound to its image task. */
@@ -299,6 +325,34 @@ export class VisionModel {
       heap.check(heap.exports.attnlab_vis_saliency(handle, p.image, img.rows, img.cols, step, p.out), 'saliency');
       return heap.readMatrix(p.out, rows, cols);
     });
+  }
+
+  /**
+   * Explicit against implicit attention, per output step: the attention
+   * weights over the grid beside |saliency| summed over each cell's pixels,
+   * and their rank correlation (Kendall's tau-b).
+   * @returns {{ output, steps: { token, tau, attention: Matrix, saliency: Matrix }[] }}
+   */
+  compareAttention(image) {
+    const p = this.predict(image);
+    const { grid, canvas } = this.config;
+    const side = 2 ** this.config.channels.length; // canvas pixels per cell side
+    const steps = p.steps.map((step, t) => {
+      const sal = this.saliency(image, { step: t });
+      const cells = new Float32Array(grid.rows * grid.cols);
+      for (let r = 0; r < grid.rows * side; r++) {
+        for (let c = 0; c < grid.cols * side; c++) {
+          cells[Math.floor(r / side) * grid.cols + Math.floor(c / side)] += Math.abs(sal.data[r * canvas.cols + c]);
+        }
+      }
+      return {
+        token: step.token,
+        tau: kendallTau(step.weights.data, cells),
+        attention: step.weights,
+        saliency: { rows: grid.rows, cols: grid.cols, data: cells },
+      };
+    });
+    return { output: p.output, steps };
   }
 
   /** `count` examples { image, labels } of a split, drawn from `seed` (the same seed gives the same images). */
