@@ -188,7 +188,7 @@ static double expected_reward(const AttnConfig *ac, const AttnParams *ap, const 
 
 static void reinforce_matches_exact(void) {
     check_case("REINFORCE average gradient vs exact (enumerated) gradient");
-    enum { G = 6, D = 3, SAMPLES = 40000 };
+    enum { G = 6, D = 3, SAMPLES = 20000 };
     Rng r = {5};
     AttnConfig ac = {1, G, D, D, D, 0, ATTN_SCORE_GENERAL, ATTN_NORM_SOFTMAX, 1, 0, NULL};
     nn_real *q = alloc_random(&r, D, -1, 1), *k = alloc_random(&r, (size_t)G * D, -1, 1),
