@@ -5,6 +5,7 @@
  * Dimension letters: B batch rows, R x Q canvas, C_l channels, G = gr x gc
  * grid cells, H hidden (= key/value size), V tokens, I = H + V the cell's
  * input, T steps, S the cell's cache per row. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -449,7 +450,7 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
             int y = valid ? labels[(size_t)b * T + t] : guess;
             m->tok[tb] = y;
             a->lw[tb] = valid ? (nn_real)1 / count : 0;
-            if (valid) total -= log(p[y] > 0 ? (double)p[y] : 1e-300);
+            if (valid) total -= log(p[y] > 0 ? (double)p[y] : DBL_MIN); /* p underflowed: a huge but finite loss */
             a->adv[tb] = valid && sample ? (nn_real)((guess == y) - m->baseline[t]) : 0;
         }
         if (t + 1 == T) break;
@@ -486,8 +487,8 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
     return NN_OK;
 }
 
-/* Backward of step t's attention for every row, from dctx (B, H) in a->dcat's
- * first half... given per row; dq accumulates into dh (B, H). */
+/* Backward of step t's attention for every row: dctx row b at dctx + b * ldctx
+ * (dcat's first half); dq accumulates into dh (B, H), dkv into d_kv. */
 static int attend_backward(VisionModel *m, int B, int t, const nn_real *dctx, int ldctx) {
     const VisConfig *c = &m->c;
     VisActs *a = &m->a;
