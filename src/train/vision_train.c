@@ -112,11 +112,12 @@ int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, VisEval *r) {
         int B = count - done < c->batch ? count - done : c->batch;
         NN_TRY(sample_batch(t, split, &rng, B));
         nn_real loss;
-        NN_TRY(vis_forward(t->model, B, t->images, t->labels, t->n_labels, 0, &loss, NULL));
+        /* one-digit answers feed no tokens: the teacher-forced pass is the greedy one */
+        NN_TRY(vis_forward(t->model, B, t->images, t->labels, t->n_labels, 0, &loss, c->sequence ? NULL : t->pred));
         long n_batch = 0;
         for (int b = 0; b < B; b++) n_batch += t->n_labels[b];
         loss_sum += (double)loss * n_batch;
-        NN_TRY(vis_forward(t->model, B, t->images, NULL, NULL, 0, NULL, t->pred));
+        if (c->sequence) NN_TRY(vis_forward(t->model, B, t->images, NULL, NULL, 0, NULL, t->pred));
         for (int b = 0; b < B; b++) {
             const int32_t *y = t->labels + (size_t)b * c->steps, *p = t->pred + (size_t)b * c->steps;
             int n = t->n_labels[b], ok = 1;
