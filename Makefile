@@ -62,7 +62,11 @@ build/tools/train_native: tests/bench/train_native.c $(CORE_SRC) $(ENGINE_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc $< $(CORE_SRC) -o $@ -lm
 
-native-tools: build/tools/trainer_losses build/tools/train_native
+build/tools/vision_losses: tests/native/vision_losses.c $(CORE_SRC) $(ENGINE_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_FLAGS) $< $(CORE_SRC) -o $@ -lm
+
+native-tools: build/tools/trainer_losses build/tools/train_native build/tools/vision_losses
 
 clean:
 	rm -rf build $(WASM_DIR)

@@ -11,6 +11,7 @@ bash scripts/setup.sh --browser || exit 1
 fuzz=1
 bash scripts/setup.sh --fuzz >/dev/null 2>&1 || fuzz=0
 make -s wasm || { echo "attnlab: the WASM build failed"; exit 1; }
+node scripts/mnist.mjs || { echo "attnlab: building the digit set (web/data/mnist.bin.gz) failed"; exit 1; }
 
 failed=()
 run() {

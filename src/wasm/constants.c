@@ -8,6 +8,8 @@
 #include <stdio.h>
 
 #include "attnlab/trainer.h"
+#include "attnlab/vision.h"
+#include "train/vision_train.h"
 #include "wasm/boundary.h"
 
 typedef struct {
@@ -43,6 +45,19 @@ static const Named seq2seq_limits[] = {
     {"maxHidden", S2S_MAX_HIDDEN}, {"maxEmbed", S2S_MAX_EMBED}, {"maxBatch", S2S_MAX_BATCH},
     {"maxBeam", S2S_MAX_BEAM}, {"maxLength", TASK_MAX_LEN}, {"maxPairsBytes", ATTNLAB_MAX_PAIRS_BYTES},
     {"maxSteps", TRAINER_MAX_STEPS}, {"maxEvaluate", TRAINER_MAX_EVAL},
+};
+
+/* The image models (vision.h, vision_train.h); their cells are RnnCellKind,
+ * their attentions the scores or visionAttentionNone. */
+static const Named image_tasks[] = {{"centered", IMG_CENTERED}, {"cluttered", IMG_CLUTTERED}, {"multi", IMG_MULTI}};
+static const Named vision_modes[] = {{"soft", VIS_SOFT}, {"hard", VIS_HARD}};
+static const Named vision_splits[] = {{"train", VIS_SPLIT_TRAIN}, {"test", VIS_SPLIT_TEST}};
+static const Named vision_optimizers[] = {{"adam", VIS_ADAM}, {"sgd", VIS_SGD}};
+static const Named vision_limits[] = {
+    {"maxLayers", VIS_MAX_LAYERS}, {"maxChannels", VIS_MAX_CHANNELS}, {"maxHidden", VIS_MAX_HIDDEN},
+    {"maxSteps", VIS_MAX_STEPS}, {"maxBatch", VIS_MAX_BATCH}, {"maxClutter", VIS_MAX_CLUTTER},
+    {"maxImage", VIS_MAX_IMAGE}, {"maxDigits", VIS_MAX_DIGITS}, {"tokens", VIS_TOKENS},
+    {"endToken", VIS_END}, {"maxTrainSteps", VTR_MAX_STEPS}, {"maxEvaluate", VTR_MAX_EVAL},
 };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -111,6 +126,11 @@ static const struct {
     {"splits", splits, COUNT(splits)},
     {"tokens", tokens, COUNT(tokens)},
     {"seq2seqLimits", seq2seq_limits, COUNT(seq2seq_limits)},
+    {"imageTasks", image_tasks, COUNT(image_tasks)},
+    {"visionModes", vision_modes, COUNT(vision_modes)},
+    {"visionSplits", vision_splits, COUNT(vision_splits)},
+    {"visionOptimizers", vision_optimizers, COUNT(vision_optimizers)},
+    {"visionLimits", vision_limits, COUNT(vision_limits)},
 };
 
 /* The table as JSON, or "" if it did not fit (a build error JS reports). */
@@ -123,7 +143,7 @@ EMSCRIPTEN_KEEPALIVE const char *attnlab_constants(void) {
         put(&j, ",");
     }
     put_scores(&j);
-    put(&j, ",\"attentionNone\":%d,", S2S_ATTN_NONE);
+    put(&j, ",\"attentionNone\":%d,\"visionAttentionNone\":%d,", S2S_ATTN_NONE, VIS_ATTN_NONE);
     put_records(&j);
     put(&j, "}");
     if (j.overflow) {

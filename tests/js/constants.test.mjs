@@ -6,7 +6,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { AttnlabError, LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, loadEngine } from '../../web/engine/index.js';
+import { AttnlabError, LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, VISION_LIMITS, loadEngine } from '../../web/engine/index.js';
 import { BUILDS } from './builds.mjs';
 
 const ENGINE_DIR = new URL('../../web/engine/', import.meta.url);
@@ -41,17 +41,26 @@ for (const { simd, name, skip } of BUILDS) {
       assert.deepEqual({ ...LIMITS }, { maxTokens: 4096, maxDim: 4096, maxCells: 4194304, maxHeads: 64 });
       assert.deepEqual(Object.keys(SCORES), ['dot', 'scaled_dot', 'general', 'additive', 'cosine', 'location']);
       assert.deepEqual(table.tokens, { pad: 0, bos: 1, eos: 2, firstInput: 1, firstOutput: 3 });
+      // The image engine's (vision.h, vision_train.h).
+      assert.deepEqual({ ...VISION_LIMITS }, table.visionLimits);
+      assert.ok(Object.isFrozen(VISION_LIMITS));
+      assert.deepEqual({ ...VISION_LIMITS }, {
+        maxLayers: 3, maxChannels: 64, maxHidden: 256, maxSteps: 8, maxBatch: 256, maxClutter: 32, maxImage: 128,
+        maxDigits: 3, tokens: 11, endToken: 10, maxTrainSteps: 100000, maxEvaluate: 100000,
+      });
+      assert.deepEqual(table.imageTasks, { centered: 0, cluttered: 1, multi: 2 });
     });
 
     test('no JS source repeats a limit or a name-to-code table of the core', () => {
       // Limits of 100 and more: smaller ones (64, 16) coincide with defaults such as hidden: 64.
-      const numbers = new Set([...Object.values(LIMITS), ...Object.values(SEQ2SEQ_LIMITS)].filter((n) => n >= 100));
+      const numbers = new Set([...Object.values(LIMITS), ...Object.values(SEQ2SEQ_LIMITS), ...Object.values(VISION_LIMITS)]
+        .filter((n) => n >= 100));
       const repeats = (src, re) => re.exec(src)?.[0];
       for (const { file, text } of SOURCES) {
         const src = code(text);
         for (const n of numbers) assert.equal(repeats(src, new RegExp(`\\b${n}\\b`)), undefined, `${file} repeats the limit ${n}`);
         assert.equal(repeats(src, /\b1 << 22\b|\b8 << 20\b/), undefined, `${file} repeats a limit`);
-        assert.equal(repeats(src, /\b(scaled_dot|softmax|reverse|lstm|adam|validation)\s*:\s*\d/), undefined, `${file} maps a name to a code`);
+        assert.equal(repeats(src, /\b(scaled_dot|softmax|reverse|lstm|adam|validation|cluttered|hard)\s*:\s*-?\d/), undefined, `${file} maps a name to a code`);
       }
     });
 

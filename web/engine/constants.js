@@ -18,6 +18,11 @@ export const SEQ2SEQ = {
   TOKENS: {},
 };
 
+/** Limits of the image engine (include/attnlab/vision.h, src/train/vision_train.h); endToken is the end of a multi-digit answer. */
+export const VISION_LIMITS = {};
+/** The image model option names and their codes: tasks, cells, attentions, modes, optimizers, splits. */
+export const VISION = { TASKS: {}, CELLS: {}, ATTENTIONS: {}, MODES: {}, OPTIMIZERS: {}, SPLITS: {} };
+
 /** Other names accepted for a split. */
 const SPLIT_ALIASES = { valid: 'validation' };
 
@@ -43,7 +48,17 @@ export function adoptConstants(table) {
   Object.assign(SEQ2SEQ.SPLITS, table.splits);
   for (const [alias, name] of Object.entries(SPLIT_ALIASES)) SEQ2SEQ.SPLITS[alias] = table.splits[name];
   Object.assign(SEQ2SEQ.TOKENS, table.tokens);
-  for (const t of [LIMITS, SCORES, NORMALIZATIONS, SEQ2SEQ_LIMITS, ...Object.values(SEQ2SEQ)]) Object.freeze(t);
+  Object.assign(VISION_LIMITS, table.visionLimits);
+  Object.assign(VISION.TASKS, table.imageTasks);
+  Object.assign(VISION.CELLS, table.cells);
+  Object.assign(VISION.ATTENTIONS, { none: table.visionAttentionNone }, table.scores);
+  Object.assign(VISION.MODES, table.visionModes);
+  Object.assign(VISION.OPTIMIZERS, table.visionOptimizers);
+  Object.assign(VISION.SPLITS, table.visionSplits);
+  for (const t of [LIMITS, SCORES, NORMALIZATIONS, SEQ2SEQ_LIMITS, ...Object.values(SEQ2SEQ), VISION_LIMITS, ...Object.values(VISION)]) {
+    Object.freeze(t);
+  }
   Object.freeze(SEQ2SEQ);
+  Object.freeze(VISION);
   adopted = JSON.stringify(table);
 }

@@ -102,6 +102,8 @@ export type ErrorCode =
   | 'ERR_UNSUPPORTED'
   /** loadEngine could not fetch or compile a WASM build. */
   | 'ERR_LOAD'
+  /** The digit set of the image models could not be loaded (web/data/mnist.bin.gz). */
+  | 'ERR_DATA'
   /** The lab worker itself failed (LabClient). */
   | 'ERR_WORKER'
   /** A WASM build that does not match this JS (rebuild with `make wasm`). */
@@ -134,6 +136,10 @@ export interface Engine {
   createSeq2Seq(options: Seq2SeqOptions): Seq2SeqModel;
   /** A model saved with model.save(); a truncated or foreign file throws. */
   loadSeq2Seq(bytes: Uint8Array | ArrayBuffer): Seq2SeqModel;
+  /** A CNN + attention reader of digits on an image task; loads the digit set on first use. */
+  createVisionModel(options?: VisionOptions): Promise<VisionModel>;
+  /** An image model saved with model.save(). */
+  loadVisionModel(bytes: Uint8Array | ArrayBuffer): Promise<VisionModel>;
   /** Bytes allocated in the WASM heap (returns to its baseline between calls). */
   heapUsed(): number;
 }
@@ -235,6 +241,76 @@ export class Seq2SeqModel {
 export const SEQ2SEQ_LIMITS: Readonly<{
   maxHidden: number; maxEmbed: number; maxBatch: number; maxBeam: number; maxLength: number;
   maxPairsBytes: number; maxSteps: number; maxEvaluate: number;
+}>;
+
+export type ImageTask = 'centered' | 'cluttered' | 'multi';
+
+export interface VisionOptions {
+  /** 'centered' 28x28, 'cluttered' 60x60 with clutter, 'multi' 2-3 digits on 40x100 (default 'cluttered'). */
+  task?: ImageTask;
+  /** cluttered: 8x8 pieces of other digits, 0..32 (default 4). */
+  clutter?: number;
+  /** multi: digits per image, a count or [min, max] in 1..3 (default [2, 3]). */
+  digits?: number | [number, number];
+  /** channels of the 1-3 conv layers (default [8, 16, 32]). */
+  channels?: number[];
+  cell?: CellName;
+  /** decoder state and key/value size (default 32). */
+  hidden?: number;
+  /** the scoring function, or 'none' for global average pooling (default 'scaled_dot'). */
+  attention?: Attention;
+  mode?: 'soft' | 'hard';
+  /** decoder steps: glimpses for one-digit tasks (default 1); multi: max digits + 1. */
+  steps?: number;
+  /** hard mode's entropy bonus (default 0.01). */
+  entropy?: number;
+  /** largest training batch (default 32). */
+  batch?: number;
+  seed?: number;
+}
+
+export interface ImageInput {
+  rows: number;
+  cols: number;
+  /** greys in [0, 1], row-major */
+  data: ArrayLike<number>;
+}
+
+export interface VisionStep {
+  /** '0'-'9' or '</s>' (the end of a multi-digit answer) */
+  token: string;
+  /** attention weights over the feature grid */
+  weights: Matrix;
+  /** hard mode: the attended cell and its box on the canvas (pixels) */
+  location: { cell: number; row: number; col: number; box: { top: number; left: number; height: number; width: number } } | null;
+}
+
+export class VisionModel {
+  readonly config: Readonly<{
+    task: ImageTask; clutter: number; digits: [number, number]; channels: number[]; cell: CellName; hidden: number;
+    attention: Attention; mode: 'soft' | 'hard'; steps: number; batch: number; seed: number; entropy: number;
+    parameters: number; canvas: { rows: number; cols: number }; grid: { rows: number; cols: number };
+  }>;
+  readonly steps: number;
+  train(options?: TrainOptions): { loss: number; losses: Float32Array; steps: number; examples: number; seconds: number; examplesPerSecond: number };
+  evaluate(options?: { split?: 'train' | 'test'; count?: number }): { loss: number; accuracy: number; sequenceAccuracy: number; count: number; split: string };
+  predict(image: ImageInput): { output: string; tokens: string[]; canvas: Matrix; steps: VisionStep[] };
+  saliency(image: ImageInput, options?: { step?: number }): Matrix;
+  /** attention weights vs |saliency| summed per grid cell, with Kendall's tau-b, per step */
+  compareAttention(image: ImageInput): { output: string; steps: { token: string; tau: number; attention: Matrix; saliency: Matrix }[] };
+  examples(options?: { split?: 'train' | 'test'; count?: number; seed?: number }): { image: Matrix; labels: string[] }[];
+  save(): Uint8Array;
+  destroy(): void;
+}
+
+/** Kendall's rank correlation tau-b of two equal-length arrays. */
+export function kendallTau(a: ArrayLike<number>, b: ArrayLike<number>): number;
+
+export const VISION_LIMITS: Readonly<{
+  maxLayers: number; maxChannels: number; maxHidden: number; maxSteps: number; maxBatch: number; maxClutter: number;
+  maxImage: number; maxDigits: number; tokens: number;
+  /** The token id that ends a multi-digit answer. */
+  endToken: number; maxTrainSteps: number; maxEvaluate: number;
 }>;
 
 export interface LoadOptions {

@@ -6,12 +6,14 @@
 import { AttnlabError, argError, describe, guard, paramError, shapeError, valueError } from './errors.js';
 import { F32, I32, instantiate, simdSupported } from './wasm.js';
 import { createSeq2Seq, loadSeq2Seq } from './seq2seq.js';
+import { createVisionModel, loadVisionModel } from './vision.js';
 import { LIMITS, NORMALIZATIONS, SCORES, adoptConstants } from './constants.js';
 import { options, toBoolean, toChoice, toInteger, toMatrix, toNumber, toVector } from './matrix.js';
 
 export { AttnlabError } from './errors.js';
-export { LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS } from './constants.js';
+export { LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, VISION_LIMITS } from './constants.js';
 export { Seq2SeqModel } from './seq2seq.js';
+export { VisionModel, kendallTau } from './vision.js';
 
 const MASK_KINDS = Object.freeze({ none: 'none', causal: 'causal' });
 
@@ -131,6 +133,21 @@ export class Engine {
   /** A model saved with model.save(). */
   loadSeq2Seq(bytes) {
     return guard('loadSeq2Seq', () => loadSeq2Seq(this.heap, bytes));
+  }
+
+  /**
+   * A CNN + attention reader of handwritten digits bound to an image task
+   * ('centered', 'cluttered', 'multi'), trained in C. Loads the digit set
+   * on first use, hence async. See vision.js.
+   * @returns {Promise<VisionModel>}
+   */
+  createVisionModel(options) {
+    return createVisionModel(this.heap, options);
+  }
+
+  /** An image model saved with model.save(). @returns {Promise<VisionModel>} */
+  loadVisionModel(bytes) {
+    return loadVisionModel(this.heap, bytes);
   }
 
   /** Bytes allocated in the WASM heap right now (for leak checks). */

@@ -54,21 +54,12 @@ function createArgs(o) {
   };
 }
 
-/** Runs fn(slot) with one pointer-sized out slot; returns the pointer stored there. */
-function withHandle(heap, fn) {
-  return heap.withBlock({ slot: I32 }, (p) => {
-    heap.writeI32(p.slot, [0]);
-    fn(p.slot);
-    return heap.readI32(p.slot, 1)[0] >>> 0;
-  });
-}
-
 export function createSeq2Seq(heap, args) {
   const a = createArgs(options('createSeq2Seq', args));
   const text = a.pairs ?? new Uint8Array(0);
   const handle = heap.withBlock({ text: U8 * (text.length + 1) }, (p) => {
     heap.writeBytes(p.text, text);
-    return withHandle(heap, (out) => heap.call.s2s_create({
+    return heap.withHandle((out) => heap.call.s2s_create({
       task: a.task, alphabet: a.alphabet, minLength: a.minLength, maxLength: a.maxLength,
       text: text.length ? p.text : 0, textLength: text.length, cell: a.cell, layers: a.layers,
       bidirectional: a.bidirectional, embed: a.embed, hidden: a.hidden, attention: a.attention,
@@ -84,7 +75,7 @@ export function loadSeq2Seq(heap, bytes) {
   if (bytes.length === 0) throw valueError('loadSeq2Seq: the file is empty');
   const handle = heap.withBlock({ bytes: U8 * bytes.length }, (p) => {
     heap.writeBytes(p.bytes, bytes);
-    return withHandle(heap, (out) => heap.call.s2s_load({ bytes: p.bytes, size: bytes.length, out }));
+    return heap.withHandle((out) => heap.call.s2s_load({ bytes: p.bytes, size: bytes.length, out }));
   });
   return new Seq2SeqModel(heap, handle);
 }

@@ -61,6 +61,24 @@ const BINDINGS = Object.freeze({
   s2s_sample: { status: 'examples', args: ['model', 'split', 'rng', 'input', 'output'] },
   s2s_save_size: { args: ['model'] },
   s2s_save: { status: 'save', args: ['model', 'bytes', 'size'] },
+  vis_data_create: { status: 'loadDigits', args: ['bytes', 'size', 'out'] },
+  vis_data_destroy: { args: ['data'] },
+  vis_create: {
+    status: 'createVisionModel',
+    args: ['data', 'task', 'clutter', 'minDigits', 'maxDigits', 'layers', 'c0', 'c1', 'c2', 'cell', 'hidden',
+      'attention', 'mode', 'steps', 'entropy', 'batch', 'seed', 'out'],
+  },
+  vis_load: { status: 'loadVisionModel', args: ['data', 'bytes', 'size', 'out'] },
+  vis_destroy: { args: ['model'] },
+  vis_info: { args: ['model', 'info', 'f'] },
+  vis_train: { status: 'train', args: ['model', 'optimizer', 'lr', 'clip', 'steps', 'batch', 'losses'] },
+  vis_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'out'] },
+  vis_predict: { status: 'predict', args: ['model', 'image', 'rows', 'cols', 'tokens', 'weights', 'locations'] },
+  vis_saliency: { status: 'saliency', args: ['model', 'image', 'rows', 'cols', 'step', 'saliency'] },
+  vis_sample: { status: 'examples', args: ['model', 'split', 'rng', 'image', 'labels', 'n'] },
+  vis_canvas: { args: ['model'] },
+  vis_save_size: { args: ['model'] },
+  vis_save: { status: 'save', args: ['model', 'bytes', 'size'] },
 });
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
@@ -174,6 +192,18 @@ export class Heap {
     } finally {
       this.exports.free(base);
     }
+  }
+
+  /**
+   * Runs fn(slot) with one pointer-sized out slot (zeroed), for an export that
+   * stores a handle there; returns the handle.
+   */
+  withHandle(fn) {
+    return this.withBlock({ slot: I32 }, (p) => {
+      this.writeI32(p.slot, [0]);
+      fn(p.slot);
+      return this.readI32(p.slot, 1)[0] >>> 0;
+    });
   }
 
   /** Copies numbers (an array or typed array) to ptr as float32; nothing when ptr is 0. */

@@ -1,0 +1,213 @@
+/* attnlab attention over images: real handwritten digits (MNIST), image tasks
+ * generated from a seed, and a CNN encoder whose feature grid a recurrent
+ * decoder queries with attention at every output step.
+ *
+ * Data: the digit set is one binary asset (scripts/mnist.mjs writes it):
+ *   "ATNLDIG\0" | u32 version | u32 N | u32 rows | u32 cols | N labels (u8) | N x rows x cols pixels (u8)
+ * The digits are interleaved class by class (0, 1, ..., 9, 0, ...); the test
+ * split is every VIS_TEST_EVERY-th block of ten by index, the train split the rest:
+ * no digit is in both, and clutter is cut only from digits of the same split.
+ *
+ * Tasks (src/tasks/images.c), greys in [0, 1] on a canvas:
+ *   centered   the 28 x 28 digit                                 -> its class
+ *   cluttered  60 x 60, the digit at a random place, plus `clutter` 8 x 8
+ *              pieces cut from other digits                      -> its class
+ *   multi      40 x 100, 2-3 digits left to right, random gaps and vertical
+ *              jitter                                            -> the digits, then END
+ * Output tokens: 0-9 the digits, VIS_END = 10 the end of a multi-digit answer.
+ *
+ * Model (src/models/vision.c). Dimension letters: B batch rows, R x Q the
+ * canvas (rows, cols), C_l the channels of conv layer l, G = gr x gc the
+ * feature grid's cells, H the hidden size (= the key/value size), V = 11
+ * output tokens, T decoder steps.
+ *   encoder  L times: conv 3x3 (same padding) -> ReLU -> max-pool 2x2, then a
+ *            1x1 conv to H plus a learned position per cell: the grid's
+ *            cells are the keys and values kv_g = proj(f_g) + pos_g       (G, H)
+ *   decoder  s_0 = tanh(W0 mean_g kv_g + b0) (LSTM: c_0 = 0); for t < T:
+ *              a_t = attention(query s_t, keys kv, values kv)            (G)
+ *              soft: c_t = sum_g a_tg kv_g;  hard: c_t = kv_l, l ~ a_t (argmax
+ *              when evaluating);  none: c_t = mean_g kv_g (global average pooling)
+ *              o_t = tanh(Wc [c_t; s_t] + bc),  p_t = softmax(Wout o_t + bout)
+ *              s_{t+1} = cell([c_t; onehot(y_t)], s_t)   (y_t the target when training, else the
+ *              prediction; a zero vector for single-label tasks, whose label must not leak)
+ * Hard mode: the classifier learns by backprop through the sampled context;
+ * the attention (scores and the query's path) also by REINFORCE with reward
+ * r_t = [argmax p_t == y_t], a moving-average baseline per step and an
+ * entropy bonus: loss += -(r_t - b_t) log a_tl - lambda H(a_t).
+ * Single-label tasks: every step predicts the label (each step is a glimpse);
+ * the answer is the last step's.
+ *
+ * Memory: parameters, gradients, optimiser state and activations each live in
+ * one allocation sized from a table at create time; forward passes do not
+ * allocate. Errors: NnStatus codes with nn_last_error(). */
+#ifndef ATTNLAB_VISION_H
+#define ATTNLAB_VISION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnlab/attention.h"
+#include "attnlab/nn.h"
+#include "attnlab/rnn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VIS_DIGIT_SIDE 28
+#define VIS_TEST_EVERY 5     /* digit i is a test digit when (i / 10) % 5 == 4: 20% */
+#define VIS_TOKENS 11        /* 0-9, END */
+#define VIS_END 10
+#define VIS_MAX_LAYERS 3
+#define VIS_MAX_CHANNELS 64
+#define VIS_MAX_HIDDEN 256
+#define VIS_MAX_STEPS 8
+#define VIS_MAX_BATCH 256
+#define VIS_MAX_CLUTTER 32
+#define VIS_MAX_IMAGE 128    /* predict(): images up to 128 x 128 */
+#define VIS_MAX_DIGITS 3     /* multi: 2-3 digits */
+#define VIS_CLUTTER_SIDE 8
+
+#define VIS_ATTN_NONE (-1)   /* global average pooling, no attention */
+
+typedef enum { VIS_SPLIT_TRAIN = 0, VIS_SPLIT_TEST = 1 } VisSplit;
+
+/* ---- the digit set ------------------------------------------------------- */
+typedef struct VisData VisData; /* opaque */
+
+/* Parses (and copies) the asset's uncompressed bytes. */
+int vis_data_create(VisData **out, const uint8_t *bytes, size_t size);
+void vis_data_destroy(VisData *d);
+int vis_data_count(const VisData *d, VisSplit split);
+/* Digit i of a split: its label, and its pixels (28 x 28 u8) in *pixels. */
+int vis_data_digit(const VisData *d, VisSplit split, int i, const uint8_t **pixels);
+
+/* ---- image tasks (src/tasks/images.c) ------------------------------------- */
+typedef enum { IMG_CENTERED = 0, IMG_CLUTTERED = 1, IMG_MULTI = 2, IMG_KIND_COUNT = 3 } ImgTaskKind;
+
+typedef struct {
+    ImgTaskKind kind;
+    int clutter;    /* cluttered: 8 x 8 pieces, 0..VIS_MAX_CLUTTER (default 4) */
+    int min_digits; /* multi: 1..max_digits */
+    int max_digits; /* multi: ..VIS_MAX_DIGITS */
+} ImgTaskConfig;
+
+int img_task_check(const ImgTaskConfig *c);
+int img_rows(const ImgTaskConfig *c);    /* canvas rows R */
+int img_cols(const ImgTaskConfig *c);    /* canvas cols Q */
+int img_max_out(const ImgTaskConfig *c); /* longest answer in tokens (multi: END included) */
+
+/* One example: image (R, Q) greys in [0, 1], labels (img_max_out) padded with
+ * VIS_END, *n_labels the answer's length. *rng advances. */
+int img_sample(const VisData *d, const ImgTaskConfig *c, VisSplit split, uint64_t *rng, nn_real *image,
+               int32_t *labels, int *n_labels);
+
+/* Places an image of rows x cols greys on the canvas (R, Q): centred, and
+ * shrunk by box filtering when larger than the canvas. */
+int img_place(const ImgTaskConfig *c, const nn_real *image, int rows, int cols, nn_real *canvas);
+
+/* ---- the model (src/models/vision.c) --------------------------------------- */
+typedef enum { VIS_SOFT = 0, VIS_HARD = 1 } VisMode;
+
+typedef struct {
+    int rows, cols;                  /* canvas R x Q */
+    int layers;                      /* conv layers, 1..VIS_MAX_LAYERS */
+    int channels[VIS_MAX_LAYERS];    /* C_l */
+    RnnCellKind cell;                /* GRU or LSTM (RNN accepted) */
+    int hidden;                      /* H, also the key/value size */
+    int attention;                   /* an AttnScore, or VIS_ATTN_NONE */
+    VisMode mode;                    /* soft or hard (ignored with none) */
+    int steps;                       /* decoder steps T */
+    int sequence;                    /* answers are sequences: feed each token to the next step */
+    nn_real entropy;                 /* hard mode's entropy bonus lambda */
+    int batch;                       /* largest batch */
+    uint64_t seed;                   /* initial weights and hard mode's samples */
+} VisConfig;
+
+typedef enum { VIS_ADAM = 0, VIS_SGD = 1 } VisOptimizer;
+
+typedef struct {
+    VisOptimizer optimizer;
+    nn_real lr;
+    nn_real clip; /* max global gradient norm; 0 = none */
+} VisTrainOptions;
+
+typedef struct VisionModel VisionModel; /* opaque */
+
+int vis_create(VisionModel **out, const VisConfig *c);
+void vis_destroy(VisionModel *m);
+const VisConfig *vis_config(const VisionModel *m);
+size_t vis_num_params(const VisionModel *m);
+nn_real *vis_params(VisionModel *m);
+nn_real *vis_grads(VisionModel *m);
+int vis_steps_taken(const VisionModel *m);
+void vis_grid(const VisionModel *m, int *gr, int *gc); /* the feature grid gr x gc */
+
+/* Forward over B images (B, R, Q). labels (B, T) and n_labels (B): with
+ * labels, teacher forcing and the mean cross-entropy over valid steps in
+ * *loss (and for hard mode, training = sampled locations); without (NULL),
+ * greedy decoding. train: sample hard locations (else argmax). Writes the
+ * predicted tokens (B, T) if pred is not NULL. */
+int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *labels, const int32_t *n_labels,
+                int train, nn_real *loss, int32_t *pred);
+/* Gradients of the last teacher-forced forward, accumulated (+= ) into vis_grads().
+ * dimages (B, R, Q) += d loss / d pixels, or NULL. */
+int vis_backward(VisionModel *m, nn_real *dimages);
+void vis_zero_grad(VisionModel *m);
+int vis_update(VisionModel *m, const VisTrainOptions *o, nn_real *norm);
+
+/* What the last forward showed for row b: attention weights (T, G) and hard
+ * mode's locations (T) (-1 without); either may be NULL. */
+void vis_attention(const VisionModel *m, int b, nn_real *weights, int32_t *locations);
+
+/* Implicit attention: d log p_step(y) / d pixels (R, Q) for the greedy answer
+ * y of one image. Leaves the model's gradients dirty (zero them before training). */
+int vis_saliency(VisionModel *m, const nn_real *image, int step, nn_real *saliency);
+
+/* REINFORCE + entropy gradient of hard attention with respect to the weights
+ * a (n) for a sampled location l and advantage A = r - baseline, scaled by
+ * `scale`:  d/da_j [ -A log a_l - lambda H(a) ] = -A [j == l] / a_l + lambda (log a_j + 1).
+ * (+= into dweights; zero weights contribute nothing.) Shared with the tests. */
+void vis_reinforce_dweights(nn_real *dweights, const nn_real *a, int n, int l, nn_real advantage, nn_real lambda,
+                            nn_real scale);
+
+
+/* ---- training loop (src/train/vision_train.c) ------------------------------ */
+typedef struct VisionTrainer VisionTrainer; /* opaque; borrows the VisData */
+
+typedef struct {
+    double loss;              /* mean cross-entropy per answer token, teacher forced */
+    double accuracy;          /* greedy tokens right / answer tokens */
+    double sequence_accuracy; /* whole answers right */
+    int count;
+} VisEval;
+
+int vtr_create(VisionTrainer **out, const VisData *d, const ImgTaskConfig *tc, const VisConfig *mc);
+void vtr_destroy(VisionTrainer *t);
+VisionModel *vtr_model(VisionTrainer *t);
+const ImgTaskConfig *vtr_task(const VisionTrainer *t);
+int vtr_train(VisionTrainer *t, const VisTrainOptions *o, int steps, int B, float *losses);
+int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, VisEval *r);
+/* One image (rows x cols greys) placed on the canvas and read greedily:
+ * tokens (T), weights (T, G), locations (T). */
+int vtr_predict(VisionTrainer *t, const nn_real *image, int rows, int cols, int32_t *tokens, nn_real *weights,
+                int32_t *locations);
+/* d log p(token of step) / d pixels of the canvas (R, Q) for the greedy answer. */
+int vtr_saliency(VisionTrainer *t, const nn_real *image, int rows, int cols, int step, nn_real *saliency);
+/* The canvas the last vtr_predict / vtr_saliency read (R, Q). */
+const nn_real *vtr_canvas(const VisionTrainer *t);
+/* A sampled example of a split with its labels (labels (img_max_out), *n). */
+int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n);
+/* Saving (src/train/vision_io.c), the task and the model together, little-endian:
+ * "ATNLVIS\0" | u32 version | 4 x i32 task | 13 x i32 model config | f64 entropy
+ * | u64 seed | u32 optimiser steps | T x f64 baselines | u64 sampling stream
+ * | u64 training stream | u64 P | P x f32 parameters | u32 FNV-1a of all before.
+ * The optimiser's moments are not saved: training resumes with fresh ones. */
+size_t vtr_save_size(const VisionTrainer *t);
+int vtr_save(const VisionTrainer *t, uint8_t *bytes, size_t size);
+int vtr_load(VisionTrainer **out, const VisData *d, const uint8_t *bytes, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,133 @@
+/* Convolution, ReLU, max-pool and 1x1 convolution, forward and backward
+ * (see conv.h). The 3x3 convolution is im2col + GEMM: col (N, 9C) holds, for
+ * every output pixel, its 3x3 neighbourhood (zeros outside), so
+ *   y = col . w + b                       (N, Co)
+ *   dw += col^T . dy,  db += sum_n dy,  dcol = dy . w^T,  dx += col2im(dcol). */
+#include <string.h>
+
+#include "core/conv.h"
+#include "core/vec.h"
+
+/* col (H*W, 9C): row p = (i, j) holds x[i+ky-1][j+kx-1][ci] at (ky*3 + kx)*C + ci. */
+static void im2col(nn_real *col, const nn_real *x, int H, int W, int C) {
+    size_t K = (size_t)9 * C;
+    for (int i = 0; i < H; i++)
+        for (int j = 0; j < W; j++) {
+            nn_real *row = col + ((size_t)i * W + j) * K;
+            for (int ky = 0; ky < 3; ky++) {
+                int y = i + ky - 1;
+                for (int kx = 0; kx < 3; kx++) {
+                    int xx = j + kx - 1;
+                    nn_real *dst = row + (size_t)(ky * 3 + kx) * C;
+                    if (y < 0 || y >= H || xx < 0 || xx >= W) memset(dst, 0, sizeof(nn_real) * C);
+                    else memcpy(dst, x + ((size_t)y * W + xx) * C, sizeof(nn_real) * C);
+                }
+            }
+        }
+}
+
+/* dx += col2im(dcol): the transpose of im2col. */
+static void col2im(nn_real *dx, const nn_real *dcol, int H, int W, int C) {
+    size_t K = (size_t)9 * C;
+    for (int i = 0; i < H; i++)
+        for (int j = 0; j < W; j++) {
+            const nn_real *row = dcol + ((size_t)i * W + j) * K;
+            for (int ky = 0; ky < 3; ky++) {
+                int y = i + ky - 1;
+                if (y < 0 || y >= H) continue;
+                for (int kx = 0; kx < 3; kx++) {
+                    int xx = j + kx - 1;
+                    if (xx < 0 || xx >= W) continue;
+                    vec_axpy(dx + ((size_t)y * W + xx) * C, 1, row + (size_t)(ky * 3 + kx) * C, C);
+                }
+            }
+        }
+}
+
+static void add_bias(nn_real *y, const nn_real *b, int N, int Co) {
+    for (int n = 0; n < N; n++) vec_axpy(y + (size_t)n * Co, 1, b, Co);
+}
+
+static void sum_rows(nn_real *db, const nn_real *dy, int N, int Co) {
+    for (int n = 0; n < N; n++) vec_axpy(db, 1, dy + (size_t)n * Co, Co);
+}
+
+void conv_3x3_forward(nn_real *y, const nn_real *x, const nn_real *w, const nn_real *b, int H, int W, int C, int Co,
+                      nn_real *col) {
+    int N = H * W;
+    im2col(col, x, H, W, C);
+    vec_gemm_nn(y, Co, col, 9 * C, w, Co, N, Co, 9 * C, 0);
+    add_bias(y, b, N, Co);
+}
+
+void conv_3x3_backward(nn_real *dx, nn_real *dw, nn_real *db, const nn_real *dy, const nn_real *x,
+                       const nn_real *w, int H, int W, int C, int Co, nn_real *col) {
+    int N = H * W, K = 9 * C;
+    im2col(col, x, H, W, C); /* the forward's col, rebuilt rather than kept */
+    vec_gemm_tn(dw, Co, col, K, dy, Co, K, Co, N, 1);
+    sum_rows(db, dy, N, Co);
+    if (!dx) return;
+    /* col's lifetime as the forward's im2col ends here; it now holds dcol = dy . w^T */
+    vec_gemm_nt(col, K, dy, Co, w, Co, N, K, Co, 0);
+    col2im(dx, col, H, W, C);
+}
+
+void conv_3x3_forward_ref(nn_real *y, const nn_real *x, const nn_real *w, const nn_real *b, int H, int W, int C,
+                          int Co) {
+    for (int i = 0; i < H; i++)
+        for (int j = 0; j < W; j++)
+            for (int o = 0; o < Co; o++) {
+                double s = b[o];
+                for (int ky = 0; ky < 3; ky++)
+                    for (int kx = 0; kx < 3; kx++) {
+                        int yy = i + ky - 1, xx = j + kx - 1;
+                        if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
+                        for (int c = 0; c < C; c++)
+                            s += (double)x[((size_t)yy * W + xx) * C + c] * w[((size_t)(ky * 3 + kx) * C + c) * Co + o];
+                    }
+                y[((size_t)i * W + j) * Co + o] = (nn_real)s;
+            }
+}
+
+void conv_relu_forward(nn_real *y, const nn_real *x, long n) {
+    for (long i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0;
+}
+
+void conv_relu_backward(nn_real *dx, const nn_real *dy, const nn_real *y, long n) {
+    for (long i = 0; i < n; i++)
+        if (y[i] > 0) dx[i] += dy[i];
+}
+
+void conv_pool_forward(nn_real *y, int32_t *idx, const nn_real *x, int H, int W, int C) {
+    int Hp = H / 2, Wp = W / 2;
+    for (int i = 0; i < Hp; i++)
+        for (int j = 0; j < Wp; j++)
+            for (int c = 0; c < C; c++) {
+                int32_t best = (int32_t)(((size_t)(2 * i) * W + 2 * j) * C + c);
+                for (int dy = 0; dy < 2; dy++)
+                    for (int dx = 0; dx < 2; dx++) {
+                        int32_t at = (int32_t)(((size_t)(2 * i + dy) * W + 2 * j + dx) * C + c);
+                        if (x[at] > x[best]) best = at;
+                    }
+                size_t o = ((size_t)i * Wp + j) * C + c;
+                y[o] = x[best];
+                idx[o] = best;
+            }
+}
+
+void conv_pool_backward(nn_real *dx, const nn_real *dy, const int32_t *idx, int H, int W, int C) {
+    size_t n = (size_t)(H / 2) * (W / 2) * C;
+    for (size_t o = 0; o < n; o++) dx[idx[o]] += dy[o];
+}
+
+void conv_1x1_forward(nn_real *y, const nn_real *x, const nn_real *w, const nn_real *b, int N, int C, int Co) {
+    vec_gemm_nn(y, Co, x, C, w, Co, N, Co, C, 0);
+    add_bias(y, b, N, Co);
+}
+
+void conv_1x1_backward(nn_real *dx, nn_real *dw, nn_real *db, const nn_real *dy, const nn_real *x,
+                       const nn_real *w, int N, int C, int Co) {
+    vec_gemm_tn(dw, Co, x, C, dy, Co, C, Co, N, 1);
+    sum_rows(db, dy, N, Co);
+    if (dx) vec_gemm_nt(dx, C, dy, Co, w, Co, N, C, Co, 1);
+}

@@ -1,0 +1,82 @@
+/* The VisionModel struct, shared by vision.c (forward, backward, optimiser)
+ * and vision_io.c (save / load). Not a public header. */
+#ifndef ATTNLAB_VISION_INTERNAL_H
+#define ATTNLAB_VISION_INTERNAL_H
+
+#include "attnlab/vision.h"
+
+#define VIS_MAX_TENSORS 24
+
+enum { VIS_INIT_ZERO, VIS_INIT_UNIFORM, VIS_INIT_HE, VIS_INIT_FORGET, VIS_INIT_ONE };
+
+/* One pointer per tensor into the parameter (or gradient) block. */
+typedef struct {
+    nn_real *conv_w[VIS_MAX_LAYERS]; /* (9 C_{l-1}, C_l), C_{-1} = 1 */
+    nn_real *conv_b[VIS_MAX_LAYERS]; /* (C_l) */
+    nn_real *proj_w, *proj_b;        /* 1x1 conv (C_L, H), (H) */
+    nn_real *pos;                    /* (G, H) learned position of each grid cell, added to kv */
+    nn_real *init_w, *init_b;        /* s_0 = tanh(mean W0 + b0): (H, H), (H) */
+    nn_real *Wx, *Wh, *bx, *bh;      /* cell: (I, G*H), (H, G*H), (G*H), (G*H); I = H + V */
+    nn_real *attn_W;                 /* general (H, H) | location (G, H) */
+    nn_real *attn_Wq, *attn_Wk, *attn_v; /* additive (H, H), (H, H), (H) */
+    nn_real *attn_beta;              /* cosine (1) */
+    nn_real *Wc, *bc;                /* (2H, H), (H) */
+    nn_real *Wout, *bout;            /* (H, V), (V) */
+} VisWeights;
+
+typedef struct {
+    nn_real **slot; /* the field of VisionModel.w that points at it */
+    size_t offset, count;
+    int fan_in, init;
+} VisTensor;
+
+/* Activations for Bm rows (time-major decoder buffers: a step reads one block). */
+typedef struct {
+    nn_real *x;                       /* (B, R, Q) the images */
+    nn_real *relu[VIS_MAX_LAYERS];    /* (B, h_l, w_l, C_l) conv + ReLU */
+    nn_real *pool[VIS_MAX_LAYERS];    /* (B, h_l/2, w_l/2, C_l) */
+    nn_real *d_relu[VIS_MAX_LAYERS];  /* gradients, same shapes */
+    nn_real *d_pool[VIS_MAX_LAYERS];
+    nn_real *kv, *d_kv;               /* (B, G, H) keys = values */
+    nn_real *mean;                    /* (B, H) */
+    nn_real *hs, *cs;                 /* (T, B, H) decoder states s_t (and LSTM cells) */
+    nn_real *cache;                   /* (T, B, S) cell caches */
+    nn_real *xin;                     /* (T, B, I) cell inputs [c_t; onehot(y_t)] */
+    nn_real *scores, *weights;        /* (T, B, G) */
+    nn_real *cat;                     /* (T, B, 2H) [c_t; s_t] */
+    nn_real *o;                       /* (T, B, H) */
+    nn_real *probs;                   /* (T, B, V) */
+    nn_real *lw;                      /* (T, B) loss weight of each step: 1/count or 0 */
+    nn_real *adv;                     /* (T, B) hard mode: reward - baseline */
+    nn_real *dh, *dc, *dh2, *dc2;     /* (B, H) carried state gradients */
+    nn_real *dxin;                    /* (B, I) */
+    nn_real *dcat;                    /* (B, 2H) */
+    nn_real *dout;                    /* (B, H) then d(pre-tanh) */
+    nn_real *dlogits;                 /* (B, V) */
+    nn_real *dweights;                /* (G) REINFORCE gradient of one row */
+    nn_real *zeros;                   /* (max(H, B*H)) a zero context gradient / zero LSTM cell */
+    nn_real *scratch;                 /* a cell step's, attention's or im2col's scratch */
+} VisActs;
+
+struct VisionModel {
+    VisConfig c;
+    int G, gr, gc, I, V;
+    int hl[VIS_MAX_LAYERS], wl[VIS_MAX_LAYERS], cin[VIS_MAX_LAYERS]; /* layer l's input map */
+    AttnConfig attn_cfg;
+    VisTensor tensors[VIS_MAX_TENSORS];
+    int n_tensors;
+    size_t n_params, n_acts;
+    nn_real *params, *grads, *opt, *acts; /* the four allocations */
+    VisWeights w, g;
+    VisActs a;
+    int32_t *idx[VIS_MAX_LAYERS]; /* (B, h_l/2, w_l/2, C_l) pool argmax, one int block */
+    int32_t *ints;
+    int32_t *loc;                 /* (T, B) attended location (hard), -1 otherwise */
+    int32_t *tok;                 /* (T, B) token fed to the next step */
+    double baseline[VIS_MAX_STEPS]; /* hard mode's moving-average reward per step */
+    uint64_t rng;                 /* hard mode's sampling stream */
+    int B, have_forward, trained_forward;
+    int steps;
+};
+
+#endif

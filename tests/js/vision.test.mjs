@@ -1,0 +1,231 @@
+// Attention over images through the JS API on both builds: configuration and
+// image errors with codes (and no leaks), predict / saliency shapes, hard
+// mode's glimpse, save/load, SIMD vs scalar for one seed, WASM vs native C
+// for one seed, and a small model learning centred digits.
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { kendallTau, loadEngine } from '../../web/engine/index.js';
+import { loadDigits } from '../../web/engine/vision.js';
+import { BUILDS } from './builds.mjs';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SMALL = { task: 'centered', channels: [4, 8], hidden: 16, batch: 16, seed: 3 };
+
+async function rejectsCode(promise, code, pattern) {
+  await assert.rejects(promise, (err) => {
+    assert.ok(err instanceof Error, 'an Error');
+    assert.equal(err.code, code, `code of: ${err.message}`);
+    assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+function throwsCode(fn, code, pattern) {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof Error, 'an Error');
+    assert.equal(err.code, code, `code of: ${err.message}`);
+    assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+/** A 20 x 16 "drawn" stroke: a vertical bar (a one). */
+function drawnOne() {
+  const rows = 20;
+  const cols = 16;
+  const data = new Float32Array(rows * cols);
+  for (let r = 2; r < 18; r++) data[r * cols + 7] = data[r * cols + 8] = 1;
+  return { rows, cols, data };
+}
+
+for (const build of BUILDS) {
+  describe(`vision API (${build.name})`, { skip: build.skip }, () => {
+    let engine;
+    before(async () => {
+      engine = await loadEngine({ simd: build.simd });
+    });
+
+    test('bad configurations reject with errors naming the option, and leak nothing', async () => {
+      await engine.createVisionModel(SMALL).then((m) => m.destroy()); // the digit set stays loaded
+      const base = engine.heapUsed();
+      await rejectsCode(engine.createVisionModel({ task: 'mnist' }), 'ERR_ARG', /task: unknown value 'mnist'/);
+      await rejectsCode(engine.createVisionModel({ channels: [8, 16, 32, 64] }), 'ERR_ARG', /channels: expected an array of 1 to 3/);
+      await rejectsCode(engine.createVisionModel({ hidden: 0 }), 'ERR_SHAPE', /hidden must be at least 1/);
+      await rejectsCode(engine.createVisionModel({ mode: 'glimpse' }), 'ERR_ARG', /mode: unknown value 'glimpse'/);
+      await rejectsCode(engine.createVisionModel({ task: 'multi', steps: 2 }), 'ERR_VALUE', /steps: the multi task/);
+      await rejectsCode(engine.createVisionModel({ task: 'centered', digits: 3 }), 'ERR_ARG', /digits: only the 'multi' task/);
+      await rejectsCode(engine.createVisionModel({ clutter: 99 }), 'ERR_LIMIT', /clutter/);
+      await rejectsCode(engine.createVisionModel({ task: 'centered', channels: [4, 4, 4, 4].slice(0, 3), hidden: 300 }), 'ERR_LIMIT', /hidden/);
+      await rejectsCode(engine.loadVisionModel(new Uint8Array(10)), 'ERR_VALUE', /not an attnlab vision model/);
+      assert.equal(engine.heapUsed(), base);
+    });
+
+    test('a missing digit set rejects with ERR_DATA; the next load succeeds', async () => {
+      const fresh = await loadEngine({ simd: build.simd });
+      await rejectsCode(loadDigits(fresh.heap, new URL('file:///nonexistent/mnist.bin.gz')), 'ERR_DATA', /nonexistent\/mnist\.bin\.gz is missing/);
+      const m = await fresh.createVisionModel(SMALL);
+      assert.equal(m.config.task, 'centered');
+      m.destroy();
+    });
+
+    test('predict: every step has a token and weights over the grid that sum to 1; the canvas is the placed image', async () => {
+      const m = await engine.createVisionModel(SMALL);
+      const p = m.predict(drawnOne());
+      assert.deepEqual(m.config.grid, { rows: 7, cols: 7 });
+      assert.equal(p.steps.length, 1);
+      assert.match(p.output, /^[0-9]$/);
+      const w = p.steps[0].weights;
+      assert.equal(w.rows, 7);
+      assert.equal(w.cols, 7);
+      assert.ok(Math.abs(w.data.reduce((s, x) => s + x, 0) - 1) < 1e-4);
+      assert.equal(p.steps[0].location, null, 'soft mode has no location');
+      assert.equal(p.canvas.rows, 28);
+      // the 20 x 16 image is centred: rows 4..23, cols 6..21; its bar at cols 13, 14
+      assert.equal(p.canvas.data[(4 + 2) * 28 + 6 + 7], 1);
+      assert.equal(p.canvas.data[0], 0);
+      m.destroy();
+    });
+
+    test('bad images throw with codes and leave the model usable', async () => {
+      const m = await engine.createVisionModel(SMALL);
+      const base = engine.heapUsed();
+      throwsCode(() => m.predict({ rows: 2, cols: 2, data: [0, NaN, 0, 0] }), 'ERR_VALUE', /pixel 1 is NaN/);
+      throwsCode(() => m.predict({ rows: 2, cols: 2, data: [0, 0, 0] }), 'ERR_SHAPE', /data has 3 values; 2 x 2 needs 4/);
+      throwsCode(() => m.predict({ rows: 129, cols: 1, data: new Float32Array(129) }), 'ERR_LIMIT', /larger than 128 x 128/);
+      throwsCode(() => m.predict({ rows: 1, cols: 1, data: [1.5] }), 'ERR_VALUE', /greys must be in \[0, 1\]/);
+      throwsCode(() => m.predict(null), 'ERR_ARG', /expected \{ rows, cols, data \}/);
+      throwsCode(() => m.saliency(drawnOne(), { step: 1 }), 'ERR_LIMIT', /step/);
+      throwsCode(() => m.train({ batch: 17 }), 'ERR_LIMIT', /batch/);
+      throwsCode(() => m.evaluate({ split: 'validation' }), 'ERR_ARG', /split: unknown value 'validation'/);
+      assert.equal(engine.heapUsed(), base);
+      assert.equal(m.predict(drawnOne()).steps.length, 1, 'still usable');
+      m.destroy();
+      throwsCode(() => m.predict(drawnOne()), 'ERR_ARG', /destroyed/);
+    });
+
+    test('saliency: d log p / d pixel over the canvas, finite and not all zero', async () => {
+      const m = await engine.createVisionModel(SMALL);
+      m.train({ steps: 5 });
+      const s = m.saliency(drawnOne());
+      assert.equal(s.rows, 28);
+      assert.equal(s.cols, 28);
+      assert.ok(s.data.every(Number.isFinite));
+      assert.ok(s.data.some((x) => x !== 0));
+      m.destroy();
+    });
+
+    test('compareAttention: per step, attention and |saliency| per cell with their Kendall tau', async () => {
+      const m = await engine.createVisionModel({ ...SMALL, steps: 2 });
+      m.train({ steps: 5 });
+      const c = m.compareAttention(drawnOne());
+      assert.equal(c.steps.length, 2);
+      for (const step of c.steps) {
+        assert.equal(step.saliency.rows, 7);
+        assert.equal(step.saliency.data.length, 49);
+        assert.ok(step.tau >= -1 && step.tau <= 1);
+        assert.equal(step.tau, kendallTau(step.attention.data, step.saliency.data));
+      }
+      // the cells' |saliency| is the saliency map summed over each 4 x 4 block
+      const s = m.saliency(drawnOne(), { step: 1 });
+      let block = 0;
+      for (let r = 4; r < 8; r++) for (let k = 12; k < 16; k++) block += Math.abs(s.data[r * 28 + k]);
+      assert.ok(Math.abs(c.steps[1].saliency.data[1 * 7 + 3] - block) <= 1e-5 * (1 + block));
+      m.destroy();
+    });
+
+    test('multi, hard mode: digits then the end token, a sampled glimpse with its box', async () => {
+      const m = await engine.createVisionModel({ task: 'multi', channels: [4, 8], hidden: 16, mode: 'hard', cell: 'lstm', batch: 8, seed: 5 });
+      assert.equal(m.config.steps, 4);
+      assert.deepEqual(m.config.grid, { rows: 10, cols: 25 });
+      const r = m.train({ steps: 3, batch: 8 });
+      assert.ok(Number.isFinite(r.loss));
+      const ex = m.examples({ count: 2, seed: 9 });
+      assert.deepEqual(ex, m.examples({ count: 2, seed: 9 }), 'same seed, same examples');
+      assert.equal(ex[0].labels.at(-1), '</s>');
+      const p = m.predict(ex[0].image);
+      for (const step of p.steps) {
+        const { cell, row, col, box } = step.location;
+        assert.equal(cell, row * 25 + col);
+        assert.deepEqual(box, { top: row * 4, left: col * 4, height: 4, width: 4 });
+      }
+      const e = m.evaluate({ count: 20 });
+      assert.ok(e.accuracy >= 0 && e.accuracy <= 1 && e.sequenceAccuracy <= e.accuracy);
+      m.destroy();
+    });
+
+    test('save / load: the same answers, the same evaluation; a damaged file is refused', async () => {
+      const m = await engine.createVisionModel({ ...SMALL, attention: 'additive' });
+      m.train({ steps: 10 });
+      const bytes = m.save();
+      const m2 = await engine.loadVisionModel(bytes);
+      assert.deepEqual(m2.config, m.config);
+      assert.equal(m2.steps, 10);
+      assert.deepEqual(m2.evaluate({ count: 50 }), m.evaluate({ count: 50 }));
+      assert.deepEqual(m2.predict(drawnOne()).steps[0].weights, m.predict(drawnOne()).steps[0].weights);
+      bytes[100] ^= 4;
+      await rejectsCode(engine.loadVisionModel(bytes), 'ERR_VALUE', /checksum/);
+      m.destroy();
+      m2.destroy();
+    });
+
+    test('learns centred digits: test accuracy far above chance (10%) after 200 small steps', async () => {
+      const m = await engine.createVisionModel({ task: 'centered', channels: [4, 8], hidden: 16, batch: 16, seed: 1 });
+      const before = m.evaluate({ count: 300 }).accuracy;
+      m.train({ steps: 200, batch: 16, lr: 0.005 });
+      const e = m.evaluate({ count: 300 });
+      assert.ok(e.accuracy > 0.4 && e.accuracy > before + 0.25, `test accuracy ${before} -> ${e.accuracy}`);
+      m.destroy();
+    });
+  });
+}
+
+test('kendallTau: known values (perfect, reversed, one swap of four, ties as tau-b)', () => {
+  assert.equal(kendallTau([1, 2, 3, 4], [10, 20, 30, 40]), 1);
+  assert.equal(kendallTau([1, 2, 3, 4], [4, 3, 2, 1]), -1);
+  assert.ok(Math.abs(kendallTau([1, 2, 3, 4], [1, 3, 2, 4]) - 4 / 6) < 1e-12);
+  // tau-b with a tie in a: pairs 5 concordant, 0 discordant, 1 tie in a -> 5 / sqrt(5 * 6)
+  assert.ok(Math.abs(kendallTau([1, 1, 2, 3], [1, 2, 3, 4]) - 5 / Math.sqrt(30)) < 1e-12);
+  assert.equal(kendallTau([1, 1, 1], [1, 2, 3]), 0);
+  assert.throws(() => kendallTau([1], [1, 2]), /lengths 1 and 2 differ/);
+});
+
+test('SIMD and scalar builds train alike from one seed', { skip: BUILDS[0].skip }, async () => {
+  const losses = [];
+  for (const build of BUILDS) {
+    const engine = await loadEngine({ simd: build.simd });
+    const m = await engine.createVisionModel({ task: 'cluttered', channels: [4, 8], hidden: 16, batch: 8, seed: 2 });
+    losses.push(m.train({ steps: 10, batch: 8 }).losses);
+    m.destroy();
+  }
+  for (let i = 0; i < 10; i++) assert.ok(Math.abs(losses[0][i] - losses[1][i]) <= 2e-3 * losses[1][i], `step ${i}: ${losses[0][i]} vs ${losses[1][i]}`);
+});
+
+const hasGcc = spawnSync('gcc', ['--version']).status === 0;
+test('WASM trains like native C from one seed (cluttered, soft attention)', { skip: hasGcc ? false : 'gcc is not installed' }, async () => {
+  const bin = 'build/tools/vision_losses';
+  execFileSync('make', ['-s', bin], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const dir = mkdtempSync(join(tmpdir(), 'attnlab-'));
+  const digits = join(dir, 'mnist.bin');
+  writeFileSync(digits, gunzipSync(readFileSync(`${ROOT}web/data/mnist.bin.gz`)));
+  const STEPS = 8;
+  const native = JSON.parse(execFileSync(`${ROOT}${bin}`, [digits, 1, 1, 0, 6, STEPS, 8], { encoding: 'utf8' }));
+  assert.equal(native.length, STEPS);
+  for (const build of BUILDS) {
+    if (build.skip) continue;
+    const engine = await loadEngine({ simd: build.simd });
+    const m = await engine.createVisionModel({
+      task: 'cluttered', channels: [4, 8], hidden: 16, attention: 'scaled_dot', mode: 'soft', batch: 8, seed: 6,
+    });
+    const { losses } = m.train({ steps: STEPS, batch: 8, lr: 0.002, clip: 5 });
+    m.destroy();
+    for (let i = 0; i < STEPS; i++) {
+      assert.ok(Math.abs(losses[i] - native[i]) <= 2e-3 * Math.abs(native[i]), `${build.name}, step ${i}: WASM ${losses[i]} vs native ${native[i]}`);
+    }
+  }
+});

@@ -1,0 +1,428 @@
+/* Attention over images: conv kernels against a plain reference; finite-
+ * difference gradient checks (double build) for conv 3x3, ReLU + max-pool,
+ * 1x1 conv, and the whole model (spatial attention, decoder, every score and
+ * cell, down to the pixels); REINFORCE's average gradient against the exact
+ * one on an enumerable case; tasks, splits, placement, save / load, errors. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnlab/vision.h"
+#include "check.h"
+#include "core/conv.h"
+#include "fd.h"
+
+/* ---- a synthetic digit set in the asset's format ---------------------------- */
+
+static uint8_t *make_asset(Rng *r, int n, size_t *size) {
+    *size = 24 + (size_t)n * (1 + 784);
+    uint8_t *b = check_track(malloc(*size));
+    memcpy(b, "ATNLDIG", 8);
+    uint32_t head[4] = {1, (uint32_t)n, 28, 28};
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 4; k++) b[8 + 4 * i + k] = (uint8_t)(head[i] >> (8 * k));
+    for (int i = 0; i < n; i++) b[24 + i] = (uint8_t)(i % 10);
+    for (size_t i = 0; i < (size_t)n * 784; i++) b[24 + n + i] = (uint8_t)rng_int(r, 0, 255);
+    return b;
+}
+
+/* ---- op level ------------------------------------------------------------------ */
+
+static void conv_forward_matches_reference(void) {
+    Rng r = {11};
+    const int H = 7, W = 9, C = 3, Co = 5;
+    check_case("conv 3x3 forward vs reference");
+    nn_real *x = alloc_random(&r, (size_t)H * W * C, -1, 1), *w = alloc_random(&r, (size_t)9 * C * Co, -1, 1),
+            *b = alloc_random(&r, Co, -1, 1), *y = alloc_reals((size_t)H * W * Co), *ref = alloc_reals((size_t)H * W * Co),
+            *col = alloc_reals((size_t)conv_col_size(H, W, C));
+    conv_3x3_forward(y, x, w, b, H, W, C, Co, col);
+    conv_3x3_forward_ref(ref, x, w, b, H, W, C, Co);
+    CHECK_ARRAY_R(y, ref, (size_t)H * W * Co, Co, TOL_FWD_ATOL, TOL_FWD_RTOL, "y");
+}
+
+#ifdef NN_DOUBLE
+/* L = sum r . f(x): the worst relative gap between g and the central
+ * differences of every input (fd.h). */
+static double finite_worst(FdLoss loss, void *ctx, nn_real *x, const nn_real *g, size_t n) {
+    size_t mark = alloc_mark();
+    double *num = alloc_doubles(n), worst = 0;
+    fd_engine(x, n, 1e-6, loss, ctx, num);
+    for (size_t i = 0; i < n; i++) {
+        double err = fabs(num[i] - g[i]) / (1e-6 + fabs(num[i]) + fabs(g[i]));
+        if (fabs(num[i] - g[i]) > 1e-8 && err > worst) worst = err;
+    }
+    alloc_release(mark);
+    return worst;
+}
+
+typedef struct {
+    int H, W, C, Co;
+    nn_real *x, *w, *b, *y, *r, *col;
+    int32_t *idx;
+} OpCase;
+
+static double dot_r(const nn_real *y, const nn_real *r, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)y[i] * r[i];
+    return s;
+}
+
+static double conv_loss(void *p) {
+    OpCase *c = p;
+    conv_3x3_forward(c->y, c->x, c->w, c->b, c->H, c->W, c->C, c->Co, c->col);
+    return dot_r(c->y, c->r, (size_t)c->H * c->W * c->Co);
+}
+
+static double pool_loss(void *p) { /* L = r . pool(relu(x)) */
+    OpCase *c = p;
+    size_t n = (size_t)c->H * c->W * c->C;
+    conv_relu_forward(c->col, c->x, (long)n);
+    conv_pool_forward(c->y, c->idx, c->col, c->H, c->W, c->C);
+    return dot_r(c->y, c->r, (size_t)(c->H / 2) * (c->W / 2) * c->C);
+}
+
+static double proj_loss(void *p) {
+    OpCase *c = p;
+    conv_1x1_forward(c->y, c->x, c->w, c->b, c->H * c->W, c->C, c->Co);
+    return dot_r(c->y, c->r, (size_t)c->H * c->W * c->Co);
+}
+
+static void op_gradchecks(void) {
+    Rng r = {23};
+    OpCase c = {5, 7, 2, 3, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    size_t nx = (size_t)c.H * c.W * c.C, ny = (size_t)c.H * c.W * c.Co, nw = (size_t)9 * c.C * c.Co;
+    c.x = alloc_random(&r, nx, -1, 1);
+    c.w = alloc_random(&r, nw, -1, 1);
+    c.b = alloc_random(&r, c.Co, -1, 1);
+    c.y = alloc_reals(ny);
+    c.r = alloc_random(&r, ny, -1, 1);
+    c.col = alloc_reals((size_t)conv_col_size(c.H, c.W, c.C));
+    c.idx = alloc_ints(nx);
+    nn_real *dx = alloc_zeros(nx), *dw = alloc_zeros(nw), *db = alloc_zeros(c.Co);
+
+    check_case("gradcheck conv 3x3");
+    conv_3x3_backward(dx, dw, db, c.r, c.x, c.w, c.H, c.W, c.C, c.Co, c.col);
+    CHECK(finite_worst(conv_loss, &c, c.x, dx, nx) < 1e-6, "dx");
+    CHECK(finite_worst(conv_loss, &c, c.w, dw, nw) < 1e-6, "dw");
+    CHECK(finite_worst(conv_loss, &c, c.b, db, c.Co) < 1e-6, "db");
+
+    check_case("gradcheck ReLU + max-pool 2x2 (odd sizes)");
+    memset(dx, 0, sizeof(nn_real) * nx);
+    pool_loss(&c);
+    nn_real *drelu = alloc_zeros(nx);
+    conv_pool_backward(drelu, c.r, c.idx, c.H, c.W, c.C);
+    conv_relu_backward(dx, drelu, c.col, (long)nx);
+    CHECK(finite_worst(pool_loss, &c, c.x, dx, nx) < 1e-6, "dx");
+
+    check_case("gradcheck 1x1 conv");
+    memset(dx, 0, sizeof(nn_real) * nx);
+    memset(dw, 0, sizeof(nn_real) * nw);
+    memset(db, 0, sizeof(nn_real) * c.Co);
+    conv_1x1_backward(dx, dw, db, c.r, c.x, c.w, c.H * c.W, c.C, c.Co);
+    CHECK(finite_worst(proj_loss, &c, c.x, dx, nx) < 1e-6, "dx");
+    CHECK(finite_worst(proj_loss, &c, c.w, dw, (size_t)c.C * c.Co) < 1e-6, "dw");
+    CHECK(finite_worst(proj_loss, &c, c.b, db, c.Co) < 1e-6, "db");
+}
+
+/* ---- model level: every parameter and every pixel ------------------------------- */
+
+#define GB 2
+#define GR 8
+#define GQ 12
+
+typedef struct {
+    VisionModel *m;
+    nn_real *images;
+    int32_t labels[GB * 4], n[GB];
+} ModelCase;
+
+static double model_loss(void *p) {
+    ModelCase *c = p;
+    nn_real loss;
+    vis_forward(c->m, GB, c->images, c->labels, c->n, 0, &loss, NULL);
+    return loss;
+}
+
+static const char *const CELLS[] = {"rnn", "gru", "lstm"};
+
+static void model_gradcheck(RnnCellKind cell, int attention, VisMode mode, int steps, int sequence) {
+    check_case("gradcheck model cell=%s attention=%d mode=%d steps=%d sequence=%d", CELLS[cell], attention, mode, steps,
+               sequence);
+    VisConfig mc = {GR, GQ, 2, {3, 4, 0}, cell, 5, attention, mode, steps, sequence, 0.05, GB, 7};
+    ModelCase c;
+    if (!CHECK(vis_create(&c.m, &mc) == NN_OK, "create: %s", nn_last_error())) return;
+    Rng r = {101 + (uint64_t)attention * 7 + cell};
+    c.images = alloc_random(&r, (size_t)GB * GR * GQ, 0, 1);
+    for (int b = 0; b < GB; b++) {
+        c.n[b] = sequence ? steps - b : steps;
+        for (int t = 0; t < steps; t++) c.labels[b * steps + t] = rng_int(&r, 0, VIS_TOKENS - 1);
+    }
+    size_t P = vis_num_params(c.m), N = (size_t)GB * GR * GQ;
+    nn_real *p = vis_params(c.m);
+    for (size_t i = 0; i < P; i++) p[i] += 0.1 * rng_uniform(&r, -1, 1); /* biases off zero */
+    nn_real loss, *dimages = alloc_zeros(N), *g = alloc_reals(P);
+    vis_zero_grad(c.m);
+    CHECK(vis_forward(c.m, GB, c.images, c.labels, c.n, 0, &loss, NULL) == NN_OK, "forward: %s", nn_last_error());
+    CHECK(vis_backward(c.m, dimages) == NN_OK, "backward: %s", nn_last_error());
+    memcpy(g, vis_grads(c.m), sizeof(nn_real) * P);
+    double wp = finite_worst(model_loss, &c, p, g, P), wx = finite_worst(model_loss, &c, c.images, dimages, N);
+    CHECK(wp < 1e-5, "parameters (%zu): worst relative error %.3g", P, wp);
+    CHECK(wx < 1e-5, "pixels (%zu): worst relative error %.3g", N, wx);
+    vis_destroy(c.m);
+}
+
+/* REINFORCE on an enumerable case: 6 locations scored by q^T W k, fixed
+ * rewards R_l. J(W) = E_{l ~ a}[R_l] + lambda H(a); the estimator averages
+ * d/dW [-(R_l - b) log a_l - lambda H(a)] over sampled l: its mean must match
+ * -dJ/dW (exact: enumerated, differentiated by central differences) within
+ * 4 standard errors, entry by entry. */
+static double expected_reward(const AttnConfig *ac, const AttnParams *ap, const nn_real *q, const nn_real *k,
+                              const double *R, double lambda, nn_real *sc, nn_real *w, nn_real *ctx, nn_real *scratch) {
+    attn_forward(ac, ap, sc, w, ctx, q, k, k, scratch);
+    double J = 0;
+    for (int j = 0; j < ac->n_k; j++) J += w[j] * R[j] - (w[j] > 0 ? lambda * w[j] * log(w[j]) : 0);
+    return J;
+}
+
+static void reinforce_matches_exact(void) {
+    check_case("REINFORCE average gradient vs exact (enumerated) gradient");
+    enum { G = 6, D = 3, SAMPLES = 20000 };
+    Rng r = {5};
+    AttnConfig ac = {1, G, D, D, D, 0, ATTN_SCORE_GENERAL, ATTN_NORM_SOFTMAX, 1, 0, NULL};
+    nn_real *q = alloc_random(&r, D, -1, 1), *k = alloc_random(&r, (size_t)G * D, -1, 1),
+            *W = alloc_random(&r, (size_t)D * D, -1, 1), *sc = alloc_reals(G), *w = alloc_reals(G), *ctx = alloc_reals(D),
+            *scratch = alloc_reals(attn_scratch_size(&ac)), *zeros = alloc_zeros(D), *dw = alloc_zeros(G),
+            *gW = alloc_zeros((size_t)D * D);
+    const double R[G] = {1, 0, 0.5, 0.2, 0.9, 0}, lambda = 0.05, baseline = 0.4;
+    AttnParams ap = {W, NULL, NULL, NULL, 1};
+    double exact[D * D], mean[D * D] = {0}, sq[D * D] = {0};
+    for (int i = 0; i < D * D; i++) {
+        nn_real keep = W[i];
+        W[i] = keep + 1e-6;
+        double jp = expected_reward(&ac, &ap, q, k, R, lambda, sc, w, ctx, scratch);
+        W[i] = keep - 1e-6;
+        double jm = expected_reward(&ac, &ap, q, k, R, lambda, sc, w, ctx, scratch);
+        W[i] = keep;
+        exact[i] = -(jp - jm) / 2e-6; /* the loss is -J */
+    }
+    expected_reward(&ac, &ap, q, k, R, lambda, sc, w, ctx, scratch);
+    for (int s = 0; s < SAMPLES; s++) {
+        double u = rng_uniform(&r, 0, 1), cum = 0;
+        int l = G - 1;
+        for (int j = 0; j < G; j++)
+            if (u < (cum += w[j])) {
+                l = j;
+                break;
+            }
+        memset(dw, 0, sizeof(nn_real) * G);
+        memset(gW, 0, sizeof(nn_real) * D * D);
+        vis_reinforce_dweights(dw, w, G, l, (nn_real)(R[l] - baseline), (nn_real)lambda, 1);
+        AttnParamGrads g = {gW, NULL, NULL, NULL, 0};
+        attn_backward(&ac, &ap, &g, NULL, NULL, NULL, zeros, dw, sc, w, q, k, k, scratch);
+        for (int i = 0; i < D * D; i++) {
+            mean[i] += gW[i];
+            sq[i] += (double)gW[i] * gW[i];
+        }
+    }
+    int inside = 0;
+    double worst = 0;
+    for (int i = 0; i < D * D; i++) {
+        double m = mean[i] / SAMPLES, var = sq[i] / SAMPLES - m * m, se = sqrt(var / SAMPLES);
+        double z = fabs(m - exact[i]) / (se > 0 ? se : 1e-12);
+        inside += z < 4;
+        if (z > worst) worst = z;
+    }
+    CHECK(inside == D * D, "%d of %d entries within 4 standard errors (worst %.2f)", inside, D * D, worst);
+    /* and not trivially: the exact gradient is not zero */
+    double norm = 0;
+    for (int i = 0; i < D * D; i++) norm += exact[i] * exact[i];
+    CHECK(sqrt(norm) > 1e-2, "exact gradient norm %g", sqrt(norm));
+}
+#endif
+
+/* ---- tasks, splits, placement ---------------------------------------------------- */
+
+static void tasks_and_splits(void) {
+    Rng r = {3};
+    size_t size;
+    uint8_t *asset = make_asset(&r, 200, &size);
+    VisData *d;
+    check_case("digit set");
+    if (!CHECK(vis_data_create(&d, asset, size) == NN_OK, "create: %s", nn_last_error())) return;
+    CHECK(vis_data_count(d, VIS_SPLIT_TRAIN) == 160 && vis_data_count(d, VIS_SPLIT_TEST) == 40, "80/20 split");
+    /* disjoint: no test digit's pixels equal any train digit's */
+    int shared = 0, classes[10] = {0};
+    for (int i = 0; i < 40; i++) {
+        const uint8_t *a, *b;
+        classes[vis_data_digit(d, VIS_SPLIT_TEST, i, &a)]++;
+        for (int j = 0; j < 160; j++) {
+            vis_data_digit(d, VIS_SPLIT_TRAIN, j, &b);
+            shared += memcmp(a, b, 784) == 0;
+        }
+    }
+    CHECK(shared == 0, "%d digits in both splits", shared);
+    for (int c = 0; c < 10; c++) CHECK(classes[c] == 4, "class %d has %d test digits (balanced: 4)", c, classes[c]);
+    VisData *bad;
+    asset[3] = 'X';
+    CHECK(vis_data_create(&bad, asset, size) == NN_ERR_VALUE && bad == NULL, "bad magic: %s", nn_last_error());
+    asset[3] = 'L';
+    CHECK(vis_data_create(&bad, asset, size - 1) == NN_ERR_SHAPE, "truncated: %s", nn_last_error());
+
+    ImgTaskConfig tasks[3] = {{IMG_CENTERED, 4, 2, 3}, {IMG_CLUTTERED, 4, 2, 3}, {IMG_MULTI, 4, 2, 3}};
+    for (int k = 0; k < 3; k++) {
+        check_case("task %d", k);
+        int R = img_rows(&tasks[k]), Q = img_cols(&tasks[k]);
+        nn_real *img = alloc_reals((size_t)R * Q), *img2 = alloc_reals((size_t)R * Q);
+        int32_t y[4] = {0}, y2[4] = {0}, n, n2, lengths[5] = {0};
+        uint64_t s1 = 9, s2 = 9;
+        for (int i = 0; i < 50; i++) {
+            CHECK(img_sample(d, &tasks[k], VIS_SPLIT_TEST, &s1, img, y, &n) == NN_OK, "sample: %s", nn_last_error());
+            img_sample(d, &tasks[k], VIS_SPLIT_TEST, &s2, img2, y2, &n2);
+            CHECK(memcmp(img, img2, sizeof(nn_real) * R * Q) == 0 && memcmp(y, y2, sizeof y) == 0, "same seed, same example");
+            double lo = 1, hi = 0;
+            for (int p = 0; p < R * Q; p++) {
+                if (img[p] < lo) lo = img[p];
+                if (img[p] > hi) hi = img[p];
+            }
+            CHECK(lo >= 0 && hi <= 1 && hi > 0, "greys in [0, 1] with ink (%g..%g)", lo, hi);
+            lengths[n]++;
+            for (int t = 0; t < n; t++)
+                CHECK(tasks[k].kind == IMG_MULTI && t == n - 1 ? y[t] == VIS_END : y[t] >= 0 && y[t] <= 9, "label %d", y[t]);
+        }
+        if (tasks[k].kind == IMG_MULTI) CHECK(lengths[3] > 0 && lengths[4] > 0, "2 and 3 digits both occur");
+        else CHECK(lengths[1] == 50, "one label each");
+    }
+    ImgTaskConfig bad_task = {IMG_MULTI, 4, 3, 5};
+    CHECK(img_task_check(&bad_task) == NN_ERR_LIMIT, "5 digits: %s", nn_last_error());
+    bad_task = (ImgTaskConfig){IMG_CLUTTERED, 99, 2, 3};
+    CHECK(img_task_check(&bad_task) == NN_ERR_LIMIT, "99 clutter pieces");
+
+    check_case("img_place");
+    nn_real canvas[28 * 28], *small = alloc_zeros(4), *big = alloc_zeros(56 * 56);
+    small[0] = small[3] = 1;
+    CHECK(img_place(&tasks[0], small, 2, 2, canvas) == NN_OK, "2 x 2");
+    CHECK(canvas[13 * 28 + 13] == 1 && canvas[14 * 28 + 14] == 1 && canvas[13 * 28 + 14] == 0, "centred");
+    for (int i = 0; i < 56 * 56; i++) big[i] = (nn_real)((i / 56) < 28);
+    CHECK(img_place(&tasks[0], big, 56, 56, canvas) == NN_OK, "56 x 56 shrinks");
+    CHECK(canvas[0] == 1 && canvas[27 * 28] == 0 && canvas[13 * 28 + 5] == 1 && canvas[14 * 28 + 5] == 0, "halved");
+    small[1] = NAN;
+    CHECK(img_place(&tasks[0], small, 2, 2, canvas) == NN_ERR_VALUE, "NaN: %s", nn_last_error());
+    small[1] = 2;
+    CHECK(img_place(&tasks[0], small, 2, 2, canvas) == NN_ERR_VALUE, "grey 2: %s", nn_last_error());
+    CHECK(img_place(&tasks[0], big, 129, 1, canvas) == NN_ERR_SHAPE, "129 rows: %s", nn_last_error());
+    CHECK(img_place(&tasks[0], big, 0, 5, canvas) == NN_ERR_SHAPE, "0 rows");
+    vis_data_destroy(d);
+}
+
+/* ---- training, save / load, errors ------------------------------------------------- */
+
+static void train_save_load(void) {
+    Rng r = {31};
+    size_t size;
+    uint8_t *asset = make_asset(&r, 300, &size);
+    VisData *d;
+    vis_data_create(&d, asset, size);
+    const VisMode modes[2] = {VIS_SOFT, VIS_HARD};
+    for (int k = 0; k < 2; k++) {
+        check_case("train, save, load (multi, mode %d)", modes[k]);
+        ImgTaskConfig tc = {IMG_MULTI, 4, 2, 3};
+        VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_LSTM, 16, ATTN_SCORE_ADDITIVE, modes[k], 4, 0, 0.01, 8, 3};
+        VisionTrainer *t, *u;
+        if (!CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "create: %s", nn_last_error())) continue;
+        VisTrainOptions o = {VIS_ADAM, 0.003f, 5};
+        float losses[3];
+        CHECK(vtr_train(t, &o, 3, 8, losses) == NN_OK, "train: %s", nn_last_error());
+        CHECK(isfinite(losses[0]) && isfinite(losses[2]), "finite losses");
+        size_t n = vtr_save_size(t);
+        uint8_t *bytes = check_track(malloc(n));
+        CHECK(vtr_save(t, bytes, n) == NN_OK, "save: %s", nn_last_error());
+        CHECK(vtr_load(&u, d, bytes, n) == NN_OK, "load: %s", nn_last_error());
+        VisEval a, b;
+        vtr_evaluate(t, VIS_SPLIT_TEST, 20, &a);
+        vtr_evaluate(u, VIS_SPLIT_TEST, 20, &b);
+        /* parameters are saved as float32: exact in the float builds, rounded in the double one */
+        CHECK(fabs(a.loss - b.loss) <= 1e-5 * fabs(a.loss) && a.accuracy == b.accuracy, "same evaluation after load (loss %g, %g; accuracy %g, %g)",
+              a.loss, b.loss, a.accuracy, b.accuracy);
+        /* the training stream and hard mode's samples continue where they were */
+        float la[2], lb[2];
+        vtr_train(t, &o, 2, 8, la);
+        VisionTrainer *v;
+        vtr_load(&v, d, bytes, n);
+        /* u trained nothing yet, v neither: u and v continue alike; t had moments */
+        vtr_train(v, &o, 2, 8, lb);
+        float lc[2];
+        vtr_train(u, &o, 2, 8, lc);
+        CHECK(lb[0] == lc[0] && lb[1] == lc[1], "two loads train alike");
+        CHECK(la[0] == lb[0], "the first resumed step's loss equals the original's (%g vs %g)", la[0], lb[0]);
+        vtr_destroy(v);
+        CHECK(vtr_load(&v, d, bytes, n - 3) == NN_ERR_VALUE, "truncated: %s", nn_last_error());
+        bytes[n / 2] ^= 1;
+        CHECK(vtr_load(&v, d, bytes, n) == NN_ERR_VALUE && strstr(nn_last_error(), "checksum"), "damaged: %s", nn_last_error());
+        bytes[0] = 'X';
+        CHECK(vtr_load(&v, d, bytes, n) == NN_ERR_VALUE && strstr(nn_last_error(), "not an attnlab"), "foreign");
+        /* predict and saliency on a drawn image */
+        nn_real drawn[20 * 30], weights[4 * 250], sal[40 * 100];
+        for (int i = 0; i < 600; i++) drawn[i] = (nn_real)(i % 7 == 0);
+        int32_t tokens[4], locs[4];
+        CHECK(vtr_predict(t, drawn, 20, 30, tokens, weights, locs) == NN_OK, "predict: %s", nn_last_error());
+        double sum = 0;
+        for (int g = 0; g < 250; g++) sum += weights[g];
+        CHECK(fabs(sum - 1) < 1e-4, "weights of step 0 sum to %g", sum);
+        CHECK(modes[k] == VIS_HARD ? locs[0] >= 0 && locs[0] < 250 : locs[0] == -1, "location %d", locs[0]);
+        CHECK(vtr_saliency(t, drawn, 20, 30, 1, sal) == NN_OK, "saliency: %s", nn_last_error());
+        double mass = 0;
+        for (int i = 0; i < 4000; i++) mass += fabs(sal[i]);
+        CHECK(mass > 0 && isfinite(mass), "saliency has mass %g", mass);
+        CHECK(vtr_saliency(t, drawn, 20, 30, 4, sal) == NN_ERR_VALUE, "step 4: %s", nn_last_error());
+        vtr_destroy(t);
+        vtr_destroy(u);
+    }
+    check_case("errors");
+    ImgTaskConfig tc = {IMG_CLUTTERED, 4, 2, 3};
+    VisConfig mc = {0, 0, 2, {8, 16, 0}, RNN_CELL_GRU, 32, ATTN_SCORE_DOT, VIS_SOFT, 1, 0, 0.01, 8, 1};
+    VisionTrainer *t;
+    mc.hidden = 0;
+    CHECK(vtr_create(&t, d, &tc, &mc) == NN_ERR_LIMIT && t == NULL && strstr(nn_last_error(), "hidden"), "hidden 0: %s",
+          nn_last_error());
+    mc.hidden = 32;
+    mc.layers = 7;
+    CHECK(vtr_create(&t, d, &tc, &mc) == NN_ERR_LIMIT, "7 layers: %s", nn_last_error());
+    mc.layers = 2;
+    mc.attention = 42;
+    CHECK(vtr_create(&t, d, &tc, &mc) == NN_ERR_ARG, "score 42: %s", nn_last_error());
+    mc.attention = ATTN_SCORE_DOT;
+    tc.kind = IMG_MULTI;
+    CHECK(vtr_create(&t, d, &tc, &mc) == NN_ERR_VALUE && strstr(nn_last_error(), "steps"), "multi in 1 step: %s",
+          nn_last_error());
+    tc.kind = IMG_CLUTTERED;
+    CHECK(vtr_create(&t, NULL, &tc, &mc) == NN_ERR_PARAM, "no digits: %s", nn_last_error());
+    CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "valid");
+    VisTrainOptions o = {VIS_ADAM, 0.003f, 5};
+    CHECK(vtr_train(t, &o, 1, 9, NULL) == NN_ERR_LIMIT, "batch 9 of 8: %s", nn_last_error());
+    o.lr = NAN;
+    CHECK(vtr_train(t, &o, 1, 8, NULL) == NN_ERR_VALUE, "lr NaN: %s", nn_last_error());
+    VisEval e;
+    CHECK(vtr_evaluate(t, VIS_SPLIT_TEST, 0, &e) == NN_ERR_LIMIT, "count 0");
+    CHECK(vis_backward(vtr_model(t), NULL) == NN_ERR_ARG, "backward without forward: %s", nn_last_error());
+    vtr_destroy(t);
+    vis_data_destroy(d);
+}
+
+int main(void) {
+    conv_forward_matches_reference();
+#ifdef NN_DOUBLE
+    op_gradchecks();
+    model_gradcheck(RNN_CELL_GRU, ATTN_SCORE_SCALED_DOT, VIS_SOFT, 1, 0);
+    model_gradcheck(RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, VIS_SOFT, 3, 1);
+    model_gradcheck(RNN_CELL_LSTM, ATTN_SCORE_GENERAL, VIS_SOFT, 3, 1);
+    model_gradcheck(RNN_CELL_LSTM, ATTN_SCORE_COSINE, VIS_SOFT, 2, 0);
+    model_gradcheck(RNN_CELL_RNN, ATTN_SCORE_LOCATION, VIS_SOFT, 2, 1);
+    model_gradcheck(RNN_CELL_GRU, ATTN_SCORE_DOT, VIS_HARD, 3, 1);
+    model_gradcheck(RNN_CELL_GRU, VIS_ATTN_NONE, VIS_SOFT, 2, 1);
+    reinforce_matches_exact();
+#endif
+    tasks_and_splits();
+    train_save_load();
+    return check_summary();
+}

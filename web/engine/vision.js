@@ -1,0 +1,384 @@
+// Attention over images (the C model in include/attnlab/vision.h): a CNN
+// encoder whose feature grid a recurrent decoder reads with soft or hard
+// attention, trained on real handwritten digits (MNIST, LeCun, Cortes and
+// Burges). Created with engine.createVisionModel(options) or
+// engine.loadVisionModel(bytes); both load the digit set once per engine
+// (web/data/mnist.bin.gz: read from disk in Node, fetched and inflated with
+// DecompressionStream in a page, only when an image model is first made).
+import { VISION, VISION_LIMITS } from './constants.js';
+import { AttnlabError, argError, limitError, shapeError, valueError } from './errors.js';
+import { options, toChoice, toInteger, toNumber } from './matrix.js';
+import { F32, F64, I32, U8 } from './wasm.js';
+
+const { TASKS, CELLS, ATTENTIONS, MODES, OPTIMIZERS, SPLITS } = VISION;
+
+/** Output tokens: '0'-'9', then the end of a multi-digit answer. */
+export const END_TOKEN = '</s>';
+const tokenName = (id) => (id === VISION_LIMITS.endToken ? END_TOKEN : String(id));
+const nameOf = (table, code) => Object.keys(table).find((k) => table[k] === code);
+/** Numbers of attnlab_vis_info: int32 values, then float64 values. */
+const INFO_I32 = 20, INFO_F64 = 4;
+
+export const DIGITS_URL = new URL('../data/mnist.bin.gz', import.meta.url);
+
+const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
+
+/** The digit set's uncompressed bytes (Node: from disk; a page: fetched and inflated). */
+async function fetchDigits(url) {
+  if (isNode && url.protocol === 'file:') {
+    const [{ readFile }, { gunzipSync }] = await Promise.all([import('node:fs/promises'), import('node:zlib')]);
+    const gz = await readFile(url).catch(() => {
+      throw new AttnlabError('ERR_DATA', `loadDigits: ${url.pathname} is missing; run \`node scripts/mnist.mjs\` (or \`npm run build\`)`);
+    });
+    return new Uint8Array(gunzipSync(gz));
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new AttnlabError('ERR_DATA', `loadDigits: cannot load ${url} (HTTP ${response.status})`);
+  const stream = response.body.pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+const digitSets = new WeakMap(); // heap -> Promise<handle>
+
+/** The digit set's handle in this heap, loaded on first use. */
+export function loadDigits(heap, url = DIGITS_URL) {
+  if (!digitSets.has(heap)) {
+    const promise = fetchDigits(url).then((bytes) => heap.withBlock({ bytes: U8 * bytes.length }, (p) => {
+      heap.writeBytes(p.bytes, bytes);
+      return heap.withHandle((out) => heap.call.vis_data_create({ bytes: p.bytes, size: bytes.length, out }));
+    }));
+    promise.catch(() => digitSets.delete(heap));
+    digitSets.set(heap, promise);
+  }
+  return digitSets.get(heap);
+}
+
+function toChannels(value) {
+  if (value === undefined) return [8, 16, 32];
+  if (!Array.isArray(value) || value.length < 1 || value.length > VISION_LIMITS.maxLayers) {
+    throw argError(`channels: expected an array of 1 to ${VISION_LIMITS.maxLayers} channel counts (got ${JSON.stringify(value)})`);
+  }
+  return value.map((c, i) => toInteger(`channels[${i}]`, c, 8, 1, VISION_LIMITS.maxChannels));
+}
+
+function toDigits(value, task) {
+  if (value === undefined) return [2, 3];
+  if (task !== TASKS.multi) throw argError("digits: only the 'multi' task takes digits");
+  const pair = Array.isArray(value) ? value : [value, value];
+  if (pair.length !== 2) throw argError(`digits: expected a count or [min, max] (got ${JSON.stringify(value)})`);
+  const [lo, hi] = pair.map((d, i) => toInteger(`digits[${i}]`, d, 3, 1, VISION_LIMITS.maxDigits));
+  if (lo > hi) throw valueError(`digits: min ${lo} is above max ${hi}`);
+  return [lo, hi];
+}
+
+/** The creation options, validated, as the C call's arguments. */
+function createArgs(o) {
+  const task = toChoice('task', o.task, TASKS, 'cluttered');
+  const digits = toDigits(o.digits, task);
+  const seed = o.seed === undefined ? 1 : o.seed;
+  if (!Number.isSafeInteger(seed) || seed < 0) throw valueError(`seed must be an integer in 0..2^53-1 (got ${seed})`);
+  const entropy = toNumber('entropy', o.entropy, 0.01);
+  if (!(entropy >= 0)) throw valueError(`entropy must be >= 0 (got ${entropy})`);
+  return {
+    task, digits, seed, entropy,
+    clutter: toInteger('clutter', o.clutter, 4, 0, VISION_LIMITS.maxClutter),
+    channels: toChannels(o.channels),
+    cell: toChoice('cell', o.cell, CELLS, 'gru'),
+    hidden: toInteger('hidden', o.hidden, 32, 1, VISION_LIMITS.maxHidden),
+    attention: toChoice('attention', o.attention, ATTENTIONS, 'scaled_dot'),
+    mode: toChoice('mode', o.mode, MODES, 'soft'),
+    steps: toInteger('steps', o.steps, task === TASKS.multi ? digits[1] + 1 : 1, 1, VISION_LIMITS.maxSteps),
+    batch: toInteger('batch', o.batch, 32, 1, VISION_LIMITS.maxBatch),
+  };
+}
+
+export async function createVisionModel(heap, args) {
+  const a = createArgs(options('createVisionModel', args));
+  const data = await loadDigits(heap);
+  const [c0, c1 = 0, c2 = 0] = a.channels;
+  const handle = heap.withHandle((out) => heap.call.vis_create({
+    data, task: a.task, clutter: a.clutter, minDigits: a.digits[0], maxDigits: a.digits[1], layers: a.channels.length,
+    c0, c1, c2, cell: a.cell, hidden: a.hidden, attention: a.attention, mode: a.mode, steps: a.steps,
+    entropy: a.entropy, batch: a.batch, seed: a.seed, out,
+  }));
+  return new VisionModel(heap, handle);
+}
+
+export async function loadVisionModel(heap, bytes) {
+  if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+  if (!(bytes instanceof Uint8Array)) throw argError('loadVisionModel: expected the bytes of a saved model (a Uint8Array)');
+  if (bytes.length === 0) throw valueError('loadVisionModel: the file is empty');
+  const data = await loadDigits(heap);
+  const handle = heap.withBlock({ bytes: U8 * bytes.length }, (p) => {
+    heap.writeBytes(p.bytes, bytes);
+    return heap.withHandle((out) => heap.call.vis_load({ data, bytes: p.bytes, size: bytes.length, out }));
+  });
+  return new VisionModel(heap, handle);
+}
+
+/** An image `{ rows, cols, data }` of greys in [0, 1], checked in JS (the C core checks again). */
+function toImage(name, image) {
+  if (image === null || typeof image !== 'object') throw argError(`${name}: expected { rows, cols, data } (got ${image === null ? 'null' : typeof image})`);
+  const { rows, cols, data } = image;
+  if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
+    throw shapeError(`${name}: rows and cols must be positive integers (got ${rows} x ${cols})`);
+  }
+  if (rows > VISION_LIMITS.maxImage || cols > VISION_LIMITS.maxImage) {
+    throw limitError(`${name}: ${rows} x ${cols} is larger than ${VISION_LIMITS.maxImage} x ${VISION_LIMITS.maxImage}`);
+  }
+  if (data === undefined || typeof data.length !== 'number') throw argError(`${name}: data must be an array of ${rows * cols} greys`);
+  if (data.length !== rows * cols) throw shapeError(`${name}: data has ${data.length} values; ${rows} x ${cols} needs ${rows * cols}`);
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i];
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw valueError(`${name}: pixel ${i} is ${v}; greys must be finite numbers in [0, 1]`);
+    if (v < 0 || v > 1) throw valueError(`${name}: pixel ${i} is ${v}; greys must be in [0, 1]`);
+  }
+  return { rows, cols, data };
+}
+
+/**
+ * Kendall's rank correlation tau-b of two equal-length arrays (ties counted
+ * as in tau-b; 0 when either array is constant).
+ */
+export function kendallTau(a, b) {
+  const n = a.length;
+  if (b.length !== n) throw shapeError(`kendallTau: lengths ${n} and ${b.length} differ`);
+  let concordant = 0;
+  let discordant = 0;
+  let tiesA = 0;
+  let tiesB = 0;
+  for (let i = 0; i < n; i++) {
+    for (let j = i + 1; j < n; j++) {
+      const x = Math.sign(a[i] - a[j]);
+      const y = Math.sign(b[i] - b[j]);
+      if (x === 0 && y === 0) continue;
+      if (x === 0) tiesA++;
+      else if (y === 0) tiesB++;
+      else if (x === y) concordant++;
+      else discordant++;
+    }
+  }
+  const denominator = Math.sqrt((concordant + discordant + tiesA) * (concordant + discordant + tiesB));
+  return denominator > 0 ? (concordant - discordant) / denominator : 0;
+}
+
+const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
+
+/** A CNN + attention reader of digits, bound to its image task. */
+export class VisionModel {
+  constructor(heap, handle) {
+    this.heap = heap;
+    this.handle = handle;
+    const s = this.#info();
+    const [task, clutter, minDigits, maxDigits, rows, cols, layers, c0, c1, c2, cell, hidden, attention, mode,
+      steps, batch, gridRows, gridCols] = s.info;
+    /** The model's configuration (as createVisionModel options) and its sizes. */
+    this.config = Object.freeze({
+      task: nameOf(TASKS, task), clutter, digits: [minDigits, maxDigits],
+      channels: [c0, c1, c2].slice(0, layers), cell: nameOf(CELLS, cell), hidden,
+      attention: nameOf(ATTENTIONS, attention), mode: nameOf(MODES, mode), steps, batch,
+      seed: s.f[2], entropy: s.f[3], parameters: s.f[0],
+      canvas: Object.freeze({ rows, cols }), grid: Object.freeze({ rows: gridRows, cols: gridCols }),
+    });
+  }
+
+  #info() {
+    const heap = this.heap;
+    return heap.withBlock({ info: I32 * INFO_I32, f: F64 * INFO_F64 }, (p) => {
+      heap.call.vis_info({ model: this.handle, info: p.info, f: p.f });
+      return {
+        info: Array.from(heap.readI32(p.info, INFO_I32)),
+        f: Array.from({ length: INFO_F64 }, (_, i) => heap.readF64(p.f + F64 * i)),
+      };
+    });
+  }
+
+  #live(what) {
+    if (!this.handle) throw new AttnlabError('ERR_ARG', `${what}: this model was destroyed`);
+    return this.handle;
+  }
+
+  /** Optimiser steps taken so far. */
+  get steps() {
+    this.#live('steps');
+    return this.#info().f[1];
+  }
+
+  /**
+   * Trains `steps` optimiser steps (default 1) on batches of `batch` train images.
+   * @returns {{ loss, losses: Float32Array, steps, examples, seconds, examplesPerSecond }}
+   */
+  train(args = {}) {
+    const handle = this.#live('train');
+    const o = options('train', args);
+    const steps = toInteger('steps', o.steps, 1, 1, VISION_LIMITS.maxTrainSteps);
+    const batch = toInteger('batch', o.batch, this.config.batch, 1, this.config.batch);
+    const optimizer = toChoice('optimizer', o.optimizer, OPTIMIZERS, 'adam');
+    const lr = toNumber('lr', o.lr, optimizer === OPTIMIZERS.adam ? 0.002 : 0.05);
+    if (!(lr > 0)) throw valueError(`lr must be > 0 (got ${lr})`);
+    const clip = toNumber('clip', o.clip, 5);
+    if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
+    const heap = this.heap;
+    return heap.withBlock({ losses: F32 * steps }, (p) => {
+      const t0 = now();
+      heap.call.vis_train({ model: handle, optimizer, lr, clip, steps, batch, losses: p.losses });
+      const seconds = Math.max((now() - t0) / 1000, 1e-9);
+      const losses = heap.readF32(p.losses, steps);
+      const examples = steps * batch;
+      return {
+        loss: losses.reduce((s, x) => s + x, 0) / steps,
+        losses, steps: this.steps, examples, seconds, examplesPerSecond: examples / seconds,
+      };
+    });
+  }
+
+  /**
+   * Teacher-forced loss and greedy accuracies on a fixed set of `count` images of a split.
+   * accuracy: answer tokens right (multi: digits and the end token); sequenceAccuracy: whole answers right.
+   * @returns {{ loss, accuracy, sequenceAccuracy, count, split }}
+   */
+  evaluate(args = {}) {
+    const handle = this.#live('evaluate');
+    const o = options('evaluate', args);
+    const split = toChoice('split', o.split, SPLITS, 'test');
+    const count = toInteger('count', o.count, 500, 1, VISION_LIMITS.maxEvaluate);
+    const heap = this.heap;
+    return heap.withBlock({ out: 4 * F64 }, (p) => {
+      heap.call.vis_evaluate({ model: handle, split, count, out: p.out });
+      const [loss, accuracy, sequenceAccuracy, n] = [0, 1, 2, 3].map((i) => heap.readF64(p.out + F64 * i));
+      return { loss, accuracy, sequenceAccuracy, count: n, split: nameOf(SPLITS, split) };
+    });
+  }
+
+  /**
+   * Reads one image (placed on the task's canvas: centred, shrunk when larger).
+   * Every step: its token, the attention weights over the feature grid, and
+   * in hard mode the attended cell with its box on the canvas.
+   * @returns {{ output, tokens, canvas, steps: { token, weights, location }[] }}
+   */
+  predict(image) {
+    const handle = this.#live('predict');
+    const img = toImage('predict: image', image);
+    const { steps: T, grid, canvas: cv, mode, task } = this.config;
+    const G = grid.rows * grid.cols;
+    const heap = this.heap;
+    const sizes = { image: F32 * img.rows * img.cols, tokens: I32 * T, weights: F32 * T * G, locations: I32 * T };
+    return heap.withBlock(sizes, (p) => {
+      heap.writeF32(p.image, img.data);
+      heap.call.vis_predict({
+        model: handle, image: p.image, rows: img.rows, cols: img.cols, tokens: p.tokens, weights: p.weights, locations: p.locations,
+      });
+      const ids = Array.from(heap.readI32(p.tokens, T));
+      const locs = Array.from(heap.readI32(p.locations, T));
+      const canvas = heap.readMatrix(heap.call.vis_canvas({ model: handle }), cv.rows, cv.cols);
+      const cellRows = cv.rows / grid.rows;
+      const cellCols = cv.cols / grid.cols;
+      let shown = T;
+      if (task === 'multi') {
+        const end = ids.indexOf(VISION_LIMITS.endToken);
+        shown = end < 0 ? T : end + 1;
+      }
+      const steps = [];
+      for (let t = 0; t < shown; t++) {
+        const weights = heap.readMatrix(p.weights + F32 * t * G, grid.rows, grid.cols);
+        let location = null;
+        if (mode === 'hard' && locs[t] >= 0) {
+          const row = Math.floor(locs[t] / grid.cols);
+          const col = locs[t] % grid.cols;
+          location = { cell: locs[t], row, col, box: { top: row * cellRows, left: col * cellCols, height: cellRows, width: cellCols } };
+        }
+        steps.push({ token: tokenName(ids[t]), weights, location });
+      }
+      const tokens = steps.map((s) => s.token);
+      const output = task === 'multi' ? tokens.filter((s) => s !== END_TOKEN).join('') : tokens[tokens.length - 1];
+      return { output, tokens, canvas, steps };
+    });
+  }
+
+  /**
+   * Implicit attention: d log p(token of `step`) / d pixel of the canvas, for the greedy answer.
+   * @returns {{ rows, cols, data }}
+   */
+  saliency(image, args = {}) {
+    const handle = this.#live('saliency');
+    const img = toImage('saliency: image', image);
+    const o = options('saliency', args);
+    const step = toInteger('step', o.step, 0, 0, this.config.steps - 1);
+    const { rows, cols } = this.config.canvas;
+    const heap = this.heap;
+    return heap.withBlock({ image: F32 * img.rows * img.cols, out: F32 * rows * cols }, (p) => {
+      heap.writeF32(p.image, img.data);
+      heap.call.vis_saliency({ model: handle, image: p.image, rows: img.rows, cols: img.cols, step, saliency: p.out });
+      return heap.readMatrix(p.out, rows, cols);
+    });
+  }
+
+  /**
+   * Explicit against implicit attention, per output step: the attention
+   * weights over the grid beside |saliency| summed over each cell's pixels,
+   * and their rank correlation (Kendall's tau-b).
+   * @returns {{ output, steps: { token, tau, attention: Matrix, saliency: Matrix }[] }}
+   */
+  compareAttention(image) {
+    const p = this.predict(image);
+    const { grid, canvas } = this.config;
+    const side = 2 ** this.config.channels.length; // canvas pixels per cell side
+    const steps = p.steps.map((step, t) => {
+      const sal = this.saliency(image, { step: t });
+      const cells = new Float32Array(grid.rows * grid.cols);
+      for (let r = 0; r < grid.rows * side; r++) {
+        for (let c = 0; c < grid.cols * side; c++) {
+          cells[Math.floor(r / side) * grid.cols + Math.floor(c / side)] += Math.abs(sal.data[r * canvas.cols + c]);
+        }
+      }
+      return {
+        token: step.token,
+        tau: kendallTau(step.weights.data, cells),
+        attention: step.weights,
+        saliency: { rows: grid.rows, cols: grid.cols, data: cells },
+      };
+    });
+    return { output: p.output, steps };
+  }
+
+  /** `count` examples { image, labels } of a split, drawn from `seed` (the same seed gives the same images). */
+  examples(args = {}) {
+    const handle = this.#live('examples');
+    const o = options('examples', args);
+    const split = toChoice('split', o.split, SPLITS, 'test');
+    const count = toInteger('count', o.count, 1, 1, 1000);
+    const seed = toInteger('seed', o.seed, 1, 0, Number.MAX_SAFE_INTEGER);
+    const { rows, cols } = this.config.canvas;
+    const heap = this.heap;
+    const sizes = { rng: 2 * I32, image: F32 * rows * cols, labels: I32 * (VISION_LIMITS.maxDigits + 1), n: I32 };
+    return heap.withBlock(sizes, (p) => {
+      heap.writeI32(p.rng, [seed % 2 ** 32, Math.floor(seed / 2 ** 32)]);
+      const out = [];
+      for (let i = 0; i < count; i++) {
+        heap.call.vis_sample({ model: handle, split, rng: p.rng, image: p.image, labels: p.labels, n: p.n });
+        const n = heap.readI32(p.n, 1)[0];
+        const labels = Array.from(heap.readI32(p.labels, n), tokenName);
+        out.push({ image: heap.readMatrix(p.image, rows, cols), labels });
+      }
+      return out;
+    });
+  }
+
+  /** The model and its task in the versioned attnlab format (the digits are not included). */
+  save() {
+    const handle = this.#live('save');
+    const heap = this.heap;
+    const size = heap.call.vis_save_size({ model: handle });
+    return heap.withBlock({ bytes: U8 * size }, (p) => {
+      heap.call.vis_save({ model: handle, bytes: p.bytes, size });
+      return heap.readBytes(p.bytes, size);
+    });
+  }
+
+  /** Frees the model; calling it again does nothing. */
+  destroy() {
+    if (!this.handle) return;
+    this.heap.call.vis_destroy({ model: this.handle });
+    this.handle = 0;
+  }
+}
