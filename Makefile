@@ -20,10 +20,18 @@ FLAGS_double := -DNN_DOUBLE
 
 NATIVE_BINS := $(foreach v,$(VARIANTS),$(addprefix build/native/$(v)/,$(TESTS)))
 
+# Each variant compiles the engine once into build/native/<variant>/core.a;
+# every test links against it.
 define native_rule
-build/native/$(1)/%: tests/native/%.c $(CORE_DEPS)
+build/native/$(1)/obj/%.o: src/%.c $(ENGINE_HDR)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(NATIVE_FLAGS) $$(FLAGS_$(1)) $$< $$(CORE_SRC) -o $$@ -lm
+	$$(CC) $$(NATIVE_FLAGS) $$(FLAGS_$(1)) -c $$< -o $$@
+build/native/$(1)/core.a: $(patsubst src/%.c,build/native/$(1)/obj/%.o,$(CORE_SRC))
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+build/native/$(1)/%: tests/native/%.c build/native/$(1)/core.a $(wildcard tests/native/*.h)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(NATIVE_FLAGS) $$(FLAGS_$(1)) $$< build/native/$(1)/core.a -o $$@ -lm
 endef
 $(foreach v,$(VARIANTS),$(eval $(call native_rule,$(v))))
 

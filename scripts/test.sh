@@ -19,7 +19,7 @@ run() {
   echo "== $name: $*"
   "$@" || failed+=("$name")
 }
-run native make -s test-native
+run native make -s -j"$(nproc)" test-native
 run js node --test tests/js/
 run browser node --test tests/browser/
 if [ $fuzz = 1 ]; then
