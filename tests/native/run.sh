@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# Runs the native test binaries given as arguments; each prints its own
-# "N passed, N failed" line. Prints the total and fails if any check failed.
+# Runs the native test binaries given as arguments, as many at a time as
+# there are cores (JOBS); each prints its own "N passed, N failed" line.
+# Prints each binary's result in the order given, the total, and fails if any
+# check failed or any binary crashed.
 set -u
+jobs=${JOBS:-$(nproc)}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+key() { printf '%s' "$1" | tr '/' '_'; }
+export tmp
+export -f key
+printf '%s\n' "$@" | xargs -P "$jobs" -I{} bash -c 'k=$(key "$1"); "$1" >"$tmp/$k.out" 2>&1; echo $? >"$tmp/$k.rc"' _ {}
 passed=0; failed=0; crashed=0
 for bin in "$@"; do
-  out=$("$bin" 2>&1); rc=$?
+  k=$(key "$bin")
+  out=$(cat "$tmp/$k.out"); rc=$(cat "$tmp/$k.rc")
   printf '%s\n' "$out" | sed "s|^|[$bin] |" | grep -v ' passed, 0 failed$' || true
   line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1)
-  if [ -z "$line" ] || [ $rc -ne 0 ]; then
+  if [ -z "$line" ] || [ "$rc" -ne 0 ]; then
     echo "[$bin] exited $rc"; crashed=$((crashed + 1))
   fi
   if [ -n "$line" ]; then
