@@ -4,8 +4,7 @@
 #define ATTNLAB_VISION_INTERNAL_H
 
 #include "attnlab/vision.h"
-
-#define VIS_MAX_TENSORS 24
+#include "train/optim.h"
 
 enum { VIS_INIT_ZERO, VIS_INIT_UNIFORM, VIS_INIT_HE, VIS_INIT_FORGET, VIS_INIT_ONE };
 
@@ -23,12 +22,6 @@ typedef struct {
     nn_real *Wc, *bc;                /* (2H, H), (H) */
     nn_real *Wout, *bout;            /* (H, V), (V) */
 } VisWeights;
-
-typedef struct {
-    nn_real **slot; /* the field of VisionModel.w that points at it */
-    size_t offset, count;
-    int fan_in, init;
-} VisTensor;
 
 /* Activations for Bm rows (time-major decoder buffers: a step reads one block). */
 typedef struct {
@@ -63,10 +56,9 @@ struct VisionModel {
     int G, gr, gc, I, V;
     int hl[VIS_MAX_LAYERS], wl[VIS_MAX_LAYERS], cin[VIS_MAX_LAYERS]; /* layer l's input map */
     AttnConfig attn_cfg;
-    VisTensor tensors[VIS_MAX_TENSORS];
-    int n_tensors;
-    size_t n_params, n_acts;
-    nn_real *params, *grads, *opt, *acts; /* the four allocations */
+    OptParams opt;                /* the parameter table, params, grads, Adam's state, steps taken */
+    size_t n_acts;
+    nn_real *acts;                /* (n_acts) the activation block VisActs points into */
     VisWeights w, g;
     VisActs a;
     int32_t *idx[VIS_MAX_LAYERS]; /* (B, h_l/2, w_l/2, C_l) pool argmax, one int block */
@@ -76,7 +68,6 @@ struct VisionModel {
     double baseline[VIS_MAX_STEPS]; /* hard mode's moving-average reward per step */
     uint64_t rng;                 /* hard mode's sampling stream */
     int B, have_forward, trained_forward;
-    int steps;
 };
 
 #endif

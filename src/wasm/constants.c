@@ -29,7 +29,7 @@ static const Named tasks[] = {
 };
 static const Named alphabets[] = {{"digits", TASK_DIGITS}, {"letters", TASK_LETTERS}};
 static const Named cells[] = {{"rnn", RNN_CELL_RNN}, {"gru", RNN_CELL_GRU}, {"lstm", RNN_CELL_LSTM}};
-static const Named optimizers[] = {{"adam", S2S_ADAM}, {"sgd", S2S_SGD}};
+static const Named optimizers[] = {{"adam", NN_ADAM}, {"sgd", NN_SGD}};
 static const Named splits[] = {{"train", TASK_TRAIN}, {"validation", TASK_VALID}, {"test", TASK_TEST}};
 /* Token ids (tasks.h): an input symbol's id is firstInput + its index in the
  * input alphabet, an output symbol's firstOutput + its index. */
@@ -52,7 +52,6 @@ static const Named seq2seq_limits[] = {
 static const Named image_tasks[] = {{"centered", IMG_CENTERED}, {"cluttered", IMG_CLUTTERED}, {"multi", IMG_MULTI}};
 static const Named vision_modes[] = {{"soft", VIS_SOFT}, {"hard", VIS_HARD}};
 static const Named vision_splits[] = {{"train", VIS_SPLIT_TRAIN}, {"test", VIS_SPLIT_TEST}};
-static const Named vision_optimizers[] = {{"adam", VIS_ADAM}, {"sgd", VIS_SGD}};
 static const Named vision_limits[] = {
     {"maxLayers", VIS_MAX_LAYERS}, {"maxChannels", VIS_MAX_CHANNELS}, {"maxHidden", VIS_MAX_HIDDEN},
     {"maxSteps", VIS_MAX_STEPS}, {"maxBatch", VIS_MAX_BATCH}, {"maxClutter", VIS_MAX_CLUTTER},
@@ -129,7 +128,6 @@ static const struct {
     {"imageTasks", image_tasks, COUNT(image_tasks)},
     {"visionModes", vision_modes, COUNT(vision_modes)},
     {"visionSplits", vision_splits, COUNT(vision_splits)},
-    {"visionOptimizers", vision_optimizers, COUNT(vision_optimizers)},
     {"visionLimits", vision_limits, COUNT(vision_limits)},
 };
 

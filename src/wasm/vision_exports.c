@@ -46,7 +46,7 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, int32_t *info, doub
 
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_train(VisionTrainer *t, int optimizer, float lr, float clip, int steps, int batch,
                                            float *losses) {
-    VisTrainOptions o = {(VisOptimizer)optimizer, lr, clip};
+    NnTrainOptions o = {(NnOptimizer)optimizer, lr, clip};
     return vtr_train(t, &o, steps, batch, losses);
 }
 
