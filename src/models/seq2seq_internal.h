@@ -19,6 +19,10 @@
 #include "base/error.h"
 #include "train/optim.h"
 
+/* Tensors in the parameter table: the encoder's 2 x 2 cells of 4, the
+ * decoder's 4, 2 embeddings, up to 3 attention tensors and 4 output tensors. */
+#define S2S_MAX_TENSORS (2 * 2 * 4 + 4 + 2 + 3 + 4)
+_Static_assert(S2S_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every seq2seq tensor");
 /* Probabilities are floored here before their log, so the loss and the
  * decoders' log-probabilities stay finite when a probability underflows to 0. */
 #define S2S_MIN_PROB 1e-30

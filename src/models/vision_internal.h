@@ -6,6 +6,11 @@
 #include "attnlab/vision.h"
 #include "train/optim.h"
 
+/* Tensors in the parameter table: 2 per conv layer, the 1x1 projection's 2,
+ * positions, the initial state's 2, the cell's 4, up to 3 attention and 4 output tensors. */
+#define VIS_MAX_TENSORS (2 * VIS_MAX_LAYERS + 2 + 1 + 2 + 4 + 3 + 4)
+_Static_assert(VIS_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every image-model tensor");
+
 enum { VIS_INIT_ZERO, VIS_INIT_UNIFORM, VIS_INIT_HE, VIS_INIT_FORGET, VIS_INIT_ONE };
 
 /* One pointer per tensor into the parameter (or gradient) block. */

@@ -2,7 +2,6 @@
  * (src/train/optim.h). */
 #include "train/optim.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,6 @@
 #define ADAM_EPS 1e-8
 
 void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, int init) {
-    assert(p->n_tensors < OPT_MAX_TENSORS);
     p->tensors[p->n_tensors++] = (OptTensor){slot, p->n, count, fan_in, init};
     p->n += count;
 }

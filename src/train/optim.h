@@ -7,9 +7,8 @@
 
 #include "attnlab/optim.h"
 
-/* Room in the table: seq2seq has up to 29 tensors (the encoder's 2 x 2 cells
- * of 4, the decoder's 4, 2 embeddings, 3 attention and 4 output tensors), the
- * image model 2 per conv layer and 16 more. */
+/* Room in the table; each model checks at compile time that its largest
+ * table fits (S2S_MAX_TENSORS, VIS_MAX_TENSORS). */
 #define OPT_MAX_TENSORS 40
 
 typedef struct {
@@ -32,7 +31,8 @@ typedef struct {
     int kept_steps;                     /* steps at the snapshot */
 } OptParams;
 
-/* Appends a tensor of count reals to the table (before opt_alloc). */
+/* Appends a tensor of count reals to the table (before opt_alloc); the
+ * table has room for the model's largest one (see OPT_MAX_TENSORS). */
 void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, int init);
 /* Allocates params, grads and moments, zeroed: NN_OK, or NN_ERR_NOMEM with
  * no message (the model says what it was creating). */
