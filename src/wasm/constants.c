@@ -62,7 +62,7 @@ static const Named vision_limits[] = {
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* Room for the whole table; attnlab_constants() reports running out. */
-#define JSON_CAPACITY 8192
+#define JSON_CAPACITY 16384
 
 typedef struct {
     char text[JSON_CAPACITY];
@@ -95,17 +95,22 @@ static void put_scores(Json *j) {
 
 /* "records":{"Name":{"size":n,"fields":{"field":{"offset":o,"type":"i32","count":c},...}},...} */
 static void put_records(Json *j) {
+    const struct {
+        const AttnlabRecord *records;
+        int n;
+    } tables[] = {{attnlab_s2s_records, attnlab_s2s_record_count}, {attnlab_vis_records, attnlab_vis_record_count}};
     put(j, "\"records\":{");
-    for (int r = 0; r < attnlab_s2s_record_count; r++) {
-        const AttnlabRecord *rec = &attnlab_s2s_records[r];
-        put(j, "%s\"%s\":{\"size\":%zu,\"fields\":{", r ? "," : "", rec->name, rec->size);
-        for (int f = 0; f < rec->n_fields; f++) {
-            const AttnlabField *fd = &rec->fields[f];
-            put(j, "%s\"%s\":{\"offset\":%zu,\"type\":\"%s\",\"count\":%d}", f ? "," : "", fd->name, fd->offset,
-                fd->type == ATTNLAB_F64 ? "f64" : "i32", fd->count);
+    for (int t = 0, first = 1; t < COUNT(tables); t++)
+        for (int r = 0; r < tables[t].n; r++, first = 0) {
+            const AttnlabRecord *rec = &tables[t].records[r];
+            put(j, "%s\"%s\":{\"size\":%zu,\"fields\":{", first ? "" : ",", rec->name, rec->size);
+            for (int f = 0; f < rec->n_fields; f++) {
+                const AttnlabField *fd = &rec->fields[f];
+                put(j, "%s\"%s\":{\"offset\":%zu,\"type\":\"%s\",\"count\":%d}", f ? "," : "", fd->name, fd->offset,
+                    fd->type == ATTNLAB_F64 ? "f64" : "i32", fd->count);
+            }
+            put(j, "}}");
         }
-        put(j, "}}");
-    }
     put(j, "}");
 }
 

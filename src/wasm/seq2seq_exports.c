@@ -140,10 +140,8 @@ static const AttnlabField trainer_eval_fields[] = {
     ATTNLAB_FIELD(TrainerEval, length_right, "lengthRight", ATTNLAB_I32),
 };
 
-#define FIELDS(a) a, (int)(sizeof(a) / sizeof((a)[0]))
-
 const AttnlabRecord attnlab_s2s_records[] = {
-    {"S2sInfo", sizeof(AttnlabS2sInfo), FIELDS(s2s_info_fields)},
-    {"TrainerEval", sizeof(TrainerEval), FIELDS(trainer_eval_fields)},
+    ATTNLAB_RECORD("S2sInfo", AttnlabS2sInfo, s2s_info_fields),
+    ATTNLAB_RECORD("TrainerEval", TrainerEval, trainer_eval_fields),
 };
 const int attnlab_s2s_record_count = (int)(sizeof attnlab_s2s_records / sizeof attnlab_s2s_records[0]);
