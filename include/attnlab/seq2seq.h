@@ -26,6 +26,7 @@
 
 #include "attnlab/attention.h"
 #include "attnlab/nn.h"
+#include "attnlab/optim.h"
 #include "attnlab/rnn.h"
 
 #ifdef __cplusplus
@@ -58,14 +59,6 @@ typedef struct {
     uint64_t seed;     /* initial weights */
 } S2sConfig;
 
-typedef enum { S2S_ADAM = 0, S2S_SGD = 1 } S2sOptimizer;
-
-typedef struct {
-    S2sOptimizer optimizer; /* Adam or plain SGD */
-    nn_real lr;             /* learning rate, finite and > 0 */
-    nn_real clip; /* max global gradient norm; 0 = no clipping */
-} S2sTrainOptions;
-
 typedef struct Seq2Seq Seq2Seq; /* opaque */
 
 int s2s_create(Seq2Seq **out, const S2sConfig *c);
@@ -97,10 +90,10 @@ void s2s_zero_grad(Seq2Seq *m);
  * clipping in *norm. All or nothing: a gradient norm that is not finite, or an
  * update that would make a weight or the optimiser state non-finite, returns
  * NN_ERR_VALUE and changes nothing; past S2S_MAX_STEPS steps, NN_ERR_LIMIT. */
-int s2s_update(Seq2Seq *m, const S2sTrainOptions *o, nn_real *norm);
+int s2s_update(Seq2Seq *m, const NnTrainOptions *o, nn_real *norm);
 /* zero_grad + forward + backward + update. A loss that is not finite is
  * NN_ERR_VALUE before any update: a failed step leaves the weights as they were. */
-int s2s_train_step(Seq2Seq *m, const S2sTrainOptions *o, int B, const int32_t *in_ids, const int32_t *in_len,
+int s2s_train_step(Seq2Seq *m, const NnTrainOptions *o, int B, const int32_t *in_ids, const int32_t *in_len,
                    const int32_t *out_ids, const int32_t *out_len, nn_real *loss);
 
 /* Greedy decoding of B inputs: out_ids (B, max_out) up to and including EOS,

@@ -54,7 +54,7 @@ Seq2Seq *trainer_model(Trainer *t);
  * (1024): a batch larger than any before grows the model's buffers (NN_ERR_NOMEM
  * if memory runs out, the model unchanged). losses (steps) or NULL receives
  * each step's mean loss; *tokens (or NULL) the target tokens seen. */
-int trainer_train(Trainer *t, const S2sTrainOptions *o, int steps, int B, float *losses, double *tokens);
+int trainer_train(Trainer *t, const NnTrainOptions *o, int steps, int B, float *losses, double *tokens);
 
 /* Loss and greedy accuracies on `count` examples of a split. */
 int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r);

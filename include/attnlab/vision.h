@@ -48,6 +48,7 @@
 
 #include "attnlab/attention.h"
 #include "attnlab/nn.h"
+#include "attnlab/optim.h"
 #include "attnlab/rnn.h"
 
 #ifdef __cplusplus
@@ -124,14 +125,6 @@ typedef struct {
     uint64_t seed;                   /* initial weights and hard mode's samples */
 } VisConfig;
 
-typedef enum { VIS_ADAM = 0, VIS_SGD = 1 } VisOptimizer;
-
-typedef struct {
-    VisOptimizer optimizer;
-    nn_real lr;
-    nn_real clip; /* max global gradient norm; 0 = none */
-} VisTrainOptions;
-
 typedef struct VisionModel VisionModel; /* opaque */
 
 int vis_create(VisionModel **out, const VisConfig *c);
@@ -154,7 +147,7 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
  * dimages (B, R, Q) += d loss / d pixels, or NULL. */
 int vis_backward(VisionModel *m, nn_real *dimages);
 void vis_zero_grad(VisionModel *m);
-int vis_update(VisionModel *m, const VisTrainOptions *o, nn_real *norm);
+int vis_update(VisionModel *m, const NnTrainOptions *o, nn_real *norm);
 
 /* What the last forward showed for row b: attention weights (T, G) and hard
  * mode's locations (T) (-1 without); either may be NULL. */
@@ -186,7 +179,7 @@ int vtr_create(VisionTrainer **out, const VisData *d, const ImgTaskConfig *tc, c
 void vtr_destroy(VisionTrainer *t);
 VisionModel *vtr_model(VisionTrainer *t);
 const ImgTaskConfig *vtr_task(const VisionTrainer *t);
-int vtr_train(VisionTrainer *t, const VisTrainOptions *o, int steps, int B, float *losses);
+int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float *losses);
 int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, VisEval *r);
 /* One image (rows x cols greys) placed on the canvas and read greedily:
  * tokens (T), weights (T, G), locations (T). */

@@ -15,13 +15,7 @@
 /* ---- the parameter table ------------------------------------------------- */
 
 static void add_tensor(Seq2Seq *m, nn_real **slot, size_t count, int fan_in, int init) {
-    S2sTensor *t = &m->tensors[m->n_tensors++];
-    t->slot = slot;
-    t->offset = m->n_params;
-    t->count = count;
-    t->fan_in = fan_in;
-    t->init = init;
-    m->n_params += count;
+    opt_add(&m->opt, slot, count, fan_in, init);
 }
 
 static void add_cell(Seq2Seq *m, S2sCellParams *p, int in, int H) {
@@ -36,8 +30,8 @@ static void add_cell(Seq2Seq *m, S2sCellParams *p, int in, int H) {
 static void build_table(Seq2Seq *m) {
     const S2sConfig *c = &m->c;
     int D = m->D, E = c->embed, H = c->hidden;
-    m->n_tensors = 0;
-    m->n_params = 0;
+    m->opt.n_tensors = 0;
+    m->opt.n = 0;
     add_tensor(m, &m->w.emb_in, (size_t)c->in_vocab * E, 0, S2S_INIT_EMBED);
     for (int l = 0; l < c->layers; l++)
         for (int d = 0; d < m->dirs; d++) add_cell(m, &m->w.enc[l][d], l == 0 ? E : D, H);
@@ -60,20 +54,11 @@ static void build_table(Seq2Seq *m) {
     add_tensor(m, &m->w.bout, (size_t)c->out_vocab, 0, S2S_INIT_ZERO);
 }
 
-/* Points every tensor slot of `w` into `block` (params or grads). */
-static void bind(Seq2Seq *m, S2sWeights *w, nn_real *block) {
-    /* slots are addresses inside m->w; translate to the same field of w */
-    for (int i = 0; i < m->n_tensors; i++) {
-        size_t field = (size_t)((char *)m->tensors[i].slot - (char *)&m->w);
-        *(nn_real **)((char *)w + field) = block + m->tensors[i].offset;
-    }
-}
-
 static void init_params(Seq2Seq *m) {
     uint64_t s = m->c.seed;
-    for (int i = 0; i < m->n_tensors; i++) {
-        const S2sTensor *t = &m->tensors[i];
-        nn_real *p = m->params + t->offset;
+    for (int i = 0; i < m->opt.n_tensors; i++) {
+        const OptTensor *t = &m->opt.tensors[i];
+        nn_real *p = m->opt.params + t->offset;
         nn_real k = t->fan_in > 0 ? 1 / sqrt((nn_real)t->fan_in) : 0;
         for (size_t j = 0; j < t->count; j++) {
             switch (t->init) {
@@ -261,7 +246,7 @@ int s2s_plan(const S2sConfig *c, size_t *n_params) {
     NN_TRY(check_config(c));
     Seq2Seq m = {0}; /* its table only */
     plan(&m, c);
-    *n_params = m.n_params;
+    *n_params = m.opt.n;
     return NN_OK;
 }
 
@@ -272,23 +257,19 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
     Seq2Seq *m = calloc(1, sizeof *m);
     if (!m) return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory");
     plan(m, c);
-    m->params = calloc(m->n_params, sizeof(nn_real));
-    m->grads = calloc(m->n_params, sizeof(nn_real));
-    m->opt = calloc(2 * m->n_params, sizeof(nn_real));
+    int st = opt_alloc(&m->opt);
     m->key_lengths = calloc((size_t)c->max_out, sizeof(int32_t));
     m->beam_tok = calloc((2 * S2S_MAX_BEAM + 1) * (size_t)c->max_out, sizeof(int32_t));
-    if (!m->params || !m->grads || !m->opt || !m->key_lengths || !m->beam_tok) {
-        size_t n_params = m->n_params;
+    if (st != NN_OK || !m->key_lengths || !m->beam_tok) {
+        size_t n_params = m->opt.n;
         s2s_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu parameters", n_params);
     }
-    int st = alloc_rows(m);
-    if (st != NN_OK) {
+    if ((st = alloc_rows(m)) != NN_OK) {
         s2s_destroy(m);
         return st;
     }
-    bind(m, &m->w, m->params);
-    bind(m, &m->g, m->grads);
+    opt_bind(&m->opt, &m->w, &m->g);
     init_params(m);
     *out = m;
     return NN_OK;
@@ -308,32 +289,17 @@ int s2s_reserve(Seq2Seq *m, int batch) {
 
 int s2s_capacity(const Seq2Seq *m) { return m->Bm; }
 
-int s2s_checkpoint(Seq2Seq *m) {
-    size_t P = m->n_params;
-    if (!m->kept && !(m->kept = malloc(sizeof(nn_real) * 3 * P)))
-        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for a copy of %zu parameters", P);
-    memcpy(m->kept, m->params, sizeof(nn_real) * P);
-    memcpy(m->kept + P, m->opt, sizeof(nn_real) * 2 * P);
-    m->kept_steps = m->steps;
-    return NN_OK;
-}
+int s2s_checkpoint(Seq2Seq *m) { return opt_snapshot(&m->opt); }
 
 void s2s_rollback(Seq2Seq *m) {
-    if (!m->kept) return;
-    size_t P = m->n_params;
-    memcpy(m->params, m->kept, sizeof(nn_real) * P);
-    memcpy(m->opt, m->kept + P, sizeof(nn_real) * 2 * P);
-    m->steps = m->kept_steps;
+    opt_rollback(&m->opt);
     m->have_forward = 0;
 }
 
 void s2s_destroy(Seq2Seq *m) {
     if (!m) return;
-    free(m->params);
-    free(m->grads);
-    free(m->opt);
+    opt_free(&m->opt);
     free(m->acts);
-    free(m->kept);
     free(m->key_lengths);
     free(m->ids);
     free(m->mask);
@@ -343,11 +309,11 @@ void s2s_destroy(Seq2Seq *m) {
 }
 
 const S2sConfig *s2s_config(const Seq2Seq *m) { return &m->c; }
-size_t s2s_num_params(const Seq2Seq *m) { return m->n_params; }
-nn_real *s2s_params(Seq2Seq *m) { return m->params; }
-nn_real *s2s_grads(Seq2Seq *m) { return m->grads; }
-int s2s_steps(const Seq2Seq *m) { return m->steps; }
-void s2s_zero_grad(Seq2Seq *m) { memset(m->grads, 0, sizeof(nn_real) * m->n_params); }
+size_t s2s_num_params(const Seq2Seq *m) { return m->opt.n; }
+nn_real *s2s_params(Seq2Seq *m) { return m->opt.params; }
+nn_real *s2s_grads(Seq2Seq *m) { return m->opt.grads; }
+int s2s_steps(const Seq2Seq *m) { return m->opt.steps; }
+void s2s_zero_grad(Seq2Seq *m) { opt_zero_grad(&m->opt); }
 
 /* ---- shared pieces (also used by decoding) ------------------------------- */
 

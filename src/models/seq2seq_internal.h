@@ -17,10 +17,12 @@
 #include "attnlab/seq2seq.h"
 #include "attnlab/tasks.h"
 #include "base/error.h"
+#include "train/optim.h"
 
 /* Tensors in the parameter table: the encoder's 2 x 2 cells of 4, the
  * decoder's 4, 2 embeddings, up to 3 attention tensors and 4 output tensors. */
-#define S2S_MAX_TENSORS 40
+#define S2S_MAX_TENSORS (2 * 2 * 4 + 4 + 2 + 3 + 4)
+_Static_assert(S2S_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every seq2seq tensor");
 /* Probabilities are floored here before their log, so the loss and the
  * decoders' log-probabilities stay finite when a probability underflows to 0. */
 #define S2S_MIN_PROB 1e-30
@@ -52,14 +54,6 @@ typedef struct {
     nn_real *Wout;           /* (D, V) */
     nn_real *bout;           /* (V) */
 } S2sWeights;
-
-typedef struct {
-    nn_real **slot; /* the field of Seq2Seq.w that points at it */
-    size_t offset;  /* into the block, in reals */
-    size_t count;   /* reals */
-    int fan_in;     /* S2S_INIT_UNIFORM: uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
-    int init;       /* an S2S_INIT_* */
-} S2sTensor;
 
 /* Activations (forward) and their gradients (backward), sized for Bm rows and
  * the longest sequences; each buffer holds one quantity only. */
@@ -114,17 +108,10 @@ struct Seq2Seq {
     int W;                /* width of the output layer's input: 2D with attention, D without */
     int Bm;               /* rows the buffers hold now: max(batch, S2S_MAX_BEAM), grown by s2s_reserve */
     AttnConfig attn_cfg;  /* template: sizes and score; n_q, n_k, key_lengths per call */
-    S2sTensor tensors[S2S_MAX_TENSORS]; /* the parameter table */
-    int n_tensors;        /* entries used in tensors */
-    size_t n_params;      /* reals in params (and in grads; opt holds 2 n_params) */
+    OptParams opt;        /* the parameter table, params, grads, Adam's state, steps taken (saved) */
     size_t n_acts;        /* reals in acts */
-    nn_real *params;      /* (n_params) all weights, in table order */
-    nn_real *grads;       /* (n_params) their gradients */
-    nn_real *opt;         /* (2, n_params) Adam's first and second moments */
     nn_real *acts;        /* (n_acts) the activation block S2sActs points into */
-    nn_real *kept;        /* (3, n_params) s2s_checkpoint's copy of params and opt, or NULL */
-    int kept_steps;       /* and of steps */
-    S2sWeights w, g;      /* views into params and grads */
+    S2sWeights w, g;      /* views into opt.params and opt.grads */
     S2sActs a;            /* views into acts */
     S2sBatch batch;       /* the training batch, kept for backward */
     int32_t *ids;         /* the allocation behind batch */
@@ -138,7 +125,6 @@ struct Seq2Seq {
     int U;                /* its output steps (longest target) */
     int count;            /* its target tokens: the loss is their mean */
     int have_forward;     /* 1 between a forward and its backward */
-    int steps;            /* optimiser steps taken (saved with the model) */
 };
 
 RnnWeights s2s_cell_weights(const S2sCellParams *p);

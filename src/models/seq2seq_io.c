@@ -22,7 +22,7 @@ static void config_fields(const S2sConfig *c, int32_t f[S2S_CONFIG_FIELDS]) {
 
 static size_t header_size(void) { return 8 + 4 + 4 * S2S_CONFIG_FIELDS + 8 + 4 + 8; }
 
-size_t s2s_save_size(const Seq2Seq *m) { return header_size() + 4 * m->n_params + 4; }
+size_t s2s_save_size(const Seq2Seq *m) { return header_size() + 4 * m->opt.n + 4; }
 
 int s2s_save(const Seq2Seq *m, uint8_t *bytes, size_t size) {
     if (size < s2s_save_size(m)) return nn_fail(NN_ERR_SHAPE, "save: %zu bytes is too small (%zu needed)", size, s2s_save_size(m));
@@ -34,9 +34,9 @@ int s2s_save(const Seq2Seq *m, uint8_t *bytes, size_t size) {
     config_fields(&m->c, f);
     for (int i = 0; i < S2S_CONFIG_FIELDS; i++) nn_put_u32(&p, (uint32_t)f[i]);
     nn_put_u64(&p, m->c.seed);
-    nn_put_u32(&p, (uint32_t)m->steps);
-    nn_put_u64(&p, (uint64_t)m->n_params);
-    for (size_t i = 0; i < m->n_params; i++) nn_put_f32(&p, (float)m->params[i]);
+    nn_put_u32(&p, (uint32_t)m->opt.steps);
+    nn_put_u64(&p, (uint64_t)m->opt.n);
+    for (size_t i = 0; i < m->opt.n; i++) nn_put_f32(&p, (float)m->opt.params[i]);
     nn_put_u32(&p, nn_fnv1a32(bytes, (size_t)(p - bytes)));
     return NN_OK;
 }
@@ -83,8 +83,8 @@ int s2s_load(Seq2Seq **out, const uint8_t *bytes, size_t size) {
     NN_TRY(s2s_create(&m, &small));
     m->c.batch = c.batch;
     p = bytes + header_size(); /* the parameters again */
-    for (size_t i = 0; i < m->n_params; i++) m->params[i] = nn_get_f32(&p);
-    m->steps = (int)steps;
+    for (size_t i = 0; i < m->opt.n; i++) m->opt.params[i] = nn_get_f32(&p);
+    m->opt.steps = (int)steps;
     *out = m;
     return NN_OK;
 }

@@ -1,16 +1,11 @@
 /* Training: the model's forward and backward as its layers in order and in
- * reverse, the cross-entropy loss, and the optimiser (Adam or SGD with
- * clipping by global norm). Shapes use the letters of seq2seq_internal.h. */
+ * reverse, the cross-entropy loss, and the optimiser step (src/train/optim.c).
+ * Shapes use the letters of seq2seq_internal.h. */
 #include <math.h>
 #include <string.h>
 
 #include "core/vec.h"
 #include "models/seq2seq_internal.h"
-
-/* Adam's constants (Kingma & Ba's defaults). */
-#define ADAM_BETA1 0.9
-#define ADAM_BETA2 0.999
-#define ADAM_EPS 1e-8
 
 /* ---- loss ------------------------------------------------------------------ */
 
@@ -107,53 +102,13 @@ int s2s_backward_logits(Seq2Seq *m) {
 
 /* ---- optimiser ----------------------------------------------------------- */
 
-/* One parameter's step; returns 0 when the new values would not be finite.
- * SGD: p -= lr s g. Adam: m = b1 m + (1-b1) s g; v = b2 v + (1-b2) (s g)^2;
- * p -= lr mhat / (sqrt(vhat) + eps), mhat = m / c1, vhat = v / c2. */
-typedef struct {
-    S2sOptimizer optimizer;
-    double lr, c1, c2; /* learning rate, Adam's bias corrections 1 - b^t */
-    nn_real scale;     /* clipping factor of the gradients */
-} UpdateRule;
-
-static inline int param_step(const UpdateRule *u, nn_real g, nn_real *p, nn_real *mo, nn_real *vo) {
-    if (u->optimizer == S2S_SGD) {
-        *p -= (nn_real)u->lr * u->scale * g;
-        return isfinite(*p);
-    }
-    nn_real gr = g * u->scale;
-    *mo = (nn_real)(ADAM_BETA1 * *mo + (1 - ADAM_BETA1) * gr);
-    *vo = (nn_real)(ADAM_BETA2 * *vo + (1 - ADAM_BETA2) * gr * gr);
-    *p -= (nn_real)(u->lr * (*mo / u->c1) / (sqrt(*vo / u->c2) + ADAM_EPS));
-    return isfinite(*p) && isfinite(*mo) && isfinite(*vo);
+int s2s_update(Seq2Seq *m, const NnTrainOptions *o, nn_real *norm) {
+    if (m->opt.steps >= S2S_MAX_STEPS)
+        return nn_fail(NN_ERR_LIMIT, "steps: the model has taken %d steps, the most it can count", m->opt.steps);
+    return opt_update(&m->opt, o, norm);
 }
 
-int s2s_update(Seq2Seq *m, const S2sTrainOptions *o, nn_real *norm_out) {
-    if (!(o->lr > 0) || !isfinite(o->lr)) return nn_fail(NN_ERR_VALUE, "lr must be a finite number > 0 (got %g)", (double)o->lr);
-    if (!(o->clip >= 0) || !isfinite(o->clip)) return nn_fail(NN_ERR_VALUE, "clip must be a finite number >= 0 (got %g)", (double)o->clip);
-    if (m->steps >= S2S_MAX_STEPS)
-        return nn_fail(NN_ERR_LIMIT, "steps: the model has taken %d steps, the most it can count", m->steps);
-    size_t P = m->n_params;
-    double sq = 0;
-    for (size_t i = 0; i < P; i++) sq += (double)m->grads[i] * m->grads[i];
-    nn_real norm = (nn_real)sqrt(sq);
-    if (norm_out) *norm_out = norm;
-    if (!isfinite(norm)) return nn_fail(NN_ERR_VALUE, "the gradient norm is %g; the step is not taken", (double)norm);
-    UpdateRule u = {o->optimizer, o->lr, 1 - pow(ADAM_BETA1, m->steps + 1), 1 - pow(ADAM_BETA2, m->steps + 1),
-                    o->clip > 0 && norm > o->clip ? o->clip / norm : 1};
-    /* all or nothing: every new value is checked before any is written */
-    nn_real *mo = m->opt, *vo = m->opt + P;
-    for (size_t i = 0; i < P; i++) {
-        nn_real p = m->params[i], mi = mo[i], vi = vo[i];
-        if (!param_step(&u, m->grads[i], &p, &mi, &vi))
-            return nn_fail(NN_ERR_VALUE, "the update would make weight %zu non-finite; the step is not taken", i);
-    }
-    for (size_t i = 0; i < P; i++) param_step(&u, m->grads[i], &m->params[i], &mo[i], &vo[i]);
-    m->steps++;
-    return NN_OK;
-}
-
-int s2s_train_step(Seq2Seq *m, const S2sTrainOptions *o, int B, const int32_t *in_ids, const int32_t *in_len,
+int s2s_train_step(Seq2Seq *m, const NnTrainOptions *o, int B, const int32_t *in_ids, const int32_t *in_len,
                    const int32_t *out_ids, const int32_t *out_len, nn_real *loss) {
     s2s_zero_grad(m);
     NN_TRY(s2s_forward(m, B, in_ids, in_len, out_ids, out_len, loss));

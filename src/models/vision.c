@@ -20,20 +20,14 @@
 /* ---- the parameter table ------------------------------------------------- */
 
 static void add_tensor(VisionModel *m, nn_real **slot, size_t count, int fan_in, int init) {
-    VisTensor *t = &m->tensors[m->n_tensors++];
-    t->slot = slot;
-    t->offset = m->n_params;
-    t->count = count;
-    t->fan_in = fan_in;
-    t->init = init;
-    m->n_params += count;
+    opt_add(&m->opt, slot, count, fan_in, init);
 }
 
 static void build_table(VisionModel *m) {
     const VisConfig *c = &m->c;
     int H = c->hidden, GH = rnn_gates(c->cell) * H;
-    m->n_tensors = 0;
-    m->n_params = 0;
+    m->opt.n_tensors = 0;
+    m->opt.n = 0;
     for (int l = 0; l < c->layers; l++) {
         add_tensor(m, &m->w.conv_w[l], (size_t)9 * m->cin[l] * c->channels[l], 9 * m->cin[l], VIS_INIT_HE);
         add_tensor(m, &m->w.conv_b[l], (size_t)c->channels[l], 0, VIS_INIT_ZERO);
@@ -65,19 +59,11 @@ static void build_table(VisionModel *m) {
     add_tensor(m, &m->w.bout, (size_t)m->V, 0, VIS_INIT_ZERO);
 }
 
-/* Points every tensor slot of `w` into `block` (params or grads). */
-static void bind(VisionModel *m, VisWeights *w, nn_real *block) {
-    for (int i = 0; i < m->n_tensors; i++) {
-        size_t field = (size_t)((char *)m->tensors[i].slot - (char *)&m->w);
-        *(nn_real **)((char *)w + field) = block + m->tensors[i].offset;
-    }
-}
-
 static void init_params(VisionModel *m) {
     uint64_t s = m->c.seed;
-    for (int i = 0; i < m->n_tensors; i++) {
-        const VisTensor *t = &m->tensors[i];
-        nn_real *p = m->params + t->offset;
+    for (int i = 0; i < m->opt.n_tensors; i++) {
+        const OptTensor *t = &m->opt.tensors[i];
+        nn_real *p = m->opt.params + t->offset;
         /* uniform(-k, k): k = 1/sqrt(fan_in), or sqrt(6/fan_in) before a ReLU (He) */
         nn_real k = t->fan_in > 0 ? (t->init == VIS_INIT_HE ? sqrt(6.0 / t->fan_in) : 1 / sqrt((double)t->fan_in)) : 0;
         for (size_t j = 0; j < t->count; j++)
@@ -202,19 +188,16 @@ int vis_create(VisionModel **out, const VisConfig *c) {
     size_t ints = 0;
     for (int l = 0; l < c->layers; l++) ints += (size_t)c->batch * (m->hl[l] / 2) * (m->wl[l] / 2) * c->channels[l];
     ints += 2 * (size_t)c->steps * c->batch;
-    m->params = calloc(m->n_params, sizeof(nn_real));
-    m->grads = calloc(m->n_params, sizeof(nn_real));
-    m->opt = calloc(2 * m->n_params, sizeof(nn_real));
+    int st = opt_alloc(&m->opt);
     m->acts = calloc(m->n_acts, sizeof(nn_real));
     m->ints = calloc(ints, sizeof(int32_t));
-    if (!m->params || !m->grads || !m->opt || !m->acts || !m->ints) {
-        size_t params = m->n_params, acts = m->n_acts;
+    if (st != NN_OK || !m->acts || !m->ints) {
+        size_t params = m->opt.n, acts = m->n_acts;
         vis_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory for %zu parameters and %zu activations",
                        params, acts);
     }
-    bind(m, &m->w, m->params);
-    bind(m, &m->g, m->grads);
+    opt_bind(&m->opt, &m->w, &m->g);
     build_acts(m, m->acts);
     int32_t *p = m->ints;
     for (int l = 0; l < c->layers; l++) {
@@ -231,20 +214,18 @@ int vis_create(VisionModel **out, const VisConfig *c) {
 
 void vis_destroy(VisionModel *m) {
     if (!m) return;
-    free(m->params);
-    free(m->grads);
-    free(m->opt);
+    opt_free(&m->opt);
     free(m->acts);
     free(m->ints);
     free(m);
 }
 
 const VisConfig *vis_config(const VisionModel *m) { return &m->c; }
-size_t vis_num_params(const VisionModel *m) { return m->n_params; }
-nn_real *vis_params(VisionModel *m) { return m->params; }
-nn_real *vis_grads(VisionModel *m) { return m->grads; }
-int vis_steps_taken(const VisionModel *m) { return m->steps; }
-void vis_zero_grad(VisionModel *m) { memset(m->grads, 0, sizeof(nn_real) * m->n_params); }
+size_t vis_num_params(const VisionModel *m) { return m->opt.n; }
+nn_real *vis_params(VisionModel *m) { return m->opt.params; }
+nn_real *vis_grads(VisionModel *m) { return m->opt.grads; }
+int vis_steps_taken(const VisionModel *m) { return m->opt.steps; }
+void vis_zero_grad(VisionModel *m) { opt_zero_grad(&m->opt); }
 
 void vis_grid(const VisionModel *m, int *gr, int *gc) {
     *gr = m->gr;
@@ -594,33 +575,7 @@ void vis_attention(const VisionModel *m, int b, nn_real *weights, int32_t *locat
 
 /* ---- optimiser ------------------------------------------------------------- */
 
-int vis_update(VisionModel *m, const VisTrainOptions *o, nn_real *norm_out) {
-    if (!(o->lr > 0) || !isfinite(o->lr)) return nn_fail(NN_ERR_VALUE, "lr must be a finite number > 0 (got %g)", (double)o->lr);
-    if (!(o->clip >= 0) || !isfinite(o->clip)) return nn_fail(NN_ERR_VALUE, "clip must be a finite number >= 0 (got %g)", (double)o->clip);
-    size_t P = m->n_params;
-    double sq = 0;
-    for (size_t i = 0; i < P; i++) sq += (double)m->grads[i] * m->grads[i];
-    nn_real norm = (nn_real)sqrt(sq);
-    if (norm_out) *norm_out = norm;
-    if (!isfinite(norm)) return nn_fail(NN_ERR_VALUE, "gradients are not finite; lower the learning rate");
-    nn_real scale = o->clip > 0 && norm > o->clip ? o->clip / norm : 1;
-    m->steps++;
-    if (o->optimizer == VIS_SGD) {
-        for (size_t i = 0; i < P; i++) m->params[i] -= o->lr * scale * m->grads[i];
-        return NN_OK;
-    }
-    /* Adam: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr mhat / (sqrt(vhat) + eps) */
-    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-    double c1 = 1 - pow(b1, m->steps), c2 = 1 - pow(b2, m->steps);
-    nn_real *mo = m->opt, *vo = m->opt + P;
-    for (size_t i = 0; i < P; i++) {
-        nn_real gr = m->grads[i] * scale;
-        mo[i] = (nn_real)(b1 * mo[i] + (1 - b1) * gr);
-        vo[i] = (nn_real)(b2 * vo[i] + (1 - b2) * gr * gr);
-        m->params[i] -= (nn_real)(o->lr * (mo[i] / c1) / (sqrt(vo[i] / c2) + eps));
-    }
-    return NN_OK;
-}
+int vis_update(VisionModel *m, const NnTrainOptions *o, nn_real *norm) { return opt_update(&m->opt, o, norm); }
 
 /* ---- implicit attention -------------------------------------------------------- */
 

@@ -4,8 +4,12 @@
 #define ATTNLAB_VISION_INTERNAL_H
 
 #include "attnlab/vision.h"
+#include "train/optim.h"
 
-#define VIS_MAX_TENSORS 24
+/* Tensors in the parameter table: 2 per conv layer, the 1x1 projection's 2,
+ * positions, the initial state's 2, the cell's 4, up to 3 attention and 4 output tensors. */
+#define VIS_MAX_TENSORS (2 * VIS_MAX_LAYERS + 2 + 1 + 2 + 4 + 3 + 4)
+_Static_assert(VIS_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every image-model tensor");
 
 enum { VIS_INIT_ZERO, VIS_INIT_UNIFORM, VIS_INIT_HE, VIS_INIT_FORGET, VIS_INIT_ONE };
 
@@ -23,12 +27,6 @@ typedef struct {
     nn_real *Wc, *bc;                /* (2H, H), (H) */
     nn_real *Wout, *bout;            /* (H, V), (V) */
 } VisWeights;
-
-typedef struct {
-    nn_real **slot; /* the field of VisionModel.w that points at it */
-    size_t offset, count;
-    int fan_in, init;
-} VisTensor;
 
 /* Activations for Bm rows (time-major decoder buffers: a step reads one block). */
 typedef struct {
@@ -63,10 +61,9 @@ struct VisionModel {
     int G, gr, gc, I, V;
     int hl[VIS_MAX_LAYERS], wl[VIS_MAX_LAYERS], cin[VIS_MAX_LAYERS]; /* layer l's input map */
     AttnConfig attn_cfg;
-    VisTensor tensors[VIS_MAX_TENSORS];
-    int n_tensors;
-    size_t n_params, n_acts;
-    nn_real *params, *grads, *opt, *acts; /* the four allocations */
+    OptParams opt;                /* the parameter table, params, grads, Adam's state, steps taken */
+    size_t n_acts;
+    nn_real *acts;                /* (n_acts) the activation block VisActs points into */
     VisWeights w, g;
     VisActs a;
     int32_t *idx[VIS_MAX_LAYERS]; /* (B, h_l/2, w_l/2, C_l) pool argmax, one int block */
@@ -76,7 +73,6 @@ struct VisionModel {
     double baseline[VIS_MAX_STEPS]; /* hard mode's moving-average reward per step */
     uint64_t rng;                 /* hard mode's sampling stream */
     int B, have_forward, trained_forward;
-    int steps;
 };
 
 #endif

@@ -132,7 +132,7 @@ const Task *trainer_task(const Trainer *t) { return t->task; }
 const TaskConfig *trainer_task_config(const Trainer *t) { return &t->tc; }
 Seq2Seq *trainer_model(Trainer *t) { return t->model; }
 
-int trainer_train(Trainer *t, const S2sTrainOptions *o, int steps, int B, float *losses, double *tokens) {
+int trainer_train(Trainer *t, const NnTrainOptions *o, int steps, int B, float *losses, double *tokens) {
     nn_clear_error();
     if (steps < 1 || steps > TRAINER_MAX_STEPS)
         return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, TRAINER_MAX_STEPS);

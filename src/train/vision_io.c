@@ -29,7 +29,7 @@ static size_t header_size(int steps) { return 8 + 4 + 4 * (TASK_FIELDS + MODEL_F
 
 size_t vtr_save_size(const VisionTrainer *t) {
     const VisionModel *m = t->model;
-    return header_size(m->c.steps) + 4 * m->n_params + 4;
+    return header_size(m->c.steps) + 4 * m->opt.n + 4;
 }
 
 int vtr_save(const VisionTrainer *t, uint8_t *bytes, size_t size) {
@@ -48,12 +48,12 @@ int vtr_save(const VisionTrainer *t, uint8_t *bytes, size_t size) {
     for (int i = 0; i < TASK_FIELDS + MODEL_FIELDS; i++) nn_put_le(&p, (uint32_t)f[i], 4);
     nn_put_le(&p, double_bits((double)c->entropy), 8);
     nn_put_le(&p, c->seed, 8);
-    nn_put_le(&p, (uint32_t)m->steps, 4);
+    nn_put_le(&p, (uint32_t)m->opt.steps, 4);
     for (int s = 0; s < c->steps; s++) nn_put_le(&p, double_bits(m->baseline[s]), 8);
     nn_put_le(&p, m->rng, 8);
     nn_put_le(&p, t->rng, 8);
-    nn_put_le(&p, (uint64_t)m->n_params, 8);
-    for (size_t i = 0; i < m->n_params; i++) nn_put_f32(&p, (float)m->params[i]);
+    nn_put_le(&p, (uint64_t)m->opt.n, 8);
+    for (size_t i = 0; i < m->opt.n; i++) nn_put_f32(&p, (float)m->opt.params[i]);
     nn_put_le(&p, nn_fnv1a32(bytes, (size_t)(p - bytes)), 4);
     return NN_OK;
 }
@@ -89,15 +89,15 @@ int vtr_load(VisionTrainer **out, const VisData *d, const uint8_t *bytes, size_t
         vtr_destroy(t);
         return nn_fail(NN_ERR_VALUE, "model file: checksum mismatch; the file is damaged");
     }
-    m->steps = (int)nn_get_le(&p, 4);
+    m->opt.steps = (int)nn_get_le(&p, 4);
     for (int s = 0; s < c.steps; s++) m->baseline[s] = bits_double(nn_get_le(&p, 8));
     m->rng = nn_get_le(&p, 8);
     t->rng = nn_get_le(&p, 8);
-    if (nn_get_le(&p, 8) != m->n_params) {
+    if (nn_get_le(&p, 8) != m->opt.n) {
         vtr_destroy(t);
         return nn_fail(NN_ERR_VALUE, "model file: parameter count does not match its configuration");
     }
-    for (size_t i = 0; i < m->n_params; i++) m->params[i] = nn_get_f32(&p);
+    for (size_t i = 0; i < m->opt.n; i++) m->opt.params[i] = nn_get_f32(&p);
     *out = t;
     return NN_OK;
 }

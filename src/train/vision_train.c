@@ -84,7 +84,7 @@ static int check_batch(const VisionTrainer *t, int B) {
     return NN_OK;
 }
 
-int vtr_train(VisionTrainer *t, const VisTrainOptions *o, int steps, int B, float *losses) {
+int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float *losses) {
     nn_clear_error();
     NN_TRY(check_batch(t, B));
     if (steps < 0 || steps > VTR_MAX_STEPS) return nn_fail(NN_ERR_LIMIT, "steps: %d; allowed 0..%d", steps, VTR_MAX_STEPS);

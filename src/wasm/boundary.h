@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attnlab/vision.h"
+
 /* Largest 'pairs' text JS copies into the heap for one task (bytes). */
 #define ATTNLAB_MAX_PAIRS_BYTES (8 << 20)
 
@@ -35,6 +37,31 @@ typedef struct {
     double seed;               /* initial weights and training draws */
 } AttnlabS2sInfo;
 
+/* An image model's configuration and sizes, filled by attnlab_vis_info(). */
+typedef struct {
+    int32_t task;                     /* ImgTaskKind */
+    int32_t clutter;                  /* cluttered task: pieces of other digits */
+    int32_t min_digits;               /* multi task: digits per image */
+    int32_t max_digits;
+    int32_t rows;                     /* canvas R x Q */
+    int32_t cols;
+    int32_t layers;                   /* conv layers */
+    int32_t channels[VIS_MAX_LAYERS]; /* C_l, 0 past layers */
+    int32_t cell;                     /* RnnCellKind */
+    int32_t hidden;                   /* H */
+    int32_t attention;                /* AttnScore, or VIS_ATTN_NONE */
+    int32_t mode;                     /* VisMode */
+    int32_t steps;                    /* decoder steps T */
+    int32_t batch;                    /* largest batch */
+    int32_t grid_rows;                /* the feature grid gr x gc */
+    int32_t grid_cols;
+    int32_t sequence;                 /* 1 when answers are sequences */
+    double parameters;                /* parameter count */
+    double optimizer_steps;           /* optimiser steps taken */
+    double seed;                      /* initial weights and hard mode's samples */
+    double entropy;                   /* hard mode's entropy bonus */
+} AttnlabVisInfo;
+
 typedef enum { ATTNLAB_I32, ATTNLAB_F64 } AttnlabFieldType;
 
 /* One field of a record: its JS name, where it is, what it holds. */
@@ -56,8 +83,13 @@ typedef struct {
     int n_fields;
 } AttnlabRecord;
 
-/* The records seq2seq_exports.c fills (AttnlabS2sInfo, TrainerEval). */
+/* The records seq2seq_exports.c fills (AttnlabS2sInfo, TrainerEval) and
+ * those vision_exports.c fills (AttnlabVisInfo, VisEval). */
 extern const AttnlabRecord attnlab_s2s_records[];
 extern const int attnlab_s2s_record_count;
+extern const AttnlabRecord attnlab_vis_records[];
+extern const int attnlab_vis_record_count;
+
+#define ATTNLAB_RECORD(name, type, fields) {name, sizeof(type), fields, (int)(sizeof(fields) / sizeof((fields)[0]))}
 
 #endif

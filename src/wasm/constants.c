@@ -29,7 +29,7 @@ static const Named tasks[] = {
 };
 static const Named alphabets[] = {{"digits", TASK_DIGITS}, {"letters", TASK_LETTERS}};
 static const Named cells[] = {{"rnn", RNN_CELL_RNN}, {"gru", RNN_CELL_GRU}, {"lstm", RNN_CELL_LSTM}};
-static const Named optimizers[] = {{"adam", S2S_ADAM}, {"sgd", S2S_SGD}};
+static const Named optimizers[] = {{"adam", NN_ADAM}, {"sgd", NN_SGD}};
 static const Named splits[] = {{"train", TASK_TRAIN}, {"validation", TASK_VALID}, {"test", TASK_TEST}};
 /* Token ids (tasks.h): an input symbol's id is firstInput + its index in the
  * input alphabet, an output symbol's firstOutput + its index. */
@@ -52,7 +52,6 @@ static const Named seq2seq_limits[] = {
 static const Named image_tasks[] = {{"centered", IMG_CENTERED}, {"cluttered", IMG_CLUTTERED}, {"multi", IMG_MULTI}};
 static const Named vision_modes[] = {{"soft", VIS_SOFT}, {"hard", VIS_HARD}};
 static const Named vision_splits[] = {{"train", VIS_SPLIT_TRAIN}, {"test", VIS_SPLIT_TEST}};
-static const Named vision_optimizers[] = {{"adam", VIS_ADAM}, {"sgd", VIS_SGD}};
 static const Named vision_limits[] = {
     {"maxLayers", VIS_MAX_LAYERS}, {"maxChannels", VIS_MAX_CHANNELS}, {"maxHidden", VIS_MAX_HIDDEN},
     {"maxSteps", VIS_MAX_STEPS}, {"maxBatch", VIS_MAX_BATCH}, {"maxClutter", VIS_MAX_CLUTTER},
@@ -63,7 +62,7 @@ static const Named vision_limits[] = {
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* Room for the whole table; attnlab_constants() reports running out. */
-#define JSON_CAPACITY 8192
+#define JSON_CAPACITY 16384
 
 typedef struct {
     char text[JSON_CAPACITY];
@@ -96,17 +95,22 @@ static void put_scores(Json *j) {
 
 /* "records":{"Name":{"size":n,"fields":{"field":{"offset":o,"type":"i32","count":c},...}},...} */
 static void put_records(Json *j) {
+    const struct {
+        const AttnlabRecord *records;
+        int n;
+    } tables[] = {{attnlab_s2s_records, attnlab_s2s_record_count}, {attnlab_vis_records, attnlab_vis_record_count}};
     put(j, "\"records\":{");
-    for (int r = 0; r < attnlab_s2s_record_count; r++) {
-        const AttnlabRecord *rec = &attnlab_s2s_records[r];
-        put(j, "%s\"%s\":{\"size\":%zu,\"fields\":{", r ? "," : "", rec->name, rec->size);
-        for (int f = 0; f < rec->n_fields; f++) {
-            const AttnlabField *fd = &rec->fields[f];
-            put(j, "%s\"%s\":{\"offset\":%zu,\"type\":\"%s\",\"count\":%d}", f ? "," : "", fd->name, fd->offset,
-                fd->type == ATTNLAB_F64 ? "f64" : "i32", fd->count);
+    for (int t = 0, first = 1; t < COUNT(tables); t++)
+        for (int r = 0; r < tables[t].n; r++, first = 0) {
+            const AttnlabRecord *rec = &tables[t].records[r];
+            put(j, "%s\"%s\":{\"size\":%zu,\"fields\":{", first ? "" : ",", rec->name, rec->size);
+            for (int f = 0; f < rec->n_fields; f++) {
+                const AttnlabField *fd = &rec->fields[f];
+                put(j, "%s\"%s\":{\"offset\":%zu,\"type\":\"%s\",\"count\":%d}", f ? "," : "", fd->name, fd->offset,
+                    fd->type == ATTNLAB_F64 ? "f64" : "i32", fd->count);
+            }
+            put(j, "}}");
         }
-        put(j, "}}");
-    }
     put(j, "}");
 }
 
@@ -129,7 +133,6 @@ static const struct {
     {"imageTasks", image_tasks, COUNT(image_tasks)},
     {"visionModes", vision_modes, COUNT(vision_modes)},
     {"visionSplits", vision_splits, COUNT(vision_splits)},
-    {"visionOptimizers", vision_optimizers, COUNT(vision_optimizers)},
     {"visionLimits", vision_limits, COUNT(vision_limits)},
 };
 

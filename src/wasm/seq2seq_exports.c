@@ -61,7 +61,7 @@ EMSCRIPTEN_KEEPALIVE int attnlab_s2s_split_size(Trainer *t, int split) {
 
 EMSCRIPTEN_KEEPALIVE int attnlab_s2s_train(Trainer *t, int optimizer, float lr, float clip, int steps, int batch,
                                            float *losses, double *tokens) {
-    S2sTrainOptions o = {(S2sOptimizer)optimizer, lr, clip};
+    NnTrainOptions o = {(NnOptimizer)optimizer, lr, clip};
     return trainer_train(t, &o, steps, batch, losses, tokens);
 }
 
@@ -153,10 +153,8 @@ static const AttnlabField trainer_eval_fields[] = {
     ATTNLAB_FIELD(TrainerEval, length_right, "lengthRight", ATTNLAB_I32),
 };
 
-#define FIELDS(a) a, (int)(sizeof(a) / sizeof((a)[0]))
-
 const AttnlabRecord attnlab_s2s_records[] = {
-    {"S2sInfo", sizeof(AttnlabS2sInfo), FIELDS(s2s_info_fields)},
-    {"TrainerEval", sizeof(TrainerEval), FIELDS(trainer_eval_fields)},
+    ATTNLAB_RECORD("S2sInfo", AttnlabS2sInfo, s2s_info_fields),
+    ATTNLAB_RECORD("TrainerEval", TrainerEval, trainer_eval_fields),
 };
 const int attnlab_s2s_record_count = (int)(sizeof attnlab_s2s_records / sizeof attnlab_s2s_records[0]);

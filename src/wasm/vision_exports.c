@@ -6,6 +6,7 @@
 
 #include "attnlab/vision.h"
 #include "base/error.h"
+#include "wasm/boundary.h"
 
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_data_create(const uint8_t *bytes, int size, VisData **out) {
     return vis_data_create(out, bytes, size > 0 ? (size_t)size : 0);
@@ -25,40 +26,45 @@ EMSCRIPTEN_KEEPALIVE int attnlab_vis_create(const VisData *d, int task, int clut
 
 EMSCRIPTEN_KEEPALIVE void attnlab_vis_destroy(VisionTrainer *t) { vtr_destroy(t); }
 
-/* info (20 x i32): task, clutter, min_digits, max_digits, rows, cols, layers,
- * channels (3), cell, hidden, attention, mode, steps, batch, grid rows, grid
- * cols, sequence, 0; f64 (4): parameters, optimiser steps, seed, entropy. */
-EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, int32_t *info, double *f) {
+EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, AttnlabVisInfo *info) {
     const ImgTaskConfig *tc = vtr_task(t);
     VisionModel *m = vtr_model(t);
     const VisConfig *c = vis_config(m);
+    *info = (AttnlabVisInfo){
+        .task = (int32_t)tc->kind,
+        .clutter = tc->clutter,
+        .min_digits = tc->min_digits,
+        .max_digits = tc->max_digits,
+        .rows = c->rows,
+        .cols = c->cols,
+        .layers = c->layers,
+        .cell = (int32_t)c->cell,
+        .hidden = c->hidden,
+        .attention = c->attention,
+        .mode = (int32_t)c->mode,
+        .steps = c->steps,
+        .batch = c->batch,
+        .sequence = c->sequence,
+        .parameters = (double)vis_num_params(m),
+        .optimizer_steps = (double)vis_steps_taken(m),
+        .seed = (double)c->seed,
+        .entropy = (double)c->entropy,
+    };
+    memcpy(info->channels, c->channels, sizeof info->channels);
     int gr, gc;
     vis_grid(m, &gr, &gc);
-    int32_t v[20] = {(int32_t)tc->kind, tc->clutter, tc->min_digits, tc->max_digits, c->rows, c->cols, c->layers,
-                     c->channels[0], c->channels[1], c->channels[2], (int32_t)c->cell, c->hidden, c->attention,
-                     (int32_t)c->mode, c->steps, c->batch, gr, gc, c->sequence, 0};
-    memcpy(info, v, sizeof v);
-    f[0] = (double)vis_num_params(m);
-    f[1] = (double)vis_steps_taken(m);
-    f[2] = (double)c->seed;
-    f[3] = (double)c->entropy;
+    info->grid_rows = gr;
+    info->grid_cols = gc;
 }
 
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_train(VisionTrainer *t, int optimizer, float lr, float clip, int steps, int batch,
                                            float *losses) {
-    VisTrainOptions o = {(VisOptimizer)optimizer, lr, clip};
+    NnTrainOptions o = {(NnOptimizer)optimizer, lr, clip};
     return vtr_train(t, &o, steps, batch, losses);
 }
 
-/* out (4 x f64): loss, accuracy, sequence accuracy, count. */
-EMSCRIPTEN_KEEPALIVE int attnlab_vis_evaluate(VisionTrainer *t, int split, int count, double *out) {
-    VisEval r;
-    NN_TRY(vtr_evaluate(t, (VisSplit)split, count, &r));
-    out[0] = r.loss;
-    out[1] = r.accuracy;
-    out[2] = r.sequence_accuracy;
-    out[3] = r.count;
-    return NN_OK;
+EMSCRIPTEN_KEEPALIVE int attnlab_vis_evaluate(VisionTrainer *t, int split, int count, VisEval *result) {
+    return vtr_evaluate(t, (VisSplit)split, count, result);
 }
 
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_predict(VisionTrainer *t, const float *image, int rows, int cols, int32_t *tokens,
@@ -96,3 +102,42 @@ EMSCRIPTEN_KEEPALIVE int attnlab_vis_save(VisionTrainer *t, uint8_t *bytes, int 
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_load(const VisData *d, const uint8_t *bytes, int size, VisionTrainer **out) {
     return vtr_load(out, d, bytes, (size_t)size);
 }
+
+/* ---- the records above, field by field, for attnlab_constants() --------------- */
+
+static const AttnlabField vis_info_fields[] = {
+    ATTNLAB_FIELD(AttnlabVisInfo, task, "task", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, clutter, "clutter", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, min_digits, "minDigits", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, max_digits, "maxDigits", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, rows, "rows", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, cols, "cols", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, layers, "layers", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, channels, "channels", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, cell, "cell", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, hidden, "hidden", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, attention, "attention", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, mode, "mode", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, steps, "steps", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, batch, "batch", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, grid_rows, "gridRows", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, grid_cols, "gridCols", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, sequence, "sequence", ATTNLAB_I32),
+    ATTNLAB_FIELD(AttnlabVisInfo, parameters, "parameters", ATTNLAB_F64),
+    ATTNLAB_FIELD(AttnlabVisInfo, optimizer_steps, "optimizerSteps", ATTNLAB_F64),
+    ATTNLAB_FIELD(AttnlabVisInfo, seed, "seed", ATTNLAB_F64),
+    ATTNLAB_FIELD(AttnlabVisInfo, entropy, "entropy", ATTNLAB_F64),
+};
+
+static const AttnlabField vis_eval_fields[] = {
+    ATTNLAB_FIELD(VisEval, loss, "loss", ATTNLAB_F64),
+    ATTNLAB_FIELD(VisEval, accuracy, "accuracy", ATTNLAB_F64),
+    ATTNLAB_FIELD(VisEval, sequence_accuracy, "sequenceAccuracy", ATTNLAB_F64),
+    ATTNLAB_FIELD(VisEval, count, "count", ATTNLAB_I32),
+};
+
+const AttnlabRecord attnlab_vis_records[] = {
+    ATTNLAB_RECORD("VisInfo", AttnlabVisInfo, vis_info_fields),
+    ATTNLAB_RECORD("VisEval", VisEval, vis_eval_fields),
+};
+const int attnlab_vis_record_count = (int)(sizeof attnlab_vis_records / sizeof attnlab_vis_records[0]);

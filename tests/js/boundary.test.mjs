@@ -5,10 +5,11 @@
 // typed arrays, Symbols, null-prototype objects, DataViews, getters that
 // throw); building the message never throws. The heap is back at its
 // baseline after each, and the engine keeps working.
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AttnlabError, loadEngine } from '../../web/engine/index.js';
-import { BUILDS } from './builds.mjs';
+import { AttnlabError } from '../../web/engine/index.js';
+import { throwsCode } from '../lib/assert.mjs';
+import { withEngines } from './builds.mjs';
 
 /** An array whose iterator yields only its first value; its length and indices are intact. */
 function shortIterator(values) {
@@ -78,13 +79,8 @@ const HOSTILE = [
   ['examples seed a BigInt', (e, m) => m.examples({ seed: 3n })],
 ];
 
-for (const { simd, name, skip } of BUILDS) {
+for (const { simd, name, skip, engine } of await withEngines()) {
   describe(`JS boundary (${name})`, { skip }, () => {
-    let engine;
-    before(async () => {
-      engine = await loadEngine({ simd });
-    });
-
     test('matrices are copied by index: an iterator yielding fewer values cannot leave stale heap', () => {
       const want = engine.attend({ queries: Q, keys: K, values: V });
       // Fill the heap where the next call's block lands with values unlike the real ones.
@@ -148,14 +144,7 @@ for (const { simd, name, skip } of BUILDS) {
         [() => engine.createSeq2Seq({ task: 'copy', seed: bare({}) }), 'ERR_VALUE', /seed must be an integer .* \(got an object\)/],
         [() => engine.attend(throwing), 'ERR_ARG', /attend: an argument could not be read \(no reading this\)/],
       ];
-      for (const [call, code, pattern] of cases) {
-        assert.throws(call, (err) => {
-          assert.ok(err instanceof AttnlabError, err.message);
-          assert.equal(err.code, code, err.message);
-          assert.match(err.message, pattern);
-          return true;
-        });
-      }
+      for (const [call, code, pattern] of cases) throwsCode(call, code, pattern);
     });
   });
 }

@@ -1,5 +1,7 @@
-// Shared by the node:test suites: the two WASM builds every suite runs on, and
-// the seeded generator for random inputs.
+// Shared by the node:test suites: the two WASM builds every suite runs on (and
+// an engine of each), and the seeded generator for random inputs.
+import assert from 'node:assert/strict';
+import { loadEngine } from '../../web/engine/index.js';
 import { simdSupported } from '../../web/engine/wasm.js';
 
 /** Both builds; the SIMD one is skipped (with the reason) where the runtime has no SIMD128. */
@@ -9,3 +11,18 @@ export const BUILDS = [
 ];
 
 export { mulberry32 } from '../lib/random.mjs';
+
+/**
+ * The builds, each with an engine of it loaded (null where the build is
+ * skipped), for one describe block per build:
+ *     for (const { name, skip, engine } of await withEngines()) describe(`... (${name})`, { skip }, () => { ... });
+ * Each call loads fresh engines.
+ */
+export async function withEngines() {
+  return Promise.all(BUILDS.map(async (build) => {
+    if (build.skip) return { ...build, engine: null };
+    const engine = await loadEngine({ simd: build.simd });
+    assert.equal(engine.simd, build.simd, `${build.name} loaded`);
+    return { ...build, engine };
+  }));
+}

@@ -3,11 +3,11 @@
 // load, frozen), the JS sources repeat none of the core's numbers, only
 // wasm.js touches WASM memory or calls an export, and the binding table
 // rejects a call with a missing or unknown argument.
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { AttnlabError, LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, VISION_LIMITS, loadEngine } from '../../web/engine/index.js';
-import { BUILDS } from './builds.mjs';
+import { AttnlabError, LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, VISION_LIMITS } from '../../web/engine/index.js';
+import { withEngines } from './builds.mjs';
 
 const ENGINE_DIR = new URL('../../web/engine/', import.meta.url);
 const SOURCES = readdirSync(ENGINE_DIR).filter((f) => f.endsWith('.js'))
@@ -22,13 +22,8 @@ test('only wasm.js touches WASM memory or calls an export', () => {
   }
 });
 
-for (const { simd, name, skip } of BUILDS) {
+for (const { simd, name, skip, engine } of await withEngines()) {
   describe(`constants from the core (${name})`, { skip }, () => {
-    let engine;
-    before(async () => {
-      engine = await loadEngine({ simd });
-    });
-
     test('LIMITS, SCORES, NORMALIZATIONS and SEQ2SEQ_LIMITS are the build\'s table, frozen', () => {
       const table = engine.heap.constants;
       assert.deepEqual({ ...LIMITS }, table.limits);

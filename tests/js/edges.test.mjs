@@ -4,10 +4,9 @@
 // naming what overflowed, never a silent inf, NaN or fake masked cell), the
 // 'sum' rule near zero, the work limit, and every mask combination. Expected
 // values are worked out in float64 here.
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadEngine } from '../../web/engine/index.js';
-import { BUILDS } from './builds.mjs';
+import { withEngines } from './builds.mjs';
 
 const f32 = Math.fround;
 
@@ -24,11 +23,8 @@ function throwsCode(fn, code, names = []) {
 const near = (got, want, tol, what) =>
   assert.ok(Math.abs(got - want) <= tol, `${what}: got ${got}, want ${want} (tolerance ${tol})`);
 
-for (const build of BUILDS) {
+for (const { engine, ...build } of await withEngines()) {
   describe(`edges of float32 (${build.name})`, { skip: build.skip }, () => {
-    let engine;
-    before(async () => { engine = await loadEngine({ simd: build.simd }); });
-
     test('temperature 1e-40 puts all the weight on the largest score', () => {
       const r = engine.attend({ queries: [[1]], keys: [[1], [2]], temperature: 1e-40 });
       assert.deepEqual(Array.from(r.weights.data), [0, 1]);

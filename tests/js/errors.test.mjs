@@ -10,7 +10,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadEngine } from '../../web/engine/index.js';
-import { BUILDS } from './builds.mjs';
+import { withEngines } from './builds.mjs';
 
 const CODES = ['ERR_SHAPE', 'ERR_VALUE', 'ERR_ARG', 'ERR_PARAM', 'ERR_LIMIT', 'ERR_ZERO_SUM', 'ERR_NOMEM'];
 
@@ -198,13 +198,8 @@ function assertStillWorks(engine) {
   );
 }
 
-for (const { simd, name, skip } of BUILDS) {
+for (const { simd, name, skip, engine } of await withEngines()) {
   describe(`bad input to attend (${name})`, { skip }, () => {
-    let engine;
-    before(async () => {
-      engine = await loadEngine({ simd });
-      assert.equal(engine.simd, simd);
-    });
     for (const [what, call, codes, names] of ATTEND_CASES) {
       test(what, () => {
         assertFails(engine, call, codes, names);

@@ -2,14 +2,14 @@
 // the engine module (the same loadEngine), the TypeScript declarations that
 // package.json names exist and declare the API, and the engine module runs
 // unchanged in a worker_threads Worker on both builds with the same numbers.
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { loadEngine } from '../../web/engine/index.js';
-import { BUILDS } from './builds.mjs';
+import { withEngines } from './builds.mjs';
 import { simdSupported } from '../../web/engine/wasm.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -155,13 +155,8 @@ function inWorker(simd, specifier = ENGINE_URL) {
   });
 }
 
-for (const { simd, name, skip } of BUILDS) {
+for (const { simd, name, skip, engine } of await withEngines()) {
   describe(`worker_threads (${name})`, { skip }, () => {
-    let engine;
-    before(async () => {
-      engine = await loadEngine({ simd });
-    });
-
     test('the engine module loads in a Worker and gives the same numbers as the main thread', async () => {
       const w = await inWorker(simd);
       assert.equal(w.simd, simd, 'the worker loaded the requested build');

@@ -16,7 +16,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadEngine } from '../../web/engine/index.js';
-import { BUILDS, mulberry32 } from './builds.mjs';
+import { BUILDS, mulberry32, withEngines } from './builds.mjs';
 import { ATOL, RTOL, assertClose, assertShape } from '../lib/assert.mjs';
 import { attend64, cols, dot, selfAttention64, toData, toNested, visibleKeys } from '../lib/reference.mjs';
 
@@ -177,14 +177,8 @@ function checkAttend(engine, problem, what) {
   return r;
 }
 
-for (const { simd, name, skip } of BUILDS) {
+for (const { simd, name, skip, engine } of await withEngines()) {
   describe(`attend vs float64 reference (${name})`, { skip }, () => {
-    let engine;
-    before(async () => {
-      engine = await loadEngine({ simd });
-      assert.equal(engine.simd, simd);
-    });
-
     let seed = 1000;
     for (const score of SCORES) {
       for (const normalize of ['softmax', 'sum']) {

@@ -5,7 +5,8 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SEQ2SEQ_LIMITS, loadEngine } from '../../web/engine/index.js';
-import { BUILDS } from './builds.mjs';
+import { throwsCode } from '../lib/assert.mjs';
+import { BUILDS, withEngines } from './builds.mjs';
 
 const REVERSE = { task: 'reverse', minLength: 8, maxLength: 12, cell: 'gru', embed: 16, hidden: 64, batch: 64, seed: 1 };
 const DATES = { task: 'dates', cell: 'gru', embed: 32, hidden: 64, attention: 'dot', bidirectional: true, batch: 64, seed: 1 };
@@ -18,22 +19,8 @@ function trainUntil(m, { target, maxSteps, round = 100, batch = 64, lr = 0.01 })
   }
 }
 
-function throwsCode(fn, code, pattern) {
-  assert.throws(fn, (err) => {
-    assert.ok(err instanceof Error, 'an Error');
-    assert.equal(err.code, code, `code of: ${err.message}`);
-    assert.match(err.message, pattern);
-    return true;
-  });
-}
-
-for (const build of BUILDS) {
+for (const { engine, ...build } of await withEngines()) {
   describe(`seq2seq API (${build.name})`, { skip: build.skip }, () => {
-    let engine;
-    before(async () => {
-      engine = await loadEngine({ simd: build.simd });
-    });
-
     test('bad configurations throw errors naming the option, and leak nothing', () => {
       const base = engine.heapUsed();
       throwsCode(() => engine.createSeq2Seq({ task: 'reverse', cell: 'transformer' }), 'ERR_ARG', /cell: unknown value 'transformer'/);

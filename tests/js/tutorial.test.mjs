@@ -3,10 +3,9 @@
 // naive (sum) and softmax weights of the query "journey" to the tutorial's four
 // decimals, its context vector, and the full 6x6 self-attention without
 // trainable weights, all against the float64 reference (tests/lib/reference.mjs).
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadEngine } from '../../web/engine/index.js';
-import { BUILDS } from './builds.mjs';
+import { withEngines } from './builds.mjs';
 import { assertClose, assertShape } from '../lib/assert.mjs';
 import { attend64, selfAttention64, toNested } from '../lib/reference.mjs';
 
@@ -37,13 +36,8 @@ function assertFourDecimals(data, want, what) {
 }
 const row = (m, i) => m.data.subarray(i * m.cols, (i + 1) * m.cols);
 
-for (const { simd, name, skip } of BUILDS) {
+for (const { simd, name, skip, engine } of await withEngines()) {
   describe(`tutorial example (${name})`, { skip }, () => {
-    let engine;
-    before(async () => {
-      engine = await loadEngine({ simd });
-    });
-
     test('loads the requested build', () => {
       assert.equal(engine.simd, simd);
     });

@@ -2,7 +2,7 @@
 // image errors with codes (and no leaks), predict / saliency shapes, hard
 // mode's glimpse, save/load, SIMD vs scalar for one seed, WASM vs native C
 // for one seed, and a small model learning centred digits.
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,28 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { kendallTau, loadEngine } from '../../web/engine/index.js';
 import { loadDigits } from '../../web/engine/vision.js';
-import { BUILDS } from './builds.mjs';
+import { rejectsCode, throwsCode } from '../lib/assert.mjs';
+import { BUILDS, withEngines } from './builds.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SMALL = { task: 'centered', channels: [4, 8], hidden: 16, batch: 16, seed: 3 };
-
-async function rejectsCode(promise, code, pattern) {
-  await assert.rejects(promise, (err) => {
-    assert.ok(err instanceof Error, 'an Error');
-    assert.equal(err.code, code, `code of: ${err.message}`);
-    assert.match(err.message, pattern);
-    return true;
-  });
-}
-
-function throwsCode(fn, code, pattern) {
-  assert.throws(fn, (err) => {
-    assert.ok(err instanceof Error, 'an Error');
-    assert.equal(err.code, code, `code of: ${err.message}`);
-    assert.match(err.message, pattern);
-    return true;
-  });
-}
 
 /** A 20 x 16 "drawn" stroke: a vertical bar (a one). */
 function drawnOne() {
@@ -44,13 +27,8 @@ function drawnOne() {
   return { rows, cols, data };
 }
 
-for (const build of BUILDS) {
+for (const { engine, ...build } of await withEngines()) {
   describe(`vision API (${build.name})`, { skip: build.skip }, () => {
-    let engine;
-    before(async () => {
-      engine = await loadEngine({ simd: build.simd });
-    });
-
     test('bad configurations reject with errors naming the option, and leak nothing', async () => {
       await engine.createVisionModel(SMALL).then((m) => m.destroy()); // the digit set stays loaded
       const base = engine.heapUsed();

@@ -38,3 +38,23 @@ export function assertClose(got, rows, what, { atol = ATOL, rtol = RTOL } = {}) 
   }
   return worst;
 }
+
+/** The check behind throwsCode / rejectsCode: an AttnlabError with this code and a message matching pattern. */
+function hasCode(code, pattern) {
+  return (err) => {
+    assert.ok(err instanceof Error && err.name === 'AttnlabError', `an AttnlabError, not ${err}`);
+    assert.equal(err.code, code, `code of: ${err.message}`);
+    assert.match(err.message, pattern);
+    return true;
+  };
+}
+
+/** fn() throws an AttnlabError with this .code and a message matching pattern. */
+export function throwsCode(fn, code, pattern) {
+  assert.throws(fn, hasCode(code, pattern));
+}
+
+/** promise rejects with an AttnlabError with this .code and a message matching pattern. */
+export async function rejectsCode(promise, code, pattern) {
+  await assert.rejects(promise, hasCode(code, pattern));
+}

@@ -57,20 +57,14 @@ static inline void proj_widths(SelfAttnConfig *c, Proj proj) {
 /* Activations of the engine (NaN-poisoned) and of the reference for c. */
 static inline void self_acts_alloc(const SelfAttnConfig *c, SelfAttnActs *a, RefSelfActs *r) {
     size_t n = (size_t)c->n, cells = (size_t)c->heads * n * n;
-    a->q = alloc_reals(n * c->d_k);
-    a->k = alloc_reals(n * c->d_k);
-    a->v = alloc_reals(n * c->d_v);
-    a->scores = alloc_reals(cells);
-    a->weights = alloc_reals(cells);
-    a->context = alloc_reals(n * c->d_v);
-    a->output = alloc_reals(n * c->d_out);
-    r->q = alloc_doubles(n * c->d_k);
-    r->k = alloc_doubles(n * c->d_k);
-    r->v = alloc_doubles(n * c->d_v);
-    r->scores = alloc_doubles(cells);
-    r->weights = alloc_doubles(cells);
-    r->context = alloc_doubles(n * c->d_v);
-    r->output = alloc_doubles(n * c->d_out);
+    /* the same buffers in the same order: q, k, v, scores, weights, context, output */
+    const size_t size[] = {n * c->d_k, n * c->d_k, n * c->d_v, cells, cells, n * c->d_v, n * c->d_out};
+    nn_real **engine[] = {&a->q, &a->k, &a->v, &a->scores, &a->weights, &a->context, &a->output};
+    double **ref[] = {&r->q, &r->k, &r->v, &r->scores, &r->weights, &r->context, &r->output};
+    for (size_t i = 0; i < sizeof size / sizeof *size; i++) {
+        *engine[i] = alloc_reals(size[i]);
+        *ref[i] = alloc_doubles(size[i]);
+    }
 }
 
 #endif

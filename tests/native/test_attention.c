@@ -179,12 +179,15 @@ static int32_t *make_key_lengths(Rng *r, int n_q, int n_k) {
     return kl;
 }
 
-static void setup_case(Case *t, Rng *r, const Shape *s, AttnScore score, AttnNorm norm, double tau, int mask) {
+/* Sets up a case of shape s; returns the arena mark it starts at, for
+ * alloc_release when the case is done. */
+static size_t setup_case(Case *t, Rng *r, Shape s, AttnScore score, AttnNorm norm, double tau, int mask) {
+    size_t mark = alloc_mark();
     memset(t, 0, sizeof *t);
     AttnConfig *c = &t->c;
-    c->n_q = s->n_q, c->n_k = s->n_k, c->d_q = s->d_q, c->d_v = s->d_v;
-    c->d_k = dims_same(score) ? s->d_q : s->d_k;
-    c->hidden = score == ATTN_SCORE_ADDITIVE ? s->h : 0;
+    c->n_q = s.n_q, c->n_k = s.n_k, c->d_q = s.d_q, c->d_v = s.d_v;
+    c->d_k = dims_same(score) ? s.d_q : s.d_k;
+    c->hidden = score == ATTN_SCORE_ADDITIVE ? s.h : 0;
     c->score = score, c->norm = norm, c->temperature = (nn_real)tau;
     c->causal = mask == 1 || mask == 3;
     c->key_lengths = mask >= 2 ? make_key_lengths(r, c->n_q, c->n_k) : NULL;
@@ -194,6 +197,7 @@ static void setup_case(Case *t, Rng *r, const Shape *s, AttnScore score, AttnNor
     else case_init(t, r, -1, 1);
     t->p.beta = norm == ATTN_NORM_SUM ? (nn_real)1.5 : (nn_real)2.5;
     case_outputs(t);
+    return mark;
 }
 
 static void test_reference(Rng *r) {
@@ -202,11 +206,10 @@ static void test_reference(Rng *r) {
         for (int score = 0; score < ATTN_SCORE_COUNT; score++)
             for (int nt = 0; nt < 4; nt++) /* softmax at 3 temperatures, then sum */
                 for (int mask = 0; mask < 4; mask++) {
-                    size_t mark = alloc_mark();
                     AttnNorm norm = nt < 3 ? ATTN_NORM_SOFTMAX : ATTN_NORM_SUM;
                     double tau = nt < 3 ? taus[nt] : 1;
                     Case t;
-                    setup_case(&t, r, &shapes[si], (AttnScore)score, norm, tau, mask);
+                    size_t mark = setup_case(&t, r, shapes[si], (AttnScore)score, norm, tau, mask);
                     const Shape *s = &shapes[si];
                     check_case("shape nq=%d nk=%d dq=%d dk=%d dv=%d h=%d score=%s norm=%s tau=%g mask=%s", s->n_q,
                                s->n_k, t.c.d_q, t.c.d_k, s->d_v, t.c.hidden, score_names[score],
@@ -222,10 +225,8 @@ static void test_reference(Rng *r) {
 /* Cosine with a zero query and a zero key: those scores are 0, not NaN. */
 static void test_cosine_zero(Rng *r) {
     for (int mask = 0; mask < 2; mask++) {
-        size_t mark = alloc_mark();
-        Shape s = {4, 5, 3, 3, 2, 0};
         Case t;
-        setup_case(&t, r, &s, ATTN_SCORE_COSINE, ATTN_NORM_SOFTMAX, 1, mask);
+        size_t mark = setup_case(&t, r, (Shape){4, 5, 3, 3, 2, 0}, ATTN_SCORE_COSINE, ATTN_NORM_SOFTMAX, 1, mask);
         t.p.beta = -1.5;
         for (int a = 0; a < 3; a++) t.q[a] = 0, t.k[2 * 3 + a] = 0;
         check_case("cosine with a zero query (row 0) and a zero key (row 2), mask=%s", mask_names[mask]);
@@ -243,10 +244,8 @@ static void test_cosine_zero(Rng *r) {
 static void test_empty_rows(Rng *r) {
     for (int norm = 0; norm < 2; norm++)
         for (int score = 0; score < ATTN_SCORE_COUNT; score++) {
-            size_t mark = alloc_mark();
-            Shape s = {3, 4, 3, 2, 5, 3};
             Case t;
-            setup_case(&t, r, &s, (AttnScore)score, (AttnNorm)norm, 1, 2);
+            size_t mark = setup_case(&t, r, (Shape){3, 4, 3, 2, 5, 3}, (AttnScore)score, (AttnNorm)norm, 1, 2);
             int32_t *kl = (int32_t *)t.c.key_lengths;
             kl[0] = 0, kl[1] = 3, kl[2] = 0;
             check_case("key_lengths {0, 3, 0}, score=%s norm=%s", score_names[score], norm ? "sum" : "softmax");
@@ -263,10 +262,8 @@ static void test_empty_rows(Rng *r) {
             alloc_release(mark);
         }
     /* every row empty: nothing to normalise, still OK */
-    size_t mark = alloc_mark();
-    Shape s = {2, 3, 2, 2, 2, 0};
     Case t;
-    setup_case(&t, r, &s, ATTN_SCORE_DOT, ATTN_NORM_SUM, 1, 2);
+    size_t mark = setup_case(&t, r, (Shape){2, 3, 2, 2, 2, 0}, ATTN_SCORE_DOT, ATTN_NORM_SUM, 1, 2);
     ((int32_t *)t.c.key_lengths)[0] = 0, ((int32_t *)t.c.key_lengths)[1] = 0;
     check_case("all key lengths 0, sum normalisation");
     check_against_ref(&t, TOL_FWD_ATOL, TOL_FWD_RTOL);
@@ -279,10 +276,8 @@ static void test_identical_keys(Rng *r) {
     for (int score = 0; score < ATTN_SCORE_COUNT; score++)
         for (int norm = 0; norm < 2; norm++)
             for (int mask = 0; mask < 4; mask++) {
-                size_t mark = alloc_mark();
-                Shape s = {5, 6, 4, 3, 3, 4};
                 Case t;
-                setup_case(&t, r, &s, (AttnScore)score, (AttnNorm)norm, 0.5, mask);
+                size_t mark = setup_case(&t, r, (Shape){5, 6, 4, 3, 3, 4}, (AttnScore)score, (AttnNorm)norm, 0.5, mask);
                 int dk = t.c.d_k, dq = t.c.d_q;
                 for (int j = 1; j < 6; j++) memcpy(t.k + (size_t)j * dk, t.k, sizeof(nn_real) * dk);
                 if (score == ATTN_SCORE_LOCATION)
@@ -319,11 +314,9 @@ static void test_shift_invariance(Rng *r) {
                                         ATTN_SCORE_LOCATION};
     for (int si = 0; si < 4; si++)
         for (int mask = 0; mask < 4; mask++) {
-            size_t mark = alloc_mark();
             AttnScore score = scores[si];
-            Shape s = {6, 7, 5, 4, 3, 0};
             Case t, u;
-            setup_case(&t, r, &s, score, ATTN_NORM_SOFTMAX, 0.7, mask);
+            size_t mark = setup_case(&t, r, (Shape){6, 7, 5, 4, 3, 0}, score, ATTN_NORM_SOFTMAX, 0.7, mask);
             u = t;
             case_outputs(&u);
             AttnConfig *c = &t.c;
@@ -375,10 +368,8 @@ static void test_shift_invariance(Rng *r) {
 /* Cosine ignores the lengths of q and k: scaling a query or a key by a
  * positive factor leaves every output unchanged. */
 static void test_cosine_scale(Rng *r) {
-    size_t mark = alloc_mark();
-    Shape s = {4, 6, 5, 5, 3, 0};
     Case t, u;
-    setup_case(&t, r, &s, ATTN_SCORE_COSINE, ATTN_NORM_SOFTMAX, 1, 0);
+    size_t mark = setup_case(&t, r, (Shape){4, 6, 5, 5, 3, 0}, ATTN_SCORE_COSINE, ATTN_NORM_SOFTMAX, 1, 0);
     u = t;
     case_outputs(&u);
     u.q = alloc_reals(20);
@@ -395,10 +386,8 @@ static void test_cosine_scale(Rng *r) {
 /* v may equal k: the same pointer gives the same result as a copy. */
 static void test_values_alias_keys(Rng *r) {
     for (int score = 0; score < ATTN_SCORE_COUNT; score++) {
-        size_t mark = alloc_mark();
-        Shape s = {5, 7, 6, 6, 6, 3};
         Case t, u;
-        setup_case(&t, r, &s, (AttnScore)score, ATTN_NORM_SOFTMAX, 1, 1);
+        size_t mark = setup_case(&t, r, (Shape){5, 7, 6, 6, 6, 3}, (AttnScore)score, ATTN_NORM_SOFTMAX, 1, 1);
         memcpy(t.v, t.k, sizeof(nn_real) * (size_t)7 * 6);
         u = t;
         case_outputs(&u);
@@ -416,10 +405,8 @@ static void test_values_alias_keys(Rng *r) {
 static void test_large_scores(Rng *r) {
     for (int nt = 0; nt < 2; nt++)
         for (int mask = 0; mask < 2; mask++) {
-            size_t mark = alloc_mark();
-            Shape s = {6, 9, 4, 4, 3, 0};
             Case t;
-            setup_case(&t, r, &s, ATTN_SCORE_DOT, ATTN_NORM_SOFTMAX, nt ? 0.5 : 1, mask);
+            size_t mark = setup_case(&t, r, (Shape){6, 9, 4, 4, 3, 0}, ATTN_SCORE_DOT, ATTN_NORM_SOFTMAX, nt ? 0.5 : 1, mask);
             for (int i = 0; i < 6 * 4; i++) t.q[i] *= 30;
             for (int i = 0; i < 9 * 4; i++) t.k[i] *= 30;
             check_case("scores up to ~3600, tau=%g mask=%s", nt ? 0.5 : 1.0, mask_names[mask]);
@@ -436,10 +423,8 @@ static void test_huge_inputs(Rng *r) {
     for (int score = 0; score < ATTN_SCORE_COUNT; score++)
         for (int norm = 0; norm < 2; norm++)
             for (int big = 0; big < 3; big++) {
-                size_t mark = alloc_mark();
-                Shape s = {3, 4, 2, 2, 2, 2};
                 Case t;
-                setup_case(&t, r, &s, (AttnScore)score, (AttnNorm)norm, 1, 0);
+                size_t mark = setup_case(&t, r, (Shape){3, 4, 2, 2, 2, 2}, (AttnScore)score, (AttnNorm)norm, 1, 0);
                 double f = big == 0 ? 1e15 : big == 1 ? 1e19 : 1e30;
                 for (int i = 0; i < 6; i++) t.q[i] *= (nn_real)f;
                 for (int i = 0; i < 8; i++) t.k[i] *= (nn_real)f;
@@ -508,8 +493,7 @@ static void expect_error(Case *t, int want, const char *mention, const char *wha
 }
 
 static void base_case(Case *t, Rng *r, AttnScore score, AttnNorm norm) {
-    Shape s = {3, 4, 3, 3, 2, 2};
-    setup_case(t, r, &s, score, norm, 1, 0);
+    setup_case(t, r, (Shape){3, 4, 3, 3, 2, 2}, score, norm, 1, 0);
 }
 
 static void test_errors(Rng *r) {
@@ -518,8 +502,7 @@ static void test_errors(Rng *r) {
 
     for (int score = 0; score < ATTN_SCORE_COUNT; score++) {
         if (!dims_same((AttnScore)score)) continue;
-        Shape s = {3, 4, 3, 4, 2, 0};
-        setup_case(&t, r, &s, ATTN_SCORE_GENERAL, ATTN_NORM_SOFTMAX, 1, 0); /* d_q 3, d_k 4 */
+        setup_case(&t, r, (Shape){3, 4, 3, 4, 2, 0}, ATTN_SCORE_GENERAL, ATTN_NORM_SOFTMAX, 1, 0); /* d_q 3, d_k 4 */
         t.c.score = (AttnScore)score;
         expect_error(&t, NN_ERR_SHAPE, NULL, "d_q != d_k with a dot-product score");
     }
@@ -534,37 +517,43 @@ static void test_errors(Rng *r) {
     t.c.norm = (AttnNorm)7;
     expect_error(&t, NN_ERR_ARG, NULL, "norm 7");
 
-    base_case(&t, r, ATTN_SCORE_GENERAL, ATTN_NORM_SOFTMAX);
-    t.p.W = NULL;
-    expect_error(&t, NN_ERR_PARAM, NULL, "general without W");
-    base_case(&t, r, ATTN_SCORE_LOCATION, ATTN_NORM_SOFTMAX);
-    t.p.W = NULL;
-    expect_error(&t, NN_ERR_PARAM, NULL, "location without W");
-    base_case(&t, r, ATTN_SCORE_ADDITIVE, ATTN_NORM_SOFTMAX);
-    t.p.Wq = NULL;
-    expect_error(&t, NN_ERR_PARAM, NULL, "additive without Wq");
-    base_case(&t, r, ATTN_SCORE_ADDITIVE, ATTN_NORM_SOFTMAX);
-    t.p.Wk = NULL;
-    expect_error(&t, NN_ERR_PARAM, NULL, "additive without Wk");
-    base_case(&t, r, ATTN_SCORE_ADDITIVE, ATTN_NORM_SOFTMAX);
-    t.p.v = NULL;
-    expect_error(&t, NN_ERR_PARAM, NULL, "additive without v");
+    /* a parameter the score needs is missing: that member of AttnParams is NULL */
+    static const struct {
+        AttnScore score;
+        size_t param; /* offset of the pointer in AttnParams */
+        const char *what;
+    } missing[] = {
+        {ATTN_SCORE_GENERAL, offsetof(AttnParams, W), "general without W"},
+        {ATTN_SCORE_LOCATION, offsetof(AttnParams, W), "location without W"},
+        {ATTN_SCORE_ADDITIVE, offsetof(AttnParams, Wq), "additive without Wq"},
+        {ATTN_SCORE_ADDITIVE, offsetof(AttnParams, Wk), "additive without Wk"},
+        {ATTN_SCORE_ADDITIVE, offsetof(AttnParams, v), "additive without v"},
+    };
+    for (size_t i = 0; i < sizeof missing / sizeof *missing; i++) {
+        base_case(&t, r, missing[i].score, ATTN_NORM_SOFTMAX);
+        *(const nn_real **)((char *)&t.p + missing[i].param) = NULL;
+        expect_error(&t, NN_ERR_PARAM, NULL, missing[i].what);
+    }
 
-    base_case(&t, r, ATTN_SCORE_DOT, ATTN_NORM_SOFTMAX);
-    t.k[5] = (nn_real)NAN;
-    expect_error(&t, NN_ERR_VALUE, "keys", "NaN in keys");
-    base_case(&t, r, ATTN_SCORE_DOT, ATTN_NORM_SOFTMAX);
-    t.q[8] = (nn_real)INFINITY;
-    expect_error(&t, NN_ERR_VALUE, "queries", "+inf in queries");
-    base_case(&t, r, ATTN_SCORE_DOT, ATTN_NORM_SOFTMAX);
-    t.v[7] = (nn_real)-INFINITY;
-    expect_error(&t, NN_ERR_VALUE, "values", "-inf in values");
-    base_case(&t, r, ATTN_SCORE_GENERAL, ATTN_NORM_SOFTMAX);
-    t.W[2] = (nn_real)NAN;
-    expect_error(&t, NN_ERR_VALUE, "W", "NaN in general W");
-    base_case(&t, r, ATTN_SCORE_ADDITIVE, ATTN_NORM_SOFTMAX);
-    t.va[1] = (nn_real)NAN;
-    expect_error(&t, NN_ERR_VALUE, NULL, "NaN in additive v");
+    /* one input or parameter value that is not finite */
+    static const struct {
+        AttnScore score;
+        size_t array; /* offset of the array's pointer in Case */
+        int index;
+        double value;
+        const char *mention, *what;
+    } nonfinite[] = {
+        {ATTN_SCORE_DOT, offsetof(Case, k), 5, NAN, "keys", "NaN in keys"},
+        {ATTN_SCORE_DOT, offsetof(Case, q), 8, INFINITY, "queries", "+inf in queries"},
+        {ATTN_SCORE_DOT, offsetof(Case, v), 7, -INFINITY, "values", "-inf in values"},
+        {ATTN_SCORE_GENERAL, offsetof(Case, W), 2, NAN, "W", "NaN in general W"},
+        {ATTN_SCORE_ADDITIVE, offsetof(Case, va), 1, NAN, NULL, "NaN in additive v"},
+    };
+    for (size_t i = 0; i < sizeof nonfinite / sizeof *nonfinite; i++) {
+        base_case(&t, r, nonfinite[i].score, ATTN_NORM_SOFTMAX);
+        (*(nn_real **)((char *)&t + nonfinite[i].array))[nonfinite[i].index] = (nn_real)nonfinite[i].value;
+        expect_error(&t, NN_ERR_VALUE, nonfinite[i].mention, nonfinite[i].what);
+    }
     base_case(&t, r, ATTN_SCORE_COSINE, ATTN_NORM_SOFTMAX);
     t.p.beta = (nn_real)NAN;
     expect_error(&t, NN_ERR_VALUE, NULL, "cosine beta NaN");

@@ -32,6 +32,29 @@
  * order 1) in another order: a few ulps of 1, far from a missing or doubled term. */
 #define ACC_ATOL (32 * TOL_EPS)
 
+/* Accumulation, for the attention and the self-attention cases alike: copies
+ * of the count gradients grad[k] (n[k] reals) of the tensors in use (x[k]
+ * not NULL; NULL for the others) before a second backward... */
+static void keep_grads(nn_real **first, nn_real *const *grad, nn_real *const *x, const size_t *n, int count) {
+    for (int k = 0; k < count; k++) {
+        first[k] = x[k] ? alloc_reals(n[k]) : NULL;
+        if (first[k]) memcpy(first[k], grad[k], sizeof(nn_real) * n[k]);
+    }
+}
+
+/* ...which accumulates: every gradient is then twice the first. */
+static void check_doubled(nn_real *const *grad, nn_real *const *first, const size_t *n, const char *const *names,
+                          int count) {
+    for (int k = 0; k < count; k++) {
+        if (!first[k]) continue;
+        double *twice = alloc_doubles(n[k]);
+        for (size_t i = 0; i < n[k]; i++) twice[i] = 2.0 * first[k][i];
+        char what[96];
+        snprintf(what, sizeof what, "%s after two backward calls = 2 x one call", names[k]);
+        CHECK_ARRAY(grad[k], twice, n[k], 0, ACC_ATOL, 8 * TOL_EPS, what);
+    }
+}
+
 static const char *const score_names[ATTN_SCORE_COUNT] = {"dot",    "scaled_dot", "general",
                                                           "additive", "cosine",   "location"};
 static const char *const mask_names[4] = {"none", "causal", "key_lengths", "causal+key_lengths"};
@@ -191,21 +214,11 @@ static void test_attn_case(Rng *r, const GradShape *s, AttnScore score, AttnNorm
 
     /* a second backward accumulates: every gradient doubles */
     nn_real *first[T_COUNT];
-    for (int k = 0; k < T_COUNT; k++) {
-        first[k] = t.x[k] ? alloc_reals(t.n[k]) : NULL;
-        if (first[k]) memcpy(first[k], t.grad[k], sizeof(nn_real) * t.n[k]);
-    }
+    keep_grads(first, t.grad, t.x, t.n, T_COUNT);
     st = run_backward(&t, t.grad[T_Q], t.grad[T_K], t.grad[T_V], &g);
     CHECK(st == NN_OK, "second backward returned %d", st);
     t.grad[T_BETA][0] = g.beta;
-    for (int k = 0; k < T_COUNT; k++) {
-        if (!first[k]) continue;
-        double *twice = alloc_doubles(t.n[k]);
-        for (size_t i = 0; i < t.n[k]; i++) twice[i] = 2.0 * first[k][i];
-        char what[96];
-        snprintf(what, sizeof what, "%s after two backward calls = 2 x one call", tensor_names[k]);
-        CHECK_ARRAY(t.grad[k], twice, t.n[k], 0, ACC_ATOL, 8 * TOL_EPS, what);
-    }
+    check_doubled(t.grad, first, t.n, tensor_names, T_COUNT);
 
     /* NULL gradients are skipped: dq alone (g NULL), then dk, dv with an
      * AttnParamGrads whose members are all NULL; same values as above */
@@ -375,20 +388,10 @@ static void test_self_case(Rng *r, int heads, Proj proj, AttnScore score, int ca
 
     /* accumulation: twice gives double */
     nn_real *first[S_COUNT];
-    for (int k = 0; k < S_COUNT; k++) {
-        first[k] = t.x[k] ? alloc_reals(t.n[k]) : NULL;
-        if (first[k]) memcpy(first[k], t.grad[k], sizeof(nn_real) * t.n[k]);
-    }
+    keep_grads(first, t.grad, t.x, t.n, S_COUNT);
     st = self_run_backward(&t, t.grad[S_X], &g);
     CHECK(st == NN_OK, "second backward returned %d", st);
-    for (int k = 0; k < S_COUNT; k++) {
-        if (!first[k]) continue;
-        double *twice = alloc_doubles(t.n[k]);
-        for (size_t i = 0; i < t.n[k]; i++) twice[i] = 2.0 * first[k][i];
-        char what[96];
-        snprintf(what, sizeof what, "%s after two backward calls = 2 x one call", self_names[k]);
-        CHECK_ARRAY(t.grad[k], twice, t.n[k], 0, ACC_ATOL, 8 * TOL_EPS, what);
-    }
+    check_doubled(t.grad, first, t.n, self_names, S_COUNT);
 
     /* NULL gradients skipped: dx alone with g NULL; weights alone with dx NULL */
     nn_real *dx = alloc_zeros(t.n[S_X]);

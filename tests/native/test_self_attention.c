@@ -248,35 +248,30 @@ static void test_errors(Rng *r) {
     size_t mark = alloc_mark();
     SelfCase t;
 
-    self_setup(&t, r, 5, 8, 2, PROJ_QKVO, ATTN_SCORE_DOT, 0);
-    t.c.heads = 3; /* d_k 8, d_v 8 */
-    expect_self_error(&t, NN_ERR_SHAPE, NULL, "3 heads do not divide d_k = d_v = 8");
-    self_setup(&t, r, 5, 8, 4, PROJ_QKV, ATTN_SCORE_DOT, 0); /* d_k 8, d_v 4 */
-    t.c.heads = 8;
-    expect_self_error(&t, NN_ERR_SHAPE, NULL, "8 heads divide d_k = 8 but not d_v = 4");
-    self_setup(&t, r, 5, 6, 1, PROJ_VO, ATTN_SCORE_DOT, 0); /* d_k = d_in = 6, d_v 4 */
-    t.c.heads = 4;
-    expect_self_error(&t, NN_ERR_SHAPE, NULL, "4 heads divide d_v = 4 but not d_k = 6");
-
-    self_setup(&t, r, 5, 6, 1, PROJ_NONE, ATTN_SCORE_DOT, 0);
-    t.c.d_k = 4;
-    expect_self_error(&t, NN_ERR_SHAPE, NULL, "wq/wk NULL with d_k != d_in");
-    self_setup(&t, r, 5, 6, 1, PROJ_NONE, ATTN_SCORE_DOT, 0);
-    t.c.d_v = 4, t.c.d_out = 4;
-    expect_self_error(&t, NN_ERR_SHAPE, NULL, "wv NULL with d_v != d_in");
-    self_setup(&t, r, 5, 6, 1, PROJ_QKV, ATTN_SCORE_DOT, 0);
-    t.c.d_out = 3;
-    expect_self_error(&t, NN_ERR_SHAPE, NULL, "wo NULL with d_out != d_v");
-
-    self_setup(&t, r, 5, 8, 2, PROJ_QKVO, ATTN_SCORE_DOT, 0);
-    t.c.heads = 0;
-    expect_self_error(&t, NN_ERR_SHAPE, NULL, "0 heads");
-    self_setup(&t, r, 5, 8, 2, PROJ_QKVO, ATTN_SCORE_DOT, 0);
-    t.c.n = 0;
-    expect_self_error(&t, NN_ERR_SHAPE, NULL, "n = 0");
-    self_setup(&t, r, 5, 8, 2, PROJ_QKVO, ATTN_SCORE_DOT, 0);
-    t.c.d_in = 0;
-    expect_self_error(&t, NN_ERR_SHAPE, NULL, "d_in = 0");
+    /* sizes that do not fit together: a setup (n = 5, dot; widths of proj_widths), then
+     * these sizes of SelfAttnConfig set to value */
+    static const struct {
+        int d_in, heads;
+        Proj proj;
+        size_t size[2]; /* offsets in SelfAttnConfig */
+        int n_sizes, value;
+        const char *what;
+    } bad_sizes[] = {
+        {8, 2, PROJ_QKVO, {offsetof(SelfAttnConfig, heads)}, 1, 3, "3 heads do not divide d_k = d_v = 8"},
+        {8, 4, PROJ_QKV, {offsetof(SelfAttnConfig, heads)}, 1, 8, "8 heads divide d_k = 8 but not d_v = 4"},
+        {6, 1, PROJ_VO, {offsetof(SelfAttnConfig, heads)}, 1, 4, "4 heads divide d_v = 4 but not d_k = 6"},
+        {6, 1, PROJ_NONE, {offsetof(SelfAttnConfig, d_k)}, 1, 4, "wq/wk NULL with d_k != d_in"},
+        {6, 1, PROJ_NONE, {offsetof(SelfAttnConfig, d_v), offsetof(SelfAttnConfig, d_out)}, 2, 4, "wv NULL with d_v != d_in"},
+        {6, 1, PROJ_QKV, {offsetof(SelfAttnConfig, d_out)}, 1, 3, "wo NULL with d_out != d_v"},
+        {8, 2, PROJ_QKVO, {offsetof(SelfAttnConfig, heads)}, 1, 0, "0 heads"},
+        {8, 2, PROJ_QKVO, {offsetof(SelfAttnConfig, n)}, 1, 0, "n = 0"},
+        {8, 2, PROJ_QKVO, {offsetof(SelfAttnConfig, d_in)}, 1, 0, "d_in = 0"},
+    };
+    for (size_t i = 0; i < sizeof bad_sizes / sizeof *bad_sizes; i++) {
+        self_setup(&t, r, 5, bad_sizes[i].d_in, bad_sizes[i].heads, bad_sizes[i].proj, ATTN_SCORE_DOT, 0);
+        for (int k = 0; k < bad_sizes[i].n_sizes; k++) *(int *)((char *)&t.c + bad_sizes[i].size[k]) = bad_sizes[i].value;
+        expect_self_error(&t, NN_ERR_SHAPE, NULL, bad_sizes[i].what);
+    }
 
     static const int bad_scores[4] = {ATTN_SCORE_GENERAL, ATTN_SCORE_ADDITIVE, ATTN_SCORE_LOCATION, 99};
     for (int i = 0; i < 4; i++) {
@@ -287,15 +282,22 @@ static void test_errors(Rng *r) {
         expect_self_error(&t, NN_ERR_ARG, NULL, what);
     }
 
-    self_setup(&t, r, 5, 8, 2, PROJ_QKVO, ATTN_SCORE_DOT, 0);
-    t.x[7] = (nn_real)NAN;
-    expect_self_error(&t, NN_ERR_VALUE, "x", "NaN in x");
-    self_setup(&t, r, 5, 8, 2, PROJ_QKVO, ATTN_SCORE_DOT, 0);
-    t.wq[3] = (nn_real)INFINITY;
-    expect_self_error(&t, NN_ERR_VALUE, "wq", "inf in wq");
-    self_setup(&t, r, 5, 8, 2, PROJ_QKVO, ATTN_SCORE_DOT, 0);
-    t.wo[t.c.d_v * t.c.d_out - 1] = (nn_real)NAN;
-    expect_self_error(&t, NN_ERR_VALUE, "wo", "NaN in the last element of wo");
+    /* one value that is not finite, in x or a weight (wo: d_v 8 x d_out 3) */
+    static const struct {
+        size_t array; /* offset of its pointer in SelfCase */
+        int index;
+        double value;
+        const char *name, *what;
+    } nonfinite[] = {
+        {offsetof(SelfCase, x), 7, NAN, "x", "NaN in x"},
+        {offsetof(SelfCase, wq), 3, INFINITY, "wq", "inf in wq"},
+        {offsetof(SelfCase, wo), 8 * 3 - 1, NAN, "wo", "NaN in the last element of wo"},
+    };
+    for (size_t i = 0; i < sizeof nonfinite / sizeof *nonfinite; i++) {
+        self_setup(&t, r, 5, 8, 2, PROJ_QKVO, ATTN_SCORE_DOT, 0);
+        (*(nn_real **)((char *)&t + nonfinite[i].array))[nonfinite[i].index] = (nn_real)nonfinite[i].value;
+        expect_self_error(&t, NN_ERR_VALUE, nonfinite[i].name, nonfinite[i].what);
+    }
 
     {
         /* heads past ATTN_MAX_HEADS, dividing the widths */

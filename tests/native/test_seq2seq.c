@@ -92,7 +92,7 @@ static void overfit(RnnCellKind cell, int layers, int bidir, int attention) {
     Rng r = {99};
     int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
     make_batch(&r, attention == ATTN_SCORE_LOCATION, in_ids, in_len, out_ids, out_len);
-    S2sTrainOptions o = {S2S_ADAM, 0.05f, 5};
+    NnTrainOptions o = {NN_ADAM, 0.05f, 5};
     nn_real first = 0, loss = 0;
     for (int s = 0; s < 300; s++) {
         if (!CHECK(s2s_train_step(m, &o, B, in_ids, in_len, out_ids, out_len, &loss) == NN_OK, "step: %s", nn_last_error())) break;
@@ -114,7 +114,7 @@ static void decode_and_io(RnnCellKind cell, int attention) {
     Rng r = {31};
     int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
     make_batch(&r, attention == ATTN_SCORE_LOCATION, in_ids, in_len, out_ids, out_len);
-    S2sTrainOptions o = {S2S_ADAM, 0.05f, 5};
+    NnTrainOptions o = {NN_ADAM, 0.05f, 5};
     nn_real loss = 0;
     for (int s = 0; s < 300; s++) s2s_train_step(m, &o, B, in_ids, in_len, out_ids, out_len, &loss);
     int32_t got[B * MAX_OUT], got_len[B];
@@ -196,7 +196,7 @@ static void determinism(void) {
     Rng r = {5};
     int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
     make_batch(&r, 0, in_ids, in_len, out_ids, out_len);
-    S2sTrainOptions o = {S2S_ADAM, 0.01f, 1};
+    NnTrainOptions o = {NN_ADAM, 0.01f, 1};
     nn_real la = 0, lb = 0;
     for (int s = 0; s < 5; s++) {
         s2s_train_step(a, &o, B, in_ids, in_len, out_ids, out_len, &la);

@@ -8,7 +8,7 @@
 #include "attnlab/trainer.h"
 #include "check.h"
 
-static const S2sTrainOptions ADAM = {S2S_ADAM, (nn_real)0.01, 5};
+static const NnTrainOptions ADAM = {NN_ADAM, (nn_real)0.01, 5};
 
 static Trainer *make(TaskKind kind, int min_len, int max_len, int cell, int attention, uint64_t seed) {
     TaskConfig tc = {kind, TASK_DIGITS, min_len, max_len};
@@ -106,8 +106,8 @@ static void test_save_load(void) {
         CHECK(fabs(a.loss - b.loss) <= 1e-5 * a.loss && a.token_accuracy == b.token_accuracy,
               "evaluation differs after load: %.9g vs %.9g", a.loss, b.loss);
         float x[3], y[3];
-        trainer_train(t, &(S2sTrainOptions){S2S_SGD, (nn_real)0.1, 0}, 3, 8, x, NULL);
-        trainer_train(u, &(S2sTrainOptions){S2S_SGD, (nn_real)0.1, 0}, 3, 8, y, NULL);
+        trainer_train(t, &(NnTrainOptions){NN_SGD, (nn_real)0.1, 0}, 3, 8, x, NULL);
+        trainer_train(u, &(NnTrainOptions){NN_SGD, (nn_real)0.1, 0}, 3, 8, y, NULL);
         CHECK(fabs(x[2] - y[2]) <= 1e-5f * x[2], "training continues differently after load (%.9g vs %.9g)", x[2], y[2]);
         CHECK(s2s_steps(trainer_model(u)) == 7, "steps after load and 3 more: %d", s2s_steps(trainer_model(u)));
         trainer_destroy(u);

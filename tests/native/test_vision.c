@@ -330,7 +330,7 @@ static void train_save_load(void) {
         VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_LSTM, 16, ATTN_SCORE_ADDITIVE, modes[k], 4, 0, 0.01, 8, 3};
         VisionTrainer *t, *u;
         if (!CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "create: %s", nn_last_error())) continue;
-        VisTrainOptions o = {VIS_ADAM, 0.003f, 5};
+        NnTrainOptions o = {NN_ADAM, 0.003f, 5};
         float losses[3];
         CHECK(vtr_train(t, &o, 3, 8, losses) == NN_OK, "train: %s", nn_last_error());
         CHECK(isfinite(losses[0]) && isfinite(losses[2]), "finite losses");
@@ -398,7 +398,7 @@ static void train_save_load(void) {
     tc.kind = IMG_CLUTTERED;
     CHECK(vtr_create(&t, NULL, &tc, &mc) == NN_ERR_PARAM, "no digits: %s", nn_last_error());
     CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "valid");
-    VisTrainOptions o = {VIS_ADAM, 0.003f, 5};
+    NnTrainOptions o = {NN_ADAM, 0.003f, 5};
     CHECK(vtr_train(t, &o, 1, 9, NULL) == NN_ERR_LIMIT, "batch 9 of 8: %s", nn_last_error());
     o.lr = NAN;
     CHECK(vtr_train(t, &o, 1, 8, NULL) == NN_ERR_VALUE, "lr NaN: %s", nn_last_error());

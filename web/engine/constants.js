@@ -53,7 +53,7 @@ export function adoptConstants(table) {
   Object.assign(VISION.CELLS, table.cells);
   Object.assign(VISION.ATTENTIONS, { none: table.visionAttentionNone }, table.scores);
   Object.assign(VISION.MODES, table.visionModes);
-  Object.assign(VISION.OPTIMIZERS, table.visionOptimizers);
+  Object.assign(VISION.OPTIMIZERS, table.optimizers);
   Object.assign(VISION.SPLITS, table.visionSplits);
   for (const t of [LIMITS, SCORES, NORMALIZATIONS, SEQ2SEQ_LIMITS, ...Object.values(SEQ2SEQ), VISION_LIMITS, ...Object.values(VISION)]) {
     Object.freeze(t);

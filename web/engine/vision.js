@@ -9,7 +9,7 @@ import { VISION, VISION_LIMITS } from './constants.js';
 import { AttnlabError, argError, limitError, shapeError, valueError } from './errors.js';
 import { options, toChoice, toInteger, toNumber } from './matrix.js';
 import { kendallTau } from './stats.js';
-import { F32, F64, I32, U8 } from './wasm.js';
+import { F32, I32, U8 } from './wasm.js';
 
 export { kendallTau };
 
@@ -19,8 +19,6 @@ const { TASKS, CELLS, ATTENTIONS, MODES, OPTIMIZERS, SPLITS } = VISION;
 export const END_TOKEN = '</s>';
 const tokenName = (id) => (id === VISION_LIMITS.endToken ? END_TOKEN : String(id));
 const nameOf = (table, code) => Object.keys(table).find((k) => table[k] === code);
-/** Numbers of attnlab_vis_info: int32 values, then float64 values. */
-const INFO_I32 = 20, INFO_F64 = 4;
 
 export const DIGITS_URL = new URL('../data/mnist.bin.gz', import.meta.url);
 
@@ -147,26 +145,22 @@ export class VisionModel {
     this.heap = heap;
     this.handle = handle;
     const s = this.#info();
-    const [task, clutter, minDigits, maxDigits, rows, cols, layers, c0, c1, c2, cell, hidden, attention, mode,
-      steps, batch, gridRows, gridCols] = s.info;
     /** The model's configuration (as createVisionModel options) and its sizes. */
     this.config = Object.freeze({
-      task: nameOf(TASKS, task), clutter, digits: [minDigits, maxDigits],
-      channels: [c0, c1, c2].slice(0, layers), cell: nameOf(CELLS, cell), hidden,
-      attention: nameOf(ATTENTIONS, attention), mode: nameOf(MODES, mode), steps, batch,
-      seed: s.f[2], entropy: s.f[3], parameters: s.f[0],
-      canvas: Object.freeze({ rows, cols }), grid: Object.freeze({ rows: gridRows, cols: gridCols }),
+      task: nameOf(TASKS, s.task), clutter: s.clutter, digits: [s.minDigits, s.maxDigits],
+      channels: Array.from(s.channels.subarray(0, s.layers)), cell: nameOf(CELLS, s.cell), hidden: s.hidden,
+      attention: nameOf(ATTENTIONS, s.attention), mode: nameOf(MODES, s.mode), steps: s.steps, batch: s.batch,
+      seed: s.seed, entropy: s.entropy, parameters: s.parameters,
+      canvas: Object.freeze({ rows: s.rows, cols: s.cols }), grid: Object.freeze({ rows: s.gridRows, cols: s.gridCols }),
     });
   }
 
+  /** The C core's record of this model (src/wasm/boundary.h, AttnlabVisInfo). */
   #info() {
     const heap = this.heap;
-    return heap.withBlock({ info: I32 * INFO_I32, f: F64 * INFO_F64 }, (p) => {
-      heap.call.vis_info({ model: this.handle, info: p.info, f: p.f });
-      return {
-        info: Array.from(heap.readI32(p.info, INFO_I32)),
-        f: Array.from({ length: INFO_F64 }, (_, i) => heap.readF64(p.f + F64 * i)),
-      };
+    return heap.withBlock({ info: heap.recordSize('VisInfo') }, (p) => {
+      heap.call.vis_info({ model: this.handle, info: p.info });
+      return heap.readRecord('VisInfo', p.info);
     });
   }
 
@@ -178,7 +172,7 @@ export class VisionModel {
   /** Optimiser steps taken so far. */
   get steps() {
     this.#live('steps');
-    return this.#info().f[1];
+    return this.#info().optimizerSteps;
   }
 
   /**
@@ -220,10 +214,9 @@ export class VisionModel {
     const split = toChoice('split', o.split, SPLITS, 'test');
     const count = toInteger('count', o.count, 500, 1, VISION_LIMITS.maxEvaluate);
     const heap = this.heap;
-    return heap.withBlock({ out: 4 * F64 }, (p) => {
-      heap.call.vis_evaluate({ model: handle, split, count, out: p.out });
-      const [loss, accuracy, sequenceAccuracy, n] = [0, 1, 2, 3].map((i) => heap.readF64(p.out + F64 * i));
-      return { loss, accuracy, sequenceAccuracy, count: n, split: nameOf(SPLITS, split) };
+    return heap.withBlock({ result: heap.recordSize('VisEval') }, (p) => {
+      heap.call.vis_evaluate({ model: handle, split, count, result: p.result });
+      return { ...heap.readRecord('VisEval', p.result), split: nameOf(SPLITS, split) };
     });
   }
 

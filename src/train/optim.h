@@ -1,0 +1,57 @@
+/* A model's trainable parameters in one place: the table of its tensors
+ * over one block, their gradients, the optimiser's state and step count,
+ * and a snapshot to roll a failed call back to. Seq2seq and the image model
+ * keep theirs here; each says how its tensors start. Not a public header. */
+#ifndef ATTNLAB_TRAIN_OPTIM_H
+#define ATTNLAB_TRAIN_OPTIM_H
+
+#include "attnlab/optim.h"
+
+/* Room in the table; each model checks at compile time that its largest
+ * table fits (S2S_MAX_TENSORS, VIS_MAX_TENSORS). */
+#define OPT_MAX_TENSORS 40
+
+typedef struct {
+    nn_real **slot; /* the field of the model's weight view that points at it */
+    size_t offset;  /* where it starts in the block, in reals */
+    size_t count;   /* its reals */
+    int fan_in;     /* inputs per output, for the initial scale (0: none) */
+    int init;       /* how it starts: one of the model's own kinds */
+} OptTensor;
+
+typedef struct {
+    OptTensor tensors[OPT_MAX_TENSORS]; /* the table, in block order */
+    int n_tensors;                      /* entries used */
+    size_t n;                           /* reals in params (and in grads) */
+    nn_real *params;                    /* (n) all weights, in table order */
+    nn_real *grads;                     /* (n) their gradients */
+    nn_real *moments;                   /* (2, n) Adam's first and second moments */
+    nn_real *kept;                      /* (3, n) opt_snapshot's copy of params and moments, or NULL */
+    int steps;                          /* optimiser steps taken */
+    int kept_steps;                     /* steps at the snapshot */
+} OptParams;
+
+/* Appends a tensor of count reals to the table (before opt_alloc); the
+ * table has room for the model's largest one (see OPT_MAX_TENSORS). */
+void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, int init);
+/* Allocates params, grads and moments, zeroed: NN_OK, or NN_ERR_NOMEM with
+ * no message (the model says what it was creating). */
+int opt_alloc(OptParams *p);
+void opt_free(OptParams *p);
+/* Points every slot of the weight view w into params and the same field of
+ * the gradient view g (a struct of the same type) into grads. */
+void opt_bind(const OptParams *p, void *w, void *g);
+void opt_zero_grad(OptParams *p);
+/* sqrt(sum g^2) over all gradients, accumulated in double. */
+nn_real opt_grad_norm(const OptParams *p);
+/* Clips (global norm) and applies one step; the norm before clipping in
+ * *norm (or NULL). All or nothing: a bad lr or clip, a gradient norm that is
+ * not finite, or an update that would make a weight or the optimiser state
+ * non-finite returns NN_ERR_VALUE and changes nothing. */
+int opt_update(OptParams *p, const NnTrainOptions *o, nn_real *norm);
+/* Copies the weights, the moments and the step count aside (NN_ERR_NOMEM if
+ * the copy cannot be allocated); opt_rollback puts them back (if any). */
+int opt_snapshot(OptParams *p);
+void opt_rollback(OptParams *p);
+
+#endif
