@@ -8,38 +8,58 @@
 #include "core/conv.h"
 #include "core/vec.h"
 
-/* col (H*W, 9C): row p = (i, j) holds x[i+ky-1][j+kx-1][ci] at (ky*3 + kx)*C + ci. */
+/* col (H*W, 9C): row p = (i, j) holds x[i+ky-1][j+kx-1][ci] at (ky*3 + kx)*C + ci.
+ * For a fixed ky the three kx taps are three neighbouring pixels, contiguous
+ * in x, so each (p, ky) is one run of 3C reals (zeros where it leaves the
+ * map): plain loops rather than a library copy per tap, which for the first
+ * layer (C = 1) would be a call per real. */
 static void im2col(nn_real *col, const nn_real *x, int H, int W, int C) {
-    size_t K = (size_t)9 * C;
+    size_t K = (size_t)9 * C, run = (size_t)3 * C;
     for (int i = 0; i < H; i++)
-        for (int j = 0; j < W; j++) {
-            nn_real *row = col + ((size_t)i * W + j) * K;
-            for (int ky = 0; ky < 3; ky++) {
-                int y = i + ky - 1;
-                for (int kx = 0; kx < 3; kx++) {
-                    int xx = j + kx - 1;
-                    nn_real *dst = row + (size_t)(ky * 3 + kx) * C;
-                    if (y < 0 || y >= H || xx < 0 || xx >= W) memset(dst, 0, sizeof(nn_real) * C);
-                    else memcpy(dst, x + ((size_t)y * W + xx) * C, sizeof(nn_real) * C);
+        for (int ky = 0; ky < 3; ky++) {
+            int y = i + ky - 1;
+            nn_real *dst = col + (size_t)i * W * K + ky * run;
+            if (y < 0 || y >= H) {
+                for (int j = 0; j < W; j++, dst += K)
+                    for (size_t e = 0; e < run; e++) dst[e] = 0;
+                continue;
+            }
+            const nn_real *src = x + (size_t)y * W * C;
+            for (int j = 0; j < W; j++, dst += K) {
+                if (j == 0 || j == W - 1) { /* a border column: one tap is outside */
+                    for (int kx = 0; kx < 3; kx++) {
+                        int xx = j + kx - 1;
+                        for (int ci = 0; ci < C; ci++)
+                            dst[kx * C + ci] = xx < 0 || xx >= W ? 0 : src[(size_t)xx * C + ci];
+                    }
+                    continue;
                 }
+                const nn_real *s = src + (size_t)(j - 1) * C;
+                for (size_t e = 0; e < run; e++) dst[e] = s[e];
             }
         }
 }
 
-/* dx += col2im(dcol): the transpose of im2col. */
+/* dx += col2im(dcol): the transpose of im2col, one run of 3C per (p, ky). */
 static void col2im(nn_real *dx, const nn_real *dcol, int H, int W, int C) {
-    size_t K = (size_t)9 * C;
+    size_t K = (size_t)9 * C, run = (size_t)3 * C;
     for (int i = 0; i < H; i++)
-        for (int j = 0; j < W; j++) {
-            const nn_real *row = dcol + ((size_t)i * W + j) * K;
-            for (int ky = 0; ky < 3; ky++) {
-                int y = i + ky - 1;
-                if (y < 0 || y >= H) continue;
-                for (int kx = 0; kx < 3; kx++) {
-                    int xx = j + kx - 1;
-                    if (xx < 0 || xx >= W) continue;
-                    vec_axpy(dx + ((size_t)y * W + xx) * C, 1, row + (size_t)(ky * 3 + kx) * C, C);
+        for (int ky = 0; ky < 3; ky++) {
+            int y = i + ky - 1;
+            if (y < 0 || y >= H) continue;
+            const nn_real *src = dcol + (size_t)i * W * K + ky * run;
+            nn_real *row = dx + (size_t)y * W * C;
+            for (int j = 0; j < W; j++, src += K) {
+                if (j == 0 || j == W - 1) {
+                    for (int kx = 0; kx < 3; kx++) {
+                        int xx = j + kx - 1;
+                        if (xx < 0 || xx >= W) continue;
+                        for (int ci = 0; ci < C; ci++) row[(size_t)xx * C + ci] += src[kx * C + ci];
+                    }
+                    continue;
                 }
+                nn_real *d = row + (size_t)(j - 1) * C;
+                for (size_t e = 0; e < run; e++) d[e] += src[e];
             }
         }
 }

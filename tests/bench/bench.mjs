@@ -13,11 +13,11 @@
 // a result, not a failure); non-zero only when something crashes.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mulberry32 } from '../lib/random.mjs';
+import { loadTfWasm } from '../lib/tfjs.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SIZES = [[64, 64], [256, 64], [1024, 64]];
@@ -168,21 +168,7 @@ async function loadOurs() {
   return { simd, scalar };
 }
 
-async function loadTf() {
-  const require = createRequire(import.meta.url);
-  const tf = await import('@tensorflow/tfjs'); // the union package re-exports tfjs-core
-  const tfw = await import('@tensorflow/tfjs-backend-wasm');
-  // In Node the backend finds its .wasm next to its own JS; say so explicitly anyway.
-  const dist = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm'));
-  tfw.setWasmPaths(dist + path.sep);
-  if (typeof tfw.setThreadsCount === 'function') tfw.setThreadsCount(1);
-  const ok = await tf.setBackend('wasm');
-  await tf.ready();
-  if (!ok || tf.getBackend() !== 'wasm') throw new Error('tf.setBackend("wasm") failed');
-  const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
-  const threads = typeof tfw.getThreadsCount === 'function' ? tfw.getThreadsCount() : '?';
-  return { tf, version: tf.version_core ?? tf.version?.['tfjs-core'] ?? '?', simd, threads };
-}
+const loadTf = loadTfWasm;
 
 /**
  * One benchmark subject per implementation at one size: call() does one

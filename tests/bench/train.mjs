@@ -12,11 +12,11 @@
 //   node tests/bench/train.mjs [--quick]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadEngine } from '../../web/engine/index.js';
 import { mulberry32 } from '../lib/random.mjs';
+import { loadTfWasm } from '../lib/tfjs.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const QUICK = process.argv.includes('--quick');
@@ -74,11 +74,7 @@ function native(steps) {
 // ---- TensorFlow.js ---------------------------------------------------------------------------
 
 async function loadTf() {
-  const require = createRequire(import.meta.url);
-  const tf = await import('@tensorflow/tfjs');
-  const tfw = await import('@tensorflow/tfjs-backend-wasm');
-  tfw.setWasmPaths(path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm')) + path.sep);
-  if (typeof tfw.setThreadsCount === 'function') tfw.setThreadsCount(1);
+  const { tf } = await loadTfWasm();
   // The WASM backend has no UnsortedSegmentSum, which the embedding gradient
   // uses: a small JS kernel on the backend's heap views.
   tf.registerKernel({
@@ -101,8 +97,6 @@ async function loadTf() {
       return out;
     },
   });
-  if (!(await tf.setBackend('wasm'))) throw new Error('tf.setBackend("wasm") failed');
-  await tf.ready();
   return tf;
 }
 

@@ -29,16 +29,23 @@ static uint8_t *make_asset(Rng *r, int n, size_t *size) {
 
 /* ---- op level ------------------------------------------------------------------ */
 
+/* Shapes that take each path of im2col: the first layer's single channel, a
+ * two-column map (every column a border), a one-row map, wider channels. */
 static void conv_forward_matches_reference(void) {
+    static const int shapes[][4] = {{7, 9, 3, 5}, {6, 8, 1, 8}, {5, 2, 2, 3}, {1, 6, 4, 16}, {4, 4, 16, 4}};
     Rng r = {11};
-    const int H = 7, W = 9, C = 3, Co = 5;
-    check_case("conv 3x3 forward vs reference");
-    nn_real *x = alloc_random(&r, (size_t)H * W * C, -1, 1), *w = alloc_random(&r, (size_t)9 * C * Co, -1, 1),
-            *b = alloc_random(&r, Co, -1, 1), *y = alloc_reals((size_t)H * W * Co), *ref = alloc_reals((size_t)H * W * Co),
-            *col = alloc_reals((size_t)conv_col_size(H, W, C));
-    conv_3x3_forward(y, x, w, b, H, W, C, Co, col);
-    conv_3x3_forward_ref(ref, x, w, b, H, W, C, Co);
-    CHECK_ARRAY_R(y, ref, (size_t)H * W * Co, Co, TOL_FWD_ATOL, TOL_FWD_RTOL, "y");
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int H = shapes[s][0], W = shapes[s][1], C = shapes[s][2], Co = shapes[s][3];
+        check_case("conv 3x3 forward vs reference, %d x %d x %d -> %d", H, W, C, Co);
+        size_t mark = alloc_mark();
+        nn_real *x = alloc_random(&r, (size_t)H * W * C, -1, 1), *w = alloc_random(&r, (size_t)9 * C * Co, -1, 1),
+                *b = alloc_random(&r, Co, -1, 1), *y = alloc_reals((size_t)H * W * Co),
+                *ref = alloc_reals((size_t)H * W * Co), *col = alloc_reals((size_t)conv_col_size(H, W, C));
+        conv_3x3_forward(y, x, w, b, H, W, C, Co, col);
+        conv_3x3_forward_ref(ref, x, w, b, H, W, C, Co);
+        CHECK_ARRAY_R(y, ref, (size_t)H * W * Co, Co, TOL_FWD_ATOL, TOL_FWD_RTOL, "y");
+        alloc_release(mark);
+    }
 }
 
 #ifdef NN_DOUBLE
@@ -88,24 +95,37 @@ static double proj_loss(void *p) {
     return dot_r(c->y, c->r, (size_t)c->H * c->W * c->Co);
 }
 
+/* An op case of H x W x C -> Co: random x, w, b and loss weights r. */
+static OpCase op_case(Rng *r, int H, int W, int C, int Co) {
+    OpCase c = {H, W, C, Co, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    size_t nx = (size_t)H * W * C, ny = (size_t)H * W * Co;
+    c.x = alloc_random(r, nx, -1, 1);
+    c.w = alloc_random(r, (size_t)9 * C * Co, -1, 1);
+    c.b = alloc_random(r, Co, -1, 1);
+    c.y = alloc_reals(ny);
+    c.r = alloc_random(r, ny, -1, 1);
+    c.col = alloc_reals((size_t)conv_col_size(H, W, C));
+    c.idx = alloc_ints(nx);
+    return c;
+}
+
+/* conv 3x3: dx, dw, db of L = r . conv(x) against finite differences. */
+static void conv_gradcheck(OpCase *c) {
+    size_t nx = (size_t)c->H * c->W * c->C, nw = (size_t)9 * c->C * c->Co;
+    nn_real *dx = alloc_zeros(nx), *dw = alloc_zeros(nw), *db = alloc_zeros(c->Co);
+    check_case("gradcheck conv 3x3, %d x %d x %d -> %d", c->H, c->W, c->C, c->Co);
+    conv_3x3_backward(dx, dw, db, c->r, c->x, c->w, c->H, c->W, c->C, c->Co, c->col);
+    CHECK(finite_worst(conv_loss, c, c->x, dx, nx) < 1e-6, "dx");
+    CHECK(finite_worst(conv_loss, c, c->w, dw, nw) < 1e-6, "dw");
+    CHECK(finite_worst(conv_loss, c, c->b, db, c->Co) < 1e-6, "db");
+}
+
 static void op_gradchecks(void) {
     Rng r = {23};
-    OpCase c = {5, 7, 2, 3, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    size_t nx = (size_t)c.H * c.W * c.C, ny = (size_t)c.H * c.W * c.Co, nw = (size_t)9 * c.C * c.Co;
-    c.x = alloc_random(&r, nx, -1, 1);
-    c.w = alloc_random(&r, nw, -1, 1);
-    c.b = alloc_random(&r, c.Co, -1, 1);
-    c.y = alloc_reals(ny);
-    c.r = alloc_random(&r, ny, -1, 1);
-    c.col = alloc_reals((size_t)conv_col_size(c.H, c.W, c.C));
-    c.idx = alloc_ints(nx);
+    OpCase c = op_case(&r, 5, 7, 2, 3);
+    size_t nx = (size_t)c.H * c.W * c.C, nw = (size_t)9 * c.C * c.Co;
     nn_real *dx = alloc_zeros(nx), *dw = alloc_zeros(nw), *db = alloc_zeros(c.Co);
-
-    check_case("gradcheck conv 3x3");
-    conv_3x3_backward(dx, dw, db, c.r, c.x, c.w, c.H, c.W, c.C, c.Co, c.col);
-    CHECK(finite_worst(conv_loss, &c, c.x, dx, nx) < 1e-6, "dx");
-    CHECK(finite_worst(conv_loss, &c, c.w, dw, nw) < 1e-6, "dw");
-    CHECK(finite_worst(conv_loss, &c, c.b, db, c.Co) < 1e-6, "db");
+    conv_gradcheck(&c);
 
     check_case("gradcheck ReLU + max-pool 2x2 (odd sizes)");
     memset(dx, 0, sizeof(nn_real) * nx);
@@ -123,6 +143,19 @@ static void op_gradchecks(void) {
     CHECK(finite_worst(proj_loss, &c, c.x, dx, nx) < 1e-6, "dx");
     CHECK(finite_worst(proj_loss, &c, c.w, dw, (size_t)c.C * c.Co) < 1e-6, "dw");
     CHECK(finite_worst(proj_loss, &c, c.b, db, c.Co) < 1e-6, "db");
+}
+
+/* conv 3x3 again on the first layer's single channel and on a two-column map,
+ * where im2col and col2im take their border paths only. */
+static void conv_gradcheck_shapes(void) {
+    static const int shapes[][4] = {{4, 5, 1, 3}, {3, 2, 2, 2}};
+    Rng r = {29};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t mark = alloc_mark();
+        OpCase c = op_case(&r, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3]);
+        conv_gradcheck(&c);
+        alloc_release(mark);
+    }
 }
 
 /* ---- model level: every parameter and every pixel ------------------------------- */
@@ -413,6 +446,7 @@ int main(void) {
     conv_forward_matches_reference();
 #ifdef NN_DOUBLE
     op_gradchecks();
+    conv_gradcheck_shapes();
     model_gradcheck(RNN_CELL_GRU, ATTN_SCORE_SCALED_DOT, VIS_SOFT, 1, 0);
     model_gradcheck(RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, VIS_SOFT, 3, 1);
     model_gradcheck(RNN_CELL_LSTM, ATTN_SCORE_GENERAL, VIS_SOFT, 3, 1);
