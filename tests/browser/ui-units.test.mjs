@@ -1,9 +1,13 @@
-// The shared UI modules that need no DOM, tested in Node: number formatting (no
+// The shared UI modules. Those that need no DOM, tested in Node: number formatting (no
 // "−0.00"), ticks on round values, CSV fields safe from formula injection, and the
 // URL-state codec (per-field fallback, unknown fields named, versioned migration),
-// with the playground's own table and its version 1 links.
-import { test } from 'node:test';
+// with the playground's own table and its version 1 links. The heatmap and the line
+// charts, tested alone in Chromium on a page holding only ui/base.css: the legend
+// starts where the matrix starts, the label band is at least 6ch, upright column
+// labels, chart text at its CSS size on a phone, and a series of one point drawn.
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { SHOTS, startBrowser } from './browser.mjs';
 import { fixed, num, tick } from '../../web/ui/format.js';
 import { niceDomain, niceTicks } from '../../web/ui/ticks.js';
 import { csvField, csvLine } from '../../web/ui/download.js';
@@ -108,4 +112,142 @@ test('every formula the page can show is in the build-time set', () => {
     }
   }
   assert.ok(texParts('scores', formulaKey({ ...defaults(), mask: 'padding' })).includes('e_{ij} = -\\infty \\text{ for } j > L'), 'the padding mask is 1-based: keys after L');
+});
+
+// ---- the heatmap and the charts in Chromium, alone on a page with the shared stylesheet
+
+let env;
+before(async () => { env = await startBrowser(); });
+after(async () => { await env?.close(); });
+
+const FIXTURE = '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
+  + '<title>ui units</title><link rel="stylesheet" href="ui/base.css"></head><body><main id="root" class="card"></main></body></html>';
+
+/** A page holding only ui/base.css and an empty card; `run(ui)` runs in it with ui = { heatmap, chart } modules. */
+async function inPage(viewport, run, arg) {
+  const page = await env.browser.newPage({ viewport });
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  await page.route(`${env.url}ui-fixture.html`, (route) => route.fulfill({ contentType: 'text/html', body: FIXTURE }));
+  await page.goto(`${env.url}ui-fixture.html`);
+  const result = await page.evaluate(async ({ source, arg: a }) => {
+    const ui = { heatmap: await import('./ui/heatmap.js'), chart: await import('./ui/chart.js') };
+    // eslint-disable-next-line no-new-func
+    return new Function('ui', 'arg', `return (${source})(ui, arg);`)(ui, a);
+  }, { source: run.toString(), arg });
+  return { page, errors, result };
+}
+
+const matrix = (rows, cols) => ({ rows, cols, data: Float32Array.from({ length: rows * cols }, (_, k) => (k % 7) / 7) });
+
+test('heatmap: the legend starts where the matrix starts, whatever the width of the row labels', async () => {
+  for (const rowLabels of [['a', 'b', 'c'], ['a much longer name', 'b', 'c'], ['Your', 'journey', 'starts']]) {
+    const { page, errors, result } = await inPage({ width: 1000, height: 700 }, async (ui, labels) => {
+      const hm = ui.heatmap.createHeatmap({ id: 't', label: 'test', axes: 'query ↓ key →' });
+      document.getElementById('root').append(hm.el);
+      hm.update({ rows: 3, cols: 4, data: new Float32Array(12).map((_, k) => k / 12) }, { rowLabels: labels, colLabels: ['w', 'x', 'y', 'z'], kind: 'unit', legend: 'α' });
+      await new Promise((ok) => requestAnimationFrame(ok));
+      const left = (sel) => document.querySelector(sel).getBoundingClientRect().left;
+      return { canvas: left('[data-testid="heatmap-t"]'), bar: left('[data-testid="legend-t"] .legend-bar') };
+    }, rowLabels);
+    assert.ok(Math.abs(result.canvas - result.bar) <= 1, `labels ${rowLabels[0]}: matrix at ${result.canvas.toFixed(1)} px, legend at ${result.bar.toFixed(1)} px`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  }
+});
+
+test('heatmap: the row label band is at least 6ch wide even for one-character labels', async () => {
+  const { page, errors, result } = await inPage({ width: 1000, height: 700 }, async (ui) => {
+    const hm = ui.heatmap.createHeatmap({ id: 't', label: 'test', axes: '' });
+    document.getElementById('root').append(hm.el);
+    hm.update({ rows: 2, cols: 2, data: new Float32Array([0.1, 0.9, 0.5, 0.5]) }, { rowLabels: ['a', 'b'], colLabels: ['c', 'd'], kind: 'unit' });
+    await new Promise((ok) => requestAnimationFrame(ok));
+    // 6ch in the heatmap's own font (the labels' font)
+    const probe = document.createElement('span');
+    probe.textContent = '000000';
+    probe.style.position = 'absolute';
+    probe.style.visibility = 'hidden';
+    document.querySelector('.hm-rows').append(probe);
+    const sixCh = probe.getBoundingClientRect().width;
+    probe.remove();
+    const canvas = document.querySelector('[data-testid="heatmap-t"]').getBoundingClientRect();
+    const figure = document.querySelector('[data-testid="figure-t"]').getBoundingClientRect();
+    return { band: canvas.left - figure.left, sixCh };
+  });
+  assert.ok(result.sixCh > 20, `6ch measured: ${result.sixCh}`);
+  assert.ok(result.band >= result.sixCh, `band ${result.band.toFixed(1)} px, 6ch = ${result.sixCh.toFixed(1)} px`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('heatmap: column labels upright on request (one line above each column), rotated by default', async () => {
+  const { page, errors, result } = await inPage({ width: 1000, height: 700 }, async (ui) => {
+    const out = {};
+    for (const upright of [true, false]) {
+      const id = upright ? 'up' : 'rot';
+      const hm = ui.heatmap.createHeatmap({ id, label: id, axes: '', uprightCols: upright });
+      document.getElementById('root').append(hm.el);
+      hm.update({ rows: 2, cols: 5, data: new Float32Array(10).map((_, k) => k / 10) }, { rowLabels: ['r', 's'], colLabels: ['abc', 'b', 'c', 'd', 'e'], kind: 'unit' });
+      await new Promise((ok) => requestAnimationFrame(ok));
+      const plot = document.querySelector(`[data-testid="heatmap-${id}"]`).getBoundingClientRect();
+      const spans = [...document.querySelectorAll(`[data-testid="figure-${id}"] .hm-cols span`)].map((s) => s.getBoundingClientRect().toJSON());
+      out[id] = { plot: plot.toJSON(), spans, band: document.querySelector(`[data-testid="figure-${id}"] .hm-cols`).getBoundingClientRect().height };
+    }
+    return out;
+  });
+  const { up, rot } = result;
+  const first = up.spans[0];
+  assert.ok(first.width > first.height, `upright 'abc': ${first.width.toFixed(1)} × ${first.height.toFixed(1)} px`);
+  up.spans.forEach((b, k) => {
+    const cell = up.plot.width / 5;
+    const centre = up.plot.left + (k + 0.5) * cell;
+    assert.ok(Math.abs(b.left + b.width / 2 - centre) <= 1.5, `label ${k} centred over its column`);
+    assert.ok(b.bottom <= up.plot.top + 0.5, `label ${k} above the plot`);
+  });
+  assert.ok(up.band < rot.band / 2, `an upright band is one line (${up.band.toFixed(1)} px), not a rotated label's length (${rot.band.toFixed(1)} px)`);
+  assert.ok(rot.spans[0].height > rot.spans[0].width, 'rotated by default');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('charts: on a 390×844 phone the axis text is drawn at its CSS size, not shrunk with the picture', async () => {
+  const { page, errors, result } = await inPage({ width: 390, height: 844 }, async (ui) => {
+    const figure = document.createElement('figure');
+    figure.className = 'chart';
+    document.getElementById('root').append(figure);
+    ui.chart.drawChart(figure, [{ name: 'loss', color: '#2f56d6', points: Array.from({ length: 50 }, (_, k) => ({ step: k * 10, value: 2 / (1 + k) })) }],
+      { xLabel: 'step', yLabel: 'loss' });
+    await new Promise((ok) => requestAnimationFrame(ok));
+    const svg = figure.querySelector('svg');
+    const scale = svg.getScreenCTM().a;
+    return { sizes: [...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale), width: svg.getBoundingClientRect().width };
+  });
+  await page.screenshot({ path: `${SHOTS}ui-chart-390x844.png` });
+  assert.ok(result.sizes.length > 5);
+  const smallest = Math.min(...result.sizes);
+  assert.ok(smallest >= 10.5, `smallest chart text ${smallest.toFixed(1)} px in a ${result.width.toFixed(0)} px wide chart`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('charts: a series of a single point draws a visible marker', async () => {
+  const { page, errors, result } = await inPage({ width: 1000, height: 700 }, async (ui) => {
+    const figure = document.createElement('figure');
+    document.getElementById('root').append(figure);
+    ui.chart.drawChart(figure, [
+      { name: 'one', color: '#c2255c', points: [{ x: 3, y: 0.5 }] },
+      { name: 'two', color: '#2f56d6', points: [{ x: 1, y: 0.2 }, { x: 5, y: 0.8 }] },
+    ], { xLabel: 'input length', yLabel: 'accuracy', yMin: 0, yMax: 1 });
+    await new Promise((ok) => requestAnimationFrame(ok));
+    const mark = figure.querySelector('[data-name="one"]');
+    const b = mark?.getBoundingClientRect();
+    const style = mark && getComputedStyle(mark);
+    return mark && { width: b.width, height: b.height, fill: style.fill, visible: style.visibility };
+  });
+  assert.ok(result, 'the one-point series is drawn');
+  assert.ok(result.width >= 5 && result.height >= 5, `marker ${result.width} × ${result.height} px`);
+  assert.equal(result.visible, 'visible');
+  assert.notEqual(result.fill, 'none');
+  assert.deepEqual(errors, []);
+  await page.close();
 });

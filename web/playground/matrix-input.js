@@ -1,6 +1,6 @@
 // A grid of number fields for a matrix (embeddings or a parameter), virtualised:
 // only the rows and columns in view (plus a margin) exist in the DOM, so a 64 × 64
-// grid holds ~150 inputs instead of 4,096 and an edit re-lays out almost nothing.
+// grid holds ~100 inputs instead of 4,096 and an edit re-lays out almost nothing.
 // The grid is an ARIA grid (role=grid/row/columnheader/rowheader/gridcell with
 // aria-rowcount/colcount and indices), so a screen reader still knows its size.
 // Keys in a cell: ↑/↓ (or the wheel) nudge the value by its step (Shift: ×10);
@@ -18,7 +18,7 @@ import { round } from './rng.js';
 const ROW_H = 30;
 const COL_W = 56;
 const NUM_W = 30;
-const MARGIN = 2;
+const MARGIN = 1; // rows / columns kept beyond the view: every text input costs each repaint (its own scroller)
 
 export function createMatrixInput(opts) {
   const { step = 0.01 } = opts;
@@ -39,7 +39,7 @@ export function createMatrixInput(opts) {
   function window_() {
     const H = wrap.clientHeight || 16 * ROW_H;
     const W = wrap.clientWidth || headW + 10 * COL_W;
-    const r0 = Math.max(0, Math.floor(wrap.scrollTop / ROW_H) - 1 - MARGIN);
+    const r0 = Math.max(0, Math.floor(wrap.scrollTop / ROW_H) - MARGIN);
     const r1 = Math.min(rows - 1, Math.ceil((wrap.scrollTop + H) / ROW_H) + MARGIN);
     const c0 = Math.max(0, Math.floor((wrap.scrollLeft) / COL_W) - MARGIN);
     const c1 = Math.min(cols - 1, Math.ceil((wrap.scrollLeft + W - headW) / COL_W) + MARGIN);

@@ -66,8 +66,15 @@ export function bindOptions(store) {
   $('compare').addEventListener('change', () => set((s) => { s.compare = $('compare').value; }));
   $('lock').addEventListener('change', () => set((s) => { s.lock = $('lock').checked; }));
 
+  let shown = '';
   return {
     update(s, extra = {}) {
+      // an edit of the data changes none of these controls: writing a value or `hidden` again,
+      // even the same one, would still make the browser restyle and repaint the bar
+      const key = JSON.stringify([s.preset, s.dataSeed, s.mode, s.score, s.normalize, s.temperature, s.mask, s.tokens.length,
+        s.padLength, s.hidden, s.beta, s.paramSeed, s.trainable, s.lock, s.heads, s.compare, dims(s), extra.sumRange ?? null]);
+      if (key === shown) return;
+      shown = key;
       const self = s.mode === 'self';
       $('preset').value = s.preset;
       $('data-seed').value = s.dataSeed;

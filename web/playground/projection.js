@@ -73,7 +73,8 @@ export function createProjection(store, { px, py }) {
     s.tokens.forEach((name, i) => {
       const g = points.children[i];
       const [x, y] = [s.x[i][s.px], s.x[i][s.py]];
-      g.setAttribute('transform', `translate(${sx(x).toFixed(1)} ${sy(y).toFixed(1)})`);
+      const at = `translate(${sx(x).toFixed(1)} ${sy(y).toFixed(1)})`;
+      if (g.getAttribute('transform') !== at) g.setAttribute('transform', at);
       const label = `${name}: d${s.px + 1} = ${x}, d${s.py + 1} = ${y}. Drag or use arrow keys to move.`;
       if (g.getAttribute('aria-label') !== label) g.setAttribute('aria-label', label);
       const text = showNames ? name : '';
@@ -83,7 +84,7 @@ export function createProjection(store, { px, py }) {
   }
 
   function drawLinks(s, weights) {
-    if (query === null || !weights || query >= s.tokens.length) { links.replaceChildren(); return; }
+    if (query === null || !weights || query >= s.tokens.length) { if (links.firstChild) links.replaceChildren(); return; }
     const n = weights.cols;
     const from = s.x[query];
     const out = [];
@@ -157,8 +158,8 @@ export function createProjection(store, { px, py }) {
         px.replaceChildren(...Array.from({ length: d }, (_, j) => option(j)));
         py.replaceChildren(...Array.from({ length: d }, (_, j) => option(j)));
       }
-      px.value = s.px;
-      py.value = s.py;
+      if (px.value !== String(s.px)) px.value = s.px;
+      if (py.value !== String(s.py)) py.value = s.py;
       refit = info.source !== 'projection';
       render(s, r?.weights[s.mode === 'self' ? s.head : 0]);
     },

@@ -4,7 +4,7 @@
 // once as small multiples (click one to enlarge it into the scores and weights
 // cards), Q, K, V and the context carry their heads' column bands, and the output
 // projection Wo is its own step. Draws from the state and the computed steps.
-import { h } from '../ui/dom.js';
+import { h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { explainCell } from './explain.js';
@@ -92,8 +92,10 @@ export function createSteps(opts) {
     }
     thumbs.forEach(({ hm, button }, k) => {
       hm.update(r.weights[k], { rowLabels: s.tokens.map(() => ''), colLabels: s.tokens.map(() => ''), kind: 'weights', maxCell: 14 });
-      button.setAttribute('aria-pressed', String(k === s.head));
-      button.setAttribute('aria-label', `Head ${k + 1} weights${k === s.head ? ' (enlarged)' : ''}: enlarge`);
+      if (button.getAttribute('aria-pressed') !== String(k === s.head)) {
+        button.setAttribute('aria-pressed', String(k === s.head));
+        button.setAttribute('aria-label', `Head ${k + 1} weights${k === s.head ? ' (enlarged)' : ''}: enlarge`);
+      }
     });
   }
 
@@ -101,8 +103,8 @@ export function createSteps(opts) {
   return {
     el,
     showError(message) {
-      computeError.hidden = !message;
-      computeError.textContent = message ? `Cannot compute this setting: ${message}` : '';
+      setHidden(computeError, !message);
+      setText(computeError, message ? `Cannot compute this setting: ${message}` : '');
     },
     setLock(on) {
       locked = on;
@@ -118,11 +120,11 @@ export function createSteps(opts) {
         order = key;
         grid.replaceChildren(...ids.map((id) => card(id).section));
       }
-      headBox.hidden = !multi;
+      setHidden(headBox, !multi);
       if (headSelect.options.length !== s.heads) {
         headSelect.replaceChildren(...Array.from({ length: s.heads }, (_, k) => h('option', { value: k + 1, textContent: String(k + 1) })));
       }
-      headSelect.value = String(s.head + 1);
+      if (headSelect.value !== String(s.head + 1)) headSelect.value = String(s.head + 1);
       const head = self ? s.head : 0;
       const dimNames = (m) => Array.from({ length: m.cols }, (_, j) => String(j + 1));
       const hover = (i) => { cards.context.heatmap.highlightRow(i); opts.onQuery?.(i); };
@@ -139,7 +141,7 @@ export function createSteps(opts) {
         const m = mats[id];
         const square = ['scores', 'weights', 'compare', 'diff'].includes(id);
         const headNote = multi && (id === 'scores' || id === 'weights') ? ` — head ${head + 1} of ${s.heads}` : '';
-        c.heading.textContent = id === 'compare' ? `Weights under: ${SCORE_LABELS[s.compare]}` : STEPS[id].title + headNote;
+        setText(c.heading, id === 'compare' ? `Weights under: ${SCORE_LABELS[s.compare]}` : STEPS[id].title + headNote);
         c.heatmap.update(m, {
           rowLabels: s.tokens,
           colLabels: square ? s.tokens : dimNames(m),
@@ -152,7 +154,7 @@ export function createSteps(opts) {
       }
       const w = cards.weights.warning;
       const range = extra.sumRange;
-      w.hidden = !range;
+      setHidden(w, !range);
       if (range) w.textContent = `These scores have both signs, so e / Σe is not a distribution: weights run from ${fixed(range.lo, 2)} to ${fixed(range.hi, 2)}, outside [0, 1]. The naive sum only makes sense for positive scores; softmax always gives weights in [0, 1].`;
     },
   };

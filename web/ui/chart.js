@@ -8,22 +8,39 @@
 //             the readout reads "<series>: <xLabel> <x>, <yLabel> <y>"; the svg is focusable:
 //             ←/→ move between points, Home/End jump to the ends
 //   drawLegend(container, series)     a swatch and a name per series
+// The drawing is as wide, in SVG units, as the figure is in CSS pixels (between MIN_W and MAX_W), so its
+// text stays at its CSS size on a phone instead of shrinking with the picture; a figure that
+// changes width is redrawn. A series of one point is drawn as a dot (a path of one point draws nothing).
 import { h, svg as el } from './dom.js';
 import { num, tick } from './format.js';
 import { niceDomain } from './ticks.js';
 
-const W = 480;
+const MAX_W = 480;
+const MIN_W = 280;
 const H = 200;
 const PAD = { left: 46, right: 12, top: 12, bottom: 32 };
 const xOf = (p) => p.x ?? p.step;
 const yOf = (p) => p.y ?? p.value;
 
+const drawn = new WeakMap(); // figure -> { series, opts, width } of its last drawing
+const widthOf = (figure) => Math.round(Math.min(MAX_W, Math.max(MIN_W, figure.clientWidth || MAX_W)));
+const resized = typeof ResizeObserver === 'function' ? new ResizeObserver((entries) => {
+  for (const { target } of entries) {
+    const last = drawn.get(target);
+    if (last && target.isConnected && widthOf(target) !== last.width) drawChart(target, last.series, last.opts);
+  }
+}) : null;
+
 export function drawChart(figure, series, opts) {
   let svg = figure.querySelector('svg');
   if (!svg) {
-    svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', tabindex: 0, class: 'chart-svg' });
+    svg = el('svg', { role: 'img', tabindex: 0, class: 'chart-svg' });
     figure.append(svg);
+    resized?.observe(figure);
   }
+  const W = widthOf(figure);
+  drawn.set(figure, { series, opts, width: W });
+  svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
   svg.setAttribute('aria-label', `${opts.yLabel} by ${opts.xLabel}: use the arrow keys to read points`);
   svg.replaceChildren();
   const all = series.flatMap((s) => s.points);
@@ -57,6 +74,11 @@ export function drawChart(figure, series, opts) {
   axis.append(label);
   for (const s of series) {
     if (!s.points.length) continue;
+    if (s.points.length === 1) {
+      const [p] = s.points;
+      svg.append(el('circle', { cx: x(xOf(p)).toFixed(1), cy: y(yOf(p)).toFixed(1), r: 3.5, fill: s.color, class: 'series point', 'data-name': s.name }));
+      continue;
+    }
     const d = s.points.map((p, i) => `${i ? 'L' : 'M'}${x(xOf(p)).toFixed(1)},${y(yOf(p)).toFixed(1)}`).join('');
     svg.append(el('path', { d, fill: 'none', stroke: s.color, 'stroke-width': 2, class: 'series', 'data-name': s.name }));
   }

@@ -5,6 +5,8 @@
 //   svg(tag, attrs, ...children) a new SVG element; attrs go through setAttribute
 //   byId(id)                     document.getElementById
 //   setText(node, text)          writes textContent only when it changes (no relayout otherwise)
+//   setHidden(node, hidden)      sets .hidden only when it changes (writing the same value still
+//                                invalidates the element's style)
 
 /** A new HTML element. */
 export function h(tag, props = {}, ...children) {
@@ -32,4 +34,9 @@ export const byId = (id) => document.getElementById(id);
 /** Sets textContent unless it already reads `text`. */
 export function setText(node, text) {
   if (node.textContent !== text) node.textContent = text;
+}
+
+/** Sets node.hidden unless it already is `hidden`. */
+export function setHidden(node, hidden) {
+  if (node.hidden !== hidden) node.hidden = hidden;
 }

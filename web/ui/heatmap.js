@@ -3,12 +3,15 @@
 // axis labels (token names), a legend with ticks on round values, optional cell
 // values, masked (−∞) cells in grey, a hover and keyboard readout (arrow keys,
 // Home/End, Escape), optional column bands (e.g. the heads of Q, K, V), a locked
-// colour scale, and PNG/SVG export of the figure.
+// colour scale, and PNG/SVG export of the figure. An edit repaints little: the
+// labels are plain text (long ones shortened here, not clipped per label), and a
+// style, a label, the bands or the legend ticks are written only when they change.
 //
-//   const hm = createHeatmap({ id, label, axes, interactive = true, legend = true })
+//   const hm = createHeatmap({ id, label, axes, interactive = true, legend = true, uprightCols = false })
 //     id           hooks: data-testid="heatmap-<id>" (canvas), "figure-<id>", "legend-<id>", "readout-<id>"
 //     label        the canvas's accessible name;  axes: corner text, e.g. 'query ↓ key →'
 //     interactive  false: no focus, hover or readout (a thumbnail inside a button)
+//     uprightCols  column labels drawn upright, one line (short labels, e.g. characters), instead of rotated
 //   hm.update(matrix, opts)   matrix { rows, cols, data: Float32Array (row-major; −Infinity = masked) }
 //     opts.rowLabels, opts.colLabels   string[] (drawn as text, ellipsised, full text in title)
 //     opts.kind       'weights' (viridis on [0, max]; RdBu if any is negative) | 'signed' (RdBu, symmetric) | 'unit' ([0, 1])
@@ -20,33 +23,40 @@
 //   hm.highlightRow(i | null)   outline row i;   hm.scale, hm.matrix, hm.labels (for export)
 //   hm.svg(title) -> { svg, width, height };  hm.png(title, ratio = 2) -> Promise<Blob>
 //   hm.el                       the <figure>
-import { h } from './dom.js';
+import { h, setHidden, setText } from './dom.js';
 import { MASKED, TABLES, colorOf, scaleFor, textColor } from './colors.js';
 import { fixed, tick } from './format.js';
 import { niceTicks } from './ticks.js';
 import { hideTooltip, showTooltip, tooltipText } from './tooltip.js';
 import { heatmapSvg, svgToPng } from './heatmap-export.js';
 
+/** The longest label drawn whole, in characters; longer ones end in "…" (full text in the title). */
+const LABEL_MAX = 12;
+const shorten = (t) => { const cs = [...t]; return cs.length > LABEL_MAX ? `${cs.slice(0, LABEL_MAX - 1).join('')}…` : t; };
+
 function fillLabels(el, labels, stride) {
   if (el.childElementCount !== labels.length) el.replaceChildren(...labels.map(() => h('span')));
   labels.forEach((t, k) => {
     const span = el.children[k];
-    const text = k % stride === 0 ? t : '';
+    const text = k % stride === 0 ? shorten(t) : '';
     if (span.textContent !== text) span.textContent = text;
     if (span.title !== t) span.title = t;
   });
 }
 
 const labelStride = (n) => (n > 48 ? 4 : n > 24 ? 2 : 1);
-/** Label band size in `ch` for the longest label (at least 6, so the corner text "query ↓ key →" fits). */
-const labelSize = (labels) => Math.min(12, Math.max(6, ...labels.map((t) => [...t].length))) + 1.5;
+/**
+ * Label band size in `ch` for the longest label: at least 6 (even for one-character labels, so the
+ * corner text fits and the band does not jump as labels change), at most LABEL_MAX, plus padding.
+ */
+export const labelSize = (labels) => Math.min(LABEL_MAX, Math.max(6, ...labels.map((t) => [...t].length))) + 1.5;
 
 /** The legend's ticks: round values inside the scale (and its two ends when they are round). */
 export function legendTicks(scale, count = 4) {
   return niceTicks(scale.lo, scale.hi, count);
 }
 
-export function createHeatmap({ id, label, axes, interactive = true, legend: withLegend = true }) {
+export function createHeatmap({ id, label, axes, interactive = true, legend: withLegend = true, uprightCols = false }) {
   const canvas = h('canvas', { width: 1, height: 1, className: 'hm-canvas', dataset: { testid: `heatmap-${id}` } });
   if (interactive) {
     canvas.tabIndex = 0;
@@ -62,15 +72,16 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
   const cols = h('div', { className: 'hm-cols', attrs: { 'aria-hidden': 'true' } });
   const rows = h('div', { className: 'hm-rows', attrs: { 'aria-hidden': 'true' } });
   const corner = h('div', { className: 'hm-corner', textContent: axes ?? '', attrs: { 'aria-hidden': 'true' } });
-  const body = h('div', { className: 'hm-body' }, bands, corner, cols, rows, plot);
   const bar = h('canvas', { width: 256, height: 1, className: 'legend-bar' });
   const tickRow = h('div', { className: 'legend-ticks' });
   const legendTitle = h('div', { className: 'legend-title' });
   const maskKey = h('div', { className: 'legend-masked', hidden: true }, h('i'), ' masked (−∞)');
   const lockKey = h('div', { className: 'legend-locked', hidden: true, textContent: 'scale locked' });
   const legend = h('div', { className: 'legend', dataset: { testid: `legend-${id}` }, hidden: !withLegend }, bar, tickRow, legendTitle, maskKey, lockKey);
+  // the legend is a row of the figure's grid, so it starts where the matrix starts, whatever the label band's width
+  const body = h('div', { className: `hm-body${uprightCols ? ' upright-cols' : ''}` }, bands, corner, cols, rows, plot, legend);
   const readout = h('p', { className: 'sr-only', dataset: { testid: `readout-${id}` }, attrs: { 'aria-live': 'polite' } });
-  const el = h('figure', { className: `hm${interactive ? '' : ' hm-thumb'}`, dataset: { testid: `figure-${id}` } }, body, legend, readout);
+  const el = h('figure', { className: `hm${interactive ? '' : ' hm-thumb'}`, dataset: { testid: `figure-${id}` } }, body, readout);
 
   let current = null; // { matrix, opts, scale }
   let active = null; // { i, j } under the pointer or keyboard focus
@@ -78,6 +89,14 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
   let image = null;
   let legendKey = '';
   let locked = null; // the scale kept while locked
+  const vars = {}; // the custom properties last written on the body
+  let bandKey = '';
+
+  function setVar(name, value) {
+    if (vars[name] === value) return;
+    vars[name] = value;
+    body.style.setProperty(name, value);
+  }
 
   function draw() {
     const { matrix, scale } = current;
@@ -109,7 +128,7 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
   function drawValues() {
     const { matrix, scale, opts } = current;
     const show = interactive && (opts.showValues ?? (matrix.cols <= 10 && matrix.rows <= 16));
-    el.classList.toggle('with-values', show);
+    if (el.classList.contains('with-values') !== show) el.classList.toggle('with-values', show);
     if (!show) {
       if (values.childElementCount) values.replaceChildren();
       return;
@@ -136,18 +155,25 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
     for (let i = 0; i < 256; i++) img.data.set([table[i * 3], table[i * 3 + 1], table[i * 3 + 2], 255], i * 4);
     ctx.putImageData(img, 0, 0);
     const { step, values: tv } = legendTicks(scale);
-    tickRow.replaceChildren(...tv.map((v) => h('span', {
-      textContent: tick(v, step),
-      style: { left: `${((v - scale.lo) / (scale.hi - scale.lo)) * 100}%` },
-    })));
-    if (legendTitle.textContent !== (opts.legend ?? '')) legendTitle.textContent = opts.legend ?? '';
-    maskKey.hidden = !scale.masked;
-    lockKey.hidden = !locked;
+    while (tickRow.childElementCount > tv.length) tickRow.lastChild.remove();
+    while (tickRow.childElementCount < tv.length) tickRow.append(h('span'));
+    tv.forEach((v, k) => {
+      const span = tickRow.children[k];
+      setText(span, tick(v, step));
+      const left = `${((v - scale.lo) / (scale.hi - scale.lo)) * 100}%`;
+      if (span.style.left !== left) span.style.left = left;
+    });
+    setText(legendTitle, opts.legend ?? '');
+    setHidden(maskKey, !scale.masked);
+    setHidden(lockKey, !locked);
   }
 
   function drawBands() {
     const list = current.opts.bands ?? [];
     const { cols: c } = current.matrix;
+    const key = `${c}|${list.map((b) => `${b.from},${b.to},${b.label}`).join(';')}`;
+    if (key === bandKey) return;
+    bandKey = key;
     bands.hidden = !list.length;
     body.classList.toggle('has-bands', list.length > 0);
     bands.replaceChildren(...list.map((b, k) => h('span', {
@@ -174,13 +200,13 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
     showTooltip(info, x, y);
     readout.textContent = tooltipText(info);
     place(cellHl, i, j);
-    cellHl.hidden = false;
+    setHidden(cellHl, false);
     current.opts.onHover?.(i, j);
   }
 
   function leave() {
     active = null;
-    cellHl.hidden = true;
+    setHidden(cellHl, true);
     hideTooltip();
     current?.opts.onHover?.(null, null);
   }
@@ -226,11 +252,11 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
       const scale = locked && locked.kind === opts.kind ? locked.scale : scaleFor(opts.kind, matrix.data);
       if (locked && locked.kind !== opts.kind) locked = { kind: opts.kind, scale };
       current = { matrix, opts, scale };
-      body.style.setProperty('--rows', matrix.rows);
-      body.style.setProperty('--cols', matrix.cols);
-      body.style.setProperty('--max-cell', `${opts.maxCell ?? 48}px`);
-      body.style.setProperty('--label-w', `${labelSize(opts.rowLabels)}ch`);
-      body.style.setProperty('--label-h', `${labelSize(opts.colLabels)}ch`);
+      setVar('--rows', String(matrix.rows));
+      setVar('--cols', String(matrix.cols));
+      setVar('--max-cell', `${opts.maxCell ?? 48}px`);
+      setVar('--label-w', `${labelSize(opts.rowLabels)}ch`);
+      setVar('--label-h', uprightCols ? '1.6em' : `${labelSize(opts.colLabels)}ch`);
       fillLabels(rows, opts.rowLabels, labelStride(matrix.rows));
       fillLabels(cols, opts.colLabels, labelStride(matrix.cols));
       draw();
@@ -242,17 +268,17 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
         if (active.i < matrix.rows && active.j < matrix.cols) show(active.i, active.j);
         else leave();
       }
-      el.dataset.ready = 'true';
+      if (el.dataset.ready !== 'true') el.dataset.ready = 'true';
     },
     lockScale(on) {
       locked = on && current ? { kind: current.opts.kind, scale: current.scale } : null;
       if (current) this.update(current.matrix, current.opts);
     },
     highlightRow(i) {
-      if (i === null || !current || i >= current.matrix.rows) { rowHl.hidden = true; return; }
+      if (i === null || !current || i >= current.matrix.rows) { setHidden(rowHl, true); return; }
       place(rowHl, i, 0);
       rowHl.style.width = '100%';
-      rowHl.hidden = false;
+      setHidden(rowHl, false);
     },
     get scale() { return current?.scale; },
     get matrix() { return current?.matrix; },
