@@ -509,6 +509,11 @@ test('dist/ works offline under a sub-path', async () => {
     assert.equal(await page.textContent('[data-testid=ch1-out-attention]'), '08642');
     await page.fill('[data-testid=ch6-input]', 'March 3, 2001');
     assert.equal(await page.textContent('[data-testid=ch6-output]'), '2001-03-03');
+    // the image chapters too: the digit set and both image models are already in the page
+    await page.click('[data-testid=ch7-next]');
+    assert.match(await page.textContent('[data-testid=ch7-label]'), /^Test image 2: /);
+    await page.click('[data-testid=ch8-example]');
+    await page.waitForFunction(() => /^Glimpse 1 of 3: reads \d$/.test(document.querySelector('[data-testid=figure-overlay-ch8] figcaption').textContent));
     assert.deepEqual(foreign, [], 'nothing is loaded from outside the site');
     assert.deepEqual(errors, []);
     // the header links to Learn from the playground, which offers it to a newcomer

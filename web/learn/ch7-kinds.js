@@ -63,8 +63,8 @@ export function mountKinds(root, { models, manifest }) {
     const freq = { rows: grid.rows, cols: grid.cols, data: counts.map((c) => c / n) };
     const describe = (m, what) => (i, j) => ({ title: `cell ${cellName(i * grid.cols + j)}`, lines: [`${what} = ${fixed(m.data[i * grid.cols + j], 3)}`] });
     const labels = { rowLabels: Array.from({ length: grid.rows }, (_, i) => String(i + 1)), colLabels: Array.from({ length: grid.cols }, (_, j) => String(j + 1)) };
-    alphaMap.update(alpha, { ...labels, kind: 'unit', legend: 'α (soft weights)', maxCell: 30, describe: describe(alpha, 'α') });
-    freqMap.update(freq, { ...labels, kind: 'unit', legend: `share of ${n} draws`, maxCell: 30, describe: describe(freq, 'share') });
+    alphaMap.update(alpha, { ...labels, kind: 'unit', legend: 'α (soft weights)', maxCell: 30, showValues: false, describe: describe(alpha, 'α') });
+    freqMap.update(freq, { ...labels, kind: 'unit', legend: `share of ${n} draws`, maxCell: 30, showValues: false, describe: describe(freq, 'share') });
     const tv = totalVariation(counts, alpha.data);
     setText($('draws-value'), String(n));
     setText($('sample-readout'), `${n} glimpse${n === 1 ? '' : 's'} drawn from α: their frequencies are ${fixed(tv, 3)} from α (total variation, ½ Σ |f − α|). `
