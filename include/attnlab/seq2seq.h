@@ -117,6 +117,14 @@ int s2s_greedy(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, 
 int s2s_beam(Seq2Seq *m, int beam, const int32_t *in_ids, int n, int32_t *out_ids, int32_t *out_len,
              nn_real *alignment, nn_real *logp);
 
+/* Implicit attention: saliency (n) = |d log p(out_ids[step]) / d x_j|, the
+ * L2 norm over the embedding of each of the n input tokens x_j, with the
+ * decoder fed out_ids (max_out, out_len of them, as decoded). step in
+ * 0..out_len-1. The weights are unchanged; the training activations are
+ * overwritten, as by decoding. */
+int s2s_saliency(Seq2Seq *m, const int32_t *in_ids, int n, const int32_t *out_ids, int out_len, int step,
+                 nn_real *saliency);
+
 /* Copies the weights, the optimiser state and the step count aside
  * (NN_ERR_NOMEM if the copy cannot be allocated), and puts them back. */
 int s2s_checkpoint(Seq2Seq *m);

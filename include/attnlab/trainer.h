@@ -66,6 +66,11 @@ int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r);
 int trainer_translate(Trainer *t, const char *text, size_t text_len, int beam, int32_t *in_ids, int *in_len, int32_t *out_ids,
                       int *out_len, nn_real *alignment, char *output);
 
+/* Greedy translation as trainer_translate (beam 1), then the saliency of
+ * output step `step` over the in_len input tokens (see s2s_saliency). */
+int trainer_saliency(Trainer *t, const char *text, size_t text_len, int step, int32_t *in_ids, int *in_len,
+                     int32_t *out_ids, int *out_len, nn_real *alignment, char *output, nn_real *saliency);
+
 /* Saving: magic "ATNLTRN\0" | u32 version | task config (4 x i32) | u32 text
  * length | text | u64 training stream | model (the seq2seq format) | u32 FNV-1a. */
 size_t trainer_save_size(const Trainer *t);

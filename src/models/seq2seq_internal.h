@@ -161,6 +161,9 @@ int s2s_attention_forward(Seq2Seq *m, int B, int T, int U, const int32_t *in_len
 int s2s_attention_backward(Seq2Seq *m, int B, int T, int U, const int32_t *in_len);
 void s2s_output_forward(Seq2Seq *m, int n, const nn_real *cat, nn_real *o, nn_real *probs);
 void s2s_output_backward(Seq2Seq *m, int n);
+/* The backward of the whole model from d_logits (B, U, V), which the caller
+ * has written after a forward: the loss's gradient, or a saliency's one-hot. */
+int s2s_backward_logits(Seq2Seq *m);
 /* cat (n, W) = [ctx; query] rows, or query alone without attention */
 void s2s_concat_forward(const Seq2Seq *m, int n, nn_real *cat, const nn_real *ctx, const nn_real *query);
 

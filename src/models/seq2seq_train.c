@@ -89,8 +89,13 @@ int s2s_forward(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len,
 int s2s_backward(Seq2Seq *m) {
     if (!m->have_forward) return nn_fail(NN_ERR_ARG, "backward: call forward first");
     const S2sBatch *k = &m->batch;
+    loss_backward(m, m->B, m->U, k->out_ids, k->out_len);
+    return s2s_backward_logits(m);
+}
+
+int s2s_backward_logits(Seq2Seq *m) {
+    const S2sBatch *k = &m->batch;
     int B = m->B, T = m->T, U = m->U;
-    loss_backward(m, B, U, k->out_ids, k->out_len);
     s2s_output_backward(m, B * U);
     if (m->c.attention >= 0) NN_TRY(s2s_attention_backward(m, B, T, U, k->in_len));
     else memset(m->a.d_enc_out[m->c.layers - 1], 0, sizeof(nn_real) * (size_t)B * T * m->D);

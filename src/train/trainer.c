@@ -220,6 +220,12 @@ int trainer_translate(Trainer *t, const char *text, size_t text_len, int beam, i
     return NN_OK;
 }
 
+int trainer_saliency(Trainer *t, const char *text, size_t text_len, int step, int32_t *in_ids, int *in_len,
+                     int32_t *out_ids, int *out_len, nn_real *alignment, char *output, nn_real *saliency) {
+    NN_TRY(trainer_translate(t, text, text_len, 1, in_ids, in_len, out_ids, out_len, alignment, output));
+    return s2s_saliency(t->model, in_ids, *in_len, out_ids, *out_len, step, saliency);
+}
+
 /* ---- save / load ------------------------------------------------------------ */
 
 static size_t header_size(size_t text_len) { return 8 + 4 + 4 * 4 + 4 + text_len + 8; }

@@ -80,6 +80,19 @@ EMSCRIPTEN_KEEPALIVE int attnlab_s2s_translate_n(Trainer *t, const char *text, i
     return NN_OK;
 }
 
+/* Greedy translation of text (as attnlab_s2s_translate_n, beam 1) and the
+ * saliency (lens[0]) of output step `step` over the input tokens. */
+EMSCRIPTEN_KEEPALIVE int attnlab_s2s_saliency_n(Trainer *t, const char *text, int text_len, int step, int32_t *in_ids,
+                                                int32_t *out_ids, int32_t *lens, float *alignment, char *output,
+                                                float *saliency) {
+    int in_len = 0, out_len = 0;
+    NN_TRY(trainer_saliency(t, text, text_len > 0 ? (size_t)text_len : 0, step, in_ids, &in_len, out_ids, &out_len,
+                            alignment, output, saliency));
+    lens[0] = in_len;
+    lens[1] = out_len;
+    return NN_OK;
+}
+
 /* The same for a NUL-terminated text (which cannot hold a NUL character). */
 EMSCRIPTEN_KEEPALIVE int attnlab_s2s_translate(Trainer *t, const char *text, int beam, int32_t *in_ids,
                                                int32_t *out_ids, int32_t *lens, float *alignment, char *output) {

@@ -10,6 +10,7 @@
 #include "attnlab/seq2seq.h"
 #include "check.h"
 #include "fd.h"
+#include "s2s_config.h"
 
 enum { B = 3, MAX_IN = 5, MAX_OUT = 4, IN_VOCAB = 7, OUT_VOCAB = 8 };
 
@@ -26,22 +27,7 @@ static void make_batch(Rng *r, int fixed, int32_t *in_ids, int32_t *in_len, int3
 }
 
 static S2sConfig config(RnnCellKind cell, int layers, int bidir, int attention) {
-    S2sConfig c = {0};
-    c.cell = cell;
-    c.layers = layers;
-    c.bidirectional = bidir;
-    c.embed = 4;
-    c.hidden = 3;
-    c.attention = attention;
-    c.attn_hidden = 5;
-    c.in_vocab = IN_VOCAB;
-    c.out_vocab = OUT_VOCAB;
-    c.max_in = MAX_IN;
-    c.max_out = MAX_OUT;
-    c.fixed_in = attention == ATTN_SCORE_LOCATION ? MAX_IN : 0;
-    c.batch = B;
-    c.seed = 1234;
-    return c;
+    return s2s_test_config((S2sTestShape){IN_VOCAB, OUT_VOCAB, MAX_IN, MAX_OUT, B, 1234}, cell, layers, bidir, attention);
 }
 
 static const char *const cells[] = {"rnn", "gru", "lstm"};

@@ -232,9 +232,26 @@ export class Seq2SeqModel {
   train(options?: TrainOptions): TrainResult;
   evaluate(options?: { split?: SplitName; count?: number }): EvaluateResult;
   translate(text: string, options?: { beam?: number }): TranslateResult;
+  /** implicit attention of the greedy translation: |d log p(output token `step`) / d input embedding| per input token */
+  saliency(text: string, options?: { step?: number }): Seq2SeqSaliency;
+  /** attention weights vs saliency over the input tokens, with Kendall's tau-b, per output step */
+  compareAttention(text: string): { output: string; inputTokens: string[]; steps: { token: string; tau: number | null; attention: Matrix; saliency: Matrix }[] };
   examples(options?: { split?: SplitName; count?: number; seed?: number }): { input: string; output: string }[];
   save(): Uint8Array;
   destroy(): void;
+}
+
+/** Saliency over the input tokens (1 x inputTokens.length) of one output step, beside that step's attention weights. */
+export interface Seq2SeqSaliency extends Matrix {
+  step: number;
+  token: string;
+  /** the attention weights of this step over the input tokens (zeros without attention) */
+  attention: Matrix;
+  /** Kendall's tau-b between attention and saliency; null for a model without attention */
+  tau: number | null;
+  output: string;
+  inputTokens: string[];
+  outputTokens: string[];
 }
 
 /** Limits of the seq2seq engine, read from the WASM build by the first loadEngine(). */

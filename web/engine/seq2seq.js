@@ -5,6 +5,7 @@
 import { SEQ2SEQ, SEQ2SEQ_LIMITS } from './constants.js';
 import { AttnlabError, argError, describe, guard, limitError, valueError } from './errors.js';
 import { options, toBoolean, toChoice, toInteger, toNumber } from './matrix.js';
+import { kendallTau } from './stats.js';
 import { F32, F64, I32, U8 } from './wasm.js';
 
 const { TASKS, ALPHABETS, CELLS, ATTENTIONS, OPTIMIZERS, SPLITS, TOKENS } = SEQ2SEQ;
@@ -194,9 +195,64 @@ export class Seq2SeqModel {
 
   #translate(text, args) {
     const handle = this.#live('translate');
-    if (typeof text !== 'string') throw argError(`text: expected a string (got ${describe(text)})`);
     const o = options('translate', args);
     const beam = toInteger('beam', o.beam, 1, 1, SEQ2SEQ_LIMITS.maxBeam); // the core's code for a beam past its limit differs by module
+    const heap = this.heap;
+    return this.#decode(handle, text, {}, (args) => heap.call.s2s_translate_n({ ...args, beam }));
+  }
+
+  /**
+   * Implicit attention: how much log p(output token `step`) of the greedy
+   * translation moves with each input token, |d log p / d embedding| per
+   * input position, beside the attention weights of that step and their rank
+   * correlation (Kendall's tau-b).
+   * @returns {{ rows: 1, cols, data, step, token, attention: Matrix, tau, output, inputTokens, outputTokens }}
+   */
+  saliency(text, args = {}) {
+    return guard('saliency', () => {
+      const handle = this.#live('saliency');
+      const o = options('saliency', args);
+      const step = toInteger('step', o.step, 0, 0, this.config.maxOutput - 1);
+      const heap = this.heap;
+      const r = this.#decode(handle, text, { saliency: F32 * this.config.maxInput }, (args, p) => {
+        heap.call.s2s_saliency_n({ ...args, step, saliency: p.saliency });
+        return (inLen) => heap.readF32(p.saliency, inLen);
+      });
+      const n = r.inputTokens.length;
+      const data = r.extra;
+      const attention = { rows: 1, cols: n, data: r.alignment.data.slice(step * n, (step + 1) * n) };
+      return {
+        rows: 1, cols: n, data, step, token: r.outputTokens[step], attention,
+        tau: this.config.attention === 'none' ? null : kendallTau(attention.data, data),
+        output: r.output, inputTokens: r.inputTokens, outputTokens: r.outputTokens,
+      };
+    });
+  }
+
+  /**
+   * Explicit against implicit attention for every output step of the greedy
+   * translation of `text`.
+   * @returns {{ output, inputTokens, steps: { token, tau, attention: Matrix, saliency: Matrix }[] }}
+   */
+  compareAttention(text) {
+    return guard('compareAttention', () => {
+      const first = this.saliency(text, { step: 0 });
+      const steps = first.outputTokens.map((token, t) => {
+        const s = t === 0 ? first : this.saliency(text, { step: t });
+        return { token, tau: s.tau, attention: s.attention, saliency: { rows: 1, cols: s.cols, data: s.data } };
+      });
+      return { output: first.output, inputTokens: first.inputTokens, steps };
+    });
+  }
+
+  /**
+   * Encodes `text`, runs `call(args, p)` (a translate-shaped export; `p` also
+   * holds the buffers of `extra`, sizes in bytes) and reads the decoded
+   * result; `call` may return a reader of its own buffers, given the input
+   * length, whose value is the result's `extra`.
+   */
+  #decode(handle, text, extra, call) {
+    if (typeof text !== 'string') throw argError(`text: expected a string (got ${describe(text)})`);
     const { maxInput, maxOutput } = this.config;
     // The core names the position of a character too many; here only a bound on the copy.
     if (text.length > SEQ2SEQ_LIMITS.maxLength * 4) {
@@ -206,13 +262,13 @@ export class Seq2SeqModel {
     const heap = this.heap;
     return heap.withBlock({
       text: U8 * bytes.length, inIds: I32 * maxInput, outIds: I32 * maxOutput, lens: I32 * 2,
-      alignment: F32 * maxOutput * maxInput, output: U8 * (maxOutput + 1),
+      alignment: F32 * maxOutput * maxInput, output: U8 * (maxOutput + 1), ...extra,
     }, (p) => {
       heap.writeBytes(p.text, bytes); // with its length: a NUL inside the text is a character the core names
-      heap.call.s2s_translate_n({
-        model: handle, text: p.text, textLength: bytes.length, beam,
+      const read = call({
+        model: handle, text: p.text, textLength: bytes.length,
         inIds: p.inIds, outIds: p.outIds, lens: p.lens, alignment: p.alignment, output: p.output,
-      });
+      }, p);
       const [inLen, outLen] = heap.readI32(p.lens, 2);
       const output = heap.readString(p.output);
       const inputTokens = Array.from(heap.readI32(p.inIds, inLen), (id) => this.inputAlphabet[id - TOKENS.firstInput]);
@@ -222,7 +278,8 @@ export class Seq2SeqModel {
       const rows = heap.readF32(p.alignment, outLen * maxInput);
       const data = new Float32Array(outLen * inLen);
       for (let t = 0; t < outLen; t++) data.set(rows.subarray(t * maxInput, t * maxInput + inLen), t * inLen);
-      return { output, inputTokens, outputTokens, alignment: { rows: outLen, cols: inLen, data } };
+      const result = { output, inputTokens, outputTokens, alignment: { rows: outLen, cols: inLen, data } };
+      return read ? { ...result, extra: read(inLen) } : result;
     });
   }
 

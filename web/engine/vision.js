@@ -8,7 +8,10 @@
 import { VISION, VISION_LIMITS } from './constants.js';
 import { AttnlabError, argError, limitError, shapeError, valueError } from './errors.js';
 import { options, toChoice, toInteger, toNumber } from './matrix.js';
+import { kendallTau } from './stats.js';
 import { F32, F64, I32, U8 } from './wasm.js';
+
+export { kendallTau };
 
 const { TASKS, CELLS, ATTENTIONS, MODES, OPTIMIZERS, SPLITS } = VISION;
 
@@ -134,32 +137,6 @@ function toImage(name, image) {
     if (v < 0 || v > 1) throw valueError(`${name}: pixel ${i} is ${v}; greys must be in [0, 1]`);
   }
   return { rows, cols, data };
-}
-
-/**
- * Kendall's rank correlation tau-b of two equal-length arrays (ties counted
- * as in tau-b; 0 when either array is constant).
- */
-export function kendallTau(a, b) {
-  const n = a.length;
-  if (b.length !== n) throw shapeError(`kendallTau: lengths ${n} and ${b.length} differ`);
-  let concordant = 0;
-  let discordant = 0;
-  let tiesA = 0;
-  let tiesB = 0;
-  for (let i = 0; i < n; i++) {
-    for (let j = i + 1; j < n; j++) {
-      const x = Math.sign(a[i] - a[j]);
-      const y = Math.sign(b[i] - b[j]);
-      if (x === 0 && y === 0) continue;
-      if (x === 0) tiesA++;
-      else if (y === 0) tiesB++;
-      else if (x === y) concordant++;
-      else discordant++;
-    }
-  }
-  const denominator = Math.sqrt((concordant + discordant + tiesA) * (concordant + discordant + tiesB));
-  return denominator > 0 ? (concordant - discordant) / denominator : 0;
 }
 
 const now = () => (typeof performance === 'object' ? performance.now() : Date.now());

@@ -58,6 +58,10 @@ const BINDINGS = Object.freeze({
     status: 'translate',
     args: ['model', 'text', 'textLength', 'beam', 'inIds', 'outIds', 'lens', 'alignment', 'output'],
   },
+  s2s_saliency_n: {
+    status: 'saliency',
+    args: ['model', 'text', 'textLength', 'step', 'inIds', 'outIds', 'lens', 'alignment', 'output', 'saliency'],
+  },
   s2s_sample: { status: 'examples', args: ['model', 'split', 'rng', 'input', 'output'] },
   s2s_save_size: { args: ['model'] },
   s2s_save: { status: 'save', args: ['model', 'bytes', 'size'] },
