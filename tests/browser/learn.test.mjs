@@ -13,7 +13,7 @@ import { ROOT, SHOTS, hoverCell, openPage, openPlayground, startBrowser } from '
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { measure } from '../../web/learn/spread.js';
-import { TAU_TARGET, mean, meanPeak, tauByImage, testImage } from '../../web/learn/vision-measures.js';
+import { TAU_TARGET, mean, meanPeak, seqTaus, tauByImage, testImage } from '../../web/learn/vision-measures.js';
 import { visionLabFields } from '../../web/learn/links.js';
 
 const TOKENS = ['Your', 'journey', 'starts', 'with', 'one', 'step'];
@@ -132,6 +132,8 @@ test('every figure the prose quotes is the engine’s', async () => {
     'ch7.peakHard': [peakHard, percent(peakHard)],
     'ch7.hardHidden': [hard.config.hidden, String(hard.config.hidden)],
     'ch8.acc': [accSoft, percent(accSoft)],
+    'ch7.tauDates': [mean(seqTaus(d)), fixed(mean(seqTaus(d)), 2)],
+    'ch7.tauReverse': [mean(seqTaus(a)), fixed(mean(seqTaus(a)), 2)],
     'ch8.parameters': [soft.config.parameters, soft.config.parameters.toLocaleString('en')],
   });
   for (const mdl of [a, b, d, soft, hard]) mdl.destroy();
@@ -387,6 +389,16 @@ test('chapter 7: attention beside saliency with τ per glimpse, sampled glimpses
   // the glimpse shown follows the selector
   await page.selectOption('[data-testid=ch7-step]', '0');
   assert.match(await page.textContent('[data-testid=figure-overlay-ch7-attention] figcaption'), /glimpse 1$/);
+  // the same on text: a typed date, the dates model's τ per output character
+  const dates = await loadModel('dates');
+  await page.fill('[data-testid=ch7-text]', 'March 3, 2001');
+  const c = dates.compareAttention('March 3, 2001');
+  assert.equal(c.output, '2001-03-03');
+  const line = await page.textContent('[data-testid=ch7-text-taus]');
+  assert.ok(line.startsWith('Output 2001-03-03. τ per output character: 2 '), line);
+  assert.ok(line.endsWith(`mean ${fixed(mean(c.steps.map((st) => st.tau)), 2)}.`), line);
+  assert.equal(await page.$eval('[data-testid=heatmap-ch7-text-saliency]', (cv) => cv.width), c.inputTokens.length);
+  dates.destroy();
   // sampled glimpses: many draws are closer to α than one
   const tv = async () => Number(await page.getAttribute('[data-testid=ch7-samples]', 'data-tv'));
   const setRange = (v) => page.$eval('[data-testid=ch7-draws]', (el, value) => { el.value = value; el.dispatchEvent(new Event('input')); }, String(v));

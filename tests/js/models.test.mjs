@@ -10,7 +10,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { loadEngine } from '../../web/engine/index.js';
 import { renderMath } from '../../scripts/render-math.mjs';
 import { BUILDS } from './builds.mjs';
-import { MEASURE_IMAGES, TAU_TARGET, mean, meanPeak, sampleGlimpses, tauByImage, totalVariation } from '../../web/learn/vision-measures.js';
+import { MEASURE_IMAGES, TAU_TARGET, mean, meanPeak, sampleGlimpses, seqTaus, tauByImage, totalVariation } from '../../web/learn/vision-measures.js';
 
 const dir = new URL('../../web/models/', import.meta.url);
 const manifest = JSON.parse(await readFile(new URL('models.json', dir), 'utf8'));
@@ -90,6 +90,16 @@ test('the image models: what chapters 7 and 8 say about them', async () => {
     soft.destroy();
     hard.destroy();
   }
+});
+
+test('text models: attention and saliency agree more where each output needs one input (chapter 7)', async () => {
+  const engine = await loadEngine();
+  const reverseModel = engine.loadSeq2Seq(await bytesOf('reverse-attention'));
+  const dates = engine.loadSeq2Seq(await bytesOf('dates'));
+  const [r, d] = [mean(seqTaus(reverseModel)), mean(seqTaus(dates))];
+  assert.ok(r > d && d > 0, `mean τ: reverse ${r}, dates ${d}`);
+  reverseModel.destroy();
+  dates.destroy();
 });
 
 test('sampled glimpses: their frequencies approach α as the draws grow', () => {

@@ -3,7 +3,9 @@
 // saliency of its input (|∂ log p / ∂ pixel| summed per grid cell), with
 // Kendall's τ per glimpse (VisionModel.compareAttention). Soft against hard:
 // glimpses drawn from the soft model's α, their frequencies against α, and the
-// hard model (REINFORCE) reading the same image with the cell it picks.
+// hard model (REINFORCE) reading the same image with the cell it picks. The
+// same comparison on text: the dates model's attention beside the saliency of
+// each input character (Seq2SeqModel.compareAttention).
 import { h, setText } from '../ui/dom.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { createImageOverlay } from '../ui/image-overlay.js';
@@ -11,7 +13,10 @@ import { fixed } from '../ui/format.js';
 import { createChallenge } from './progress.js';
 import { labLink, visionLabFields } from './links.js';
 import { percent, quote } from './numbers.js';
-import { MEASURE_IMAGES, TAU_TARGET, mean, meanPeak, sampleGlimpses, tauByImage, testImage, totalVariation } from './vision-measures.js';
+import { MEASURE_IMAGES, TAU_TARGET, mean, meanPeak, sampleGlimpses, seqTaus, tauByImage, testImage, totalVariation } from './vision-measures.js';
+
+/** The date the text comparison starts from. */
+export const TEXT_EXAMPLE = '25th of June, 2009';
 
 /** Glimpse counts the slider steps through. */
 export const DRAWS = [1, 3, 10, 30, 100, 300, 1000];
@@ -112,6 +117,8 @@ export function mountKinds(root, { models, manifest }) {
   setText($('image-index'), String(state.image));
   load();
 
+  mountText(root, models.dates);
+
   /** The prose's figures (after the widget is up): accuracies, mean τ, how peaked each model's weights are. */
   function measure() {
     const count = manifest.evalCount;
@@ -125,6 +132,10 @@ export function mountKinds(root, { models, manifest }) {
     quote('ch7.tauMean', mean(taus), fixed(mean(taus), 2));
     quote('ch7.tauMin', Math.min(...taus), fixed(Math.min(...taus), 2));
     quote('ch7.tauMax', Math.max(...taus), fixed(Math.max(...taus), 2));
+    const seqDates = mean(seqTaus(models.dates));
+    const seqReverse = mean(seqTaus(models.attention));
+    quote('ch7.tauDates', seqDates, fixed(seqDates, 2));
+    quote('ch7.tauReverse', seqReverse, fixed(seqReverse, 2));
     const peakSoft = meanPeak(soft);
     const peakHard = meanPeak(hard);
     quote('ch7.peakSoft', peakSoft, percent(peakSoft));
@@ -132,4 +143,49 @@ export function mountKinds(root, { models, manifest }) {
     return { accSoft };
   }
   return { measure };
+}
+
+/** The dates model: attention and saliency over the characters of a typed date, τ per output character. */
+function mountText(root, model) {
+  const $ = (role) => root.querySelector(`[data-role=${role}]`);
+  const input = $('text-input');
+  input.value = TEXT_EXAMPLE;
+  const attention = createHeatmap({ id: 'ch7-text-attention', label: 'Attention weights of the dates model: output characters by input characters', axes: 'output ↓ input →' });
+  const saliency = createHeatmap({ id: 'ch7-text-saliency', label: 'Saliency of each input character for each output character', axes: 'output ↓ input →' });
+  $('text-attention').append(attention.el);
+  $('text-saliency').append(saliency.el);
+  const show = (t) => (t === ' ' ? '␣' : t);
+  function update() {
+    let c;
+    try {
+      c = model.compareAttention(input.value);
+    } catch (err) {
+      input.setAttribute('aria-invalid', 'true');
+      setText($('text-taus'), `(${err.message})`);
+      return;
+    }
+    input.setAttribute('aria-invalid', 'false');
+    const n = c.inputTokens.length;
+    const T = c.steps.length;
+    const att = { rows: T, cols: n, data: new Float32Array(T * n) };
+    const sal = { rows: T, cols: n, data: new Float32Array(T * n) };
+    c.steps.forEach((s, t) => {
+      att.data.set(s.attention.data, t * n);
+      // each row scaled to its largest value: the ranking is what τ compares
+      const top = Math.max(...s.saliency.data) || 1;
+      for (let j = 0; j < n; j++) sal.data[t * n + j] = s.saliency.data[j] / top;
+    });
+    const rows = c.steps.map((s) => show(s.token));
+    const cols = c.inputTokens.map(show);
+    const describe = (m, what) => (i, j) => ({
+      title: `output “${rows[i]}” and input “${cols[j]}” (${j + 1})`, lines: [`${what} = ${fixed(m.data[i * n + j], 3)}`, `τ of this output = ${fixed(c.steps[i].tau, 2)}`],
+    });
+    attention.update(att, { rowLabels: rows, colLabels: cols, kind: 'unit', legend: 'attention weight α', maxCell: 22, showValues: false, describe: describe(att, 'α') });
+    saliency.update(sal, { rowLabels: rows, colLabels: cols, kind: 'unit', legend: 'saliency (row max = 1)', maxCell: 22, showValues: false, describe: describe(sal, 'saliency') });
+    const taus = c.steps.map((s) => s.tau);
+    $('text-taus').dataset.mean = String(mean(taus));
+    setText($('text-taus'), `Output ${c.output}. τ per output character: ${c.steps.map((s) => `${show(s.token)} ${fixed(s.tau, 2)}`).join(' · ')}; mean ${fixed(mean(taus), 2)}.`);
+  }
+  input.addEventListener('input', update);
+  update();
 }

@@ -94,3 +94,12 @@ export function makeClutter(model, count, seed, ink = 8) {
   }
   return { rows, cols, data };
 }
+
+/**
+ * Explicit against implicit attention on a seq2seq model: for each of `count` test
+ * examples (seed 1), the mean over output steps of Kendall's τ between the attention
+ * weights and the saliency over the input tokens (Seq2SeqModel.compareAttention).
+ */
+export function seqTaus(model, count = MEASURE_IMAGES) {
+  return model.examples({ split: 'test', count, seed: 1 }).map((x) => mean(model.compareAttention(x.input).steps.map((s) => s.tau)));
+}
