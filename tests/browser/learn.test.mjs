@@ -496,6 +496,7 @@ test('axe-core finds no serious or critical violation; screenshots of every chap
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `${name}: the page scrolls sideways by ${overflow}px`);
     for (const id of CHAPTERS) await chapter(page, id).screenshot({ path: `${SHOTS}learn-${id}-${name}.png` });
+    await page.evaluate(() => scrollTo(0, 0));
     await page.screenshot({ path: `${SHOTS}learn-top-${name}.png` });
     assert.deepEqual(errors, []);
     await page.close();

@@ -75,7 +75,7 @@ async function main() {
   const ch7 = mountKinds($('ch-kinds'), ctx);
   const ch8 = mountImages($('ch-images'), ctx);
   await nextTask();
-  ch8.measure(ch7.measure().accSoft);
+  ch8.measure((await ch7.measure()).accSoft);
   showProgress(progress());
   onProgress(showProgress);
   window.attnlabLearn = { numbers, engine, models };
