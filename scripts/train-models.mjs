@@ -5,41 +5,62 @@
 //   reverse-bottleneck.s2s  the same model with no attention: the decoder sees only
 //                           the encoder's final state (chapter 1)
 //   dates.s2s               16 human date formats to ISO, GRU, dot attention (chapter 6)
-//   node scripts/train-models.mjs   (npm run train:models)
+//   cluttered-soft.vis      a digit among clutter on 60 x 60, CNN + GRU, soft scaled-dot
+//                           attention over the 7 x 7 feature grid, 3 glimpses (chapters 7, 8)
+//   cluttered-hard.vis      the same task with hard attention (one sampled cell per
+//                           glimpse, REINFORCE), smaller so that all files fit 400 KB (chapter 7)
+//   node scripts/train-models.mjs [--only name,name]   (npm run train:models)
+// --only retrains the models named and keeps the others' files and manifest entries.
 // The same seeds give the same files natively and in WASM; the page computes every
 // figure it quotes from these files when it loads, and tests/js/models.test.mjs checks
-// each still loads and reaches the accuracy recorded here.
-import { writeFile } from 'node:fs/promises';
+// each still loads and reaches the accuracy recorded here. The image models need the
+// digit set: node scripts/mnist.mjs.
+import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { loadEngine } from '../web/engine/index.js';
 
 const out = fileURLToPath(new URL('../web/models/', import.meta.url));
 
 const REVERSE = { task: 'reverse', alphabet: 'digits', minLength: 2, maxLength: 16, cell: 'gru', hidden: 32, embed: 16, seed: 1 };
-/** file -> createSeq2Seq options and training schedule. */
+const CLUTTERED = { task: 'cluttered', clutter: 4, channels: [8, 16, 32], cell: 'gru', attention: 'scaled_dot', steps: 3, batch: 32, seed: 1 };
+/** name -> kind ('seq2seq' | 'vision'), create options and training schedule. */
 export const MODELS = {
-  'reverse-attention': { options: { ...REVERSE, attention: 'dot' }, steps: 2000, batch: 64, lr: 0.01 },
-  'reverse-bottleneck': { options: { ...REVERSE, attention: 'none' }, steps: 2000, batch: 64, lr: 0.01 },
-  dates: { options: { task: 'dates', cell: 'gru', hidden: 64, embed: 32, attention: 'dot', seed: 1 }, steps: 1000, batch: 64, lr: 0.01 },
+  'reverse-attention': { kind: 'seq2seq', options: { ...REVERSE, attention: 'dot' }, steps: 2000, batch: 64, lr: 0.01 },
+  'reverse-bottleneck': { kind: 'seq2seq', options: { ...REVERSE, attention: 'none' }, steps: 2000, batch: 64, lr: 0.01 },
+  dates: { kind: 'seq2seq', options: { task: 'dates', cell: 'gru', hidden: 64, embed: 32, attention: 'dot', seed: 1 }, steps: 1000, batch: 64, lr: 0.01 },
+  'cluttered-soft': { kind: 'vision', options: { ...CLUTTERED, hidden: 24, mode: 'soft' }, steps: 1500, batch: 32, lr: 0.002 },
+  'cluttered-hard': { kind: 'vision', options: { ...CLUTTERED, hidden: 16, mode: 'hard' }, steps: 1500, batch: 32, lr: 0.002 },
 };
+const EXT = { seq2seq: 's2s', vision: 'vis' };
 /** How many test examples the recorded accuracy (and the page) evaluates. */
 export const EVAL_COUNT = 500;
 
+const args = process.argv.slice(2);
+const only = args.includes('--only') ? args[args.indexOf('--only') + 1].split(',') : Object.keys(MODELS);
+for (const name of only) if (!MODELS[name]) throw new Error(`--only: no model named ${name} (models: ${Object.keys(MODELS).join(', ')})`);
+
 const engine = await loadEngine();
+const previous = await readFile(`${out}models.json`, 'utf8').then(JSON.parse, () => ({ models: {} }));
 const manifest = { evalCount: EVAL_COUNT, models: {} };
 for (const [name, spec] of Object.entries(MODELS)) {
+  if (!only.includes(name)) {
+    if (!previous.models[name]) throw new Error(`${name} has not been trained yet: run without --only`);
+    manifest.models[name] = { ...previous.models[name], kind: spec.kind };
+    continue;
+  }
   const t0 = performance.now();
-  const m = engine.createSeq2Seq(spec.options);
+  const m = spec.kind === 'vision' ? await engine.createVisionModel(spec.options) : engine.createSeq2Seq(spec.options);
   try {
     for (let done = 0; done < spec.steps; done += 100) m.train({ steps: Math.min(100, spec.steps - done), batch: spec.batch, lr: spec.lr });
     const ev = m.evaluate({ split: 'test', count: EVAL_COUNT });
     const bytes = m.save();
-    await writeFile(`${out}${name}.s2s`, bytes);
+    const file = `${name}.${EXT[spec.kind]}`;
+    await writeFile(`${out}${file}`, bytes);
     manifest.models[name] = {
-      file: `${name}.s2s`, options: spec.options, steps: spec.steps, batch: spec.batch, lr: spec.lr,
-      sequenceAccuracy: ev.sequenceAccuracy, bytes: bytes.length,
+      file, kind: spec.kind, options: spec.options, steps: spec.steps, batch: spec.batch, lr: spec.lr,
+      accuracy: ev.accuracy, sequenceAccuracy: ev.sequenceAccuracy, bytes: bytes.length,
     };
-    console.log(`${name}: ${spec.steps} steps in ${((performance.now() - t0) / 1000).toFixed(1)} s, test sequence accuracy ${ev.sequenceAccuracy.toFixed(3)}, ${bytes.length} bytes`);
+    console.log(`${name}: ${spec.steps} steps in ${((performance.now() - t0) / 1000).toFixed(1)} s, test accuracy ${ev.accuracy.toFixed(3)}, sequence accuracy ${ev.sequenceAccuracy.toFixed(3)}, ${bytes.length} bytes`);
   } finally {
     m.destroy();
   }

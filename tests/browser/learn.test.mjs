@@ -13,10 +13,12 @@ import { ROOT, SHOTS, hoverCell, openPage, openPlayground, startBrowser } from '
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { measure } from '../../web/learn/spread.js';
+import { TAU_TARGET, mean, meanPeak, seqTaus, tauByImage, testImage } from '../../web/learn/vision-measures.js';
+import { visionLabFields } from '../../web/learn/links.js';
 
 const TOKENS = ['Your', 'journey', 'starts', 'with', 'one', 'step'];
 const X = [[0.43, 0.15, 0.89], [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55], [0.57, 0.85, 0.64], [0.55, 0.87, 0.66]];
-const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates'];
+const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates', 'kinds', 'images'];
 const percent = (v) => `${(v * 100).toFixed(1)}%`;
 const list4 = (a) => Array.from(a, (v) => fixed(v, 4)).join(', ');
 
@@ -52,7 +54,8 @@ function builtSite() {
 after(async () => { if (site) await (await site).close(); });
 
 async function loadModel(name) {
-  return engine.loadSeq2Seq(new Uint8Array(await readFile(`${ROOT}web/models/${manifest.models[name].file}`)));
+  const bytes = new Uint8Array(await readFile(`${ROOT}web/models/${manifest.models[name].file}`));
+  return manifest.models[name].kind === 'vision' ? engine.loadVisionModel(bytes) : engine.loadSeq2Seq(bytes);
 }
 
 test('every figure the prose quotes is the engine’s', async () => {
@@ -113,7 +116,27 @@ test('every figure the prose quotes is the engine’s', async () => {
   expect['ch5.journeyStep'] = [sa.weights[0].data[11], fixed(sa.weights[0].data[11], 4)];
   const evD = d.evaluate({ split: 'test', count: n });
   expect['ch6.acc'] = [evD.sequenceAccuracy, percent(evD.sequenceAccuracy)];
-  for (const mdl of [a, b, d]) mdl.destroy();
+  const soft = await loadModel('cluttered-soft');
+  const hard = await loadModel('cluttered-hard');
+  const accSoft = soft.evaluate({ split: 'test', count: n }).accuracy;
+  const accHard = hard.evaluate({ split: 'test', count: n }).accuracy;
+  const taus = tauByImage(soft);
+  const [peakSoft, peakHard] = [meanPeak(soft), meanPeak(hard)];
+  Object.assign(expect, {
+    'ch7.accSoft': [accSoft, percent(accSoft)],
+    'ch7.accHard': [accHard, percent(accHard)],
+    'ch7.tauMean': [mean(taus), fixed(mean(taus), 2)],
+    'ch7.tauMin': [Math.min(...taus), fixed(Math.min(...taus), 2)],
+    'ch7.tauMax': [Math.max(...taus), fixed(Math.max(...taus), 2)],
+    'ch7.peakSoft': [peakSoft, percent(peakSoft)],
+    'ch7.peakHard': [peakHard, percent(peakHard)],
+    'ch7.hardHidden': [hard.config.hidden, String(hard.config.hidden)],
+    'ch8.acc': [accSoft, percent(accSoft)],
+    'ch7.tauDates': [mean(seqTaus(d)), fixed(mean(seqTaus(d)), 2)],
+    'ch7.tauReverse': [mean(seqTaus(a)), fixed(mean(seqTaus(a)), 2)],
+    'ch8.parameters': [soft.config.parameters, soft.config.parameters.toLocaleString('en')],
+  });
+  for (const mdl of [a, b, d, soft, hard]) mdl.destroy();
 
   for (const [key, [value, text]] of Object.entries(expect)) {
     const onPage = shown.filter(([k]) => k === key);
@@ -193,7 +216,7 @@ test('chapter 1: typing reverses with both models, the challenge, and the lab li
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');
   assert.equal(await solved(page, 'bottleneck'), 'true');
-  assert.match(await page.textContent('[data-testid=progress]'), /^1 of 6/);
+  assert.match(await page.textContent('[data-testid=progress]'), /^1 of 8/);
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(errors, []);
   await page.close();
@@ -356,6 +379,112 @@ test('chapter 6: a typed date, its alignment, the challenge, the lab link', asyn
   await page.close();
 });
 
+test('chapter 7: attention beside saliency with τ per glimpse, sampled glimpses, the challenge, the lab link', async () => {
+  const { page, errors } = await openLearn();
+  const soft = await loadModel('cluttered-soft');
+  const taus = async () => page.$$eval('[data-testid=ch7-taus] tr', (rows) => rows.map((r) => Array.from(r.children, (c) => c.textContent)));
+  const expected = (k) => soft.compareAttention(testImage(soft, k).image).steps.map((st, t) => [String(t + 1), st.token, fixed(st.tau, 3)]);
+  assert.deepEqual(await taus(), expected(1), 'test image 1: the engine’s τ per glimpse');
+  assert.match(await page.textContent('[data-testid=ch7-label]'), new RegExp(`^Test image 1: a ${testImage(soft, 1).labels[0]};`));
+  // the glimpse shown follows the selector
+  await page.selectOption('[data-testid=ch7-step]', '0');
+  assert.match(await page.textContent('[data-testid=figure-overlay-ch7-attention] figcaption'), /glimpse 1$/);
+  // the same on text: a typed date, the dates model's τ per output character
+  const dates = await loadModel('dates');
+  await page.fill('[data-testid=ch7-text]', 'March 3, 2001');
+  const c = dates.compareAttention('March 3, 2001');
+  assert.equal(c.output, '2001-03-03');
+  const line = await page.textContent('[data-testid=ch7-text-taus]');
+  assert.ok(line.startsWith('Output 2001-03-03. τ per output character: 2 '), line);
+  assert.ok(line.endsWith(`mean ${fixed(mean(c.steps.map((st) => st.tau)), 2)}.`), line);
+  assert.equal(await page.$eval('[data-testid=heatmap-ch7-text-saliency]', (cv) => cv.width), c.inputTokens.length);
+  dates.destroy();
+  // sampled glimpses: many draws are closer to α than one
+  const tv = async () => Number(await page.getAttribute('[data-testid=ch7-samples]', 'data-tv'));
+  const setRange = (v) => page.$eval('[data-testid=ch7-draws]', (el, value) => { el.value = value; el.dispatchEvent(new Event('input')); }, String(v));
+  await setRange(0);
+  const one = await tv();
+  assert.match(await page.textContent('[data-testid=ch7-samples]'), /^1 glimpse drawn/);
+  await setRange(6);
+  const many = await tv();
+  assert.ok(many < one && many < 0.1, `total variation: 1 draw ${one}, 1000 draws ${many}`);
+  const before = await page.textContent('[data-testid=ch7-samples]');
+  await setRange(1);
+  await page.click('[data-testid=ch7-resample]');
+  assert.notEqual(await page.textContent('[data-testid=ch7-samples]'), before);
+  assert.equal(await page.isVisible('[data-testid=glimpse-ch7-hard]'), true, 'the hard model’s cell is boxed');
+  // the challenge: browse test images until the two kinds of attention disagree
+  assert.equal(await solved(page, 'kinds'), 'false');
+  let k = 1;
+  while ((await solved(page, 'kinds')) !== 'true' && k < 40) {
+    await page.click('[data-testid=ch7-next]');
+    k++;
+  }
+  assert.equal(await solved(page, 'kinds'), 'true', `solved at test image ${k}`);
+  assert.ok(Number(await page.getAttribute('[data-testid=ch7-tau]', 'data-tau')) < TAU_TARGET);
+  assert.deepEqual(await taus(), expected(k));
+  assert.match(await page.textContent('[data-testid=challenge-status-kinds]'), /Solved/);
+  // the lab link carries the model's settings
+  const href = await hrefOf(page, 'kinds');
+  const fields = Object.fromEntries(new URLSearchParams(href.split('#')[1]));
+  const want = Object.fromEntries(Object.entries(visionLabFields(manifest.models['cluttered-soft'], { image: k })).map(([key, v]) => [key, String(v)]));
+  assert.deepEqual(fields, want);
+  soft.destroy();
+  await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('chapter 8: draw a digit among clutter, step through the glimpses, the challenge, the lab link', async () => {
+  const { page, errors } = await openLearn();
+  const soft = await loadModel('cluttered-soft');
+  const reads = () => page.getAttribute('[data-testid=ch8-reads]', 'data-output');
+  const caption = () => page.textContent('[data-testid=figure-overlay-ch8] figcaption');
+  // a test image: the page reads what the engine reads
+  await page.click('[data-testid=ch8-example]');
+  const ex = testImage(soft, 1);
+  await page.waitForFunction((out) => document.querySelector('[data-testid=ch8-reads]').dataset.output === out, soft.predict(ex.image).output);
+  // stepping through the glimpses
+  assert.match(await caption(), /^Glimpse 1 of 3: reads \d$/);
+  await page.$eval('[data-testid=ch8-glimpse]', (el) => { el.value = '2'; el.dispatchEvent(new Event('input')); });
+  assert.match(await caption(), /^Glimpse 3 of 3/);
+  await page.click('[data-testid=ch8-play]');
+  assert.match(await caption(), /^Glimpse 1 of 3/);
+  await page.waitForFunction(() => /^Glimpse 3 of 3/.test(document.querySelector('[data-testid=figure-overlay-ch8] figcaption').textContent), null, { timeout: 5000 });
+  // the hard model boxes the cell it reads
+  await page.selectOption('[data-testid=ch8-model]', 'hard');
+  assert.equal(await page.isVisible('[data-testid=glimpse-ch8]'), true);
+  await page.selectOption('[data-testid=ch8-model]', 'soft');
+  assert.equal(await page.isVisible('[data-testid=glimpse-ch8]'), false);
+  // the challenge: fresh clutter, then a 7 drawn with the mouse in the top-left quarter
+  await page.click('[data-testid=ch8-clutter]');
+  assert.equal(await solved(page, 'images'), 'false');
+  const canvas = page.locator('[data-testid=drawing-ch8]');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const at = (x, y) => [box.x + (x / 60) * box.width, box.y + (y / 60) * box.height];
+  const stroke = async (points) => {
+    await page.mouse.move(...at(...points[0]));
+    await page.mouse.down();
+    for (const p of points.slice(1)) await page.mouse.move(...at(...p), { steps: 8 });
+    await page.mouse.up();
+  };
+  await stroke([[8, 7], [25, 7], [14, 27]]);
+  await page.waitForFunction(() => document.querySelector('[data-testid=ch8-reads]').dataset.output === '7', null, { timeout: 5000 });
+  assert.ok(Number(await page.getAttribute('[data-testid=ch8-reads]', 'data-share')) > 0.5);
+  assert.equal(await solved(page, 'images'), 'true');
+  assert.match(await page.textContent('[data-testid=challenge-status-images]'), /Solved/);
+  // the lab link: the model's settings and the test image shown
+  const fields = Object.fromEntries(new URLSearchParams((await hrefOf(page, 'images')).split('#')[1]));
+  assert.equal(fields.task, 'cluttered');
+  assert.equal(fields.image, '1');
+  assert.equal(fields.hidden, String(manifest.models['cluttered-soft'].options.hidden));
+  soft.destroy();
+  await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('axe-core finds no serious or critical violation; screenshots of every chapter', async () => {
   const axe = await readFile(`${ROOT}node_modules/axe-core/axe.min.js`, 'utf8');
   for (const [name, viewport] of [['laptop', { width: 1440, height: 900 }], ['phone', { width: 390, height: 844 }]]) {
@@ -367,6 +496,7 @@ test('axe-core finds no serious or critical violation; screenshots of every chap
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `${name}: the page scrolls sideways by ${overflow}px`);
     for (const id of CHAPTERS) await chapter(page, id).screenshot({ path: `${SHOTS}learn-${id}-${name}.png` });
+    await page.evaluate(() => scrollTo(0, 0));
     await page.screenshot({ path: `${SHOTS}learn-top-${name}.png` });
     assert.deepEqual(errors, []);
     await page.close();
@@ -392,6 +522,11 @@ test('dist/ works offline under a sub-path', async () => {
     assert.equal(await page.textContent('[data-testid=ch1-out-attention]'), '08642');
     await page.fill('[data-testid=ch6-input]', 'March 3, 2001');
     assert.equal(await page.textContent('[data-testid=ch6-output]'), '2001-03-03');
+    // the image chapters too: the digit set and both image models are already in the page
+    await page.click('[data-testid=ch7-next]');
+    assert.match(await page.textContent('[data-testid=ch7-label]'), /^Test image 2: /);
+    await page.click('[data-testid=ch8-example]');
+    await page.waitForFunction(() => /^Glimpse 1 of 3: reads \d$/.test(document.querySelector('[data-testid=figure-overlay-ch8] figcaption').textContent));
     assert.deepEqual(foreign, [], 'nothing is loaded from outside the site');
     assert.deepEqual(errors, []);
     // the header links to Learn from the playground, which offers it to a newcomer

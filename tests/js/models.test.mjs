@@ -1,21 +1,24 @@
 // The Learn page's pretrained models (web/models/, from npm run train:models):
 // together at most 400 KB, each loads on both WASM builds, and each still
 // reaches the test accuracy recorded in models.json, which the page quotes
-// (it re-evaluates the same test examples when it loads). Also: the page's
-// equations are rendered (scripts/render-math.mjs), so it ships no KaTeX script.
+// (it re-evaluates the same test examples when it loads); what chapters 7 and 8
+// say about the image models holds. Also: the page's equations are rendered
+// (scripts/render-math.mjs), so it ships no KaTeX script.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, stat } from 'node:fs/promises';
 import { loadEngine } from '../../web/engine/index.js';
 import { renderMath } from '../../scripts/render-math.mjs';
 import { BUILDS } from './builds.mjs';
+import { MEASURE_IMAGES, TAU_TARGET, mean, meanPeak, sampleGlimpses, seqTaus, tauByImage, totalVariation } from '../../web/learn/vision-measures.js';
 
 const dir = new URL('../../web/models/', import.meta.url);
 const manifest = JSON.parse(await readFile(new URL('models.json', dir), 'utf8'));
 const reverse = (s) => [...s].reverse().join('');
+const bytesOf = async (name) => new Uint8Array(await readFile(new URL(manifest.models[name].file, dir)));
 
 test('the models are all there and at most 400 KB together', async () => {
-  assert.deepEqual(Object.keys(manifest.models).sort(), ['dates', 'reverse-attention', 'reverse-bottleneck']);
+  assert.deepEqual(Object.keys(manifest.models).sort(), ['cluttered-hard', 'cluttered-soft', 'dates', 'reverse-attention', 'reverse-bottleneck']);
   let total = (await stat(new URL('models.json', dir))).size;
   for (const m of Object.values(manifest.models)) {
     const { size } = await stat(new URL(m.file, dir));
@@ -29,9 +32,11 @@ for (const build of BUILDS) {
   test(`each model loads and reaches its recorded test accuracy (${build.name})`, { skip: build.skip }, async () => {
     const engine = await loadEngine({ simd: build.simd });
     for (const [name, spec] of Object.entries(manifest.models)) {
-      const m = engine.loadSeq2Seq(new Uint8Array(await readFile(new URL(spec.file, dir))));
+      const bytes = await bytesOf(name);
+      const m = spec.kind === 'vision' ? await engine.loadVisionModel(bytes) : engine.loadSeq2Seq(bytes);
       try {
         assert.equal(m.config.task, spec.options.task, name);
+        if (spec.kind === 'vision') assert.equal(m.config.mode, spec.options.mode, name);
         const ev = m.evaluate({ split: 'test', count: manifest.evalCount });
         // the same examples and weights; SIMD and scalar sums may round one borderline example differently
         assert.ok(Math.abs(ev.sequenceAccuracy - spec.sequenceAccuracy) <= 2 / manifest.evalCount,
@@ -45,6 +50,8 @@ for (const build of BUILDS) {
     assert.ok(acc('reverse-attention') >= 0.95, 'attention reverses almost every test string');
     assert.ok(acc('reverse-attention') - acc('reverse-bottleneck') >= 0.2, 'the bottleneck is clearly worse');
     assert.ok(acc('dates') >= 0.95, 'the dates model converts almost every test date');
+    assert.ok(acc('cluttered-soft') >= 0.75, 'the soft image model reads most cluttered digits');
+    assert.ok(acc('cluttered-hard') >= 0.3, 'the hard image model is far above chance (10%)');
   });
 }
 
@@ -62,6 +69,46 @@ test('the reverse models: attention handles the long strings the bottleneck cann
   assert.equal(a.translate('31415926535').output, reverse('31415926535'));
   a.destroy();
   b.destroy();
+});
+
+test('the image models: what chapters 7 and 8 say about them', async () => {
+  const engine = await loadEngine();
+  const soft = await engine.loadVisionModel(await bytesOf('cluttered-soft'));
+  const hard = await engine.loadVisionModel(await bytesOf('cluttered-hard'));
+  try {
+    assert.equal(soft.config.steps, 3, 'three glimpses to step through');
+    assert.deepEqual([soft.config.grid.rows, soft.config.grid.cols], [7, 7]);
+    // explicit and implicit attention are only loosely related: τ between 0 and 0.5 on average
+    const taus = tauByImage(soft);
+    assert.equal(taus.length, MEASURE_IMAGES);
+    assert.ok(mean(taus) > 0 && mean(taus) < 0.5, `mean τ ${mean(taus)}`);
+    // the challenge of chapter 7 can be solved within the first test images
+    assert.ok(taus.some((t) => t < TAU_TARGET), `lowest τ ${Math.min(...taus)}`);
+    // hard attention learns peaked weights
+    assert.ok(meanPeak(hard) > meanPeak(soft), `peak: hard ${meanPeak(hard)}, soft ${meanPeak(soft)}`);
+  } finally {
+    soft.destroy();
+    hard.destroy();
+  }
+});
+
+test('text models: attention and saliency agree more where each output needs one input (chapter 7)', async () => {
+  const engine = await loadEngine();
+  const reverseModel = engine.loadSeq2Seq(await bytesOf('reverse-attention'));
+  const dates = engine.loadSeq2Seq(await bytesOf('dates'));
+  const [r, d] = [mean(seqTaus(reverseModel)), mean(seqTaus(dates))];
+  assert.ok(r > d && d > 0, `mean τ: reverse ${r}, dates ${d}`);
+  reverseModel.destroy();
+  dates.destroy();
+});
+
+test('sampled glimpses: their frequencies approach α as the draws grow', () => {
+  const w = new Float32Array([0.5, 0.25, 0.125, 0.125, 0]);
+  const tv = [10, 100, 10000].map((n) => totalVariation(sampleGlimpses(w, n, 3).counts, w));
+  assert.ok(tv[2] < 0.02 && tv[2] < tv[0], `total variation ${tv}`);
+  assert.equal(sampleGlimpses(w, 10000, 3).counts[4], 0, 'a cell without weight is never drawn');
+  assert.deepEqual(sampleGlimpses(w, 50, 9).cells, sampleGlimpses(w, 50, 9).cells, 'the same seed, the same draws');
+  assert.equal(totalVariation(new Float32Array([1, 1, 0, 0, 0]), new Float32Array([0.5, 0.5, 0, 0, 0])), 0);
 });
 
 test('web/learn.html has its equations rendered to MathML (no KaTeX script shipped)', async () => {

@@ -35,3 +35,16 @@ export function labFieldsFor(spec, extra = {}) {
   Object.assign(f, { cell: o.cell, embed: o.embed, hidden: o.hidden, attention: o.attention, lr: spec.lr, batch: spec.batch, seed: o.seed });
   return { ...f, ...extra };
 }
+
+/**
+ * The lab's Images task with an image model's settings (web/lab/state.js: task, clutter,
+ * channels, cell, hidden, mode, lr, batch, seed). The lab has no field for the number of
+ * glimpses: it trains one-glimpse models.
+ */
+export function visionLabFields(spec, extra = {}) {
+  const o = spec.options;
+  return {
+    task: o.task, clutter: o.clutter, channels: o.channels.join(','), cell: o.cell, hidden: o.hidden, mode: o.mode,
+    lr: spec.lr, batch: spec.batch, seed: o.seed, ...extra,
+  };
+}

@@ -1,7 +1,8 @@
 // The Learn page: loads the engine and the pretrained models, then mounts each
 // chapter's widgets (chapter 1 first, so the page is interactive early).
 // Wiring only: each chapter's file owns its widgets, numbers.js the quoted figures.
-// Chapters 2-6 are imported once chapter 1 is up, so they are off its critical path.
+// Chapters 2-8 are imported once chapter 1 is up, so they are off its critical path;
+// the image models (and the digit set they need) load after chapters 2-6 are up.
 import { loadEngine } from '../engine/index.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
@@ -11,7 +12,7 @@ import { onProgress, progress } from './progress.js';
 
 const header = mountHeader({ current: 'learn', skipTo: 'main', tagline: 'attention, chapter by chapter' });
 const notice = createNotice(document.getElementById('notice'));
-const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates'];
+const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates', 'kinds', 'images'];
 
 async function fetchBytes(url) {
   const res = await fetch(url);
@@ -66,6 +67,15 @@ async function main() {
   mountScores($('ch-scores'), ctx);
   mountSelf($('ch-self'), ctx);
   mountDates($('ch-dates'), ctx);
+  await nextTask();
+  const [soft, hard, { mountKinds }, { mountImages }] = await Promise.all([
+    fileOf('cluttered-soft').then((b) => engine.loadVisionModel(b)), fileOf('cluttered-hard').then((b) => engine.loadVisionModel(b)),
+    import('./ch7-kinds.js'), import('./ch8-images.js')]);
+  Object.assign(models, { softVision: soft, hardVision: hard });
+  const ch7 = mountKinds($('ch-kinds'), ctx);
+  const ch8 = mountImages($('ch-images'), ctx);
+  await nextTask();
+  ch8.measure((await ch7.measure()).accSoft);
   showProgress(progress());
   onProgress(showProgress);
   window.attnlabLearn = { numbers, engine, models };
@@ -73,6 +83,7 @@ async function main() {
 }
 
 main().catch((err) => {
+  console.error(err);
   notice.show(`The interactive figures could not start: ${err.message}`, 'error');
   document.body.dataset.ready = 'error';
 });

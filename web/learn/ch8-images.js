@@ -1,0 +1,120 @@
+// Chapter 8, attention over images: the pretrained cluttered-digit models. The
+// reader draws a digit among clutter (ui/drawing.js) and steps through the
+// glimpses: at each, the attention over the CNN's feature grid laid over the image
+// (ui/image-overlay.js), what the glimpse answers, and for the hard model the cell
+// it reads.
+import { h, setText } from '../ui/dom.js';
+import { createDrawing } from '../ui/drawing.js';
+import { createImageOverlay } from '../ui/image-overlay.js';
+import { createChallenge } from './progress.js';
+import { labLink, visionLabFields } from './links.js';
+import { percent, quote } from './numbers.js';
+import { makeClutter, testImage } from './vision-measures.js';
+
+/** The challenge: this digit, drawn in the top-left quarter, read right with the last glimpse there. */
+export const TARGET = '7';
+/** Share of the last glimpse's weight that must fall on the top-left quarter's cells. */
+export const QUARTER_SHARE = 0.5;
+
+/** The share of a step's weights on the grid cells whose centres lie in the canvas's top-left quarter. */
+export function topLeftShare(weights, cell, canvas) {
+  let s = 0;
+  for (let r = 0; r < weights.rows; r++) {
+    for (let c = 0; c < weights.cols; c++) {
+      if ((r + 0.5) * cell < canvas.rows / 2 && (c + 0.5) * cell < canvas.cols / 2) s += weights.data[r * weights.cols + c];
+    }
+  }
+  return s;
+}
+
+export function mountImages(root, { models, manifest }) {
+  const spec = manifest.models['cluttered-soft'];
+  const byName = { soft: models.softVision, hard: models.hardVision };
+  const soft = byName.soft;
+  const { canvas, grid } = soft.config;
+  const side = 2 ** soft.config.channels.length;
+  quote('ch8.canvas', canvas.rows, `${canvas.rows} × ${canvas.cols}`);
+  quote('ch8.grid', grid.rows, `${grid.rows} × ${grid.cols}`);
+  quote('ch8.clutter', soft.config.clutter, String(soft.config.clutter));
+  quote('ch8.parameters', soft.config.parameters, soft.config.parameters.toLocaleString('en'));
+  quote('ch8.steps', spec.steps, spec.steps.toLocaleString('en'));
+  quote('ch8.batch', spec.batch, String(spec.batch));
+
+  const $ = (role) => root.querySelector(`[data-role=${role}]`);
+  const overlay = createImageOverlay({ id: 'ch8', label: 'Your image with the model’s attention at the chosen glimpse', size: 260 });
+  $('overlay').append(overlay.el);
+  const glimpse = $('glimpse');
+  glimpse.max = String(soft.config.steps - 1);
+  const modelSelect = $('model');
+  const reads = $('reads');
+  const link = $('open-lab');
+  const challenge = createChallenge($('challenge'), 'images',
+    `Draw a ${TARGET} in the top-left quarter of the image, among the clutter, so that the model reads ${TARGET} and its last glimpse puts more than half of its weight on that quarter.`);
+  let read = null;
+  let image = null;
+  let clutterSeed = 1;
+  let exampleSeed = 1;
+
+  function show() {
+    if (!read) return;
+    const t = Math.min(Number(glimpse.value), read.steps.length - 1);
+    const step = read.steps[t];
+    setText($('glimpse-value'), String(t + 1));
+    overlay.update({
+      image: read.canvas, map: step.weights, cell: { height: side, width: side }, box: step.location?.box ?? null,
+      legend: 'attention weight α', caption: `Glimpse ${t + 1} of ${read.steps.length}: reads ${step.token}`,
+    });
+  }
+
+  function update(d) {
+    image = d.image();
+    const model = byName[modelSelect.value];
+    read = model.predict(image);
+    const last = read.steps[read.steps.length - 1];
+    const share = topLeftShare(last.weights, side, canvas);
+    reads.dataset.output = read.output;
+    reads.dataset.share = String(share);
+    setText(reads, `The ${modelSelect.value} model reads ${read.steps.map((s, t) => `${s.token} (glimpse ${t + 1})`).join(', ')}; `
+      + `its last glimpse puts ${percent(share)} of its weight on the top-left quarter.`);
+    show();
+    if (!d.empty) challenge.check(read.output === TARGET && share > QUARTER_SHARE);
+  }
+
+  const drawing = createDrawing({
+    id: 'ch8', label: `Draw a digit on the ${canvas.rows} × ${canvas.cols} image`, rows: canvas.rows, cols: canvas.cols,
+    scale: 4, brush: 2.5, size: 260, onChange: update,
+  });
+  $('drawing').append(drawing.el);
+  const newClutter = h('button', { type: 'button', textContent: 'New clutter', dataset: { testid: 'ch8-clutter' } });
+  const example = h('button', { type: 'button', textContent: 'A test image', dataset: { testid: 'ch8-example' } });
+  drawing.toolbar.append(newClutter, example);
+  newClutter.addEventListener('click', () => { clutterSeed++; drawing.setImage(makeClutter(soft, soft.config.clutter, clutterSeed)); });
+  example.addEventListener('click', () => {
+    drawing.setImage(testImage(soft, exampleSeed).image);
+    link.href = labLink(visionLabFields(spec, { image: exampleSeed }));
+    exampleSeed++;
+  });
+  glimpse.addEventListener('input', show);
+  modelSelect.addEventListener('change', () => update(drawing));
+  let timer = 0;
+  $('play').addEventListener('click', () => {
+    clearInterval(timer);
+    glimpse.value = '0';
+    show();
+    timer = setInterval(() => {
+      if (Number(glimpse.value) >= Number(glimpse.max)) { clearInterval(timer); return; }
+      glimpse.value = String(Number(glimpse.value) + 1);
+      show();
+    }, 700);
+  });
+  link.href = labLink(visionLabFields(spec));
+  drawing.setImage(makeClutter(soft, soft.config.clutter, clutterSeed));
+  update(drawing);
+
+  /** The prose's accuracy (evaluated once, by chapter 7's measure). */
+  function measure(accSoft) {
+    quote('ch8.acc', accSoft, percent(accSoft));
+    quote('ch8.count', manifest.evalCount, String(manifest.evalCount));
+  }
+  return { measure };
+}
