@@ -303,32 +303,28 @@ void vec_gemm_nt(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *
 
 /* ---- naive references --------------------------------------------------- */
 
-void vec_gemm_nn_ref(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb,
-                     int M, int N, int K, int accumulate) {
+/* gemm_strided in plain loops: A[i][p] at A[i a_rs + p a_cs], B[p][j] at B[p b_rs + j b_cs]. */
+static void gemm_strided_ref(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_cs, const nn_real *B, int b_rs,
+                             int b_cs, int M, int N, int K, int accumulate) {
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             nn_real s = 0;
-            for (int p = 0; p < K; p++) s += A[(size_t)i * lda + p] * B[(size_t)p * ldb + j];
+            for (int p = 0; p < K; p++) s += A[(size_t)i * a_rs + (size_t)p * a_cs] * B[(size_t)p * b_rs + (size_t)j * b_cs];
             C[(size_t)i * ldc + j] = accumulate ? C[(size_t)i * ldc + j] + s : s;
         }
+}
+
+void vec_gemm_nn_ref(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb,
+                     int M, int N, int K, int accumulate) {
+    gemm_strided_ref(C, ldc, A, lda, 1, B, ldb, 1, M, N, K, accumulate);
 }
 
 void vec_gemm_tn_ref(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb,
                      int M, int N, int K, int accumulate) {
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) {
-            nn_real s = 0;
-            for (int p = 0; p < K; p++) s += A[(size_t)p * lda + i] * B[(size_t)p * ldb + j];
-            C[(size_t)i * ldc + j] = accumulate ? C[(size_t)i * ldc + j] + s : s;
-        }
+    gemm_strided_ref(C, ldc, A, 1, lda, B, ldb, 1, M, N, K, accumulate);
 }
 
 void vec_gemm_nt_ref(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb,
                      int M, int N, int K, int accumulate) {
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) {
-            nn_real s = 0;
-            for (int p = 0; p < K; p++) s += A[(size_t)i * lda + p] * B[(size_t)j * ldb + p];
-            C[(size_t)i * ldc + j] = accumulate ? C[(size_t)i * ldc + j] + s : s;
-        }
+    gemm_strided_ref(C, ldc, A, lda, 1, B, 1, ldb, M, N, K, accumulate);
 }

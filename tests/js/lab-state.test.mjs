@@ -47,3 +47,9 @@ test('a state round-trips through its link, which holds only what differs from t
   assert.deepEqual(codec.decode(link).state, state);
   assert.deepEqual(codec.decode(link).ignored, []);
 });
+
+test('a model is created for the batch the link asks for (train grows the buffers for a larger one)', () => {
+  const { state } = codec.decode('#ver=2&batch=8');
+  assert.equal(state.batch, 8);
+  assert.equal(modelOptions(state).batch, 8);
+});

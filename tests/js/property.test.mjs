@@ -329,6 +329,16 @@ describe('property: randomised calls against float64 references, SIMD vs scalar'
     scalar = await loadEngine({ simd: false });
   });
 
+  /** One call on both builds, each result checked, then the two compared; the SIMD result's tally key. */
+  const onBothBuilds = (call, check, where) => {
+    const a = run(() => call(simd));
+    const b = run(() => call(scalar));
+    const key = check(a, `${where} [SIMD]`);
+    check(b, `${where} [scalar]`);
+    compareBuilds(a, b, where);
+    return key;
+  };
+
   test(`${CALLS} attend calls (seed ${SEED})`, () => {
     const g = generator(SEED);
     const tally = {};
@@ -336,11 +346,7 @@ describe('property: randomised calls against float64 references, SIMD vs scalar'
     for (let c = 0; c < CALLS; c++) {
       const args = randomAttend(g);
       const where = `attend call ${c} (seed ${SEED}): ${args.score}, ${args.normalize}, ${args.queries.length}x${args.keys.length}, mask ${JSON.stringify(args.mask ?? 'none')}, tau ${args.temperature ?? 1}`;
-      const a = run(() => simd.attend(args));
-      const b = run(() => scalar.attend(args));
-      const key = checkAttend(args, a, `${where} [SIMD]`);
-      checkAttend(args, b, `${where} [scalar]`);
-      compareBuilds(a, b, where);
+      const key = onBothBuilds((engine) => engine.attend(args), (r, w) => checkAttend(args, r, w), where);
       tally[key] = (tally[key] ?? 0) + 1;
     }
     assert.deepEqual([simd.heapUsed(), scalar.heapUsed()], heap0, 'the WASM heap grew');
@@ -354,11 +360,7 @@ describe('property: randomised calls against float64 references, SIMD vs scalar'
     for (let c = 0; c < Math.ceil(CALLS / 3); c++) {
       const args = randomSelf(g);
       const where = `selfAttention call ${c} (seed ${SEED}): ${args.x.length} tokens, heads ${args.heads}, ${args.score ?? 'default'}${args.causal ? ', causal' : ''}`;
-      const a = run(() => simd.selfAttention(args));
-      const b = run(() => scalar.selfAttention(args));
-      const key = checkSelf(args, a, `${where} [SIMD]`);
-      checkSelf(args, b, `${where} [scalar]`);
-      compareBuilds(a, b, where);
+      const key = onBothBuilds((engine) => engine.selfAttention(args), (r, w) => checkSelf(args, r, w), where);
       tally[key] = (tally[key] ?? 0) + 1;
     }
     assert.ok(tally.ok > CALLS / 6, `too few successes: ${JSON.stringify(tally)}`);

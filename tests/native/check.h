@@ -84,6 +84,8 @@ static inline int check_true_at(int ok, const char *file, int line, const char *
     return 0;
 }
 #define CHECK(cond, ...) check_true_at((cond) != 0, __FILE__, __LINE__, __VA_ARGS__)
+/* CHECK that a call returned NN_OK; a failure says what failed and nn_last_error(). */
+#define CHECK_OK(status, what) CHECK((status) == NN_OK, "%s: %s", what, nn_last_error())
 
 /* Whether got is within atol + rtol |want| of want (exact for infinite want). */
 static inline int check_near(double got, double want, double atol, double rtol) {

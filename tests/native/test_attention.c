@@ -214,7 +214,7 @@ static void test_reference(Rng *r) {
                     check_case("shape nq=%d nk=%d dq=%d dk=%d dv=%d h=%d score=%s norm=%s tau=%g mask=%s", s->n_q,
                                s->n_k, t.c.d_q, t.c.d_k, s->d_v, t.c.hidden, score_names[score],
                                norm ? "sum" : "softmax", tau, mask_names[mask]);
-                    CHECK(attn_check(&t.c, &t.p, t.q, t.k, t.v) == NN_OK, "attn_check: %s", nn_last_error());
+                    CHECK_OK(attn_check(&t.c, &t.p, t.q, t.k, t.v), "attn_check");
                     check_against_ref(&t, TOL_FWD_ATOL, TOL_FWD_RTOL);
                     alloc_release(mark);
                 }
@@ -284,7 +284,7 @@ static void test_identical_keys(Rng *r) {
                     for (int j = 1; j < 6; j++) memcpy(t.W + (size_t)j * dq, t.W, sizeof(nn_real) * dq);
                 check_case("identical keys, score=%s norm=%s mask=%s", score_names[score], norm ? "sum" : "softmax",
                            mask_names[mask]);
-                if (!CHECK(case_forward(&t) == NN_OK, "attn_forward: %s", nn_last_error())) {
+                if (!CHECK_OK(case_forward(&t), "attn_forward")) {
                     alloc_release(mark);
                     continue;
                 }
@@ -666,7 +666,7 @@ static void test_errors(Rng *r) {
     {
         nn_real *dz = alloc_random(r, (size_t)3 * 2, -1, 1);
         nn_real *scratch = alloc_reals(attn_scratch_size(&t.c));
-        CHECK(case_forward(&t) == NN_OK, "attn_forward: %s", nn_last_error());
+        CHECK_OK(case_forward(&t), "attn_forward");
         t.c.score = (AttnScore)99;
         check_case("error: attn_backward with score 99");
         int st = attn_backward(&t.c, &t.p, NULL, NULL, NULL, NULL, dz, NULL, t.scores, t.weights, t.q, t.k, t.v,

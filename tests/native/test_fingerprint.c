@@ -73,7 +73,7 @@ static uint64_t fingerprint(const FingerprintCase *k) {
         return 0;
     }
     int st = trainer_train(t, &k->train, k->steps, k->batch, NULL, NULL);
-    CHECK(st == NN_OK, "train: %s", nn_last_error());
+    CHECK_OK(st, "train");
     size_t n = trainer_save_size(t);
     uint8_t *bytes = malloc(n);
     if (bytes && st == NN_OK && trainer_save(t, bytes, n) == NN_OK) h = nn_fnv1a64(bytes, n);

@@ -81,7 +81,7 @@ static void test_reference(Rng *r) {
                         check_case("n=%d d_in=%d d_k=%d d_v=%d d_out=%d heads=%d proj=%s score=%s causal=%d", t.c.n,
                                    t.c.d_in, t.c.d_k, t.c.d_v, t.c.d_out, t.c.heads, proj_names[proj],
                                    score_name(scores[sc]), causal);
-                        CHECK(attn_self_check(&t.c, &t.w, t.x) == NN_OK, "attn_self_check: %s", nn_last_error());
+                        CHECK_OK(attn_self_check(&t.c, &t.w, t.x), "attn_self_check");
                         check_self_against_ref(&t);
                         if (proj == PROJ_NONE) {
                             /* no projections: Q = K = V = X, output = context */
@@ -134,7 +134,7 @@ static void test_heads_match_attn_forward(Rng *r) {
             SelfCase t;
             self_setup(&t, r, 6, 8, 2, PROJ_QKVO, scores[sc], causal);
             check_case("heads vs attn_forward, score=%s causal=%d", score_name(scores[sc]), causal);
-            if (!CHECK(self_forward(&t) == NN_OK, "attn_self_forward: %s", nn_last_error())) {
+            if (!CHECK_OK(self_forward(&t), "attn_self_forward")) {
                 alloc_release(mark);
                 continue;
             }
@@ -323,7 +323,7 @@ static void test_errors(Rng *r) {
     {
         /* backward validates too */
         self_setup(&t, r, 5, 8, 2, PROJ_QKVO, ATTN_SCORE_DOT, 0);
-        CHECK(self_forward(&t) == NN_OK, "attn_self_forward: %s", nn_last_error());
+        CHECK_OK(self_forward(&t), "attn_self_forward");
         nn_real *dout = alloc_random(r, (size_t)5 * t.c.d_out, -1, 1);
         nn_real *dx = alloc_zeros((size_t)5 * 8);
         nn_real *scratch = alloc_reals(attn_self_scratch_size(&t.c));

@@ -32,6 +32,30 @@ static S2sConfig config(RnnCellKind cell, int layers, int bidir, int attention) 
 
 static const char *const cells[] = {"rnn", "gru", "lstm"};
 
+/* One batch drawn from seed, and a model of config c trained on it for 300
+ * Adam steps (lr 0.05, clip 5); the first and last losses. NULL (and a
+ * failed check) if creating it or a step fails. */
+typedef struct {
+    int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
+} Batch;
+
+static Seq2Seq *overfit_batch(const S2sConfig *c, uint64_t seed, Batch *k, nn_real *first, nn_real *last) {
+    Seq2Seq *m;
+    if (!CHECK_OK(s2s_create(&m, c), "create")) return NULL;
+    Rng r = {seed};
+    make_batch(&r, c->attention == ATTN_SCORE_LOCATION, k->in_ids, k->in_len, k->out_ids, k->out_len);
+    NnTrainOptions o = {NN_ADAM, 0.05f, 5};
+    for (int s = 0; s < 300; s++) {
+        if (!CHECK(s2s_train_step(m, &o, B, k->in_ids, k->in_len, k->out_ids, k->out_len, last) == NN_OK, "step %d: %s", s,
+                   nn_last_error())) {
+            s2s_destroy(m);
+            return NULL;
+        }
+        if (s == 0) *first = *last;
+    }
+    return m;
+}
+
 #ifdef NN_DOUBLE
 /* Every parameter of a small model against central differences of the loss. */
 /* The teacher-forced loss of one fixed batch, for finite differences. */
@@ -51,7 +75,7 @@ static void gradcheck(RnnCellKind cell, int layers, int bidir, int attention) {
     check_case("gradcheck %s layers=%d bidir=%d attention=%d", cells[cell], layers, bidir, attention);
     S2sConfig c = config(cell, layers, bidir, attention);
     Seq2Seq *m;
-    if (!CHECK(s2s_create(&m, &c) == NN_OK, "create: %s", nn_last_error())) return;
+    if (!CHECK_OK(s2s_create(&m, &c), "create")) return;
     Rng r = {77 + (uint64_t)attention * 13 + cell};
     int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
     make_batch(&r, attention == ATTN_SCORE_LOCATION, in_ids, in_len, out_ids, out_len);
@@ -61,8 +85,8 @@ static void gradcheck(RnnCellKind cell, int layers, int bidir, int attention) {
     for (size_t i = 0; i < P; i++) p[i] += 0.05 * rng_uniform(&r, -1, 1);
     nn_real loss;
     s2s_zero_grad(m);
-    CHECK(s2s_forward(m, B, in_ids, in_len, out_ids, out_len, &loss) == NN_OK, "forward: %s", nn_last_error());
-    CHECK(s2s_backward(m) == NN_OK, "backward: %s", nn_last_error());
+    CHECK_OK(s2s_forward(m, B, in_ids, in_len, out_ids, out_len, &loss), "forward");
+    CHECK_OK(s2s_backward(m), "backward");
     nn_real *g = malloc(sizeof(nn_real) * P);
     double *num = malloc(sizeof(double) * P);
     memcpy(g, s2s_grads(m), sizeof(nn_real) * P);
@@ -87,17 +111,10 @@ static void gradcheck(RnnCellKind cell, int layers, int bidir, int attention) {
 static void overfit(RnnCellKind cell, int layers, int bidir, int attention) {
     check_case("overfit %s layers=%d bidir=%d attention=%d", cells[cell], layers, bidir, attention);
     S2sConfig c = config(cell, layers, bidir, attention);
-    Seq2Seq *m;
-    if (!CHECK(s2s_create(&m, &c) == NN_OK, "create: %s", nn_last_error())) return;
-    Rng r = {99};
-    int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
-    make_batch(&r, attention == ATTN_SCORE_LOCATION, in_ids, in_len, out_ids, out_len);
-    NnTrainOptions o = {NN_ADAM, 0.05f, 5};
+    Batch k;
     nn_real first = 0, loss = 0;
-    for (int s = 0; s < 300; s++) {
-        if (!CHECK(s2s_train_step(m, &o, B, in_ids, in_len, out_ids, out_len, &loss) == NN_OK, "step: %s", nn_last_error())) break;
-        if (s == 0) first = loss;
-    }
+    Seq2Seq *m = overfit_batch(&c, 99, &k, &first, &loss);
+    if (!m) return;
     CHECK(isfinite(loss) && loss < 0.25f * first, "loss %g -> %g", (double)first, (double)loss);
     s2s_destroy(m);
 }
@@ -109,19 +126,15 @@ static void overfit(RnnCellKind cell, int layers, int bidir, int attention) {
 static void decode_and_io(RnnCellKind cell, int attention) {
     check_case("decode+io %s attention=%d", cells[cell], attention);
     S2sConfig c = config(cell, 1, 1, attention);
-    Seq2Seq *m;
-    if (!CHECK(s2s_create(&m, &c) == NN_OK, "create: %s", nn_last_error())) return;
-    Rng r = {31};
-    int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
-    make_batch(&r, attention == ATTN_SCORE_LOCATION, in_ids, in_len, out_ids, out_len);
-    NnTrainOptions o = {NN_ADAM, 0.05f, 5};
-    nn_real loss = 0;
-    for (int s = 0; s < 300; s++) s2s_train_step(m, &o, B, in_ids, in_len, out_ids, out_len, &loss);
+    Batch k;
+    nn_real first = 0, loss = 0;
+    Seq2Seq *m = overfit_batch(&c, 31, &k, &first, &loss);
+    if (!m) return;
     int32_t got[B * MAX_OUT], got_len[B];
     nn_real align[B * MAX_OUT * MAX_IN];
-    CHECK(s2s_greedy(m, B, in_ids, in_len, got, got_len, align) == NN_OK, "greedy: %s", nn_last_error());
+    CHECK_OK(s2s_greedy(m, B, k.in_ids, k.in_len, got, got_len, align), "greedy");
     for (int b = 0; b < B; b++) {
-        CHECK(got_len[b] == out_len[b] && memcmp(got + b * MAX_OUT, out_ids + b * MAX_OUT, sizeof(int32_t) * out_len[b]) == 0,
+        CHECK(got_len[b] == k.out_len[b] && memcmp(got + b * MAX_OUT, k.out_ids + b * MAX_OUT, sizeof(int32_t) * k.out_len[b]) == 0,
               "row %d decodes to its target (loss %g)", b, (double)loss);
         if (attention >= 0)
             for (int t = 0; t < got_len[b]; t++) {
@@ -132,20 +145,20 @@ static void decode_and_io(RnnCellKind cell, int attention) {
     }
     int32_t bt[MAX_OUT], bl;
     nn_real lp1, lp4, balign[MAX_OUT * MAX_IN];
-    CHECK(s2s_beam(m, 1, in_ids, in_len[0], bt, &bl, balign, &lp1) == NN_OK, "beam 1: %s", nn_last_error());
+    CHECK_OK(s2s_beam(m, 1, k.in_ids, k.in_len[0], bt, &bl, balign, &lp1), "beam 1");
     CHECK(bl == got_len[0] && memcmp(bt, got, sizeof(int32_t) * bl) == 0, "beam 1 equals greedy");
-    CHECK(s2s_beam(m, 4, in_ids, in_len[0], bt, &bl, balign, &lp4) == NN_OK, "beam 4: %s", nn_last_error());
+    CHECK_OK(s2s_beam(m, 4, k.in_ids, k.in_len[0], bt, &bl, balign, &lp4), "beam 4");
     CHECK(lp4 >= lp1 - 1e-5, "beam 4 log p %g >= beam 1 log p %g", (double)lp4, (double)lp1);
-    CHECK(s2s_beam(m, 99, in_ids, in_len[0], bt, &bl, NULL, NULL) == NN_ERR_LIMIT, "beam past limit");
+    CHECK(s2s_beam(m, 99, k.in_ids, k.in_len[0], bt, &bl, NULL, NULL) == NN_ERR_LIMIT, "beam past limit");
 
     size_t size = s2s_save_size(m);
     uint8_t *bytes = malloc(size);
     CHECK(s2s_save(m, bytes, size) == NN_OK, "save");
     Seq2Seq *m2;
-    CHECK(s2s_load(&m2, bytes, size) == NN_OK, "load: %s", nn_last_error());
+    CHECK_OK(s2s_load(&m2, bytes, size), "load");
     if (m2) {
         int32_t got2[B * MAX_OUT], len2[B];
-        s2s_greedy(m2, B, in_ids, in_len, got2, len2, NULL);
+        s2s_greedy(m2, B, k.in_ids, k.in_len, got2, len2, NULL);
         CHECK(memcmp(got2, got, sizeof got) == 0 && memcmp(len2, got_len, sizeof len2) == 0, "loaded model decodes the same");
         s2s_destroy(m2);
     }

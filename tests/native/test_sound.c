@@ -89,7 +89,7 @@ static void test_divergence(void) {
     check_case("a step that is not finite: NN_ERR_VALUE naming the step, the model as before the call");
     Trainer *t = make(8, 6);
     if (!t) return;
-    CHECK(trainer_train(t, &ADAM, 3, 8, NULL, NULL) == NN_OK, "warm-up: %s", nn_last_error());
+    CHECK_OK(trainer_train(t, &ADAM, 3, 8, NULL, NULL), "warm-up");
     /* a weight gone NaN (as a C caller can write): no step may carry on from it */
     Seq2Seq *m = trainer_model(t);
     nn_real *p = s2s_params(m), *keep = malloc(sizeof(nn_real) * s2s_num_params(m)), p0 = p[0];
@@ -149,33 +149,34 @@ static void test_update_overflow(void) {
 
 /* ---- model files: every field in range ---------------------------------------------- */
 
+/* The saved file (n bytes) with the u32 at offset `at` set to value and the
+ * checksums resealed, loaded into *u. */
+static int load_with(uint8_t *file, size_t n, size_t at, uint32_t value, Trainer **u) {
+    put_at(file + at, value);
+    reseal(file, n);
+    *u = NULL;
+    return trainer_load(u, file, n);
+}
+
 static void test_step_count(void) {
     Trainer *t = make(8, 6);
     if (!t) return;
     size_t n;
     uint8_t *file = save(t, &n);
-    uint8_t *steps = file + TRAINER_HEADER + MODEL_STEPS;
-    Trainer *u = NULL;
+    const size_t STEPS = TRAINER_HEADER + MODEL_STEPS;
+    Trainer *u;
     check_case("a step count of 0xFFFFFFFF is rejected");
-    put_at(steps, 0xFFFFFFFFu);
-    reseal(file, n);
-    int st = trainer_load(&u, file, n);
+    int st = load_with(file, n, STEPS, 0xFFFFFFFFu, &u);
     CHECK(st == NN_ERR_VALUE && u == NULL && strstr(nn_last_error(), "step count"), "0xFFFFFFFF: %d (%s)", st,
           nn_last_error());
     trainer_destroy(u);
-    u = NULL;
     check_case("a step count of 0x7FFFFFFF (steps++ would overflow) is rejected");
-    put_at(steps, 0x7FFFFFFFu);
-    reseal(file, n);
-    st = trainer_load(&u, file, n);
+    st = load_with(file, n, STEPS, 0x7FFFFFFFu, &u);
     CHECK(st == NN_ERR_VALUE && u == NULL, "0x7FFFFFFF: %d (%s)", st, nn_last_error());
     if (u) trainer_train(u, &ADAM, 1, 4, NULL, NULL); /* the overflow, if it loaded */
     trainer_destroy(u);
-    u = NULL;
     check_case("a model at the step limit loads, and training it is NN_ERR_LIMIT with the model unchanged");
-    put_at(steps, S2S_MAX_STEPS);
-    reseal(file, n);
-    st = trainer_load(&u, file, n);
+    st = load_with(file, n, STEPS, S2S_MAX_STEPS, &u);
     CHECK(st == NN_OK, "S2S_MAX_STEPS: %d (%s)", st, nn_last_error());
     if (u) {
         st = trainer_train(u, &ADAM, 1, 4, NULL, NULL);
@@ -183,11 +184,8 @@ static void test_step_count(void) {
               st, nn_last_error(), s2s_steps(trainer_model(u)));
     }
     trainer_destroy(u);
-    u = NULL;
     check_case("a call that fails at its third step leaves the model as the call found it");
-    put_at(steps, S2S_MAX_STEPS - 2);
-    reseal(file, n);
-    st = trainer_load(&u, file, n);
+    st = load_with(file, n, STEPS, S2S_MAX_STEPS - 2, &u);
     if (CHECK(st == NN_OK, "load: %d (%s)", st, nn_last_error())) {
         size_t n1, n2;
         uint8_t *a = save(u, &n1);
@@ -222,19 +220,15 @@ static void test_config_fields(void) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         check_case("config field %d = %d is rejected, naming %s", bad[i].field, (int)bad[i].value, bad[i].mention);
         memcpy(copy, file, n);
-        put_at(copy + TRAINER_HEADER + MODEL_CONFIG + 4 * bad[i].field, (uint32_t)bad[i].value);
-        reseal(copy, n);
-        Trainer *u = NULL;
-        int st = trainer_load(&u, copy, n);
+        Trainer *u;
+        int st = load_with(copy, n, TRAINER_HEADER + MODEL_CONFIG + 4 * bad[i].field, (uint32_t)bad[i].value, &u);
         CHECK(st != NN_OK && u == NULL && strstr(nn_last_error(), bad[i].mention), "%d (%s)", st, nn_last_error());
         trainer_destroy(u);
     }
     check_case("a NaN weight (checksums resealed) is rejected");
     memcpy(copy, file, n);
-    put_at(copy + TRAINER_HEADER + MODEL_COUNT + 8, 0x7fc00000u);
-    reseal(copy, n);
-    Trainer *u = NULL;
-    int st = trainer_load(&u, copy, n);
+    Trainer *u;
+    int st = load_with(copy, n, TRAINER_HEADER + MODEL_COUNT + 8, 0x7fc00000u, &u); /* the first weight: NaN */
     CHECK(st == NN_ERR_VALUE && u == NULL && strstr(nn_last_error(), "NaN"), "%d (%s)", st, nn_last_error());
     trainer_destroy(u);
     free(copy);
@@ -273,7 +267,7 @@ static void test_length_before_allocation(void) {
     heap_watch();
     st = trainer_load(&u, file, n);
     peak = heap_unwatch();
-    CHECK(st == NN_OK, "load: %s", nn_last_error());
+    CHECK_OK(st, "load");
     /* the buffers of S2S_MAX_BEAM rows (beam alignments, 64 x 64 steps) plus a multiple of the
      * file; the batch's 1024 rows come when a batch that large does */
     CHECK(peak < 32 * n + (4 << 20), "a %zu-byte file allocated %zu bytes at its peak", n, peak);
@@ -282,7 +276,7 @@ static void test_length_before_allocation(void) {
         size_t n2;
         uint8_t *again = save(u, &n2);
         CHECK(again && n2 == n && memcmp(again, file, n) == 0, "the file saved again differs");
-        CHECK(trainer_train(u, &ADAM, 1, 1024, NULL, NULL) == NN_OK, "train with batch 1024: %s", nn_last_error());
+        CHECK_OK(trainer_train(u, &ADAM, 1, 1024, NULL, NULL), "train with batch 1024");
         free(again);
     }
     trainer_destroy(u);

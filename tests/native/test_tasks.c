@@ -172,7 +172,7 @@ static void test_proportions(void) {
     for (int i = 0; i < 2000; i++) p += sprintf(p, "w%d\t%d\n", i * 7919, i);
     TaskConfig c = {TASK_PAIRS, TASK_DIGITS, 1, 1};
     Task *t = NULL;
-    if (CHECK(task_create(&t, &c, text, (size_t)(p - text)) == NN_OK, "create: %s", nn_last_error())) {
+    if (CHECK_OK(task_create(&t, &c, text, (size_t)(p - text)), "create")) {
         int n0 = task_split_size(t, TASK_TRAIN), n1 = task_split_size(t, TASK_VALID), n2 = task_split_size(t, TASK_TEST);
         CHECK(n0 + n1 + n2 == 2000 && n0 > 1500 && n0 < 1700 && n1 > 140 && n1 < 260 && n2 > 140 && n2 < 260,
               "split sizes %d / %d / %d", n0, n1, n2);
@@ -232,7 +232,7 @@ static void test_pairs(void) {
     TaskConfig c = {TASK_PAIRS, TASK_DIGITS, 1, 1};
     Task *t = NULL;
     int st = task_create(&t, &c, text, sizeof text - 1);
-    if (CHECK(st == NN_OK, "create: %s", nn_last_error())) {
+    if (CHECK_OK(st, "create")) {
         CHECK(task_max_in(t) == 5 && task_max_out(t) == 8, "lengths %d, %d", task_max_in(t), task_max_out(t));
         CHECK(strcmp(task_in_alphabet(t), "abcdefghiklmoprstuw") == 0, "input alphabet '%s'", task_in_alphabet(t));
         int total = task_split_size(t, TASK_TRAIN) + task_split_size(t, TASK_VALID) + task_split_size(t, TASK_TEST);

@@ -26,9 +26,9 @@ static void test_reproducible(void) {
     Trainer *t2 = make(TASK_REVERSE, 3, 6, RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, 7);
     Trainer *t3 = make(TASK_REVERSE, 3, 6, RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, 8);
     if (!t1 || !t2 || !t3) goto done;
-    CHECK(trainer_train(t1, &ADAM, 6, 16, a, NULL) == NN_OK, "train: %s", nn_last_error());
-    CHECK(trainer_train(t2, &ADAM, 6, 16, b, NULL) == NN_OK, "train: %s", nn_last_error());
-    CHECK(trainer_train(t3, &ADAM, 6, 16, c, NULL) == NN_OK, "train: %s", nn_last_error());
+    CHECK_OK(trainer_train(t1, &ADAM, 6, 16, a, NULL), "train");
+    CHECK_OK(trainer_train(t2, &ADAM, 6, 16, b, NULL), "train");
+    CHECK_OK(trainer_train(t3, &ADAM, 6, 16, c, NULL), "train");
     CHECK(memcmp(a, b, sizeof a) == 0, "same seed, different losses (%g vs %g)", a[5], b[5]);
     CHECK(memcmp(a, c, sizeof a) != 0, "different seeds, identical losses");
 done:
@@ -42,12 +42,12 @@ static void test_learns_copy(void) {
     Trainer *t = make(TASK_COPY, 2, 4, RNN_CELL_LSTM, ATTN_SCORE_DOT, 3);
     if (!t) return;
     TrainerEval before, after;
-    CHECK(trainer_evaluate(t, TASK_VALID, 64, &before) == NN_OK, "evaluate: %s", nn_last_error());
+    CHECK_OK(trainer_evaluate(t, TASK_VALID, 64, &before), "evaluate");
     static float losses[300];
     double tokens = 0;
-    CHECK(trainer_train(t, &ADAM, 300, 16, losses, &tokens) == NN_OK, "train: %s", nn_last_error());
+    CHECK_OK(trainer_train(t, &ADAM, 300, 16, losses, &tokens), "train");
     CHECK(tokens >= 300 * 16 * 3 && tokens <= 300 * 16 * 5, "tokens seen %g, expected 3..5 per example", tokens);
-    CHECK(trainer_evaluate(t, TASK_VALID, 64, &after) == NN_OK, "evaluate: %s", nn_last_error());
+    CHECK_OK(trainer_evaluate(t, TASK_VALID, 64, &after), "evaluate");
     CHECK(after.loss < 0.5 * before.loss, "loss %g -> %g did not halve", before.loss, after.loss);
     CHECK(after.token_accuracy > before.token_accuracy + 0.3, "token accuracy %g -> %g", before.token_accuracy,
           after.token_accuracy);
@@ -94,10 +94,10 @@ static void test_save_load(void) {
     trainer_train(t, &ADAM, 4, 8, l, NULL);
     size_t n = trainer_save_size(t);
     uint8_t *bytes = malloc(n);
-    CHECK(trainer_save(t, bytes, n) == NN_OK, "save: %s", nn_last_error());
+    CHECK_OK(trainer_save(t, bytes, n), "save");
     Trainer *u = NULL;
     int st = trainer_load(&u, bytes, n);
-    CHECK(st == NN_OK, "load: %s", nn_last_error());
+    CHECK_OK(st, "load");
     if (u) {
         TrainerEval a, b;
         trainer_evaluate(t, TASK_TEST, 20, &a);
@@ -134,13 +134,13 @@ static void test_pairs_round_trip(void) {
     S2sConfig mc = {RNN_CELL_RNN, 1, 1, 4, 6, ATTN_SCORE_COSINE, 0, 0, 0, 0, 0, 0, 4, 2};
     Trainer *t = NULL;
     int st = trainer_create(&t, &tc, text, sizeof text - 1, &mc);
-    if (!CHECK(st == NN_OK, "create: %s", nn_last_error())) return;
+    if (!CHECK_OK(st, "create")) return;
     size_t n = trainer_save_size(t);
     uint8_t *bytes = malloc(n);
     trainer_save(t, bytes, n);
     Trainer *u = NULL;
     st = trainer_load(&u, bytes, n);
-    CHECK(st == NN_OK, "load: %s", nn_last_error());
+    CHECK_OK(st, "load");
     if (u) {
         CHECK(strcmp(task_in_alphabet(trainer_task(u)), task_in_alphabet(trainer_task(t))) == 0, "input alphabets differ");
         CHECK(strcmp(task_out_alphabet(trainer_task(u)), task_out_alphabet(trainer_task(t))) == 0, "output alphabets differ");
@@ -172,7 +172,7 @@ static void test_errors(void) {
     st = trainer_create(&t, &bad, NULL, 0, &mc);
     CHECK(st != NN_OK && nn_last_error()[0], "task 9: %d", st);
     st = trainer_create(&t, &fixed, NULL, 0, &mc);
-    if (CHECK(st == NN_OK, "create: %s", nn_last_error())) {
+    if (CHECK_OK(st, "create")) {
         st = trainer_train(t, &ADAM, 1, S2S_MAX_BATCH + 1, NULL, NULL);
         CHECK(st == NN_ERR_LIMIT && strstr(nn_last_error(), "batch"), "batch past the limit: %d (%s)", st, nn_last_error());
         st = trainer_train(t, &ADAM, 1, 0, NULL, NULL);
@@ -192,7 +192,7 @@ static void test_batch_grows(void) {
     TaskConfig tc = {TASK_REVERSE, TASK_DIGITS, 2, 6};
     S2sConfig mc = {RNN_CELL_LSTM, 1, 0, 8, 12, ATTN_SCORE_ADDITIVE, 0, 0, 0, 0, 0, 0, 40, 12};
     Trainer *big = NULL;
-    CHECK(trainer_create(&big, &tc, NULL, 0, &mc) == NN_OK, "create: %s", nn_last_error());
+    CHECK_OK(trainer_create(&big, &tc, NULL, 0, &mc), "create");
     if (!small || !big) goto done;
     float a[3], b[3], c[2];
     int st = trainer_train(small, &ADAM, 2, 8, a, NULL);
@@ -203,7 +203,7 @@ static void test_batch_grows(void) {
     CHECK(trainer_train(big, &ADAM, 2, 8, b, NULL) == NN_OK && trainer_train(big, &ADAM, 1, 40, b + 2, NULL) == NN_OK,
           "train: %s", nn_last_error());
     CHECK(memcmp(a, b, sizeof a) == 0, "losses differ: %.9g %.9g %.9g vs %.9g %.9g %.9g", a[0], a[1], a[2], b[0], b[1], b[2]);
-    CHECK(trainer_train(small, &ADAM, 2, 8, c, NULL) == NN_OK, "a smaller batch after growing: %s", nn_last_error());
+    CHECK_OK(trainer_train(small, &ADAM, 2, 8, c, NULL), "a smaller batch after growing");
     TrainerEval r;
     CHECK(trainer_evaluate(small, TASK_VALID, 100, &r) == NN_OK && r.count == 100, "evaluate after growing: %s",
           nn_last_error());

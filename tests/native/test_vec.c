@@ -124,6 +124,19 @@ static void test_max(Rng *r) {
     }
 }
 
+/* A case of an elementwise kernel y = f(x): n inputs in [lo, hi), the output
+ * (x itself when in place) and room for the float64 expected values. */
+typedef struct {
+    nn_real *x, *y;
+    double *want;
+} Elementwise;
+
+static Elementwise elementwise_case(Rng *r, int n, int inplace, double lo, double hi) {
+    Elementwise c = {alloc_random(r, (size_t)n, lo, hi), NULL, alloc_doubles((size_t)n)};
+    c.y = inplace ? c.x : alloc_reals((size_t)n);
+    return c;
+}
+
 static void test_exp_sum(Rng *r) {
     /* exp of the float argument x - shift: relative error of a few ulps, plus
      * the rounding of x - shift itself (|x - shift| eps) */
@@ -131,18 +144,13 @@ static void test_exp_sum(Rng *r) {
         int n = lengths[t];
         for (int inplace = 0; inplace < 2; inplace++) {
             size_t mark = alloc_mark();
-            nn_real *x = alloc_random(r, (size_t)n, -20, 8);
-            nn_real *y = inplace ? x : alloc_reals((size_t)n);
-            double *want = alloc_doubles((size_t)n);
-            nn_real shift = inplace ? vec_max(x, n) : (nn_real)rng_uniform(r, -2, 2);
+            Elementwise c = elementwise_case(r, n, inplace, -20, 8);
+            nn_real shift = inplace ? vec_max(c.x, n) : (nn_real)rng_uniform(r, -2, 2);
             double s = 0;
-            for (int i = 0; i < n; i++) {
-                want[i] = exp((double)x[i] - (double)shift);
-                s += want[i];
-            }
+            for (int i = 0; i < n; i++) s += c.want[i] = exp((double)c.x[i] - (double)shift);
             check_case("n=%d in-place=%d shift=%g", n, inplace, (double)shift);
-            nn_real got_s = vec_exp_sum(y, x, shift, n);
-            CHECK_ARRAY(y, want, (size_t)n, 0, 1e-300, 40 * TOL_EPS, "vec_exp_sum values");
+            nn_real got_s = vec_exp_sum(c.y, c.x, shift, n);
+            CHECK_ARRAY(c.y, c.want, (size_t)n, 0, 1e-300, 40 * TOL_EPS, "vec_exp_sum values");
             CHECK_CLOSE(got_s, s, 0, (n + 40) * TOL_EPS, "vec_exp_sum sum");
             alloc_release(mark);
         }
@@ -168,13 +176,11 @@ static void test_tanh(Rng *r) {
         int n = lengths[t];
         for (int inplace = 0; inplace < 2; inplace++) {
             size_t mark = alloc_mark();
-            nn_real *x = alloc_random(r, (size_t)n, -6, 6);
-            nn_real *y = inplace ? x : alloc_reals((size_t)n);
-            double *want = alloc_doubles((size_t)n);
-            for (int i = 0; i < n; i++) want[i] = tanh((double)x[i]);
+            Elementwise c = elementwise_case(r, n, inplace, -6, 6);
+            for (int i = 0; i < n; i++) c.want[i] = tanh((double)c.x[i]);
             check_case("n=%d in-place=%d", n, inplace);
-            vec_tanh(y, x, n);
-            CHECK_ARRAY(y, want, (size_t)n, 0, 8 * TOL_EPS, 8 * TOL_EPS, "vec_tanh");
+            vec_tanh(c.y, c.x, n);
+            CHECK_ARRAY(c.y, c.want, (size_t)n, 0, 8 * TOL_EPS, 8 * TOL_EPS, "vec_tanh");
             alloc_release(mark);
         }
     }

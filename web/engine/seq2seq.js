@@ -83,10 +83,7 @@ export function loadSeq2Seq(heap, bytes) {
 
 /** The model's S2sInfo record (src/wasm/boundary.h). */
 function readInfo(heap, handle) {
-  return heap.withBlock({ info: heap.recordSize('S2sInfo') }, (p) => {
-    heap.call.s2s_info({ model: handle, info: p.info });
-    return heap.readRecord('S2sInfo', p.info);
-  });
+  return heap.callRecord('s2s_info', 'S2sInfo', { model: handle });
 }
 
 const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
@@ -170,18 +167,15 @@ export class Seq2SeqModel {
       const split = toChoice('split', o.split, SPLITS, 'test');
       const count = toInteger('count', o.count, 500, 1, SEQ2SEQ_LIMITS.maxEvaluate);
       const heap = this.heap;
-      return heap.withBlock({ result: heap.recordSize('TrainerEval') }, (p) => {
-        heap.call.s2s_evaluate({ model: handle, split, count, result: p.result });
-        const r = heap.readRecord('TrainerEval', p.result);
-        const byLength = [];
-        r.lengthCount.forEach((n, length) => {
-          if (n) byLength.push({ length, count: n, sequenceAccuracy: r.lengthRight[length] / n });
-        });
-        return {
-          loss: r.loss, tokenAccuracy: r.tokenAccuracy, sequenceAccuracy: r.sequenceAccuracy, count: r.count,
-          split: nameOf(SPLITS, split), byLength,
-        };
+      const r = heap.callRecord('s2s_evaluate', 'TrainerEval', { model: handle, split, count });
+      const byLength = [];
+      r.lengthCount.forEach((n, length) => {
+        if (n) byLength.push({ length, count: n, sequenceAccuracy: r.lengthRight[length] / n });
       });
+      return {
+        loss: r.loss, tokenAccuracy: r.tokenAccuracy, sequenceAccuracy: r.sequenceAccuracy, count: r.count,
+        split: nameOf(SPLITS, split), byLength,
+      };
     });
   }
 
@@ -294,7 +288,7 @@ export class Seq2SeqModel {
       const heap = this.heap;
       const room = U8 * (SEQ2SEQ_LIMITS.maxLength + 1);
       return heap.withBlock({ rng: 2 * I32, input: room, output: room }, (p) => {
-        heap.writeI32(p.rng, [seed % 2 ** 32, Math.floor(seed / 2 ** 32)]);
+        heap.writeSeed(p.rng, seed);
         const out = [];
         for (let i = 0; i < count; i++) {
           heap.call.s2s_sample({ model: handle, split, rng: p.rng, input: p.input, output: p.output });
@@ -307,15 +301,7 @@ export class Seq2SeqModel {
 
   /** The model and its task in the versioned attnlab format. */
   save() {
-    return guard('save', () => {
-      const handle = this.#live('save');
-      const heap = this.heap;
-      const size = heap.call.s2s_save_size({ model: handle });
-      return heap.withBlock({ bytes: U8 * size }, (p) => {
-        heap.call.s2s_save({ model: handle, bytes: p.bytes, size });
-        return heap.readBytes(p.bytes, size);
-      });
-    });
+    return guard('save', () => this.heap.savedBytes('s2s', this.#live('save')));
   }
 
   /** Frees the model; calling it again does nothing. */

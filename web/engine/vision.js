@@ -157,11 +157,7 @@ export class VisionModel {
 
   /** The C core's record of this model (src/wasm/boundary.h, AttnlabVisInfo). */
   #info() {
-    const heap = this.heap;
-    return heap.withBlock({ info: heap.recordSize('VisInfo') }, (p) => {
-      heap.call.vis_info({ model: this.handle, info: p.info });
-      return heap.readRecord('VisInfo', p.info);
-    });
+    return this.heap.callRecord('vis_info', 'VisInfo', { model: this.handle });
   }
 
   #live(what) {
@@ -213,11 +209,7 @@ export class VisionModel {
     const o = options('evaluate', args);
     const split = toChoice('split', o.split, SPLITS, 'test');
     const count = toInteger('count', o.count, 500, 1, VISION_LIMITS.maxEvaluate);
-    const heap = this.heap;
-    return heap.withBlock({ result: heap.recordSize('VisEval') }, (p) => {
-      heap.call.vis_evaluate({ model: handle, split, count, result: p.result });
-      return { ...heap.readRecord('VisEval', p.result), split: nameOf(SPLITS, split) };
-    });
+    return { ...this.heap.callRecord('vis_evaluate', 'VisEval', { model: handle, split, count }), split: nameOf(SPLITS, split) };
   }
 
   /**
@@ -322,7 +314,7 @@ export class VisionModel {
     const heap = this.heap;
     const sizes = { rng: 2 * I32, image: F32 * rows * cols, labels: I32 * (VISION_LIMITS.maxDigits + 1), n: I32 };
     return heap.withBlock(sizes, (p) => {
-      heap.writeI32(p.rng, [seed % 2 ** 32, Math.floor(seed / 2 ** 32)]);
+      heap.writeSeed(p.rng, seed);
       const out = [];
       for (let i = 0; i < count; i++) {
         heap.call.vis_sample({ model: handle, split, rng: p.rng, image: p.image, labels: p.labels, n: p.n });
@@ -336,13 +328,7 @@ export class VisionModel {
 
   /** The model and its task in the versioned attnlab format (the digits are not included). */
   save() {
-    const handle = this.#live('save');
-    const heap = this.heap;
-    const size = heap.call.vis_save_size({ model: handle });
-    return heap.withBlock({ bytes: U8 * size }, (p) => {
-      heap.call.vis_save({ model: handle, bytes: p.bytes, size });
-      return heap.readBytes(p.bytes, size);
-    });
+    return this.heap.savedBytes('vis', this.#live('save'));
   }
 
   /** Frees the model; calling it again does nothing. */

@@ -49,7 +49,7 @@ const BINDINGS = Object.freeze({
   },
   s2s_load: { status: 'loadSeq2Seq', args: ['bytes', 'size', 'out'] },
   s2s_destroy: { args: ['model'] },
-  s2s_info: { args: ['model', 'info'] },
+  s2s_info: { args: ['model', 'result'] },
   s2s_alphabet: { args: ['model', 'output'] },
   s2s_split_size: { args: ['model', 'split'] },
   s2s_train: { status: 'train', args: ['model', 'optimizer', 'lr', 'clip', 'steps', 'batch', 'losses', 'tokens'] },
@@ -74,7 +74,7 @@ const BINDINGS = Object.freeze({
   },
   vis_load: { status: 'loadVisionModel', args: ['data', 'bytes', 'size', 'out'] },
   vis_destroy: { args: ['model'] },
-  vis_info: { args: ['model', 'info'] },
+  vis_info: { args: ['model', 'result'] },
   vis_train: { status: 'train', args: ['model', 'optimizer', 'lr', 'clip', 'steps', 'batch', 'losses'] },
   vis_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'result'] },
   vis_predict: { status: 'predict', args: ['model', 'image', 'rows', 'cols', 'tokens', 'weights', 'locations'] },
@@ -220,6 +220,11 @@ export class Heap {
     if (ptr && data) new Int32Array(this.#buffer, ptr, data.length).set(data);
   }
 
+  /** Writes a seed (an integer 0..2^53) at ptr as a u64 stream state: two u32 words, low word first. */
+  writeSeed(ptr, seed) {
+    this.writeI32(ptr, [seed % 2 ** 32, Math.floor(seed / 2 ** 32)]);
+  }
+
   /** Copies bytes (a Uint8Array or array of bytes) to ptr. */
   writeBytes(ptr, bytes) {
     if (ptr && bytes) new Uint8Array(this.#buffer, ptr, bytes.length).set(bytes);
@@ -257,9 +262,24 @@ export class Heap {
     return { rows, cols, data: this.readF32(ptr, rows * cols) };
   }
 
-  /** Bytes of one record the exports fill (src/wasm/boundary.h). */
-  recordSize(name) {
-    return this.#record(name).size;
+  /** The saved file of a model: the bytes `${kind}_save` writes, `${kind}_save_size` of them (kind 's2s' or 'vis'). */
+  savedBytes(kind, model) {
+    const size = this.call[`${kind}_save_size`]({ model });
+    return this.withBlock({ bytes: U8 * size }, (p) => {
+      this.call[`${kind}_save`]({ model, bytes: p.bytes, size });
+      return this.readBytes(p.bytes, size);
+    });
+  }
+
+  /**
+   * Calls an export that fills the record `name` (src/wasm/boundary.h) at its
+   * `result` argument, in a block of the record's size; returns the record.
+   */
+  callRecord(exportName, name, args) {
+    return this.withBlock({ result: this.#record(name).size }, (p) => {
+      this.call[exportName]({ ...args, result: p.result });
+      return this.readRecord(name, p.result);
+    });
   }
 
   /** The record `name` at ptr as { field: number | Int32Array | Float64Array }. */

@@ -70,34 +70,29 @@ export class TrainingSession {
   }
 
   /** Replaces the model with a new one from createSeq2Seq options, or createVisionModel options for kind 'vision'. */
-  async create(options, kind = 'seq2seq') {
-    this.pause();
-    await this.busy;
-    const created = await this.client.call(kind === 'vision' ? 'createVision' : 'create', { options });
-    await this.drop();
-    this.model = created.model;
-    this.kind = created.kind;
-    this.info = created;
-    this.reset();
-    await this.snapshot();
-    this.hooks.onState?.(this);
-    return created;
+  create(options, kind = 'seq2seq') {
+    return this.#adopt(kind === 'vision' ? 'createVision' : 'create', { options });
   }
 
   /** Adopts a model from saved bytes. */
-  async load(bytes) {
+  load(bytes) {
+    return this.#adopt('load', { bytes });
+  }
+
+  /** Replaces the model with the one the worker's create or load returns (a loaded one keeps its steps). */
+  async #adopt(action, args) {
     this.pause();
     await this.busy;
-    const loaded = await this.client.call('load', { bytes });
+    const made = await this.client.call(action, args);
     await this.drop();
-    this.model = loaded.model;
-    this.kind = loaded.kind;
-    this.info = loaded;
+    this.model = made.model;
+    this.kind = made.kind;
+    this.info = made;
     this.reset();
-    this.steps = loaded.steps;
+    this.steps = made.steps;
     await this.snapshot();
     this.hooks.onState?.(this);
-    return loaded;
+    return made;
   }
 
   async drop() {

@@ -69,7 +69,7 @@ export const PROPERTIES = Object.fromEntries(PROPS.map((p) => [p.name, p]));
 export function modelOptions(state, attention = state.attention, pairs = undefined) {
   const o = {
     task: state.task, cell: state.cell, bidirectional: state.bidirectional, layers: state.layers,
-    embed: state.embed, hidden: state.hidden, attention, seed: state.seed, batch: Math.max(state.batch, 64),
+    embed: state.embed, hidden: state.hidden, attention, seed: state.seed, batch: state.batch,
   };
   if (SEQUENCE_TASKS.includes(state.task)) {
     Object.assign(o, { alphabet: state.alphabet, minLength: state.minLength, maxLength: state.maxLength });
