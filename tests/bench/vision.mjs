@@ -11,7 +11,7 @@
 // machine the wall time mostly measures the other jobs.
 // Throughput: images/s of one training step (forward, backward, Adam) for our model and the same
 // model in TensorFlow.js on its WASM backend (one thread), same batch, interleaved rounds, best of each.
-//   node tests/bench/vision.mjs [--only cluttered|multi|throughput] [--quick]
+//   node tests/bench/vision.mjs [--only throughput|cluttered|multi|cluttered-soft|...] [--quick]
 import os from 'node:os';
 import { loadEngine } from '../../web/engine/index.js';
 import { mulberry32 } from '../lib/random.mjs';
@@ -23,8 +23,8 @@ const QUICK = args.includes('--quick');
 const ROUND = QUICK ? 20 : 500;
 const EVAL = QUICK ? 100 : 1000;
 const FINAL = QUICK ? 200 : 2000;
-const CLUTTERED_STEPS = QUICK ? 40 : 3000;
-const MULTI_STEPS = QUICK ? 40 : 5000;
+const CLUTTERED_STEPS = QUICK ? 40 : 6000;
+const MULTI_STEPS = QUICK ? 40 : 7000;
 const LR0 = 0.003;
 const LR1 = 0.0001;
 const BATCH = 32;
@@ -54,7 +54,7 @@ async function run(engine, name, options, metric, steps) {
     done += n;
     const e = m.evaluate({ split: 'test', count: EVAL });
     curve.push({ steps: done, cpu, value: e[metric] });
-    process.stderr.write(`  ${name}: ${done} steps, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test ${metric} ${fmt(100 * e[metric])}%\n`);
+    process.stderr.write(`  ${name}: ${done} steps, lr ${lrAt(done - n / 2, steps).toPrecision(2)}, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test ${metric} ${fmt(100 * e[metric])}%\n`);
   }
   const final = m.evaluate({ split: 'test', count: FINAL });
   m.destroy();
@@ -191,15 +191,14 @@ if (!ONLY || ONLY === 'throughput') {
   console.log(`| ratio | ${fmt(t.ours / t.tf, 1)}× | ${fmt(t.oursCpu / t.tfCpu, 1)}× (target ≥ ${TARGET_RATIO}×) |`);
   console.log(`   TF.js spent ${fmt(100 * t.params.filterShare, 0)}% of its step in the filter-gradient kernel the benchmark substitutes (Conv3DBackpropFilterV2)`);
 }
-if (!ONLY || ONLY === 'cluttered') {
-  rows.push({ ...(await run(engine, 'cluttered, soft', { task: 'cluttered', mode: 'soft' }, 'accuracy', CLUTTERED_STEPS)), target: '≥ 93%' });
-  rows.push(await run(engine, 'cluttered, none (average pooling)', { task: 'cluttered', attention: 'none' }, 'accuracy', CLUTTERED_STEPS));
-  rows.push(await run(engine, 'cluttered, hard (REINFORCE)', { task: 'cluttered', mode: 'hard' }, 'accuracy', CLUTTERED_STEPS));
-}
-if (!ONLY || ONLY === 'multi') {
-  rows.push({ ...(await run(engine, 'multi (3 digits), soft', { task: 'multi', digits: 3 }, 'sequenceAccuracy', MULTI_STEPS)), target: '≥ 90% sequences' });
-  rows.push(await run(engine, 'multi (3 digits), hard', { task: 'multi', digits: 3, mode: 'hard' }, 'sequenceAccuracy', MULTI_STEPS));
-}
+const RUNS = {
+  'cluttered-soft': () => run(engine, 'cluttered, soft', { task: 'cluttered', mode: 'soft' }, 'accuracy', CLUTTERED_STEPS),
+  'cluttered-none': () => run(engine, 'cluttered, none (average pooling)', { task: 'cluttered', attention: 'none' }, 'accuracy', CLUTTERED_STEPS),
+  'cluttered-hard': () => run(engine, 'cluttered, hard (REINFORCE)', { task: 'cluttered', mode: 'hard' }, 'accuracy', CLUTTERED_STEPS),
+  'multi-soft': () => run(engine, 'multi (3 digits), soft', { task: 'multi', digits: 3 }, 'sequenceAccuracy', MULTI_STEPS),
+  'multi-hard': () => run(engine, 'multi (3 digits), hard', { task: 'multi', digits: 3, mode: 'hard' }, 'sequenceAccuracy', MULTI_STEPS),
+};
+for (const [key, start] of Object.entries(RUNS)) if (!ONLY || key.startsWith(ONLY)) rows.push(await start());
 if (rows.length) {
   console.log(`\n== accuracy (test split, ${FINAL} images; batch ${BATCH}, Adam, cosine lr ${LR0} -> ${LR1})`);
   console.log(`| run | steps | training time (CPU) | wall time (load) | test accuracy | sequence accuracy |`);
