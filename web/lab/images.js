@@ -56,13 +56,14 @@ export function createImageView({ read, example, onError }) {
   let request = 0;
 
   const drawBox = byId('draw-attention');
-  const drawOverlays = [];
+  const drawOverlays = []; // one per output step, made as answers grow
+  let overlayTask = null; // the task they are sized for
   const addDrawOverlay = (size) => {
     const o = createImageOverlay({ id: `draw-${drawOverlays.length}`, label: `Attention over the drawing, step ${drawOverlays.length + 1}`, size });
     drawOverlays.push(o);
     drawBox.append(o.el);
   };
-  addDrawOverlay(180);
+  const drawSize = (task) => (task === 'multi' ? 140 : 180);
   const drawing = createDrawing({
     id: 'digit', label: 'Drawing canvas: draw a digit with the mouse, a pen or a finger', size: 260,
     onChange: () => readDrawing(),
@@ -144,7 +145,7 @@ export function createImageView({ read, example, onError }) {
       if (ticket !== drawRequest) return;
       setText(byId('draw-output'), reading.output || 'no digits');
       const steps = reading.steps.slice(0, MAX_DRAW_STEPS);
-      while (drawOverlays.length < steps.length) addDrawOverlay(180);
+      while (drawOverlays.length < steps.length) addDrawOverlay(drawSize(config.task));
       drawOverlays.forEach((o, t) => {
         const step = steps[t];
         if (!step) { o.clear(); return; }
@@ -194,6 +195,12 @@ export function createImageView({ read, example, onError }) {
       if (drawing.rows !== rows || drawing.cols !== cols) {
         drawnFromExample = false;
         drawing.resize(rows, cols);
+      }
+      if (overlayTask !== cfg.task) {
+        drawOverlays.length = 0;
+        drawBox.replaceChildren();
+        overlayTask = cfg.task;
+        addDrawOverlay(drawSize(cfg.task));
       }
       return this.refresh();
     },
