@@ -35,6 +35,9 @@ function glimpseBox(step, config) {
   return { top: step.location.row * s, left: step.location.col * s, height: s, width: s };
 }
 
+/** Reading, hard attention takes the most likely cell (training samples one from the weights). */
+const GLIMPSE = 'the glimpse: the cell hard attention reads (its most likely; training samples one)';
+
 const tokenText = (t) => (t === '</s>' ? 'end' : `“${t}”`);
 
 /**
@@ -95,7 +98,8 @@ export function createImageView({ read, example, onError }) {
     attention.update({
       image: reading.canvas, map: step.weights, cell, box, hi: attentionTop(step.weights),
       caption: none ? `No attention: every cell weighs the same (${where})` : `Attention over the ${config.grid.rows}×${config.grid.cols} grid, upsampled (${where})`,
-      description: `The test image with the attention of ${where} over it${box ? ', and the sampled glimpse as a red box' : ''}`,
+      boxLabel: GLIMPSE,
+      description: `The test image with the attention of ${where} over it${box ? ', and the glimpse as a red box' : ''}`,
     });
     saliency.update({
       image: reading.canvas, map: step.saliency, legend: '|∂ log p / ∂ pixel|',
@@ -151,7 +155,7 @@ export function createImageView({ read, example, onError }) {
         if (!step) { o.clear(); return; }
         o.update({
           image: reading.canvas, map: step.weights, cell: { height: cellSide(config), width: cellSide(config) }, box: glimpseBox(step, config),
-          hi: attentionTop(step.weights),
+          boxLabel: GLIMPSE, hi: attentionTop(step.weights),
           caption: single ? `Attention: the drawing as the model sees it (reads ${tokenText(step.token)})` : `Step ${t + 1}: ${tokenText(step.token)}`,
         });
       });
