@@ -77,6 +77,66 @@ async function stroke(page, testid, points) {
   await page.mouse.up();
 }
 
+/** Bilinear upsampling between cell centres, in float64: the reference for the overlay's upsample(). */
+function upsampleReference(map, rows, cols, cell) {
+  const along = (p, n, side) => {
+    const t = Math.min(Math.max((p + 0.5) / side - 0.5, 0), n - 1);
+    const i0 = Math.floor(t);
+    return [i0, Math.min(i0 + 1, n - 1), t - i0];
+  };
+  const out = [];
+  for (let r = 0; r < rows; r++) {
+    const [a0, a1, fy] = along(r, map.rows, cell.height);
+    for (let c = 0; c < cols; c++) {
+      const [b0, b1, fx] = along(c, map.cols, cell.width);
+      const v = (i, j) => map.data[Math.min(i, map.rows - 1) * map.cols + Math.min(j, map.cols - 1)];
+      out.push((1 - fy) * ((1 - fx) * v(a0, b0) + fx * v(a0, b1)) + fy * ((1 - fx) * v(a1, b0) + fx * v(a1, b1)));
+    }
+  }
+  return out;
+}
+
+test('the overlay upsamples a grid as the float64 reference does; the drawing canvas gives back the image it shows', async () => {
+  const { page, errors } = await open('#ver=2&task=centered&channels=8%2C16');
+  // a 7×7 grid of 8-pixel cells over a 60-pixel side (the last 4 pixels take the last cell), and a 3×5 grid stretched
+  const cases = [
+    { map: { rows: 7, cols: 7, data: Array.from({ length: 49 }, (_, i) => ((i * 37) % 11) / 10) }, rows: 60, cols: 60, cell: { height: 8, width: 8 } },
+    { map: { rows: 3, cols: 5, data: Array.from({ length: 15 }, (_, i) => Math.sin(i) ** 2) }, rows: 40, cols: 100, cell: { height: 40 / 3, width: 20 } },
+  ];
+  for (const c of cases) {
+    const got = await page.evaluate(async ({ map, rows, cols, cell }) => {
+      const { upsample } = await import('./ui/image-overlay.js');
+      return Array.from(upsample({ ...map, data: Float32Array.from(map.data) }, rows, cols, cell));
+    }, c);
+    const want = upsampleReference(c.map, c.rows, c.cols, c.cell);
+    const worst = Math.max(...got.map((v, i) => Math.abs(v - want[i]) / (1e-6 + Math.abs(want[i]))));
+    assert.ok(worst < 1e-5, `${c.rows}×${c.cols}: max relative difference ${worst}`);
+    // at a cell's centre the map's own value
+    assert.ok(Math.abs(got[Math.floor(c.cell.height * 1.5) * c.cols + Math.floor(c.cell.width * 1.5)] - c.map.data[c.map.cols + 1]) < 0.2);
+  }
+  // the drawing canvas: a test-sized bar shown on it reads back as the same bar
+  const back = await page.evaluate(async () => {
+    const { createDrawing } = await import('./ui/drawing.js');
+    const d = createDrawing({ id: 'unit', label: 'unit', rows: 28, cols: 28 });
+    const data = new Float32Array(28 * 28);
+    for (let r = 4; r < 24; r++) for (let c = 12; c < 16; c++) data[r * 28 + c] = 1;
+    d.setImage({ rows: 28, cols: 28, data });
+    const same = d.image();
+    const small = d.image({ height: 10, center: true });
+    return { data: Array.from(data), same: Array.from(same.data), small: Array.from(small.data), empty: d.empty };
+  });
+  assert.equal(back.empty, false);
+  const diff = back.same.map((v, i) => Math.abs(v - back.data[i]));
+  assert.ok(Math.max(...diff) < 0.5, `largest pixel difference ${Math.max(...diff)} (edges are smoothed)`);
+  assert.ok(diff.reduce((s, x) => s + x, 0) / diff.length < 0.03, 'on average the same picture');
+  const rowsOf = (img) => new Set(img.map((v, p) => [v, Math.floor(p / 28)]).filter(([v]) => v > 0.5).map(([, r]) => r));
+  const small = [...rowsOf(back.small)];
+  assert.ok(small.length >= 9 && small.length <= 11, `scaled to ${small.length} rows`);
+  assert.ok(Math.abs((Math.min(...small) + Math.max(...small) + 1) / 2 - 14) <= 1, 'centred');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('training a digit reader in the worker: curves grow, and the attention overlay and the saliency are drawn over the test image', async () => {
   const { page, errors } = await open('#ver=2&task=centered&channels=8%2C16');
   assert.deepEqual(await lab(page), { steps: 0, kind: 'vision' });

@@ -35,6 +35,9 @@ function glimpseBox(step, config) {
   return { top: step.location.row * s, left: step.location.col * s, height: s, width: s };
 }
 
+/** Reading, hard attention takes the most likely cell (training samples one from the weights). */
+const GLIMPSE = 'the glimpse: the cell hard attention reads (its most likely; training samples one)';
+
 const tokenText = (t) => (t === '</s>' ? 'end' : `“${t}”`);
 
 /**
@@ -56,13 +59,14 @@ export function createImageView({ read, example, onError }) {
   let request = 0;
 
   const drawBox = byId('draw-attention');
-  const drawOverlays = [];
+  const drawOverlays = []; // one per output step, made as answers grow
+  let overlayTask = null; // the task they are sized for
   const addDrawOverlay = (size) => {
     const o = createImageOverlay({ id: `draw-${drawOverlays.length}`, label: `Attention over the drawing, step ${drawOverlays.length + 1}`, size });
     drawOverlays.push(o);
     drawBox.append(o.el);
   };
-  addDrawOverlay(180);
+  const drawSize = (task) => (task === 'multi' ? 140 : 180);
   const drawing = createDrawing({
     id: 'digit', label: 'Drawing canvas: draw a digit with the mouse, a pen or a finger', size: 260,
     onChange: () => readDrawing(),
@@ -94,7 +98,8 @@ export function createImageView({ read, example, onError }) {
     attention.update({
       image: reading.canvas, map: step.weights, cell, box, hi: attentionTop(step.weights),
       caption: none ? `No attention: every cell weighs the same (${where})` : `Attention over the ${config.grid.rows}×${config.grid.cols} grid, upsampled (${where})`,
-      description: `The test image with the attention of ${where} over it${box ? ', and the sampled glimpse as a red box' : ''}`,
+      boxLabel: GLIMPSE,
+      description: `The test image with the attention of ${where} over it${box ? ', and the glimpse as a red box' : ''}`,
     });
     saliency.update({
       image: reading.canvas, map: step.saliency, legend: '|∂ log p / ∂ pixel|',
@@ -144,13 +149,13 @@ export function createImageView({ read, example, onError }) {
       if (ticket !== drawRequest) return;
       setText(byId('draw-output'), reading.output || 'no digits');
       const steps = reading.steps.slice(0, MAX_DRAW_STEPS);
-      while (drawOverlays.length < steps.length) addDrawOverlay(180);
+      while (drawOverlays.length < steps.length) addDrawOverlay(drawSize(config.task));
       drawOverlays.forEach((o, t) => {
         const step = steps[t];
         if (!step) { o.clear(); return; }
         o.update({
           image: reading.canvas, map: step.weights, cell: { height: cellSide(config), width: cellSide(config) }, box: glimpseBox(step, config),
-          hi: attentionTop(step.weights),
+          boxLabel: GLIMPSE, hi: attentionTop(step.weights),
           caption: single ? `Attention: the drawing as the model sees it (reads ${tokenText(step.token)})` : `Step ${t + 1}: ${tokenText(step.token)}`,
         });
       });
@@ -194,6 +199,12 @@ export function createImageView({ read, example, onError }) {
       if (drawing.rows !== rows || drawing.cols !== cols) {
         drawnFromExample = false;
         drawing.resize(rows, cols);
+      }
+      if (overlayTask !== cfg.task) {
+        drawOverlays.length = 0;
+        drawBox.replaceChildren();
+        overlayTask = cfg.task;
+        addDrawOverlay(drawSize(cfg.task));
       }
       return this.refresh();
     },

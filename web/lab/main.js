@@ -130,6 +130,7 @@ function start() {
     bottleneck.clear();
     images.clear();
     modes.clear();
+    modes.label(state.task);
   }
 
   /**

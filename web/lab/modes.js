@@ -52,6 +52,10 @@ export function createModesView({ setup, onError }) {
 
   return {
     get running() { return button.running; },
+    /** Names the accuracy for the task: one digit, or a whole multi-digit answer. */
+    label(task) {
+      setText(byId('modes-caption'), `Test accuracy while training (${task === 'multi' ? 'whole answers' : 'digits'} read right)`);
+    },
     /** Removes the last result (a new model or another task) and drops a run in progress. */
     clear() {
       button.cancel();

@@ -9,12 +9,13 @@
 //     id      hooks: data-testid="overlay-<id>" (canvas), "figure-overlay-<id>", "glimpse-<id>", "legend-overlay-<id>"
 //     label   the canvas's accessible name (the figure's caption is set by update)
 //     size    the displayed width in CSS px of the longer side (the picture shrinks with its container)
-//   ov.update({ image, map, cell, box, caption, legend, hi, alpha, description })
+//   ov.update({ image, map, cell, box, boxLabel, caption, legend, hi, alpha, description })
 //     image   { rows, cols, data } greys in [0, 1], row-major
 //     map     { rows, cols, data } weights >= 0 (null: the image alone); a map coarser than the
 //             image is upsampled bilinearly between cell centres, each cell `cell` pixels
 //     cell    { height, width } canvas pixels per map cell (default image size / map size)
 //     box     { top, left, height, width } in image pixels (null: none), drawn as an outline
+//     boxLabel  the box's legend entry (default 'the glimpse: the cell hard attention reads')
 //     caption the figure's caption;  legend: the colour bar's title (default 'attention weight')
 //     hi      the colour scale's top (default: the map's largest value); the bottom is 0
 //     alpha   how strongly the map tints the image, 0..1 (default 0.6)
@@ -78,9 +79,10 @@ export function createImageOverlay({ id, label, size = 240 }) {
   const bar = h('canvas', { width: 256, height: 1, style: { display: 'block', width: '100%', height: '10px', borderRadius: '2px' }, attrs: { 'aria-hidden': 'true' } });
   const ticks = h('div', { style: { position: 'relative', height: '1.1em', fontSize: '0.7rem', color: 'var(--muted, #555)' } });
   const title = h('div', { style: { fontSize: '0.72rem', color: 'var(--muted, #555)' } });
+  const boxText = h('span');
   const boxKey = h('div', { hidden: true, style: { fontSize: '0.72rem', color: 'var(--muted, #555)', display: 'flex', alignItems: 'center', gap: '0.35rem' } },
-    h('i', { style: { display: 'inline-block', width: '0.8rem', height: '0.8rem', border: '2px solid #ff4d4d', boxSizing: 'border-box' } }),
-    'the glimpse: the cell hard attention sampled');
+    h('i', { style: { display: 'inline-block', flex: '0 0 auto', width: '0.8rem', height: '0.8rem', border: '2px solid #ff4d4d', boxSizing: 'border-box' } }),
+    boxText);
   const legend = h('div', { dataset: { testid: `legend-overlay-${id}` }, style: { width: `${legendWidth}px`, maxWidth: '100%', marginTop: '0.35rem' } },
     bar, ticks, title, boxKey);
   const caption = h('figcaption', { style: { fontSize: '0.8rem', marginBottom: '0.3rem' } });
@@ -110,7 +112,7 @@ export function createImageOverlay({ id, label, size = 240 }) {
     el,
     canvas,
     current: null,
-    update({ image, map = null, cell, box = null, caption: text = '', legend: legendTitle = 'attention weight', hi: top, alpha = 0.6, description }) {
+    update({ image, map = null, cell, box = null, boxLabel = 'the glimpse: the cell hard attention reads', caption: text = '', legend: legendTitle = 'attention weight', hi: top, alpha = 0.6, description }) {
       const { rows, cols } = image;
       if (canvas.width !== cols || canvas.height !== rows) {
         canvas.width = cols;
@@ -141,6 +143,7 @@ export function createImageOverlay({ id, label, size = 240 }) {
       ctx.putImageData(img, 0, 0);
       glimpse.hidden = !box;
       boxKey.hidden = !box;
+      boxText.textContent = boxLabel;
       if (box) {
         Object.assign(glimpse.style, {
           top: `${(100 * box.top) / rows}%`, left: `${(100 * box.left) / cols}%`,
