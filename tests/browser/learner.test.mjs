@@ -7,7 +7,7 @@
 // and nothing clipped. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SHOTS, hashOf, hoverCell, openPlayground, startBrowser } from './browser.mjs';
+import { SHOTS, fullScreenshot, hashOf, hoverCell, openPlayground, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => { env = await startBrowser(); });
@@ -34,7 +34,7 @@ test('at 1440×900 the score, normalisation, temperature, mask and mode controls
   await page.goto(`${env.url}#ver=2&preset=self`);
   await page.waitForSelector('[data-testid="heatmap-output"]');
   await page.screenshot({ path: `${SHOTS}playground-self-1440x900.png` });
-  await page.screenshot({ path: `${SHOTS}playground-self-1440x900-full.png`, fullPage: true });
+  await fullScreenshot(page, `${SHOTS}playground-self-1440x900-full.png`);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -47,7 +47,7 @@ test('on a phone the controls come before the heatmaps they drive, and nothing s
   assert.ok(bar.y + bar.height <= tokens.y && tokens.y < scores.y, `controls ${bar.y}, tokens ${tokens.y}, scores ${scores.y}`);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scroll');
   await page.screenshot({ path: `${SHOTS}playground-390x844.png` });
-  await page.screenshot({ path: `${SHOTS}playground-390x844-full.png`, fullPage: true });
+  await fullScreenshot(page, `${SHOTS}playground-390x844-full.png`);
   assert.deepEqual(errors, []);
   await page.close();
 });
