@@ -105,3 +105,17 @@ export async function hoverCell(page, step, i, j) {
 
 /** A link hash holding `obj` as the page encodes state (base64url JSON). */
 export const hashOf = (obj) => `#s=${Buffer.from(JSON.stringify(obj)).toString('base64url')}`;
+
+/**
+ * A screenshot of the whole page with every part drawn: the viewport is first made as tall as the
+ * page, since cards out of view skip rendering (content-visibility: auto) and a plain full-page
+ * capture would show them blank. The viewport is restored afterwards.
+ */
+export async function fullScreenshot(page, path) {
+  const vp = page.viewportSize();
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  await page.setViewportSize({ width: vp.width, height: Math.min(height, 16000) });
+  await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+  await page.screenshot({ path, fullPage: true });
+  await page.setViewportSize(vp);
+}

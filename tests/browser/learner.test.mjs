@@ -7,7 +7,7 @@
 // and nothing clipped. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SHOTS, hashOf, hoverCell, openPlayground, startBrowser } from './browser.mjs';
+import { SHOTS, fullScreenshot, hashOf, hoverCell, openPlayground, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => { env = await startBrowser(); });
@@ -34,7 +34,7 @@ test('at 1440×900 the score, normalisation, temperature, mask and mode controls
   await page.goto(`${env.url}#ver=2&preset=self`);
   await page.waitForSelector('[data-testid="heatmap-output"]');
   await page.screenshot({ path: `${SHOTS}playground-self-1440x900.png` });
-  await page.screenshot({ path: `${SHOTS}playground-self-1440x900-full.png`, fullPage: true });
+  await fullScreenshot(page, `${SHOTS}playground-self-1440x900-full.png`);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -47,7 +47,7 @@ test('on a phone the controls come before the heatmaps they drive, and nothing s
   assert.ok(bar.y + bar.height <= tokens.y && tokens.y < scores.y, `controls ${bar.y}, tokens ${tokens.y}, scores ${scores.y}`);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scroll');
   await page.screenshot({ path: `${SHOTS}playground-390x844.png` });
-  await page.screenshot({ path: `${SHOTS}playground-390x844-full.png`, fullPage: true });
+  await fullScreenshot(page, `${SHOTS}playground-390x844-full.png`);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -232,4 +232,56 @@ test('formulas are rendered at build time: KaTeX\'s JavaScript is never loaded',
   assert.ok(!scripts.some((n) => /katex/i.test(n)), scripts.join('\n'));
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+test('token names are drawn whole in the embedding grid (the tutorial\'s "journey"), and its 3 dims fit a phone', async () => {
+  for (const vp of [DESKTOP, PHONE]) {
+    const { page, errors } = await openPlayground(env.browser, env.url, vp);
+    const names = await page.$$eval('.tok-name', (inputs) => inputs.map((i) => ({ value: i.value, cut: i.scrollWidth > i.clientWidth })));
+    assert.equal(names.length, 6);
+    assert.deepEqual(names.filter((n) => n.cut).map((n) => n.value), [], `names cut at ${vp.width}px`);
+    const wrap = await page.locator('[data-testid="grid-x"]').evaluate((g) => ({ scroll: g.parentElement.scrollWidth, view: g.parentElement.clientWidth }));
+    assert.ok(wrap.scroll <= wrap.view, `the grid scrolls sideways at ${vp.width}px: ${wrap.scroll} > ${wrap.view}`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  }
+});
+
+test('the preset menu shows the whole name of every preset at 1440×900', async () => {
+  const { page, errors } = await openPlayground(env.browser, env.url, DESKTOP);
+  const values = await page.$$eval('#preset option', (os) => os.map((o) => o.value));
+  for (const value of values) {
+    await page.selectOption('#preset', value);
+    const fit = await page.$eval('#preset', (sel) => {
+      const cs = getComputedStyle(sel);
+      const ctx = document.createElement('canvas').getContext('2d');
+      ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+      const text = sel.options[sel.selectedIndex].textContent;
+      // the text, the side paddings and the drop-down arrow (~20 px)
+      return { text, need: ctx.measureText(text).width + parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight) + 20, width: sel.clientWidth };
+    });
+    assert.ok(fit.need <= fit.width + 2, `“${fit.text}” needs ${fit.need.toFixed(0)} px, the menu is ${fit.width} px`);
+  }
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the 2-D view\'s names do not collide, even for close points (the tutorial\'s "one" and "step")', async () => {
+  for (const vp of [DESKTOP, PHONE]) {
+    const { page, errors } = await openPlayground(env.browser, env.url, vp);
+    await page.locator('[data-testid="projection"]').scrollIntoViewIfNeeded();
+    const boxes = await page.$$eval('.proj-point text', (ts) => ts.map((t) => ({ name: t.textContent, ...t.getBoundingClientRect().toJSON() })));
+    assert.equal(boxes.length, 6);
+    const overlaps = [];
+    for (let a = 0; a < boxes.length; a++) {
+      for (let b = a + 1; b < boxes.length; b++) {
+        const [p, q] = [boxes[a], boxes[b]];
+        if (p.left < q.right - 0.5 && q.left < p.right - 0.5 && p.top < q.bottom - 0.5 && q.top < p.bottom - 0.5) overlaps.push(`${p.name}/${q.name}`);
+      }
+    }
+    assert.deepEqual(overlaps, [], `names overlapping at ${vp.width}px`);
+    await page.screenshot({ path: `${SHOTS}playground-projection-${vp.width}.png`, clip: await page.locator('[data-testid="projection"]').boundingBox() });
+    assert.deepEqual(errors, []);
+    await page.close();
+  }
 });

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
-import { SHOTS, hashOf, heatmapPixels, hoverCell, openPlayground, startBrowser } from './browser.mjs';
+import { SHOTS, fullScreenshot, hashOf, heatmapPixels, hoverCell, openPlayground, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => { env = await startBrowser(); });
@@ -138,7 +138,7 @@ test('tokens: rename, add, remove and reorder; drag a point in the projection', 
   await point.focus();
   await page.keyboard.press('ArrowRight');
   assert.equal((await state(page)).x[2][0], Math.round((after1[0] + 0.01) * 1e4) / 1e4);
-  await page.screenshot({ path: `${SHOTS}edited-tokens.png`, fullPage: true });
+  await fullScreenshot(page, `${SHOTS}edited-tokens.png`);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -165,7 +165,7 @@ test('self-attention mode: Q, K, V, trainable weights, heads; compare view with 
   assert.match(await hoverCell(page, 'q', 0, 0), /Σₐ x₁ₐ Wqₐ,₁/);
   await page.selectOption('#mask', 'causal');
   assert.match(await hoverCell(page, 'weights', 0, 3), /α₁₄ = 0\.0000/);
-  await page.screenshot({ path: `${SHOTS}self-attention.png`, fullPage: true });
+  await fullScreenshot(page, `${SHOTS}self-attention.png`);
 
   await page.click('label[for="mode-attend"]');
   await page.selectOption('#mask', 'none');
@@ -174,7 +174,7 @@ test('self-attention mode: Q, K, V, trainable weights, heads; compare view with 
   assert.match(await hoverCell(page, 'diff', 1, 5), /Δα = α′ − α = .* = −?\d\.\d{4}/);
   const d = await heatmapPixels(page, 'diff');
   assert.equal(d.width, 6);
-  await page.screenshot({ path: `${SHOTS}compare.png`, fullPage: true });
+  await fullScreenshot(page, `${SHOTS}compare.png`);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -334,7 +334,7 @@ test('the long preset (64 tokens x 64 dims) stays live and fits a phone', async 
   assert.equal((await heatmapPixels(page)).width, 64);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
-  await page.screenshot({ path: `${SHOTS}long-phone.png`, fullPage: true });
+  await fullScreenshot(page, `${SHOTS}long-phone.png`);
   await page.setViewportSize({ width: 1440, height: 900 });
   await page.screenshot({ path: `${SHOTS}long-laptop.png` });
   assert.deepEqual(errors, []);

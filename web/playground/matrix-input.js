@@ -16,7 +16,7 @@ import { LIMITS } from './state.js';
 import { round } from './rng.js';
 
 const ROW_H = 30;
-const COL_W = 56;
+const COL_W = 52;
 const NUM_W = 30;
 const MARGIN = 1; // rows / columns kept beyond the view: every text input costs each repaint (its own scroller)
 

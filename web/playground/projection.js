@@ -1,6 +1,7 @@
 // A 2-D view of the embeddings: two chosen dimensions as axes. Drag a point
 // (or focus it and use the arrow keys) to edit those two values of its vector.
 // While a query cell is hovered, lines show where that query's weight goes.
+import { num } from '../ui/format.js';
 import { dims } from './state.js';
 import { round } from './rng.js';
 
@@ -12,6 +13,27 @@ const svgEl = (tag, attrs = {}) => {
 };
 const SIZE = 320;
 const PAD = 28;
+
+// Where each point's name goes: right of the point unless that overlaps a name already placed
+// (or a point), then left, above, below; points that sit close together keep readable names.
+const LABEL_SPOTS = [{ dx: 8, dy: 4, anchor: 'start' }, { dx: -8, dy: 4, anchor: 'end' }, { dx: 8, dy: -7, anchor: 'start' },
+  { dx: 8, dy: 15, anchor: 'start' }, { dx: -8, dy: -7, anchor: 'end' }, { dx: -8, dy: 15, anchor: 'end' }];
+const CHAR_W = 6.4; // px per character of the 11 px label font, a little generous
+export function placeLabels(pts) {
+  const boxes = [];
+  const hits = (b) => boxes.some((o) => b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1)
+    || pts.some((p) => p.x > b.x0 - 6 && p.x < b.x1 + 6 && p.y > b.y0 - 6 && p.y < b.y1 + 6);
+  return pts.map((p) => {
+    const w = [...p.name].length * CHAR_W;
+    const boxOf = (c) => {
+      const x0 = c.anchor === 'start' ? p.x + c.dx : p.x + c.dx - w;
+      return { x0, x1: x0 + w, y0: p.y + c.dy - 9, y1: p.y + c.dy + 2 };
+    };
+    const spot = LABEL_SPOTS.find((c) => !hits(boxOf(c))) ?? LABEL_SPOTS[0];
+    boxes.push(boxOf(spot));
+    return spot;
+  });
+}
 
 export function createProjection(store, { px, py }) {
   const svg = svgEl('svg', { viewBox: `0 0 ${SIZE} ${SIZE}`, class: 'proj', role: 'group', 'aria-label': 'Embeddings in two dimensions' });
@@ -53,8 +75,8 @@ export function createProjection(store, { px, py }) {
     const label = (text, attrs) => Object.assign(svgEl('text', attrs), { textContent: text });
     lines.push(label(`d${s.px + 1} →`, { x: SIZE - PAD, y: SIZE - 8, 'text-anchor': 'end', class: 'proj-axis' }));
     lines.push(label(`d${s.py + 1} →`, { x: 12, y: SIZE - PAD, transform: `rotate(-90 12 ${SIZE - PAD})`, class: 'proj-axis' }));
-    lines.push(label(String(Number(domain.x0.toFixed(2))), { x: PAD, y: SIZE - 8, class: 'proj-tick' }));
-    lines.push(label(String(Number(domain.x1.toFixed(2))), { x: SIZE - PAD - 34, y: SIZE - 8, 'text-anchor': 'end', class: 'proj-tick' }));
+    lines.push(label(num(Number(domain.x0.toFixed(2))), { x: PAD, y: SIZE - 8, class: 'proj-tick' }));
+    lines.push(label(num(Number(domain.x1.toFixed(2))), { x: SIZE - PAD - 34, y: SIZE - 8, 'text-anchor': 'end', class: 'proj-tick' }));
     axes.replaceChildren(...lines);
   }
 
@@ -65,16 +87,26 @@ export function createProjection(store, { px, py }) {
         const g = svgEl('g', { class: 'proj-point', tabindex: 0, role: 'button' });
         g.dataset.i = i;
         g.dataset.testid = `point-${i}`;
-        g.append(svgEl('circle', { r: n > 32 ? 4 : 6 }), svgEl('text', { dx: 8, dy: 4 }));
+        g.append(svgEl('circle', { r: n > 32 ? 4 : 6 }), svgEl('text', { dx: 8, dy: 4, 'text-anchor': 'start' }));
         return g;
       }));
     }
     const showNames = n <= 32;
+    const placed = showNames ? placeLabels(s.tokens.map((name, i) => ({ x: sx(s.x[i][s.px]), y: sy(s.x[i][s.py]), name }))) : [];
     s.tokens.forEach((name, i) => {
       const g = points.children[i];
       const [x, y] = [s.x[i][s.px], s.x[i][s.py]];
       const at = `translate(${sx(x).toFixed(1)} ${sy(y).toFixed(1)})`;
       if (g.getAttribute('transform') !== at) g.setAttribute('transform', at);
+      if (showNames) {
+        const { dx, dy, anchor } = placed[i];
+        const t = g.lastChild;
+        if (t.getAttribute('dx') !== String(dx) || t.getAttribute('dy') !== String(dy) || t.getAttribute('text-anchor') !== anchor) {
+          t.setAttribute('dx', dx);
+          t.setAttribute('dy', dy);
+          t.setAttribute('text-anchor', anchor);
+        }
+      }
       const label = `${name}: d${s.px + 1} = ${x}, d${s.py + 1} = ${y}. Drag or use arrow keys to move.`;
       if (g.getAttribute('aria-label') !== label) g.setAttribute('aria-label', label);
       const text = showNames ? name : '';

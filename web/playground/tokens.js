@@ -20,7 +20,7 @@ export function createTokenEditor(store) {
     onEdit: (i, j, v) => store.update((s) => { s.x[i][j] = v; }, { source: 'grid' }),
     rowHead: {
       title: 'token',
-      width: 140,
+      width: 146, // the name (5rem, a 7-letter word whole) and three 20 px buttons: 3 dims still fit a 390 px phone
       create: (i) => {
         const input = h('input', { type: 'text', className: 'tok-name', maxLength: LIMITS.name, spellcheck: false, autocomplete: 'off' });
         input.dataset.i = i;
