@@ -2,10 +2,10 @@
 // as a validated value (or undefined, marking the control invalid). The
 // decoding pair (greedy / beam search + width) edits the one `beam` setting.
 import { byId } from '../ui/dom.js';
-import { PROPERTIES, SEQUENCE_TASKS } from './state.js';
+import { PROPERTIES, SEQUENCE_TASKS, isImageTask } from './state.js';
 
 /** Controls whose id is a state property and that change the state when they change. */
-export const CONTROL_NAMES = Object.keys(PROPERTIES).filter((name) => name !== 'text' && name !== 'beam');
+export const CONTROL_NAMES = Object.keys(PROPERTIES).filter((name) => !['text', 'beam', 'image'].includes(name));
 
 function valid(p, raw) {
   if (p.type === 'bool') return raw;
@@ -33,6 +33,11 @@ export function createControls() {
     byId('beam').disabled = state.beam === 1;
     byId('seq-options').hidden = !SEQUENCE_TASKS.includes(state.task);
     byId('pairs-box').hidden = state.task !== 'pairs';
+    // text models and image models each show only their own settings and panels
+    const images = isImageTask(state.task);
+    for (const node of document.querySelectorAll('[data-for=text]')) node.hidden = images;
+    for (const node of document.querySelectorAll('[data-for=images]')) node.hidden = !images;
+    byId('clutter-field').hidden = state.task !== 'cluttered';
   }
 
   /** { name, value } for a changed control, or null when its text is not a valid value (it is marked). */

@@ -1,7 +1,8 @@
 // The training lab: wiring only. Settings are the property table of state.js
 // (mirrored in the URL by the shared codec), training runs in the worker through
 // session.js, and the panels are the views of controls.js, progress.js,
-// alignment.js and bottleneck.js. Everything lives inside start(): no module state.
+// alignment.js and bottleneck.js (text tasks), images.js and modes.js (image
+// tasks). Everything lives inside start(): no module state.
 import { byId, setText } from '../ui/dom.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
@@ -9,10 +10,12 @@ import { LabClient } from '../worker/lab-client.js';
 import { createAlignmentView, createTimeline } from './alignment.js';
 import { createBottleneckView } from './bottleneck.js';
 import { createControls } from './controls.js';
+import { createImageView } from './images.js';
+import { createModesView } from './modes.js';
 import { readModelFile, saveModel, settingsOf } from './model-file.js';
 import { createProgressView } from './progress.js';
 import { TrainingSession } from './session.js';
-import { codec, MODEL_KEYS, modelOptions, trainOptions } from './state.js';
+import { codec, isImageTask, MODEL_KEYS, modelOptions, trainOptions, visionOptions } from './state.js';
 
 const PAIRS_EXAMPLE = ['hello\tolleh', 'attention\tnoitnetta', 'world\tdlrow', 'seq\tqes', 'model\tledom',
   'encoder\tredocne', 'decoder\tredoced', 'align\tngila', 'query\tyreuq', 'value\teulav', 'key\tyek', 'weight\tthgiew'].join('\n');
@@ -44,15 +47,22 @@ function start() {
   const alignment = createAlignmentView();
   const timeline = createTimeline(() => showInput());
   const client = new LabClient(new Worker(new URL('../worker/lab-worker.js', import.meta.url), { type: 'module' }));
+  const images = createImageView({
+    read: (image) => session.readImage(image),
+    example: async (seed) => (await session.examples(1, seed))[0],
+    onError: showError,
+  });
+  /** The readings of the model as it is now: the text in the box, or the images. */
+  const showModel = () => (session.kind === 'vision' ? images.refresh() : showInput());
   const session = new TrainingSession(client, {
     onProgress: () => {
       progress.update(session);
-      showInput();
+      showModel();
     },
     onError: (err) => {
       showError(err);
       progress.update(session);
-      showInput();
+      showModel();
     },
     onState: () => {
       setText(byId('play'), session.playing ? '❚❚ Pause' : '▶ Train');
@@ -74,13 +84,22 @@ function start() {
     },
   });
 
+  const modes = createModesView({
+    onError: showError,
+    setup() {
+      showError(null);
+      session.pause();
+      return { client, options: (mode) => visionOptions(state, mode), steps: state.modeSteps, batch: state.batch, lr: state.lr };
+    },
+  });
+
   // The input in the box, through the model at the timeline's position; the
   // newest request wins (older answers that arrive late are dropped).
   let request = 0;
   async function showInput() {
     const ticket = ++request;
     timeline.setSnapshots(session.snapshots);
-    if (!session.model) return;
+    if (!session.model || session.kind !== 'seq2seq') return;
     if (!state.text) {
       alignment.fail('Type an input to translate, or press Example.');
       return;
@@ -103,22 +122,53 @@ function start() {
     await showInput();
   }
 
-  /** A new model from the settings: every curve, number and readout starts again. */
-  async function newModel() {
-    showError(null);
+  /** Empties every curve, number and readout of the last model. */
+  function clearViews() {
     progress.clear();
+    progress.label(isImageTask(state.task) ? state.task : 'text');
     alignment.clear();
     bottleneck.clear();
+    images.clear();
+    modes.clear();
+    modes.label(state.task);
+  }
+
+  /**
+   * A new model from the settings: every curve, number and readout starts again.
+   * When an image model cannot be made (the digits did not load: ERR_DATA) the
+   * model there was stays, with its settings and curves, and the error says why.
+   */
+  async function newModel(previous = null) {
+    showError(null);
+    const vision = isImageTask(state.task);
     try {
+      if (!vision) clearViews();
       const pairs = state.task === 'pairs' ? byId('pairs').value : undefined;
-      const created = await session.create(modelOptions(state, state.attention, pairs));
+      const created = vision
+        ? await session.create(visionOptions(state), 'vision')
+        : await session.create(modelOptions(state, state.attention, pairs));
+      if (vision) {
+        clearViews();
+        progress.update(session);
+        await images.setModel(created.config, state.image);
+        return true;
+      }
       byId('text').maxLength = created.config.maxInput;
       progress.update(session);
       if (state.text) await showInput();
       else await pickExample(1);
       return true;
     } catch (err) {
-      showError(err);
+      if (vision && err.code === 'ERR_DATA') {
+        const kept = previous && session.model ? ' The model you had is kept; press Reset to try again.' : ' Press Reset to try again.';
+        showError(new Error(`The handwritten digits could not be loaded (${err.code}): ${err.message}.${kept}`));
+        if (previous && session.model) {
+          Object.assign(state, previous);
+          controls.fill(state);
+          byId('text').value = state.text;
+          writeHash();
+        } else clearViews();
+      } else showError(err);
       return false;
     }
   }
@@ -127,6 +177,7 @@ function start() {
     const changed = controls.read(id);
     if (!changed) return;
     const { name, value } = changed;
+    const previous = { ...state };
     state[name] = value;
     if (state.maxLength < state.minLength) state.maxLength = state.minLength;
     if (name === 'task' || name === 'alphabet') state.text = '';
@@ -136,7 +187,7 @@ function start() {
     byId('text').value = state.text;
     if (MODEL_KEYS.includes(name)) {
       const wasPlaying = session.playing;
-      if ((await newModel()) && wasPlaying) session.play(trainOptions(state));
+      if ((await newModel(previous)) && wasPlaying) session.play(trainOptions(state));
     } else if (name === 'beam') {
       showInput();
     } else if (name === 'speed') {
@@ -168,6 +219,13 @@ function start() {
     const wasPlaying = session.playing;
     if ((await newModel()) && wasPlaying) session.play(trainOptions(state));
   });
+  const showImage = (seed) => {
+    state.image = seed;
+    writeHash();
+    images.show(seed);
+  };
+  byId('image-example').addEventListener('click', () => showImage(1));
+  byId('image-random').addEventListener('click', () => showImage(1 + Math.floor(Math.random() * (2 ** 31 - 2))));
   byId('example').addEventListener('click', () => pickExample(1).catch(showError));
   byId('random').addEventListener('click', () => pickExample(1 + Math.floor(Math.random() * 1e9)).catch(showError));
   document.addEventListener('keydown', (e) => {
@@ -189,12 +247,17 @@ function start() {
       Object.assign(state, settingsOf(loaded.config));
       controls.fill(state);
       writeHash();
-      byId('text').maxLength = loaded.config.maxInput;
-      progress.clear();
+      clearViews();
       progress.update(session);
-      await showInput();
       const c = loaded.config;
-      notice.show(`Loaded ${file.name}: ${c.task}, ${c.cell}, attention ${c.attention}, ${loaded.steps} steps trained.`);
+      if (loaded.kind === 'vision') {
+        await images.setModel(c, state.image);
+        notice.show(`Loaded ${file.name}: ${c.task}, ${c.cell}, attention ${state.mode}, ${loaded.steps} steps trained.`);
+      } else {
+        byId('text').maxLength = c.maxInput;
+        await showInput();
+        notice.show(`Loaded ${file.name}: ${c.task}, ${c.cell}, attention ${c.attention}, ${loaded.steps} steps trained.`);
+      }
     } catch (err) {
       showError(new Error(`${file.name}: ${err.message}`));
     }
@@ -212,7 +275,7 @@ function start() {
   }).catch((err) => showError(new Error(`The engine did not start: ${err.message}`)));
 
   // for the browser tests: the session and the state, to read
-  window.attnlabLab = { session, state };
+  window.attnlabLab = { session, state, images };
 }
 
 start();

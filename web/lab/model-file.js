@@ -1,13 +1,14 @@
 // Model files: download the session's model, read a chosen file, and the
 // settings a loaded model implies (its task, cell, sizes and attention).
 import { download } from '../ui/download.js';
-import { PROPERTIES, SEQUENCE_TASKS } from './state.js';
+import { PROPERTIES, SEQUENCE_TASKS, isImageTask, modeOf } from './state.js';
 
 const MAX_FILE_BYTES = 64 << 20;
 
 export async function saveModel(session, state) {
   const bytes = await session.save();
-  download(`attnlab-${state.task}-${state.attention}-step${session.steps}.attnlab`, new Blob([bytes], { type: 'application/octet-stream' }));
+  const attention = isImageTask(state.task) ? state.mode : state.attention;
+  download(`attnlab-${state.task}-${attention}-step${session.steps}.attnlab`, new Blob([bytes], { type: 'application/octet-stream' }));
 }
 
 /** The bytes of a chosen file (too large a file is refused before it is read). */
@@ -19,9 +20,12 @@ export async function readModelFile(file) {
 /** The settings of a loaded model's config, as far as the property table allows them. */
 export function settingsOf(config) {
   const s = {};
-  for (const k of ['task', 'cell', 'layers', 'bidirectional', 'embed', 'hidden', 'attention']) {
+  const image = isImageTask(config.task);
+  const values = image ? { ...config, mode: modeOf(config), channels: config.channels.join(',') } : config;
+  const keys = image ? ['task', 'cell', 'hidden', 'mode', 'channels', 'clutter'] : ['task', 'cell', 'layers', 'bidirectional', 'embed', 'hidden', 'attention'];
+  for (const k of keys) {
     const p = PROPERTIES[k];
-    const v = config[k];
+    const v = values[k];
     if (v === undefined) continue;
     if (p.type === 'enum' ? p.values.includes(v) : p.type === 'bool' ? typeof v === 'boolean' : v >= p.min && v <= p.max) s[k] = v;
   }

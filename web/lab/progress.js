@@ -4,6 +4,14 @@ import { drawChart } from '../ui/chart.js';
 import { byId, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 
+/** Captions of the panel for text models and for each image task. */
+const LABELS = {
+  text: { loss: 'Training loss (cross-entropy per character)', acc: 'Validation sequence accuracy', stat: 'Validation accuracy' },
+  centered: { loss: 'Training loss (cross-entropy per digit)', acc: 'Test accuracy (digits read right)', stat: 'Test accuracy' },
+  cluttered: { loss: 'Training loss (cross-entropy per digit)', acc: 'Test accuracy (digits read right)', stat: 'Test accuracy' },
+  multi: { loss: 'Training loss (cross-entropy per answer token)', acc: 'Test accuracy (whole answers read right)', stat: 'Test accuracy' },
+};
+
 const fmtTime = (s) => (s < 60 ? `${fixed(s, 1)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`);
 
 export function createProgressView() {
@@ -20,6 +28,13 @@ export function createProgressView() {
   }
 
   return {
+    /** Names the curves for text models ('text') or an image task. */
+    label(kind) {
+      const l = LABELS[kind] ?? LABELS.text;
+      setText(byId('loss-caption'), l.loss);
+      setText(byId('acc-caption'), l.acc);
+      setText(byId('acc-label'), l.stat);
+    },
     /** Shows a session's numbers and curves. */
     update(session) {
       setText(byId('stat-step'), String(session.steps));

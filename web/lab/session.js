@@ -12,6 +12,9 @@ const MAX_POINTS = 1500; // loss points kept (older ones are merged pairwise)
 const MAX_SNAPSHOTS = 120; // model snapshots kept for the timeline
 const MAX_SNAPSHOT_BYTES = 48 << 20; // ... and at most this many bytes of them
 const EVAL_COUNT = 200;
+/** Image models: the held-out digits (their task has no validation split), fewer as a forward pass costs more. */
+const IMAGE_EVAL = { split: 'test', count: 100 };
+const evalOptions = (kind, count = EVAL_COUNT) => (kind === 'vision' ? { ...IMAGE_EVAL, count: Math.min(count, IMAGE_EVAL.count) } : { split: 'validation', count });
 
 /** Halves an array of { step, value } by averaging neighbours (keeps memory flat). */
 function thin(points) {
@@ -47,6 +50,7 @@ export class TrainingSession {
     this.hooks = hooks;
     this.model = null;
     this.info = null;
+    this.kind = 'seq2seq'; // or 'vision': an image model
     this.playing = false;
     this.busy = null;
     this.stepsPerUpdate = 0;
@@ -65,13 +69,14 @@ export class TrainingSession {
     this.lastEval = null;
   }
 
-  /** Replaces the model with a new one from createSeq2Seq options. */
-  async create(options) {
+  /** Replaces the model with a new one from createSeq2Seq options, or createVisionModel options for kind 'vision'. */
+  async create(options, kind = 'seq2seq') {
     this.pause();
     await this.busy;
-    const created = await this.client.call('create', { options });
+    const created = await this.client.call(kind === 'vision' ? 'createVision' : 'create', { options });
     await this.drop();
     this.model = created.model;
+    this.kind = created.kind;
     this.info = created;
     this.reset();
     await this.snapshot();
@@ -86,6 +91,7 @@ export class TrainingSession {
     const loaded = await this.client.call('load', { bytes });
     await this.drop();
     this.model = loaded.model;
+    this.kind = loaded.kind;
     this.info = loaded;
     this.reset();
     this.steps = loaded.steps;
@@ -164,7 +170,7 @@ export class TrainingSession {
       await this.rollback();
       throw divergedError(r.steps - r.losses.length + bad + 1);
     }
-    const ev = await this.client.call('evaluate', { model: this.model, options: { split: 'validation', count: EVAL_COUNT } });
+    const ev = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind) });
     if (!Number.isFinite(ev.loss)) {
       // the last step left weights that no longer give a finite loss
       await this.rollback();
@@ -199,7 +205,7 @@ export class TrainingSession {
   /** Whether the model still gives a finite validation loss. */
   async sound() {
     try {
-      const ev = await this.client.call('evaluate', { model: this.model, options: { split: 'validation', count: 8 } });
+      const ev = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind, 8) });
       return Number.isFinite(ev.loss);
     } catch {
       return false;
@@ -231,6 +237,11 @@ export class TrainingSession {
     }
   }
 
+  /** An image model's reading of an image: answer, attention, glimpse, saliency and tau per step. */
+  readImage(image) {
+    return this.client.call('readImage', { model: this.model, image });
+  }
+
   /** Test examples, or train ones when the test split is empty (a small pasted dataset). */
   async examples(count, seed) {
     try {
@@ -241,33 +252,64 @@ export class TrainingSession {
   }
 }
 
+/** Optimiser steps between two points of an experiment's curves. */
+const CURVE_CHUNK = 25;
+
+/**
+ * Models made from `specs` [{ action: 'create' | 'createVision', options }]
+ * trained side by side for `steps`, each evaluated (`evaluate`: its options)
+ * before training and after every chunk: curves of sequence accuracy, one per
+ * model. onProgress({ done, steps, curves }) after every chunk; `finish(models)`
+ * adds its results before the models are freed.
+ */
+async function trainTogether(client, specs, { steps, batch, lr, evaluate, onProgress, shouldStop }, finish = async () => ({})) {
+  const models = [];
+  try {
+    for (const { action, options } of specs) models.push((await client.call(action, { options })).model);
+    const curves = models.map(() => []);
+    const measure = async (k, step) => {
+      const ev = await client.call('evaluate', { model: models[k], options: evaluate });
+      curves[k].push({ step, value: ev.sequenceAccuracy });
+    };
+    for (let k = 0; k < models.length; k++) await measure(k, 0);
+    onProgress?.({ done: 0, steps, curves });
+    for (let done = 0; done < steps && !shouldStop?.();) {
+      const n = Math.min(CURVE_CHUNK, steps - done);
+      for (let k = 0; k < models.length; k++) {
+        const r = await client.call('train', { model: models[k], options: { steps: n, batch, lr } });
+        const bad = r.losses.findIndex((v) => !Number.isFinite(v));
+        if (bad >= 0) throw divergedError(r.steps - r.losses.length + bad + 1);
+        await measure(k, done + n);
+      }
+      done += n;
+      onProgress?.({ done, steps, curves });
+    }
+    return { curves, ...(await finish(models)) };
+  } finally {
+    for (const m of models) await client.call('destroy', { model: m });
+  }
+}
+
 /**
  * The bottleneck experiment: two models that differ only in their attention,
  * trained side by side for `steps`, then sequence accuracy by input length on
  * the test split. onProgress({ done, steps, curves }) after every chunk.
  */
-export async function runComparison(client, optionsA, optionsB, { steps, batch, lr, onProgress, shouldStop }) {
-  const models = [];
-  try {
-    for (const o of [optionsA, optionsB]) models.push((await client.call('create', { options: o })).model);
-    const curves = models.map(() => []);
-    const chunk = 25;
-    for (let done = 0; done < steps && !shouldStop?.();) {
-      const n = Math.min(chunk, steps - done);
-      for (let k = 0; k < models.length; k++) {
-        const r = await client.call('train', { model: models[k], options: { steps: n, batch, lr } });
-        const bad = r.losses.findIndex((v) => !Number.isFinite(v));
-        if (bad >= 0) throw divergedError(r.steps - r.losses.length + bad + 1);
-        const ev = await client.call('evaluate', { model: models[k], options: { split: 'validation', count: 150 } });
-        curves[k].push({ step: done + n, value: ev.sequenceAccuracy });
-      }
-      done += n;
-      onProgress?.({ done, steps, curves });
-    }
+export function runComparison(client, optionsA, optionsB, { steps, batch, lr, onProgress, shouldStop }) {
+  const specs = [optionsA, optionsB].map((options) => ({ action: 'create', options }));
+  return trainTogether(client, specs, { steps, batch, lr, onProgress, shouldStop, evaluate: { split: 'validation', count: 150 } }, async (models) => {
     const byLength = [];
     for (const m of models) byLength.push((await client.call('evaluate', { model: m, options: { split: 'test', count: 600 } })).byLength);
-    return { curves, byLength };
-  } finally {
-    for (const m of models) await client.call('destroy', { model: m });
-  }
+    return { byLength };
+  });
+}
+
+/**
+ * Image models that differ only in how they attend (createVisionModel options,
+ * one per model), trained side by side from one seed: test accuracy curves
+ * (whole answers right, on the same held-out digits every time).
+ */
+export function runImageModes(client, optionsList, { steps, batch, lr, onProgress, shouldStop }) {
+  const specs = optionsList.map((options) => ({ action: 'createVision', options }));
+  return trainTogether(client, specs, { steps, batch, lr, onProgress, shouldStop, evaluate: { split: 'test', count: 200 } });
 }

@@ -8,12 +8,19 @@
 import { createUrlState } from '../ui/url-state.js';
 
 export const SEQUENCE_TASKS = ['reverse', 'sort', 'copy'];
+/** The image tasks (MNIST digits, read by a CNN with attention over its feature grid). */
+export const IMAGE_TASKS = ['cluttered', 'multi', 'centered'];
+/** How an image model attends: soft (expectation), hard (one sampled cell), none (average pooling). */
+export const IMAGE_MODES = ['soft', 'hard', 'none'];
+/** Channels of the conv layers; each layer halves the grid (a 60-pixel side: 30, 15, 7 cells). */
+export const CHANNELS = ['8', '8,16', '8,16,32', '16,32,64'];
+export const isImageTask = (task) => IMAGE_TASKS.includes(task);
 export const ATTENTIONS = ['additive', 'dot', 'scaled_dot', 'general', 'cosine', 'location', 'none'];
 /** Steps per update of the display; 0 sizes each update to about 120 ms of training. */
 export const SPEEDS = [0, 100, 25, 10, 5, 2, 1];
 
 const PROPS = [
-  { name: 'task', type: 'enum', values: ['reverse', 'sort', 'copy', 'dates', 'pairs'], def: 'reverse' },
+  { name: 'task', type: 'enum', values: ['reverse', 'sort', 'copy', 'dates', 'pairs', ...IMAGE_TASKS], def: 'reverse' },
   { name: 'alphabet', type: 'enum', values: ['digits', 'letters'], def: 'digits' },
   { name: 'minLength', type: 'int', min: 1, max: 30, def: 4 },
   {
@@ -34,6 +41,11 @@ const PROPS = [
   { name: 'beam', type: 'int', min: 1, max: 16, def: 1 },
   { name: 'compare', type: 'enum', values: ['none', 'dot', 'additive', 'general', 'cosine', 'scaled_dot'], def: 'none' },
   { name: 'compareSteps', type: 'int', min: 25, max: 5000, def: 300 },
+  { name: 'mode', type: 'enum', values: IMAGE_MODES, def: 'soft' },
+  { name: 'channels', type: 'enum', values: CHANNELS, def: '8,16,32' },
+  { name: 'clutter', type: 'int', min: 0, max: 32, def: 4 },
+  { name: 'modeSteps', type: 'int', min: 25, max: 5000, def: 200 },
+  { name: 'image', type: 'int', min: 1, max: 2 ** 31 - 1, def: 1 }, // the test image shown: its draw's seed
   { name: 'text', type: 'string', maxLength: 64, pattern: /^[^\x00-\x1f\x7f]*$/u, def: '' }, // any text without control characters
 ];
 
@@ -66,8 +78,22 @@ export function modelOptions(state, attention = state.attention, pairs = undefin
   return o;
 }
 
+/** createVisionModel options for a state (an image task), with attention `mode`. */
+export function visionOptions(state, mode = state.mode) {
+  const o = {
+    task: state.task, channels: state.channels.split(',').map(Number), cell: state.cell, hidden: state.hidden,
+    attention: mode === 'none' ? 'none' : 'scaled_dot', mode: mode === 'hard' ? 'hard' : 'soft', seed: state.seed, batch: state.batch,
+  };
+  if (state.task === 'cluttered') o.clutter = state.clutter;
+  return o;
+}
+
+/** The lab's attention mode of an image model's config. */
+export const modeOf = (config) => (config.attention === 'none' ? 'none' : config.mode);
+
 /** train() options for a state. */
 export const trainOptions = (state) => ({ batch: state.batch, lr: state.lr });
 
 /** The settings that define the model: changing one makes a new model. */
-export const MODEL_KEYS = ['task', 'alphabet', 'minLength', 'maxLength', 'cell', 'bidirectional', 'layers', 'embed', 'hidden', 'attention', 'seed'];
+export const MODEL_KEYS = ['task', 'alphabet', 'minLength', 'maxLength', 'cell', 'bidirectional', 'layers', 'embed', 'hidden', 'attention', 'seed',
+  'mode', 'channels', 'clutter'];

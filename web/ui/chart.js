@@ -31,9 +31,10 @@ export function drawChart(figure, series, opts) {
   const ys = all.map(yOf);
   const xd = niceDomain(opts.xMin ?? Math.min(0, ...xs), opts.xMax ?? Math.max(1, ...xs), 4);
   const yd = niceDomain(opts.yMin ?? Math.min(0, ...ys), opts.yMax ?? (ys.length ? Math.max(1e-6, ...ys) : 1), 4);
-  if (opts.integerX && xd.step < 1) {
-    xd.step = 1;
+  if (opts.integerX && !Number.isInteger(xd.step)) {
+    // steps of 0.5 or 2.5 would label half steps: keep the whole ones (0, 5, 10 of 0, 2.5, ..., 12.5)
     xd.values = xd.values.filter(Number.isInteger);
+    xd.step = xd.values.length > 1 ? xd.values[1] - xd.values[0] : 1;
   }
   const x = (v) => PAD.left + ((v - xd.lo) / (xd.hi - xd.lo)) * (W - PAD.left - PAD.right);
   const y = (v) => H - PAD.bottom - ((v - yd.lo) / (yd.hi - yd.lo || 1)) * (H - PAD.top - PAD.bottom);

@@ -9,13 +9,14 @@
 //     id      hooks: data-testid="overlay-<id>" (canvas), "figure-overlay-<id>", "glimpse-<id>", "legend-overlay-<id>"
 //     label   the canvas's accessible name (the figure's caption is set by update)
 //     size    the displayed width in CSS px of the longer side (the picture shrinks with its container)
-//   ov.update({ image, map, cell, box, caption, legend, alpha, description })
+//   ov.update({ image, map, cell, box, caption, legend, hi, alpha, description })
 //     image   { rows, cols, data } greys in [0, 1], row-major
 //     map     { rows, cols, data } weights >= 0 (null: the image alone); a map coarser than the
 //             image is upsampled bilinearly between cell centres, each cell `cell` pixels
 //     cell    { height, width } canvas pixels per map cell (default image size / map size)
 //     box     { top, left, height, width } in image pixels (null: none), drawn as an outline
 //     caption the figure's caption;  legend: the colour bar's title (default 'attention weight')
+//     hi      the colour scale's top (default: the map's largest value); the bottom is 0
 //     alpha   how strongly the map tints the image, 0..1 (default 0.6)
 //     description  the canvas's full accessible text (default: label and caption)
 //   ov.clear(message)   removes the picture (stale readouts never stay) and shows `message`
@@ -61,6 +62,7 @@ const maxOf = (data) => {
 };
 
 export function createImageOverlay({ id, label, size = 240 }) {
+  const legendWidth = Math.min(size, 200);
   const canvas = h('canvas', {
     width: 1, height: 1, dataset: { testid: `overlay-${id}` },
     style: { display: 'block', width: '100%', height: 'auto', imageRendering: 'pixelated', background: '#000' },
@@ -79,7 +81,7 @@ export function createImageOverlay({ id, label, size = 240 }) {
   const boxKey = h('div', { hidden: true, style: { fontSize: '0.72rem', color: 'var(--muted, #555)', display: 'flex', alignItems: 'center', gap: '0.35rem' } },
     h('i', { style: { display: 'inline-block', width: '0.8rem', height: '0.8rem', border: '2px solid #ff4d4d', boxSizing: 'border-box' } }),
     'the glimpse: the cell hard attention sampled');
-  const legend = h('div', { dataset: { testid: `legend-overlay-${id}` }, style: { width: `${Math.min(size, 200)}px`, maxWidth: '100%', marginTop: '0.35rem' } },
+  const legend = h('div', { dataset: { testid: `legend-overlay-${id}` }, style: { width: `${legendWidth}px`, maxWidth: '100%', marginTop: '0.35rem' } },
     bar, ticks, title, boxKey);
   const caption = h('figcaption', { style: { fontSize: '0.8rem', marginBottom: '0.3rem' } });
   const message = h('p', { hidden: true, style: { fontSize: '0.85rem', color: 'var(--muted, #555)', margin: '0.3rem 0' } });
@@ -97,7 +99,7 @@ export function createImageOverlay({ id, label, size = 240 }) {
 
   function drawLegend(hi, name) {
     title.textContent = name;
-    const { step, values } = niceTicks(0, hi, 3);
+    const { step, values } = niceTicks(0, hi, legendWidth < 180 ? 2 : 3);
     ticks.replaceChildren(...values.map((v) => h('span', {
       textContent: tick(v, step),
       style: { position: 'absolute', left: `${(100 * v) / hi}%`, transform: v === 0 ? 'none' : v >= hi ? 'translateX(-100%)' : 'translateX(-50%)' },
@@ -108,7 +110,7 @@ export function createImageOverlay({ id, label, size = 240 }) {
     el,
     canvas,
     current: null,
-    update({ image, map = null, cell, box = null, caption: text = '', legend: legendTitle = 'attention weight', alpha = 0.6, description }) {
+    update({ image, map = null, cell, box = null, caption: text = '', legend: legendTitle = 'attention weight', hi: top, alpha = 0.6, description }) {
       const { rows, cols } = image;
       if (canvas.width !== cols || canvas.height !== rows) {
         canvas.width = cols;
@@ -116,7 +118,7 @@ export function createImageOverlay({ id, label, size = 240 }) {
       }
       frame.style.width = `${Math.round((size * cols) / Math.max(rows, cols))}px`;
       const up = map ? (map.rows === rows && map.cols === cols ? map.data : upsample(map, rows, cols, cell)) : null;
-      const hi = up ? maxOf(up) || 1 : 1;
+      const hi = top > 0 ? top : up ? maxOf(up) || 1 : 1;
       const ctx = canvas.getContext('2d');
       const img = ctx.createImageData(cols, rows);
       const table = TABLES.sequential;

@@ -1,5 +1,5 @@
-// The training lab's worker: owns the engine and the seq2seq models so that
-// training never blocks the page. Protocol (STYLE.md): the page posts
+// The training lab's worker: owns the engine and its models (seq2seq and image
+// models, one table of handles) so that training never blocks the page. Protocol (STYLE.md): the page posts
 // { id, action, ...args } and gets { id, result } or { id, error: { message, code } }.
 // The same file runs as a browser module worker and under Node's worker_threads.
 import { AttnlabError, loadEngine } from '../engine/index.js';
@@ -10,7 +10,7 @@ const port = typeof self === 'object' && typeof self.postMessage === 'function' 
   : (await import('node:worker_threads')).parentPort;
 
 let engine = null;
-const models = new Map(); // handle -> Seq2SeqModel
+const models = new Map(); // handle -> Seq2SeqModel | VisionModel
 let nextHandle = 1;
 
 function model(args) {
@@ -24,10 +24,32 @@ function ready() {
   return engine;
 }
 
-function adopt(m) {
+function adopt(m, kind = 'seq2seq') {
   const handle = nextHandle++;
   models.set(handle, m);
-  return { model: handle, config: m.config, inputAlphabet: m.inputAlphabet, outputAlphabet: m.outputAlphabet, steps: m.steps };
+  if (kind === 'vision') return { model: handle, kind, config: m.config, steps: m.steps };
+  return { model: handle, kind, config: m.config, inputAlphabet: m.inputAlphabet, outputAlphabet: m.outputAlphabet, steps: m.steps };
+}
+
+/** Whether saved bytes are an image model's (their format tag reads "ATNLVIS"). */
+const isVisionFile = (bytes) => bytes instanceof Uint8Array && bytes.length >= 7
+  && String.fromCharCode(...bytes.subarray(0, 7)) === 'ATNLVIS';
+
+/**
+ * Everything the lab shows for one image: the answer, each step's attention
+ * (and hard mode's cell), its saliency over the pixels and Kendall's tau
+ * between the two over the grid's cells.
+ */
+function readImage(m, image) {
+  if (typeof m.predict !== 'function') throw new AttnlabError('ERR_ARG', 'readImage: this model reads text, not images');
+  const p = m.predict(image);
+  const compared = m.compareAttention(image);
+  const steps = p.steps.map((s, t) => {
+    const saliency = m.saliency(image, { step: t });
+    for (let i = 0; i < saliency.data.length; i++) saliency.data[i] = Math.abs(saliency.data[i]);
+    return { ...s, tau: compared.steps[t]?.tau ?? NaN, saliency };
+  });
+  return { output: p.output, tokens: p.tokens, canvas: p.canvas, steps };
 }
 
 const ACTIONS = {
@@ -36,11 +58,15 @@ const ACTIONS = {
     return { simd: engine.simd };
   },
   create: ({ options }) => adopt(ready().createSeq2Seq(options)),
-  load: ({ bytes }) => adopt(ready().loadSeq2Seq(bytes)),
+  createVision: async ({ options }) => adopt(await ready().createVisionModel(options), 'vision'),
+  load: async ({ bytes }) => (isVisionFile(bytes)
+    ? adopt(await ready().loadVisionModel(bytes), 'vision')
+    : adopt(ready().loadSeq2Seq(bytes))),
   train: (a) => model(a).train(a.options ?? {}),
   evaluate: (a) => model(a).evaluate(a.options ?? {}),
   translate: (a) => model(a).translate(a.text, a.options ?? {}),
   examples: (a) => model(a).examples(a.options ?? {}),
+  readImage: (a) => readImage(model(a), a.image),
   save: (a) => model(a).save(),
   destroy(a) {
     const m = models.get(a.model);

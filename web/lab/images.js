@@ -1,0 +1,235 @@
+// The image panels of the lab: a test image as the model reads it, with the
+// decoder's attention upsampled over it per output step (a slider, or animated),
+// hard mode's glimpse as a box, the saliency beside it and Kendall's tau
+// between the two; and the drawing canvas the model reads as you draw, with the
+// attention of every output step. Draws from readings the worker makes
+// (session.readImage); no engine here.
+import { byId, h, setText } from '../ui/dom.js';
+import { createDrawing } from '../ui/drawing.js';
+import { fixed } from '../ui/format.js';
+import { createImageOverlay } from '../ui/image-overlay.js';
+
+const ANIMATE_MS = 1000;
+/** Ink height a drawn digit is scaled to, as MNIST's (about 20 of 28 pixels). */
+const DIGIT_HEIGHT = 20;
+const MAX_DRAW_STEPS = 4;
+
+/** Canvas pixels per feature-grid cell: each conv layer's 2×2 max-pool halves the side. */
+export const cellSide = (config) => 2 ** config.channels.length;
+
+/**
+ * The attention colour scale's top: the largest weight, but at least twice the
+ * uniform weight 1/cells, so attention spread evenly (an untrained model, or
+ * none) reads as middling everywhere instead of as bright everywhere.
+ */
+function attentionTop(weights) {
+  let hi = 0;
+  for (const w of weights.data) hi = Math.max(hi, w);
+  return Math.max(hi, 2 / weights.data.length);
+}
+
+/** Hard mode's glimpse on the canvas: the sampled cell's pixels. */
+function glimpseBox(step, config) {
+  if (!step.location) return null;
+  const s = cellSide(config);
+  return { top: step.location.row * s, left: step.location.col * s, height: s, width: s };
+}
+
+const tokenText = (t) => (t === '</s>' ? 'end' : `“${t}”`);
+
+/**
+ * read(image) -> Promise of a reading (session.readImage); example(seed) ->
+ * Promise of { image, labels } (a test image); onError(err).
+ */
+export function createImageView({ read, example, onError }) {
+  const attention = createImageOverlay({ id: 'attention', label: 'Attention over the test image', size: 260 });
+  const saliency = createImageOverlay({ id: 'saliency', label: 'Saliency of the test image', size: 260 });
+  byId('image-attention').append(attention.el);
+  byId('image-saliency').append(saliency.el);
+  const slider = byId('image-step');
+  const stepLabel = byId('image-step-label');
+  const animate = byId('image-animate');
+  let config = null; // the model's config (grid, channels, mode)
+  let shown = null; // { reading, labels }
+  let seed = 1;
+  let timer = 0;
+  let request = 0;
+
+  const drawBox = byId('draw-attention');
+  const drawOverlays = []; // one per output step, made as answers grow
+  let overlayTask = null; // the task they are sized for
+  const addDrawOverlay = (size) => {
+    const o = createImageOverlay({ id: `draw-${drawOverlays.length}`, label: `Attention over the drawing, step ${drawOverlays.length + 1}`, size });
+    drawOverlays.push(o);
+    drawBox.append(o.el);
+  };
+  const drawSize = (task) => (task === 'multi' ? 140 : 180);
+  const drawing = createDrawing({
+    id: 'digit', label: 'Drawing canvas: draw a digit with the mouse, a pen or a finger', size: 260,
+    onChange: () => readDrawing(),
+  });
+  let drawnFromExample = false;
+  const showExample = h('button', { type: 'button', textContent: 'Show a test digit', title: 'Put a random test image on the canvas (draw over it, or Clear)' });
+  drawing.toolbar.append(showExample);
+  byId('drawing').append(drawing.el);
+  drawing.toolbar.firstChild.addEventListener('click', () => { drawnFromExample = false; });
+
+  function stopAnimation() {
+    clearInterval(timer);
+    timer = 0;
+    setText(animate, '▶ Animate');
+    animate.setAttribute('aria-pressed', 'false');
+  }
+
+  function renderStep() {
+    if (!shown) return;
+    const { reading } = shown;
+    const t = Math.min(Number(slider.value), reading.steps.length - 1);
+    const step = reading.steps[t];
+    const T = reading.steps.length;
+    setText(stepLabel, `${t + 1} of ${T}: ${tokenText(step.token)}`);
+    const none = config.attention === 'none';
+    const cell = { height: cellSide(config), width: cellSide(config) };
+    const box = glimpseBox(step, config);
+    const where = `step ${t + 1} of ${T}, output ${tokenText(step.token)}`;
+    attention.update({
+      image: reading.canvas, map: step.weights, cell, box, hi: attentionTop(step.weights),
+      caption: none ? `No attention: every cell weighs the same (${where})` : `Attention over the ${config.grid.rows}×${config.grid.cols} grid, upsampled (${where})`,
+      description: `The test image with the attention of ${where} over it${box ? ', and the sampled glimpse as a red box' : ''}`,
+    });
+    saliency.update({
+      image: reading.canvas, map: step.saliency, legend: '|∂ log p / ∂ pixel|',
+      caption: `Saliency: the pixels that move the answer (${where})`,
+    });
+    setText(byId('image-tau'), none
+      ? 'With no attention there is no ranking of cells to compare with the saliency.'
+      : `Kendall's τ between attention and saliency (summed per cell) over the ${config.grid.rows * config.grid.cols} cells: ${fixed(step.tau, 2)} `
+        + '(1: the same ranking, 0: unrelated, −1: opposite).');
+  }
+
+  async function showTest() {
+    if (!config) return;
+    const ticket = ++request;
+    try {
+      const ex = await example(seed);
+      const reading = await read(ex.image);
+      if (ticket !== request) return;
+      shown = { reading, labels: ex.labels };
+      slider.max = String(reading.steps.length - 1);
+      slider.disabled = reading.steps.length < 2;
+      animate.disabled = reading.steps.length < 2;
+      if (Number(slider.value) > reading.steps.length - 1) slider.value = '0';
+      setText(byId('image-output'), reading.output || 'no digits');
+      const truth = ex.labels.filter((l) => l !== '</s>').join('');
+      setText(byId('image-truth'), `(the answer: ${truth}${truth === reading.output ? ', right' : ', wrong'})`);
+      renderStep();
+    } catch (err) {
+      if (ticket === request) onError(err);
+    }
+  }
+
+  let drawRequest = 0;
+  async function readDrawing() {
+    if (!config) return;
+    const ticket = ++drawRequest;
+    if (drawing.empty) {
+      setText(byId('draw-output'), '–');
+      drawOverlays.forEach((o) => o.clear());
+      drawOverlays[0]?.clear('Draw a digit on the canvas above: the model reads it here.');
+      return;
+    }
+    const single = config.task !== 'multi';
+    const image = drawnFromExample ? drawing.image() : drawing.image({ height: DIGIT_HEIGHT, center: config.task === 'centered' });
+    try {
+      const reading = await read(image);
+      if (ticket !== drawRequest) return;
+      setText(byId('draw-output'), reading.output || 'no digits');
+      const steps = reading.steps.slice(0, MAX_DRAW_STEPS);
+      while (drawOverlays.length < steps.length) addDrawOverlay(drawSize(config.task));
+      drawOverlays.forEach((o, t) => {
+        const step = steps[t];
+        if (!step) { o.clear(); return; }
+        o.update({
+          image: reading.canvas, map: step.weights, cell: { height: cellSide(config), width: cellSide(config) }, box: glimpseBox(step, config),
+          hi: attentionTop(step.weights),
+          caption: single ? `Attention: the drawing as the model sees it (reads ${tokenText(step.token)})` : `Step ${t + 1}: ${tokenText(step.token)}`,
+        });
+      });
+    } catch (err) {
+      if (ticket === drawRequest) onError(err);
+    }
+  }
+
+  slider.addEventListener('input', () => {
+    stopAnimation();
+    renderStep();
+  });
+  animate.addEventListener('click', () => {
+    if (timer) { stopAnimation(); return; }
+    setText(animate, '❚❚ Stop');
+    animate.setAttribute('aria-pressed', 'true');
+    timer = setInterval(() => {
+      slider.value = String((Number(slider.value) + 1) % (Number(slider.max) + 1));
+      renderStep();
+    }, ANIMATE_MS);
+  });
+  showExample.addEventListener('click', async () => {
+    try {
+      const ex = await example(1 + Math.floor(Math.random() * 1e9));
+      drawnFromExample = true;
+      drawing.setImage(ex.image);
+    } catch (err) {
+      onError(err);
+    }
+  });
+
+  return {
+    drawing,
+    /** The shown test image's seed (in the link). */
+    get seed() { return seed; },
+    /** A new or changed model: its config, and a fresh reading of the test image and the drawing. */
+    setModel(cfg, imageSeed = seed) {
+      config = cfg;
+      seed = imageSeed;
+      const { rows, cols } = cfg.canvas;
+      if (drawing.rows !== rows || drawing.cols !== cols) {
+        drawnFromExample = false;
+        drawing.resize(rows, cols);
+      }
+      if (overlayTask !== cfg.task) {
+        drawOverlays.length = 0;
+        drawBox.replaceChildren();
+        overlayTask = cfg.task;
+        addDrawOverlay(drawSize(cfg.task));
+      }
+      return this.refresh();
+    },
+    /** Reads the test image and the drawing again (the model trained on). */
+    refresh() {
+      return Promise.all([showTest(), readDrawing()]);
+    },
+    /** Shows the test image drawn from `imageSeed`. */
+    show(imageSeed) {
+      seed = imageSeed;
+      return showTest();
+    },
+    /** Removes every reading (a new model, another task): nothing stale stays. */
+    clear() {
+      stopAnimation();
+      config = null;
+      shown = null;
+      request++;
+      drawRequest++;
+      slider.value = '0';
+      slider.max = '0';
+      setText(stepLabel, '–');
+      setText(byId('image-output'), '–');
+      setText(byId('image-truth'), '');
+      setText(byId('image-tau'), '');
+      setText(byId('draw-output'), '–');
+      attention.clear('The model reads a test image here once it is made.');
+      saliency.clear();
+      drawOverlays.forEach((o) => o.clear());
+    },
+  };
+}
