@@ -379,6 +379,18 @@ test('chapter 6: a typed date, its alignment, the challenge, the lab link', asyn
   await page.close();
 });
 
+/** The lab opened from `href` shows the Images task with the model's settings and the test image whose answer is `digit`. */
+async function checkLabImages(href, o, digit) {
+  const lab = await openPage(env.browser, new URL(href, `${env.url}learn.html`).href);
+  await lab.page.waitForSelector('body[data-ready=true]', { timeout: 30000 });
+  for (const [id, v] of [['task', o.task], ['mode', o.mode], ['channels', o.channels.join(',')], ['clutter', o.clutter], ['hidden', o.hidden], ['seed', o.seed]]) {
+    assert.equal(await lab.page.inputValue(`#${id}`), String(v), id);
+  }
+  await lab.page.waitForFunction((d) => document.querySelector('[data-testid=image-truth]')?.textContent.startsWith(`(the answer: ${d},`), digit, { timeout: 30000 });
+  assert.deepEqual(lab.errors, []);
+  await lab.page.close();
+}
+
 test('chapter 7: attention beside saliency with τ per glimpse, sampled glimpses, the challenge, the lab link', async () => {
   const { page, errors } = await openLearn();
   const soft = await loadModel('cluttered-soft');
@@ -429,6 +441,7 @@ test('chapter 7: attention beside saliency with τ per glimpse, sampled glimpses
   const fields = Object.fromEntries(new URLSearchParams(href.split('#')[1]));
   const want = Object.fromEntries(Object.entries(visionLabFields(manifest.models['cluttered-soft'], { image: k })).map(([key, v]) => [key, String(v)]));
   assert.deepEqual(fields, want);
+  await checkLabImages(href, manifest.models['cluttered-soft'].options, testImage(soft, k).labels[0]);
   soft.destroy();
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(errors, []);
@@ -479,6 +492,7 @@ test('chapter 8: draw a digit among clutter, step through the glimpses, the chal
   assert.equal(fields.task, 'cluttered');
   assert.equal(fields.image, '1');
   assert.equal(fields.hidden, String(manifest.models['cluttered-soft'].options.hidden));
+  await checkLabImages(await hrefOf(page, 'images'), manifest.models['cluttered-soft'].options, ex.labels[0]);
   soft.destroy();
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(errors, []);
