@@ -84,12 +84,17 @@ typedef struct {
 } AttnlabRecord;
 
 /* The records seq2seq_exports.c fills (AttnlabS2sInfo, TrainerEval) and
- * those vision_exports.c fills (AttnlabVisInfo, VisEval). */
+ * those vision_exports.c fills (AttnlabVisInfo, VisEval), each table with its count. */
 extern const AttnlabRecord attnlab_s2s_records[];
-extern const int attnlab_s2s_record_count;
+extern const int attnlab_s2s_records_count;
 extern const AttnlabRecord attnlab_vis_records[];
-extern const int attnlab_vis_record_count;
+extern const int attnlab_vis_records_count;
 
+/* One record: its JS name, C type and field table. */
 #define ATTNLAB_RECORD(name, type, fields) {name, sizeof(type), fields, (int)(sizeof(fields) / sizeof((fields)[0]))}
+/* Defines the table `table` of the records given and table_count. */
+#define ATTNLAB_RECORDS(table, ...)              \
+    const AttnlabRecord table[] = {__VA_ARGS__}; \
+    const int table##_count = (int)(sizeof table / sizeof table[0])
 
 #endif

@@ -98,7 +98,7 @@ static void put_records(Json *j) {
     const struct {
         const AttnlabRecord *records;
         int n;
-    } tables[] = {{attnlab_s2s_records, attnlab_s2s_record_count}, {attnlab_vis_records, attnlab_vis_record_count}};
+    } tables[] = {{attnlab_s2s_records, attnlab_s2s_records_count}, {attnlab_vis_records, attnlab_vis_records_count}};
     put(j, "\"records\":{");
     for (int t = 0, first = 1; t < COUNT(tables); t++)
         for (int r = 0; r < tables[t].n; r++, first = 0) {

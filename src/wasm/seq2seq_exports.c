@@ -153,8 +153,5 @@ static const AttnlabField trainer_eval_fields[] = {
     ATTNLAB_FIELD(TrainerEval, length_right, "lengthRight", ATTNLAB_I32),
 };
 
-const AttnlabRecord attnlab_s2s_records[] = {
-    ATTNLAB_RECORD("S2sInfo", AttnlabS2sInfo, s2s_info_fields),
-    ATTNLAB_RECORD("TrainerEval", TrainerEval, trainer_eval_fields),
-};
-const int attnlab_s2s_record_count = (int)(sizeof attnlab_s2s_records / sizeof attnlab_s2s_records[0]);
+ATTNLAB_RECORDS(attnlab_s2s_records, ATTNLAB_RECORD("S2sInfo", AttnlabS2sInfo, s2s_info_fields),
+                ATTNLAB_RECORD("TrainerEval", TrainerEval, trainer_eval_fields));

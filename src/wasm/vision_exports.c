@@ -30,24 +30,12 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, AttnlabVisInfo *inf
     const ImgTaskConfig *tc = vtr_task(t);
     VisionModel *m = vtr_model(t);
     const VisConfig *c = vis_config(m);
+    /* by group: the task, the canvas and model, the decoder, the counts */
     *info = (AttnlabVisInfo){
-        .task = (int32_t)tc->kind,
-        .clutter = tc->clutter,
-        .min_digits = tc->min_digits,
-        .max_digits = tc->max_digits,
-        .rows = c->rows,
-        .cols = c->cols,
-        .layers = c->layers,
-        .cell = (int32_t)c->cell,
-        .hidden = c->hidden,
-        .attention = c->attention,
-        .mode = (int32_t)c->mode,
-        .steps = c->steps,
-        .batch = c->batch,
-        .sequence = c->sequence,
-        .parameters = (double)vis_num_params(m),
-        .optimizer_steps = (double)vis_steps_taken(m),
-        .seed = (double)c->seed,
+        .task = (int32_t)tc->kind, .clutter = tc->clutter, .min_digits = tc->min_digits, .max_digits = tc->max_digits,
+        .rows = c->rows, .cols = c->cols, .layers = c->layers, .cell = (int32_t)c->cell, .hidden = c->hidden,
+        .attention = c->attention, .mode = (int32_t)c->mode, .steps = c->steps, .batch = c->batch, .sequence = c->sequence,
+        .parameters = (double)vis_num_params(m), .optimizer_steps = (double)vis_steps_taken(m), .seed = (double)c->seed,
         .entropy = (double)c->entropy,
     };
     memcpy(info->channels, c->channels, sizeof info->channels);
@@ -105,39 +93,25 @@ EMSCRIPTEN_KEEPALIVE int attnlab_vis_load(const VisData *d, const uint8_t *bytes
 
 /* ---- the records above, field by field, for attnlab_constants() --------------- */
 
+/* One field of AttnlabVisInfo: its member, JS name and type. */
+#define VIS_INFO(member, js_name, type) ATTNLAB_FIELD(AttnlabVisInfo, member, js_name, ATTNLAB_##type)
+
+/* by group, as attnlab_vis_info fills them */
 static const AttnlabField vis_info_fields[] = {
-    ATTNLAB_FIELD(AttnlabVisInfo, task, "task", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, clutter, "clutter", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, min_digits, "minDigits", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, max_digits, "maxDigits", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, rows, "rows", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, cols, "cols", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, layers, "layers", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, channels, "channels", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, cell, "cell", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, hidden, "hidden", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, attention, "attention", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, mode, "mode", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, steps, "steps", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, batch, "batch", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, grid_rows, "gridRows", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, grid_cols, "gridCols", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, sequence, "sequence", ATTNLAB_I32),
-    ATTNLAB_FIELD(AttnlabVisInfo, parameters, "parameters", ATTNLAB_F64),
-    ATTNLAB_FIELD(AttnlabVisInfo, optimizer_steps, "optimizerSteps", ATTNLAB_F64),
-    ATTNLAB_FIELD(AttnlabVisInfo, seed, "seed", ATTNLAB_F64),
-    ATTNLAB_FIELD(AttnlabVisInfo, entropy, "entropy", ATTNLAB_F64),
+    VIS_INFO(task, "task", I32), VIS_INFO(clutter, "clutter", I32), VIS_INFO(min_digits, "minDigits", I32),
+    VIS_INFO(max_digits, "maxDigits", I32), VIS_INFO(rows, "rows", I32), VIS_INFO(cols, "cols", I32),
+    VIS_INFO(layers, "layers", I32), VIS_INFO(channels, "channels", I32), VIS_INFO(cell, "cell", I32),
+    VIS_INFO(hidden, "hidden", I32), VIS_INFO(attention, "attention", I32), VIS_INFO(mode, "mode", I32),
+    VIS_INFO(steps, "steps", I32), VIS_INFO(batch, "batch", I32), VIS_INFO(grid_rows, "gridRows", I32),
+    VIS_INFO(grid_cols, "gridCols", I32), VIS_INFO(sequence, "sequence", I32), VIS_INFO(parameters, "parameters", F64),
+    VIS_INFO(optimizer_steps, "optimizerSteps", F64), VIS_INFO(seed, "seed", F64), VIS_INFO(entropy, "entropy", F64),
 };
 
 static const AttnlabField vis_eval_fields[] = {
-    ATTNLAB_FIELD(VisEval, loss, "loss", ATTNLAB_F64),
-    ATTNLAB_FIELD(VisEval, accuracy, "accuracy", ATTNLAB_F64),
+    ATTNLAB_FIELD(VisEval, loss, "loss", ATTNLAB_F64), ATTNLAB_FIELD(VisEval, accuracy, "accuracy", ATTNLAB_F64),
     ATTNLAB_FIELD(VisEval, sequence_accuracy, "sequenceAccuracy", ATTNLAB_F64),
     ATTNLAB_FIELD(VisEval, count, "count", ATTNLAB_I32),
 };
 
-const AttnlabRecord attnlab_vis_records[] = {
-    ATTNLAB_RECORD("VisInfo", AttnlabVisInfo, vis_info_fields),
-    ATTNLAB_RECORD("VisEval", VisEval, vis_eval_fields),
-};
-const int attnlab_vis_record_count = (int)(sizeof attnlab_vis_records / sizeof attnlab_vis_records[0]);
+ATTNLAB_RECORDS(attnlab_vis_records, ATTNLAB_RECORD("VisInfo", AttnlabVisInfo, vis_info_fields),
+                ATTNLAB_RECORD("VisEval", VisEval, vis_eval_fields));
