@@ -357,3 +357,29 @@ test('dist/ from the build runs under a sub-path of a plain static host', async 
     await hosted.close();
   }
 });
+
+test('continuous edits write the link once they pause, not after every edit (encoding 64 × 64 values is slow)', async () => {
+  const { page, errors } = await openPlayground(env.browser, `${env.url}#ver=2&preset=long`);
+  const r = await page.evaluate(async () => {
+    let writes = 0;
+    const replace = history.replaceState.bind(history);
+    history.replaceState = (...args) => { writes++; return replace(...args); };
+    const input = document.querySelector('[data-testid="grid-x"] input[data-i="2"][data-j="1"]');
+    for (let k = 0; k < 30; k++) {
+      await new Promise((ok) => requestAnimationFrame(() => {
+        input.value = String(0.5 + k / 100);
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+        setTimeout(ok, 60);
+      }));
+    }
+    const during = writes;
+    await new Promise((ok) => setTimeout(ok, 1200));
+    return { during, after: writes, hash: location.hash };
+  });
+  // an edit every ~60 ms (a held arrow key): before, the link was re-encoded in the idle time after each
+  assert.ok(r.during <= 5, `${r.during} link writes during 30 edits`);
+  assert.ok(r.after > r.during, 'the link is written once the edits pause');
+  assert.match(r.hash, /0\.79/, 'with the last value');
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -63,7 +63,7 @@ async function main() {
   let hashTimer = 0;
   let written = location.hash;
   const writeHash = () => {
-    hashTimer = 0;
+    clearTimeout(hashTimer);
     written = codec.encode(store.state);
     if (written !== location.hash) history.replaceState(null, '', written);
   };
@@ -90,8 +90,10 @@ async function main() {
     projection.update(s, results && results.scores[0].rows === s.tokens.length ? results : null, info);
     timings.push(performance.now() - t0);
     if (timings.length > 500) timings.shift();
-    // the link is rewritten when the page is idle, never inside an edit's frame
-    if (!hashTimer) hashTimer = requestIdleCallback(writeHash, { timeout: 400 });
+    // the link is rewritten once edits pause, in idle time: encoding a 64 × 64 state takes
+    // 10–20 ms, which after every edit would hold up the frames of the edits that follow
+    clearTimeout(hashTimer);
+    hashTimer = setTimeout(() => requestIdleCallback(writeHash, { timeout: 300 }), 250);
   }
   store.subscribe(render);
   render(store.state, { structural: true, source: 'load' });
