@@ -1,6 +1,9 @@
 # The WebAssembly build: one standalone .wasm per variant, loaded by web/engine/.
 #   web/wasm/attnlab-simd.wasm    WASM SIMD128 kernels
 #   web/wasm/attnlab-scalar.wasm  the same kernels on the scalar path (NN_SCALAR)
+#   web/wasm/attnlab-simd-mt.wasm the SIMD kernels for threads (NN_THREADS): atomics and bulk
+#                                 memory, a shared memory the loader creates and every worker
+#                                 imports (web/engine/threads/); no Emscripten pthread runtime
 # Debian's Emscripten 3.1.6 needs NODE_PATH for its JS optimiser (acorn).
 
 EMCC ?= emcc
@@ -22,7 +25,12 @@ EM_FLAGS := -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc \
 	-sINITIAL_MEMORY=16777216 -sMAXIMUM_MEMORY=2147483648 -sTOTAL_STACK=1048576 \
 	-sERROR_ON_UNDEFINED_SYMBOLS=1 -sABORTING_MALLOC=0 -sEXPORTED_FUNCTIONS=_malloc,_free
 
-WASM_OUT := $(WASM_DIR)/attnlab-simd.wasm $(WASM_DIR)/attnlab-scalar.wasm
+WASM_OUT := $(WASM_DIR)/attnlab-simd.wasm $(WASM_DIR)/attnlab-scalar.wasm $(WASM_DIR)/attnlab-simd-mt.wasm
+
+# The threaded build links a shared, imported memory (its maximum is fixed:
+# MAXIMUM_MEMORY, 32768 pages); data segments are passive and initialised once,
+# by the first instance, so workers' instances leave the heap as it is.
+EM_MT_FLAGS := -DNN_THREADS -matomics -mbulk-memory -Wl,--shared-memory,--import-memory
 
 wasm: $(WASM_OUT)
 
@@ -33,6 +41,10 @@ $(WASM_DIR)/attnlab-simd.wasm: $(WASM_DEPS) emscripten.mk
 $(WASM_DIR)/attnlab-scalar.wasm: $(WASM_DEPS) emscripten.mk
 	@mkdir -p $(WASM_DIR)
 	$(EM_ENV) $(EMCC) $(EM_FLAGS) -DNN_SCALAR $(WASM_SRC) -o $@
+
+$(WASM_DIR)/attnlab-simd-mt.wasm: $(WASM_DEPS) emscripten.mk
+	@mkdir -p $(WASM_DIR)
+	$(EM_ENV) $(EMCC) $(EM_FLAGS) $(EM_MT_FLAGS) -msimd128 $(WASM_SRC) -o $@
 
 .PHONY: wasm
 

@@ -6,6 +6,7 @@
 #include "attnlab/attention.h"
 #include "base/error.h"
 #include "base/layout.h"
+#include "base/pool.h"
 #include "core/vec.h"
 
 static const char *const score_names[ATTN_SCORE_COUNT] = {
@@ -25,10 +26,10 @@ typedef struct {
     size_t proj_q; /* general: Q W (n_q, d_k) | additive: Q Wq^T (n_q, h) | cosine: unit rows q_i/|q_i| */
     size_t proj_k; /* additive: K Wk^T (n_k, h) | cosine: unit rows k_j/|k_j| (n_k, d_k) */
     size_t norms;  /* cosine: |q_i| (n_q) then |k_j| (n_k) */
-    size_t hid;    /* additive: one tanh row (h) */
+    size_t hid;    /* additive: one tanh row (h) per thread */
     size_t pack_s; /* forward: packed K^T (dot, scaled_dot, cosine, general) or W^T (location) */
     size_t pack_v; /* forward: packed V */
-    size_t block_s, block_w; /* forward without score / weight outputs: one row block of each */
+    size_t block_s, block_w; /* forward without score / weight outputs: one row block of each per thread */
     size_t forward; /* reals the forward needs: everything above (an offset, not a buffer) */
     size_t grad_s; /* backward: dL/dscores (n_q, n_k) */
     size_t grad_q; /* backward: d(Q W) | d(Q Wq^T), d(K Wk^T) | cosine norm terms */
@@ -39,17 +40,18 @@ static ScratchLayout scratch_layout(const AttnConfig *c) {
     size_t nq = (size_t)c->n_q, nk = (size_t)c->n_k, dk = (size_t)c->d_k, h = (size_t)(c->hidden > 0 ? c->hidden : 0);
     int general = c->score == ATTN_SCORE_GENERAL, additive = c->score == ATTN_SCORE_ADDITIVE;
     int cosine = c->score == ATTN_SCORE_COSINE, location = c->score == ATTN_SCORE_LOCATION;
+    size_t threads = (size_t)nn_pool_threads(); /* 1 in the single-thread builds */
     NnLayout l = {0};
     ScratchLayout s;
     s.proj_q = nn_layout_take(&l, general || cosine ? nq * dk : additive ? nq * h : 0);
     s.proj_k = nn_layout_take(&l, additive ? nk * h : cosine ? nk * dk : 0);
     s.norms = nn_layout_take(&l, cosine ? nq + nk : 0);
-    s.hid = nn_layout_take(&l, additive ? h : 0);
+    s.hid = nn_layout_take(&l, additive ? threads * h : 0);
     s.pack_s = nn_layout_take(&l, location ? vec_packed_size(c->n_k, c->d_q)
                                   : additive ? 0 : vec_packed_size(c->n_k, c->d_k));
     s.pack_v = nn_layout_take(&l, vec_packed_size(c->d_v, c->n_k));
-    s.block_s = nn_layout_take(&l, (size_t)ATTN_ROW_BLOCK * nk);
-    s.block_w = nn_layout_take(&l, (size_t)ATTN_ROW_BLOCK * nk);
+    s.block_s = nn_layout_take(&l, threads * ATTN_ROW_BLOCK * nk);
+    s.block_w = nn_layout_take(&l, threads * ATTN_ROW_BLOCK * nk);
     s.forward = l.size;
     s.grad_s = nn_layout_take(&l, nq * nk);
     s.grad_q = nn_layout_take(&l, general ? nq * dk : additive ? (nq + nk) * h : cosine ? nq + nk : 0);
@@ -233,15 +235,14 @@ static const nn_real *scores_prepare(const AttnConfig *c, const AttnParams *p, c
 }
 
 /* Scores of query rows [i0, i1) against keys [0, nv) into e (i1 - i0, n_k);
- * a = scores_prepare(). */
+ * a = scores_prepare(), t: the calling thread's tanh row (additive). */
 static void scores_rows(const AttnConfig *c, const AttnParams *p, nn_real *e, const nn_real *a, int i0,
-                        int i1, int nv, nn_real *scratch, const ScratchLayout *L) {
+                        int i1, int nv, nn_real *t, nn_real *scratch, const ScratchLayout *L) {
     int nk = c->n_k, h = c->hidden;
     int kdim = c->score == ATTN_SCORE_GENERAL ? c->d_k : c->d_q, lda = kdim; /* a is (n_q, kdim) */
     if (c->score == ATTN_SCORE_ADDITIVE) {
         /* e_ij = v . tanh(Pq_i + Pk_j) */
         const nn_real *pq = scratch + L->proj_q, *pk = scratch + L->proj_k;
-        nn_real *t = scratch + L->hid;
         for (int i = i0; i < i1; i++)
             for (int j = 0; j < nv; j++) {
                 memcpy(t, pq + (size_t)i * h, sizeof(nn_real) * h);
@@ -464,34 +465,77 @@ static void normalise_backward(const AttnConfig *c, nn_real *d, const nn_real *e
 
 /* ---- the whole op -------------------------------------------------------- */
 
-/* Keys past a row block's last visible key are neither scored nor summed
- * (causal masks halve the work). */
+/* What every thread of a forward reads: the call, its prepared operands, the
+ * first failing row block of each thread (-1: none). */
+typedef struct {
+    const AttnConfig *c;
+    const AttnParams *p;
+    nn_real *scores, *weights, *context, *scratch;
+    const nn_real *a; /* scores_prepare() */
+    const ScratchLayout *L;
+    int threads; /* threads the region ran on */
+    int failed[NN_MAX_THREADS];
+} ForwardJob;
+
+/* Row block b (query rows [16 b, 16 b + 16)) on thread tid. Keys past the
+ * block's last visible key are neither scored nor summed (causal masks halve
+ * the work). */
+static int forward_block(const ForwardJob *job, int b, int tid) {
+    const AttnConfig *c = job->c;
+    const ScratchLayout *L = job->L;
+    nn_real *scratch = job->scratch;
+    int nk = c->n_k, dv = c->d_v, i0 = b * ATTN_ROW_BLOCK;
+    int i1 = i0 + ATTN_ROW_BLOCK < c->n_q ? i0 + ATTN_ROW_BLOCK : c->n_q;
+    int nv = 0; /* keys any row of the block sees */
+    for (int i = i0; i < i1; i++) {
+        int vis = attn_visible_keys(c, i);
+        nv = vis > nv ? vis : nv;
+    }
+    /* without scores / weights outputs, the block's rows live in the thread's scratch */
+    size_t own = (size_t)tid * ATTN_ROW_BLOCK * nk;
+    nn_real *e = job->scores ? job->scores + (size_t)i0 * nk : scratch + L->block_s + own;
+    nn_real *w = job->weights ? job->weights + (size_t)i0 * nk : scratch + L->block_w + own;
+    nn_real *t = scratch + L->hid + (size_t)tid * (c->hidden > 0 ? c->hidden : 0);
+    scores_rows(c, job->p, e, job->a, i0, i1, nv, t, scratch, L);
+    NN_TRY(normalise_forward(c, e, w, i0, i1));
+    /* z_i = sum_j a_ij v_j, i.e. Z = A V */
+    vec_gemm_packed(job->context + (size_t)i0 * dv, dv, w, nk, scratch + L->pack_v, nk, i1 - i0, dv, nv, 0);
+    return attn_check_result("context", job->context, i0, i1, dv);
+}
+
+/* Thread tid's share of the row blocks: every n-th from tid (causal rows
+ * grow longer down the matrix, so interleaving balances the work). */
+static int forward_rows(void *ctx, int tid, int n) {
+    ForwardJob *job = ctx;
+    int blocks = (job->c->n_q + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK;
+    if (tid == 0) job->threads = n;
+    for (int b = tid; b < blocks; b += n) {
+        int status = forward_block(job, b, tid);
+        if (status != NN_OK) {
+            job->failed[tid] = b;
+            return status;
+        }
+    }
+    return NN_OK;
+}
+
 int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_real *weights,
                  nn_real *context, const nn_real *q, const nn_real *k, const nn_real *v,
                  nn_real *scratch) {
     NN_TRY(attn_check(c, p, q, k, v));
     ScratchLayout L = scratch_layout(c);
-    int nk = c->n_k, dv = c->d_v;
-    const nn_real *a = scores_prepare(c, p, q, k, scratch, &L);
-    nn_real *packed_v = scratch + L.pack_v;
-    vec_pack(packed_v, v, dv, dv, nk, 0);
-    for (int i0 = 0; i0 < c->n_q; i0 += ATTN_ROW_BLOCK) {
-        int i1 = i0 + ATTN_ROW_BLOCK < c->n_q ? i0 + ATTN_ROW_BLOCK : c->n_q;
-        int nv = 0; /* keys any row of the block sees */
-        for (int i = i0; i < i1; i++) {
-            int vis = attn_visible_keys(c, i);
-            nv = vis > nv ? vis : nv;
-        }
-        /* without scores / weights outputs, the block's rows live in scratch */
-        nn_real *e = scores ? scores + (size_t)i0 * nk : scratch + L.block_s;
-        nn_real *w = weights ? weights + (size_t)i0 * nk : scratch + L.block_w;
-        scores_rows(c, p, e, a, i0, i1, nv, scratch, &L);
-        NN_TRY(normalise_forward(c, e, w, i0, i1));
-        /* z_i = sum_j a_ij v_j, i.e. Z = A V */
-        vec_gemm_packed(context + (size_t)i0 * dv, dv, w, nk, packed_v, nk, i1 - i0, dv, nv, 0);
-        NN_TRY(attn_check_result("context", context, i0, i1, dv));
-    }
-    return NN_OK;
+    ForwardJob job = {c, p, scores, weights, context, scratch, NULL, &L, 1, {0}};
+    job.a = scores_prepare(c, p, q, k, scratch, &L);
+    vec_pack(scratch + L.pack_v, v, c->d_v, c->d_v, c->n_k, 0);
+    for (int t = 0; t < NN_MAX_THREADS; t++) job.failed[t] = -1;
+    int status = nn_pool_run(forward_rows, &job, attn_work(c));
+    if (status == NN_OK || job.threads == 1) return status;
+    /* The first failing block, as one thread would have met it, recomputed
+     * here so the recorded message is its own. */
+    int first = -1;
+    for (int t = 0; t < job.threads; t++)
+        if (job.failed[t] >= 0 && (first < 0 || job.failed[t] < first)) first = job.failed[t];
+    return forward_block(&job, first, 0);
 }
 
 int attn_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq,

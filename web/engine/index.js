@@ -1,6 +1,6 @@
 // attnlab: the attention engine's JS API. One ES module for Node, pages and
 // workers:
-//   const engine = await loadEngine({ simd })
+//   const engine = await loadEngine({ simd, threads })
 //   engine.attend({ queries, keys, values, score, params, normalize, temperature, mask, outputs })
 //   engine.selfAttention({ x, wq, wk, wv, wo, heads, causal, score })
 import { AttnlabError, argError, describe, guard, paramError, shapeError, valueError } from './errors.js';
@@ -9,6 +9,8 @@ import { createSeq2Seq, loadSeq2Seq } from './seq2seq.js';
 import { createVisionModel, loadVisionModel } from './vision.js';
 import { LIMITS, NORMALIZATIONS, SCORES, adoptConstants } from './constants.js';
 import { options, toBoolean, toChoice, toInteger, toMatrix, toNumber, toVector } from './matrix.js';
+import { AUTO_THREADS_MAX, hardwareThreads, threadsUnavailable } from './threads/support.js';
+import { startPool } from './threads/pool.js';
 
 export { AttnlabError } from './errors.js';
 export { LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, VISION_LIMITS } from './constants.js';
@@ -114,11 +116,41 @@ function toParams(score, params, q, k) {
 
 /** One loaded build of the engine. Create with loadEngine(). */
 export class Engine {
-  constructor(heap) {
+  constructor(heap, { threads = 1, threadsReason = null, pool = null } = {}) {
     this.heap = heap;
-    /** true when the SIMD build is loaded, false for the scalar build. */
+    /** true when a SIMD build is loaded, false for the scalar build. */
     this.simd = heap.call.simd() === 1;
     this.limits = LIMITS;
+    /** Threads the engine's calls may use (1: the single-thread build). */
+    this.threads = threads;
+    /** Why the engine runs on fewer threads than asked, or null. */
+    this.threadsReason = threadsReason;
+    this.#pool = pool;
+  }
+
+  #pool;
+
+  /**
+   * Stops the engine's worker threads (Node then exits without waiting for
+   * them); the engine keeps working, on one thread. Safe to call twice.
+   */
+  destroy() {
+    if (!this.#pool) return;
+    this.#pool.stop();
+    this.#pool = null;
+    this.threads = 1;
+    this.threadsReason = 'the engine was destroyed';
+  }
+
+  /**
+   * Calls whose work (multiply-adds) is below `work` run on one thread: waking
+   * the workers costs more than a small call. The default suits most calls
+   * (see the README, Threads); 0 splits every call.
+   */
+  setParallelMinWork(work) {
+    guard('setParallelMinWork', () => {
+      this.heap.call.pool_min_work({ work: toNumber('work', work, undefined) ?? 0 });
+    });
   }
 
   /**
@@ -287,23 +319,65 @@ export class Engine {
   }
 }
 
+/** The threads option: a count (1 or more) or 'auto' (the default). */
+function toThreads(value) {
+  if (value === undefined || value === 'auto') return 'auto';
+  if (typeof value === 'string') throw argError(`threads: unknown value '${value}'; expected a number or 'auto'`);
+  return toInteger('threads', value, 1, 1);
+}
+
+/**
+ * The threaded build with a running pool of `threads`, or { reason } saying
+ * why not (the caller then loads a single-thread build).
+ */
+async function loadThreaded(threads, simd) {
+  if (threads === 1) return { reason: 'one thread was asked for' };
+  if (!simd) return { reason: 'the threaded build needs WebAssembly SIMD; the scalar build runs on one thread' };
+  const reason = threadsUnavailable();
+  if (reason) return { reason };
+  let heap;
+  try {
+    heap = await instantiate('simd-mt');
+  } catch (err) {
+    return { reason: `the threaded build did not load (${err?.message ?? err})` };
+  }
+  const max = heap.call.pool_max_threads();
+  if (threads > max) throw new AttnlabError('ERR_LIMIT', `loadEngine: threads: ${threads} is past the limit of ${max}`);
+  try {
+    return { heap, pool: await startPool(heap, threads) };
+  } catch (err) {
+    return { reason: err.message };
+  }
+}
+
 /**
  * Loads the engine. `simd`: true for the SIMD128 build (the default where the
- * runtime supports it), false for the scalar build. The first load also fills
+ * runtime supports it), false for the scalar build. `threads`: a number, or
+ * 'auto' (the default: the hardware's threads, at most 8); more than one
+ * loads the threaded build with a pool of workers where the runtime allows
+ * (SharedArrayBuffer, WebAssembly threads, a cross-origin isolated page),
+ * else a single-thread build: engine.threads says how many run,
+ * engine.threadsReason why fewer than asked. The first load also fills
  * LIMITS, SCORES, NORMALIZATIONS and SEQ2SEQ_LIMITS from the core.
- * @param {{ simd?: boolean }} [opts]
+ * @param {{ simd?: boolean, threads?: number | 'auto' }} [opts]
  * @returns {Promise<Engine>}
  */
 export async function loadEngine(opts = {}) {
-  const simd = guard('loadEngine', () => {
+  const { simd, threadsOption } = guard('loadEngine', () => {
     const o = options('loadEngine', opts);
     const supported = simdSupported();
     const wanted = toBoolean('simd', o.simd, supported);
     if (wanted && !supported) {
       throw new AttnlabError('ERR_UNSUPPORTED', 'loadEngine: this runtime has no WebAssembly SIMD; pass { simd: false }');
     }
-    return wanted;
+    return { simd: wanted, threadsOption: toThreads(o.threads) };
   });
+  const threads = threadsOption === 'auto' ? Math.min(await hardwareThreads(), AUTO_THREADS_MAX) : threadsOption;
+  const threaded = await loadThreaded(threads, simd);
+  if (threaded.heap) {
+    adoptConstants(threaded.heap.constants);
+    return new Engine(threaded.heap, { threads, pool: threaded.pool });
+  }
   let heap;
   try {
     heap = await instantiate(simd ? 'simd' : 'scalar');
@@ -312,5 +386,6 @@ export async function loadEngine(opts = {}) {
     throw new AttnlabError('ERR_LOAD', `loadEngine: cannot load the ${simd ? 'SIMD' : 'scalar'} build (${err?.message ?? err})`);
   }
   adoptConstants(heap.constants);
-  return new Engine(heap);
+  return new Engine(heap, { threads: 1, threadsReason: threaded.reason });
 }
+

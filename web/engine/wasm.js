@@ -7,7 +7,19 @@ import { AttnlabError } from './errors.js';
 const BUILDS = {
   simd: new URL('../wasm/attnlab-simd.wasm', import.meta.url),
   scalar: new URL('../wasm/attnlab-scalar.wasm', import.meta.url),
+  'simd-mt': new URL('../wasm/attnlab-simd-mt.wasm', import.meta.url),
 };
+
+/**
+ * The pool's worker script. Named from a folder one level below the site's
+ * root, like the builds above: the URL then also holds where a bundler puts
+ * this module (dist/chunks/, dist/worker/) and dist/ keeps engine/ as it is.
+ */
+export const POOL_WORKER = new URL('../engine/threads/worker.js', import.meta.url);
+
+/** The threaded build's shared memory, as its link flags fix it (emscripten.mk: INITIAL_MEMORY, MAXIMUM_MEMORY). */
+const PAGE = 65536;
+const MT_MEMORY = { initial: (16 << 20) / PAGE, maximum: 2 ** 31 / PAGE, shared: true };
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): validates only with SIMD128.
 const SIMD_PROBE = new Uint8Array([
@@ -32,6 +44,12 @@ const BINDINGS = Object.freeze({
   heap_used: { args: [] },
   simd: { args: [] },
   constants: { args: [] },
+  pool_create: { status: 'loadEngine', args: ['threads'] },
+  pool_threads: { args: [] },
+  pool_max_threads: { args: [] },
+  pool_stack: { args: ['tid'] },
+  pool_min_work: { args: ['work'] },
+  pool_stop: { args: [] },
   attend: {
     status: 'attend',
     args: ['nQ', 'nK', 'dQ', 'dK', 'dV', 'hidden', 'score', 'norm', 'temperature', 'beta', 'causal', 'keyLengths',
@@ -109,15 +127,34 @@ function compile(url) {
   return compiled.get(key);
 }
 
-/** Instantiates one build ('simd' or 'scalar', or an explicit URL). */
+const imports = (memory) => ({ env: { emscripten_notify_memory_growth() {}, ...(memory ? { memory } : {}) } });
+
+/**
+ * Instantiates one build ('simd', 'scalar' or 'simd-mt', or an explicit URL).
+ * The threaded build gets a new shared memory, which heap.memory and
+ * heap.module then hand to the pool's workers.
+ */
 export async function instantiate(variant, url = BUILDS[variant]) {
   const module = await compile(url);
-  const instance = await WebAssembly.instantiate(module, {
-    env: { emscripten_notify_memory_growth() {} },
-  });
+  const memory = variant === 'simd-mt' ? new WebAssembly.Memory(MT_MEMORY) : undefined;
+  const instance = await WebAssembly.instantiate(module, imports(memory));
   const exports = instance.exports;
   if (typeof exports._initialize === 'function') exports._initialize();
-  return new Heap(exports);
+  return new Heap(exports, memory ?? exports.memory, module);
+}
+
+/**
+ * A pool worker's side: instantiates the threaded build on the caller's
+ * shared memory (its data is initialised already: passive segments run
+ * once), moves the stack pointer to this thread's stack, and returns a
+ * function that enters the worker loop (it returns after pool_stop).
+ */
+export async function joinPool(module, memory, tid) {
+  const { exports } = await WebAssembly.instantiate(module, imports(memory));
+  const top = exports.attnlab_pool_stack(tid);
+  if (!top) throw internalError(`thread ${tid} has no stack in this pool`);
+  exports.stackRestore(top);
+  return () => exports.attnlab_pool_worker(tid);
 }
 
 /** Byte sizes of the values a heap block holds. */
@@ -148,8 +185,11 @@ function bind(exports, name, { status, args }) {
 
 /** Typed access to one instance's memory; views are re-read on every access (memory may grow). */
 export class Heap {
-  constructor(exports) {
+  constructor(exports, memory = exports.memory, module = null) {
     this.exports = exports;
+    /** The instance's memory (shared in the threaded build) and its compiled module. */
+    this.memory = memory;
+    this.module = module;
     this.decoder = new TextDecoder();
     /** The exports as named-argument functions: heap.call.attend({ nQ, nK, ... }). */
     this.call = {};
@@ -166,7 +206,7 @@ export class Heap {
   }
 
   get #buffer() {
-    return this.exports.memory.buffer;
+    return this.memory.buffer;
   }
 
   /**
@@ -254,7 +294,8 @@ export class Heap {
   readString(ptr) {
     const bytes = new Uint8Array(this.#buffer, ptr);
     const end = bytes.indexOf(0);
-    return this.decoder.decode(bytes.subarray(0, end < 0 ? 0 : end));
+    // a copy: TextDecoder takes no view of a shared buffer
+    return this.decoder.decode(bytes.slice(0, end < 0 ? 0 : end));
   }
 
   /** A copy of `rows x cols` floats at ptr, as { rows, cols, data }. */
