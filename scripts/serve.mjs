@@ -2,7 +2,8 @@
 // Run `node scripts/serve.mjs --help` for its options. Tests import { serve } and
 // start it on port 0 in-process.
 //
-// Every response carries the pages' Content-Security-Policy. A file is opened
+// Every response carries the pages' Content-Security-Policy and the headers
+// that make a page cross-origin isolated (so the engine may use threads). A file is opened
 // before it is described: the size sent is the size of what is streamed, and a
 // file that vanishes, or a path that is no regular file (a directory named
 // index.html, a socket), is a 404 instead of an error that stops the server.
@@ -32,9 +33,20 @@ const TYPES = {
 export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
   + "img-src 'self' data: blob:; object-src 'none'; base-uri 'none'";
 
+/**
+ * Cross-origin isolation: with these two, pages get SharedArrayBuffer and the
+ * engine runs on threads (every file here is same-origin, so require-corp
+ * blocks nothing of ours).
+ */
+export const ISOLATION_HEADERS = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
+
 const SECURITY_HEADERS = {
   'Content-Security-Policy': CSP,
   'X-Content-Type-Options': 'nosniff',
+  ...ISOLATION_HEADERS,
 };
 
 export const USAGE = `Usage: node scripts/serve.mjs [--root DIR] [--port N] [--host ADDRESS]
