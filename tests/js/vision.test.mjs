@@ -137,6 +137,15 @@ for (const { engine, ...build } of await withEngines()) {
       m.destroy();
     });
 
+    test('cluttered, hard mode, 3 layers: the glimpse box is the cell\'s 8 pixels, not canvas / grid', async () => {
+      const m = await engine.createVisionModel({ task: 'cluttered', channels: [2, 2, 2], hidden: 8, mode: 'hard', batch: 4, seed: 2 });
+      assert.deepEqual(m.config.grid, { rows: 7, cols: 7 }); // 60 -> 30 -> 15 -> 7
+      const p = m.predict(m.examples({ count: 1, seed: 4 })[0].image);
+      const { row, col, box } = p.steps[0].location;
+      assert.deepEqual(box, { top: row * 8, left: col * 8, height: 8, width: 8 });
+      m.destroy();
+    });
+
     test('save / load: the same answers, the same evaluation; a damaged file is refused', async () => {
       const m = await engine.createVisionModel({ ...SMALL, attention: 'additive' });
       m.train({ steps: 10 });

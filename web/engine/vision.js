@@ -233,8 +233,9 @@ export class VisionModel {
       const ids = Array.from(heap.readI32(p.tokens, T));
       const locs = Array.from(heap.readI32(p.locations, T));
       const canvas = heap.readMatrix(heap.call.vis_canvas({ model: handle }), cv.rows, cv.cols);
-      const cellRows = cv.rows / grid.rows;
-      const cellCols = cv.cols / grid.cols;
+      // a cell covers 2^layers canvas pixels a side (each layer pools 2 x 2; a floored
+      // remainder at the bottom and right edges is in no cell)
+      const side = 2 ** this.config.channels.length;
       let shown = T;
       if (task === 'multi') {
         const end = ids.indexOf(VISION_LIMITS.endToken);
@@ -247,7 +248,7 @@ export class VisionModel {
         if (mode === 'hard' && locs[t] >= 0) {
           const row = Math.floor(locs[t] / grid.cols);
           const col = locs[t] % grid.cols;
-          location = { cell: locs[t], row, col, box: { top: row * cellRows, left: col * cellCols, height: cellRows, width: cellCols } };
+          location = { cell: locs[t], row, col, box: { top: row * side, left: col * side, height: side, width: side } };
         }
         steps.push({ token: tokenName(ids[t]), weights, location });
       }
