@@ -90,7 +90,8 @@ test('training reverse with attention: the loss falls and the alignment turns an
   await trainUntil(page, () => {
     const s = window.attnlabLab.session;
     const f = document.querySelector('[data-testid=figure-alignment]');
-    return s.steps >= 150 && Number(f.dataset.antiDiagonal) > 0.6 && document.querySelector('[data-testid=output]').textContent === '6543218';
+    // 0.65 while training: the steps that run before the pause lands may move it a little
+    return s.steps >= 150 && Number(f.dataset.antiDiagonal) > 0.65 && document.querySelector('[data-testid=output]').textContent === '6543218';
   });
   const n = await steps(page);
   assert.ok(n <= 2000, `took ${n} steps`);
