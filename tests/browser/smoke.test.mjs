@@ -64,6 +64,8 @@ test('the engine module runs unchanged in a Web Worker', async () => {
   page.on('pageerror', (err) => errors.push(String(err)));
   await page.route('**/engine-test-worker.js', (route) => route.fulfill({
     contentType: 'text/javascript',
+    // the page is cross-origin isolated (serve.mjs): its workers' scripts must say require-corp too
+    headers: { 'Cross-Origin-Embedder-Policy': 'require-corp' },
     body: `import { loadEngine } from './engine/index.js';
       const engine = await loadEngine();
       const x = [[0.43,0.15,0.89],[0.22,0.58,0.33],[0.77,0.25,0.10],[0.05,0.80,0.55],[0.57,0.85,0.64],[0.55,0.87,0.66]];
