@@ -4,10 +4,14 @@ import assert from 'node:assert/strict';
 import { loadEngine } from '../../web/engine/index.js';
 import { simdSupported } from '../../web/engine/wasm.js';
 
-/** Both builds; the SIMD one is skipped (with the reason) where the runtime has no SIMD128. */
+/**
+ * Both single-thread builds; the SIMD one is skipped (with the reason) where
+ * the runtime has no SIMD128. The threaded build is tested against them in
+ * threads.test.mjs and property.test.mjs.
+ */
 export const BUILDS = [
-  { simd: true, name: 'SIMD build', skip: simdSupported() ? false : 'this runtime has no WebAssembly SIMD' },
-  { simd: false, name: 'scalar build', skip: false },
+  { simd: true, threads: 1, name: 'SIMD build', skip: simdSupported() ? false : 'this runtime has no WebAssembly SIMD' },
+  { simd: false, threads: 1, name: 'scalar build', skip: false },
 ];
 
 export { mulberry32 } from '../lib/random.mjs';
@@ -21,7 +25,7 @@ export { mulberry32 } from '../lib/random.mjs';
 export async function withEngines() {
   return Promise.all(BUILDS.map(async (build) => {
     if (build.skip) return { ...build, engine: null };
-    const engine = await loadEngine({ simd: build.simd });
+    const engine = await loadEngine({ simd: build.simd, threads: build.threads });
     assert.equal(engine.simd, build.simd, `${build.name} loaded`);
     return { ...build, engine };
   }));

@@ -211,7 +211,7 @@ for (const { simd, name, skip, engine } of await withEngines()) {
   describe(`bad input to selfAttention (${name})`, { skip }, () => {
     let engine;
     before(async () => {
-      engine = await loadEngine({ simd });
+      engine = await loadEngine({ simd, threads: 1 });
     });
     for (const [what, call, codes, names] of SELF_CASES) {
       test(what, () => {
@@ -224,7 +224,7 @@ for (const { simd, name, skip, engine } of await withEngines()) {
   describe(`limits are inclusive and errors leave no trace (${name})`, { skip }, () => {
     let engine;
     before(async () => {
-      engine = await loadEngine({ simd });
+      engine = await loadEngine({ simd, threads: 1 });
     });
 
     test('exactly at the limits: 4096 tokens, 4096 dims, 2048 x 2048 cells, 64 heads', () => {

@@ -30,7 +30,7 @@ test('the models are all there and at most 400 KB together', async () => {
 
 for (const build of BUILDS) {
   test(`each model loads and reaches its recorded test accuracy (${build.name})`, { skip: build.skip }, async () => {
-    const engine = await loadEngine({ simd: build.simd });
+    const engine = await loadEngine({ simd: build.simd, threads: 1 });
     for (const [name, spec] of Object.entries(manifest.models)) {
       const bytes = await bytesOf(name);
       const m = spec.kind === 'vision' ? await engine.loadVisionModel(bytes) : engine.loadSeq2Seq(bytes);

@@ -30,7 +30,7 @@ for (const c of CASES) {
     assert.equal(native.length, STEPS);
     for (const build of BUILDS) {
       if (build.skip) continue;
-      const engine = await loadEngine({ simd: build.simd });
+      const engine = await loadEngine({ simd: build.simd, threads: 1 });
       const m = engine.createSeq2Seq({
         task: c.task, minLength: 3, maxLength: 8, cell: c.cell, attention: c.attention, embed: 16, hidden: 32, batch: 32, seed: 4,
       });
@@ -86,7 +86,7 @@ function fnv1a64(bytes) {
 
 for (const build of BUILDS) {
   test(`${build.name}: same seed, same save() bytes as recorded`, { skip: build.skip }, async () => {
-    const engine = await loadEngine({ simd: build.simd });
+    const engine = await loadEngine({ simd: build.simd, threads: 1 });
     for (const f of FINGERPRINTS) {
       const m = engine.createSeq2Seq(f.model);
       m.train(f.train);

@@ -118,7 +118,7 @@ function inWorker(simd, specifier = ENGINE_URL) {
   const source = `
     import { parentPort, workerData } from 'node:worker_threads';
     const { loadEngine } = await import(workerData.specifier);
-    const engine = await loadEngine({ simd: workerData.simd });
+    const engine = await loadEngine({ simd: workerData.simd, threads: 1 });
     const x = workerData.x;
     const soft = engine.attend({ queries: [x[1]], keys: x });
     const sum = engine.attend({ queries: [x[1]], keys: x, normalize: 'sum' });

@@ -13,7 +13,7 @@
 // The SIMD and scalar builds must agree: the same outcome, results within
 // float32 rounding of each other. A stale value (left from an earlier call)
 // cannot pass: each call's inputs are fresh and checked against its own reference.
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadEngine } from '../../web/engine/index.js';
 import { mulberry32, BUILDS } from './builds.mjs';
@@ -322,34 +322,41 @@ function checkSelf(args, outcome, where) {
   return 'ok';
 }
 
-describe('property: randomised calls against float64 references, SIMD vs scalar', { skip: BUILDS[0].skip }, () => {
-  let simd, scalar;
+describe('property: randomised calls against float64 references, SIMD vs scalar vs threaded SIMD', { skip: BUILDS[0].skip }, () => {
+  let simd, scalar, threaded;
   before(async () => {
-    simd = await loadEngine({ simd: true });
+    simd = await loadEngine({ simd: true, threads: 1 });
     scalar = await loadEngine({ simd: false });
+    threaded = await loadEngine({ simd: true, threads: 2 });
+    assert.equal(threaded.threads, 2, `threaded: ${threaded.threadsReason}`);
+    threaded.setParallelMinWork(0); // split even the small calls, so every call tests the row blocks
   });
+  after(() => threaded?.destroy());
 
-  /** One call on both builds, each result checked, then the two compared; the SIMD result's tally key. */
+  /** One call on every build, each result checked, then compared with the scalar one; the SIMD result's tally key. */
   const onBothBuilds = (call, check, where) => {
     const a = run(() => call(simd));
     const b = run(() => call(scalar));
+    const c = run(() => call(threaded));
     const key = check(a, `${where} [SIMD]`);
     check(b, `${where} [scalar]`);
+    check(c, `${where} [SIMD, ${threaded.threads} threads]`);
     compareBuilds(a, b, where);
+    compareBuilds(c, b, `${where} (threaded)`);
     return key;
   };
 
   test(`${CALLS} attend calls (seed ${SEED})`, () => {
     const g = generator(SEED);
     const tally = {};
-    const heap0 = [simd.heapUsed(), scalar.heapUsed()];
+    const heap0 = [simd.heapUsed(), scalar.heapUsed(), threaded.heapUsed()];
     for (let c = 0; c < CALLS; c++) {
       const args = randomAttend(g);
       const where = `attend call ${c} (seed ${SEED}): ${args.score}, ${args.normalize}, ${args.queries.length}x${args.keys.length}, mask ${JSON.stringify(args.mask ?? 'none')}, tau ${args.temperature ?? 1}`;
       const key = onBothBuilds((engine) => engine.attend(args), (r, w) => checkAttend(args, r, w), where);
       tally[key] = (tally[key] ?? 0) + 1;
     }
-    assert.deepEqual([simd.heapUsed(), scalar.heapUsed()], heap0, 'the WASM heap grew');
+    assert.deepEqual([simd.heapUsed(), scalar.heapUsed(), threaded.heapUsed()], heap0, 'the WASM heap grew');
     assert.ok(tally.ok > CALLS / 2, `only ${tally.ok} of ${CALLS} calls succeeded: ${JSON.stringify(tally)}`);
     assert.ok(tally.ERR_VALUE > 0 && tally.ERR_ZERO_SUM > 0, `the edges were not reached: ${JSON.stringify(tally)}`);
   });

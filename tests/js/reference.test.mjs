@@ -268,7 +268,7 @@ for (const { simd, name, skip, engine } of await withEngines()) {
   describe(`selfAttention vs float64 reference (${name})`, { skip }, () => {
     let engine;
     before(async () => {
-      engine = await loadEngine({ simd });
+      engine = await loadEngine({ simd, threads: 1 });
     });
 
     function checkSelf(args, what) {
@@ -359,7 +359,7 @@ for (const { simd, name, skip, engine } of await withEngines()) {
   describe(`invariants and input forms (${name})`, { skip }, () => {
     let engine;
     before(async () => {
-      engine = await loadEngine({ simd });
+      engine = await loadEngine({ simd, threads: 1 });
     });
 
     test('identical keys give uniform weights (every score, softmax and sum, with masks)', () => {
@@ -505,7 +505,7 @@ for (const { simd, name, skip, engine } of await withEngines()) {
 describe('SIMD build vs scalar build', { skip: BUILDS[0].skip }, () => {
   let simd, scalar;
   before(async () => {
-    [simd, scalar] = await Promise.all([loadEngine({ simd: true }), loadEngine({ simd: false })]);
+    [simd, scalar] = await Promise.all([loadEngine({ simd: true, threads: 1 }), loadEngine({ simd: false })]);
     assert.equal(simd.simd, true);
     assert.equal(scalar.simd, false);
   });

@@ -15,7 +15,7 @@ for (const build of BUILDS) {
   describe(`seq2seq saliency (${build.name})`, { skip: build.skip }, () => {
     let engine;
     before(async () => {
-      engine = await loadEngine({ simd: build.simd });
+      engine = await loadEngine({ simd: build.simd, threads: 1 });
     });
 
     test('one value per input token, non-negative, beside the attention row of that step', () => {

@@ -45,7 +45,7 @@ for (const { engine, ...build } of await withEngines()) {
     });
 
     test('a missing digit set rejects with ERR_DATA; the next load succeeds', async () => {
-      const fresh = await loadEngine({ simd: build.simd });
+      const fresh = await loadEngine({ simd: build.simd, threads: 1 });
       await rejectsCode(loadDigits(fresh.heap, new URL('file:///nonexistent/mnist.bin.gz')), 'ERR_DATA', /nonexistent\/mnist\.bin\.gz is missing/);
       const m = await fresh.createVisionModel(SMALL);
       assert.equal(m.config.task, 'centered');
@@ -185,7 +185,7 @@ test('kendallTau: known values (perfect, reversed, one swap of four, ties as tau
 test('SIMD and scalar builds train alike from one seed', { skip: BUILDS[0].skip }, async () => {
   const losses = [];
   for (const build of BUILDS) {
-    const engine = await loadEngine({ simd: build.simd });
+    const engine = await loadEngine({ simd: build.simd, threads: 1 });
     const m = await engine.createVisionModel({ task: 'cluttered', channels: [4, 8], hidden: 16, batch: 8, seed: 2 });
     losses.push(m.train({ steps: 10, batch: 8 }).losses);
     m.destroy();
@@ -205,7 +205,7 @@ test('WASM trains like native C from one seed (cluttered, soft attention)', { sk
   assert.equal(native.length, STEPS);
   for (const build of BUILDS) {
     if (build.skip) continue;
-    const engine = await loadEngine({ simd: build.simd });
+    const engine = await loadEngine({ simd: build.simd, threads: 1 });
     const m = await engine.createVisionModel({
       task: 'cluttered', channels: [4, 8], hidden: 16, attention: 'scaled_dot', mode: 'soft', batch: 8, seed: 6,
     });
