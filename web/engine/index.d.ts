@@ -129,6 +129,10 @@ export const NORMALIZATIONS: Readonly<Record<Normalize, number>>;
 export interface Engine {
   /** true for the SIMD128 build, false for the scalar build. */
   readonly simd: boolean;
+  /** the threads a call may use (1: a single-thread build) */
+  readonly threads: number;
+  /** why it runs on one thread when more were asked for (no SharedArrayBuffer, not cross-origin isolated, ...); null when threaded */
+  readonly threadsReason: string | null;
   readonly limits: typeof LIMITS;
   attend(options: AttendOptions): AttendResult;
   selfAttention(options: SelfAttentionOptions): SelfAttentionResult;
@@ -142,6 +146,10 @@ export interface Engine {
   loadVisionModel(bytes: Uint8Array | ArrayBuffer): Promise<VisionModel>;
   /** Bytes allocated in the WASM heap (returns to its baseline between calls). */
   heapUsed(): number;
+  /** Calls with fewer multiply-adds than `work` run on one thread (0: split every call). */
+  setParallelMinWork(work: number): void;
+  /** Stops the worker threads; the engine keeps working on one thread. */
+  destroy(): void;
 }
 
 export type TaskName = 'copy' | 'reverse' | 'sort' | 'dates' | 'pairs';
@@ -333,6 +341,8 @@ export const VISION_LIMITS: Readonly<{
 export interface LoadOptions {
   /** true: the SIMD build (default where supported); false: the scalar build. */
   simd?: boolean;
+  /** worker threads sharing one memory: a number, or 'auto' (default: the hardware's, at most 8); falls back to one thread and says why */
+  threads?: number | 'auto';
 }
 
 export function loadEngine(options?: LoadOptions): Promise<Engine>;
