@@ -6,6 +6,8 @@
 // and replaces each page's ES modules by one minified bundle (esbuild; code shared by
 // the pages, such as the engine, goes into chunks/), and minifies the stylesheets.
 // Prints each page's JavaScript and CSS bytes.
+// coi.js and coi-sw.js are copied as they are (a classic script and a service worker,
+// which make the pages cross-origin isolated on hosts that cannot send COOP and COEP).
 import { execFileSync } from 'node:child_process';
 import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
