@@ -1,7 +1,8 @@
 // npm run bench: attention forward, softmax(Q·Kᵀ/√d)·V, at several (n, d), for
 //   ours (SIMD WASM), ours (scalar WASM), plain JS and TensorFlow.js (WASM backend,
 //   XNNPACK, one thread), plus the machine's WASM SIMD multiply-add peak, all in
-//   one run. See tests/bench/README.md for how to read the output.
+//   one run; then, at n = 1024, the threaded build on 1 and 2 threads against TF.js
+//   and onnxruntime-web (WASM). See tests/bench/README.md for how to read the output.
 //
 // Timing: each implementation is warmed up (so V8 has tiered the WASM and JS up
 // to optimised code), then timed in ROUNDS rounds that interleave the
@@ -28,6 +29,8 @@ const WARM_CALLS = 3;
 const TOLERANCE = 1e-4;     // max |ours - plain JS| allowed
 const TARGETS = { vsTf: 1.5, ofPeak: 0.65, vsScalar: 3 };
 const TARGET_N = 1024;
+// --threads-only: only the threads section (n = 1024); BENCH_ROUNDS=1 makes any run a quick smoke run
+const THREADS_ONLY = process.argv.includes('--threads-only');
 
 const now = () => performance.now();
 const median = (xs) => {
@@ -274,7 +277,7 @@ async function main() {
   const peakSamples = peak.samples(5);
 
   const results = []; // { n, d, rows: Map(key -> { name, ms, best }), check }
-  for (const [n, d] of SIZES) {
+  for (const [n, d] of THREADS_ONLY ? [] : SIZES) {
     process.stderr.write(`measuring n = ${n}, d = ${d} ...\n`);
     const { Q, K, V, subjects } = makeSubjects(n, d, ours, tfInfo);
 
@@ -313,7 +316,12 @@ async function main() {
     `(range ${fmt(Math.min(...peakSamples), 1)}–${fmt(Math.max(...peakSamples), 1)}; 5 before and 5 after the attention runs)\n`);
 
   for (const r of results) printSize(r.n, r.d, r.rows, r.check, peakG);
-  printTargets(results, peakG);
+  if (!THREADS_ONLY) printTargets(results, peakG);
+  if (ours.missing || !existsSync(path.join(ROOT, 'web/wasm/attnlab-simd-mt.wasm'))) {
+    console.log('\nthreads: the threaded build web/wasm/attnlab-simd-mt.wasm is missing (make wasm); section skipped');
+  } else {
+    await threadSection(tfInfo, peakG);
+  }
   console.log(`\ntotal ${((now() - t0) / 1000).toFixed(1)} s (${sink} calls)`);
   if (ours.missing) process.exitCode = 1; // the engine is not built: the run is incomplete
 }
@@ -379,6 +387,154 @@ function printTargets(results, peakG) {
   line(`ours >= ${TARGETS.vsScalar}× our scalar build`, vsScalar, TARGETS.vsScalar,
     `${fmt(vsScalar, 2)}× (${fmt(scalar.ms, 2)} / ${fmt(simd.ms, 2)} ms)`);
   if (wrong) console.log('  NOTE: our output did not match plain JS above (WRONG): these are speeds of wrong numbers');
+}
+
+// ---- threads (n = 1024, d = 64, full call) ------------------------------------------
+
+const THREADS = 2;
+
+/** Protocol Buffers wire format, just what an ONNX model needs: varints and length-delimited fields. */
+const pb = {
+  varint(n) {
+    const out = [];
+    for (; n > 127; n = Math.floor(n / 128)) out.push((n % 128) | 128);
+    out.push(n);
+    return out;
+  },
+  int(field, n) { return [...pb.varint(field * 8), ...pb.varint(n)]; },
+  bytes(field, bytes) { return [...pb.varint(field * 8 + 2), ...pb.varint(bytes.length), ...bytes]; },
+  str(field, text) { return pb.bytes(field, new TextEncoder().encode(text)); },
+};
+
+/**
+ * The ONNX model (opset 13) of softmax(Q·Kᵀ/√d)·V for float inputs Q, K, V of
+ * n × d: Transpose, MatMul, Mul by a constant, Softmax (last axis), MatMul; the
+ * same graph TF.js runs. Field numbers are onnx.proto's.
+ */
+function attentionOnnx(n, d) {
+  const tensorType = pb.bytes(1, [...pb.int(1, 1 /* FLOAT */), ...pb.bytes(2, [n, d].flatMap((v) => pb.bytes(1, pb.int(1, v))))]);
+  const valueInfo = (name) => [...pb.str(1, name), ...pb.bytes(2, tensorType)];
+  const node = (op, inputs, outputs, attributes = []) => [
+    ...inputs.flatMap((x) => pb.str(1, x)), ...outputs.flatMap((y) => pb.str(2, y)), ...pb.str(4, op),
+    ...attributes.flatMap((a) => pb.bytes(5, a)),
+  ];
+  const perm = [...pb.str(1, 'perm'), ...pb.int(8, 1), ...pb.int(8, 0), ...pb.int(20, 7 /* INTS */)];
+  const scale = [...pb.int(2, 1 /* FLOAT */), ...pb.str(8, 'scale'),
+    ...pb.bytes(9, new Uint8Array(Float32Array.of(1 / Math.sqrt(d)).buffer))];
+  const graph = [
+    ...pb.bytes(1, node('Transpose', ['K'], ['Kt'], [perm])),
+    ...pb.bytes(1, node('MatMul', ['Q', 'Kt'], ['S'])),
+    ...pb.bytes(1, node('Mul', ['S', 'scale'], ['Ss'])),
+    ...pb.bytes(1, node('Softmax', ['Ss'], ['W'])),
+    ...pb.bytes(1, node('MatMul', ['W', 'V'], ['C'])),
+    ...pb.str(2, 'attention'), ...pb.bytes(5, scale),
+    ...['Q', 'K', 'V'].flatMap((x) => pb.bytes(11, valueInfo(x))), ...pb.bytes(12, valueInfo('C')),
+  ];
+  return Uint8Array.from([...pb.int(1, 7 /* IR version */), ...pb.bytes(8, [...pb.str(1, ''), ...pb.int(2, 13)]), ...pb.bytes(7, graph)]);
+}
+
+/** onnxruntime-web on its WASM backend with `threads` threads, or { error }. */
+async function loadOrt(threads) {
+  try {
+    const ort = await import('onnxruntime-web');
+    ort.env.wasm.numThreads = threads;
+    return { ort, version: ort.env.versions?.web ?? '?' };
+  } catch (err) {
+    return { error: err?.message ?? String(err) };
+  }
+}
+
+/** Median ms per call of each subject (calls may return promises), interleaved as in the main run. */
+async function timeAsync(subjects) {
+  for (const s of subjects) {
+    const times = [];
+    for (const t0 = now(); times.length < WARM_CALLS || now() - t0 < WARM_MS;) {
+      const t = now();
+      consume(await s.call());
+      times.push(now() - t);
+    }
+    s.batch = Math.max(1, Math.ceil(SAMPLE_MS / Math.max(median(times.slice(times.length >> 1)), 1e-3)));
+    s.samples = [];
+  }
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let i = 0; i < subjects.length; i++) {
+      const s = subjects[(i + r) % subjects.length];
+      const t0 = now();
+      for (let k = 0; k < s.batch; k++) consume(await s.call());
+      s.samples.push((now() - t0) / s.batch);
+    }
+  }
+  return subjects.map((s) => ({ name: s.name, ms: median(s.samples), best: Math.min(...s.samples) }));
+}
+
+/**
+ * The threaded build at n = 1024, d = 64, full call (scores, weights, context):
+ * one thread against THREADS, one thread's share of the peak, and TF.js and
+ * onnxruntime-web at their best in Node, each checked against plain JS first.
+ */
+async function threadSection(tfInfo, peakG) {
+  const [n, d] = [TARGET_N, 64];
+  console.log(`\nthreads: n = ${n}, d = ${d}, full call; the threaded SIMD build (attnlab-simd-mt.wasm) on 1 and ${THREADS} threads (% peak: of the one-core peak above)`);
+  const { loadEngine } = await import(pathToFileURL(path.join(ROOT, 'web/engine/index.js')).href);
+  const mt = await loadEngine({ threads: THREADS });
+  if (mt.threads !== THREADS) {
+    console.log(`  ours on ${THREADS} threads: unavailable (${mt.threadsReason}); section skipped`);
+    return;
+  }
+  const next = mulberry32(0x7ead5);
+  const [Q, K, V] = [0, 1, 2].map(() => randomMatrix(n, d, next));
+  const ref = attendJS(Q, K, V).context.data;
+  const full = { queries: Q, keys: K, values: V, score: 'scaled_dot' };
+  const subjects = [
+    // one thread of the same build: every call runs serially (the work threshold is never reached)
+    { key: 'one', name: 'ours, threaded build, 1 thread', call: () => { mt.setParallelMinWork(Number.MAX_SAFE_INTEGER); return mt.attend(full).context.data; } },
+    { key: 'two', name: `ours, threaded build, ${THREADS} threads`, call: () => { mt.setParallelMinWork(0); return mt.attend(full).context.data; } },
+  ];
+  if (tfInfo) {
+    // tfjs-backend-wasm never uses threads under Node (its WASM_HAS_MULTITHREAD_SUPPORT is false there)
+    const { tf } = tfInfo;
+    const [q, k, v] = [Q, K, V].map((m) => tf.tensor2d(m.data, [n, d]));
+    const scale = tf.scalar(1 / Math.sqrt(d));
+    subjects.push({
+      key: 'tf', name: `TF.js WASM, ${tfInfo.simd ? 'SIMD' : 'no SIMD'}, ${tfInfo.threads} thread (its best in Node)`,
+      call: () => tf.tidy(() => tf.matMul(tf.softmax(tf.mul(tf.matMul(q, tf.transpose(k)), scale)), v).dataSync()),
+      dispose: () => tf.dispose([q, k, v, scale]),
+    });
+  }
+  const ortInfo = await loadOrt(THREADS);
+  if (ortInfo.error) console.log(`  onnxruntime-web: unavailable (${ortInfo.error})`);
+  else {
+    const { ort } = ortInfo;
+    const session = await ort.InferenceSession.create(attentionOnnx(n, d), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+    const feeds = Object.fromEntries([['Q', Q], ['K', K], ['V', V]].map(([name, m]) => [name, new ort.Tensor('float32', m.data, [n, d])]));
+    subjects.push({
+      key: 'ort', name: `onnxruntime-web ${ortInfo.version} WASM, ${ort.env.wasm.numThreads} threads`,
+      call: async () => (await session.run(feeds)).C.data,
+      dispose: () => session.release(),
+    });
+  }
+  for (const s of subjects) {
+    const diff = maxAbsDiff(await s.call(), ref);
+    s.ok = diff < TOLERANCE;
+    console.log(`  check ${pad(s.name, 52)} max|Δ| vs plain JS: context ${diff.toExponential(2)} (${s.ok ? 'ok' : 'WRONG'})`);
+  }
+  const rows = await timeAsync(subjects);
+  for (const s of subjects) await s.dispose?.();
+  mt.destroy();
+  const byKey = Object.fromEntries(subjects.map((s, i) => [s.key, rows[i]]));
+  const f = flops(n, d);
+  console.log(`  ${pad('implementation', 52)}${lpad('ms/call', 10)}${lpad('best ms', 10)}${lpad('GFLOP/s', 9)}${lpad('% peak', 8)}${lpad('t/t(ours, 2)', 14)}`);
+  for (const r of rows) {
+    const g = f / (r.ms * 1e6);
+    console.log(`  ${pad(r.name, 52)}${lpad(fmt(r.ms, 3), 10)}${lpad(fmt(r.best, 3), 10)}${lpad(fmt(g, 2), 9)}` +
+      `${lpad(fmt((100 * g) / peakG, 1) + '%', 8)}${lpad(fmt(r.ms / byKey.two.ms, 2) + '×', 14)}`);
+  }
+  const { one, two } = byKey;
+  console.log(`  speed-up, ${THREADS} threads over 1 (ours):        ${fmt(one.ms / two.ms, 2)}× (${fmt(one.ms, 2)} / ${fmt(two.ms, 2)} ms)`);
+  console.log(`  ours on 1 thread, of the one-core peak:  ${fmt((100 * f) / (one.ms * 1e6) / peakG, 1)}% (${fmt(f / (one.ms * 1e6), 1)} / ${fmt(peakG, 1)} GFLOP/s)`);
+  if (byKey.tf) console.log(`  TF.js (1 thread) / ours (${THREADS} threads):         ${fmt(byKey.tf.ms / two.ms, 2)}×; / ours (1 thread) ${fmt(byKey.tf.ms / one.ms, 2)}×`);
+  if (byKey.ort) console.log(`  onnxruntime-web (${THREADS}) / ours (${THREADS} threads): ${fmt(byKey.ort.ms / two.ms, 2)}×`);
+  if (subjects.some((s) => !s.ok)) console.log('  NOTE: an output above did not match plain JS (WRONG): its speed is that of wrong numbers');
 }
 
 main().catch((err) => {
