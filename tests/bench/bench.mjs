@@ -174,6 +174,26 @@ async function loadOurs() {
 const loadTf = loadTfWasm;
 
 /**
+ * TF.js's attention on Q, K, V: { call, dispose }; call() returns the context.
+ * Inputs become tensors once, outside the timed loop. Q·Kᵀ is written as
+ * matMul(q, transpose(k)): that keeps XNNPACK's fast path (transposeB: true
+ * falls back to a much slower loop in tfjs-backend-wasm 4.x).
+ */
+function tfAttention(tf, Q, K, V) {
+  const [q, k, v] = [Q, K, V].map((m) => tf.tensor2d(m.data, [m.rows, m.cols]));
+  const scale = tf.scalar(1 / Math.sqrt(Q.cols));
+  return {
+    call: () => {
+      const out = tf.tidy(() => tf.matMul(tf.softmax(tf.mul(tf.matMul(q, tf.transpose(k)), scale)), v));
+      const data = out.dataSync(); // waits for the result and copies it out
+      out.dispose();
+      return data;
+    },
+    dispose: () => tf.dispose([q, k, v, scale]),
+  };
+}
+
+/**
  * One benchmark subject per implementation at one size: call() does one
  * forward pass and returns something derived from the result, so nothing can
  * be skipped; context() returns the context as a Float32Array for the check.
@@ -201,24 +221,7 @@ function makeSubjects(n, d, ours, tfInfo) {
   }
   subjects.push({ key: 'js', name: 'plain JS', call: () => attendJS(Q, K, V), context: (r) => r.context.data });
   if (tfInfo) {
-    const { tf } = tfInfo;
-    // Inputs become tensors once, outside the timed loop. Q·Kᵀ is written as
-    // matMul(q, transpose(k)): that keeps XNNPACK's fast path (transposeB: true
-    // falls back to a much slower loop in tfjs-backend-wasm 4.x).
-    const q = tf.tensor2d(Q.data, [n, d]);
-    const k = tf.tensor2d(K.data, [n, d]);
-    const v = tf.tensor2d(V.data, [n, d]);
-    const scale = tf.scalar(1 / Math.sqrt(d));
-    const call = () => {
-      const out = tf.tidy(() => tf.matMul(tf.softmax(tf.mul(tf.matMul(q, tf.transpose(k)), scale)), v));
-      const data = out.dataSync(); // waits for the result and copies it out
-      out.dispose();
-      return data;
-    };
-    subjects.push({
-      key: 'tf', name: `TF.js ${tfInfo.version} WASM (XNNPACK)`, call, context: (r) => r,
-      dispose: () => tf.dispose([q, k, v, scale]),
-    });
+    subjects.push({ key: 'tf', name: `TF.js ${tfInfo.version} WASM (XNNPACK)`, ...tfAttention(tfInfo.tf, Q, K, V), context: (r) => r });
   }
   return { Q, K, V, subjects };
 }
@@ -492,20 +495,20 @@ async function threadSection(tfInfo, peakG) {
   ];
   if (tfInfo) {
     // tfjs-backend-wasm never uses threads under Node (its WASM_HAS_MULTITHREAD_SUPPORT is false there)
-    const { tf } = tfInfo;
-    const [q, k, v] = [Q, K, V].map((m) => tf.tensor2d(m.data, [n, d]));
-    const scale = tf.scalar(1 / Math.sqrt(d));
     subjects.push({
       key: 'tf', name: `TF.js WASM, ${tfInfo.simd ? 'SIMD' : 'no SIMD'}, ${tfInfo.threads} thread (its best in Node)`,
-      call: () => tf.tidy(() => tf.matMul(tf.softmax(tf.mul(tf.matMul(q, tf.transpose(k)), scale)), v).dataSync()),
-      dispose: () => tf.dispose([q, k, v, scale]),
+      ...tfAttention(tfInfo.tf, Q, K, V),
     });
   }
   const ortInfo = await loadOrt(THREADS);
   if (ortInfo.error) console.log(`  onnxruntime-web: unavailable (${ortInfo.error})`);
   else {
     const { ort } = ortInfo;
-    const session = await ort.InferenceSession.create(attentionOnnx(n, d), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+    const session = await ort.InferenceSession.create(attentionOnnx(n, d), {
+      executionProviders: ['wasm'], graphOptimizationLevel: 'all',
+      // its idle threads spin by default, taking the CPU the others are timed on
+      extra: { session: { intra_op: { allow_spinning: '0' } } },
+    });
     const feeds = Object.fromEntries([['Q', Q], ['K', K], ['V', V]].map(([name, m]) => [name, new ort.Tensor('float32', m.data, [n, d])]));
     subjects.push({
       key: 'ort', name: `onnxruntime-web ${ortInfo.version} WASM, ${ort.env.wasm.numThreads} threads`,
