@@ -98,10 +98,12 @@ test('dist/ on a host without the headers: its service worker makes the page iso
     const page = await context.newPage();
     const errors = [];
     page.on('pageerror', (err) => errors.push(String(err)));
+    page.on('console', (msg) => { if (msg.type() === 'error') errors.push(msg.text()); });
     const loads = countLoads(page);
     await page.goto(`${site.url}sub/index.html`);
     // the first load registers the worker, which takes control and reloads the page once
     await loads.reach(2);
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 }); // the playground works, isolated
     const r = await probe(page);
     assertTwoThreads(r);
     assert.equal(loads.count, 2, 'one reload, no more');
@@ -112,6 +114,11 @@ test('dist/ on a host without the headers: its service worker makes the page iso
     assert.equal(await page.evaluate(() => crossOriginIsolated), true);
     await new Promise((ok) => setTimeout(ok, 500));
     assert.equal(loads.count, 3);
+    // the lab too (its worker and WASM come through the service worker, as require-corp wants)
+    await page.goto(`${site.url}sub/lab.html`);
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+    assert.equal(await page.evaluate(() => crossOriginIsolated), true);
+    assert.equal(loads.count, 4);
     assert.deepEqual(errors, []);
   } finally {
     await context.close();
