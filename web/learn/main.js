@@ -47,7 +47,9 @@ async function main() {
   const manifestP = fetch('models/models.json').then((r) => { if (!r.ok) throw new Error(`models/models.json: HTTP ${r.status}`); return r.json(); });
   const fileOf = (name) => manifestP.then((m) => fetchBytes(`models/${m.models[name].file}`));
   const bytes = { attention: fileOf('reverse-attention'), bottleneck: fileOf('reverse-bottleneck'), dates: fileOf('dates') };
-  const [engine, manifest, attention, bottleneck] = await Promise.all([loadEngine(), manifestP, bytes.attention, bytes.bottleneck]);
+  // one thread: the article's figures are small calls, where waking workers costs more than it
+  // saves, and the single-thread build is the one learn.html preloads
+  const [engine, manifest, attention, bottleneck] = await Promise.all([loadEngine({ threads: 1 }), manifestP, bytes.attention, bytes.bottleneck]);
   header.status(`WebAssembly ${engine.simd ? 'SIMD' : 'scalar'} engine`);
   const models = { attention: engine.loadSeq2Seq(attention), bottleneck: engine.loadSeq2Seq(bottleneck) };
   const ctx = { engine, models, manifest };
