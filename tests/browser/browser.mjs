@@ -12,8 +12,9 @@
 //        #trainable #heads #head #param-seed #reroll-params; mode: label[for=mode-attend|mode-self]
 //   body[data-ready="true"] once the engine has drawn the first state.
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -21,6 +22,11 @@ import { serve } from '../../scripts/serve.mjs';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SHOTS = fileURLToPath(new URL('../../test-results/browser/', import.meta.url));
+/** The two viewports every page is checked at: a laptop and a phone. */
+export const DESKTOP = { width: 1440, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+/** axe-core's source, to inject into a page for an accessibility audit. */
+export const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
  * The Chromium to drive: $CHROME_PATH if set, else the first of chromium,

@@ -6,13 +6,8 @@
 // audit with axe-core. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { SHOTS, openPage, startBrowser } from './browser.mjs';
+import { AXE, DESKTOP, PHONE, SHOTS, openPage, startBrowser } from './browser.mjs';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const DESKTOP = { width: 1440, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 let env;
 before(async () => {
