@@ -28,6 +28,15 @@ export const PHONE = { width: 390, height: 844 };
 /** axe-core's source, to inject into a page for an accessibility audit. */
 export const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
+/** Serious and critical axe-core violations on the page as it is now. */
+export async function axeViolations(page) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE);
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+}
+
 /**
  * The Chromium to drive: $CHROME_PATH if set, else the first of chromium,
  * chromium-browser, google-chrome found on PATH. Throws a clear error if none.

@@ -6,7 +6,7 @@
 // audit with axe-core. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AXE, DESKTOP, PHONE, SHOTS, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
 
 
 let env;
@@ -49,15 +49,6 @@ function colourStats({ data }) {
     colours.add((r << 16) | (g << 8) | b);
   }
   return { tinted, colours: colours.size, total: data.length / 4 };
-}
-
-/** Serious and critical axe-core violations on the page as it is now. */
-async function axeViolations(page) {
-  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
 }
 
 /** Draws a stroke through `points` (fractions of the canvas) with the mouse. */

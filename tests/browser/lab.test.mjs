@@ -8,7 +8,7 @@
 // Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AXE, DESKTOP, PHONE, SHOTS, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'";
 
@@ -47,15 +47,6 @@ async function typeInput(page, value) {
 async function mapShown(page) {
   await page.waitForFunction(() => !document.querySelector('[data-testid=figure-alignment]').hidden);
   assert.ok(await page.$eval('[data-testid=align-message]', (m) => m.hidden), 'no message over the map');
-}
-
-/** Serious and critical axe-core violations on the page as it is now. */
-async function axeViolations(page) {
-  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
 }
 
 /** Tick labels of a chart's y axis (text right-aligned at the left) as numbers. */
