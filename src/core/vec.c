@@ -166,9 +166,6 @@ void vec_sigmoid(nn_real *y, const nn_real *x, int n) {
 #define GEMM_NR (GEMM_NV * NN_VLEN)
 #define GEMM_KC 256
 
-/* The panel lives in static storage, so no product allocates. */
-static nn_real gemm_panel_buf[GEMM_KC * GEMM_NR] __attribute__((aligned(16)));
-
 static inline __attribute__((always_inline)) void gemm_block(int MR, nn_real *C, int ldc, const nn_real *A,
                                                              int a_rs, int a_cs, const nn_real *panel,
                                                              int K, int accumulate) {
@@ -249,12 +246,15 @@ static void gemm_strided(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_
         if (!accumulate) zero_matrix(C, ldc, M, N);
         return;
     }
+    /* The panel (16 KiB) lives on the caller's stack: no product allocates,
+     * and threads running products at once each pack their own. */
+    nn_real panel[GEMM_KC * GEMM_NR] __attribute__((aligned(16)));
     for (int j = 0; j < N; j += GEMM_NR) {
         int w = N - j < GEMM_NR ? N - j : GEMM_NR;
         for (int k0 = 0; k0 < K; k0 += GEMM_KC) {
             int kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
-            pack_panel(gemm_panel_buf, B + (size_t)k0 * b_rs, b_rs, b_cs, j, w, kc);
-            gemm_panel(C + j, ldc, A + (size_t)k0 * a_cs, a_rs, a_cs, gemm_panel_buf, M, w, kc,
+            pack_panel(panel, B + (size_t)k0 * b_rs, b_rs, b_cs, j, w, kc);
+            gemm_panel(C + j, ldc, A + (size_t)k0 * a_cs, a_rs, a_cs, panel, M, w, kc,
                        accumulate || k0 > 0);
         }
     }

@@ -163,10 +163,11 @@ async function loadOurs() {
   const missing = [index, ...builds].filter((f) => !existsSync(f));
   if (missing.length) return { missing: missing.map((f) => path.relative(ROOT, f)) };
   const { loadEngine } = await import(pathToFileURL(index).href);
-  const simd = await loadEngine({ simd: true });
-  const scalar = await loadEngine({ simd: false });
-  if (simd.simd !== true || scalar.simd !== false) {
-    throw new Error(`loadEngine: asked for simd/scalar, got engine.simd = ${simd.simd}/${scalar.simd}`);
+  // one thread: the threaded build has its own section (threadSection)
+  const simd = await loadEngine({ simd: true, threads: 1 });
+  const scalar = await loadEngine({ simd: false, threads: 1 });
+  if (simd.simd !== true || scalar.simd !== false || simd.threads !== 1) {
+    throw new Error(`loadEngine: asked for simd/scalar on one thread, got engine.simd = ${simd.simd}/${scalar.simd}, threads ${simd.threads}`);
   }
   return { simd, scalar };
 }
