@@ -112,6 +112,20 @@ test('training reverse with attention: the loss falls and the alignment turns an
   await page.close();
 });
 
+test('the lab trains on a pool of threads where the page is cross-origin isolated, and says how many', async () => {
+  const { page, errors } = await open();
+  const { isolated, cores } = await page.evaluate(() => ({ isolated: crossOriginIsolated, cores: navigator.hardwareConcurrency }));
+  assert.ok(isolated, 'the dev server sends COOP/COEP');
+  const expected = Math.min(cores, 8);
+  const status = page.locator('[data-testid=status]');
+  assert.equal(await status.getAttribute('data-threads'), String(expected));
+  assert.match(await status.textContent(), new RegExp(`SIMD engine, ${expected} threads?, training in a worker`));
+  if (expected > 1) assert.match(await status.getAttribute('title'), /pool of workers/);
+  await trainUntil(page, () => window.attnlabLab.session.steps >= 20);
+  assert.ok(Number.isFinite(await page.evaluate(() => window.attnlabLab.session.losses.at(-1).value)), 'threaded training gives a finite loss');
+  assert.deepEqual(errors, []);
+});
+
 test('the timeline replays the input now in the box, through the model as it was', async () => {
   const { page, errors } = await open();
   await trainUntil(page, () => window.attnlabLab.session.snapshots.length >= 4 && window.attnlabLab.session.steps >= 40);

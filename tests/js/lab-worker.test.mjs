@@ -4,14 +4,19 @@
 // message and a code, and the worker and its models keep working afterwards.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { LabClient } from '../../web/worker/lab-client.js';
 
 let lab;
 before(async () => {
   lab = new LabClient(new Worker(new URL('../../web/worker/lab-worker.js', import.meta.url)));
-  const { simd } = await lab.call('init', {});
+  const { simd, threads, threadsReason } = await lab.call('init', {});
   assert.equal(typeof simd, 'boolean');
+  // 'auto': the hardware's threads (at most 8) on the threaded build, or one with the reason why
+  assert.ok(Number.isInteger(threads) && threads >= 1 && threads <= 8, `threads ${threads}`);
+  if (threads === 1 && availableParallelism() > 1) assert.equal(typeof threadsReason, 'string');
+  else assert.equal(threads, Math.min(availableParallelism(), 8));
 });
 after(() => lab.terminate());
 

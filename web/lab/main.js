@@ -268,8 +268,8 @@ function start() {
   byId('text').value = state.text;
   session.stepsPerUpdate = state.speed;
   writeHash();
-  client.call('init', {}).then(async ({ simd }) => {
-    header.status(`Engine: WebAssembly ${simd ? 'SIMD' : 'scalar'} build, in a worker`);
+  client.call('init', {}).then(async (engine) => {
+    header.engine(engine, 'training in a worker');
     await newModel();
     document.body.dataset.ready = 'true';
   }).catch((err) => showError(new Error(`The engine did not start: ${err.message}`)));

@@ -50,7 +50,7 @@ async function main() {
   // one thread: the article's figures are small calls, where waking workers costs more than it
   // saves, and the single-thread build is the one learn.html preloads
   const [engine, manifest, attention, bottleneck] = await Promise.all([loadEngine({ threads: 1 }), manifestP, bytes.attention, bytes.bottleneck]);
-  header.status(`WebAssembly ${engine.simd ? 'SIMD' : 'scalar'} engine`);
+  header.engine(engine);
   const models = { attention: engine.loadSeq2Seq(attention), bottleneck: engine.loadSeq2Seq(bottleneck) };
   const ctx = { engine, models, manifest };
   const $ = (id) => document.getElementById(id);

@@ -41,7 +41,7 @@ async function main() {
   const store = createStore(fromLink.state);
   header.status('Loading the engine…');
   const engine = await loadEngine();
-  header.status(`WebAssembly ${engine.simd ? 'SIMD' : 'scalar'} engine`);
+  header.engine(engine);
 
   const options = bindOptions(store);
   const params = bindParams(store);

@@ -7,6 +7,8 @@
 //     skipTo    id of the page's main content (the skip link's target; it gets tabindex=-1)
 //     tagline   short text after the brand;  actions: nodes (buttons) placed on the right
 //   header.status(text)   the status line (e.g. which engine build is running); aria-live
+//   header.engine(info, where)  the status line for a loaded engine ({ simd, threads, threadsReason }):
+//                         its build and thread count; the reason for one thread in the tooltip
 // Inserted at the start of <body>; styled by base.css (.site-header, .skip).
 import { h } from './dom.js';
 
@@ -36,5 +38,17 @@ export function mountHeader({ current, skipTo, tagline = '', actions = [] }) {
   return {
     el: header,
     status(text) { if (status.textContent !== text) status.textContent = text; },
+    engine(info, where = '') {
+      this.status(engineStatus(info, where));
+      status.title = info.threads > 1 ? 'Parallel work is split across a pool of workers sharing one memory'
+        : `One thread: ${info.threadsReason ?? 'as asked'}`;
+      status.dataset.threads = String(info.threads);
+    },
   };
+}
+
+/** "WebAssembly SIMD engine, 2 threads" for { simd, threads } (+ where it runs, e.g. "in a worker"). */
+export function engineStatus({ simd, threads = 1 }, where = '') {
+  const count = `${threads} ${threads === 1 ? 'thread' : 'threads'}`;
+  return `WebAssembly ${simd ? 'SIMD' : 'scalar'} engine, ${count}${where ? `, ${where}` : ''}`;
 }

@@ -55,7 +55,7 @@ function readImage(m, image) {
 const ACTIONS = {
   async init({ simd }) {
     engine ??= await loadEngine(simd === undefined ? {} : { simd });
-    return { simd: engine.simd };
+    return { simd: engine.simd, threads: engine.threads, threadsReason: engine.threadsReason };
   },
   create: ({ options }) => adopt(ready().createSeq2Seq(options)),
   createVision: async ({ options }) => adopt(await ready().createVisionModel(options), 'vision'),
