@@ -1,11 +1,15 @@
 /* Self-attention: Q = X Wq, K = X Wk, V = X Wv (row-vector convention, a NULL
  * projection is the identity), heads attend over contiguous column blocks,
- * the heads' contexts are concatenated and projected by Wo. */
+ * the heads' contexts are concatenated and projected by Wo. The projections
+ * split their rows across the pool's threads (gemm_parallel.h) and each head's
+ * attention its row blocks (attn_forward / attn_backward); the heads run one
+ * after another. */
 #include <string.h>
 
 #include "attnlab/attention.h"
 #include "base/error.h"
 #include "base/layout.h"
+#include "core/gemm_parallel.h"
 #include "core/vec.h"
 
 /* The per-head attention problem. */
@@ -107,7 +111,7 @@ int attn_self_check(const SelfAttnConfig *c, const SelfAttnWeights *w, const nn_
 
 /* Y (n, d_out) = X W, or a copy of X when W is NULL (then d_out = d_in). */
 static void project(nn_real *y, const nn_real *x, const nn_real *w, int n, int d_in, int d_out) {
-    if (w) vec_gemm_nn(y, d_out, x, d_in, w, d_out, n, d_out, d_in, 0);
+    if (w) vec_gemm_nn_parallel(y, d_out, x, d_in, w, d_out, n, d_out, d_in, 0);
     else memcpy(y, x, sizeof(nn_real) * (size_t)n * d_in);
 }
 
@@ -118,8 +122,8 @@ static void project_backward(nn_real *dx, nn_real *dw, const nn_real *dy, const 
         if (dx) vec_axpy(dx, 1, dy, n * d_in);
         return;
     }
-    if (dx) vec_gemm_nt(dx, d_in, dy, d_out, w, d_out, n, d_in, d_out, 1);
-    if (dw) vec_gemm_tn(dw, d_out, x, d_in, dy, d_out, d_in, d_out, n, 1);
+    if (dx) vec_gemm_nt_parallel(dx, d_in, dy, d_out, w, d_out, n, d_in, d_out, 1);
+    if (dw) vec_gemm_tn_parallel(dw, d_out, x, d_in, dy, d_out, d_in, d_out, n, 1);
 }
 
 /* Columns [c0, c0 + w) of src (n, ld) to dst (n, w), or back with scatter. */
