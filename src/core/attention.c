@@ -328,9 +328,11 @@ static void run_rows(BackwardJob *job, BackwardRows fn, int rows, double work) {
  * dQ += dE K, dK += dE^T Q */
 static void dot_backward(const AttnConfig *c, nn_real *dq, nn_real *dk, nn_real *ds, const nn_real *q,
                          const nn_real *k) {
-    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k;
-    if (dq) vec_gemm_nn_parallel(dq, dqn, ds, nk, k, dkn, nq, dqn, nk, 1);
-    if (dk) vec_gemm_tn_parallel(dk, dkn, ds, nk, q, dqn, nk, dkn, nq, 1);
+    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k, m = 0;
+    VecGemm g[2] = {{0}};
+    if (dq) g[m++] = (VecGemm){VEC_GEMM_NN, dq, dqn, ds, nk, k, dkn, nq, dqn, nk, 1};
+    if (dk) g[m++] = (VecGemm){VEC_GEMM_TN, dk, dkn, ds, nk, q, dqn, nk, dkn, nq, 1};
+    vec_gemm_parallel(g, m);
 }
 
 /* e_ij = beta c_ij, c_ij = u_i . w_j with unit rows u_i = q_i / n_i,
@@ -400,16 +402,16 @@ static void cosine_backward(BackwardJob *job) {
     unit_rows(u, scratch + L->norms, job->q, nq, d);
     unit_rows(w, scratch + L->norms + nq, job->k, nk, d);
     double cells = (double)nq * nk;
-    vec_gemm_nt_parallel(scratch + L->grad_c, nk, u, d, w, d, nq, nk, d, 0); /* c = U W^T */
+    const VecGemm cosines = {VEC_GEMM_NT, scratch + L->grad_c, nk, u, d, w, d, nq, nk, d, 0}; /* c = U W^T */
+    vec_gemm_parallel(&cosines, 1);
     run_rows(job, cosine_x_rows, nq, cells);
-    if (job->dq) {
-        vec_gemm_nn_parallel(dw, d, job->ds, nk, w, d, nq, d, nk, 0);
-        run_rows(job, cosine_dq_rows, nq, cells);
-    }
-    if (job->dk) {
-        vec_gemm_tn_parallel(dtu, d, job->ds, nk, u, d, nk, d, nq, 0);
-        run_rows(job, cosine_dk_rows, nk, cells);
-    }
+    VecGemm g[2] = {{0}};
+    int m = 0;
+    if (job->dq) g[m++] = (VecGemm){VEC_GEMM_NN, dw, d, job->ds, nk, w, d, nq, d, nk, 0};
+    if (job->dk) g[m++] = (VecGemm){VEC_GEMM_TN, dtu, d, job->ds, nk, u, d, nk, d, nq, 0};
+    vec_gemm_parallel(g, m);
+    if (job->dq) run_rows(job, cosine_dq_rows, nq, cells);
+    if (job->dk) run_rows(job, cosine_dk_rows, nk, cells);
     if (job->g) {
         nn_real dbeta = 0;
         for (int i = 0; i < nq; i++) dbeta += s[i];
@@ -423,11 +425,15 @@ static void general_backward(const AttnConfig *c, const AttnParams *p, AttnParam
                              const ScratchLayout *L) {
     int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k;
     nn_real *qw = scratch + L->proj_q, *dqw = scratch + L->grad_q;
-    vec_gemm_nn_parallel(qw, dkn, q, dqn, p->W, dkn, nq, dkn, dqn, 0);
-    vec_gemm_nn_parallel(dqw, dkn, ds, nk, k, dkn, nq, dkn, nk, 0);
-    if (dk) vec_gemm_tn_parallel(dk, dkn, ds, nk, qw, dkn, nk, dkn, nq, 1);
-    if (dq) vec_gemm_nt_parallel(dq, dqn, dqw, dkn, p->W, dkn, nq, dqn, dkn, 1);
-    if (g && g->W) vec_gemm_tn_parallel(g->W, dkn, q, dqn, dqw, dkn, dqn, dkn, nq, 1);
+    const VecGemm first[2] = {{VEC_GEMM_NN, qw, dkn, q, dqn, p->W, dkn, nq, dkn, dqn, 0},
+                              {VEC_GEMM_NN, dqw, dkn, ds, nk, k, dkn, nq, dkn, nk, 0}};
+    vec_gemm_parallel(first, 2);
+    VecGemm then[3] = {{0}};
+    int m = 0;
+    if (dk) then[m++] = (VecGemm){VEC_GEMM_TN, dk, dkn, ds, nk, qw, dkn, nk, dkn, nq, 1};
+    if (dq) then[m++] = (VecGemm){VEC_GEMM_NT, dq, dqn, dqw, dkn, p->W, dkn, nq, dqn, dkn, 1};
+    if (g && g->W) then[m++] = (VecGemm){VEC_GEMM_TN, g->W, dkn, q, dqn, dqw, dkn, dqn, dkn, nq, 1};
+    vec_gemm_parallel(then, m);
 }
 
 /* e_ij = v . t_ij, t_ij = tanh(Pq_i + Pk_j):
@@ -473,8 +479,9 @@ static void additive_backward(BackwardJob *job) {
     nn_real *scratch = job->scratch, *pq = scratch + L->proj_q, *pk = scratch + L->proj_k;
     nn_real *dpq = scratch + L->grad_q, *dpk = dpq + (size_t)nq * h;
     size_t others = (size_t)nn_pool_threads() - 1;
-    vec_gemm_nt_parallel(pq, h, job->q, dqn, p->Wq, dqn, nq, h, dqn, 0);
-    vec_gemm_nt_parallel(pk, h, job->k, dkn, p->Wk, dkn, nk, h, dkn, 0);
+    const VecGemm proj[2] = {{VEC_GEMM_NT, pq, h, job->q, dqn, p->Wq, dqn, nq, h, dqn, 0},
+                             {VEC_GEMM_NT, pk, h, job->k, dkn, p->Wk, dkn, nk, h, dkn, 0}};
+    vec_gemm_parallel(proj, 2);
     memset(dpq, 0, sizeof(nn_real) * (size_t)(nq + nk) * h);
     memset(scratch + L->grad_part, 0, sizeof(nn_real) * others * ((size_t)nk * h + h));
     run_rows(job, additive_rows, nq, (double)nq * nk * h * ATTN_TANH_WORK);
@@ -484,18 +491,23 @@ static void additive_backward(BackwardJob *job) {
         vec_axpy(dpk, 1, part_pk, nk * h);
         if (part_v) vec_axpy(g->v, 1, part_v, h);
     }
-    if (job->dq) vec_gemm_nn_parallel(job->dq, dqn, dpq, h, p->Wq, dqn, nq, dqn, h, 1);
-    if (job->dk) vec_gemm_nn_parallel(job->dk, dkn, dpk, h, p->Wk, dkn, nk, dkn, h, 1);
-    if (g && g->Wq) vec_gemm_tn_parallel(g->Wq, dqn, dpq, h, job->q, dqn, h, dqn, nq, 1);
-    if (g && g->Wk) vec_gemm_tn_parallel(g->Wk, dkn, dpk, h, job->k, dkn, h, dkn, nk, 1);
+    VecGemm grads[4] = {{0}};
+    int m = 0;
+    if (job->dq) grads[m++] = (VecGemm){VEC_GEMM_NN, job->dq, dqn, dpq, h, p->Wq, dqn, nq, dqn, h, 1};
+    if (job->dk) grads[m++] = (VecGemm){VEC_GEMM_NN, job->dk, dkn, dpk, h, p->Wk, dkn, nk, dkn, h, 1};
+    if (g && g->Wq) grads[m++] = (VecGemm){VEC_GEMM_TN, g->Wq, dqn, dpq, h, job->q, dqn, h, dqn, nq, 1};
+    if (g && g->Wk) grads[m++] = (VecGemm){VEC_GEMM_TN, g->Wk, dkn, dpk, h, job->k, dkn, h, dkn, nk, 1};
+    vec_gemm_parallel(grads, m);
 }
 
 /* e = Q W^T: dQ += dE W, dW += dE^T Q */
 static void location_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq,
                               const nn_real *ds, const nn_real *q) {
-    int nq = c->n_q, nk = c->n_k, dqn = c->d_q;
-    if (dq) vec_gemm_nn_parallel(dq, dqn, ds, nk, p->W, dqn, nq, dqn, nk, 1);
-    if (g && g->W) vec_gemm_tn_parallel(g->W, dqn, ds, nk, q, dqn, nk, dqn, nq, 1);
+    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, m = 0;
+    VecGemm prods[2] = {{0}};
+    if (dq) prods[m++] = (VecGemm){VEC_GEMM_NN, dq, dqn, ds, nk, p->W, dqn, nq, dqn, nk, 1};
+    if (g && g->W) prods[m++] = (VecGemm){VEC_GEMM_TN, g->W, dqn, ds, nk, q, dqn, nk, dqn, nq, 1};
+    vec_gemm_parallel(prods, m);
 }
 
 /* Dispatches job->ds = dL/de to the score's backward. */
@@ -684,8 +696,9 @@ int attn_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, n
     int nq = c->n_q, nk = c->n_k, dvn = c->d_v;
     BackwardJob job = {c, p, g, dq, dk, scratch + L.grad_s, dweights, scores, weights, q, k, scratch, &L, 1};
     /* Z = A V: dA = dZ V^T (+ dweights), dV += A^T dZ */
-    vec_gemm_nt_parallel(job.ds, nk, dcontext, dvn, v, dvn, nq, nk, dvn, 0);
-    if (dv) vec_gemm_tn_parallel(dv, dvn, weights, nk, dcontext, dvn, nk, dvn, nq, 1);
+    const VecGemm first[2] = {{VEC_GEMM_NT, job.ds, nk, dcontext, dvn, v, dvn, nq, nk, dvn, 0},
+                              {VEC_GEMM_TN, dv, dvn, weights, nk, dcontext, dvn, nk, dvn, nq, 1}};
+    vec_gemm_parallel(first, dv ? 2 : 1);
     run_rows(&job, normalise_backward_rows, nq, (double)nq * nk * 4);
     scores_backward(&job);
     return NN_OK;
