@@ -8,15 +8,17 @@
 // the threshold (multiply-adds) those crossovers give. Last, selfAttention at
 // n = 1024, d = 64 on 1 and 2 threads.
 //
-// Timing as in bench.mjs: each subject is warmed up, then sampled in ROUNDS
-// rounds that interleave the subjects in rotating order; a sample batches calls
-// for >= SAMPLE_MS; ms/call is the median of the samples, best the fastest.
+// Timing as in bench.mjs (timing.mjs): each subject is warmed up, then sampled
+// in ROUNDS rounds that interleave the subjects in rotating order; a sample
+// batches calls for >= SAMPLE_MS; ms/call is the median of the samples, best
+// the fastest.
 // Exit status: 0 when the run completes (also when threads cannot run here:
 // it says why), 2 on a crash.
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mulberry32 } from '../lib/random.mjs';
+import { median, timeInterleaved } from './timing.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const NS = [8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
@@ -29,12 +31,6 @@ const WARM_MS = 30;
 const WARM_CALLS = 3;
 const ONE_THREAD = Number.MAX_SAFE_INTEGER;
 
-const now = () => performance.now();
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const pad = (s, w) => String(s).padEnd(w);
 const lpad = (s, w) => String(s).padStart(w);
 const fmt = (x, digits) => (Number.isFinite(x) ? x.toFixed(digits) : '-');
@@ -76,48 +72,25 @@ const OPS = [
   },
 ];
 
-/** Median and best ms per call of each subject, sampled in interleaved rounds. */
-function time(subjects) {
-  for (const s of subjects) {
-    const times = [];
-    for (const t0 = now(); times.length < WARM_CALLS || now() - t0 < WARM_MS;) {
-      const t = now();
-      sink += s.call().length;
-      times.push(now() - t);
-    }
-    s.batch = Math.max(1, Math.ceil(SAMPLE_MS / Math.max(median(times.slice(times.length >> 1)), 1e-3)));
-    s.samples = [];
-  }
-  for (let r = 0; r < ROUNDS; r++) {
-    for (let i = 0; i < subjects.length; i++) {
-      const s = subjects[(i + r) % subjects.length];
-      const t0 = now();
-      for (let k = 0; k < s.batch; k++) sink += s.call().length;
-      s.samples.push((now() - t0) / s.batch);
-    }
-  }
-  return subjects.map((s) => ({ ms: median(s.samples), best: Math.min(...s.samples) }));
-}
-
 /** One thread, two threads (every region split), and the default threshold's engine, on one input. */
-function measure(split, auto, op, args) {
-  const [one, two, dflt] = time([
+async function measure(split, auto, op, args) {
+  const [one, two, dflt] = await timeInterleaved([
     { call: () => { split.setParallelMinWork(ONE_THREAD); return op.call(split, args); } },
     { call: () => { split.setParallelMinWork(0); return op.call(split, args); } },
     { call: () => op.call(auto, args) },
-  ]);
+  ], { rounds: ROUNDS, sampleMs: SAMPLE_MS, warmMs: WARM_MS, warmCalls: WARM_CALLS, consume: (r) => { sink += r.length; } });
   return { one, two, dflt };
 }
 
 /**
- * The crossover of one row of results (ascending n): the smallest n from which
- * two threads' median beats one thread's at every larger n, with the work of
- * that n and of the n before it (the largest that lost); null when two never
- * win from some n on.
+ * The crossover of one row of results (ascending n) by `stat` ('ms', the
+ * median, or 'best'): the smallest n from which two threads beat one at every
+ * larger n, with the work of that n and of the n before it (the largest that
+ * lost); null when two never win from some n on.
  */
-function crossover(rows) {
+function crossover(rows, stat) {
   let k = rows.length;
-  while (k > 0 && rows[k - 1].two.ms < rows[k - 1].one.ms) k--;
+  while (k > 0 && rows[k - 1].two[stat] < rows[k - 1].one[stat]) k--;
   if (k === rows.length) return null;
   const win = rows[k], lose = k > 0 ? rows[k - 1] : null;
   // the threshold between them: the geometric mean of the last losing and the first winning work
@@ -146,31 +119,36 @@ async function main() {
         const rows = [];
         for (const n of NS) {
           const work = op.work(n, d);
-          const r = { n, work, ...measure(split, auto, op, op.args(n, d, next)) };
+          const r = { n, work, ...(await measure(split, auto, op, op.args(n, d, next))) };
           rows.push(r);
           const cell = (t) => lpad(`${fmt(t.ms, 4)} (${fmt(t.best, 4)})`, 17);
           console.log(`  ${lpad(n, 4)}${lpad(d, 4)}${lpad(sci(work), 9)}${cell(r.one)}${cell(r.two)}` +
             `${lpad(fmt(r.one.ms / r.two.ms, 2) + '×', 9)}${cell(r.dflt)}`);
         }
-        const x = crossover(rows);
-        found.push({ op: op.name, d, x });
-        console.log(x
-          ? `  d = ${d}: 2 threads win from n = ${x.n} (work ${sci(x.work)}${x.lostWork ? `; lost at ${sci(x.lostWork)}` : ''}): crossover ≈ ${sci(x.at)} multiply-adds`
-          : `  d = ${d}: 2 threads never win from some n on, up to n = ${NS.at(-1)}`);
+        const x = crossover(rows, 'ms'), xb = crossover(rows, 'best');
+        found.push({ op: op.name, d, x, xb });
+        const say = (c, stat) => (c
+          ? `${stat}: 2 threads win from n = ${c.n} (work ${sci(c.work)}${c.lostWork ? `; lost at ${sci(c.lostWork)}` : ''}), crossover ≈ ${sci(c.at)}`
+          : `${stat}: 2 threads never win from some n on, up to n = ${NS.at(-1)}`);
+        console.log(`  d = ${d}, by ${say(x, 'median')}; by ${say(xb, 'best')}`);
       }
     }
 
-    console.log('\ncrossovers (multiply-adds where 2 threads start to win, by median)');
-    for (const { op, d, x } of found) console.log(`  ${pad(op, 26)} d = ${lpad(d, 2)}: ${x ? `${sci(x.at)} (n = ${x.n})` : 'none'}`);
-    const attend = found.filter((f) => f.op.startsWith('attend') && f.x).map((f) => f.x.at);
-    if (attend.length) {
-      console.log(`  attend (one parallel region per call): median ${sci(median(attend))}, range ${sci(Math.min(...attend))}..${sci(Math.max(...attend))}` +
-        ' — the default threshold (nn_pool_create, src/base/pool.c) is set from this');
+    console.log('\ncrossovers: multiply-adds where 2 threads start to win (by median | by best sample)');
+    const show = (c) => lpad(c ? `${sci(c.at)} (n = ${c.n})` : 'none', 18);
+    for (const { op, d, x, xb } of found) console.log(`  ${pad(op, 26)} d = ${lpad(d, 2)}: ${show(x)} | ${show(xb)}`);
+    for (const [stat, key] of [['median', 'x'], ['best', 'xb']]) {
+      const attend = found.filter((f) => f.op.startsWith('attend') && f[key]).map((f) => f[key].at);
+      if (attend.length) {
+        console.log(`  attend (one parallel region per call), by ${stat}: median ${sci(median(attend))}, ` +
+          `range ${sci(Math.min(...attend))}..${sci(Math.max(...attend))}`);
+      }
     }
+    console.log('  (the default threshold, nn_pool_create in src/base/pool.c, is set from the attend crossovers)');
 
     const [n, d] = LARGE;
     const op = OPS[2];
-    const r = measure(split, auto, op, op.args(n, d, next));
+    const r = await measure(split, auto, op, op.args(n, d, next));
     console.log(`\n${op.name} at n = ${n}, d = ${d} (${sci(op.work(n, d))} multiply-adds): ` +
       `1 thread ${fmt(r.one.ms, 2)} ms (best ${fmt(r.one.best, 2)}), 2 threads ${fmt(r.two.ms, 2)} ms (best ${fmt(r.two.best, 2)}): ` +
       `${fmt(r.one.ms / r.two.ms, 2)}× by median, ${fmt(r.one.best / r.two.best, 2)}× by best`);
