@@ -36,6 +36,7 @@ const lpad = (s, w) => String(s).padStart(w);
 const fmt = (x, digits) => (Number.isFinite(x) ? x.toFixed(digits) : '-');
 const sci = (x) => x.toExponential(1);
 let sink = 0;
+let SCORES; // the engine's score codes, set in main()
 
 function randomMatrix(rows, cols, next, scale = 1) {
   const data = new Float32Array(rows * cols);
@@ -72,6 +73,27 @@ const OPS = [
   },
 ];
 
+/**
+ * selfAttention's forward and backward in the engine, through the export the
+ * threads tests use (src/wasm/parallel_exports.c): the gradients of
+ * sum(output) into zeroed buffers; returns dx.
+ */
+function selfBackward(engine, a) {
+  const { heap } = engine;
+  const n = a.x.rows, d = a.x.cols, f = (m) => 4 * m.data.length;
+  const sizes = { x: f(a.x), wq: f(a.wq), wk: f(a.wk), wv: f(a.wv), wo: f(a.wo), dout: 4 * n * d, dx: 4 * n * d, g: 4 * 4 * d * d };
+  return heap.withBlock(sizes, (p) => {
+    for (const k of ['x', 'wq', 'wk', 'wv', 'wo']) heap.writeF32(p[k], a[k].data);
+    heap.writeF32(p.dout, new Float32Array(n * d).fill(1));
+    heap.writeF32(p.dx, new Float32Array(n * d));
+    heap.writeF32(p.g, new Float32Array(4 * d * d));
+    const g = (i) => p.g + 4 * i * d * d;
+    heap.check(heap.exports.attnlab_self_attention_backward(n, d, d, d, d, a.heads, SCORES.scaled_dot, a.causal ? 1 : 0,
+      p.x, p.wq, p.wk, p.wv, p.wo, p.dout, p.dx, g(0), g(1), g(2), g(3)), 'selfAttention backward');
+    return heap.readF32(p.dx, n * d);
+  });
+}
+
 /** One thread, two threads (every region split), and the default threshold's engine, on one input. */
 async function measure(split, auto, op, args) {
   const [one, two, dflt] = await timeInterleaved([
@@ -99,7 +121,9 @@ function crossover(rows, stat) {
 }
 
 async function main() {
-  const { loadEngine } = await import(pathToFileURL(path.join(ROOT, 'web/engine/index.js')).href);
+  const engineModule = await import(pathToFileURL(path.join(ROOT, 'web/engine/index.js')).href);
+  const { loadEngine } = engineModule;
+  ({ SCORES } = engineModule);
   const split = await loadEngine({ threads: 2 });
   console.log(`crossover: 1 vs 2 threads on the threaded build; ${os.cpus().length} CPUs (${os.cpus()[0]?.model?.trim() ?? '?'}), ` +
     `load ${os.loadavg()[0].toFixed(2)}, ${ROUNDS} interleaved rounds; ms/call = median (best)`);
@@ -148,10 +172,17 @@ async function main() {
 
     const [n, d] = LARGE;
     const op = OPS[2];
-    const r = await measure(split, auto, op, op.args(n, d, next));
-    console.log(`\n${op.name} at n = ${n}, d = ${d} (${sci(op.work(n, d))} multiply-adds): ` +
-      `1 thread ${fmt(r.one.ms, 2)} ms (best ${fmt(r.one.best, 2)}), 2 threads ${fmt(r.two.ms, 2)} ms (best ${fmt(r.two.best, 2)}): ` +
-      `${fmt(r.one.ms / r.two.ms, 2)}× by median, ${fmt(r.one.best / r.two.best, 2)}× by best`);
+    const args = op.args(n, d, next);
+    const large = [
+      [`${op.name}, the API call (copies q, k, v, ${HEADS} n × n scores and weights, context, output out)`, op],
+      [`${op.name}, forward + backward in the engine (no copies; the threads tests' export)`, { call: selfBackward }],
+    ];
+    console.log(`\nn = ${n}, d = ${d}, forward ${sci(op.work(n, d))} multiply-adds`);
+    for (const [name, o] of large) {
+      const r = await measure(split, auto, o, args);
+      console.log(`  ${name}:\n    1 thread ${fmt(r.one.ms, 2)} ms (best ${fmt(r.one.best, 2)}), 2 threads ${fmt(r.two.ms, 2)} ms (best ${fmt(r.two.best, 2)}): ` +
+        `${fmt(r.one.ms / r.two.ms, 2)}× by median, ${fmt(r.one.best / r.two.best, 2)}× by best`);
+    }
   } finally {
     split.destroy();
     auto.destroy();
