@@ -121,13 +121,36 @@ int nn_pool_run(NnTask task, void *ctx, double work) {
     return NN_OK;
 }
 
+int nn_pool_split_serially(int threads) {
+    if (threads == 1) return NN_OK;
+    return nn_fail(NN_ERR_ARG, "threads: the threaded build splits regions across its pool, not serially");
+}
+
 #else /* one thread: every region runs on the caller */
 
-int nn_pool_threads(void) { return 1; }
+/* nn_pool_split_serially(): the shares a region runs as, and whether one runs */
+static int serial_shares = 1, serial_running;
+
+int nn_pool_threads(void) { return serial_shares; }
 
 int nn_pool_run(NnTask task, void *ctx, double work) {
     (void)work;
-    return task(ctx, 0, 1);
+    if (serial_shares == 1 || serial_running) return task(ctx, 0, 1);
+    serial_running = 1;
+    int status = NN_OK;
+    for (int t = 0; t < serial_shares; t++) {
+        int st = task(ctx, t, serial_shares);
+        if (status == NN_OK) status = st; /* the lowest share's failure, as the pool reports it */
+    }
+    serial_running = 0;
+    return status;
+}
+
+int nn_pool_split_serially(int threads) {
+    if (threads < 1 || threads > NN_MAX_THREADS)
+        return nn_fail(NN_ERR_LIMIT, "threads: %d is outside 1..%d", threads, NN_MAX_THREADS);
+    serial_shares = threads;
+    return NN_OK;
 }
 
 int nn_pool_create(int threads, int stack_bytes) {

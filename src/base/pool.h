@@ -47,4 +47,13 @@ void nn_pool_set_min_work(double work);
 /* Asks the workers to leave their loops; later regions run on the caller alone. */
 void nn_pool_stop(void);
 
+/* For the tests of the single-thread builds: every later region runs as
+ * `threads` shares one after another on the caller, task(ctx, 0, n) to
+ * task(ctx, n - 1, n), whatever its work, and nn_pool_threads() says n, so
+ * the splits, the per-thread scratch and the ordered reductions run natively,
+ * under the sanitizers (a task never waits for another, so shares may run in
+ * turn). Size scratch after setting it; 1 turns it off. NN_OK, or ERR_LIMIT
+ * outside 1..NN_MAX_THREADS; the threaded build takes only 1 (ERR_ARG). */
+int nn_pool_split_serially(int threads);
+
 #endif

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/layout.h"
 #include "base/pool.h"
+#include "core/gemm_parallel.h"
 #include "core/vec.h"
 
 static const char *const score_names[ATTN_SCORE_COUNT] = {
@@ -32,7 +33,9 @@ typedef struct {
     size_t block_s, block_w; /* forward without score / weight outputs: one row block of each per thread */
     size_t forward; /* reals the forward needs: everything above (an offset, not a buffer) */
     size_t grad_s; /* backward: dL/dscores (n_q, n_k) */
-    size_t grad_q; /* backward: d(Q W) | d(Q Wq^T), d(K Wk^T) | cosine norm terms */
+    size_t grad_q; /* backward: d(Q W) | d(Q Wq^T), d(K Wk^T) | cosine: s (n_q), t (n_k), dE W, dE^T U */
+    size_t grad_c; /* backward, cosine: c_ij, then dE_ij c_ij (n_q, n_k) */
+    size_t grad_part; /* backward, additive: threads 1.. partial d(K Wk^T) (n_k, h), then partial dv (h) */
     size_t total;  /* reals forward + backward need */
 } ScratchLayout;
 
@@ -54,7 +57,9 @@ static ScratchLayout scratch_layout(const AttnConfig *c) {
     s.block_w = nn_layout_take(&l, threads * ATTN_ROW_BLOCK * nk);
     s.forward = l.size;
     s.grad_s = nn_layout_take(&l, nq * nk);
-    s.grad_q = nn_layout_take(&l, general ? nq * dk : additive ? (nq + nk) * h : cosine ? nq + nk : 0);
+    s.grad_q = nn_layout_take(&l, general ? nq * dk : additive ? (nq + nk) * h : cosine ? nq + nk + (nq + nk) * dk : 0);
+    s.grad_c = nn_layout_take(&l, cosine ? nq * nk : 0);
+    s.grad_part = nn_layout_take(&l, additive ? (threads - 1) * (nk * h + h) : 0);
     s.total = l.size;
     return s;
 }
@@ -269,53 +274,149 @@ static void scores_rows(const AttnConfig *c, const AttnParams *p, nn_real *e, co
     }
 }
 
+/* ---- backward, split across threads ---------------------------------------
+ * Products go through gemm_parallel.h (C's rows split: one thread's result
+ * exactly). Per-row work runs on row blocks interleaved over the threads;
+ * a gradient summed over query rows either runs split over its own rows
+ * (keys) or, for additive's dPk and dv, in per-thread partial buffers
+ * reduced in thread order: deterministic for a given thread count. */
+
+/* What every thread of a backward reads. ds = dL/de (n_q, n_k), which the
+ * score backwards may overwrite. */
+typedef struct {
+    const AttnConfig *c;
+    const AttnParams *p;
+    AttnParamGrads *g;
+    nn_real *dq, *dk, *ds;
+    const nn_real *dweights, *scores, *weights, *q, *k;
+    nn_real *scratch;
+    const ScratchLayout *L;
+    int threads; /* threads the last region ran on */
+} BackwardJob;
+
+/* Rows [i0, i1) of one block on thread tid. */
+typedef void (*BackwardRows)(BackwardJob *job, int i0, int i1, int tid);
+
+typedef struct {
+    BackwardJob *job;
+    BackwardRows fn;
+    int rows;
+} RowsRegion;
+
+static int rows_task(void *ctx, int tid, int n) {
+    RowsRegion *r = ctx;
+    int blocks = (r->rows + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK;
+    if (tid == 0) r->job->threads = n;
+    for (int b = tid; b < blocks; b += n) { /* interleaved: causal rows grow longer */
+        int i0 = b * ATTN_ROW_BLOCK, i1 = i0 + ATTN_ROW_BLOCK < r->rows ? i0 + ATTN_ROW_BLOCK : r->rows;
+        r->fn(r->job, i0, i1, tid);
+    }
+    return NN_OK;
+}
+
+/* fn over `rows` rows (n_q or n_k) in blocks split across threads; `work`
+ * in multiply-adds decides whether the split is worth it. */
+static void run_rows(BackwardJob *job, BackwardRows fn, int rows, double work) {
+    RowsRegion r = {job, fn, rows};
+    nn_pool_run(rows_task, &r, work);
+}
+
 /* One backward per score: each accumulates input and parameter gradients
  * from ds = dL/de (n_q, n_k), which it may overwrite. */
 
-/* e = Q K^T [/ sqrt(d_k)]: dQ += dE K, dK += dE^T Q (the scale applied to dE first) */
+/* e = Q K^T [/ sqrt(d_k)] (the scale applied to dE by normalise_backward_rows):
+ * dQ += dE K, dK += dE^T Q */
 static void dot_backward(const AttnConfig *c, nn_real *dq, nn_real *dk, nn_real *ds, const nn_real *q,
                          const nn_real *k) {
-    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k;
-    if (c->score == ATTN_SCORE_SCALED_DOT) vec_scale(ds, 1 / sqrt((nn_real)dkn), nq * nk);
-    if (dq) vec_gemm_nn(dq, dqn, ds, nk, k, dkn, nq, dqn, nk, 1);
-    if (dk) vec_gemm_tn(dk, dkn, ds, nk, q, dqn, nk, dkn, nq, 1);
+    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k, m = 0;
+    VecGemm g[2] = {{0}};
+    if (dq) g[m++] = (VecGemm){VEC_GEMM_NN, dq, dqn, ds, nk, k, dkn, nq, dqn, nk, 1};
+    if (dk) g[m++] = (VecGemm){VEC_GEMM_TN, dk, dkn, ds, nk, q, dqn, nk, dkn, nq, 1};
+    vec_gemm_parallel(g, m);
 }
 
 /* e_ij = beta c_ij, c_ij = u_i . w_j with unit rows u_i = q_i / n_i,
- * w_j = k_j / m_j: dbeta = sum dE c; dc = beta dE;
- * dq_i += (sum_j dc_ij w_j - r_i u_i) / n_i, r_i = sum_j dc_ij c_ij;
- * dk_j += (sum_i dc_ij u_i - t_j w_j) / m_j, t_j = sum_i dc_ij c_ij.
+ * w_j = k_j / m_j (a zero row has u = 0, n = 0). With x_ij = dE_ij c_ij,
+ * s_i = sum_j x_ij, t_j = sum_i x_ij:
+ * dbeta = sum_i s_i;
+ * dq_i += beta (sum_j dE_ij w_j - s_i u_i) / n_i, i.e. beta ((dE W)_i - s_i u_i) / n_i;
+ * dk_j += beta (sum_i dE_ij u_i - t_j w_j) / m_j, i.e. beta ((dE^T U)_j - t_j w_j) / m_j.
  * Everything is in unit rows, so no product of norms can overflow. */
-static void cosine_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq, nn_real *dk,
-                            const nn_real *ds, const nn_real *q, const nn_real *k, nn_real *scratch,
-                            const ScratchLayout *L) {
-    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k;
-    nn_real *u = scratch + L->proj_q, *w = scratch + L->proj_k;
-    nn_real *nqv = scratch + L->norms, *nkv = nqv + nq;
-    nn_real *r = scratch + L->grad_q, *t = r + nq;
-    unit_rows(u, nqv, q, nq, dqn);
-    unit_rows(w, nkv, k, nk, dkn);
-    for (int i = 0; i < nq; i++) r[i] = 0;
-    for (int j = 0; j < nk; j++) t[j] = 0;
-    nn_real dbeta = 0;
-    for (int i = 0; i < nq; i++) {
-        if (!(nqv[i] > 0)) continue;
+static void cosine_x_rows(BackwardJob *job, int i0, int i1, int tid) {
+    (void)tid;
+    const AttnConfig *c = job->c;
+    int nk = c->n_k;
+    nn_real *x = job->scratch + job->L->grad_c, *s = job->scratch + job->L->grad_q;
+    for (int i = i0; i < i1; i++) {
+        nn_real *xi = x + (size_t)i * nk, sum = 0;
+        const nn_real *di = job->ds + (size_t)i * nk;
         for (int j = 0; j < nk; j++) {
-            nn_real d = ds[(size_t)i * nk + j];
-            if (d == 0 || !(nkv[j] > 0)) continue;
-            nn_real cij = vec_dot(u + (size_t)i * dqn, w + (size_t)j * dkn, dqn), dc = p->beta * d;
-            dbeta += d * cij;
-            r[i] += dc * cij;
-            t[j] += dc * cij;
-            if (dq) vec_axpy(dq + (size_t)i * dqn, dc / nqv[i], w + (size_t)j * dkn, dqn);
-            if (dk) vec_axpy(dk + (size_t)j * dkn, dc / nkv[j], u + (size_t)i * dqn, dkn);
+            xi[j] *= di[j];
+            sum += xi[j];
         }
+        s[i] = sum;
     }
-    if (g) g->beta += dbeta;
-    for (int i = 0; i < nq && dq; i++)
-        if (nqv[i] > 0) vec_axpy(dq + (size_t)i * dqn, -r[i] / nqv[i], u + (size_t)i * dqn, dqn);
-    for (int j = 0; j < nk && dk; j++)
-        if (nkv[j] > 0) vec_axpy(dk + (size_t)j * dkn, -t[j] / nkv[j], w + (size_t)j * dkn, dkn);
+}
+
+static void cosine_dq_rows(BackwardJob *job, int i0, int i1, int tid) {
+    (void)tid;
+    const AttnConfig *c = job->c;
+    const ScratchLayout *L = job->L;
+    int d = c->d_q, nq = c->n_q, nk = c->n_k;
+    const nn_real *u = job->scratch + L->proj_q, *norms = job->scratch + L->norms;
+    const nn_real *s = job->scratch + L->grad_q, *dw = s + nq + nk; /* dE W */
+    for (int i = i0; i < i1; i++) {
+        if (!(norms[i] > 0)) continue;
+        nn_real *dqi = job->dq + (size_t)i * d, a = job->p->beta / norms[i];
+        vec_axpy(dqi, a, dw + (size_t)i * d, d);
+        vec_axpy(dqi, -a * s[i], u + (size_t)i * d, d);
+    }
+}
+
+/* key rows [j0, j1): t_j, then dk_j */
+static void cosine_dk_rows(BackwardJob *job, int j0, int j1, int tid) {
+    (void)tid;
+    const AttnConfig *c = job->c;
+    const ScratchLayout *L = job->L;
+    int d = c->d_k, nq = c->n_q, nk = c->n_k;
+    const nn_real *w = job->scratch + L->proj_k, *norms = job->scratch + L->norms + nq;
+    const nn_real *x = job->scratch + L->grad_c, *dtu = job->scratch + L->grad_q + nq + nk + (size_t)nq * d;
+    nn_real *t = job->scratch + L->grad_q + nq;
+    for (int j = j0; j < j1; j++) {
+        nn_real sum = 0;
+        for (int i = 0; i < nq; i++) sum += x[(size_t)i * nk + j];
+        t[j] = sum;
+        if (!(norms[j] > 0)) continue;
+        nn_real *dkj = job->dk + (size_t)j * d, a = job->p->beta / norms[j];
+        vec_axpy(dkj, a, dtu + (size_t)j * d, d);
+        vec_axpy(dkj, -a * sum, w + (size_t)j * d, d);
+    }
+}
+
+static void cosine_backward(BackwardJob *job) {
+    const AttnConfig *c = job->c;
+    const ScratchLayout *L = job->L;
+    int nq = c->n_q, nk = c->n_k, d = c->d_q;
+    nn_real *scratch = job->scratch, *u = scratch + L->proj_q, *w = scratch + L->proj_k;
+    nn_real *s = scratch + L->grad_q, *dw = s + nq + nk, *dtu = dw + (size_t)nq * d;
+    unit_rows(u, scratch + L->norms, job->q, nq, d);
+    unit_rows(w, scratch + L->norms + nq, job->k, nk, d);
+    double cells = (double)nq * nk;
+    const VecGemm cosines = {VEC_GEMM_NT, scratch + L->grad_c, nk, u, d, w, d, nq, nk, d, 0}; /* c = U W^T */
+    vec_gemm_parallel(&cosines, 1);
+    run_rows(job, cosine_x_rows, nq, cells);
+    VecGemm g[2] = {{0}};
+    int m = 0;
+    if (job->dq) g[m++] = (VecGemm){VEC_GEMM_NN, dw, d, job->ds, nk, w, d, nq, d, nk, 0};
+    if (job->dk) g[m++] = (VecGemm){VEC_GEMM_TN, dtu, d, job->ds, nk, u, d, nk, d, nq, 0};
+    vec_gemm_parallel(g, m);
+    if (job->dq) run_rows(job, cosine_dq_rows, nq, cells);
+    if (job->dk) run_rows(job, cosine_dk_rows, nk, cells);
+    if (job->g) {
+        nn_real dbeta = 0;
+        for (int i = 0; i < nq; i++) dbeta += s[i];
+        job->g->beta += dbeta;
+    }
 }
 
 /* e = (Q W) K^T: d(QW) = dE K, dK += dE^T (QW), dQ += d(QW) W^T, dW += Q^T d(QW) */
@@ -324,61 +425,103 @@ static void general_backward(const AttnConfig *c, const AttnParams *p, AttnParam
                              const ScratchLayout *L) {
     int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k;
     nn_real *qw = scratch + L->proj_q, *dqw = scratch + L->grad_q;
-    vec_gemm_nn(qw, dkn, q, dqn, p->W, dkn, nq, dkn, dqn, 0);
-    vec_gemm_nn(dqw, dkn, ds, nk, k, dkn, nq, dkn, nk, 0);
-    if (dk) vec_gemm_tn(dk, dkn, ds, nk, qw, dkn, nk, dkn, nq, 1);
-    if (dq) vec_gemm_nt(dq, dqn, dqw, dkn, p->W, dkn, nq, dqn, dkn, 1);
-    if (g && g->W) vec_gemm_tn(g->W, dkn, q, dqn, dqw, dkn, dqn, dkn, nq, 1);
+    const VecGemm first[2] = {{VEC_GEMM_NN, qw, dkn, q, dqn, p->W, dkn, nq, dkn, dqn, 0},
+                              {VEC_GEMM_NN, dqw, dkn, ds, nk, k, dkn, nq, dkn, nk, 0}};
+    vec_gemm_parallel(first, 2);
+    VecGemm then[3] = {{0}};
+    int m = 0;
+    if (dk) then[m++] = (VecGemm){VEC_GEMM_TN, dk, dkn, ds, nk, qw, dkn, nk, dkn, nq, 1};
+    if (dq) then[m++] = (VecGemm){VEC_GEMM_NT, dq, dqn, dqw, dkn, p->W, dkn, nq, dqn, dkn, 1};
+    if (g && g->W) then[m++] = (VecGemm){VEC_GEMM_TN, g->W, dkn, q, dqn, dqw, dkn, dqn, dkn, nq, 1};
+    vec_gemm_parallel(then, m);
 }
 
 /* e_ij = v . t_ij, t_ij = tanh(Pq_i + Pk_j):
  * dv += dE_ij t_ij; du = dE_ij v (1 - t^2); dPq_i += du; dPk_j += du;
- * Pq = Q Wq^T: dQ += dPq Wq, dWq += dPq^T Q (same for K) */
-static void additive_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq, nn_real *dk,
-                              const nn_real *ds, const nn_real *q, const nn_real *k, nn_real *scratch,
-                              const ScratchLayout *L) {
-    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k, h = c->hidden;
-    nn_real *pq = scratch + L->proj_q, *pk = scratch + L->proj_k, *t = scratch + L->hid;
-    nn_real *dpq = scratch + L->grad_q, *dpk = dpq + (size_t)nq * h;
-    vec_gemm_nt(pq, h, q, dqn, p->Wq, dqn, nq, h, dqn, 0);
-    vec_gemm_nt(pk, h, k, dkn, p->Wk, dkn, nk, h, dkn, 0);
-    memset(dpq, 0, sizeof(nn_real) * (size_t)(nq + nk) * h);
-    for (int i = 0; i < nq; i++)
+ * Pq = Q Wq^T: dQ += dPq Wq, dWq += dPq^T Q (same for K).
+ * Query rows split across threads: dPq_i is the row's own; thread 0 adds
+ * dPk and dv in place, thread t > 0 into its partials (additive_partials). */
+static void additive_partials(const BackwardJob *job, int tid, nn_real **dpk, nn_real **gv) {
+    const ScratchLayout *L = job->L;
+    size_t nk = (size_t)job->c->n_k, h = (size_t)job->c->hidden, others = (size_t)nn_pool_threads() - 1;
+    nn_real *part = job->scratch + L->grad_part;
+    *dpk = tid == 0 ? job->scratch + L->grad_q + (size_t)job->c->n_q * h : part + (size_t)(tid - 1) * nk * h;
+    *gv = !job->g || !job->g->v ? NULL : tid == 0 ? job->g->v : part + others * nk * h + (size_t)(tid - 1) * h;
+}
+
+static void additive_rows(BackwardJob *job, int i0, int i1, int tid) {
+    const AttnConfig *c = job->c;
+    const ScratchLayout *L = job->L;
+    int nk = c->n_k, h = c->hidden;
+    const nn_real *pq = job->scratch + L->proj_q, *pk = job->scratch + L->proj_k, *v = job->p->v;
+    nn_real *t = job->scratch + L->hid + (size_t)tid * h, *dpq = job->scratch + L->grad_q, *dpk, *gv;
+    additive_partials(job, tid, &dpk, &gv);
+    for (int i = i0; i < i1; i++)
         for (int j = 0; j < nk; j++) {
-            nn_real d = ds[(size_t)i * nk + j];
+            nn_real d = job->ds[(size_t)i * nk + j];
             if (d == 0) continue;
             memcpy(t, pq + (size_t)i * h, sizeof(nn_real) * h);
             vec_axpy(t, 1, pk + (size_t)j * h, h);
             vec_tanh(t, t, h);
-            if (g && g->v) vec_axpy(g->v, d, t, h);
-            for (int u = 0; u < h; u++) t[u] = d * p->v[u] * (1 - t[u] * t[u]);
+            if (gv) vec_axpy(gv, d, t, h);
+            for (int u = 0; u < h; u++) t[u] = d * v[u] * (1 - t[u] * t[u]);
             vec_axpy(dpq + (size_t)i * h, 1, t, h);
             vec_axpy(dpk + (size_t)j * h, 1, t, h);
         }
-    if (dq) vec_gemm_nn(dq, dqn, dpq, h, p->Wq, dqn, nq, dqn, h, 1);
-    if (dk) vec_gemm_nn(dk, dkn, dpk, h, p->Wk, dkn, nk, dkn, h, 1);
-    if (g && g->Wq) vec_gemm_tn(g->Wq, dqn, dpq, h, q, dqn, h, dqn, nq, 1);
-    if (g && g->Wk) vec_gemm_tn(g->Wk, dkn, dpk, h, k, dkn, h, dkn, nk, 1);
+}
+
+static void additive_backward(BackwardJob *job) {
+    const AttnConfig *c = job->c;
+    const AttnParams *p = job->p;
+    AttnParamGrads *g = job->g;
+    const ScratchLayout *L = job->L;
+    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, dkn = c->d_k, h = c->hidden;
+    nn_real *scratch = job->scratch, *pq = scratch + L->proj_q, *pk = scratch + L->proj_k;
+    nn_real *dpq = scratch + L->grad_q, *dpk = dpq + (size_t)nq * h;
+    size_t others = (size_t)nn_pool_threads() - 1;
+    const VecGemm proj[2] = {{VEC_GEMM_NT, pq, h, job->q, dqn, p->Wq, dqn, nq, h, dqn, 0},
+                             {VEC_GEMM_NT, pk, h, job->k, dkn, p->Wk, dkn, nk, h, dkn, 0}};
+    vec_gemm_parallel(proj, 2);
+    memset(dpq, 0, sizeof(nn_real) * (size_t)(nq + nk) * h);
+    memset(scratch + L->grad_part, 0, sizeof(nn_real) * others * ((size_t)nk * h + h));
+    run_rows(job, additive_rows, nq, (double)nq * nk * h * ATTN_TANH_WORK);
+    for (int tid = 1; tid < job->threads; tid++) { /* in thread order */
+        nn_real *part_pk, *part_v;
+        additive_partials(job, tid, &part_pk, &part_v);
+        vec_axpy(dpk, 1, part_pk, nk * h);
+        if (part_v) vec_axpy(g->v, 1, part_v, h);
+    }
+    VecGemm grads[4] = {{0}};
+    int m = 0;
+    if (job->dq) grads[m++] = (VecGemm){VEC_GEMM_NN, job->dq, dqn, dpq, h, p->Wq, dqn, nq, dqn, h, 1};
+    if (job->dk) grads[m++] = (VecGemm){VEC_GEMM_NN, job->dk, dkn, dpk, h, p->Wk, dkn, nk, dkn, h, 1};
+    if (g && g->Wq) grads[m++] = (VecGemm){VEC_GEMM_TN, g->Wq, dqn, dpq, h, job->q, dqn, h, dqn, nq, 1};
+    if (g && g->Wk) grads[m++] = (VecGemm){VEC_GEMM_TN, g->Wk, dkn, dpk, h, job->k, dkn, h, dkn, nk, 1};
+    vec_gemm_parallel(grads, m);
 }
 
 /* e = Q W^T: dQ += dE W, dW += dE^T Q */
 static void location_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq,
                               const nn_real *ds, const nn_real *q) {
-    int nq = c->n_q, nk = c->n_k, dqn = c->d_q;
-    if (dq) vec_gemm_nn(dq, dqn, ds, nk, p->W, dqn, nq, dqn, nk, 1);
-    if (g && g->W) vec_gemm_tn(g->W, dqn, ds, nk, q, dqn, nk, dqn, nq, 1);
+    int nq = c->n_q, nk = c->n_k, dqn = c->d_q, m = 0;
+    VecGemm prods[2] = {{0}};
+    if (dq) prods[m++] = (VecGemm){VEC_GEMM_NN, dq, dqn, ds, nk, p->W, dqn, nq, dqn, nk, 1};
+    if (g && g->W) prods[m++] = (VecGemm){VEC_GEMM_TN, g->W, dqn, ds, nk, q, dqn, nk, dqn, nq, 1};
+    vec_gemm_parallel(prods, m);
 }
 
-/* Dispatches ds = dL/de to the score's backward. */
-static void scores_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq, nn_real *dk,
-                            nn_real *ds, const nn_real *q, const nn_real *k, nn_real *scratch, const ScratchLayout *L) {
+/* Dispatches job->ds = dL/de to the score's backward. */
+static void scores_backward(BackwardJob *job) {
+    const AttnConfig *c = job->c;
     switch (c->score) {
     case ATTN_SCORE_DOT:
-    case ATTN_SCORE_SCALED_DOT: dot_backward(c, dq, dk, ds, q, k); break;
-    case ATTN_SCORE_COSINE: cosine_backward(c, p, g, dq, dk, ds, q, k, scratch, L); break;
-    case ATTN_SCORE_GENERAL: general_backward(c, p, g, dq, dk, ds, q, k, scratch, L); break;
-    case ATTN_SCORE_ADDITIVE: additive_backward(c, p, g, dq, dk, ds, q, k, scratch, L); break;
-    case ATTN_SCORE_LOCATION: location_backward(c, p, g, dq, ds, q); break;
+    case ATTN_SCORE_SCALED_DOT: dot_backward(c, job->dq, job->dk, job->ds, job->q, job->k); break;
+    case ATTN_SCORE_COSINE: cosine_backward(job); break;
+    case ATTN_SCORE_GENERAL:
+        general_backward(c, job->p, job->g, job->dq, job->dk, job->ds, job->q, job->k, job->scratch, job->L);
+        break;
+    case ATTN_SCORE_ADDITIVE: additive_backward(job); break;
+    case ATTN_SCORE_LOCATION: location_backward(c, job->p, job->g, job->dq, job->ds, job->q); break;
     default: break;
     }
 }
@@ -443,14 +586,19 @@ int attn_check_result(const char *what, const nn_real *x, int i0, int i1, int d)
     return NN_OK;
 }
 
-/* da (n_q, n_k) -> de in place, over visible keys:
+/* da (n_q, n_k) -> de in place for query rows [i0, i1), over visible keys
+ * (da = dZ V^T, plus dweights when given):
  * softmax a = exp(e/tau)/Z:  de_j = a_j (da_j - sum_k da_k a_k) / tau
- * sum     a = e / S:         de_j = (da_j - sum_k da_k a_k) / S */
-static void normalise_backward(const AttnConfig *c, nn_real *d, const nn_real *e, const nn_real *a) {
+ * sum     a = e / S:         de_j = (da_j - sum_k da_k a_k) / S
+ * then, for scaled_dot (e = q.k / sqrt(d_k)), de is scaled by 1 / sqrt(d_k). */
+static void normalise_backward_rows(BackwardJob *job, int i0, int i1, int tid) {
+    (void)tid;
+    const AttnConfig *c = job->c;
     int nk = c->n_k;
-    for (int i = 0; i < c->n_q; i++) {
-        nn_real *dr = d + (size_t)i * nk;
-        const nn_real *ar = a + (size_t)i * nk, *er = e + (size_t)i * nk;
+    for (int i = i0; i < i1; i++) {
+        nn_real *dr = job->ds + (size_t)i * nk;
+        const nn_real *ar = job->weights + (size_t)i * nk, *er = job->scores + (size_t)i * nk;
+        if (job->dweights) vec_axpy(dr, 1, job->dweights + (size_t)i * nk, nk);
         int Lv = attn_visible_keys(c, i);
         nn_real dot = vec_dot(dr, ar, Lv);
         if (c->norm == ATTN_NORM_SOFTMAX) {
@@ -460,6 +608,7 @@ static void normalise_backward(const AttnConfig *c, nn_real *d, const nn_real *e
             for (int j = 0; j < Lv; j++) dr[j] = (dr[j] - dot) / s;
         }
         for (int j = Lv; j < nk; j++) dr[j] = 0;
+        if (c->score == ATTN_SCORE_SCALED_DOT) vec_scale(dr, 1 / sqrt((nn_real)c->d_k), Lv);
     }
 }
 
@@ -545,12 +694,12 @@ int attn_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, n
     NN_TRY(attn_check(c, p, q, k, v));
     ScratchLayout L = scratch_layout(c);
     int nq = c->n_q, nk = c->n_k, dvn = c->d_v;
-    nn_real *ds = scratch + L.grad_s;
+    BackwardJob job = {c, p, g, dq, dk, scratch + L.grad_s, dweights, scores, weights, q, k, scratch, &L, 1};
     /* Z = A V: dA = dZ V^T (+ dweights), dV += A^T dZ */
-    vec_gemm_nt(ds, nk, dcontext, dvn, v, dvn, nq, nk, dvn, 0);
-    if (dweights) vec_axpy(ds, 1, dweights, nq * nk);
-    if (dv) vec_gemm_tn(dv, dvn, weights, nk, dcontext, dvn, nk, dvn, nq, 1);
-    normalise_backward(c, ds, scores, weights);
-    scores_backward(c, p, g, dq, dk, ds, q, k, scratch, &L);
+    const VecGemm first[2] = {{VEC_GEMM_NT, job.ds, nk, dcontext, dvn, v, dvn, nq, nk, dvn, 0},
+                              {VEC_GEMM_TN, dv, dvn, weights, nk, dcontext, dvn, nk, dvn, nq, 1}};
+    vec_gemm_parallel(first, dv ? 2 : 1);
+    run_rows(&job, normalise_backward_rows, nq, (double)nq * nk * 4);
+    scores_backward(&job);
     return NN_OK;
 }

@@ -1,11 +1,15 @@
 /* Self-attention: Q = X Wq, K = X Wk, V = X Wv (row-vector convention, a NULL
  * projection is the identity), heads attend over contiguous column blocks,
- * the heads' contexts are concatenated and projected by Wo. */
+ * the heads' contexts are concatenated and projected by Wo. The projections
+ * split their rows across the pool's threads (gemm_parallel.h) and each head's
+ * attention its row blocks (attn_forward / attn_backward); the heads run one
+ * after another. */
 #include <string.h>
 
 #include "attnlab/attention.h"
 #include "base/error.h"
 #include "base/layout.h"
+#include "core/gemm_parallel.h"
 #include "core/vec.h"
 
 /* The per-head attention problem. */
@@ -105,21 +109,46 @@ int attn_self_check(const SelfAttnConfig *c, const SelfAttnWeights *w, const nn_
     return NN_OK;
 }
 
-/* Y (n, d_out) = X W, or a copy of X when W is NULL (then d_out = d_in). */
-static void project(nn_real *y, const nn_real *x, const nn_real *w, int n, int d_in, int d_out) {
-    if (w) vec_gemm_nn(y, d_out, x, d_in, w, d_out, n, d_out, d_in, 0);
-    else memcpy(y, x, sizeof(nn_real) * (size_t)n * d_in);
+/* Projections Y (n, d_out) = X W: up to four, in one parallel region; a
+ * NULL W is the identity, Y a copy of X (then d_out = d_in). */
+typedef struct {
+    nn_real *y;       /* (n, d_out) out */
+    const nn_real *x; /* (n, d_in) */
+    const nn_real *w; /* (d_in, d_out) or NULL */
+    int d_in, d_out;
+} Projection;
+
+static void project_forward(const Projection *pr, int count, int n) {
+    VecGemm g[4] = {{0}};
+    int m = 0;
+    for (int i = 0; i < count; i++) {
+        if (pr[i].w)
+            g[m++] = (VecGemm){VEC_GEMM_NN, pr[i].y, pr[i].d_out, pr[i].x, pr[i].d_in, pr[i].w, pr[i].d_out,
+                               n, pr[i].d_out, pr[i].d_in, 0};
+        else memcpy(pr[i].y, pr[i].x, sizeof(nn_real) * (size_t)n * pr[i].d_in);
+    }
+    vec_gemm_parallel(g, m);
 }
 
-/* Y = X W: dX += dY W^T (or dY when W is NULL), dW += X^T dY. */
-static void project_backward(nn_real *dx, nn_real *dw, const nn_real *dy, const nn_real *x,
-                             const nn_real *w, int n, int d_in, int d_out) {
-    if (!w) {
-        if (dx) vec_axpy(dx, 1, dy, n * d_in);
-        return;
+/* Y = X W with dY = dy[i]: dX += dY W^T (or dY when W is NULL), dW += X^T dY,
+ * every product in one region. The dX products share dx and M = n, so each
+ * row of dx gets them in list order; the identities are added after them. */
+static void project_backward(nn_real *dx, nn_real *const *dw, const nn_real *const *dy, const Projection *pr,
+                             int count, int n) {
+    VecGemm g[8] = {{0}};
+    int m = 0;
+    for (int i = 0; i < count; i++) {
+        if (!pr[i].w) continue;
+        if (dx)
+            g[m++] = (VecGemm){VEC_GEMM_NT, dx, pr[i].d_in, dy[i], pr[i].d_out, pr[i].w, pr[i].d_out,
+                               n, pr[i].d_in, pr[i].d_out, 1};
+        if (dw[i])
+            g[m++] = (VecGemm){VEC_GEMM_TN, dw[i], pr[i].d_out, pr[i].x, pr[i].d_in, dy[i], pr[i].d_out,
+                               pr[i].d_in, pr[i].d_out, n, 1};
     }
-    if (dx) vec_gemm_nt(dx, d_in, dy, d_out, w, d_out, n, d_in, d_out, 1);
-    if (dw) vec_gemm_tn(dw, d_out, x, d_in, dy, d_out, d_in, d_out, n, 1);
+    vec_gemm_parallel(g, m);
+    for (int i = 0; i < count && dx; i++)
+        if (!pr[i].w) vec_axpy(dx, 1, dy[i], n * pr[i].d_in);
 }
 
 /* Columns [c0, c0 + w) of src (n, ld) to dst (n, w), or back with scatter. */
@@ -137,9 +166,10 @@ int attn_self_forward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAtt
     AttnConfig h = head_config(c);
     int n = c->n;
     size_t nn = (size_t)n * n;
-    project(a->q, x, w->wq, n, c->d_in, c->d_k);
-    project(a->k, x, w->wk, n, c->d_in, c->d_k);
-    project(a->v, x, w->wv, n, c->d_in, c->d_v);
+    const Projection in[3] = {{a->q, x, w->wq, c->d_in, c->d_k},
+                              {a->k, x, w->wk, c->d_in, c->d_k},
+                              {a->v, x, w->wv, c->d_in, c->d_v}};
+    project_forward(in, 3, n);
     NN_TRY(attn_check_result("q", a->q, 0, n, c->d_k));
     NN_TRY(attn_check_result("k", a->k, 0, n, c->d_k));
     NN_TRY(attn_check_result("v", a->v, 0, n, c->d_v));
@@ -151,7 +181,8 @@ int attn_self_forward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAtt
                          scratch + s.qh, scratch + s.kh, scratch + s.vh, scratch + s.attn));
         scatter_cols(a->context, scratch + s.zh, n, c->d_v, hd * h.d_v, h.d_v);
     }
-    project(a->output, a->context, w->wo, n, c->d_v, c->d_out);
+    const Projection out = {a->output, a->context, w->wo, c->d_v, c->d_out};
+    project_forward(&out, 1, n);
     return attn_check_result("output", a->output, 0, n, c->d_out);
 }
 
@@ -165,7 +196,9 @@ int attn_self_backward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAt
     size_t nn = (size_t)n * n;
     nn_real *dq = scratch + s.dq, *dk = scratch + s.dk, *dv = scratch + s.dv, *dz = scratch + s.dz;
     memset(dz, 0, sizeof(nn_real) * (size_t)n * c->d_v);
-    project_backward(dz, g ? g->wo : NULL, doutput, a->context, w->wo, n, c->d_v, c->d_out);
+    const Projection out = {a->output, a->context, w->wo, c->d_v, c->d_out};
+    nn_real *dwo = g ? g->wo : NULL;
+    project_backward(dz, &dwo, &doutput, &out, 1, n);
     for (int hd = 0; hd < c->heads; hd++) {
         nn_real *dqh = scratch + s.dqh, *dkh = scratch + s.dkh, *dvh = scratch + s.dvh;
         gather_cols(scratch + s.qh, a->q, n, c->d_k, hd * h.d_k, h.d_k);
@@ -182,8 +215,11 @@ int attn_self_backward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAt
         scatter_cols(dk, dkh, n, c->d_k, hd * h.d_k, h.d_k);
         scatter_cols(dv, dvh, n, c->d_v, hd * h.d_v, h.d_v);
     }
-    project_backward(dx, g ? g->wq : NULL, dq, x, w->wq, n, c->d_in, c->d_k);
-    project_backward(dx, g ? g->wk : NULL, dk, x, w->wk, n, c->d_in, c->d_k);
-    project_backward(dx, g ? g->wv : NULL, dv, x, w->wv, n, c->d_in, c->d_v);
+    const Projection in[3] = {{a->q, x, w->wq, c->d_in, c->d_k},
+                              {a->k, x, w->wk, c->d_in, c->d_k},
+                              {a->v, x, w->wv, c->d_in, c->d_v}};
+    nn_real *const dw[3] = {g ? g->wq : NULL, g ? g->wk : NULL, g ? g->wv : NULL};
+    const nn_real *const dy[3] = {dq, dk, dv};
+    project_backward(dx, dw, dy, in, 3, n);
     return NN_OK;
 }

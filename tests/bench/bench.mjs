@@ -19,6 +19,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mulberry32 } from '../lib/random.mjs';
 import { loadTfWasm } from '../lib/tfjs.mjs';
+import { timeInterleaved } from './timing.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SIZES = [[64, 64], [256, 64], [1024, 64]];
@@ -449,26 +450,8 @@ async function loadOrt(threads) {
 }
 
 /** Median ms per call of each subject (calls may return promises), interleaved as in the main run. */
-async function timeAsync(subjects) {
-  for (const s of subjects) {
-    const times = [];
-    for (const t0 = now(); times.length < WARM_CALLS || now() - t0 < WARM_MS;) {
-      const t = now();
-      consume(await s.call());
-      times.push(now() - t);
-    }
-    s.batch = Math.max(1, Math.ceil(SAMPLE_MS / Math.max(median(times.slice(times.length >> 1)), 1e-3)));
-    s.samples = [];
-  }
-  for (let r = 0; r < ROUNDS; r++) {
-    for (let i = 0; i < subjects.length; i++) {
-      const s = subjects[(i + r) % subjects.length];
-      const t0 = now();
-      for (let k = 0; k < s.batch; k++) consume(await s.call());
-      s.samples.push((now() - t0) / s.batch);
-    }
-  }
-  return subjects.map((s) => ({ name: s.name, ms: median(s.samples), best: Math.min(...s.samples) }));
+function timeAsync(subjects) {
+  return timeInterleaved(subjects, { rounds: ROUNDS, sampleMs: SAMPLE_MS, warmMs: WARM_MS, warmCalls: WARM_CALLS, consume });
 }
 
 /**

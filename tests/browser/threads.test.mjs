@@ -47,17 +47,20 @@ after(async () => {
   await new Promise((ok) => (plain ? plain.close(ok) : ok()));
   await new Promise((ok) => (site ? site.server.close(ok) : ok()));
 });
-/** Loads engines with 1 and 2 threads in the page; returns what they say and one call's context from each. */
+/** Loads engines with 1 and 2 threads in the page; returns what they say and, from each, one attend call's context and one multi-head selfAttention's output. */
 const probe = async (page) => page.evaluate(async () => {
   const { loadEngine } = await import('./engine/index.js');
   const args = { queries: { rows: 37, cols: 5, data: Float32Array.from({ length: 185 }, (_, i) => Math.sin(i)) },
     keys: { rows: 29, cols: 5, data: Float32Array.from({ length: 145 }, (_, i) => Math.cos(i)) }, mask: 'causal' };
+  const w = (rows, cols, k) => ({ rows, cols, data: Float32Array.from({ length: rows * cols }, (_, i) => Math.sin(k * i + 1) / 2) });
+  const self = { x: w(43, 8, 1), wq: w(8, 6, 2), wk: w(8, 6, 3), wv: w(8, 6, 4), wo: w(6, 5, 5), heads: 3, causal: true };
   const one = await loadEngine({ threads: 1 });
   const two = await loadEngine({ threads: 2 });
   two.setParallelMinWork(0);
   const result = {
     isolated: crossOriginIsolated, threads: two.threads, reason: two.threadsReason,
     want: Array.from(one.attend(args).context.data), got: Array.from(two.attend(args).context.data),
+    wantSelf: Array.from(one.selfAttention(self).output.data), gotSelf: Array.from(two.selfAttention(self).output.data),
   };
   two.destroy();
   return result;
@@ -70,6 +73,8 @@ function assertTwoThreads(r) {
   assert.equal(r.reason, null);
   assert.equal(r.got.length, r.want.length);
   r.got.forEach((g, i) => assert.ok(Math.abs(g - r.want[i]) <= 1e-6, `context[${i}]: ${g} vs one thread's ${r.want[i]}`));
+  assert.equal(r.gotSelf.length, 43 * 5);
+  r.gotSelf.forEach((g, i) => assert.ok(Math.abs(g - r.wantSelf[i]) <= 1e-6, `selfAttention output[${i}]: ${g} vs one thread's ${r.wantSelf[i]}`));
 }
 
 /** Counts a page's navigations (a reload may come before the first load event); returns { count, reach }. */
@@ -136,6 +141,7 @@ test('where service workers are blocked and the host sends no headers, the engin
     assert.equal(r.threads, 1);
     assert.match(r.reason, /not cross-origin isolated/);
     assert.deepEqual(r.got, r.want);
+    assert.deepEqual(r.gotSelf, r.wantSelf);
     await new Promise((ok) => setTimeout(ok, 500));
     assert.equal(loads.count, 1);
     assert.equal(await page.evaluate(async () => (await navigator.serviceWorker?.getRegistration())?.active ?? null), null);
