@@ -90,7 +90,8 @@ static void build_acts(Seq2Seq *m) {
     size_t B = (size_t)m->Bm, T = (size_t)c->max_in, U = (size_t)c->max_out, E = (size_t)c->embed,
            H = (size_t)c->hidden, D = (size_t)m->D, V = (size_t)c->out_vocab, W = (size_t)m->W;
     size_t Se = (size_t)rnn_step_cache(c->cell, c->hidden), Sd = (size_t)rnn_step_cache(c->cell, m->D);
-    size_t attn = c->attention >= 0, lstm = c->cell == RNN_CELL_LSTM, K = S2S_MAX_BEAM;
+    size_t attn = c->attention >= 0, lstm = c->cell == RNN_CELL_LSTM;
+    size_t K = m->is_replica ? 0 : S2S_MAX_BEAM, dec = !m->is_replica; /* a shard does not decode */
     AttnConfig ac = m->attn_cfg;
     ac.n_q = (int)U;
     ac.n_k = (int)T;
@@ -140,13 +141,13 @@ static void build_acts(Seq2Seq *m) {
     a->d_o = act(m, &l, B * U * D);
     a->probs = act(m, &l, B * U * V);
     a->d_logits = act(m, &l, B * U * V);
-    a->logp = act(m, &l, B * V);
+    a->logp = act(m, &l, dec * B * V);
     for (int i = 0; i < 2; i++) {
         a->beam_h[i] = act(m, &l, K * D);
         a->beam_c[i] = act(m, &l, K * D);
         a->beam_align[i] = act(m, &l, K * U * T);
     }
-    a->best_align = act(m, &l, U * T);
+    a->best_align = act(m, &l, dec * U * T);
     a->beam_logp = act(m, &l, K);
     a->scratch = act(m, &l, scratch);
     m->n_acts = l.size;
@@ -184,9 +185,71 @@ static int check_config(const S2sConfig *c) {
     return NN_OK;
 }
 
+/* ---- shard replicas ------------------------------------------------------- */
+
+static void replica_destroy(Seq2Seq *r) {
+    if (!r) return;
+    free(r->acts);
+    free(r->ids);
+    free(r->key_lengths);
+    free(r->mask);
+    free(r->grads);
+    free(r);
+}
+
+/* One shard's buffers for up to `rows` rows: the model's sizes and weight
+ * view, its own activations, encoder and decoder tokens, masks and
+ * gradients (g views them); NULL when out of memory. The model's weights
+ * must be bound (m->w) before. */
+static Seq2Seq *replica_create(const Seq2Seq *m, int rows) {
+    Seq2Seq *r = malloc(sizeof *r);
+    if (!r) return NULL;
+    *r = *m; /* sizes, configuration and the weight view; everything owned is replaced below */
+    r->opt = (OptParams){0};
+    r->acts = NULL;
+    r->n_shards = 1;
+    memset(r->replica, 0, sizeof r->replica);
+    r->beam_tok = r->dec_ids = r->row_len = NULL;
+    r->is_replica = 1;
+    r->Bm = rows;
+    r->have_forward = 0;
+    build_acts(r); /* sizes n_acts */
+    const S2sConfig *c = &m->c;
+    r->acts = calloc(r->n_acts, sizeof(nn_real));
+    r->ids = calloc((size_t)rows * (c->max_in + c->max_out), sizeof(int32_t)); /* enc_tok, dec_tok */
+    r->key_lengths = calloc((size_t)c->max_out, sizeof(int32_t));
+    r->mask = calloc((size_t)rows, 1);
+    r->grads = calloc(m->opt.n, sizeof(nn_real));
+    if (!r->acts || !r->ids || !r->key_lengths || !r->mask || !r->grads) {
+        replica_destroy(r);
+        return NULL;
+    }
+    build_acts(r); /* carves acts */
+    r->batch = (S2sBatch){0};
+    r->batch.enc_tok = r->ids;
+    r->batch.dec_tok = r->ids + (size_t)rows * c->max_in;
+    opt_bind_grads(&m->opt, &m->w, &r->g, r->grads);
+    return r;
+}
+
+/* Replicas for shards 1..n-1 of batches of up to m->Bm rows into out. */
+static int replicas_create(const Seq2Seq *m, int n, Seq2Seq **out) {
+    int rows = (m->Bm + n - 1) / n; /* the largest shard nn_pool_range makes of Bm rows */
+    for (int s = 1; s < n; s++)
+        if (!(out[s] = replica_create(m, rows))) {
+            while (--s >= 1) replica_destroy(out[s]);
+            return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for the buffers of %d threads (batches of %d)", n, m->Bm);
+        }
+    return NN_OK;
+}
+
 /* The buffers that scale with the batch: activations, the kept batch, masks
- * and decoding rows, all for m->Bm rows. On failure the old ones stay. */
+ * and decoding rows, all for m->Bm rows, and one replica per further shard
+ * (as many shards as the pool has threads). On failure the old ones stay. */
 static int alloc_rows(Seq2Seq *m) {
+    int n_shards = m->want_shards ? m->want_shards : nn_pool_threads();
+    Seq2Seq *replica[NN_MAX_THREADS] = {0};
+    NN_TRY(replicas_create(m, n_shards, replica));
     const S2sConfig *c = &m->c;
     size_t Bm = (size_t)m->Bm;
     nn_real *old_acts = m->acts;
@@ -202,6 +265,7 @@ static int alloc_rows(Seq2Seq *m) {
         free(ids);
         free(mask);
         free(dec_ids);
+        for (int r = 1; r < n_shards; r++) replica_destroy(replica[r]);
         m->acts = old_acts;
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu activations (batches of %d)", m->n_acts, m->Bm);
     }
@@ -209,6 +273,9 @@ static int alloc_rows(Seq2Seq *m) {
     free(m->ids);
     free(m->mask);
     free(m->dec_ids);
+    for (int r = 1; r < m->n_shards; r++) replica_destroy(m->replica[r]);
+    memcpy(m->replica, replica, sizeof replica);
+    m->n_shards = n_shards;
     m->acts = acts;
     build_acts(m); /* carves acts */
     m->ids = ids;
@@ -265,11 +332,11 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
         s2s_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu parameters", n_params);
     }
+    opt_bind(&m->opt, &m->w, &m->g); /* before alloc_rows: the shard replicas share this weight view */
     if ((st = alloc_rows(m)) != NN_OK) {
         s2s_destroy(m);
         return st;
     }
-    opt_bind(&m->opt, &m->w, &m->g);
     init_params(m);
     *out = m;
     return NN_OK;
@@ -289,6 +356,15 @@ int s2s_reserve(Seq2Seq *m, int batch) {
 
 int s2s_capacity(const Seq2Seq *m) { return m->Bm; }
 
+int s2s_set_shards(Seq2Seq *m, int n) {
+    if (n < 0 || n > NN_MAX_THREADS) return nn_fail(NN_ERR_LIMIT, "shards: %d is outside 0..%d", n, NN_MAX_THREADS);
+    int old = m->want_shards;
+    m->want_shards = n;
+    int st = alloc_rows(m);
+    if (st != NN_OK) m->want_shards = old;
+    return st;
+}
+
 int s2s_checkpoint(Seq2Seq *m) { return opt_snapshot(&m->opt); }
 
 void s2s_rollback(Seq2Seq *m) {
@@ -305,6 +381,7 @@ void s2s_destroy(Seq2Seq *m) {
     free(m->mask);
     free(m->beam_tok);
     free(m->dec_ids);
+    for (int r = 1; r < m->n_shards; r++) replica_destroy(m->replica[r]);
     free(m);
 }
 

@@ -17,6 +17,7 @@
 #include "attnlab/seq2seq.h"
 #include "attnlab/tasks.h"
 #include "base/error.h"
+#include "base/pool.h"
 #include "train/optim.h"
 
 /* Tensors in the parameter table: the encoder's 2 x 2 cells of 4, the
@@ -125,7 +126,25 @@ struct Seq2Seq {
     int U;                /* its output steps (longest target) */
     int count;            /* its target tokens: the loss is their mean */
     int have_forward;     /* 1 between a forward and its backward */
+    /* Data-parallel training (base/pool.h): a batch of B rows splits into
+     * shards = min(n_shards, B) contiguous row ranges (nn_pool_range). The
+     * model runs shard 0 on its own buffers and into its own gradients;
+     * replica[s] runs shard s on its own activations and gradients with the
+     * model's weights; the gradients are then summed in shard order. n_shards
+     * is the pool's thread count when the rows were sized, so one thread count
+     * always splits a batch the same way, whichever threads run the shards. */
+    int n_shards;                     /* 1 without a pool: the model alone, as on one thread */
+    int want_shards;                  /* s2s_set_shards' count, or 0: the pool's threads */
+    Seq2Seq *replica[NN_MAX_THREADS]; /* [1..n_shards-1]; [0] unused (the model itself) */
+    int shards;                       /* shards of the last forward */
+    int is_replica;                   /* 1: one shard's buffers (no decoding buffers, no replicas) */
+    nn_real *grads;                   /* replica: (n params) its gradient block, which g points into */
 };
+
+/* Splits batches into n shards (1..NN_MAX_THREADS) from now on, or as many
+ * as the pool has threads (n = 0), reallocating the replicas: the sharded
+ * arithmetic without a pool, for the native tests. */
+int s2s_set_shards(Seq2Seq *m, int n);
 
 RnnWeights s2s_cell_weights(const S2sCellParams *p);
 AttnParams s2s_attn_params(const Seq2Seq *m);
@@ -148,7 +167,8 @@ int s2s_attention_backward(Seq2Seq *m, int B, int T, int U, const int32_t *in_le
 void s2s_output_forward(Seq2Seq *m, int n, const nn_real *cat, nn_real *o, nn_real *probs);
 void s2s_output_backward(Seq2Seq *m, int n);
 /* The backward of the whole model from d_logits (B, U, V), which the caller
- * has written after a forward: the loss's gradient, or a saliency's one-hot. */
+ * has written after a forward of one shard: the loss's gradient, or a
+ * saliency's one-hot. */
 int s2s_backward_logits(Seq2Seq *m);
 /* cat (n, W) = [ctx; query] rows, or query alone without attention */
 void s2s_concat_forward(const Seq2Seq *m, int n, nn_real *cat, const nn_real *ctx, const nn_real *query);

@@ -9,26 +9,25 @@
 
 /* ---- loss ------------------------------------------------------------------ */
 
-/* loss = -(1/count) sum log p_target over each row's out_len targets (PAD past them). */
-static nn_real loss_forward(Seq2Seq *m, int B, int U, const int32_t *out_ids, const int32_t *out_len) {
+/* The loss's sum -sum log p_target over each row's out_len targets (PAD past
+ * them), in double; the caller divides by the batch's target count. */
+static double loss_forward(const Seq2Seq *m, int B, int U, const int32_t *out_ids, const int32_t *out_len) {
     const nn_real *probs = m->a.probs; /* (B, U, V) */
     int V = m->c.out_vocab;
     double total = 0;
-    int count = 0;
     for (int b = 0; b < B; b++)
         for (int t = 0; t < out_len[b]; t++) {
             nn_real p = probs[((size_t)b * U + t) * V + out_ids[(size_t)b * m->c.max_out + t]];
             total -= log(p > S2S_MIN_PROB ? p : S2S_MIN_PROB);
-            count++;
         }
-    m->count = count;
-    return (nn_real)(total / count);
+    return total;
 }
 
-/* d_logits (B, U, V) = (p - onehot(target)) / count on targets, 0 on padding. */
-static void loss_backward(Seq2Seq *m, int B, int U, const int32_t *out_ids, const int32_t *out_len) {
+/* d_logits (B, U, V) = (p - onehot(target)) / count on targets, 0 on padding;
+ * count: the target tokens of the whole batch, whichever rows these are. */
+static void loss_backward(Seq2Seq *m, int count, int B, int U, const int32_t *out_ids, const int32_t *out_len) {
     int V = m->c.out_vocab;
-    nn_real inv = (nn_real)1 / m->count;
+    nn_real inv = (nn_real)1 / count;
     for (int b = 0; b < B; b++)
         for (int t = 0; t < U; t++) {
             nn_real *d = m->a.d_logits + ((size_t)b * U + t) * V;
@@ -44,22 +43,104 @@ static void loss_backward(Seq2Seq *m, int B, int U, const int32_t *out_ids, cons
 
 /* ---- the model, layer by layer ----------------------------------------------------- */
 
-/* Keeps the batch for backward and sets this batch's B, T, U. */
+/* Keeps the batch for backward and sets this batch's B, T, U, target count
+ * and shards. */
 static void keep_batch(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
                        const int32_t *out_len) {
     const S2sConfig *c = &m->c;
-    int T = 0, U = 0;
+    int T = 0, U = 0, count = 0;
     for (int b = 0; b < B; b++) {
         T = in_len[b] > T ? in_len[b] : T;
         U = out_len[b] > U ? out_len[b] : U;
+        count += out_len[b];
     }
     m->B = B;
     m->T = c->attention == ATTN_SCORE_LOCATION ? c->fixed_in : T;
     m->U = U;
+    m->count = count;
+    m->shards = B < m->n_shards ? B : m->n_shards;
     memcpy(m->batch.in_ids, in_ids, sizeof(int32_t) * (size_t)B * c->max_in);
     memcpy(m->batch.in_len, in_len, sizeof(int32_t) * B);
     memcpy(m->batch.out_ids, out_ids, sizeof(int32_t) * (size_t)B * c->max_out);
     memcpy(m->batch.out_len, out_len, sizeof(int32_t) * B);
+}
+
+/* Shard s of the kept batch: its rows and the model or replica that runs
+ * them. Every shard runs at the whole batch's T and U. */
+typedef struct {
+    Seq2Seq *r; /* the model (shard 0) or replica[s] */
+    int B;      /* its rows */
+    const int32_t *in_ids, *in_len, *out_ids, *out_len; /* its rows of the kept batch */
+} S2sShard;
+
+static S2sShard shard_of(Seq2Seq *m, int s) {
+    const S2sBatch *k = &m->batch;
+    int b0, b1;
+    nn_pool_range(m->B, s, m->shards, &b0, &b1);
+    return (S2sShard){s ? m->replica[s] : m, b1 - b0, k->in_ids + (size_t)b0 * m->c.max_in, k->in_len + b0,
+                      k->out_ids + (size_t)b0 * m->c.max_out, k->out_len + b0};
+}
+
+/* Backward from d_logits (B, U, V) of r's rows: output, attention, decoder, encoder. */
+static int logits_backward(Seq2Seq *r, int B, int T, int U, const int32_t *in_len) {
+    s2s_output_backward(r, B * U);
+    if (r->c.attention >= 0) NN_TRY(s2s_attention_backward(r, B, T, U, in_len));
+    else memset(r->a.d_enc_out[r->c.layers - 1], 0, sizeof(nn_real) * (size_t)B * T * r->D);
+    s2s_decoder_backward(r, B, U);
+    s2s_encoder_backward(r, B, T, in_len);
+    return NN_OK;
+}
+
+/* The forward of shard s; its loss's sum in *total. */
+static int shard_forward(Seq2Seq *m, int s, double *total) {
+    S2sShard h = shard_of(m, s);
+    Seq2Seq *r = h.r;
+    int T = m->T, U = m->U;
+    S2sActs *a = &r->a;
+    s2s_encoder_forward(r, h.B, T, h.in_ids, h.in_len);
+    s2s_decoder_forward(r, h.B, U, h.out_ids, h.out_len);
+    if (m->c.attention >= 0) NN_TRY(s2s_attention_forward(r, h.B, T, U, h.in_len));
+    s2s_concat_forward(r, h.B * U, a->cat, a->ctx, a->query);
+    s2s_output_forward(r, h.B * U, a->cat, a->o, a->probs);
+    *total = loss_forward(r, h.B, U, h.out_ids, h.out_len);
+    return NN_OK;
+}
+
+/* The backward of shard s's loss: into the model's gradients (shard 0, +=)
+ * or into its replica's, cleared first. */
+static int shard_backward(Seq2Seq *m, int s) {
+    S2sShard h = shard_of(m, s);
+    if (s) memset(h.r->grads, 0, sizeof(nn_real) * m->opt.n);
+    loss_backward(h.r, m->count, h.B, m->U, h.out_ids, h.out_len);
+    return logits_backward(h.r, h.B, m->T, m->U, h.in_len);
+}
+
+/* One parallel region over the shards: each thread runs shards tid, tid + n, ...
+ * (all of them when the region runs on the caller alone). */
+typedef struct {
+    Seq2Seq *m;
+    int backward;                /* 0: forward, 1: backward */
+    double total[NN_MAX_THREADS]; /* forward: each shard's loss sum */
+} S2sShardJob;
+
+static int shards_task(void *ctx, int tid, int n) {
+    S2sShardJob *j = ctx;
+    for (int s = tid; s < j->m->shards; s += n)
+        NN_TRY(j->backward ? shard_backward(j->m, s) : shard_forward(j->m, s, &j->total[s]));
+    return NN_OK;
+}
+
+/* Runs every shard's forward or backward; the forward's loss sum in *total,
+ * added in shard order. */
+static int run_shards(Seq2Seq *m, int backward, double *total) {
+    S2sShardJob job = {m, backward, {0}};
+    /* work: about one multiply-add per parameter and row */
+    int st = m->shards == 1 ? shards_task(&job, 0, 1) : nn_pool_run(shards_task, &job, (double)m->opt.n * m->B);
+    if (total) {
+        *total = job.total[0];
+        for (int s = 1; s < m->shards; s++) *total += job.total[s];
+    }
+    return st;
 }
 
 int s2s_forward(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
@@ -67,37 +148,27 @@ int s2s_forward(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len,
     nn_clear_error();
     NN_TRY(s2s_check_batch(m, B, in_ids, in_len, out_ids, out_len));
     keep_batch(m, B, in_ids, in_len, out_ids, out_len);
-    const S2sBatch *k = &m->batch;
-    int T = m->T, U = m->U;
-    S2sActs *a = &m->a;
     m->have_forward = 0;
-    s2s_encoder_forward(m, B, T, k->in_ids, k->in_len);
-    s2s_decoder_forward(m, B, U, k->out_ids, k->out_len);
-    if (m->c.attention >= 0) NN_TRY(s2s_attention_forward(m, B, T, U, k->in_len));
-    s2s_concat_forward(m, B * U, a->cat, a->ctx, a->query);
-    s2s_output_forward(m, B * U, a->cat, a->o, a->probs);
-    *loss = loss_forward(m, B, U, k->out_ids, k->out_len);
+    double total = 0;
+    NN_TRY(run_shards(m, 0, &total));
+    *loss = (nn_real)(total / m->count);
     m->have_forward = 1;
     return NN_OK;
 }
 
 int s2s_backward(Seq2Seq *m) {
     if (!m->have_forward) return nn_fail(NN_ERR_ARG, "backward: call forward first");
-    const S2sBatch *k = &m->batch;
-    loss_backward(m, m->B, m->U, k->out_ids, k->out_len);
-    return s2s_backward_logits(m);
+    m->have_forward = 0;
+    NN_TRY(run_shards(m, 1, NULL));
+    /* the model's gradients hold shard 0's; add the others' in shard order */
+    for (int s = 1; s < m->shards; s++) vec_axpy(m->opt.grads, 1, m->replica[s]->grads, (int)m->opt.n);
+    return NN_OK;
 }
 
 int s2s_backward_logits(Seq2Seq *m) {
-    const S2sBatch *k = &m->batch;
-    int B = m->B, T = m->T, U = m->U;
-    s2s_output_backward(m, B * U);
-    if (m->c.attention >= 0) NN_TRY(s2s_attention_backward(m, B, T, U, k->in_len));
-    else memset(m->a.d_enc_out[m->c.layers - 1], 0, sizeof(nn_real) * (size_t)B * T * m->D);
-    s2s_decoder_backward(m, B, U);
-    s2s_encoder_backward(m, B, T, k->in_len);
+    if (m->shards != 1) return nn_fail(NN_ERR_ARG, "backward: the forward ran in %d shards; this backward takes one", m->shards);
     m->have_forward = 0;
-    return NN_OK;
+    return logits_backward(m, m->B, m->T, m->U, m->batch.in_len);
 }
 
 /* ---- optimiser ----------------------------------------------------------- */

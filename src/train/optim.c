@@ -32,14 +32,18 @@ void opt_free(OptParams *p) {
     free(p->kept);
 }
 
-void opt_bind(const OptParams *p, void *w, void *g) {
+void opt_bind_grads(const OptParams *p, const void *w, void *g, nn_real *grads) {
     /* slots are addresses inside w; the same offset in g is the same field */
     for (int i = 0; i < p->n_tensors; i++) {
         const OptTensor *t = &p->tensors[i];
-        size_t field = (size_t)((char *)t->slot - (char *)w);
-        *t->slot = p->params + t->offset;
-        *(nn_real **)((char *)g + field) = p->grads + t->offset;
+        size_t field = (size_t)((const char *)t->slot - (const char *)w);
+        *(nn_real **)((char *)g + field) = grads + t->offset;
     }
+}
+
+void opt_bind(const OptParams *p, void *w, void *g) {
+    for (int i = 0; i < p->n_tensors; i++) *p->tensors[i].slot = p->params + p->tensors[i].offset;
+    opt_bind_grads(p, w, g, p->grads);
 }
 
 void opt_zero_grad(OptParams *p) { memset(p->grads, 0, sizeof(nn_real) * p->n); }

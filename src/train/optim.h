@@ -41,6 +41,10 @@ void opt_free(OptParams *p);
 /* Points every slot of the weight view w into params and the same field of
  * the gradient view g (a struct of the same type) into grads. */
 void opt_bind(const OptParams *p, void *w, void *g);
+/* Points every field of the gradient view g into another block of p->n
+ * reals (a shard's own gradients); w is the weight view the table's slots
+ * were registered in. */
+void opt_bind_grads(const OptParams *p, const void *w, void *g, nn_real *grads);
 void opt_zero_grad(OptParams *p);
 /* sqrt(sum g^2) over all gradients, accumulated in double. */
 nn_real opt_grad_norm(const OptParams *p);

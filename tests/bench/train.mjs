@@ -7,11 +7,16 @@
 // -> softmax over 13 symbols, batch 128, Adam. Measured in one run for our
 // SIMD and scalar WASM builds, native C, and the same model in TensorFlow.js
 // (tfjs-layers) on its WASM backend (XNNPACK, one thread).
+// Threads: the same model on one thread (the single-thread SIMD build) and
+// on two (the threaded build; each batch split into one shard per thread),
+// and the threaded build with every region on the caller (both shards on one
+// thread: the same arithmetic as two threads), interleaved best-of rounds.
 // Time to accuracy: `dates` to >= 99% test sequence accuracy, training on one
 // core in Node, evaluated every round.
-//   node tests/bench/train.mjs [--quick]
+//   node tests/bench/train.mjs [--quick] [--threads]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadEngine } from '../../web/engine/index.js';
@@ -20,6 +25,7 @@ import { loadTfWasm } from '../lib/tfjs.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const QUICK = process.argv.includes('--quick');
+const THREADS_ONLY = process.argv.includes('--threads'); // the threads comparison alone
 const B = 128;
 const N_IN = 12;
 const N_OUT = 10; // 9 digits + EOS: TF.js's example also has 10 output steps
@@ -27,6 +33,7 @@ const IN_VOCAB = 36; // PAD + 35 symbols
 const OUT_VOCAB = 13; // PAD, BOS, EOS + 10 digits
 const TARGET_RATIO = 5;
 const TARGET_SECONDS = 60;
+const TARGET_THREADS = 1.7; // 2 threads vs one, on a 2-core machine
 
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
 
@@ -47,18 +54,62 @@ function benchPairs() {
   return lines.join('\n');
 }
 
-async function ours(simd, pairs, steps) {
-  const engine = await loadEngine({ simd });
+/** The benchmark model on an engine, warmed up. */
+function benchModel(engine, pairs) {
   const m = engine.createSeq2Seq({ task: 'pairs', pairs, cell: 'lstm', embed: 64, hidden: 64, attention: 'dot', batch: B, seed: 1 });
   if (m.config.inputVocabulary !== IN_VOCAB || m.config.outputVocabulary !== OUT_VOCAB || m.config.maxInput !== N_IN || m.config.maxOutput !== N_OUT) {
     throw new Error(`benchmark model has the wrong shape: ${JSON.stringify(m.config)}`);
   }
   m.train({ steps: 3, batch: B, lr: 0.001, clip: 0 }); // warm-up
+  return m;
+}
+
+/** Seconds of `steps` training steps, and the last loss. */
+function timeSteps(m, steps) {
   const t0 = performance.now();
   const r = m.train({ steps, batch: B, lr: 0.001, clip: 0 });
-  const seconds = (performance.now() - t0) / 1000;
+  return { seconds: (performance.now() - t0) / 1000, loss: r.losses[steps - 1] };
+}
+
+const throughput = ({ seconds, loss }, steps) => ({ examplesPerSecond: (steps * B) / seconds, msPerStep: (1000 * seconds) / steps, loss });
+
+async function ours(simd, pairs, steps) {
+  const engine = await loadEngine({ simd, threads: 1 });
+  const m = benchModel(engine, pairs);
+  const r = throughput(timeSteps(m, steps), steps);
   m.destroy();
-  return { examplesPerSecond: (steps * B) / seconds, msPerStep: (1000 * seconds) / steps, loss: r.losses[steps - 1] };
+  return r;
+}
+
+/**
+ * One thread (the single-thread SIMD build), two threads (the threaded
+ * build) and the threaded build with both shards on the caller, in
+ * interleaved rounds of `steps` steps; the best round of each.
+ */
+async function threads(pairs, steps, rounds) {
+  const one = await loadEngine({ threads: 1 });
+  const two = await loadEngine({ threads: 2 });
+  const serial = await loadEngine({ threads: 2 });
+  try {
+    if (two.threads !== 2) return { skipped: `no threads here (${two.threadsReason})` };
+    serial.setParallelMinWork(Number.MAX_VALUE); // every region runs on the caller
+    const runs = { one: { engine: one }, two: { engine: two }, serial: { engine: serial } };
+    for (const r of Object.values(runs)) {
+      r.model = benchModel(r.engine, pairs);
+      r.best = { seconds: Infinity };
+    }
+    for (let i = 0; i < rounds; i++) {
+      for (const r of Object.values(runs)) {
+        const t = timeSteps(r.model, steps);
+        if (t.seconds < r.best.seconds) r.best = t;
+      }
+    }
+    for (const r of Object.values(runs)) r.model.destroy();
+    return Object.fromEntries(Object.entries(runs).map(([k, r]) => [k, throughput(r.best, steps)]));
+  } finally {
+    two.destroy();
+    serial.destroy();
+  }
 }
 
 function native(steps) {
@@ -161,7 +212,7 @@ async function tfjs(steps) {
 // ---- time to accuracy ------------------------------------------------------------------------
 
 async function timeToAccuracy() {
-  const engine = await loadEngine();
+  const engine = await loadEngine({ threads: 1 });
   const options = { task: 'dates', cell: 'gru', embed: 32, hidden: 64, attention: 'dot', batch: 64, seed: 1 };
   const m = engine.createSeq2Seq(options);
   let train = 0;
@@ -179,6 +230,29 @@ async function timeToAccuracy() {
 }
 
 // ---- report ------------------------------------------------------------------------------------
+
+async function reportThreads(pairs) {
+  console.log('\n== threads: the same model, batch 128 split into one shard per thread (interleaved, best of rounds)');
+  const cores = os.availableParallelism?.() ?? os.cpus().length;
+  console.log(`   machine load before (1-minute average): ${os.loadavg()[0].toFixed(2)} on ${cores} cores`);
+  const th = await threads(pairs, QUICK ? 3 : 10, QUICK ? 2 : 5);
+  if (th.skipped) {
+    console.log(`  skipped: ${th.skipped}`);
+    return th;
+  }
+  for (const [name, r] of [['1 thread (SIMD build)', th.one], ['threaded build, both shards on 1 thread', th.serial], ['2 threads (threaded build)', th.two]]) {
+    console.log(`  ${name.padEnd(42)} ${fmt(r.msPerStep, 2).padStart(7)} ms/step  ${fmt(r.examplesPerSecond, 0).padStart(6)} examples/s`);
+  }
+  console.log(`  2 threads vs 1: ${fmt(th.one.msPerStep / th.two.msPerStep, 2)}× (vs the threaded build on one thread: ${fmt(th.serial.msPerStep / th.two.msPerStep, 2)}×)`);
+  console.log(`   machine load after: ${os.loadavg()[0].toFixed(2)}`);
+  return th;
+}
+
+function reportThreadsTarget(th) {
+  if (th.skipped) return;
+  const ratio = th.one.msPerStep / th.two.msPerStep;
+  console.log(`  training, 2 threads >= ${TARGET_THREADS}× one thread          ${fmt(ratio, 2)}×   ${ratio >= TARGET_THREADS ? 'PASS' : 'MISS'}`);
+}
 
 export async function runTrainingBench() {
   const steps = QUICK ? 5 : 30;
@@ -205,6 +279,7 @@ export async function runTrainingBench() {
     }
     console.log(`  ${name.padEnd(34)} ${fmt(r.msPerStep).padStart(7)}  ${fmt(r.examplesPerSecond, 0).padStart(10)}  ${fmt(base / r.examplesPerSecond, 2).padStart(8)}× its time`);
   }
+  const th = await reportThreads(pairs);
   console.log('\n== time to accuracy: dates to >= 99% test sequence accuracy (SIMD WASM, one core)');
   const t = await timeToAccuracy();
   console.log(`  ${JSON.stringify(t.options)}, Adam lr 0.01, batch 64`);
@@ -214,6 +289,7 @@ export async function runTrainingBench() {
     const ratio = base / tf.examplesPerSecond;
     console.log(`  ours (SIMD WASM) vs TF.js WASM >= ${TARGET_RATIO}× examples/s   ${fmt(ratio, 2)}×   ${ratio >= TARGET_RATIO ? 'PASS' : 'MISS'}`);
   }
+  reportThreadsTarget(th);
   const met = t.acc >= 0.99 && t.train <= TARGET_SECONDS;
   console.log(`  dates >= 99% within ${TARGET_SECONDS} s of training        ${fmt(t.train)} s   ${met ? 'PASS' : 'MISS'}`);
 }
@@ -223,7 +299,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     console.error('attnlab: build the engine first (make wasm, or npm run bench)');
     process.exit(1);
   }
-  runTrainingBench().catch((err) => {
+  const run = THREADS_ONLY ? async () => reportThreadsTarget(await reportThreads(benchPairs())) : runTrainingBench;
+  run().catch((err) => {
     console.error(err);
     process.exit(1);
   });

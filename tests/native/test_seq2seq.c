@@ -1,7 +1,9 @@
 /* Seq2seq: finite-difference gradient checks of the whole model (double
  * build) for every cell, encoder shape and attention score; in the float
  * builds, a tiny batch is overfitted (the loss must fall) and runs repeat
- * bit for bit from a seed. */
+ * bit for bit from a seed; a batch split into shards (the threaded build's
+ * data parallelism, run one shard after another) gives the whole batch's
+ * gradients. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,20 +12,26 @@
 #include "attnlab/seq2seq.h"
 #include "check.h"
 #include "fd.h"
+#include "models/seq2seq_internal.h" /* s2s_set_shards */
 #include "s2s_config.h"
 
 enum { B = 3, MAX_IN = 5, MAX_OUT = 4, IN_VOCAB = 7, OUT_VOCAB = 8 };
 
-static void make_batch(Rng *r, int fixed, int32_t *in_ids, int32_t *in_len, int32_t *out_ids, int32_t *out_len) {
-    memset(in_ids, 0, sizeof(int32_t) * B * MAX_IN);
-    memset(out_ids, 0, sizeof(int32_t) * B * MAX_OUT);
-    for (int b = 0; b < B; b++) {
+/* n rows of random inputs and targets (inputs of MAX_IN with fixed). */
+static void make_rows(Rng *r, int fixed, int n, int32_t *in_ids, int32_t *in_len, int32_t *out_ids, int32_t *out_len) {
+    memset(in_ids, 0, sizeof(int32_t) * n * MAX_IN);
+    memset(out_ids, 0, sizeof(int32_t) * n * MAX_OUT);
+    for (int b = 0; b < n; b++) {
         in_len[b] = fixed ? MAX_IN : rng_int(r, 1, MAX_IN);
         out_len[b] = rng_int(r, 1, MAX_OUT);
         for (int t = 0; t < in_len[b]; t++) in_ids[b * MAX_IN + t] = rng_int(r, 1, IN_VOCAB - 1);
         for (int t = 0; t < out_len[b] - 1; t++) out_ids[b * MAX_OUT + t] = rng_int(r, 3, OUT_VOCAB - 1);
         out_ids[b * MAX_OUT + out_len[b] - 1] = 2;
     }
+}
+
+static void make_batch(Rng *r, int fixed, int32_t *in_ids, int32_t *in_len, int32_t *out_ids, int32_t *out_len) {
+    make_rows(r, fixed, B, in_ids, in_len, out_ids, out_len);
 }
 
 static S2sConfig config(RnnCellKind cell, int layers, int bidir, int attention) {
@@ -220,6 +228,76 @@ static void determinism(void) {
     s2s_destroy(b);
 }
 
+/* Data-parallel shards (as the threaded build runs them, here one after the
+ * other): a batch split into 2, 3 or one-row shards gives the loss and the
+ * gradients of the whole batch within rounding (only the order of the sums
+ * over rows changes), repeats bit for bit, grows with the batch, takes
+ * batches with fewer rows than shards, and leaves decoding and saliency as
+ * they are on one shard. */
+enum { SB = 7 }; /* rows of the sharded batches */
+
+static void shards(RnnCellKind cell, int layers, int bidir, int attention) {
+    check_case("shards %s layers=%d bidir=%d attention=%d", cells[cell], layers, bidir, attention);
+    S2sConfig c = config(cell, layers, bidir, attention);
+    Seq2Seq *one, *many;
+    if (!CHECK_OK(s2s_create(&one, &c), "create") || !CHECK_OK(s2s_create(&many, &c), "create")) return;
+    size_t P = s2s_num_params(one);
+    Rng r = {41 + (uint64_t)cell * 7 + (uint64_t)(attention + 1)};
+    int32_t in_ids[SB * MAX_IN], in_len[SB], out_ids[SB * MAX_OUT], out_len[SB];
+    make_rows(&r, attention == ATTN_SCORE_LOCATION, SB, in_ids, in_len, out_ids, out_len);
+    nn_real l1, ln;
+    s2s_zero_grad(one);
+    CHECK_OK(s2s_forward(one, SB, in_ids, in_len, out_ids, out_len, &l1), "forward, one shard");
+    CHECK_OK(s2s_backward(one), "backward, one shard");
+    const int counts[] = {2, 3, SB, 2 * SB};
+    for (int i = 0; i < 4; i++) {
+        check_case("shards %s layers=%d bidir=%d attention=%d: %d shards", cells[cell], layers, bidir, attention, counts[i]);
+        CHECK_OK(s2s_set_shards(many, counts[i]), "set shards");
+        s2s_zero_grad(many);
+        CHECK_OK(s2s_forward(many, SB, in_ids, in_len, out_ids, out_len, &ln), "forward");
+        CHECK_OK(s2s_backward(many), "backward");
+        CHECK_CLOSE(ln, l1, 0, 8 * TOL_EPS, "loss");
+        /* each gradient is a sum over rows; its order changes: a few ulps of the largest gradient */
+        double gmax = 0;
+        for (size_t j = 0; j < P; j++) gmax = fmax(gmax, fabs(s2s_grads(one)[j]));
+        CHECK_ARRAY_R(s2s_grads(many), s2s_grads(one), P, P, 64 * TOL_EPS * gmax, 0, "gradients");
+    }
+    check_case("shards %s layers=%d bidir=%d attention=%d: training", cells[cell], layers, bidir, attention);
+    /* the same shard count twice: the same weights bit for bit */
+    Seq2Seq *again;
+    CHECK_OK(s2s_create(&again, &c), "create");
+    CHECK_OK(s2s_set_shards(again, 3), "3 shards");
+    CHECK_OK(s2s_set_shards(many, 3), "3 shards");
+    NnTrainOptions o = {NN_ADAM, 0.01f, 1};
+    nn_real la = 0, lb = 0;
+    for (int s = 0; s < 3; s++) {
+        CHECK_OK(s2s_train_step(many, &o, SB, in_ids, in_len, out_ids, out_len, &la), "step");
+        CHECK_OK(s2s_train_step(again, &o, SB, in_ids, in_len, out_ids, out_len, &lb), "step");
+        CHECK_OK(s2s_train_step(one, &o, SB, in_ids, in_len, out_ids, out_len, &l1), "step");
+    }
+    CHECK(la == lb && memcmp(s2s_params(many), s2s_params(again), sizeof(nn_real) * P) == 0, "3 shards twice: the same run");
+    /* Adam's first steps move each weight by about lr whatever the gradient's size, so a
+     * weight whose gradient is rounding noise may move by up to 3 lr; most agree closely */
+    size_t off = 0;
+    for (size_t j = 0; j < P; j++) off += fabs(s2s_params(many)[j] - s2s_params(one)[j]) > 1e-4;
+    CHECK(off <= P / 50, "3 shards vs one after 3 steps: %zu of %zu weights differ by more than 1e-4", off, P);
+    CHECK_CLOSE(la, l1, 1e-4, 1e-3, "loss after 3 steps");
+    /* fewer rows than shards; then more rows than the model held (its replicas grow) */
+    CHECK_OK(s2s_train_step(many, &o, 2, in_ids, in_len, out_ids, out_len, &la), "2 rows, 3 shards");
+    CHECK(s2s_reserve(many, 40) == NN_OK, "reserve 40");
+    int32_t big_in[40 * MAX_IN], big_in_len[40], big_out[40 * MAX_OUT], big_out_len[40];
+    make_rows(&r, attention == ATTN_SCORE_LOCATION, 40, big_in, big_in_len, big_out, big_out_len);
+    CHECK_OK(s2s_train_step(many, &o, 40, big_in, big_in_len, big_out, big_out_len, &la), "40 rows, 3 shards");
+    /* decoding and saliency run on the model's own buffers as before */
+    int32_t got[SB * MAX_OUT], got_len[SB];
+    CHECK_OK(s2s_greedy(many, SB, in_ids, in_len, got, got_len, NULL), "greedy after sharded training");
+    nn_real sal[MAX_IN];
+    CHECK_OK(s2s_saliency(many, in_ids, in_len[0], got, got_len[0], 0, sal), "saliency after sharded training");
+    s2s_destroy(again);
+    s2s_destroy(one);
+    s2s_destroy(many);
+}
+
 int main(void) {
     const int atts[] = {S2S_ATTN_NONE, ATTN_SCORE_DOT, ATTN_SCORE_SCALED_DOT, ATTN_SCORE_GENERAL, ATTN_SCORE_ADDITIVE,
                         ATTN_SCORE_COSINE, ATTN_SCORE_LOCATION};
@@ -242,5 +320,7 @@ int main(void) {
     decode_and_io(RNN_CELL_GRU, ATTN_SCORE_LOCATION);
     errors();
     determinism();
+    for (int cell = 0; cell < RNN_CELL_COUNT; cell++)
+        for (int k = 0; k < 7; k++) shards((RnnCellKind)cell, 1 + k % 2, (k + cell) % 2, atts[k]);
     return check_summary();
 }
