@@ -197,6 +197,7 @@ static int set_shards(VisionModel *m, int n) {
     for (int s = 1; s < m->n_shards; s++) replica_destroy(m->replica[s]);
     memcpy(m->replica, replica, sizeof replica);
     m->n_shards = n;
+    m->opt.chunks = n; /* the optimiser's passes split alike */
     m->have_forward = 0;
     return NN_OK;
 }
