@@ -276,6 +276,7 @@ static int alloc_rows(Seq2Seq *m) {
     for (int r = 1; r < m->n_shards; r++) replica_destroy(m->replica[r]);
     memcpy(m->replica, replica, sizeof replica);
     m->n_shards = n_shards;
+    m->opt.chunks = n_shards; /* the optimiser's passes split alike */
     m->acts = acts;
     build_acts(m); /* carves acts */
     m->ids = ids;

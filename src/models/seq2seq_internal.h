@@ -132,7 +132,8 @@ struct Seq2Seq {
      * replica[s] runs shard s on its own activations and gradients with the
      * model's weights; the gradients are then summed in shard order. n_shards
      * is the pool's thread count when the rows were sized, so one thread count
-     * always splits a batch the same way, whichever threads run the shards. */
+     * always splits a batch the same way, whichever threads run the shards.
+     * The optimiser's passes split into as many ranges (opt.chunks). */
     int n_shards;                     /* 1 without a pool: the model alone, as on one thread */
     int want_shards;                  /* s2s_set_shards' count, or 0: the pool's threads */
     Seq2Seq *replica[NN_MAX_THREADS]; /* [1..n_shards-1]; [0] unused (the model itself) */

@@ -6,6 +6,7 @@
 
 #include "core/vec.h"
 #include "models/seq2seq_internal.h"
+#include "train/shards.h"
 
 /* ---- loss ------------------------------------------------------------------ */
 
@@ -115,33 +116,14 @@ static int shard_backward(Seq2Seq *m, int s) {
     return logits_backward(h.r, h.B, m->T, m->U, h.in_len);
 }
 
-/* One parallel region over the shards: each thread runs shards tid, tid + n, ...
- * (all of them when the region runs on the caller alone). */
-typedef struct {
-    Seq2Seq *m;
-    int backward;                /* 0: forward, 1: backward */
-    double total[NN_MAX_THREADS]; /* forward: each shard's loss sum */
-} S2sShardJob;
-
-static int shards_task(void *ctx, int tid, int n) {
-    S2sShardJob *j = ctx;
-    for (int s = tid; s < j->m->shards; s += n)
-        NN_TRY(j->backward ? shard_backward(j->m, s) : shard_forward(j->m, s, &j->total[s]));
-    return NN_OK;
+static int forward_task(void *m, int s, double *total) { return shard_forward(m, s, total); }
+static int backward_task(void *m, int s, double *total) {
+    (void)total;
+    return shard_backward(m, s);
 }
 
-/* Runs every shard's forward or backward; the forward's loss sum in *total,
- * added in shard order. */
-static int run_shards(Seq2Seq *m, int backward, double *total) {
-    S2sShardJob job = {m, backward, {0}};
-    /* work: about one multiply-add per parameter and row */
-    int st = m->shards == 1 ? shards_task(&job, 0, 1) : nn_pool_run(shards_task, &job, (double)m->opt.n * m->B);
-    if (total) {
-        *total = job.total[0];
-        for (int s = 1; s < m->shards; s++) *total += job.total[s];
-    }
-    return st;
-}
+/* work of a pass: about one multiply-add per parameter and row */
+static double pass_work(const Seq2Seq *m) { return (double)m->opt.n * m->B; }
 
 int s2s_forward(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
                 const int32_t *out_len, nn_real *loss) {
@@ -150,7 +132,7 @@ int s2s_forward(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len,
     keep_batch(m, B, in_ids, in_len, out_ids, out_len);
     m->have_forward = 0;
     double total = 0;
-    NN_TRY(run_shards(m, 0, &total));
+    NN_TRY(shards_run(forward_task, m, m->shards, pass_work(m), &total));
     *loss = (nn_real)(total / m->count);
     m->have_forward = 1;
     return NN_OK;
@@ -159,7 +141,7 @@ int s2s_forward(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len,
 int s2s_backward(Seq2Seq *m) {
     if (!m->have_forward) return nn_fail(NN_ERR_ARG, "backward: call forward first");
     m->have_forward = 0;
-    NN_TRY(run_shards(m, 1, NULL));
+    NN_TRY(shards_run(backward_task, m, m->shards, pass_work(m), NULL));
     /* the model's gradients hold shard 0's; add the others' in shard order */
     for (int s = 1; s < m->shards; s++) vec_axpy(m->opt.grads, 1, m->replica[s]->grads, (int)m->opt.n);
     return NN_OK;

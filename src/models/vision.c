@@ -16,6 +16,7 @@
 #include "core/conv.h"
 #include "core/vec.h"
 #include "models/vision_internal.h"
+#include "train/shards.h"
 
 /* ---- the parameter table ------------------------------------------------- */
 
@@ -83,7 +84,7 @@ static void carve(nn_real **slot, nn_real *block, NnLayout *l, size_t count) {
 
 static void build_acts(VisionModel *m, nn_real *block) {
     const VisConfig *c = &m->c;
-    size_t B = (size_t)m->c.batch, H = (size_t)c->hidden, T = (size_t)c->steps, G = (size_t)m->G, V = (size_t)m->V,
+    size_t B = (size_t)m->rows, H = (size_t)c->hidden, T = (size_t)c->steps, G = (size_t)m->G, V = (size_t)m->V,
            I = (size_t)m->I, S = (size_t)rnn_step_cache(c->cell, c->hidden);
     VisActs *a = &m->a;
     NnLayout at = {0};
@@ -129,6 +130,81 @@ static void build_acts(VisionModel *m, nn_real *block) {
     }
     carve(&a->scratch, block, &at, scratch);
     m->n_acts = at.size;
+}
+
+/* The integer buffers for m->rows rows: each layer's pool argmax, then loc
+ * and tok. Sizes them (block NULL) or carves m->ints. */
+static size_t carve_ints(VisionModel *m, int32_t *block) {
+    const VisConfig *c = &m->c;
+    size_t at = 0;
+    for (int l = 0; l < c->layers; l++) {
+        if (block) m->idx[l] = block + at;
+        at += (size_t)m->rows * (m->hl[l] / 2) * (m->wl[l] / 2) * c->channels[l];
+    }
+    if (block) {
+        m->loc = block + at;
+        m->tok = block + at + (size_t)c->steps * m->rows;
+    }
+    return at + 2 * (size_t)c->steps * m->rows;
+}
+
+/* ---- shard replicas ------------------------------------------------------- */
+
+static void replica_destroy(VisionModel *r) {
+    if (!r) return;
+    free(r->acts);
+    free(r->ints);
+    free(r->grads);
+    free(r);
+}
+
+/* One shard's buffers for up to `rows` rows: the model's sizes and weight
+ * view, its own activations, indices and gradients (g views them); NULL when
+ * out of memory. The model's weights must be bound (m->w) before. */
+static VisionModel *replica_create(const VisionModel *m, int rows) {
+    VisionModel *r = malloc(sizeof *r);
+    if (!r) return NULL;
+    *r = *m; /* sizes, configuration and the weight view; everything owned is replaced below */
+    r->opt = (OptParams){0};
+    r->draws = NULL;
+    r->n_shards = 1;
+    memset(r->replica, 0, sizeof r->replica);
+    r->rows = rows;
+    r->have_forward = 0;
+    build_acts(r, NULL);
+    r->acts = calloc(r->n_acts, sizeof(nn_real));
+    r->ints = calloc(carve_ints(r, NULL), sizeof(int32_t));
+    r->grads = calloc(m->opt.n, sizeof(nn_real));
+    if (!r->acts || !r->ints || !r->grads) {
+        replica_destroy(r);
+        return NULL;
+    }
+    build_acts(r, r->acts);
+    carve_ints(r, r->ints);
+    opt_bind_grads(&m->opt, &m->w, &r->g, r->grads);
+    return r;
+}
+
+/* Replicas for n shards of batches of up to c.batch rows; on failure the old ones stay. */
+static int set_shards(VisionModel *m, int n) {
+    VisionModel *replica[NN_MAX_THREADS] = {0};
+    int rows = (m->c.batch + n - 1) / n; /* the largest shard nn_pool_range makes of a full batch */
+    for (int s = 1; s < n; s++)
+        if (!(replica[s] = replica_create(m, rows))) {
+            while (--s >= 1) replica_destroy(replica[s]);
+            return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory for the buffers of %d threads", n);
+        }
+    for (int s = 1; s < m->n_shards; s++) replica_destroy(m->replica[s]);
+    memcpy(m->replica, replica, sizeof replica);
+    m->n_shards = n;
+    m->opt.chunks = n; /* the optimiser's passes split alike */
+    m->have_forward = 0;
+    return NN_OK;
+}
+
+int vis_set_shards(VisionModel *m, int n) {
+    if (n < 0 || n > NN_MAX_THREADS) return nn_fail(NN_ERR_LIMIT, "shards: %d is outside 0..%d", n, NN_MAX_THREADS);
+    return set_shards(m, n ? n : nn_pool_threads());
 }
 
 /* ---- create / destroy ------------------------------------------------------ */
@@ -183,29 +259,27 @@ int vis_create(VisionModel **out, const VisConfig *c) {
     AttnConfig ac = {1, m->G, H, H, H, H, c->attention == VIS_ATTN_NONE ? ATTN_SCORE_DOT : (AttnScore)c->attention,
                      ATTN_NORM_SOFTMAX, 1, 0, NULL};
     m->attn_cfg = ac;
+    m->rows = c->batch;
     build_table(m);
     build_acts(m, NULL);
-    size_t ints = 0;
-    for (int l = 0; l < c->layers; l++) ints += (size_t)c->batch * (m->hl[l] / 2) * (m->wl[l] / 2) * c->channels[l];
-    ints += 2 * (size_t)c->steps * c->batch;
     int st = opt_alloc(&m->opt);
     m->acts = calloc(m->n_acts, sizeof(nn_real));
-    m->ints = calloc(ints, sizeof(int32_t));
-    if (st != NN_OK || !m->acts || !m->ints) {
+    m->ints = calloc(carve_ints(m, NULL), sizeof(int32_t));
+    m->draws = calloc((size_t)c->steps * c->batch, sizeof(double));
+    if (st != NN_OK || !m->acts || !m->ints || !m->draws) {
         size_t params = m->opt.n, acts = m->n_acts;
         vis_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory for %zu parameters and %zu activations",
                        params, acts);
     }
-    opt_bind(&m->opt, &m->w, &m->g);
+    opt_bind(&m->opt, &m->w, &m->g); /* before the replicas: they share this weight view */
     build_acts(m, m->acts);
-    int32_t *p = m->ints;
-    for (int l = 0; l < c->layers; l++) {
-        m->idx[l] = p;
-        p += (size_t)c->batch * (m->hl[l] / 2) * (m->wl[l] / 2) * c->channels[l];
+    carve_ints(m, m->ints);
+    m->n_shards = 1;
+    if ((st = set_shards(m, nn_pool_threads())) != NN_OK) {
+        vis_destroy(m);
+        return st;
     }
-    m->loc = p;
-    m->tok = p + (size_t)c->steps * c->batch;
     init_params(m);
     m->rng = c->seed ^ 0x5EED0F1A77E4710Aull;
     *out = m;
@@ -217,6 +291,8 @@ void vis_destroy(VisionModel *m) {
     opt_free(&m->opt);
     free(m->acts);
     free(m->ints);
+    free(m->draws);
+    for (int s = 1; s < m->n_shards; s++) replica_destroy(m->replica[s]);
     free(m);
 }
 
@@ -302,15 +378,18 @@ void vis_reinforce_dweights(nn_real *dweights, const nn_real *a, int n, int l, n
     if (a[l] > 0) dweights[l] -= scale * advantage / a[l];
 }
 
-/* A location drawn from a (n), or its argmax when not sampling. */
-static int pick_location(VisionModel *m, const nn_real *a, int n, int sample) {
+/* A uniform draw in [0, 1) of 53 bits. */
+static double uniform(uint64_t *rng) { return (double)(nn_rng_next(rng) >> 11) / 9007199254740992.0; }
+
+/* The location of a (n) that the draw u in [0, 1) picks, or its argmax when not sampling. */
+static int pick_location(const nn_real *a, int n, int sample, double u) {
     int best = 0;
     if (!sample) {
         for (int j = 1; j < n; j++)
             if (a[j] > a[best]) best = j;
         return best;
     }
-    double u = (double)(nn_rng_next(&m->rng) >> 11) / 9007199254740992.0, cum = 0; /* [0, 1), 53 bits */
+    double cum = 0;
     for (int j = 0; j < n; j++) {
         cum += a[j];
         if (a[j] > 0) best = j;
@@ -328,8 +407,9 @@ static int argmax(const nn_real *x, int n) {
     return best;
 }
 
-/* Attention of step t for every row: weights, context c_t into cat's first half. */
-static int attend_forward(VisionModel *m, int B, int t, int sample) {
+/* Attention of step t for every row: weights, context c_t into cat's first
+ * half; hard mode's draw for row b at draws[t * ld + b] when sampling. */
+static int attend_forward(VisionModel *m, int B, int t, int sample, const double *draws, int ld) {
     const VisConfig *c = &m->c;
     VisActs *a = &m->a;
     int H = c->hidden, G = m->G;
@@ -346,7 +426,7 @@ static int attend_forward(VisionModel *m, int B, int t, int sample) {
         }
         NN_TRY(attn_forward(&m->attn_cfg, &p, a->scores + tb * G, w, ctx, a->hs + tb * H, kv, kv, a->scratch));
         if (c->mode == VIS_HARD) {
-            int l = pick_location(m, w, G, sample);
+            int l = pick_location(w, G, sample, sample ? draws[(size_t)t * ld + b] : 0);
             m->loc[tb] = l;
             memcpy(ctx, kv + (size_t)l * H, sizeof(nn_real) * H);
         }
@@ -390,13 +470,36 @@ static int check_batch(const VisionModel *m, int B, const nn_real *images, const
     return NN_OK;
 }
 
-int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *labels, const int32_t *n_labels,
-                int train, nn_real *loss, int32_t *pred) {
-    NN_TRY(check_batch(m, B, images, labels, n_labels));
+/* A forward pass over the whole batch, shard by shard: its arguments, and
+ * what each shard reports back for hard mode's baseline. */
+typedef struct {
+    VisionModel *m;
+    const nn_real *images;      /* (B, R, Q) */
+    const int32_t *labels;      /* (B, T) or NULL */
+    const int32_t *n_labels;    /* (B) or NULL */
+    int32_t *pred;              /* (B, T) or NULL */
+    nn_real *dimages;           /* backward: (B, R, Q) += or NULL */
+    int count;                  /* the batch's valid steps: each one's loss weight is 1/count */
+    int sample;                 /* hard mode, training: locations are drawn */
+    int hits[NN_MAX_THREADS][VIS_MAX_STEPS]; /* sampling: per shard and step, rows whose argmax is the label */
+    int seen[NN_MAX_THREADS][VIS_MAX_STEPS]; /* and rows with a label at that step */
+} VisPass;
+
+/* The forward of B rows on m (the model, or a shard's replica) from images
+ * (B, R, Q), labels (B, T) / n_labels (B) or NULL, pred (B, T) or NULL; the
+ * loss's sum into *total. draws (T, ld) and baseline (T): the whole batch's,
+ * read. With sampling, hits and seen (T) count this shard's rows for the
+ * baseline's update. */
+static int rows_forward(VisionModel *m, int B, const VisPass *p, int b0, double *total, int *hits, int *seen) {
     const VisConfig *c = &m->c;
     VisActs *a = &m->a;
-    int H = c->hidden, G = m->G, V = m->V, T = c->steps, I = m->I;
-    int sample = train && c->mode == VIS_HARD && c->attention != VIS_ATTN_NONE;
+    int H = c->hidden, G = m->G, V = m->V, T = c->steps, I = m->I, count = p->count, sample = p->sample;
+    const nn_real *images = p->images + (size_t)b0 * c->rows * c->cols;
+    const int32_t *labels = p->labels ? p->labels + (size_t)b0 * T : NULL;
+    const int32_t *n_labels = p->n_labels ? p->n_labels + b0 : NULL;
+    int32_t *pred = p->pred ? p->pred + (size_t)b0 * T : NULL;
+    const double *draws = p->m->draws + b0, *baseline = p->m->baseline;
+    int ld = p->m->batch_B;
     m->have_forward = 0;
     m->B = B;
     memcpy(a->x, images, sizeof(nn_real) * B * c->rows * c->cols);
@@ -413,26 +516,23 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
         vec_tanh(a->hs + (size_t)b * H, a->hs + (size_t)b * H, H);
     }
     memset(a->cs, 0, sizeof(nn_real) * B * H);
-    int count = 0;
-    if (labels)
-        for (int b = 0; b < B; b++) count += n_labels[b];
-    double total = 0;
+    *total = 0;
     RnnWeights cw = cell_weights(m);
     int lstm = c->cell == RNN_CELL_LSTM;
     for (int t = 0; t < T; t++) {
-        NN_TRY(attend_forward(m, B, t, sample));
+        NN_TRY(attend_forward(m, B, t, sample, draws, ld));
         output_forward(m, B, t);
         for (int b = 0; b < B; b++) {
             size_t tb = (size_t)t * B + b;
-            const nn_real *p = a->probs + tb * V;
-            int guess = argmax(p, V);
+            const nn_real *pr = a->probs + tb * V;
+            int guess = argmax(pr, V);
             if (pred) pred[(size_t)b * T + t] = guess;
             int valid = labels && t < n_labels[b];
             int y = valid ? labels[(size_t)b * T + t] : guess;
             m->tok[tb] = y;
             a->lw[tb] = valid ? (nn_real)1 / count : 0;
-            if (valid) total -= log(p[y] > 0 ? (double)p[y] : DBL_MIN); /* p underflowed: a huge but finite loss */
-            a->adv[tb] = valid && sample ? (nn_real)((guess == y) - m->baseline[t]) : 0;
+            if (valid) *total -= log(pr[y] > 0 ? (double)pr[y] : DBL_MIN); /* p underflowed: a huge but finite loss */
+            a->adv[tb] = valid && sample ? (nn_real)((guess == y) - baseline[t]) : 0;
         }
         if (t + 1 == T) break;
         /* s_{t+1} = cell([c_t; onehot(y_t)], s_t) */
@@ -448,22 +548,73 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
                          lstm ? a->cs + (size_t)(t + 1) * B * H : NULL, a->cache + (size_t)t * B * S, xin, I,
                          a->hs + (size_t)t * B * H, lstm ? a->cs + (size_t)t * B * H : NULL, NULL, a->scratch);
     }
-    if (sample) /* b_t <- 0.9 b_t + 0.1 mean reward (after this batch's advantages used the old b_t) */
+    if (sample) /* the rewards of this shard's rows, for the baseline */
         for (int t = 0; t < T; t++) {
-            double r = 0;
-            int n = 0;
+            hits[t] = seen[t] = 0;
             for (int b = 0; b < B; b++)
                 if (t < n_labels[b]) {
                     size_t tb = (size_t)t * B + b;
-                    r += argmax(a->probs + tb * V, V) == labels[(size_t)b * T + t];
-                    n++;
+                    hits[t] += argmax(a->probs + tb * V, V) == labels[(size_t)b * T + t];
+                    seen[t]++;
                 }
-            if (n) m->baseline[t] = 0.9 * m->baseline[t] + 0.1 * r / n;
         }
     if (labels) {
-        if (loss) *loss = (nn_real)(total / count);
         m->have_forward = 1;
         m->trained_forward = sample;
+    }
+    return NN_OK;
+}
+
+/* Rows [b0, b1) of shard s of the last forward's batch, and the model or replica that runs them. */
+static VisionModel *shard_rows(VisionModel *m, int s, int *b0, int *b1) {
+    nn_pool_range(m->batch_B, s, m->shards, b0, b1);
+    return s ? m->replica[s] : m;
+}
+
+static int forward_task(void *ctx, int s, double *total) {
+    VisPass *p = ctx;
+    int b0, b1;
+    VisionModel *r = shard_rows(p->m, s, &b0, &b1);
+    return rows_forward(r, b1 - b0, p, b0, total, p->hits[s], p->seen[s]);
+}
+
+/* Multiply-adds of a pass over B rows, roughly: the convolutions, and one per parameter and row. */
+static double pass_work(const VisionModel *m, int B) {
+    double per_row = (double)m->opt.n;
+    for (int l = 0; l < m->c.layers; l++) per_row += 9.0 * m->hl[l] * m->wl[l] * m->cin[l] * m->c.channels[l];
+    return per_row * B;
+}
+
+int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *labels, const int32_t *n_labels,
+                int train, nn_real *loss, int32_t *pred) {
+    NN_TRY(check_batch(m, B, images, labels, n_labels));
+    const VisConfig *c = &m->c;
+    int T = c->steps;
+    VisPass p = {.m = m, .images = images, .labels = labels, .n_labels = n_labels, .pred = pred};
+    p.sample = train && c->mode == VIS_HARD && c->attention != VIS_ATTN_NONE;
+    if (labels)
+        for (int b = 0; b < B; b++) p.count += n_labels[b];
+    /* the draws in the order one thread takes them, so every split of the batch draws alike */
+    if (p.sample)
+        for (int i = 0; i < T * B; i++) m->draws[i] = uniform(&m->rng);
+    m->have_forward = 0;
+    m->batch_B = B;
+    m->shards = B < m->n_shards ? B : m->n_shards;
+    double total = 0;
+    NN_TRY(shards_run(forward_task, &p, m->shards, pass_work(m, B), &total));
+    if (p.sample) /* b_t <- 0.9 b_t + 0.1 mean reward (after this batch's advantages used the old b_t) */
+        for (int t = 0; t < T; t++) {
+            int hits = 0, seen = 0;
+            for (int s = 0; s < m->shards; s++) {
+                hits += p.hits[s][t];
+                seen += p.seen[s][t];
+            }
+            if (seen) m->baseline[t] = 0.9 * m->baseline[t] + 0.1 * hits / seen;
+        }
+    if (labels) {
+        if (loss) *loss = (nn_real)(total / p.count);
+        m->have_forward = 1;
+        m->trained_forward = p.sample;
     }
     return NN_OK;
 }
@@ -502,8 +653,9 @@ static int attend_backward(VisionModel *m, int B, int t, const nn_real *dctx, in
     return NN_OK;
 }
 
-int vis_backward(VisionModel *m, nn_real *dimages) {
-    if (!m->have_forward) return nn_fail(NN_ERR_ARG, "backward: no forward with labels to differentiate");
+/* The backward of the last forward's B rows on m (the model or a shard's
+ * replica) into its gradients; dimages (B, R, Q) += or NULL. */
+static int rows_backward(VisionModel *m, nn_real *dimages) {
     const VisConfig *c = &m->c;
     VisActs *a = &m->a;
     int B = m->B, H = c->hidden, G = m->G, V = m->V, T = c->steps, I = m->I, lstm = c->cell == RNN_CELL_LSTM;
@@ -560,11 +712,38 @@ int vis_backward(VisionModel *m, nn_real *dimages) {
     for (int b = 0; b < B; b++)
         for (int g = 0; g < G; g++) vec_axpy(a->d_kv + ((size_t)b * G + g) * H, (nn_real)1 / G, a->dout + (size_t)b * H, H);
     encoder_backward(m, B, dimages);
+    return NN_OK;
+}
+
+/* Shard s's backward: into the model's gradients (shard 0, +=) or into its replica's, cleared first. */
+static int backward_task(void *ctx, int s, double *total) {
+    (void)total;
+    VisPass *p = ctx;
+    int b0, b1;
+    VisionModel *r = shard_rows(p->m, s, &b0, &b1);
+    if (s) memset(r->grads, 0, sizeof(nn_real) * p->m->opt.n);
+    return rows_backward(r, p->dimages ? p->dimages + (size_t)b0 * r->c.rows * r->c.cols : NULL);
+}
+
+int vis_backward(VisionModel *m, nn_real *dimages) {
+    if (!m->have_forward) return nn_fail(NN_ERR_ARG, "backward: no forward with labels to differentiate");
+    VisPass p = {.m = m, .dimages = dimages};
+    NN_TRY(shards_run(backward_task, &p, m->shards, pass_work(m, m->batch_B), NULL));
+    /* the model's gradients hold shard 0's; add the others' in shard order */
+    for (int s = 1; s < m->shards; s++) vec_axpy(m->opt.grads, 1, m->replica[s]->grads, (int)m->opt.n);
     m->have_forward = 0;
     return NN_OK;
 }
 
 void vis_attention(const VisionModel *m, int b, nn_real *weights, int32_t *locations) {
+    for (int s = 1; s < m->shards; s++) { /* row b is in the shard whose rows hold it */
+        int b0, b1;
+        nn_pool_range(m->batch_B, s, m->shards, &b0, &b1);
+        if (b >= b0 && b < b1) {
+            vis_attention(m->replica[s], b - b0, weights, locations);
+            return;
+        }
+    }
     int B = m->B, G = m->G;
     for (int t = 0; t < m->c.steps; t++) {
         size_t tb = (size_t)t * B + b;

@@ -4,6 +4,7 @@
 #define ATTNLAB_VISION_INTERNAL_H
 
 #include "attnlab/vision.h"
+#include "base/pool.h"
 #include "train/optim.h"
 
 /* Tensors in the parameter table: 2 per conv layer, the 1x1 projection's 2,
@@ -72,7 +73,24 @@ struct VisionModel {
     int32_t *tok;                 /* (T, B) token fed to the next step */
     double baseline[VIS_MAX_STEPS]; /* hard mode's moving-average reward per step */
     uint64_t rng;                 /* hard mode's sampling stream */
-    int B, have_forward, trained_forward;
+    double *draws;                /* (T, batch) hard mode: this forward's uniform draws, taken in (t, b) order */
+    int rows;                     /* rows the buffers hold: c.batch, or a shard's */
+    int B;                        /* rows of the last forward in these buffers */
+    int have_forward, trained_forward;
+    /* Data-parallel training (src/train/shards.h): shard 0 runs on the
+     * model's buffers, shard s on replica[s] (its own activations, indices
+     * and gradients, the model's weights); n_shards is the pool's thread
+     * count at creation (or vis_set_shards'). */
+    int n_shards;
+    int shards;                       /* shards of the last forward */
+    int batch_B;                      /* rows of the last forward's whole batch */
+    struct VisionModel *replica[NN_MAX_THREADS]; /* [1..n_shards-1] */
+    nn_real *grads;                   /* replica: (n params) its gradient block, which g points into */
 };
+
+/* Splits batches into n shards (1..NN_MAX_THREADS) from now on, or as many
+ * as the pool has threads (n = 0): the sharded arithmetic without a pool,
+ * for the native tests. */
+int vis_set_shards(VisionModel *m, int n);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/pool.h"
 
 /* Adam's constants (Kingma & Ba's defaults). */
 #define ADAM_BETA1 0.9
@@ -48,12 +49,6 @@ void opt_bind(const OptParams *p, void *w, void *g) {
 
 void opt_zero_grad(OptParams *p) { memset(p->grads, 0, sizeof(nn_real) * p->n); }
 
-nn_real opt_grad_norm(const OptParams *p) {
-    double sq = 0;
-    for (size_t i = 0; i < p->n; i++) sq += (double)p->grads[i] * p->grads[i];
-    return (nn_real)sqrt(sq);
-}
-
 /* One parameter's step; returns 0 when the new values would not be finite.
  * SGD: p -= lr s g. Adam: m = b1 m + (1-b1) s g; v = b2 v + (1-b2) (s g)^2;
  * p -= lr mhat / (sqrt(vhat) + eps), mhat = m / c1, vhat = v / c2. */
@@ -75,6 +70,69 @@ static inline int param_step(const UpdateRule *u, nn_real g, nn_real *p, nn_real
     return isfinite(*p) && isfinite(*mo) && isfinite(*vo);
 }
 
+/* ---- the passes over the parameters, range by range ---------------------------- */
+
+enum { PASS_NORM, PASS_CHECK, PASS_WRITE };
+
+/* A pass over p->n parameters in `chunks` contiguous ranges (nn_pool_range);
+ * thread tid takes ranges tid, tid + n, ... (all of them on the caller). */
+typedef struct {
+    OptParams *p;
+    const UpdateRule *u;
+    int pass, chunks;
+    double sq[NN_MAX_THREADS];  /* PASS_NORM: each range's sum of g^2 */
+    size_t bad[NN_MAX_THREADS]; /* PASS_CHECK: each range's first weight that would not be finite, or p->n */
+} OptPass;
+
+static int pass_task(void *ctx, int tid, int n) {
+    OptPass *j = ctx;
+    OptParams *p = j->p;
+    nn_real *mo = p->moments, *vo = p->moments + p->n;
+    for (int c = tid; c < j->chunks; c += n) {
+        int b, e;
+        nn_pool_range((int)p->n, c, j->chunks, &b, &e);
+        size_t i = (size_t)b, end = (size_t)e;
+        switch (j->pass) {
+        case PASS_NORM: {
+            double sq = 0;
+            for (; i < end; i++) sq += (double)p->grads[i] * p->grads[i];
+            j->sq[c] = sq;
+            break;
+        }
+        case PASS_CHECK:
+            j->bad[c] = p->n;
+            for (; i < end; i++) {
+                nn_real w = p->params[i], mi = mo[i], vi = vo[i];
+                if (!param_step(j->u, p->grads[i], &w, &mi, &vi)) {
+                    j->bad[c] = i;
+                    break;
+                }
+            }
+            break;
+        default:
+            for (; i < end; i++) param_step(j->u, p->grads[i], &p->params[i], &mo[i], &vo[i]);
+            break;
+        }
+    }
+    return NN_OK;
+}
+
+/* Runs one pass; `per` multiply-adds per parameter (the pool's threshold reads it). */
+static void run_pass(OptPass *j, int pass, double per) {
+    j->pass = pass;
+    j->chunks = j->p->chunks > 1 ? j->p->chunks : 1;
+    if (j->chunks == 1) pass_task(j, 0, 1);
+    else nn_pool_run(pass_task, j, per * (double)j->p->n);
+}
+
+nn_real opt_grad_norm(const OptParams *p) {
+    OptPass j = {(OptParams *)p, NULL, 0, 0, {0}, {0}}; /* the norm pass only reads */
+    run_pass(&j, PASS_NORM, 1);
+    double sq = j.sq[0];
+    for (int c = 1; c < j.chunks; c++) sq += j.sq[c];
+    return (nn_real)sqrt(sq);
+}
+
 int opt_update(OptParams *p, const NnTrainOptions *o, nn_real *norm_out) {
     if (!(o->lr > 0) || !isfinite(o->lr)) return nn_fail(NN_ERR_VALUE, "lr must be a finite number > 0 (got %g)", (double)o->lr);
     if (!(o->clip >= 0) || !isfinite(o->clip)) return nn_fail(NN_ERR_VALUE, "clip must be a finite number >= 0 (got %g)", (double)o->clip);
@@ -85,14 +143,13 @@ int opt_update(OptParams *p, const NnTrainOptions *o, nn_real *norm_out) {
     if (!isfinite(norm)) return nn_fail(NN_ERR_VALUE, "the gradient norm is %g; the step is not taken", (double)norm);
     UpdateRule u = {o->optimizer, o->lr, 1 - pow(ADAM_BETA1, p->steps + 1), 1 - pow(ADAM_BETA2, p->steps + 1),
                     o->clip > 0 && norm > o->clip ? o->clip / norm : 1};
-    /* all or nothing: every new value is checked before any is written */
-    nn_real *mo = p->moments, *vo = p->moments + P;
-    for (size_t i = 0; i < P; i++) {
-        nn_real w = p->params[i], mi = mo[i], vi = vo[i];
-        if (!param_step(&u, p->grads[i], &w, &mi, &vi))
-            return nn_fail(NN_ERR_VALUE, "the update would make weight %zu non-finite; the step is not taken", i);
-    }
-    for (size_t i = 0; i < P; i++) param_step(&u, p->grads[i], &p->params[i], &mo[i], &vo[i]);
+    /* all or nothing: every new value is checked before any is written; an
+     * Adam step costs some 30 multiply-adds' time (a square root, a division) */
+    OptPass j = {p, &u, 0, 0, {0}, {0}};
+    run_pass(&j, PASS_CHECK, 30);
+    for (int c = 0; c < j.chunks; c++) /* the first weight that fails, as one loop would find it */
+        if (j.bad[c] < P) return nn_fail(NN_ERR_VALUE, "the update would make weight %zu non-finite; the step is not taken", j.bad[c]);
+    run_pass(&j, PASS_WRITE, 30);
     p->steps++;
     return NN_OK;
 }

@@ -29,6 +29,8 @@ typedef struct {
     nn_real *kept;                      /* (3, n) opt_snapshot's copy of params and moments, or NULL */
     int steps;                          /* optimiser steps taken */
     int kept_steps;                     /* steps at the snapshot */
+    int chunks;                         /* opt_update's passes run in this many contiguous ranges, one
+                                         * parallel region each (the model's shard count; 0 or 1: plain loops) */
 } OptParams;
 
 /* Appends a tensor of count reals to the table (before opt_alloc); the
@@ -46,7 +48,8 @@ void opt_bind(const OptParams *p, void *w, void *g);
  * were registered in. */
 void opt_bind_grads(const OptParams *p, const void *w, void *g, nn_real *grads);
 void opt_zero_grad(OptParams *p);
-/* sqrt(sum g^2) over all gradients, accumulated in double. */
+/* sqrt(sum g^2) over all gradients, accumulated in double (range by range,
+ * then the ranges' sums in order, with p->chunks ranges). */
 nn_real opt_grad_norm(const OptParams *p);
 /* Clips (global norm) and applies one step; the norm before clipping in
  * *norm (or NULL). All or nothing: a bad lr or clip, a gradient norm that is

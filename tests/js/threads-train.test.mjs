@@ -1,6 +1,6 @@
-// Threaded training: a batch splits into one shard per thread, each shard's
-// forward and backward run on its own thread, and the gradients are summed in
-// shard order. The same seed and thread count give the same model bit for
+// Threaded training (seq2seq and the image models): a batch splits into one
+// shard per thread, each shard's forward and backward run on its own thread,
+// and the gradients are summed in shard order. The same seed and thread count give the same model bit for
 // bit; one thread and two give the same model within rounding; a bad call
 // throws what one thread throws and leaves the model as it was.
 import { after, before, describe, test } from 'node:test';
@@ -13,12 +13,23 @@ const MODEL = { task: 'dates', cell: 'gru', embed: 16, hidden: 32, attention: 'd
 const STEPS = 5;
 
 /**
- * The weights in a saved file: the trainer's file ends with the model's
- * (… f32 parameters | u32 checksum) and its own u32 checksum.
+ * The weights in a saved file: a seq2seq file ends with the model's
+ * (… f32 parameters | u32 checksum) and the trainer's u32 checksum (tail 8),
+ * an image model's with its f32 parameters and one u32 checksum (tail 4).
  */
-function weights(bytes, count) {
-  const end = bytes.length - 8;
+function weights(bytes, count, tail = 8) {
+  const end = bytes.length - tail;
   return new Float32Array(bytes.slice(end - 4 * count, end).buffer);
+}
+
+/** The largest |a - b| over two weight vectors, and where. */
+function largestDifference(a, b) {
+  let worst = 0, at = 0;
+  for (let i = 0; i < a.length; i++) {
+    const d = Math.abs(a[i] - b[i]);
+    if (d > worst) [worst, at] = [d, i];
+  }
+  return { worst, at };
 }
 
 function trained(engine, train, options = MODEL) {
@@ -68,11 +79,7 @@ describe('threaded training', { skip }, () => {
     const a = trained(one, sgd), b = trained(two, sgd);
     const n = a.m.config.parameters;
     const wa = weights(a.bytes, n), wb = weights(b.bytes, n);
-    let worst = 0, at = 0;
-    for (let i = 0; i < n; i++) {
-      const d = Math.abs(wa[i] - wb[i]);
-      if (d > worst) [worst, at] = [d, i];
-    }
+    const { worst, at } = largestDifference(wa, wb);
     assert.ok(worst <= 1e-6, `weight ${at} of ${n}: ${wa[at]} (one thread) vs ${wb[at]} (two), |diff| ${worst}`);
     for (let i = 0; i < STEPS; i++) {
       assert.ok(Math.abs(a.losses[i] - b.losses[i]) <= 1e-6 * a.losses[i], `SGD step ${i}: loss ${a.losses[i]} vs ${b.losses[i]}`);
@@ -104,6 +111,31 @@ describe('threaded training', { skip }, () => {
     a.destroy();
     b.destroy();
   });
+
+  // the image models: the same split of each batch, with hard attention's draws taken in one order
+  const VISION = { task: 'cluttered', channels: [4, 8], hidden: 16, batch: 8, seed: 2 };
+  for (const mode of ['soft', 'hard']) {
+    test(`image model, ${mode} attention: one seed twice on two threads, bit for bit; one thread within rounding`, async () => {
+      const run = async (engine, optimizer) => {
+        const m = await engine.createVisionModel({ ...VISION, attention: 'dot', mode });
+        const losses = m.train({ steps: STEPS, batch: 8, optimizer, lr: optimizer === 'sgd' ? 0.05 : 0.002, clip: 0 }).losses;
+        const bytes = m.save();
+        const n = m.config.parameters;
+        m.destroy();
+        return { losses, bytes, w: weights(bytes, n, 4) };
+      };
+      const a = await run(two, 'adam'), b = await run(two, 'adam'), c = await run(one, 'adam');
+      assert.deepEqual(a.bytes, b.bytes, 'the same saved bytes');
+      assert.notDeepEqual(a.bytes, c.bytes, 'one thread rounds differently: the batch ran in two shards');
+      for (let i = 0; i < STEPS; i++) {
+        assert.ok(Math.abs(a.losses[i] - c.losses[i]) <= 1e-4 * c.losses[i], `Adam step ${i}: loss ${c.losses[i]} vs ${a.losses[i]}`);
+      }
+      // SGD: as for seq2seq, the weights differ by the gradients' rounding times lr
+      const d = await run(one, 'sgd'), e = await run(two, 'sgd');
+      const { worst, at } = largestDifference(d.w, e.w);
+      assert.ok(worst <= 1e-6, `weight ${at}: ${d.w[at]} (one thread) vs ${e.w[at]} (two), |diff| ${worst}`);
+    });
+  }
 
   test('a bad call throws what it throws on one thread and leaves the model as it was', () => {
     const calls = [

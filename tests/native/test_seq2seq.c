@@ -282,6 +282,25 @@ static void shards(RnnCellKind cell, int layers, int bidir, int attention) {
     for (size_t j = 0; j < P; j++) off += fabs(s2s_params(many)[j] - s2s_params(one)[j]) > 1e-4;
     CHECK(off <= P / 50, "3 shards vs one after 3 steps: %zu of %zu weights differ by more than 1e-4", off, P);
     CHECK_CLOSE(la, l1, 1e-4, 1e-3, "loss after 3 steps");
+    /* the optimiser's check, range by range, names the weight one loop names:
+     * two gradients that step their weights past the float range, in the
+     * second and third of three ranges; the first is named */
+#ifdef NN_DOUBLE
+    const nn_real big = 1e150; /* its square is in range */
+#else
+    const nn_real big = 1e18f;
+#endif
+    NnTrainOptions huge = {NN_SGD, big * big, 0};
+    char one_error[256];
+    for (int i = 0; i < 2; i++) {
+        Seq2Seq *m = i ? many : one;
+        s2s_zero_grad(m);
+        s2s_grads(m)[P / 2] = s2s_grads(m)[P - 1] = big; /* lr x big = big^3 is past the range; the norm is not */
+        CHECK(s2s_update(m, &huge, NULL) == NN_ERR_VALUE, "a step to infinity: %s", nn_last_error());
+        if (!i) snprintf(one_error, sizeof one_error, "%s", nn_last_error());
+    }
+    CHECK(strcmp(nn_last_error(), one_error) == 0 && strstr(one_error, "weight") != NULL,
+          "3 shards: '%s', one shard: '%s'", nn_last_error(), one_error);
     /* fewer rows than shards; then more rows than the model held (its replicas grow) */
     CHECK_OK(s2s_train_step(many, &o, 2, in_ids, in_len, out_ids, out_len, &la), "2 rows, 3 shards");
     CHECK(s2s_reserve(many, 40) == NN_OK, "reserve 40");

@@ -2,7 +2,9 @@
  * difference gradient checks (double build) for conv 3x3, ReLU + max-pool,
  * 1x1 conv, and the whole model (spatial attention, decoder, every score and
  * cell, down to the pixels); REINFORCE's average gradient against the exact
- * one on an enumerable case; tasks, splits, placement, save / load, errors. */
+ * one on an enumerable case; a batch split into shards (the threaded build's
+ * data parallelism) against the whole batch; tasks, splits, placement,
+ * save / load, errors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "check.h"
 #include "core/conv.h"
 #include "fd.h"
+#include "models/vision_internal.h" /* vis_set_shards, the baseline */
 
 /* ---- a synthetic digit set in the asset's format ---------------------------- */
 
@@ -47,6 +50,11 @@ static void conv_forward_matches_reference(void) {
         alloc_release(mark);
     }
 }
+
+/* The model tests' canvas, and the cells' names. */
+#define GR 8
+#define GQ 12
+static const char *const CELLS[] = {"rnn", "gru", "lstm"};
 
 #ifdef NN_DOUBLE
 /* L = sum r . f(x): the worst relative gap between g and the central
@@ -161,8 +169,6 @@ static void conv_gradcheck_shapes(void) {
 /* ---- model level: every parameter and every pixel ------------------------------- */
 
 #define GB 2
-#define GR 8
-#define GQ 12
 
 typedef struct {
     VisionModel *m;
@@ -176,8 +182,6 @@ static double model_loss(void *p) {
     vis_forward(c->m, GB, c->images, c->labels, c->n, 0, &loss, NULL);
     return loss;
 }
-
-static const char *const CELLS[] = {"rnn", "gru", "lstm"};
 
 static void model_gradcheck(RnnCellKind cell, int attention, VisMode mode, int steps, int sequence) {
     check_case("gradcheck model cell=%s attention=%d mode=%d steps=%d sequence=%d", CELLS[cell], attention, mode, steps,
@@ -273,6 +277,82 @@ static void reinforce_matches_exact(void) {
     CHECK(sqrt(norm) > 1e-2, "exact gradient norm %g", sqrt(norm));
 }
 #endif
+
+/* ---- data-parallel shards ----------------------------------------------------- */
+
+#define SB 7 /* rows of the sharded batches */
+
+/* A batch split into 2, 3 or one-row shards (as the threaded build runs it,
+ * here one shard after another) gives the whole batch's loss, gradients,
+ * pixel gradients, answers, attention and hard mode's draws and baseline
+ * within rounding; the same shard count trains the same weights bit for bit. */
+static void shards_match(RnnCellKind cell, int attention, VisMode mode, int steps, int sequence) {
+    check_case("shards cell=%s attention=%d mode=%d steps=%d sequence=%d", CELLS[cell], attention, mode, steps, sequence);
+    VisConfig mc = {GR, GQ, 2, {3, 4, 0}, cell, 5, attention, mode, steps, sequence, 0.05, SB, 7};
+    Rng r = {303 + (uint64_t)attention * 5 + cell};
+    size_t N = (size_t)SB * GR * GQ;
+    nn_real *images = alloc_random(&r, N, 0, 1);
+    int32_t labels[SB * VIS_MAX_STEPS], n[SB];
+    for (int b = 0; b < SB; b++) {
+        n[b] = sequence ? 1 + b % steps : steps;
+        for (int t = 0; t < steps; t++) labels[b * steps + t] = rng_int(&r, 0, VIS_TOKENS - 1);
+    }
+    int train = mode == VIS_HARD; /* hard mode draws its locations when training */
+    VisionModel *one;
+    if (!CHECK(vis_create(&one, &mc) == NN_OK, "create: %s", nn_last_error())) return;
+    size_t P = vis_num_params(one), G = (size_t)one->G;
+    nn_real l1, ln, *d1 = alloc_zeros(N), *dn = alloc_zeros(N), w1[VIS_MAX_STEPS * 64], wn[VIS_MAX_STEPS * 64];
+    int32_t p1[SB * VIS_MAX_STEPS], pn[SB * VIS_MAX_STEPS], loc1[VIS_MAX_STEPS], locn[VIS_MAX_STEPS];
+    vis_zero_grad(one);
+    CHECK(vis_forward(one, SB, images, labels, n, train, &l1, p1) == NN_OK, "forward: %s", nn_last_error());
+    vis_attention(one, SB - 1, w1, loc1);
+    CHECK(vis_backward(one, d1) == NN_OK, "backward: %s", nn_last_error());
+    double gmax = 0, dmax = 0;
+    for (size_t i = 0; i < P; i++) gmax = fmax(gmax, fabs(vis_grads(one)[i]));
+    for (size_t i = 0; i < N; i++) dmax = fmax(dmax, fabs(d1[i]));
+    const int counts[] = {2, 3, SB};
+    for (int k = 0; k < 3; k++) {
+        VisionModel *many;
+        if (!CHECK(vis_create(&many, &mc) == NN_OK && vis_set_shards(many, counts[k]) == NN_OK, "%d shards: %s", counts[k],
+                   nn_last_error()))
+            continue;
+        memset(dn, 0, sizeof(nn_real) * N);
+        vis_zero_grad(many);
+        CHECK(vis_forward(many, SB, images, labels, n, train, &ln, pn) == NN_OK, "forward: %s", nn_last_error());
+        vis_attention(many, SB - 1, wn, locn);
+        CHECK(vis_backward(many, dn) == NN_OK, "backward: %s", nn_last_error());
+        CHECK_CLOSE(ln, l1, 0, 8 * TOL_EPS, "loss");
+        /* sums over rows in another order: a few ulps of the largest gradient */
+        CHECK_ARRAY_R(vis_grads(many), vis_grads(one), P, P, 64 * TOL_EPS * gmax, 0, "gradients");
+        CHECK_ARRAY_R(dn, d1, N, N, 64 * TOL_EPS * dmax, 0, "pixel gradients");
+        CHECK(memcmp(pn, p1, sizeof(int32_t) * SB * steps) == 0, "%d shards: the same answers", counts[k]);
+        CHECK_ARRAY_R(wn, w1, (size_t)steps * G, G, 1e-6, 1e-5, "attention of the last row");
+        CHECK(memcmp(locn, loc1, sizeof(int32_t) * steps) == 0, "%d shards: the same locations", counts[k]);
+        CHECK(memcmp(many->baseline, one->baseline, sizeof one->baseline) == 0, "%d shards: the same baseline", counts[k]);
+        vis_destroy(many);
+    }
+    /* three training steps twice on 3 shards: the same weights bit for bit */
+    VisionModel *a, *b;
+    if (CHECK(vis_create(&a, &mc) == NN_OK && vis_create(&b, &mc) == NN_OK, "create: %s", nn_last_error())) {
+        CHECK(vis_set_shards(a, 3) == NN_OK && vis_set_shards(b, 3) == NN_OK, "3 shards: %s", nn_last_error());
+        NnTrainOptions o = {NN_ADAM, 0.01f, 5};
+        for (int s = 0; s < 3; s++)
+            for (int i = 0; i < 2; i++) {
+                VisionModel *m = i ? b : a;
+                vis_zero_grad(m);
+                CHECK(vis_forward(m, SB, images, labels, n, 1, &ln, NULL) == NN_OK && vis_backward(m, NULL) == NN_OK &&
+                          vis_update(m, &o, NULL) == NN_OK,
+                      "step %d: %s", s, nn_last_error());
+            }
+        CHECK(memcmp(vis_params(a), vis_params(b), sizeof(nn_real) * P) == 0, "3 shards twice: the same weights");
+        /* fewer rows than shards */
+        CHECK(vis_forward(a, 2, images, labels, n, 1, &ln, NULL) == NN_OK && vis_backward(a, NULL) == NN_OK,
+              "2 rows on 3 shards: %s", nn_last_error());
+        vis_destroy(a);
+        vis_destroy(b);
+    }
+    vis_destroy(one);
+}
 
 /* ---- tasks, splits, placement ---------------------------------------------------- */
 
@@ -442,18 +522,34 @@ static void train_save_load(void) {
     vis_data_destroy(d);
 }
 
+/* The model-level cases: every score and cell, soft and hard, single answers and sequences. */
+static const struct {
+    RnnCellKind cell;
+    int attention;
+    VisMode mode;
+    int steps, sequence;
+} MODEL_CASES[] = {
+    {RNN_CELL_GRU, ATTN_SCORE_SCALED_DOT, VIS_SOFT, 1, 0}, {RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, VIS_SOFT, 3, 1},
+    {RNN_CELL_LSTM, ATTN_SCORE_GENERAL, VIS_SOFT, 3, 1},   {RNN_CELL_LSTM, ATTN_SCORE_COSINE, VIS_SOFT, 2, 0},
+    {RNN_CELL_RNN, ATTN_SCORE_LOCATION, VIS_SOFT, 2, 1},   {RNN_CELL_GRU, ATTN_SCORE_DOT, VIS_HARD, 3, 1},
+    {RNN_CELL_LSTM, ATTN_SCORE_GENERAL, VIS_HARD, 2, 0},   {RNN_CELL_GRU, VIS_ATTN_NONE, VIS_SOFT, 2, 1},
+};
+
 int main(void) {
     conv_forward_matches_reference();
 #ifdef NN_DOUBLE
     op_gradchecks();
     conv_gradcheck_shapes();
-    model_gradcheck(RNN_CELL_GRU, ATTN_SCORE_SCALED_DOT, VIS_SOFT, 1, 0);
-    model_gradcheck(RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, VIS_SOFT, 3, 1);
-    model_gradcheck(RNN_CELL_LSTM, ATTN_SCORE_GENERAL, VIS_SOFT, 3, 1);
-    model_gradcheck(RNN_CELL_LSTM, ATTN_SCORE_COSINE, VIS_SOFT, 2, 0);
-    model_gradcheck(RNN_CELL_RNN, ATTN_SCORE_LOCATION, VIS_SOFT, 2, 1);
-    model_gradcheck(RNN_CELL_GRU, ATTN_SCORE_DOT, VIS_HARD, 3, 1);
-    model_gradcheck(RNN_CELL_GRU, VIS_ATTN_NONE, VIS_SOFT, 2, 1);
+#endif
+    for (size_t i = 0; i < sizeof MODEL_CASES / sizeof MODEL_CASES[0]; i++) {
+        RnnCellKind cell = MODEL_CASES[i].cell;
+        int attention = MODEL_CASES[i].attention, steps = MODEL_CASES[i].steps, sequence = MODEL_CASES[i].sequence;
+#ifdef NN_DOUBLE
+        model_gradcheck(cell, attention, MODEL_CASES[i].mode, steps, sequence);
+#endif
+        shards_match(cell, attention, MODEL_CASES[i].mode, steps, sequence);
+    }
+#ifdef NN_DOUBLE
     reinforce_matches_exact();
 #endif
     tasks_and_splits();
