@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { ROOT, SHOTS, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
+import { ROOT, SHOTS, gridCell, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { measure } from '../../web/learn/spread.js';
@@ -244,7 +244,7 @@ test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playgroun
   x[2][0] = -1;
   const expected = engine.attend({ queries: x, keys: x });
   const pg = await openPlayground(env.browser, new URL(await hrefOf(page, 'dot'), `${env.url}learn.html`).href);
-  assert.equal(await pg.page.inputValue('[data-testid=grid-x] input[data-i="2"][data-j="0"]'), '-1');
+  assert.equal(await (await gridCell(pg.page, 'grid-x', 2, 0)).inputValue(), '-1');
   assert.match(await hoverCell(pg.page, 'weights', 0, 2), new RegExp(`α₁₃ = ${expected.weights.data[2].toFixed(4)}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
