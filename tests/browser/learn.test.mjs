@@ -238,7 +238,10 @@ test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playgroun
   await page.click('[data-testid=ch2-all]');
   assert.equal(await grey(), 0);
   assert.equal(await solved(page, 'dot'), 'false');
-  await page.fill('[data-testid=ch2-x-2-0]', '-1');
+  const cell = await gridCell(page, 'ch2-x', 2, 0);
+  assert.equal(await cell.getAttribute('aria-label'), 'starts, dimension 1');
+  assert.equal(await cell.inputValue(), String(X[2][0]));
+  await cell.fill('-1');
   assert.equal(await solved(page, 'dot'), 'true');
   const x = X.map((r) => [...r]);
   x[2][0] = -1;

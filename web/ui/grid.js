@@ -17,7 +17,7 @@
 // column (e.g. "token 3 (along), dim 5"). The canvas is aria-hidden.
 //
 //   createGrid({ id, label, step = 0.01, limit = 1000, normalise = (v) => v,
-//                rowName(i), colName(j)          drawn in the headers
+//                rowName(i), colName(j)          drawn in the headers (rowNameWidth px for the row names: 30)
 //                rowLabel?(i), colLabel?(j)      for the input's accessible name (default: the names)
 //                onEdit(i, j, value), corner?,
 //                rowHead?: { title, width (px), create(i) -> Node[], update(nodes, i) } })   DOM beside each row
@@ -28,13 +28,13 @@ import { h } from './dom.js';
 
 const ROW_H = 30;
 const COL_W = 52;
-const NUM_W = 30;
 const PAD = 6; // px from the text to the cell's right edge, as in the overlay input (border + padding)
 
 export function createGrid(opts) {
   const { step = 0.01, limit = 1000, normalise = (v) => v } = opts;
   const rowLabel = opts.rowLabel ?? opts.rowName;
   const colLabel = opts.colLabel ?? opts.colName;
+  const NUM_W = opts.rowNameWidth ?? 30;
   const headW = NUM_W + (opts.rowHead?.width ?? 0);
 
   const canvas = h('canvas', { className: 'mx-canvas', attrs: { 'aria-hidden': 'true' } });
@@ -362,6 +362,7 @@ export function createGrid(opts) {
     grid.style.width = `${headW + cols * COL_W}px`;
     grid.style.height = `${(rows + 1) * ROW_H}px`;
     heads.style.width = `${headW - NUM_W}px`;
+    heads.style.left = `${NUM_W}px`;
     if (active.i >= rows || active.j >= cols) active = { i: Math.min(active.i, rows - 1), j: Math.min(active.j, cols - 1) };
     placeInput();
   }
