@@ -4,8 +4,9 @@
 //    gzip-compressed as a typical static host would send it) and the time from
 //    navigation to its first heatmap (body[data-ready], set once the engine has drawn);
 //    median of LOADS fresh loads.
-// 2. Edit -> repaint at 64 tokens x 64 dims (the "long sequence" preset): each sample
-//    edits one embedding value at the start of a frame (inside requestAnimationFrame),
+// 2. Edit -> repaint at 64 tokens x 64 dims (the "long sequence" preset): the grid's input
+//    is moved to cell (5, 3) by keys and keeps the focus, as while a user types; each sample
+//    edits that value at the start of a frame (inside requestAnimationFrame),
 //    the page recomputes through the WASM engine and redraws every heatmap synchronously,
 //    and the clock stops in a task queued behind that frame's rendering update (style,
 //    layout, paint). Prints median and p95 (budget: median <= 8 ms, p95 <= 16 ms).

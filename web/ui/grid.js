@@ -168,9 +168,9 @@ export function createGrid(opts) {
     headsIn.style.transform = `translateY(${-v.y}px)`;
     const focused = document.activeElement;
     for (const [i, r] of live) {
-      if ((i < v.r0 - 1 || i > v.r1 + 1 || i >= rows) && !r.row.contains(focused)) { r.row.remove(); live.delete(i); }
+      if ((i < v.r0 || i > v.r1 || i >= rows) && !r.row.contains(focused)) { r.row.remove(); live.delete(i); }
     }
-    for (let i = Math.max(0, v.r0 - 1); i <= Math.min(rows - 1, v.r1 + 1); i++) {
+    for (let i = v.r0; i <= v.r1; i++) {
       if (live.has(i)) continue;
       const nodes = opts.rowHead.create(i);
       const row = h('div', { className: 'mx-rh' }, ...nodes);
