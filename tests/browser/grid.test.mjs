@@ -129,12 +129,12 @@ test('keys: arrows, Tab, Enter, Home/End and PageDown move between cells; typing
   await page.close();
 });
 
-test('a value that is not a number ("abc", "1e40") gets a clear error, and the cell keeps its previous value', async () => {
+test('a value that is not a number ("abc", "1e40", nothing) gets a clear error, and the cell keeps its previous value', async () => {
   const { page, errors } = await openPlayground(env.browser, env.url, DESKTOP);
   const cell = await gridCell(page, 'grid-x', 1, 2);
   const was = (await state(page)).x[1][2];
   const px = await heatmapPixels(page, 'weights');
-  for (const [typed, reason] of [['abc', /“abc” is not a number/], ['1e40', /1e40 is outside −1000 … 1000/]]) {
+  for (const [typed, reason] of [['abc', /“abc” is not a number/], ['1e40', /1e40 is outside −1000 … 1000/], ['', /an empty cell is not a number/]]) {
     await cell.fill(typed);
     assert.equal(await cell.getAttribute('aria-invalid'), 'true');
     const message = await page.locator('#grid-x-error').textContent();

@@ -248,10 +248,11 @@ export function createGrid(opts) {
     opts.onEdit(i, j, v);
   }
 
-  /** The typed text as a value, or null with the reason it is not one. */
+  /** The typed text as { value }, or as { error } saying why it is not one. */
   function parse(s) {
     const t = s.trim().replace('−', '-');
-    const v = t === '' ? NaN : Number(t);
+    if (t === '') return { error: 'an empty cell is not a number' };
+    const v = Number(t);
     if (!Number.isFinite(v)) return { error: `“${s.trim()}” is not a number` };
     if (Math.abs(v) > limit) return { error: `${t} is outside −${limit} … ${limit}` };
     return { value: normalise(v) };
