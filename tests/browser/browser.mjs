@@ -6,7 +6,8 @@
 //   data-testid="readout-<step>"  aria-live readout of the focused cell
 //   data-testid="formula-<step>"  the step's KaTeX equation
 //   data-testid="export-<step>-png|svg", "export-json", "export-csv", "import-json"
-//   data-testid="tooltip", "notice" (role=status), "compute-error", "grid-x" (inputs data-i/data-j),
+//   data-testid="tooltip", "notice" (role=status), "compute-error",
+//   "grid-x" / "grid-<param>" (a canvas grid: its one input carries the active cell's data-i/data-j; gridCell clicks a cell),
 //   "token-<i>" (name inputs), "point-<i>" (projection points), "projection"
 //   ids: #preset #data-seed #score #normalize #temperature #mask #pad-length #compare
 //        #trainable #heads #head #param-seed #reroll-params; mode: label[for=mode-attend|mode-self]
@@ -116,6 +117,35 @@ export async function hoverCell(page, step, i, j) {
   const size = await canvas.evaluate((c) => ({ rows: c.height, cols: c.width }));
   await page.mouse.move(box.x + ((j + 0.5) / size.cols) * box.width, box.y + ((i + 0.5) / size.rows) * box.height);
   return page.locator('[data-testid="tooltip"]').textContent();
+}
+
+/**
+ * Clicks cell (i, j) of the matrix grid data-testid=`id` as a user would (the grid scrolled so the
+ * cell is in view, then a click on the cell drawn there) and returns the locator of the grid's input,
+ * which then edits that cell.
+ */
+export async function gridCell(page, id, i, j) {
+  const grid = page.locator(`[data-testid="${id}"]`);
+  await grid.evaluate((g, [r, c]) => {
+    const wrap = g.parentElement;
+    const css = getComputedStyle(g);
+    const [rowH, colW, headW] = ['--row-h', '--col-w', '--head-w'].map((v) => parseFloat(css.getPropertyValue(v)));
+    wrap.scrollIntoView({ block: 'center', inline: 'center' });
+    wrap.scrollTop = Math.max(0, (r + 1) * rowH - (wrap.clientHeight + rowH) / 2);
+    wrap.scrollLeft = Math.max(0, c * colW - (wrap.clientWidth - headW - colW) / 2);
+  }, [i, j]);
+  await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+  const at = await grid.evaluate((g, [r, c]) => {
+    const wrap = g.parentElement;
+    const css = getComputedStyle(g);
+    const [rowH, colW, headW] = ['--row-h', '--col-w', '--head-w'].map((v) => parseFloat(css.getPropertyValue(v)));
+    const b = wrap.getBoundingClientRect();
+    return { x: b.left + wrap.clientLeft + headW + (c + 0.5) * colW - wrap.scrollLeft, y: b.top + wrap.clientTop + (r + 1.5) * rowH - wrap.scrollTop };
+  }, [i, j]);
+  await page.mouse.click(at.x, at.y);
+  const input = grid.locator(`input[data-i="${i}"][data-j="${j}"]`);
+  await input.waitFor();
+  return input;
 }
 
 /** A link hash holding `obj` as the page encodes state (base64url JSON). */

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
-import { SHOTS, fullScreenshot, hashOf, heatmapPixels, hoverCell, openPlayground, startBrowser } from './browser.mjs';
+import { SHOTS, fullScreenshot, gridCell, hashOf, heatmapPixels, hoverCell, openPlayground, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => { env = await startBrowser(); });
@@ -50,19 +50,19 @@ test('tutorial preset: hovering query "journey" shows the tutorial\'s scores and
   await page.close();
 });
 
-test('editing a value recomputes and repaints; arrow keys and the wheel nudge it', async () => {
+test('editing a value recomputes and repaints; Alt+↑/↓ and the wheel nudge it', async () => {
   const { page, errors } = await openPlayground(env.browser, env.url);
   const before0 = await heatmapPixels(page, 'weights');
-  const cell = page.locator('[data-testid="grid-x"] input[data-i="1"][data-j="0"]');
+  const cell = await gridCell(page, 'grid-x', 1, 0);
   await cell.fill('0.9');
   const after1 = await heatmapPixels(page, 'weights');
   assert.ok(differ(before0, after1), 'the weights heatmap changed');
   assert.equal((await state(page)).x[1][0], 0.9);
   assert.match(await hoverCell(page, 'scores', 1, 1), /e₂₂ = 1\.2553 = q·k/); // 0.9² + 0.58² + 0.33²
   await cell.focus();
-  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('Alt+ArrowUp');
   assert.equal((await state(page)).x[1][0], 0.91);
-  await page.keyboard.press('Shift+ArrowDown');
+  await page.keyboard.press('Alt+Shift+ArrowDown');
   assert.equal((await state(page)).x[1][0], 0.81);
   const b = await cell.boundingBox();
   await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
@@ -184,9 +184,9 @@ test('the link holds the whole state and reproduces it exactly', async () => {
   await page.selectOption('#score', 'additive');
   await page.fill('#hidden', '3');
   await page.press('#hidden', 'Enter');
-  await page.fill('[data-testid="grid-Wq"] input[data-i="0"][data-j="1"]', '0.77');
+  await (await gridCell(page, 'grid-Wq', 0, 1)).fill('0.77');
   await page.fill('[data-testid="token-3"]', 'along');
-  await page.fill('[data-testid="grid-x"] input[data-i="2"][data-j="2"]', '-0.35');
+  await (await gridCell(page, 'grid-x', 2, 2)).fill('-0.35');
   await page.fill('#temperature', '0.6');
   await page.selectOption('#compare', 'general');
   await settle(page);
@@ -213,7 +213,7 @@ test('JSON export and import round-trip the state; a bad file gives a clear erro
   await page.fill('#data-seed', '42');
   await page.press('#data-seed', 'Enter');
   await page.selectOption('#score', 'general');
-  await page.fill('[data-testid="grid-W"] input[data-i="1"][data-j="1"]', '1.5');
+  await (await gridCell(page, 'grid-W', 1, 1)).fill('1.5');
   const s1 = await state(page);
   const [dl] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-json"]')]);
   const file = `${SHOTS}state.json`;
@@ -361,6 +361,7 @@ test('dist/ from the build runs under a sub-path of a plain static host', async 
 
 test('continuous edits write the link once they pause, not after every edit (encoding 64 × 64 values is slow)', async () => {
   const { page, errors } = await openPlayground(env.browser, `${env.url}#ver=2&preset=long`);
+  await gridCell(page, 'grid-x', 2, 1);
   const r = await page.evaluate(async () => {
     let writes = 0;
     const replace = history.replaceState.bind(history);

@@ -17,6 +17,7 @@ export function createTokenEditor(store) {
   const grid = createMatrixInput({
     id: 'grid-x', label: 'Token embeddings', corner: '#',
     rowName: (i) => String(i + 1), colName: (j) => `d${j + 1}`,
+    rowLabel: (i) => `token ${i + 1} (${names()[i] ?? ''})`, colLabel: (j) => `dim ${j + 1}`,
     onEdit: (i, j, v) => store.update((s) => { s.x[i][j] = v; }, { source: 'grid' }),
     rowHead: {
       title: 'token',

@@ -34,7 +34,12 @@ import { heatmapSvg, svgToPng } from './heatmap-export.js';
 const LABEL_MAX = 12;
 const shorten = (t) => { const cs = [...t]; return cs.length > LABEL_MAX ? `${cs.slice(0, LABEL_MAX - 1).join('')}…` : t; };
 
+const drawnLabels = new WeakMap(); // el -> the labels and stride it shows: an edit that keeps them reads no label back
+
 function fillLabels(el, labels, stride) {
+  const key = `${stride}\n${labels.join('\n')}`;
+  if (drawnLabels.get(el) === key) return;
+  drawnLabels.set(el, key);
   if (el.childElementCount !== labels.length) el.replaceChildren(...labels.map(() => h('span')));
   labels.forEach((t, k) => {
     const span = el.children[k];
@@ -152,7 +157,12 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
     const ctx = bar.getContext('2d');
     const img = ctx.createImageData(256, 1);
     const table = TABLES[scale.scheme];
-    for (let i = 0; i < 256; i++) img.data.set([table[i * 3], table[i * 3 + 1], table[i * 3 + 2], 255], i * 4);
+    for (let i = 0; i < 256; i++) {
+      img.data[i * 4] = table[i * 3];
+      img.data[i * 4 + 1] = table[i * 3 + 1];
+      img.data[i * 4 + 2] = table[i * 3 + 2];
+      img.data[i * 4 + 3] = 255;
+    }
     ctx.putImageData(img, 0, 0);
     const { step, values: tv } = legendTicks(scale);
     while (tickRow.childElementCount > tv.length) tickRow.lastChild.remove();
