@@ -22,10 +22,11 @@ nn_real vec_max(const nn_real *x, int n);
  * on the result checks the whole vector. */
 nn_real vec_max_finite(const nn_real *x, int n);
 /* y_i = exp(x_i - shift); returns sum_i y_i. y may equal x. Every x_i - shift
- * must be <= 88 (a softmax shifts by max_i x_i, so they are <= 0). exp
- * underflows to exactly 0 (below exp(-87.68) ~ 8.6e-39). */
+ * must be <= 88 (a softmax shifts by max_i x_i, so they are <= 0). exp is
+ * exactly 0 where x_i - shift is below about -87.68 (exp ~ 8.3e-39). */
 nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n);
-/* y_i = exp((x_i - shift) / tau), tau > 0: the tempered softmax numerator. */
+/* y_i = exp((x_i - shift) / tau), tau > 0, each (x_i - shift) / tau <= 88:
+ * the tempered softmax numerator. */
 nn_real vec_exp_sum_tau(nn_real *y, const nn_real *x, nn_real shift, nn_real tau, int n);
 /* y_i = tanh(x_i). y may equal x. */
 void vec_tanh(nn_real *y, const nn_real *x, int n);
