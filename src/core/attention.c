@@ -28,7 +28,7 @@ typedef struct {
     size_t proj_k; /* additive: K Wk^T (n_k, h) | cosine: unit rows k_j/|k_j| (n_k, d_k) */
     size_t norms;  /* cosine: |q_i| (n_q) then |k_j| (n_k) */
     size_t hid;    /* additive: one tanh row (h) per thread */
-    size_t pack_s; /* forward: packed K^T (dot, scaled_dot, cosine, general) or W^T (location) */
+    size_t pack_s; /* forward: packed K^T (dot, cosine, general), K^T/sqrt(d_k) (scaled_dot) or W^T (location) */
     size_t pack_v; /* forward: packed V */
     size_t block_s, block_w; /* forward without score / weight outputs: one row block of each per thread */
     size_t forward; /* reals the forward needs: everything above (an offset, not a buffer) */
@@ -214,20 +214,22 @@ static const nn_real *scores_prepare(const AttnConfig *c, const AttnParams *p, c
         /* e = beta Qu Ku^T on unit rows */
         unit_rows(scratch + L->proj_q, scratch + L->norms, q, nq, dq);
         unit_rows(scratch + L->proj_k, scratch + L->norms + nq, k, nk, dk);
-        vec_pack(pack, scratch + L->proj_k, dk, nk, dk, 1);
+        vec_pack(pack, scratch + L->proj_k, dk, nk, dk, 1, 1);
         return scratch + L->proj_q;
     case ATTN_SCORE_DOT:
     case ATTN_SCORE_SCALED_DOT:
-        vec_pack(pack, k, dk, nk, dk, 1);
+        /* e = Q (K / sqrt(d_k))^T: the scale rides on the packed keys (exact
+         * when d_k is a power of 4, within a rounding otherwise) */
+        vec_pack(pack, k, dk, nk, dk, 1, c->score == ATTN_SCORE_SCALED_DOT ? 1 / sqrt((nn_real)dk) : 1);
         return q;
     case ATTN_SCORE_GENERAL:
         /* e = (Q W) K^T */
         vec_gemm_nn(scratch + L->proj_q, dk, q, dq, p->W, dk, nq, dk, dq, 0);
-        vec_pack(pack, k, dk, nk, dk, 1);
+        vec_pack(pack, k, dk, nk, dk, 1, 1);
         return scratch + L->proj_q;
     case ATTN_SCORE_LOCATION:
         /* e_i = W q_i, i.e. e = Q W^T with W (n_k, d_q) */
-        vec_pack(pack, p->W, dq, nk, dq, 1);
+        vec_pack(pack, p->W, dq, nk, dq, 1, 1);
         return q;
     case ATTN_SCORE_ADDITIVE:
         /* Pq = Q Wq^T, Pk = K Wk^T */
@@ -259,10 +261,7 @@ static void scores_rows(const AttnConfig *c, const AttnParams *p, nn_real *e, co
     }
     vec_gemm_packed(e, nk, a + (size_t)i0 * lda, lda, scratch + L->pack_s, kdim, i1 - i0, nv,
                     kdim, 0);
-    if (c->score == ATTN_SCORE_SCALED_DOT) {
-        nn_real scale = 1 / sqrt((nn_real)c->d_k);
-        for (int i = i0; i < i1; i++) vec_scale(e + (size_t)(i - i0) * nk, scale, nv);
-    } else if (c->score == ATTN_SCORE_COSINE) {
+    if (c->score == ATTN_SCORE_COSINE) {
         /* e_ij = beta cos_ij, the unit rows' dot product clamped to [-1, 1]
          * (rounding may take it just past); 0 when a row is zero */
         for (int i = i0; i < i1; i++)
@@ -537,17 +536,19 @@ static int score_overflow(const nn_real *er, int i, int Lv) {
 }
 
 /* Rows [i0, i1) (e, a point at row i0) over their visible keys j < Lv:
- * softmax exp((e - max)/tau) / sum, or e / sum e. Masked cells get score
- * -inf and weight 0; a visible score is never -inf: one that overflows is an
- * error, so it cannot pass for a masked cell.
+ * softmax a = exp((e - max)/tau) left unnormalised, inv[i - i0] = 1 / sum_j a_ij
+ * (forward_block applies it), or a = e / sum e, normalised, inv = 1. Masked
+ * cells get score -inf and weight 0; a visible score is never -inf: one that
+ * overflows is an error, so it cannot pass for a masked cell.
  * The 'sum' rule: a row whose |sum_j e_ij| <= Lv eps sum_j |e_ij| (eps the
  * float32 unit roundoff) is ERR_ZERO_SUM; below that bound the sum is
  * rounding noise and so are the weights. Past it every weight is finite. */
-static int normalise_forward(const AttnConfig *c, nn_real *e, nn_real *a, int i0, int i1) {
+static int normalise_forward(const AttnConfig *c, nn_real *e, nn_real *a, nn_real *inv, int i0, int i1) {
     int nk = c->n_k;
     for (int i = i0; i < i1; i++) {
         nn_real *er = e + (size_t)(i - i0) * nk, *ar = a + (size_t)(i - i0) * nk;
         int Lv = attn_visible_keys(c, i);
+        inv[i - i0] = 1;
         for (int j = Lv; j < nk; j++) {
             er[j] = -INFINITY;
             ar[j] = 0;
@@ -556,8 +557,7 @@ static int normalise_forward(const AttnConfig *c, nn_real *e, nn_real *a, int i0
         nn_real m = vec_max_finite(er, Lv); /* NaN when any score is not finite */
         if (!isfinite(m)) return score_overflow(er, i, Lv);
         if (c->norm == ATTN_NORM_SOFTMAX) {
-            nn_real s = vec_exp_sum_tau(ar, er, m, c->temperature, Lv); /* >= 1: the max gives exp(0) */
-            vec_scale(ar, 1 / s, Lv);
+            inv[i - i0] = 1 / vec_exp_sum_tau(ar, er, m, c->temperature, Lv); /* sum >= 1: the max gives exp(0) */
         } else {
             double s = 0, mag = 0; /* in double: neither overflows */
             for (int j = 0; j < Lv; j++) {
@@ -573,6 +573,12 @@ static int normalise_forward(const AttnConfig *c, nn_real *e, nn_real *a, int i0
         }
     }
     return NN_OK;
+}
+
+/* a_ij *= inv[i - i0] over the visible keys of rows [i0, i1) (a points at row i0) */
+static void normalise_weights(const AttnConfig *c, nn_real *a, const nn_real *inv, int i0, int i1) {
+    for (int i = i0; i < i1; i++)
+        if (inv[i - i0] != 1) vec_scale(a + (size_t)(i - i0) * c->n_k, inv[i - i0], attn_visible_keys(c, i));
 }
 
 /* NN_OK if rows [i0, i1) of x (n, d) are finite, else ERR_VALUE naming what
@@ -645,10 +651,21 @@ static int forward_block(const ForwardJob *job, int b, int tid) {
     nn_real *e = job->scores ? job->scores + (size_t)i0 * nk : scratch + L->block_s + own;
     nn_real *w = job->weights ? job->weights + (size_t)i0 * nk : scratch + L->block_w + own;
     nn_real *t = scratch + L->hid + (size_t)tid * (c->hidden > 0 ? c->hidden : 0);
+    nn_real inv[ATTN_ROW_BLOCK]; /* 1 / sum of each row's softmax numerators */
+    nn_real *z = job->context + (size_t)i0 * dv;
     scores_rows(c, job->p, e, job->a, i0, i1, nv, t, scratch, L);
-    NN_TRY(normalise_forward(c, e, w, i0, i1));
-    /* z_i = sum_j a_ij v_j, i.e. Z = A V */
-    vec_gemm_packed(job->context + (size_t)i0 * dv, dv, w, nk, scratch + L->pack_v, nk, i1 - i0, dv, nv, 0);
+    NN_TRY(normalise_forward(c, e, w, inv, i0, i1));
+    /* z_i = sum_j a_ij v_j = (sum_j exp_ij v_j) / s_i, i.e. Z = A V: 1/s_i
+     * scales the d_v values of z_i rather than the n_k weights (they are
+     * scaled only when returned) */
+    vec_gemm_packed(z, dv, w, nk, scratch + L->pack_v, nk, i1 - i0, dv, nv, 0);
+    for (int i = 0; i < i1 - i0; i++) vec_scale(z + (size_t)i * dv, inv[i], dv);
+    if (job->weights) normalise_weights(c, w, inv, i0, i1);
+    if (isfinite(vec_max_finite(z, (i1 - i0) * dv))) return NN_OK;
+    /* Values near the float limit: sum_j exp_ij v_j may overflow where
+     * sum_j a_ij v_j does not. The block again, on normalised weights. */
+    if (!job->weights) normalise_weights(c, w, inv, i0, i1);
+    vec_gemm_packed(z, dv, w, nk, scratch + L->pack_v, nk, i1 - i0, dv, nv, 0);
     return attn_check_result("context", job->context, i0, i1, dv);
 }
 
@@ -675,7 +692,7 @@ int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_r
     ScratchLayout L = scratch_layout(c);
     ForwardJob job = {c, p, scores, weights, context, scratch, NULL, &L, 1, {0}};
     job.a = scores_prepare(c, p, q, k, scratch, &L);
-    vec_pack(scratch + L.pack_v, v, c->d_v, c->d_v, c->n_k, 0);
+    vec_pack(scratch + L.pack_v, v, c->d_v, c->d_v, c->n_k, 0, 1);
     for (int t = 0; t < NN_MAX_THREADS; t++) job.failed[t] = -1;
     int status = nn_pool_run(forward_rows, &job, attn_work(c));
     if (status == NN_OK || job.threads == 1) return status;

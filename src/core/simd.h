@@ -43,10 +43,9 @@ static inline VecF vf_mul(VecF a, VecF b) { return wasm_f32x4_mul(a, b); }
 static inline VecF vf_div(VecF a, VecF b) { return wasm_f32x4_div(a, b); }
 static inline VecF vf_max(VecF a, VecF b) { return wasm_f32x4_pmax(a, b); }
 static inline VecF vf_min(VecF a, VecF b) { return wasm_f32x4_pmin(a, b); }
-/* y where x >= lo, 0 where x < lo (NaN lanes of x keep y). */
-static inline VecF vf_zero_below(VecF y, VecF x, VecF lo) { return wasm_v128_andnot(y, wasm_f32x4_lt(x, lo)); }
-/* The float whose exponent field is (integer bits of t) + 127: see vf_exp. */
-static inline VecF vf_exponent_from_bits(VecF t) { return wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23); }
+/* The float whose bits are t's shifted left by 23: its low mantissa bits moved
+ * into the exponent field (see vf_exp). */
+static inline VecF vf_shift_to_exponent(VecF t) { return wasm_i32x4_shl(t, 23); }
 static inline float vf_hsum(VecF v) {
     return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
            (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
@@ -70,10 +69,7 @@ static inline VecF vf_mul(VecF a, VecF b) { return _mm_mul_ps(a, b); }
 static inline VecF vf_div(VecF a, VecF b) { return _mm_div_ps(a, b); }
 static inline VecF vf_max(VecF a, VecF b) { return _mm_max_ps(a, b); }
 static inline VecF vf_min(VecF a, VecF b) { return _mm_min_ps(a, b); }
-static inline VecF vf_zero_below(VecF y, VecF x, VecF lo) { return _mm_andnot_ps(_mm_cmplt_ps(x, lo), y); }
-static inline VecF vf_exponent_from_bits(VecF t) {
-    return _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(_mm_castps_si128(t), _mm_set1_epi32(127)), 23));
-}
+static inline VecF vf_shift_to_exponent(VecF t) { return _mm_castsi128_ps(_mm_slli_epi32(_mm_castps_si128(t), 23)); }
 static inline float vf_hsum(VecF v) {
     float t[4];
     _mm_storeu_ps(t, v);
@@ -106,14 +102,13 @@ static inline VecF vf_mul(VecF a, VecF b) { VF_LANES(a.v[l] * b.v[l]); }
 static inline VecF vf_div(VecF a, VecF b) { VF_LANES(a.v[l] / b.v[l]); }
 static inline VecF vf_max(VecF a, VecF b) { VF_LANES(a.v[l] > b.v[l] ? a.v[l] : b.v[l]); }
 static inline VecF vf_min(VecF a, VecF b) { VF_LANES(a.v[l] < b.v[l] ? a.v[l] : b.v[l]); }
-static inline VecF vf_zero_below(VecF y, VecF x, VecF lo) { VF_LANES(x.v[l] < lo.v[l] ? 0 : y.v[l]); }
 #ifndef NN_DOUBLE
-static inline float vf_exponent_lane(float t) {
+static inline float vf_shift_lane(float t) {
     union { float f; uint32_t u; } x = {t};
-    x.u = (x.u + 127u) << 23;
+    x.u <<= 23;
     return x.f;
 }
-static inline VecF vf_exponent_from_bits(VecF t) { VF_LANES(vf_exponent_lane(t.v[l])); }
+static inline VecF vf_shift_to_exponent(VecF t) { VF_LANES(vf_shift_lane(t.v[l])); }
 #endif
 static inline nn_real vf_hsum(VecF a) { return (a.v[0] + a.v[1]) + (a.v[2] + a.v[3]); }
 static inline nn_real vf_hmax(VecF a) {
@@ -135,35 +130,41 @@ static inline VecF vf_exp(VecF x) {
     for (int l = 0; l < NN_VLEN; l++) r.v[l] = exp(x.v[l]);
     return r;
 }
+static inline VecF vf_exp_shifted(VecF x) { return vf_exp(x); }
 static inline VecF vf_tanh(VecF x) {
     VecF r;
     for (int l = 0; l < NN_VLEN; l++) r.v[l] = tanh(x.v[l]);
     return r;
 }
 #else
-/* exp(x) = 2^n e^r with n = round(x log2 e), r = x - n ln 2 split in two parts
- * (Cody-Waite), e^r by the Cephes expf polynomial: about 1 ulp on [-87.3, 88.0].
- * Below -87.3 (results under ~1.2e-38, where float32 turns subnormal) it
- * returns 0, so a weight that underflows is exactly 0 and cannot leak a huge
- * value into a weighted sum; above 88.0 it saturates at exp(88) ~ 1.65e38.
- * Rounding: adding 1.5 * 2^23 leaves round(x log2 e) in the low mantissa bits
- * of t, so t's integer bits + 127, shifted into the exponent field, are 2^n
- * (the magic number's own bits shift out). */
-static inline VecF vf_exp(VecF x) {
-    const VecF magic = vf_splat(12582912.0f), lo = vf_splat(-87.3f);
-    VecF xc = vf_min(vf_max(x, lo), vf_splat(88.0f));
-    VecF t = vf_add(vf_mul(xc, vf_splat(1.44269504088896341f)), magic);
-    VecF n = vf_sub(t, magic);
-    VecF r = vf_sub(vf_sub(xc, vf_mul(n, vf_splat(0.693359375f))), vf_mul(n, vf_splat(-2.12194440e-4f)));
-    VecF p = vf_splat(1.9875691500e-4f);
-    p = vf_madd(vf_splat(1.3981999507e-3f), p, r);
-    p = vf_madd(vf_splat(8.3334519073e-3f), p, r);
-    p = vf_madd(vf_splat(4.1665795894e-2f), p, r);
-    p = vf_madd(vf_splat(1.6666665459e-1f), p, r);
-    p = vf_madd(vf_splat(5.0000001201e-1f), p, r);
-    VecF e = vf_add(vf_add(vf_mul(vf_mul(p, r), r), r), vf_splat(1.0f));
-    return vf_zero_below(vf_mul(e, vf_exponent_from_bits(t)), x, lo);
+/* exp(x) = 2^k e^t with k = round(x log2 e) and t = x - k ln 2 in
+ * [-ln2/2, ln2/2], ln 2 in two parts (Cody-Waite) so t keeps full precision;
+ * e^t = 1 + t p(t) by a degree-5 minimax polynomial (relative error 9.2e-8;
+ * XNNPACK's rr2-p5 coefficients): about 2 ulp over the range.
+ * Rounding: adding 1.5 * 2^23 + 127 leaves k + 127 in the low mantissa bits of
+ * n, and those bits shifted into the exponent field are 2^k (the magic
+ * number's own bits shift out).
+ * One clamp per side and no masks: above 88 it saturates at exp(88) ~ 1.65e38;
+ * at -88, k = -127 makes 2^k's bits all 0, so from x ~ -87.68 down (-inf
+ * included) exp is exactly 0, and a weight that underflows cannot leak a huge
+ * value into a weighted sum. Between -87.68 and -87.34 the result is
+ * subnormal. vf_exp_shifted skips the upper clamp, for arguments known to be
+ * <= 88 such as the x - max x of a softmax (above 88.7 it returns garbage). */
+static inline VecF vf_exp_shifted(VecF x) {
+    const VecF magic = vf_splat(12583039.0f); /* 1.5 * 2^23 + 127 */
+    VecF xc = vf_max(x, vf_splat(-88.0f));
+    VecF n = vf_add(vf_mul(xc, vf_splat(1.44269504088896341f)), magic);
+    VecF s = vf_shift_to_exponent(n); /* 2^k */
+    n = vf_sub(n, magic);
+    VecF t = vf_add(vf_mul(n, vf_splat(-0.693145751953125f)), xc);
+    t = vf_add(vf_mul(n, vf_splat(-1.428606765330187e-06f)), t);
+    VecF p = vf_madd(vf_splat(4.1897822171e-02f), vf_splat(8.2892905921e-03f), t);
+    p = vf_madd(vf_splat(1.6667652130e-01f), p, t);
+    p = vf_madd(vf_splat(4.9999150634e-01f), p, t);
+    p = vf_madd(vf_splat(9.9999970198e-01f), p, t);
+    return vf_madd(s, vf_mul(t, s), p); /* 2^k (1 + t p) */
 }
+static inline VecF vf_exp(VecF x) { return vf_exp_shifted(vf_min(x, vf_splat(88.0f))); }
 /* tanh(x) = 1 - 2 / (exp(2x) + 1): exact limits +-1, absolute error ~1e-7. */
 static inline VecF vf_tanh(VecF x) {
     VecF e = vf_exp(vf_add(x, x));

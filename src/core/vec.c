@@ -51,14 +51,22 @@ nn_real vec_max_finite(const nn_real *x, int n) {
     int i = 0;
     nn_real m = x[0], bad = 0;
     if (n >= NN_VLEN) {
-        VecF vm = vf_load(x), vbad = vf_zero(), zero = vf_zero();
+        /* two of each accumulator: the adds are a latency chain */
+        VecF vm = vf_load(x), vm1 = vm, vbad = vf_zero(), vbad1 = vf_zero(), zero = vf_zero();
+        for (; i + 2 * NN_VLEN <= n; i += 2 * NN_VLEN) {
+            VecF x0 = vf_load(x + i), x1 = vf_load(x + i + NN_VLEN);
+            vm = vf_max(vm, x0);
+            vm1 = vf_max(vm1, x1);
+            vbad = vf_madd(vbad, x0, zero);
+            vbad1 = vf_madd(vbad1, x1, zero);
+        }
         for (; i + NN_VLEN <= n; i += NN_VLEN) {
             VecF xi = vf_load(x + i);
             vm = vf_max(vm, xi);
             vbad = vf_madd(vbad, xi, zero);
         }
-        m = vf_hmax(vm);
-        bad = vf_hsum(vbad);
+        m = vf_hmax(vf_max(vm, vm1));
+        bad = vf_hsum(vf_add(vbad, vbad1));
     }
     for (; i < n; i++) {
         m = x[i] > m ? x[i] : m;
@@ -76,28 +84,34 @@ nn_real vec_sum(const nn_real *x, int n) {
     return s;
 }
 
-/* y_i = exp((x_i - shift) / tau), or exp(x_i - shift) when !divide; returns
- * the sum. Subtracting before dividing keeps close, large scores apart (their
+/* y_i = exp((x_i - shift) / tau), or exp(x_i - shift) when !divide (a
+ * constant in each caller, so each gets its own loop); returns the sum.
+ * Subtracting before dividing keeps close, large scores apart (their
  * difference is exact) and lets a tiny tau send every x_i < shift to
  * -inf, i.e. weight 0, instead of overflowing x_i / tau. The tail goes
  * through the vector exp too (padded), so every element of a row is rounded
  * the same way whatever its position. */
-static inline nn_real exp_sum(nn_real *y, const nn_real *x, nn_real shift, nn_real tau, int divide, int n) {
+static inline __attribute__((always_inline)) nn_real exp_sum(nn_real *y, const nn_real *x, nn_real shift,
+                                                             nn_real tau, int divide, int n) {
     VecF vs = vf_splat(shift), vt = vf_splat(tau), acc = vf_zero(), acc1 = vf_zero();
 #define EXP_ARG(p) (divide ? vf_div(vf_sub(vf_load(p), vs), vt) : vf_sub(vf_load(p), vs))
     int i = 0;
     /* two independent exps per iteration: the polynomial is a latency chain */
-    for (; i + 2 * NN_VLEN <= n; i += 2 * NN_VLEN) {
-        VecF e0 = vf_exp(EXP_ARG(x + i));
-        VecF e1 = vf_exp(EXP_ARG(x + i + NN_VLEN));
+    for (; i + 4 * NN_VLEN <= n; i += 4 * NN_VLEN) {
+        VecF e0 = vf_exp_shifted(EXP_ARG(x + i));
+        VecF e1 = vf_exp_shifted(EXP_ARG(x + i + NN_VLEN));
+        VecF e2 = vf_exp_shifted(EXP_ARG(x + i + 2 * NN_VLEN));
+        VecF e3 = vf_exp_shifted(EXP_ARG(x + i + 3 * NN_VLEN));
         vf_store(y + i, e0);
         vf_store(y + i + NN_VLEN, e1);
-        acc = vf_add(acc, e0);
-        acc1 = vf_add(acc1, e1);
+        vf_store(y + i + 2 * NN_VLEN, e2);
+        vf_store(y + i + 3 * NN_VLEN, e3);
+        acc = vf_add(acc, vf_add(e0, e2));
+        acc1 = vf_add(acc1, vf_add(e1, e3));
     }
     acc = vf_add(acc, acc1);
     for (; i + NN_VLEN <= n; i += NN_VLEN) {
-        VecF e = vf_exp(EXP_ARG(x + i));
+        VecF e = vf_exp_shifted(EXP_ARG(x + i));
         vf_store(y + i, e);
         acc = vf_add(acc, e);
     }
@@ -105,7 +119,7 @@ static inline nn_real exp_sum(nn_real *y, const nn_real *x, nn_real shift, nn_re
     if (i < n) {
         nn_real t[NN_VLEN];
         for (int l = 0; l < NN_VLEN; l++) t[l] = i + l < n ? x[i + l] : shift;
-        vf_store(t, vf_exp(EXP_ARG(t)));
+        vf_store(t, vf_exp_shifted(EXP_ARG(t)));
         for (int l = 0; i + l < n; l++) {
             y[i + l] = t[l];
             s += t[l];
@@ -115,10 +129,19 @@ static inline nn_real exp_sum(nn_real *y, const nn_real *x, nn_real shift, nn_re
     return s;
 }
 
-nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n) { return exp_sum(y, x, shift, 1, 0, n); }
+static __attribute__((noinline)) nn_real exp_sum_plain(nn_real *y, const nn_real *x, nn_real shift, int n) {
+    return exp_sum(y, x, shift, 1, 0, n);
+}
+
+static __attribute__((noinline)) nn_real exp_sum_tempered(nn_real *y, const nn_real *x, nn_real shift, nn_real tau,
+                                                          int n) {
+    return exp_sum(y, x, shift, tau, 1, n);
+}
+
+nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n) { return exp_sum_plain(y, x, shift, n); }
 
 nn_real vec_exp_sum_tau(nn_real *y, const nn_real *x, nn_real shift, nn_real tau, int n) {
-    return tau == 1 ? exp_sum(y, x, shift, 1, 0, n) : exp_sum(y, x, shift, tau, 1, n);
+    return tau == 1 ? exp_sum_plain(y, x, shift, n) : exp_sum_tempered(y, x, shift, tau, n);
 }
 
 void vec_tanh(nn_real *y, const nn_real *x, int n) {
@@ -154,8 +177,12 @@ void vec_sigmoid(nn_real *y, const nn_real *x, int n) {
  * keeps the kernel's loads sequential (B rows 4 KiB apart would alias in L1).
  * A is read through (a_rs, a_cs) strides, so one kernel serves A and A^T.
  * MR x NV = 2 x 4 vectors (8 accumulators) measured fastest in V8 among 2x4,
- * 4x2, 3x3, 5x2, 3x4, 6x2: larger blocks spill the 16 x86-64 vector
- * registers the WASM engine maps onto (about 36 GFLOP/s at 1024x1024x64). */
+ * 4x2, 3x3, 5x2, 3x4, 6x2: larger blocks spill the 15 x86-64 vector
+ * registers V8 allocates (about 50 GFLOP/s at 1024x1024x64, ~93% of the
+ * one-core peak of tests/bench/peak.c). The kernel steps pointers rather than
+ * indexing by p (Emscripten compiles without loop strength reduction, so an
+ * index costs a shift and adds per load), and does not unroll p: LLVM then
+ * groups the unrolled steps by accumulator and V8 spills. */
 
 #ifndef GEMM_MR
 #define GEMM_MR 2
@@ -170,14 +197,18 @@ static inline __attribute__((always_inline)) void gemm_block(int MR, nn_real *C,
                                                              int a_rs, int a_cs, const nn_real *panel,
                                                              int K, int accumulate) {
     VecF c[GEMM_MR][GEMM_NV];
-    for (int r = 0; r < MR; r++)
+    const nn_real *a[GEMM_MR]; /* A(r, p), stepped along p */
+    for (int r = 0; r < MR; r++) {
+        a[r] = A + (size_t)r * a_rs;
         for (int v = 0; v < GEMM_NV; v++) c[r][v] = vf_zero();
-    for (int p = 0; p < K; p++) {
+    }
+    for (int p = 0; p < K; p++, panel += GEMM_NR) {
         VecF b[GEMM_NV];
-        for (int v = 0; v < GEMM_NV; v++) b[v] = vf_load(panel + p * GEMM_NR + v * NN_VLEN);
+        for (int v = 0; v < GEMM_NV; v++) b[v] = vf_load(panel + v * NN_VLEN);
         for (int r = 0; r < MR; r++) {
-            VecF a = vf_splat(A[(size_t)r * a_rs + (size_t)p * a_cs]);
-            for (int v = 0; v < GEMM_NV; v++) c[r][v] = vf_madd(c[r][v], a, b[v]);
+            VecF s = vf_splat(*a[r]);
+            a[r] += a_cs;
+            for (int v = 0; v < GEMM_NV; v++) c[r][v] = vf_madd(c[r][v], s, b[v]);
         }
     }
     for (int r = 0; r < MR; r++)
@@ -223,12 +254,17 @@ static void gemm_panel(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_cs
     }
 }
 
-/* rows [0, K) of columns [j, j + w) of B(p, j) = B[p*b_rs + j*b_cs] as a panel */
-static void pack_panel(nn_real *panel, const nn_real *B, size_t b_rs, size_t b_cs, int j, int w, int K) {
+/* rows [0, K) of columns [j, j + w) of scale B(p, j), B(p, j) = B[p*b_rs + j*b_cs],
+ * as a panel */
+static void pack_panel(nn_real *panel, const nn_real *B, size_t b_rs, size_t b_cs, int j, int w, int K,
+                       nn_real scale) {
     for (int p = 0; p < K; p++, panel += GEMM_NR) {
         const nn_real *b = B + (size_t)p * b_rs + (size_t)j * b_cs;
         int jj = 0;
-        for (; jj < w; jj++) panel[jj] = b[jj * b_cs];
+        if (scale == 1)
+            for (; jj < w; jj++) panel[jj] = b[jj * b_cs];
+        else
+            for (; jj < w; jj++) panel[jj] = scale * b[jj * b_cs];
         for (; jj < GEMM_NR; jj++) panel[jj] = 0;
     }
 }
@@ -253,7 +289,7 @@ static void gemm_strided(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_
         int w = N - j < GEMM_NR ? N - j : GEMM_NR;
         for (int k0 = 0; k0 < K; k0 += GEMM_KC) {
             int kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
-            pack_panel(panel, B + (size_t)k0 * b_rs, b_rs, b_cs, j, w, kc);
+            pack_panel(panel, B + (size_t)k0 * b_rs, b_rs, b_cs, j, w, kc, 1);
             gemm_panel(C + j, ldc, A + (size_t)k0 * a_cs, a_rs, a_cs, panel, M, w, kc,
                        accumulate || k0 > 0);
         }
@@ -265,10 +301,10 @@ size_t vec_packed_size(int N, int K) {
 }
 
 /* Panel j holds rows [0, K) of columns [j*NR, j*NR + NR), contiguous. */
-void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed) {
+void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed, nn_real scale) {
     size_t b_rs = transposed ? 1 : (size_t)ldb, b_cs = transposed ? (size_t)ldb : 1;
     for (int j = 0; j < N; j += GEMM_NR, packed += (size_t)K * GEMM_NR)
-        pack_panel(packed, B, b_rs, b_cs, j, N - j < GEMM_NR ? N - j : GEMM_NR, K);
+        pack_panel(packed, B, b_rs, b_cs, j, N - j < GEMM_NR ? N - j : GEMM_NR, K, scale);
 }
 
 void vec_gemm_packed(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed, int packed_k,

@@ -1,7 +1,8 @@
 /* Vector and matrix kernels of the core, written once on the primitives of
  * simd.h. Every kernel has a naive reference (vec_*_ref) beside it that the
  * tests compare against. Matrices are row-major; ld* are row strides.
- * Products use one static packing panel: not reentrant across threads. */
+ * Products pack their right-hand panels on the caller's stack: threads may
+ * run products at once. */
 #ifndef ATTNLAB_VEC_H
 #define ATTNLAB_VEC_H
 
@@ -20,10 +21,12 @@ nn_real vec_max(const nn_real *x, int n);
 /* max_i x_i (n >= 1), or NaN when any x_i is NaN or infinite: one isfinite()
  * on the result checks the whole vector. */
 nn_real vec_max_finite(const nn_real *x, int n);
-/* y_i = exp(x_i - shift); returns sum_i y_i. y may equal x. exp underflows
- * to exactly 0 (below exp(-87.3) ~ 1.2e-38). */
+/* y_i = exp(x_i - shift); returns sum_i y_i. y may equal x. Every x_i - shift
+ * must be <= 88 (a softmax shifts by max_i x_i, so they are <= 0). exp is
+ * exactly 0 where x_i - shift is below about -87.68 (exp ~ 8.3e-39). */
 nn_real vec_exp_sum(nn_real *y, const nn_real *x, nn_real shift, int n);
-/* y_i = exp((x_i - shift) / tau), tau > 0: the tempered softmax numerator. */
+/* y_i = exp((x_i - shift) / tau), tau > 0, each (x_i - shift) / tau <= 88:
+ * the tempered softmax numerator. */
 nn_real vec_exp_sum_tau(nn_real *y, const nn_real *x, nn_real shift, nn_real tau, int n);
 /* y_i = tanh(x_i). y may equal x. */
 void vec_tanh(nn_real *y, const nn_real *x, int n);
@@ -43,9 +46,10 @@ void vec_gemm_nt(nn_real *C, int ldc, const nn_real *A, int lda,
 
 /* A right-hand operand packed once and reused by many products (attention
  * packs K^T and V once, then runs query blocks against them).
- * vec_pack: B (K,N) row-major, or B^T given as (N,K) when transposed. */
+ * vec_pack: scale B with B (K,N) row-major, or B^T given as (N,K) when
+ * transposed; a product then costs no separate pass to scale its result. */
 size_t vec_packed_size(int N, int K);
-void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed);
+void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed, nn_real scale);
 /* C (M,N) = [C +] A (M,K) . B, B from vec_pack with packed_k >= K rows
  * (only the first K rows and N columns are used) */
 void vec_gemm_packed(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed,

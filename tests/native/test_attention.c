@@ -417,6 +417,73 @@ static void test_large_scores(Rng *r) {
         }
 }
 
+/* ---- softmax at the edges of float exp ------------------------------------ */
+
+/* Shifted scores (e - max)/tau from 0 down past -88, where float exp turns
+ * subnormal (-87.34) and then 0: the weights match float64, those below -88
+ * are exactly 0 (never negative, NaN or huge); at tiny temperatures (1e-3,
+ * 1e-30) rows become one-hot, or split evenly on ties; masked rows stay
+ * (-inf, 0). The scores are the keys (dot with queries of 1), placed in
+ * permuted order so the max and the extremes fall on vector lanes and tails
+ * alike, offset by 1000 at tau >= 0.5 so the shift is not 0. */
+static void test_exp_edges(Rng *r) {
+    static const double gaps[10] = {0, -1e-6, -0.05, -10, -87.0, -87.3, -87.5, -87.7, -88.5, -200};
+    static const double taus[4] = {1, 0.5, 1e-3, 1e-30};
+    for (int nt = 0; nt < 4; nt++)
+        for (int mask = 0; mask < 4; mask++) {
+            double tau = taus[nt], offset = tau >= 0.5 ? 1000 : 0;
+            Case t;
+            size_t mark = setup_case(&t, r, (Shape){12, 10, 1, 1, 3, 0}, ATTN_SCORE_DOT, ATTN_NORM_SOFTMAX, tau, mask);
+            for (int i = 0; i < 12; i++) t.q[i] = 1;
+            for (int j = 0; j < 10; j++) t.k[j] = (nn_real)(offset + gaps[(j * 3) % 10] * tau);
+            check_case("shifted scores 0 .. -200, tau=%g mask=%s", tau, mask_names[mask]);
+            check_against_ref(&t, TOL_FWD_ATOL, TOL_FWD_RTOL);
+            int zeros = 1;
+            for (int i = 0; i < 12; i++) {
+                double m = -INFINITY;
+                int L = ref_visible(&t.c, i);
+                for (int j = 0; j < L; j++) m = t.k[j] > m ? t.k[j] : m;
+                for (int j = 0; j < L; j++) {
+                    nn_real a = t.weights[(size_t)i * 10 + j];
+                    zeros &= a >= 0 && a <= 1;
+                    /* float32 exp is 0 from -87.7 down (float64's is not) */
+                    if (sizeof(nn_real) == 4 && ((double)t.k[j] - m) / (double)t.c.temperature < -88) zeros &= a == 0;
+                }
+            }
+            CHECK(zeros, "a weight outside [0, 1], or one past exp's underflow that is not exactly 0");
+            alloc_release(mark);
+        }
+}
+
+/* Softmax over values near the float limit: the context, a weighted mean of
+ * them, is finite, although sum_j exp_ij v_j (the unnormalised product the
+ * forward computes first) overflows; with scores and weights returned and
+ * with the context alone. */
+static void test_values_near_limit(Rng *r) {
+    const double huge = sizeof(nn_real) == 8 ? 1.5e308 : 3e38;
+    for (int alone = 0; alone < 2; alone++)
+        for (int mask = 0; mask < 2; mask++) {
+            Case t;
+            size_t mark = setup_case(&t, r, (Shape){20, 6, 3, 3, 2, 0}, ATTN_SCORE_SCALED_DOT, ATTN_NORM_SOFTMAX, 1, mask);
+            for (int i = 0; i < 20 * 3; i++) t.q[i] *= (nn_real)0.01; /* near-uniform weights: sum_j exp_ij ~ 6 */
+            for (int j = 0; j < 6; j++) {
+                t.v[j * 2] = (nn_real)(huge * (1 - 0.01 * j));
+                t.v[j * 2 + 1] = (nn_real)(j - 2.5);
+            }
+            check_case("values up to %g, mask=%s%s", huge, mask_names[mask], alone ? ", context alone" : "");
+            if (!alone) {
+                check_against_ref(&t, TOL_FWD_ATOL, TOL_FWD_RTOL);
+            } else {
+                int st = attn_forward(&t.c, &t.p, NULL, NULL, t.context, t.q, t.k, t.v, t.scratch);
+                if (CHECK(st == NN_OK, "attn_forward returned %d (%s)", st, nn_last_error())) {
+                    ref_attention(&t.c, &t.p, t.q, t.k, t.v, t.e_ref, t.a_ref, t.z_ref);
+                    CHECK_ARRAY(t.context, t.z_ref, 20 * 2, 2, TOL_FWD_ATOL, TOL_FWD_RTOL, "context");
+                }
+            }
+            alloc_release(mark);
+        }
+}
+
 /* Huge but finite inputs may overflow a score; the engine then either fails
  * with a status or returns finite weights and context, never NaN silently. */
 static void test_huge_inputs(Rng *r) {
@@ -692,6 +759,8 @@ int main(void) {
     test_cosine_scale(&r);
     test_values_alias_keys(&r);
     test_large_scores(&r);
+    test_exp_edges(&r);
+    test_values_near_limit(&r);
     test_huge_inputs(&r);
     test_visible_keys();
     test_errors(&r);

@@ -155,6 +155,24 @@ static void test_exp_sum(Rng *r) {
             alloc_release(mark);
         }
     }
+    /* the whole float range above the subnormals, densely: a few ulps */
+    {
+        size_t mark = alloc_mark();
+        int n = 17501;
+        nn_real *x = alloc_reals((size_t)n), *y = alloc_reals((size_t)n);
+        for (int i = 0; i < n; i++) x[i] = (nn_real)(-87.0 + 175.0 * i / (n - 1));
+        vec_exp_sum(y, x, 0, n);
+        double worst = 0;
+        int at = 0;
+        for (int i = 0; i < n; i++) {
+            double e = fabs(y[i] / exp((double)x[i]) - 1);
+            if (!(e <= worst)) worst = e, at = i;
+        }
+        check_case("exp over [-87, 88]");
+        CHECK(worst <= 4 * TOL_EPS, "relative error %.3g (%.2f ulp) at x = %.9g", worst, worst / TOL_EPS,
+              (double)x[at]);
+        alloc_release(mark);
+    }
     /* far below the range: ~0, never negative or NaN; exp(0) = 1 */
     nn_real x[5] = {-200, -1000, 0, -87, 3};
     nn_real y[5];
@@ -287,9 +305,10 @@ static void test_gemm(Rng *r) {
         for (int acc = 0; acc < 2; acc++) test_gemm_case(r, (GemmKind)kind, 5, 9, 0, 1, acc);
 }
 
-/* vec_pack + vec_gemm_packed: B (Kp,N) or B^T (N,Kp) packed once with Kp >= K
- * rows, then C = [C +] A (M,K) . B[:K] */
-static void test_gemm_packed_case(Rng *r, int M, int N, int K, int Kp, int transposed, int pad, int accumulate) {
+/* vec_pack + vec_gemm_packed: scale B, B (Kp,N) or B^T (N,Kp), packed once with
+ * Kp >= K rows, then C = [C +] A (M,K) . scale B[:K] */
+static void test_gemm_packed_case(Rng *r, int M, int N, int K, int Kp, int transposed, int pad, int accumulate,
+                                  double scale) {
     size_t mark = alloc_mark();
     int lda = K + pad, ldb = (transposed ? Kp : N) + pad, ldc = N + 2 * pad;
     nn_real *A = alloc_matrix(r, M, K, lda);
@@ -306,7 +325,7 @@ static void test_gemm_packed_case(Rng *r, int M, int N, int K, int Kp, int trans
         for (int j = 0; j < N; j++) {
             double s = 0, s_abs = 0, c0 = C[(size_t)i * ldc + j];
             for (int p = 0; p < K; p++) {
-                double b = transposed ? B[(size_t)j * ldb + p] : B[(size_t)p * ldb + j];
+                double b = scale * (transposed ? B[(size_t)j * ldb + p] : B[(size_t)p * ldb + j]);
                 s += A[(size_t)i * lda + p] * b;
                 s_abs += fabs(A[(size_t)i * lda + p] * b);
             }
@@ -316,12 +335,13 @@ static void test_gemm_packed_case(Rng *r, int M, int N, int K, int Kp, int trans
         }
     size_t packed_n = vec_packed_size(N, Kp);
     nn_real *packed = alloc_reals(packed_n);
-    vec_pack(packed, B, ldb, N, Kp, transposed);
+    vec_pack(packed, B, ldb, N, Kp, transposed, (nn_real)scale);
     vec_gemm_packed(C, ldc, A, lda, packed, Kp, M, N, K, accumulate);
-    check_case("gemm_packed M=%d N=%d K=%d packed_k=%d transposed=%d pad=%d accumulate=%d", M, N, K, Kp,
-               transposed, pad, accumulate);
+    check_case("gemm_packed M=%d N=%d K=%d packed_k=%d transposed=%d pad=%d accumulate=%d scale=%g", M, N, K, Kp,
+               transposed, pad, accumulate, scale);
     CHECK(packed_n >= (size_t)N * Kp, "vec_packed_size(%d, %d) = %zu < N K", N, Kp, packed_n);
-    CHECK_ARRAY(C, want, c_n, ldc, sum_tol(K, max_abs), 0, "packed product vs double");
+    /* one more rounding per term: scale B(p, j) */
+    CHECK_ARRAY(C, want, c_n, ldc, sum_tol(K + 1, max_abs), 0, "packed product vs double");
     alloc_release(mark);
 }
 
@@ -335,7 +355,13 @@ static void test_gemm_packed(Rng *r) {
         for (int tr = 0; tr < 2; tr++)
             for (int pad = 0; pad <= 2; pad += 2)
                 for (int acc = 0; acc < 2; acc++)
-                    test_gemm_packed_case(r, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], tr, pad, acc);
+                    test_gemm_packed_case(r, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], tr, pad, acc,
+                                          1);
+    /* the scale rides on the packed panel (attention packs K^T / sqrt(d_k)) */
+    for (int s = 0; s < n_shapes; s++) {
+        test_gemm_packed_case(r, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], 1, 0, 0, 0.125);
+        test_gemm_packed_case(r, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], 0, 2, 1, 1 / sqrt(3.0));
+    }
 }
 
 int main(void) {
