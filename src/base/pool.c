@@ -65,7 +65,11 @@ int nn_pool_create(int threads, int stack_bytes) {
     p->threads = threads;
     p->stacks = stacks;
     p->stack_bytes = stack_bytes;
-    p->min_work = 1e6;
+    /* Measured by tests/bench/crossover.mjs (1 vs 2 threads, n = 8..512,
+     * d = 16..64, on a shared 2-core machine): attend's crossovers fell at
+     * 0.8e6..1.6e6 multiply-adds for most sizes in the quietest run (median
+     * 1.2e6) and at 6.3e6 in busier runs; 2e6 loses little below either. */
+    p->min_work = 2e6;
     pool = p;
     return NN_OK;
 }

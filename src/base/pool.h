@@ -42,7 +42,8 @@ int nn_pool_create(int threads, int stack_bytes);
 void *nn_pool_stack_top(int tid);
 /* A worker's loop: waits for regions and runs its share until nn_pool_stop(). */
 void nn_pool_worker(int tid);
-/* Regions whose work is below this run on the caller alone. */
+/* Regions whose work is below this run on the caller alone (default 2e6
+ * multiply-adds, from tests/bench/crossover.mjs). */
 void nn_pool_set_min_work(double work);
 /* Asks the workers to leave their loops; later regions run on the caller alone. */
 void nn_pool_stop(void);
