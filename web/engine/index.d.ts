@@ -47,6 +47,11 @@ export interface AttendOptions {
   mask?: Mask;
   /** Which results to return; default all three. ['context'] alone skips the n_q x n_k matrices (faster). */
   outputs?: Array<'scores' | 'weights' | 'context'>;
+  /**
+   * Default true: the results are the caller's own arrays. false: views of the engine's
+   * memory (no copy, no garbage), valid only until the engine's next call.
+   */
+  copy?: boolean;
 }
 
 export interface AttendResult {

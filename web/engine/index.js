@@ -1,7 +1,7 @@
 // attnlab: the attention engine's JS API. One ES module for Node, pages and
 // workers:
 //   const engine = await loadEngine({ simd, threads })
-//   engine.attend({ queries, keys, values, score, params, normalize, temperature, mask, outputs })
+//   engine.attend({ queries, keys, values, score, params, normalize, temperature, mask, outputs, copy })
 //   engine.selfAttention({ x, wq, wk, wv, wo, heads, causal, score })
 import { AttnlabError, argError, describe, guard, paramError, shapeError, valueError } from './errors.js';
 import { F32, I32, instantiate, simdSupported } from './wasm.js';
@@ -129,6 +129,21 @@ export class Engine {
   }
 
   #pool;
+  /** The block that `attend({ copy: false })` results live in: { base, bytes }, kept for the next such call. */
+  #views = null;
+
+  /** A block of at least `bytes` (16-byte aligned) for results returned as views; the previous views' block is reused. */
+  #viewBlock(bytes) {
+    const heap = this.heap;
+    if (!this.#views || this.#views.bytes < bytes) {
+      if (this.#views) heap.exports.free(this.#views.base);
+      this.#views = null;
+      const base = heap.exports.malloc(bytes + 16);
+      if (!base) throw new AttnlabError('ERR_NOMEM', `attnlab: out of WASM memory for ${bytes} bytes`);
+      this.#views = { base, bytes };
+    }
+    return Math.ceil(this.#views.base / 16) * 16;
+  }
 
   /**
    * Stops the engine's worker threads (Node then exits without waiting for
@@ -191,6 +206,10 @@ export class Engine {
    * Attention of queries over keys: scores e_ij, weights α_ij, context z_i = Σ_j α_ij v_j.
    * `outputs` (default ['scores', 'weights', 'context']) picks what to return;
    * asking for the context alone skips materialising the n_q x n_k matrices.
+   * `copy: false` returns the results as views of the engine's memory instead
+   * of copies: no copy and no garbage per call (8 MB at n = 1024), but valid
+   * only until the engine's next call (the next such call writes over them; a
+   * call that grows a single-thread build's memory empties them).
    * @returns {{ scores: Matrix, weights: Matrix, context: Matrix }}
    */
   attend(args) {
@@ -217,17 +236,28 @@ export class Engine {
     if (cells > LIMITS.maxCells) {
       throw new AttnlabError('ERR_LIMIT', `queries x keys: ${q.rows} x ${k.rows} cells is past the limit of ${LIMITS.maxCells}`);
     }
+    const copy = toBoolean('copy', a.copy, true);
     const heap = this.heap;
+    const out = {
+      scores: outputs.has('scores') ? F32 * cells : 0,
+      weights: outputs.has('weights') ? F32 * cells : 0,
+      context: F32 * q.rows * v.cols,
+    };
     const sizes = {
       q: F32 * q.data.length, k: F32 * k.data.length, v: v === k ? 0 : F32 * v.data.length,
       lengths: mask.keyLengths ? I32 * q.rows : 0,
       W: p.W ? F32 * p.W.data.length : 0, Wq: p.Wq ? F32 * p.Wq.data.length : 0, Wk: p.Wk ? F32 * p.Wk.data.length : 0,
       vv: p.v ? F32 * p.v.length : 0,
-      scores: outputs.has('scores') ? F32 * cells : 0,
-      weights: outputs.has('weights') ? F32 * cells : 0,
-      context: F32 * q.rows * v.cols,
+      ...(copy ? out : {}),
     };
+    // Views: the outputs go to the engine's view block, laid out after the inputs' block is known.
+    const viewBase = copy ? 0 : this.#viewBlock(out.scores + out.weights + out.context);
     return heap.withBlock(sizes, (ptr) => {
+      if (!copy) {
+        ptr.scores = out.scores ? viewBase : 0;
+        ptr.weights = out.weights ? viewBase + out.scores : 0;
+        ptr.context = viewBase + out.scores + out.weights;
+      }
       heap.writeF32(ptr.q, q.data);
       heap.writeF32(ptr.k, k.data);
       heap.writeF32(ptr.v, v.data);
@@ -242,10 +272,11 @@ export class Engine {
         q: ptr.q, k: ptr.k, v: v === k ? ptr.k : ptr.v, W: ptr.W, Wq: ptr.Wq, Wk: ptr.Wk, vv: ptr.vv,
         scores: ptr.scores, weights: ptr.weights, context: ptr.context,
       });
+      const read = copy ? (at, rows, cols) => heap.readMatrix(at, rows, cols) : (at, rows, cols) => heap.viewMatrix(at, rows, cols);
       const result = {};
-      if (outputs.has('scores')) result.scores = heap.readMatrix(ptr.scores, q.rows, k.rows);
-      if (outputs.has('weights')) result.weights = heap.readMatrix(ptr.weights, q.rows, k.rows);
-      if (outputs.has('context')) result.context = heap.readMatrix(ptr.context, q.rows, v.cols);
+      if (outputs.has('scores')) result.scores = read(ptr.scores, q.rows, k.rows);
+      if (outputs.has('weights')) result.weights = read(ptr.weights, q.rows, k.rows);
+      if (outputs.has('context')) result.context = read(ptr.context, q.rows, v.cols);
       return result;
     });
   }

@@ -303,6 +303,11 @@ export class Heap {
     return { rows, cols, data: this.readF32(ptr, rows * cols) };
   }
 
+  /** A view (no copy) of `rows x cols` floats at ptr, as { rows, cols, data }: valid while the block at ptr is. */
+  viewMatrix(ptr, rows, cols) {
+    return { rows, cols, data: new Float32Array(this.#buffer, ptr, rows * cols) };
+  }
+
   /** The saved file of a model: the bytes `${kind}_save` writes, `${kind}_save_size` of them (kind 's2s' or 'vis'). */
   savedBytes(kind, model) {
     const size = this.call[`${kind}_save_size`]({ model });
