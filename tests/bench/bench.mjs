@@ -12,14 +12,14 @@
 //
 // Exit status: 0 whenever the run completes, whatever the targets say (a MISS is
 // a result, not a failure); non-zero only when something crashes.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mulberry32 } from '../lib/random.mjs';
 import { loadTfWasm } from '../lib/tfjs.mjs';
 import { timeInterleaved } from './timing.mjs';
+import { loadPeak, peakTogether } from './peak.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SIZES = [[64, 64], [256, 64], [1024, 64]];
@@ -114,49 +114,7 @@ function maxAbsDiff(a, b) {
   return m;
 }
 
-// ---- peak ---------------------------------------------------------------------------
-
-function buildPeak() {
-  const wasm = path.join(ROOT, 'build/bench/peak.wasm');
-  const source = path.join(ROOT, 'tests/bench/peak.c');
-  if (!existsSync(wasm) || statSync(source).mtimeMs > statSync(wasm).mtimeMs) {
-    console.log('building build/bench/peak.wasm (make -s bench-wasm)');
-    const r = spawnSync('make', ['-s', 'bench-wasm'], { cwd: ROOT, stdio: 'inherit' });
-    if (r.error) throw r.error;
-    if (r.status !== 0 || !existsSync(wasm)) throw new Error('make bench-wasm failed');
-  }
-  return wasm;
-}
-
-async function loadPeak() {
-  const bytes = readFileSync(buildPeak());
-  const { instance } = await WebAssembly.instantiate(bytes, { env: { emscripten_notify_memory_growth() {} } });
-  const e = instance.exports;
-  if (typeof e._initialize === 'function') e._initialize();
-  e.peak_init();
-  const perIter = e.peak_flops_per_iter();
-  const run = (iters) => {
-    const t0 = now();
-    const s = e.peak_run(iters, 1e-3);
-    const dt = now() - t0;
-    if (!(s > 0 && Number.isFinite(s))) throw new Error(`peak kernel returned ${s}`);
-    return dt;
-  };
-  // Warm-up: long enough for V8 to tier peak_run up from Liftoff to TurboFan.
-  let iters = 1 << 16;
-  for (const t0 = now(); now() - t0 < 400;) run(iters);
-  // Calibrate: a sample of about 60 ms.
-  const t = run(iters);
-  iters = Math.max(1, Math.round((iters * 60) / Math.max(t, 1e-3)));
-  return {
-    /** GFLOP/s of `count` samples. */
-    samples(count) {
-      const out = [];
-      for (let r = 0; r < count; r++) out.push((iters * perIter) / run(iters) / 1e6);
-      return out;
-    },
-  };
-}
+// ---- peak: tests/bench/peak.mjs ---------------------------------------------------
 
 // ---- implementations ----------------------------------------------------------------
 
@@ -539,10 +497,16 @@ async function threadSection(tfInfo, peakG) {
     console.log(`  ${pad(r.name, 52)}${lpad(fmt(r.ms, 3), 10)}${lpad(fmt(r.best, 3), 10)}${lpad(fmt(g, 2), 9)}` +
       `${lpad(fmt((100 * g) / peakG, 1) + '%', 8)}${lpad(fmt(r.ms / byKey.two.ms, 2) + '×', 14)}`);
   }
+  // What the machine itself gives: the peak kernel on THREADS cores at once.
+  const together = await peakTogether(THREADS);
+  const ceiling = together.sum / peakG;
+  console.log(`  the peak kernel on ${THREADS} cores at once: ${together.each.map((g) => fmt(g, 1)).join(' + ')} = ${fmt(together.sum, 1)} GFLOP/s, ` +
+    `${fmt(ceiling, 2)}× one core's ${fmt(peakG, 1)}: the most a ${THREADS}-thread speed-up of compute-bound work can reach here`);
   for (const [what, one, two] of [['results copied out', byKey.one, byKey.two], ['results as views, copy: false', byKey.oneV, byKey.twoV]]) {
     console.log(`targets (threads, ${what}; median times; a MISS is reported, not an error):`);
     line(`ours, ${THREADS} threads >= ${THREAD_TARGETS.speedup}× 1 thread`, one.ms / two.ms, THREAD_TARGETS.speedup,
       `${fmt(one.ms / two.ms, 2)}× (${fmt(one.ms, 2)} / ${fmt(two.ms, 2)} ms)`);
+    console.log(`  ${pad('  (of the machine\'s ceiling above)', 40)} ${fmt((100 * one.ms) / two.ms / ceiling, 1)}% (${fmt(one.ms / two.ms, 2)}× of ${fmt(ceiling, 2)}×)`);
     line(`ours, 1 thread >= ${TARGETS.fullOfPeak * 100}% of the one-core peak`, f / (one.ms * 1e6) / peakG, TARGETS.fullOfPeak,
       `${fmt((100 * f) / (one.ms * 1e6) / peakG, 1)}% (${fmt(f / (one.ms * 1e6), 1)} / ${fmt(peakG, 1)} GFLOP/s)`);
     line(`ours, ${THREADS} threads >= ${THREAD_TARGETS.vsTf}× TF.js at its best`, byKey.tf ? byKey.tf.ms / two.ms : NaN, THREAD_TARGETS.vsTf,

@@ -129,22 +129,6 @@ export class Engine {
   }
 
   #pool;
-  /** The block that `attend({ copy: false })` results live in: { base, bytes }, kept for the next such call. */
-  #views = null;
-
-  /** A block of at least `bytes` (16-byte aligned) for results returned as views; the previous views' block is reused. */
-  #viewBlock(bytes) {
-    const heap = this.heap;
-    if (!this.#views || this.#views.bytes < bytes) {
-      if (this.#views) heap.exports.free(this.#views.base);
-      this.#views = null;
-      const base = heap.exports.malloc(bytes + 16);
-      if (!base) throw new AttnlabError('ERR_NOMEM', `attnlab: out of WASM memory for ${bytes} bytes`);
-      this.#views = { base, bytes };
-    }
-    return Math.ceil(this.#views.base / 16) * 16;
-  }
-
   /**
    * Stops the engine's worker threads (Node then exits without waiting for
    * them); the engine keeps working, on one thread. Safe to call twice.
@@ -251,7 +235,7 @@ export class Engine {
       ...(copy ? out : {}),
     };
     // Views: the outputs go to the engine's view block, laid out after the inputs' block is known.
-    const viewBase = copy ? 0 : this.#viewBlock(out.scores + out.weights + out.context);
+    const viewBase = copy ? 0 : heap.viewBlock(out.scores + out.weights + out.context);
     return heap.withBlock(sizes, (ptr) => {
       if (!copy) {
         ptr.scores = out.scores ? viewBase : 0;

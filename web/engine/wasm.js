@@ -238,6 +238,25 @@ export class Heap {
     }
   }
 
+  /** The block results returned as views live in ({ base, bytes }), kept and reused from call to call. */
+  #views = null;
+
+  /**
+   * A 16-byte aligned block of at least `bytes` for results returned as views
+   * (valid until the next call that asks for one): the previous block when it
+   * is large enough, else a larger one in its place.
+   */
+  viewBlock(bytes) {
+    if (!this.#views || this.#views.bytes < bytes) {
+      if (this.#views) this.exports.free(this.#views.base);
+      this.#views = null;
+      const base = this.exports.malloc(bytes + ALIGN);
+      if (!base) throw new AttnlabError('ERR_NOMEM', `attnlab: out of WASM memory for ${bytes} bytes`);
+      this.#views = { base, bytes };
+    }
+    return Math.ceil(this.#views.base / ALIGN) * ALIGN;
+  }
+
   /**
    * Runs fn(slot) with one pointer-sized out slot (zeroed), for an export that
    * stores a handle there; returns the handle.
