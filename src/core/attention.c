@@ -629,6 +629,7 @@ typedef struct {
     const nn_real *a; /* scores_prepare() */
     const ScratchLayout *L;
     int threads; /* threads the region ran on */
+    int next;    /* the next row block to take */
     int failed[NN_MAX_THREADS];
 } ForwardJob;
 
@@ -669,13 +670,18 @@ static int forward_block(const ForwardJob *job, int b, int tid) {
     return attn_check_result("context", job->context, i0, i1, dv);
 }
 
-/* Thread tid's share of the row blocks: every n-th from tid (causal rows
- * grow longer down the matrix, so interleaving balances the work). */
+/* Thread tid's share of the row blocks: each thread takes the next block
+ * until none is left, so a core that runs slower (causal rows grow longer
+ * down the matrix; a VM's cores contend on their host) takes fewer. A block's
+ * result does not depend on the thread that computes it. Blocks are taken in
+ * order, so every block before the lowest one that failed was computed. */
 static int forward_rows(void *ctx, int tid, int n) {
     ForwardJob *job = ctx;
     int blocks = (job->c->n_q + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK;
     if (tid == 0) job->threads = n;
-    for (int b = tid; b < blocks; b += n) {
+    for (;;) {
+        int b = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (b >= blocks) break;
         int status = forward_block(job, b, tid);
         if (status != NN_OK) {
             job->failed[tid] = b;
@@ -690,7 +696,7 @@ int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_r
                  nn_real *scratch) {
     NN_TRY(attn_check(c, p, q, k, v));
     ScratchLayout L = scratch_layout(c);
-    ForwardJob job = {c, p, scores, weights, context, scratch, NULL, &L, 1, {0}};
+    ForwardJob job = {c, p, scores, weights, context, scratch, NULL, &L, 1, 0, {0}};
     job.a = scores_prepare(c, p, q, k, scratch, &L);
     vec_pack(scratch + L.pack_v, v, c->d_v, c->d_v, c->n_k, 0, 1);
     for (int t = 0; t < NN_MAX_THREADS; t++) job.failed[t] = -1;
