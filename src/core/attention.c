@@ -203,42 +203,70 @@ static void unit_rows(nn_real *u, nn_real *norms, const nn_real *x, int n, int d
     }
 }
 
-/* Work shared by all query rows: projections, norms, packed K^T (or W^T).
- * Returns the left operand of the score product (Q or Q W), NULL for additive. */
+/* An operand to pack (vec_pack's arguments): B is (N, K) given transposed. */
+typedef struct {
+    nn_real *packed;
+    const nn_real *B;
+    int ld, N, K;
+    nn_real scale;
+} PackArgs;
+
+/* Work shared by all query rows: projections and norms; *keys is what the
+ * score product's right operand packs from (K^T, Ku^T or W^T; none for
+ * additive). Returns the left operand of the score product (Q, Qu or Q W),
+ * NULL for additive. */
 static const nn_real *scores_prepare(const AttnConfig *c, const AttnParams *p, const nn_real *q,
-                                     const nn_real *k, nn_real *scratch, const ScratchLayout *L) {
+                                     const nn_real *k, nn_real *scratch, const ScratchLayout *L,
+                                     PackArgs *keys) {
     int nq = c->n_q, nk = c->n_k, dq = c->d_q, dk = c->d_k, h = c->hidden;
-    nn_real *pack = scratch + L->pack_s;
+    *keys = (PackArgs){scratch + L->pack_s, k, dk, nk, dk, 1};
     switch (c->score) {
     case ATTN_SCORE_COSINE:
         /* e = beta Qu Ku^T on unit rows */
         unit_rows(scratch + L->proj_q, scratch + L->norms, q, nq, dq);
         unit_rows(scratch + L->proj_k, scratch + L->norms + nq, k, nk, dk);
-        vec_pack(pack, scratch + L->proj_k, dk, nk, dk, 1, 1);
+        keys->B = scratch + L->proj_k;
         return scratch + L->proj_q;
     case ATTN_SCORE_DOT:
     case ATTN_SCORE_SCALED_DOT:
         /* e = Q (K / sqrt(d_k))^T: the scale rides on the packed keys (exact
          * when d_k is a power of 4, within a rounding otherwise) */
-        vec_pack(pack, k, dk, nk, dk, 1, c->score == ATTN_SCORE_SCALED_DOT ? 1 / sqrt((nn_real)dk) : 1);
+        if (c->score == ATTN_SCORE_SCALED_DOT) keys->scale = 1 / sqrt((nn_real)dk);
         return q;
     case ATTN_SCORE_GENERAL:
         /* e = (Q W) K^T */
         vec_gemm_nn(scratch + L->proj_q, dk, q, dq, p->W, dk, nq, dk, dq, 0);
-        vec_pack(pack, k, dk, nk, dk, 1, 1);
         return scratch + L->proj_q;
     case ATTN_SCORE_LOCATION:
         /* e_i = W q_i, i.e. e = Q W^T with W (n_k, d_q) */
-        vec_pack(pack, p->W, dq, nk, dq, 1, 1);
+        *keys = (PackArgs){scratch + L->pack_s, p->W, dq, nk, dq, 1};
         return q;
     case ATTN_SCORE_ADDITIVE:
         /* Pq = Q Wq^T, Pk = K Wk^T */
         vec_gemm_nt(scratch + L->proj_q, h, q, dq, p->Wq, dq, nq, h, dq, 0);
         vec_gemm_nt(scratch + L->proj_k, h, k, dk, p->Wk, dk, nk, h, dk, 0);
+        keys->packed = NULL;
         return NULL;
     default:
+        keys->packed = NULL;
         return NULL;
     }
+}
+
+/* The keys (transposed) and the values, packed once for every row block:
+ * the panels of both split across the threads. */
+typedef struct {
+    PackArgs keys, values;
+} PackJob;
+
+static int pack_task(void *ctx, int tid, int n) {
+    const PackJob *job = ctx;
+    const PackArgs *k = &job->keys, *v = &job->values;
+    int pk = k->packed ? vec_pack_panels(k->N) : 0, total = pk + vec_pack_panels(v->N), b, e;
+    nn_pool_range(total, tid, n, &b, &e);
+    if (b < pk) vec_pack_range(k->packed, k->B, k->ld, k->N, k->K, 1, k->scale, b, e < pk ? e : pk);
+    if (e > pk) vec_pack_range(v->packed, v->B, v->ld, v->N, v->K, 0, v->scale, b > pk ? b - pk : 0, e - pk);
+    return NN_OK;
 }
 
 /* Scores of query rows [i0, i1) against keys [0, nv) into e (i1 - i0, n_k);
@@ -697,8 +725,9 @@ int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_r
     NN_TRY(attn_check(c, p, q, k, v));
     ScratchLayout L = scratch_layout(c);
     ForwardJob job = {c, p, scores, weights, context, scratch, NULL, &L, 1, 0, {0}};
-    job.a = scores_prepare(c, p, q, k, scratch, &L);
-    vec_pack(scratch + L.pack_v, v, c->d_v, c->d_v, c->n_k, 0, 1);
+    PackJob pack = {{0}, {scratch + L.pack_v, v, c->d_v, c->d_v, c->n_k, 1}};
+    job.a = scores_prepare(c, p, q, k, scratch, &L, &pack.keys);
+    nn_pool_run(pack_task, &pack, attn_work(c));
     for (int t = 0; t < NN_MAX_THREADS; t++) job.failed[t] = -1;
     int status = nn_pool_run(forward_rows, &job, attn_work(c));
     if (status == NN_OK || job.threads == 1) return status;

@@ -300,11 +300,21 @@ size_t vec_packed_size(int N, int K) {
     return (size_t)((N + GEMM_NR - 1) / GEMM_NR) * GEMM_NR * (size_t)K;
 }
 
+int vec_pack_panels(int N) { return (N + GEMM_NR - 1) / GEMM_NR; }
+
 /* Panel j holds rows [0, K) of columns [j*NR, j*NR + NR), contiguous. */
-void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed, nn_real scale) {
+void vec_pack_range(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed, nn_real scale,
+                    int first, int last) {
     size_t b_rs = transposed ? 1 : (size_t)ldb, b_cs = transposed ? (size_t)ldb : 1;
-    for (int j = 0; j < N; j += GEMM_NR, packed += (size_t)K * GEMM_NR)
-        pack_panel(packed, B, b_rs, b_cs, j, N - j < GEMM_NR ? N - j : GEMM_NR, K, scale);
+    for (int panel = first; panel < last; panel++) {
+        int j = panel * GEMM_NR;
+        pack_panel(packed + (size_t)panel * K * GEMM_NR, B, b_rs, b_cs, j, N - j < GEMM_NR ? N - j : GEMM_NR, K,
+                   scale);
+    }
+}
+
+void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed, nn_real scale) {
+    vec_pack_range(packed, B, ldb, N, K, transposed, scale, 0, vec_pack_panels(N));
 }
 
 void vec_gemm_packed(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed, int packed_k,

@@ -50,6 +50,11 @@ void vec_gemm_nt(nn_real *C, int ldc, const nn_real *A, int lda,
  * transposed; a product then costs no separate pass to scale its result. */
 size_t vec_packed_size(int N, int K);
 void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed, nn_real scale);
+/* vec_pack's panels (NR columns each) of an N-column operand, and panels
+ * [first, last) of it alone (threads pack their share of one operand) */
+int vec_pack_panels(int N);
+void vec_pack_range(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed, nn_real scale,
+                    int first, int last);
 /* C (M,N) = [C +] A (M,K) . B, B from vec_pack with packed_k >= K rows
  * (only the first K rows and N columns are used) */
 void vec_gemm_packed(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed,
