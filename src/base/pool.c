@@ -18,9 +18,14 @@ void nn_pool_range(int count, int tid, int n, int *begin, int *end) {
 #include <stdint.h>
 #include <stdlib.h>
 
-/* Iterations an idle worker polls before it blocks: covers the gap between
- * the regions of one call without keeping an idle core busy. */
-#define POOL_SPIN 4096
+/* Iterations an idle worker polls before it blocks, about 5 ns each under V8
+ * (so ~0.16 ms): long enough to bridge the serial work between the regions
+ * of one call (selfAttention's heads, a backward's products) and between
+ * back-to-back calls, where waking a blocked worker costs tens of
+ * microseconds per region; short enough that an idle page costs no CPU.
+ * tests/bench/crossover.mjs measured 4,096 (~20 us) against 32,768: two
+ * threads on selfAttention's forward + backward at n = 1024, 1.55x -> 1.86x. */
+#define POOL_SPIN 32768
 
 typedef struct {
     int32_t threads;    /* the caller and the workers */
