@@ -232,6 +232,44 @@ describe('threads', { skip }, () => {
     }
   });
 
+  test('copied results are read as the threads finish them: every block arrives, in place', () => {
+    // 1,030 rows = 64 full blocks and a 6-row one; the calling thread stops early and copies
+    const args = { queries: random(1030, 24, 30), keys: random(700, 24, 31), values: random(700, 5, 32), score: 'scaled_dot' };
+    const want = one.attend(args);
+    for (const e of engines) {
+      const used = e.heapUsed();
+      for (let i = 0; i < 2; i++) {
+        const got = e.attend(args);
+        for (const out of ['scores', 'weights', 'context']) assertSame(got[out], want[out], `${e.threads} threads: ${out}`);
+        assert.equal(got.scores.data.buffer instanceof SharedArrayBuffer, false, 'copies, not views of the shared memory');
+      }
+      const weightsOnly = e.attend({ ...args, outputs: ['weights'] });
+      assert.deepEqual(Object.keys(weightsOnly), ['weights']);
+      assertSame(weightsOnly.weights, want.weights, `${e.threads} threads: weights alone`);
+      assert.equal(e.heapUsed(), used, `${e.threads} threads: every block freed`);
+    }
+  });
+
+  test('an overflow read while the threads run: the first row is named, whichever thread met it, and nothing is left running', () => {
+    const n = 300;
+    for (const rows of [[3], [290, 299], [40, 250]]) {
+      const q = random(n, 4, 33);
+      for (const row of rows) q.data.fill(3e38, row * 4, row * 4 + 4);
+      const args = { queries: q, keys: { rows: 9, cols: 4, data: new Float32Array(36).fill(1) } };
+      const want = throwsCode(() => one.attend(args), 'ERR_VALUE');
+      assert.match(want.message, new RegExp(`scores\\[${rows[0]}\\]\\[0\\] overflows`));
+      const ok = { queries: random(n, 4, 34), keys: random(9, 4, 35) };
+      const wantOk = one.attend(ok);
+      for (const e of engines) {
+        const used = e.heapUsed();
+        assert.equal(throwsCode(() => e.attend(args), 'ERR_VALUE').message, want.message, `${e.threads} threads, rows ${rows}`);
+        assert.equal(e.heapUsed(), used, `${e.threads} threads: the failed call freed its blocks`);
+        const got = e.attend(ok);
+        for (const out of ['scores', 'weights', 'context']) assertSame(got[out], wantOk[out], `${e.threads} threads: ${out} after the error`);
+      }
+    }
+  });
+
   // every score, mask and normalisation of the backward; n_q, n_k past one row block and odd
   const grads = [
     ['dot, 37 x 53, dweights', { q: random(37, 7, 40), k: random(53, 7, 41), v: random(53, 5, 42), dweights: random(37, 53, 43) }],
