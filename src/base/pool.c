@@ -123,9 +123,11 @@ int nn_pool_begin(NnTask task, void *ctx, double work) {
     return 1;
 }
 
-void nn_pool_share(void) {
+int nn_pool_share(void) {
     Pool *p = pool;
-    set_status(p, 0, p->task(p->ctx, 0, p->threads));
+    int status = p->task(p->ctx, 0, p->threads);
+    set_status(p, 0, status);
+    return status;
 }
 
 int nn_pool_wait(void) {
@@ -176,7 +178,7 @@ int nn_pool_begin(NnTask task, void *ctx, double work) {
     return 0;
 }
 
-void nn_pool_share(void) {}
+int nn_pool_share(void) { return NN_OK; }
 
 int nn_pool_wait(void) { return NN_OK; }
 

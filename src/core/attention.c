@@ -778,7 +778,8 @@ static struct {
     ScratchLayout L;
     ForwardJob job;
     int started; /* the row blocks run on the pool (else on the caller, in share) */
-    int status;  /* the forward's status when it ran on the caller */
+    int ran;     /* ...and then whether it ran, */
+    int status;  /* with this status */
 } overlap;
 
 int attn_overlap_begin(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_real *weights,
@@ -791,18 +792,26 @@ int attn_overlap_begin(const AttnConfig *c, const AttnParams *p, nn_real *scores
     for (int b = 0; b < attn_row_blocks(c); b++) done[b] = 0;
     overlap.job.done = done;
     overlap.status = NN_OK;
+    overlap.ran = 0;
     overlap.started = nn_pool_begin(forward_rows, &overlap.job, attn_work(c));
     return NN_OK;
 }
 
-void attn_overlap_share(int stop) {
-    if (!overlap.started) {
-        overlap.status = forward_rows(&overlap.job, 0, 1);
-        return;
+int attn_overlap_share(int count) {
+    ForwardJob *job = &overlap.job;
+    if (!overlap.started) { /* on the caller alone: every block, at the first call */
+        if (!overlap.ran) overlap.status = forward_rows(job, 0, 1);
+        overlap.ran = 1;
+        return 0;
     }
-    overlap.job.stop = stop;
-    nn_pool_share();
+    int next = __atomic_load_n(&job->next, __ATOMIC_RELAXED);
+    if (next >= attn_row_blocks(job->c)) return 0;
+    job->stop = next + count;
+    return nn_pool_share() == NN_OK;
 }
+
+/* Block b's state now: 0 while it waits or runs, else ATTN_BLOCK_DONE / _FAILED. */
+int attn_overlap_block(int b) { return __atomic_load_n(&overlap.job.done[b], __ATOMIC_ACQUIRE); }
 
 /* Blocks are taken in order and every thread marks the block it took before
  * it stops (a worker stops at the end or at a failure; the caller, at stop),

@@ -5,15 +5,22 @@
  *
  *   attn_overlap_begin   checks, packs and starts the row blocks on the
  *                        workers (on error nothing is left running);
- *   attn_overlap_share   computes blocks on the caller until `stop` blocks
- *                        are taken, then returns (all of them when the call
- *                        runs on one thread);
- *   attn_overlap_wait_block(b)  waits until block b is ATTN_BLOCK_DONE (its
- *                        rows of scores, weights and context are final) or
- *                        ATTN_BLOCK_FAILED; read blocks from 0 up and stop at
- *                        the first failed one;
+ *   attn_overlap_share   computes up to `count` more blocks on the caller;
+ *                        returns 1 when it did and none failed, else 0 (nothing
+ *                        left to take, a failure, or the call runs on one
+ *                        thread: then the first call computes every block);
+ *   attn_overlap_block(b)       block b's state now: 0 (waiting or running),
+ *                        ATTN_BLOCK_DONE (its rows of scores, weights and
+ *                        context are final) or ATTN_BLOCK_FAILED;
+ *   attn_overlap_wait_block(b)  waits until block b is done or failed; read
+ *                        blocks from 0 up and stop at the first failed one;
  *   attn_overlap_end     waits for every thread and returns what attn_forward
  *                        would have, with its message.
+ *
+ * A caller alternates: a block computed, then the blocks finished meanwhile
+ * copied out, while the workers take the blocks it does not; then it waits
+ * for the rest. Blocks are dealt one at a time, so the split follows how fast
+ * each thread really runs.
  *
  * After a successful begin, share and end must follow, in that order; one
  * such forward at a time, and no other engine call in between. */
@@ -34,7 +41,8 @@ int attn_block_rows(void);
 int attn_overlap_begin(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_real *weights,
                        nn_real *context, const nn_real *q, const nn_real *k, const nn_real *v,
                        nn_real *scratch, int32_t *done);
-void attn_overlap_share(int stop);
+int attn_overlap_share(int count);
+int attn_overlap_block(int b);
 int attn_overlap_wait_block(int b);
 int attn_overlap_end(void);
 

@@ -49,9 +49,9 @@ EMSCRIPTEN_KEEPALIVE int attnlab_attend(ATTEND_ARGS) {
     return status;
 }
 
-/* attend read as it runs (src/core/attention_overlap.h): begin, share, then
- * wait_block for each row block while copying it out, then end, which frees
- * what begin allocated. */
+/* attend read as it runs (src/core/attention_overlap.h): begin; share and
+ * block, copying finished blocks out between shares; end, which frees what
+ * begin allocated. */
 static float *overlap_scratch;
 static int32_t *overlap_done;
 
@@ -76,11 +76,13 @@ EMSCRIPTEN_KEEPALIVE int attnlab_attend_begin(ATTEND_ARGS) {
     return status;
 }
 
-EMSCRIPTEN_KEEPALIVE void attnlab_attend_share(int stop) { attn_overlap_share(stop); }
+EMSCRIPTEN_KEEPALIVE int attnlab_attend_share(int count) { return attn_overlap_share(count); }
 
-/* 1 once row block `block` is finished, 0 if it failed (read no further). */
-EMSCRIPTEN_KEEPALIVE int attnlab_attend_wait_block(int block) {
-    return attn_overlap_wait_block(block) == ATTN_BLOCK_DONE;
+/* Row block `block`: 1 finished, 2 failed (read no further), 0 not yet;
+ * with `wait`, only once it is finished or failed. */
+EMSCRIPTEN_KEEPALIVE int attnlab_attend_block(int block, int wait) {
+    int state = wait ? attn_overlap_wait_block(block) : attn_overlap_block(block);
+    return state == ATTN_BLOCK_DONE ? 1 : state == ATTN_BLOCK_FAILED ? 2 : 0;
 }
 
 EMSCRIPTEN_KEEPALIVE int attnlab_attend_end(void) {

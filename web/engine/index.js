@@ -269,35 +269,36 @@ export class Engine {
 
   /**
    * attend on a pool, its n x n results copied out while the threads compute:
-   * the calling thread computes row blocks until only a tail is left for the
-   * workers, then copies each finished block's rows of scores and weights
-   * into fresh arrays as the workers finish the tail. Copied after the call
-   * instead, 8 MB at n = 1024 ran on the calling thread alone and capped the
-   * call's speed-up. `call`: the attend export's arguments.
+   * the calling thread takes one row block at a time, and between blocks
+   * copies the rows of scores and weights of every block finished meanwhile
+   * into fresh arrays, while the workers take the blocks it does not. Copied
+   * after the call instead, 8 MB at n = 1024 ran on the calling thread alone
+   * and capped the call's speed-up. `call`: the attend export's arguments.
    */
   #attendCopiedAsComputed(call, outputs) {
     const heap = this.heap;
-    const { nQ, nK, dK, dV } = call;
+    const { nQ, nK, dV } = call;
     heap.call.attend_begin(call); // on an error nothing is left running
     const result = {};
     let failure = null;
     try {
       const names = ['scores', 'weights'].filter((name) => outputs.has(name));
-      // fresh arrays, zero-filled while the workers start
       for (const name of names) result[name] = { rows: nQ, cols: nK, data: new Float32Array(nQ * nK) };
       const rows = heap.call.attend_block_rows();
       const blocks = Math.ceil(nQ / rows);
-      // The workers' tail should take as long as the copies: copying a cell of a
-      // result costs about as much as 7 multiply-adds of the products (measured
-      // at n = 1024: 0.42 ms per 4 MB against 2 (d_k + d_v) flops per cell at
-      // ~33 GFLOP/s, plus the softmax).
-      const share = ((this.threads - 1) * 7 * names.length) / (dK + dV + 14);
-      heap.call.attend_share({ stop: blocks - Math.min(Math.floor(blocks / 2), Math.round(blocks * share)) });
-      for (let b = 0; b < blocks; b++) {
-        if (!heap.call.attend_wait_block({ block: b })) break; // failed: end says how
-        const from = b * rows * nK, count = (Math.min(nQ, (b + 1) * rows) - b * rows) * nK;
-        for (const name of names) result[name].data.set(heap.viewF32(call[name] + F32 * from, count), from);
-      }
+      let copied = 0;
+      // copies blocks from `copied` on while they are finished; false once one failed
+      const copyFinished = (wait) => {
+        for (; copied < blocks; copied++) {
+          const state = heap.call.attend_block({ block: copied, wait });
+          if (state !== 1) return state === 0;
+          const from = copied * rows * nK, count = (Math.min(nQ, (copied + 1) * rows) - copied * rows) * nK;
+          for (const name of names) result[name].data.set(heap.viewF32(call[name] + F32 * from, count), from);
+        }
+        return true;
+      };
+      while (heap.call.attend_share({ count: 1 }) && copyFinished(false));
+      copyFinished(true);
     } catch (error) {
       failure = error;
     }

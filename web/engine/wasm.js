@@ -61,8 +61,8 @@ const BINDINGS = Object.freeze({
     args: ['nQ', 'nK', 'dQ', 'dK', 'dV', 'hidden', 'score', 'norm', 'temperature', 'beta', 'causal', 'keyLengths',
       'q', 'k', 'v', 'W', 'Wq', 'Wk', 'vv', 'scores', 'weights', 'context'],
   },
-  attend_share: { args: ['stop'] },
-  attend_wait_block: { args: ['block'] },
+  attend_share: { args: ['count'] },
+  attend_block: { args: ['block', 'wait'] },
   attend_end: { args: [] },
   attend_block_rows: { args: [] },
   self_attention: {
