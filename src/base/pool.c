@@ -110,9 +110,10 @@ void nn_pool_worker(int tid) {
     }
 }
 
-int nn_pool_begin(NnTask task, void *ctx, double work) {
+int nn_pool_run(NnTask task, void *ctx, double work) {
     Pool *p = pool;
-    if (!p || p->threads == 1 || load(&p->stop) || work < p->min_work || load(&p->running)) return 0;
+    if (!p || p->threads == 1 || load(&p->stop) || work < p->min_work || load(&p->running))
+        return task(ctx, 0, 1);
     int n = p->threads;
     store(&p->running, 1);
     p->task = task;
@@ -120,31 +121,13 @@ int nn_pool_begin(NnTask task, void *ctx, double work) {
     store(&p->done, 0);
     __atomic_add_fetch(&p->generation, 1, __ATOMIC_SEQ_CST);
     __builtin_wasm_memory_atomic_notify(&p->generation, (unsigned)(n - 1));
-    return 1;
-}
-
-int nn_pool_share(void) {
-    Pool *p = pool;
-    int status = p->task(p->ctx, 0, p->threads);
-    set_status(p, 0, status);
-    return status;
-}
-
-int nn_pool_wait(void) {
-    Pool *p = pool;
-    int n = p->threads;
+    set_status(p, 0, task(ctx, 0, n));
     while (load(&p->done) < n - 1) {
     }
     store(&p->running, 0);
     for (int t = 0; t < n; t++)
         if (load(&p->status[t]) != NN_OK) return load(&p->status[t]);
     return NN_OK;
-}
-
-int nn_pool_run(NnTask task, void *ctx, double work) {
-    if (!nn_pool_begin(task, ctx, work)) return task(ctx, 0, 1);
-    nn_pool_share();
-    return nn_pool_wait();
 }
 
 int nn_pool_split_serially(int threads) {
@@ -171,16 +154,6 @@ int nn_pool_run(NnTask task, void *ctx, double work) {
     serial_running = 0;
     return status;
 }
-
-/* No workers: a region never starts on its own; its caller runs it. */
-int nn_pool_begin(NnTask task, void *ctx, double work) {
-    (void)task, (void)ctx, (void)work;
-    return 0;
-}
-
-int nn_pool_share(void) { return NN_OK; }
-
-int nn_pool_wait(void) { return NN_OK; }
 
 int nn_pool_split_serially(int threads) {
     if (threads < 1 || threads > NN_MAX_THREADS)

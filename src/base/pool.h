@@ -28,20 +28,6 @@ int nn_pool_threads(void);
  * last: a caller that needs the exact message recomputes the failing part. */
 int nn_pool_run(NnTask task, void *ctx, double work);
 
-/* nn_pool_run in steps, for a caller with work of its own (not the
- * engine's: no other region, no allocation) to do while the workers run:
- * nn_pool_begin starts task on the workers only and returns 1, or returns 0
- * and starts nothing where nn_pool_run would run task on the caller alone
- * (the caller then calls task(ctx, 0, 1) itself and neither of the others);
- * after a 1, nn_pool_share runs the caller's share, task(ctx, 0, n), and
- * returns its status: a task may take its share in parts, one per call,
- * until it fails or has nothing left; nn_pool_wait waits for the workers and
- * returns what nn_pool_run would. Between nn_pool_begin and nn_pool_wait
- * the region is running: nn_pool_wait must follow, whatever happens. */
-int nn_pool_begin(NnTask task, void *ctx, double work);
-int nn_pool_share(void);
-int nn_pool_wait(void);
-
 /* Splits count items into n near-equal contiguous ranges; thread tid gets
  * [*begin, *end). */
 void nn_pool_range(int count, int tid, int n, int *begin, int *end);

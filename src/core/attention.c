@@ -1,15 +1,12 @@
 /* Attention between queries and keys: scores, normalisation, masks, context
  * vectors; forward and backward side by side. */
-#include <limits.h>
 #include <math.h>
-#include <stdint.h>
 #include <string.h>
 
 #include "attnlab/attention.h"
 #include "base/error.h"
 #include "base/layout.h"
 #include "base/pool.h"
-#include "core/attention_overlap.h"
 #include "core/gemm_parallel.h"
 #include "core/vec.h"
 
@@ -661,8 +658,6 @@ typedef struct {
     const ScratchLayout *L;
     int threads; /* threads the region ran on */
     int next;    /* the next row block to take */
-    int stop;    /* the calling thread takes no block once `stop` are taken */
-    int32_t *done; /* per row block: ATTN_BLOCK_DONE / _FAILED once finished (or NULL) */
     int failed[NN_MAX_THREADS];
 } ForwardJob;
 
@@ -708,22 +703,14 @@ static int forward_block(const ForwardJob *job, int b, int tid) {
  * down the matrix; a VM's cores contend on their host) takes fewer. A block's
  * result does not depend on the thread that computes it. Blocks are taken in
  * order, so every block before the lowest one that failed was computed. */
-/* Marks block b finished for a caller reading the results as they come.
- * Out of line, for the reason set_status in pool.c is. */
-__attribute__((noinline)) static void mark_block(const ForwardJob *job, int b, int32_t state) {
-    if (job->done) __atomic_store_n(&job->done[b], state, __ATOMIC_RELEASE);
-}
-
 static int forward_rows(void *ctx, int tid, int n) {
     ForwardJob *job = ctx;
-    int blocks = attn_row_blocks(job->c);
+    int blocks = (job->c->n_q + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK;
     if (tid == 0) job->threads = n;
     for (;;) {
-        if (tid == 0 && __atomic_load_n(&job->next, __ATOMIC_RELAXED) >= job->stop) break;
         int b = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
         if (b >= blocks) break;
         int status = forward_block(job, b, tid);
-        mark_block(job, b, status == NN_OK ? ATTN_BLOCK_DONE : ATTN_BLOCK_FAILED);
         if (status != NN_OK) {
             job->failed[tid] = b;
             return status;
@@ -732,102 +719,24 @@ static int forward_rows(void *ctx, int tid, int n) {
     return NN_OK;
 }
 
-int attn_row_blocks(const AttnConfig *c) { return (c->n_q + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK; }
-
-int attn_block_rows(void) { return ATTN_ROW_BLOCK; }
-
-/* Checks, prepares and packs the operands, and readies the row blocks' job. */
-static int forward_setup(ForwardJob *job, const AttnConfig *c, const AttnParams *p, nn_real *scores,
-                         nn_real *weights, nn_real *context, const nn_real *q, const nn_real *k,
-                         const nn_real *v, nn_real *scratch, ScratchLayout *L) {
-    NN_TRY(attn_check(c, p, q, k, v));
-    *L = scratch_layout(c);
-    *job = (ForwardJob){c, p, scores, weights, context, scratch, NULL, L, 1, 0, INT_MAX, NULL, {0}};
-    PackJob pack = {{0}, {scratch + L->pack_v, v, c->d_v, c->d_v, c->n_k, 1}};
-    job->a = scores_prepare(c, p, q, k, scratch, L, &pack.keys);
-    nn_pool_run(pack_task, &pack, attn_work(c));
-    for (int t = 0; t < NN_MAX_THREADS; t++) job->failed[t] = -1;
-    return NN_OK;
-}
-
-/* The forward's status once its region is over: on a failure, the first
- * failing block, as one thread would have met it, recomputed here so the
- * recorded message is its own. */
-static int forward_finish(ForwardJob *job, int status) {
-    if (status == NN_OK || job->threads == 1) return status;
-    int first = -1;
-    for (int t = 0; t < job->threads; t++)
-        if (job->failed[t] >= 0 && (first < 0 || job->failed[t] < first)) first = job->failed[t];
-    return forward_block(job, first, 0);
-}
-
 int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_real *weights,
                  nn_real *context, const nn_real *q, const nn_real *k, const nn_real *v,
                  nn_real *scratch) {
-    ForwardJob job;
-    ScratchLayout L;
-    NN_TRY(forward_setup(&job, c, p, scores, weights, context, q, k, v, scratch, &L));
-    return forward_finish(&job, nn_pool_run(forward_rows, &job, attn_work(c)));
-}
-
-/* ---- the forward read as it runs (attention_overlap.h) -------------------
- * One such forward at a time: its state lives here, from begin to end. */
-static struct {
-    AttnConfig c;
-    AttnParams p;
-    ScratchLayout L;
-    ForwardJob job;
-    int started; /* the row blocks run on the pool (else on the caller, in share) */
-    int ran;     /* ...and then whether it ran, */
-    int status;  /* with this status */
-} overlap;
-
-int attn_overlap_begin(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_real *weights,
-                       nn_real *context, const nn_real *q, const nn_real *k, const nn_real *v,
-                       nn_real *scratch, int32_t *done) {
-    overlap.c = *c;
-    overlap.p = *p;
-    NN_TRY(forward_setup(&overlap.job, &overlap.c, &overlap.p, scores, weights, context, q, k, v, scratch,
-                         &overlap.L));
-    for (int b = 0; b < attn_row_blocks(c); b++) done[b] = 0;
-    overlap.job.done = done;
-    overlap.status = NN_OK;
-    overlap.ran = 0;
-    overlap.started = nn_pool_begin(forward_rows, &overlap.job, attn_work(c));
-    return NN_OK;
-}
-
-int attn_overlap_share(int count) {
-    ForwardJob *job = &overlap.job;
-    if (!overlap.started) { /* on the caller alone: every block, at the first call */
-        if (!overlap.ran) overlap.status = forward_rows(job, 0, 1);
-        overlap.ran = 1;
-        return 0;
-    }
-    int next = __atomic_load_n(&job->next, __ATOMIC_RELAXED);
-    if (next >= attn_row_blocks(job->c)) return 0;
-    job->stop = next + count;
-    return nn_pool_share() == NN_OK;
-}
-
-/* Block b's state now: 0 while it waits or runs, else ATTN_BLOCK_DONE / _FAILED. */
-int attn_overlap_block(int b) { return __atomic_load_n(&overlap.job.done[b], __ATOMIC_ACQUIRE); }
-
-/* Blocks are taken in order and every thread marks the block it took before
- * it stops (a worker stops at the end or at a failure; the caller, at stop),
- * so a reader going up from block 0 that stops at the first failed one never
- * waits for a block no thread will take. */
-int attn_overlap_wait_block(int b) {
-    int32_t state;
-    while (!(state = __atomic_load_n(&overlap.job.done[b], __ATOMIC_ACQUIRE))) {
-    }
-    return state;
-}
-
-int attn_overlap_end(void) {
-    int status = overlap.started ? nn_pool_wait() : overlap.status;
-    overlap.started = 0;
-    return forward_finish(&overlap.job, status);
+    NN_TRY(attn_check(c, p, q, k, v));
+    ScratchLayout L = scratch_layout(c);
+    ForwardJob job = {c, p, scores, weights, context, scratch, NULL, &L, 1, 0, {0}};
+    PackJob pack = {{0}, {scratch + L.pack_v, v, c->d_v, c->d_v, c->n_k, 1}};
+    job.a = scores_prepare(c, p, q, k, scratch, &L, &pack.keys);
+    nn_pool_run(pack_task, &pack, attn_work(c));
+    for (int t = 0; t < NN_MAX_THREADS; t++) job.failed[t] = -1;
+    int status = nn_pool_run(forward_rows, &job, attn_work(c));
+    if (status == NN_OK || job.threads == 1) return status;
+    /* The first failing block, as one thread would have met it, recomputed
+     * here so the recorded message is its own. */
+    int first = -1;
+    for (int t = 0; t < job.threads; t++)
+        if (job.failed[t] >= 0 && (first < 0 || job.failed[t] < first)) first = job.failed[t];
+    return forward_block(&job, first, 0);
 }
 
 int attn_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq,

@@ -232,8 +232,8 @@ describe('threads', { skip }, () => {
     }
   });
 
-  test('copied results are read as the threads finish them: every block arrives, in place', () => {
-    // 1,030 rows = 64 full blocks and a 6-row one; the calling thread stops early and copies
+  test('1,030 rows (65 row blocks), every output copied out: one thread\'s results on 2 and 3 threads', () => {
+    // 1,030 rows = 64 full blocks and a 6-row one
     const args = { queries: random(1030, 24, 30), keys: random(700, 24, 31), values: random(700, 5, 32), score: 'scaled_dot' };
     const want = one.attend(args);
     for (const e of engines) {
@@ -250,7 +250,7 @@ describe('threads', { skip }, () => {
     }
   });
 
-  test('an overflow read while the threads run: the first row is named, whichever thread met it, and nothing is left running', () => {
+  test('an overflow with every output asked for: the first row is named, whichever thread met it, and the engine stays usable', () => {
     const n = 300;
     for (const rows of [[3], [290, 299], [40, 250]]) {
       const q = random(n, 4, 33);

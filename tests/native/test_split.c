@@ -5,14 +5,12 @@
  * against the naive reference), attention forward (bit for bit) and backward
  * for every score and mask, self-attention forward and backward with heads;
  * the same share count twice gives the same bits. */
-#include <stdio.h>
 #include <string.h>
 
 #include "attnlab/attention.h"
 #include "base/error.h"
 #include "base/pool.h"
 #include "check.h"
-#include "core/attention_overlap.h"
 #include "core/gemm_parallel.h"
 #include "core/vec.h"
 
@@ -184,59 +182,6 @@ static void test_attention(Rng *r) {
     }
 }
 
-/* ---- the forward read block by block (attention_overlap.h) ---------------- */
-
-/* begin, share (the caller stops after `stop` blocks where threads run), every
- * block waited for, end: what attn_forward gives, bit for bit, every block
- * marked done; where a block overflows, the blocks before it are done, it is
- * failed, and end returns attn_forward's status and message. */
-static void test_overlap(Rng *r) {
-    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
-        size_t mark = alloc_mark();
-        const SplitCase *sc = &cases[ci];
-        SplitRun want;
-        split_inputs(&want, sc, r);
-        const AttnConfig *c = &want.c;
-        size_t cells = (size_t)c->n_q * c->n_k, nz = (size_t)c->n_q * c->d_v;
-        int blocks = attn_row_blocks(c);
-        for (int overflow = 0; overflow < 2; overflow++) {
-            check_case("attention read block by block (%s)%s", sc->name, overflow ? ", row 20 overflows" : "");
-            if (overflow) for (int a = 0; a < c->d_q; a++) want.q[20 * c->d_q + a] = 3e38f;
-            nn_real *scratch = alloc_reals(attn_forward_scratch_size(c));
-            int32_t *done = alloc_ints((size_t)blocks);
-            nn_real *scores = alloc_reals(cells), *weights = alloc_reals(cells), *context = alloc_reals(nz);
-            want.scores = alloc_reals(cells), want.weights = alloc_reals(cells), want.context = alloc_reals(nz);
-            int st_want = attn_forward(c, &want.p, want.scores, want.weights, want.context, want.q, want.k, want.v,
-                                       scratch);
-            char message[256];
-            snprintf(message, sizeof message, "%s", nn_last_error());
-            /* cosine's unit rows and additive's tanh take 3e38 in their stride */
-            if (!overflow) CHECK_OK(st_want, "attn_forward");
-            if (!CHECK_OK(attn_overlap_begin(c, &want.p, scores, weights, context, want.q, want.k, want.v, scratch,
-                                             done),
-                          "begin"))
-                continue;
-            while (attn_overlap_share(1)) {
-            }
-            int ready = 0;
-            while (ready < blocks && attn_overlap_wait_block(ready) == ATTN_BLOCK_DONE) ready++;
-            int st = attn_overlap_end();
-            CHECK(st == st_want, "end: status %d, attn_forward's %d", st, st_want);
-            if (st_want != NN_OK) {
-                CHECK(ready == 20 / attn_block_rows(), "blocks before the overflow done (%d)", ready);
-                CHECK(done[ready] == ATTN_BLOCK_FAILED, "its block failed");
-                CHECK(strcmp(nn_last_error(), message) == 0, "message: %s (attn_forward: %s)", nn_last_error(), message);
-            } else {
-                CHECK(ready == blocks, "every block done (%d of %d)", ready, blocks);
-                CHECK(same_bits(scores, want.scores, cells), "scores bit for bit");
-                CHECK(same_bits(weights, want.weights, cells), "weights bit for bit");
-                CHECK(same_bits(context, want.context, nz), "context bit for bit");
-            }
-        }
-        alloc_release(mark);
-    }
-}
-
 /* ---- self-attention ------------------------------------------------------ */
 
 typedef struct {
@@ -307,7 +252,6 @@ int main(void) {
     Rng r = {0x5b117};
     test_gemm(&r);
     test_attention(&r);
-    test_overlap(&r);
     test_self(&r);
     test_limits();
     return check_summary();

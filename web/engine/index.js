@@ -250,14 +250,12 @@ export class Engine {
       heap.writeF32(ptr.Wq, p.Wq?.data);
       heap.writeF32(ptr.Wk, p.Wk?.data);
       heap.writeF32(ptr.vv, p.v);
-      const call = {
+      heap.call.attend({
         nQ: q.rows, nK: k.rows, dQ: q.cols, dK: k.cols, dV: v.cols, hidden: p.hidden, score: scoreCode, norm,
         temperature, beta: p.beta, causal: mask.causal, keyLengths: ptr.lengths,
         q: ptr.q, k: ptr.k, v: v === k ? ptr.k : ptr.v, W: ptr.W, Wq: ptr.Wq, Wk: ptr.Wk, vv: ptr.vv,
         scores: ptr.scores, weights: ptr.weights, context: ptr.context,
-      };
-      if (copy && this.threads > 1 && (out.scores || out.weights)) return this.#attendCopiedAsComputed(call, outputs);
-      heap.call.attend(call);
+      });
       const read = copy ? (at, rows, cols) => heap.readMatrix(at, rows, cols) : (at, rows, cols) => heap.viewMatrix(at, rows, cols);
       const result = {};
       if (outputs.has('scores')) result.scores = read(ptr.scores, q.rows, k.rows);
@@ -265,48 +263,6 @@ export class Engine {
       if (outputs.has('context')) result.context = read(ptr.context, q.rows, v.cols);
       return result;
     });
-  }
-
-  /**
-   * attend on a pool, its n x n results copied out while the threads compute:
-   * the calling thread takes one row block at a time, and between blocks
-   * copies the rows of scores and weights of every block finished meanwhile
-   * into fresh arrays, while the workers take the blocks it does not. Copied
-   * after the call instead, 8 MB at n = 1024 ran on the calling thread alone
-   * and capped the call's speed-up. `call`: the attend export's arguments.
-   */
-  #attendCopiedAsComputed(call, outputs) {
-    const heap = this.heap;
-    const { nQ, nK, dV } = call;
-    heap.call.attend_begin(call); // on an error nothing is left running
-    const result = {};
-    let failure = null;
-    try {
-      const names = ['scores', 'weights'].filter((name) => outputs.has(name));
-      for (const name of names) result[name] = { rows: nQ, cols: nK, data: new Float32Array(nQ * nK) };
-      const rows = heap.call.attend_block_rows();
-      const blocks = Math.ceil(nQ / rows);
-      let copied = 0;
-      // copies blocks from `copied` on while they are finished; false once one failed
-      const copyFinished = (wait) => {
-        for (; copied < blocks; copied++) {
-          const state = heap.call.attend_block({ block: copied, wait });
-          if (state !== 1) return state === 0;
-          const from = copied * rows * nK, count = (Math.min(nQ, (copied + 1) * rows) - copied * rows) * nK;
-          for (const name of names) result[name].data.set(heap.viewF32(call[name] + F32 * from, count), from);
-        }
-        return true;
-      };
-      while (heap.call.attend_share({ count: 1 }) && copyFinished(false));
-      copyFinished(true);
-    } catch (error) {
-      failure = error;
-    }
-    const status = heap.call.attend_end(); // always: the region must be closed
-    if (failure) throw failure;
-    heap.check(status, 'attend');
-    if (outputs.has('context')) result.context = heap.readMatrix(call.context, nQ, dV);
-    return result;
   }
 
   /**

@@ -55,16 +55,6 @@ const BINDINGS = Object.freeze({
     args: ['nQ', 'nK', 'dQ', 'dK', 'dV', 'hidden', 'score', 'norm', 'temperature', 'beta', 'causal', 'keyLengths',
       'q', 'k', 'v', 'W', 'Wq', 'Wk', 'vv', 'scores', 'weights', 'context'],
   },
-  // attend on a pool with its results copied out as the threads finish them (src/core/attention_overlap.h)
-  attend_begin: {
-    status: 'attend',
-    args: ['nQ', 'nK', 'dQ', 'dK', 'dV', 'hidden', 'score', 'norm', 'temperature', 'beta', 'causal', 'keyLengths',
-      'q', 'k', 'v', 'W', 'Wq', 'Wk', 'vv', 'scores', 'weights', 'context'],
-  },
-  attend_share: { args: ['count'] },
-  attend_block: { args: ['block', 'wait'] },
-  attend_end: { args: [] },
-  attend_block_rows: { args: [] },
   self_attention: {
     status: 'selfAttention',
     args: ['n', 'dIn', 'dK', 'dV', 'dOut', 'heads', 'score', 'causal', 'x', 'wq', 'wk', 'wv', 'wo',
@@ -339,11 +329,6 @@ export class Heap {
   /** A copy of `rows x cols` floats at ptr, as { rows, cols, data }. */
   readMatrix(ptr, rows, cols) {
     return { rows, cols, data: this.readF32(ptr, rows * cols) };
-  }
-
-  /** A view (no copy) of n float32 values at ptr: valid while the block at ptr is and memory does not grow. */
-  viewF32(ptr, n) {
-    return new Float32Array(this.#buffer, ptr, n);
   }
 
   /** A view (no copy) of `rows x cols` floats at ptr, as { rows, cols, data }: valid while the block at ptr is. */
