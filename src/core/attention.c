@@ -203,13 +203,18 @@ static void unit_rows(nn_real *u, nn_real *norms, const nn_real *x, int n, int d
     }
 }
 
-/* An operand to pack (vec_pack's arguments): B is (N, K) given transposed. */
+/* An operand to pack: vec_pack's arguments. */
 typedef struct {
     nn_real *packed;
     const nn_real *B;
-    int ld, N, K;
+    int ld, N, K, transposed;
     nn_real scale;
 } PackArgs;
+
+/* Panels [first, last) of one operand. */
+static void pack_panels(const PackArgs *a, int first, int last) {
+    vec_pack_range(a->packed, a->B, a->ld, a->N, a->K, a->transposed, a->scale, first, last);
+}
 
 /* Work shared by all query rows: projections and norms; *keys is what the
  * score product's right operand packs from (K^T, Ku^T or W^T; none for
@@ -219,7 +224,7 @@ static const nn_real *scores_prepare(const AttnConfig *c, const AttnParams *p, c
                                      const nn_real *k, nn_real *scratch, const ScratchLayout *L,
                                      PackArgs *keys) {
     int nq = c->n_q, nk = c->n_k, dq = c->d_q, dk = c->d_k, h = c->hidden;
-    *keys = (PackArgs){scratch + L->pack_s, k, dk, nk, dk, 1};
+    *keys = (PackArgs){scratch + L->pack_s, k, dk, nk, dk, 1, 1};
     switch (c->score) {
     case ATTN_SCORE_COSINE:
         /* e = beta Qu Ku^T on unit rows */
@@ -239,7 +244,7 @@ static const nn_real *scores_prepare(const AttnConfig *c, const AttnParams *p, c
         return scratch + L->proj_q;
     case ATTN_SCORE_LOCATION:
         /* e_i = W q_i, i.e. e = Q W^T with W (n_k, d_q) */
-        *keys = (PackArgs){scratch + L->pack_s, p->W, dq, nk, dq, 1};
+        *keys = (PackArgs){scratch + L->pack_s, p->W, dq, nk, dq, 1, 1};
         return q;
     case ATTN_SCORE_ADDITIVE:
         /* Pq = Q Wq^T, Pk = K Wk^T */
@@ -264,8 +269,8 @@ static int pack_task(void *ctx, int tid, int n) {
     const PackArgs *k = &job->keys, *v = &job->values;
     int pk = k->packed ? vec_pack_panels(k->N) : 0, total = pk + vec_pack_panels(v->N), b, e;
     nn_pool_range(total, tid, n, &b, &e);
-    if (b < pk) vec_pack_range(k->packed, k->B, k->ld, k->N, k->K, 1, k->scale, b, e < pk ? e : pk);
-    if (e > pk) vec_pack_range(v->packed, v->B, v->ld, v->N, v->K, 0, v->scale, b > pk ? b - pk : 0, e - pk);
+    if (b < pk) pack_panels(k, b, e < pk ? e : pk);
+    if (e > pk) pack_panels(v, b > pk ? b - pk : 0, e - pk);
     return NN_OK;
 }
 
@@ -725,7 +730,7 @@ int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_r
     NN_TRY(attn_check(c, p, q, k, v));
     ScratchLayout L = scratch_layout(c);
     ForwardJob job = {c, p, scores, weights, context, scratch, NULL, &L, 1, 0, {0}};
-    PackJob pack = {{0}, {scratch + L.pack_v, v, c->d_v, c->d_v, c->n_k, 1}};
+    PackJob pack = {{0}, {scratch + L.pack_v, v, c->d_v, c->d_v, c->n_k, 0, 1}};
     job.a = scores_prepare(c, p, q, k, scratch, &L, &pack.keys);
     nn_pool_run(pack_task, &pack, attn_work(c));
     for (int t = 0; t < NN_MAX_THREADS; t++) job.failed[t] = -1;
