@@ -19,7 +19,7 @@ const char *attn_score_name(AttnScore score) {
 
 /* Query rows go in blocks of ATTN_ROW_BLOCK: a block's scores are still in
  * cache when they are normalised and multiplied by V. */
-#define ATTN_ROW_BLOCK 16
+#define ATTN_ROW_BLOCK 32
 
 /* ---- scratch layout: one table drives the size and the offsets ----------- */
 
