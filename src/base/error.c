@@ -48,11 +48,22 @@ static int any_not_finite(const nn_real *x, size_t n) {
 #endif
 }
 
+/* ERR_VALUE naming the first non-finite x[i] (some i < n): as element i,
+ * or as [row][col] of a matrix of `cols` columns when cols > 0. */
+static int name_not_finite(const char *what, const nn_real *x, size_t n, size_t cols) {
+    size_t i = 0;
+    while (i < n && isfinite(x[i])) i++;
+    if (i == n) return NN_OK;
+    const char *kind = isnan(x[i]) ? "NaN" : x[i] > 0 ? "Infinity" : "-Infinity";
+    if (cols == 0) return nn_fail(NN_ERR_VALUE, "%s: element %zu is %s; values must be finite", what, i, kind);
+    return nn_fail(NN_ERR_VALUE, "%s[%zu][%zu] is %s; values must be finite numbers", what, i / cols, i % cols, kind);
+}
+
 int nn_check_finite(const char *what, const nn_real *x, size_t n) {
-    if (!any_not_finite(x, n)) return NN_OK;
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i]))
-            return nn_fail(NN_ERR_VALUE, "%s: element %zu is %s; values must be finite", what, i,
-                           isnan(x[i]) ? "NaN" : "infinite");
-    return NN_OK;
+    return any_not_finite(x, n) ? name_not_finite(what, x, n, 0) : NN_OK;
+}
+
+int nn_check_finite_matrix(const char *what, const nn_real *x, int rows, int cols) {
+    size_t n = (size_t)rows * (size_t)cols;
+    return any_not_finite(x, n) ? name_not_finite(what, x, n, (size_t)cols) : NN_OK;
 }

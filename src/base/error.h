@@ -26,5 +26,8 @@ void nn_clear_error(void);
 
 /* NN_OK if all n values are finite, else NN_ERR_VALUE naming `what` and the index. */
 int nn_check_finite(const char *what, const nn_real *x, size_t n);
+/* The same for a (rows, cols) matrix, naming the element as the JS API does:
+ * "queries[3][4] is NaN; values must be finite numbers". */
+int nn_check_finite_matrix(const char *what, const nn_real *x, int rows, int cols);
 
 #endif

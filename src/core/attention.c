@@ -166,9 +166,10 @@ int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q, const
             if (c->key_lengths[i] < 0 || c->key_lengths[i] > c->n_k)
                 return nn_fail(NN_ERR_VALUE, "mask.keyLengths[%d] is %d; it must be within 0..%d", i,
                                (int)c->key_lengths[i], c->n_k);
-    NN_TRY(nn_check_finite("queries", q, (size_t)c->n_q * c->d_q));
-    NN_TRY(nn_check_finite("keys", k, (size_t)c->n_k * c->d_k));
-    NN_TRY(nn_check_finite("values", v, (size_t)c->n_k * c->d_v));
+    /* the JS API leaves these checks to here (one SIMD pass, not a JS loop) */
+    NN_TRY(nn_check_finite_matrix("queries", q, c->n_q, c->d_q));
+    NN_TRY(nn_check_finite_matrix("keys", k, c->n_k, c->d_k));
+    NN_TRY(nn_check_finite_matrix("values", v, c->n_k, c->d_v));
     return NN_OK;
 }
 

@@ -53,6 +53,9 @@ const ATTEND_CASES = [
   ['Infinity in queries', (e) => e.attend({ queries: [[0.1, 0.2, 0.3], [1, 2, Infinity]], keys: K4 }), 'ERR_VALUE', ['queries']],
   ['-Infinity in keys', (e) => e.attend({ queries: Q2, keys: [[1, 0, 0], [0, -Infinity, 0]] }), 'ERR_VALUE', ['keys']],
   ['NaN in keys as Float32Array data', (e) => e.attend({ queries: Q2, keys: { rows: 1, cols: 3, data: Float32Array.of(1, NaN, 0) } }), 'ERR_VALUE', ['keys']],
+  // a Float32Array goes to the core as it is: its check there names the element as the JS check does
+  ['NaN in queries as Float32Array data, by element', (e) => e.attend({ queries: { rows: 2, cols: 3, data: Float32Array.of(1, 2, 3, NaN, 5, 6) }, keys: K4 }), 'ERR_VALUE', ['queries[1][0] is NaN']],
+  ['-Infinity in values as data, by element', (e) => e.attend({ queries: Q2, keys: K4, values: { rows: 4, cols: 2, data: Float32Array.of(1, 2, 3, 4, 5, -Infinity, 7, 8) } }), 'ERR_VALUE', ['values[2][1] is -Infinity']],
   ['NaN in values', (e) => e.attend({ queries: Q2, keys: K4, values: [[1, 2], [3, NaN], [5, 6], [7, 8]] }), 'ERR_VALUE', ['values']],
   ['Infinity in values as data', (e) => e.attend({ queries: Q2, keys: K4, values: { rows: 4, cols: 2, data: Float32Array.of(1, 2, 3, 4, 5, 6, 7, Infinity) } }), 'ERR_VALUE', ['values']],
   ['a string entry in queries', (e) => e.attend({ queries: [[0.1, '0.2', 0.3]], keys: K4 }), ['ERR_VALUE', 'ERR_SHAPE'], ['queries']],

@@ -205,9 +205,10 @@ export class Engine {
     const score = a.score === undefined ? 'dot' : a.score;
     const scoreCode = toChoice('score', score, SCORES);
     const norm = toChoice('normalize', a.normalize, NORMALIZATIONS, 'softmax');
-    const q = toMatrix('queries', a.queries);
-    const k = toMatrix('keys', a.keys);
-    const v = a.values === undefined ? k : toMatrix('values', a.values);
+    // attn_check in the core checks that queries, keys and values are finite
+    const q = toMatrix('queries', a.queries, true);
+    const k = toMatrix('keys', a.keys, true);
+    const v = a.values === undefined ? k : toMatrix('values', a.values, true);
     if (v.rows !== k.rows) {
       throw shapeError(`values: has ${v.rows} rows, but there are ${k.rows} keys (one value per key)`);
     }

@@ -61,10 +61,13 @@ function copyNumbers(name, data, offset, src, n, where) {
 }
 
 /**
- * A matrix from nested arrays (rows) or { rows, cols, data }.
+ * A matrix from nested arrays (rows) or { rows, cols, data }. A Float32Array
+ * used as it is gets its finite check here unless `engineChecks` says the
+ * core call it goes to checks it (one SIMD pass there, with the same message,
+ * against a JS loop here: 0.15 ms for attention's three 1024 x 64 inputs).
  * @returns {{ rows: number, cols: number, data: Float32Array }}
  */
-export function toMatrix(name, value) {
+export function toMatrix(name, value, engineChecks = false) {
   if (Array.isArray(value)) {
     const rows = value.length;
     if (rows === 0) throw shapeError(`${name}: needs at least one row`);
@@ -109,7 +112,7 @@ export function toMatrix(name, value) {
     }
     const where = (k) => `[${Math.floor(k / cols)}][${k % cols}]`;
     if (Object.getPrototypeOf(src) === Float32Array.prototype) {
-      checkFinite(name, src, 0, src.length, where); // used as it is: the engine only reads it
+      if (!engineChecks) checkFinite(name, src, 0, src.length, where); // used as it is: the engine only reads it
       return { rows, cols, data: src };
     }
     const data = new Float32Array(rows * cols);
