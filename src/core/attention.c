@@ -18,14 +18,36 @@ const char *attn_score_name(AttnScore score) {
 }
 
 /* Query rows go in blocks: a block's scores are still in cache when they are
- * normalised and multiplied by V. The forward takes 32-row blocks from 512
- * queries (each packed key panel then serves more rows: about 1% faster than
- * 16 at n = 1024 on one thread), 16-row blocks below, so that short
- * sequences still split across threads; the backward's per-row work takes
- * 16. Every row's result is the same whatever its block. */
+ * normalised and multiplied by V. From 512 queries the forward takes 32-row
+ * blocks (each packed key panel then serves more rows: about 1% faster than
+ * 16 at n = 1024 on one thread) but for its last 128 rows, which go in
+ * 16-row blocks: the thread that takes the last block keeps the others
+ * waiting for less. Shorter sequences go in 16-row blocks throughout, so
+ * they still split across threads; the backward's per-row work takes 16.
+ * Every row's result is the same whatever its block. */
 #define ATTN_ROW_BLOCK 16
 #define ATTN_ROW_BLOCK_LONG 32
 #define ATTN_LONG_QUERIES 512
+#define ATTN_SHORT_TAIL 128
+
+/* Query rows before the forward's 16-row blocks start (a multiple of 32). */
+static int long_rows(const AttnConfig *c) {
+    if (c->n_q < ATTN_LONG_QUERIES) return 0;
+    return (c->n_q - ATTN_SHORT_TAIL) / ATTN_ROW_BLOCK_LONG * ATTN_ROW_BLOCK_LONG;
+}
+
+/* The forward's row blocks, and block b's query rows [*i0, *i1). */
+static int forward_blocks(const AttnConfig *c) {
+    int lr = long_rows(c);
+    return lr / ATTN_ROW_BLOCK_LONG + (c->n_q - lr + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK;
+}
+
+static void forward_block_rows(const AttnConfig *c, int b, int *i0, int *i1) {
+    int lr = long_rows(c), nl = lr / ATTN_ROW_BLOCK_LONG;
+    *i0 = b < nl ? b * ATTN_ROW_BLOCK_LONG : lr + (b - nl) * ATTN_ROW_BLOCK;
+    *i1 = *i0 + (b < nl ? ATTN_ROW_BLOCK_LONG : ATTN_ROW_BLOCK);
+    if (*i1 > c->n_q) *i1 = c->n_q;
+}
 
 /* ---- scratch layout: one table drives the size and the offsets ----------- */
 
@@ -668,21 +690,20 @@ typedef struct {
     nn_real *scores, *weights, *context, *scratch;
     const nn_real *a; /* scores_prepare() */
     const ScratchLayout *L;
-    int rows;    /* query rows per block */
     int threads; /* threads the region ran on */
     int next;    /* the next row block to take */
     int failed[NN_MAX_THREADS];
 } ForwardJob;
 
-/* Row block b (query rows [b R, b R + R), R = job->rows) on thread tid. Keys past the
+/* Row block b (forward_block_rows) on thread tid. Keys past the
  * block's last visible key are neither scored nor summed (causal masks halve
  * the work). */
 static int forward_block(const ForwardJob *job, int b, int tid) {
     const AttnConfig *c = job->c;
     const ScratchLayout *L = job->L;
     nn_real *scratch = job->scratch;
-    int nk = c->n_k, dv = c->d_v, i0 = b * job->rows;
-    int i1 = i0 + job->rows < c->n_q ? i0 + job->rows : c->n_q;
+    int nk = c->n_k, dv = c->d_v, i0, i1;
+    forward_block_rows(c, b, &i0, &i1);
     int nv = 0; /* keys any row of the block sees */
     for (int i = i0; i < i1; i++) {
         int vis = attn_visible_keys(c, i);
@@ -718,7 +739,7 @@ static int forward_block(const ForwardJob *job, int b, int tid) {
  * order, so every block before the lowest one that failed was computed. */
 static int forward_rows(void *ctx, int tid, int n) {
     ForwardJob *job = ctx;
-    int blocks = (job->c->n_q + job->rows - 1) / job->rows;
+    int blocks = forward_blocks(job->c);
     if (tid == 0) job->threads = n;
     for (;;) {
         int b = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
@@ -737,8 +758,7 @@ int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_r
                  nn_real *scratch) {
     NN_TRY(attn_check(c, p, q, k, v));
     ScratchLayout L = scratch_layout(c);
-    int rows = c->n_q >= ATTN_LONG_QUERIES ? ATTN_ROW_BLOCK_LONG : ATTN_ROW_BLOCK;
-    ForwardJob job = {c, p, scores, weights, context, scratch, NULL, &L, rows, 1, 0, {0}};
+    ForwardJob job = {c, p, scores, weights, context, scratch, NULL, &L, 1, 0, {0}};
     PackJob pack = {{0}, {scratch + L.pack_v, v, c->d_v, c->d_v, c->n_k, 0, 1}};
     job.a = scores_prepare(c, p, q, k, scratch, &L, &pack.keys);
     nn_pool_run(pack_task, &pack, attn_work(c));

@@ -232,8 +232,8 @@ describe('threads', { skip }, () => {
     }
   });
 
-  test('1,030 rows (65 row blocks), every output copied out: one thread\'s results on 2 and 3 threads', () => {
-    // 1,030 rows = 64 full blocks and a 6-row one
+  test('1,030 rows (37 row blocks), every output copied out: one thread\'s results on 2 and 3 threads', () => {
+    // 1,030 rows = 28 blocks of 32, then 8 blocks of 16 and a 6-row one (src/core/attention.c)
     const args = { queries: random(1030, 24, 30), keys: random(700, 24, 31), values: random(700, 5, 32), score: 'scaled_dot' };
     const want = one.attend(args);
     for (const e of engines) {
