@@ -290,13 +290,13 @@ export class Heap {
   }
 
   /**
-   * A copy of n float32 values at ptr. (A new array filled with set() copies
-   * about twice as fast as slice() does in V8: 0.5 against 1.0 ms for 4 MB.)
+   * A copy of n float32 values at ptr. The typed-array constructor copies
+   * into memory it need not zero first: out of the threaded build's shared
+   * memory, a 1024 x 1024 attention call with its scores and weights copied
+   * out runs 0.2-0.3 ms faster than with a zeroed array filled by set().
    */
   readF32(ptr, n) {
-    const out = new Float32Array(n);
-    out.set(new Float32Array(this.#buffer, ptr, n));
-    return out;
+    return new Float32Array(new Float32Array(this.#buffer, ptr, n));
   }
 
   /** A copy of n int32 values at ptr. */
