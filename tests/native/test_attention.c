@@ -220,6 +220,25 @@ static void test_reference(Rng *r) {
                 }
 }
 
+/* From 512 queries the forward takes 32-row blocks, then 16-row ones for the
+ * last 128 rows (600 = 14 x 32 + 8 x 16 + 8: a short last block); every row
+ * must match the reference whatever its block, with every mask. */
+static void test_long_blocks(Rng *r) {
+    static const Shape shape = {600, 70, 8, 8, 5, 4};
+    static const AttnScore scores[3] = {ATTN_SCORE_SCALED_DOT, ATTN_SCORE_COSINE, ATTN_SCORE_ADDITIVE};
+    for (int si = 0; si < 3; si++)
+        for (int nt = 0; nt < 2; nt++)
+            for (int mask = 0; mask < 4; mask++) {
+                AttnNorm norm = nt == 0 ? ATTN_NORM_SOFTMAX : ATTN_NORM_SUM;
+                Case t;
+                size_t mark = setup_case(&t, r, shape, scores[si], norm, 1, mask);
+                check_case("600 queries: score=%s norm=%s mask=%s", score_names[scores[si]], nt ? "sum" : "softmax",
+                           mask_names[mask]);
+                check_against_ref(&t, TOL_FWD_ATOL, TOL_FWD_RTOL);
+                alloc_release(mark);
+            }
+}
+
 /* ---- special inputs -------------------------------------------------------- */
 
 /* Cosine with a zero query and a zero key: those scores are 0, not NaN. */
@@ -752,6 +771,7 @@ int main(void) {
     Rng r = {0xa77e1ab};
     test_tutorial();
     test_reference(&r);
+    test_long_blocks(&r);
     test_cosine_zero(&r);
     test_empty_rows(&r);
     test_identical_keys(&r);
