@@ -103,6 +103,10 @@ typedef struct {
  * Called by attn_forward; exposed so callers can check once up front. */
 int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q,
                const nn_real *k, const nn_real *v);
+/* attn_check without its pass over the queries, keys and values: what a
+ * caller needs before it sizes scratch for attn_forward, which checks the
+ * rest (errors come in attn_check's order either way). */
+int attn_check_config(const AttnConfig *c, const AttnParams *p);
 
 /* Multiply-adds one forward call does (what ATTN_MAX_WORK bounds). */
 double attn_work(const AttnConfig *c);

@@ -134,8 +134,7 @@ double attn_work(const AttnConfig *c) {
     return cells * per_cell + fixed;
 }
 
-int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q, const nn_real *k,
-               const nn_real *v) {
+int attn_check_config(const AttnConfig *c, const AttnParams *p) {
     nn_clear_error();
     if ((unsigned)c->score >= ATTN_SCORE_COUNT)
         return nn_fail(NN_ERR_ARG, "score: unknown scoring function %d", (int)c->score);
@@ -194,6 +193,12 @@ int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q, const
             if (c->key_lengths[i] < 0 || c->key_lengths[i] > c->n_k)
                 return nn_fail(NN_ERR_VALUE, "mask.keyLengths[%d] is %d; it must be within 0..%d", i,
                                (int)c->key_lengths[i], c->n_k);
+    return NN_OK;
+}
+
+int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q, const nn_real *k,
+               const nn_real *v) {
+    NN_TRY(attn_check_config(c, p));
     /* the JS API leaves these checks to here (one SIMD pass, not a JS loop) */
     NN_TRY(nn_check_finite_matrix("queries", q, c->n_q, c->d_q));
     NN_TRY(nn_check_finite_matrix("keys", k, c->n_k, c->d_k));

@@ -35,7 +35,7 @@ EMSCRIPTEN_KEEPALIVE int attnlab_attend(int n_q, int n_k, int d_q, int d_k, int 
     AttnConfig c = {n_q, n_k, d_q, d_k, d_v, hidden, (AttnScore)score, (AttnNorm)norm,
                     temperature, causal, key_lengths};
     AttnParams p = {W, Wq, Wk, vv, beta};
-    NN_TRY(attn_check(&c, &p, q, k, v));
+    NN_TRY(attn_check_config(&c, &p)); /* attn_forward checks the data */
     float *scratch = malloc(sizeof(float) * (attn_forward_scratch_size(&c) + SCRATCH_SLACK_REALS));
     if (!scratch) return nn_fail(NN_ERR_NOMEM, "attend: out of memory for %d x %d cells", n_q, n_k);
     int status = attn_forward(&c, &p, scores, weights, context, q, k, v, scratch);

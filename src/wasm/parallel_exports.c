@@ -51,7 +51,7 @@ EMSCRIPTEN_KEEPALIVE int attnlab_attend_backward(int n_q, int n_k, int d_q, int 
                     temperature, causal, key_lengths};
     AttnParams p = {W, Wq, Wk, vv, beta};
     AttnParamGrads g = {gW, gWq, gWk, gv, 0};
-    NN_TRY(attn_check(&c, &p, q, k, v));
+    NN_TRY(attn_check_config(&c, &p)); /* attn_forward checks the data */
     size_t cells = (size_t)n_q * n_k, reals = 2 * cells + (size_t)n_q * d_v + attn_scratch_size(&c) + 4;
     float *buf = malloc(sizeof(float) * reals);
     if (!buf) return nn_fail(NN_ERR_NOMEM, "attend backward: out of memory for %d x %d cells", n_q, n_k);
