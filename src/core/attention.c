@@ -30,6 +30,11 @@ const char *attn_score_name(AttnScore score) {
 #define ATTN_LONG_QUERIES 512
 #define ATTN_SHORT_TAIL 128
 
+/* Rows of the forward's largest block: each thread's share of the block scratch. */
+static int block_rows_max(const AttnConfig *c) {
+    return c->n_q >= ATTN_LONG_QUERIES ? ATTN_ROW_BLOCK_LONG : ATTN_ROW_BLOCK;
+}
+
 /* Query rows before the forward's 16-row blocks start (a multiple of 32). */
 static int long_rows(const AttnConfig *c) {
     if (c->n_q < ATTN_LONG_QUERIES) return 0;
@@ -81,8 +86,8 @@ static ScratchLayout scratch_layout(const AttnConfig *c) {
     s.pack_s = nn_layout_take(&l, location ? vec_packed_size(c->n_k, c->d_q)
                                   : additive ? 0 : vec_packed_size(c->n_k, c->d_k));
     s.pack_v = nn_layout_take(&l, vec_packed_size(c->d_v, c->n_k));
-    s.block_s = nn_layout_take(&l, threads * ATTN_ROW_BLOCK_LONG * nk);
-    s.block_w = nn_layout_take(&l, threads * ATTN_ROW_BLOCK_LONG * nk);
+    s.block_s = nn_layout_take(&l, threads * block_rows_max(c) * nk);
+    s.block_w = nn_layout_take(&l, threads * block_rows_max(c) * nk);
     s.forward = l.size;
     s.grad_s = nn_layout_take(&l, nq * nk);
     s.grad_q = nn_layout_take(&l, general ? nq * dk : additive ? (nq + nk) * h : cosine ? nq + nk + (nq + nk) * dk : 0);
@@ -715,7 +720,7 @@ static int forward_block(const ForwardJob *job, int b, int tid) {
         nv = vis > nv ? vis : nv;
     }
     /* without scores / weights outputs, the block's rows live in the thread's scratch */
-    size_t own = (size_t)tid * ATTN_ROW_BLOCK_LONG * nk;
+    size_t own = (size_t)tid * block_rows_max(c) * nk;
     nn_real *e = job->scores ? job->scores + (size_t)i0 * nk : scratch + L->block_s + own;
     nn_real *w = job->weights ? job->weights + (size_t)i0 * nk : scratch + L->block_w + own;
     nn_real *t = scratch + L->hid + (size_t)tid * (c->hidden > 0 ? c->hidden : 0);
