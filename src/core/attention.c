@@ -30,15 +30,16 @@ const char *attn_score_name(AttnScore score) {
 #define ATTN_LONG_QUERIES 512
 #define ATTN_SHORT_TAIL 128
 
-/* Rows of the forward's largest block: each thread's share of the block scratch. */
-static int block_rows_max(const AttnConfig *c) {
-    return c->n_q >= ATTN_LONG_QUERIES ? ATTN_ROW_BLOCK_LONG : ATTN_ROW_BLOCK;
-}
-
-/* Query rows before the forward's 16-row blocks start (a multiple of 32). */
+/* Query rows before the forward's 16-row blocks start (a multiple of 32;
+ * 0 below ATTN_LONG_QUERIES). */
 static int long_rows(const AttnConfig *c) {
     if (c->n_q < ATTN_LONG_QUERIES) return 0;
     return (c->n_q - ATTN_SHORT_TAIL) / ATTN_ROW_BLOCK_LONG * ATTN_ROW_BLOCK_LONG;
+}
+
+/* Rows of the forward's largest block: each thread's share of the block scratch. */
+static int block_rows_max(const AttnConfig *c) {
+    return long_rows(c) > 0 ? ATTN_ROW_BLOCK_LONG : ATTN_ROW_BLOCK;
 }
 
 /* The forward's row blocks, and block b's query rows [*i0, *i1). */
