@@ -11,6 +11,8 @@
 //    listed in this test's output. ```text blocks are output and listings.
 //  - `<!-- docs-test: needs engine.NAME -->` before a block skips it, as a
 //    visible todo, while the engine has no method NAME.
+//  - `<!-- docs-test: output of node ARGS -->` before a ```text block: that
+//    command, run from the repository's root, prints the block.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -36,7 +38,7 @@ const LANGS = new Set(['js', 'c', 'sh', 'text']);
 const engine = await loadEngine({ threads: 1 });
 /** Why a block is skipped for now (its marker names a method the engine lacks), or null. */
 function missing(marker) {
-  if (!marker) return null;
+  if (!marker || marker.startsWith('output of ')) return null;
   const needs = /^needs engine\.(\w+)$/.exec(marker);
   assert.ok(needs, `unknown docs-test marker "${marker}"`);
   return typeof engine[needs[1]] === 'function' ? null : `engine.${needs[1]} does not exist yet`;
@@ -120,6 +122,15 @@ for (const file of DOCS) {
         return;
       }
       if (block.lang === 'sh') shell.push(`${file}:${block.line}: ${block.code.split('\n')[0]}`);
+      const command = /^output of (node \S+(?: \S+)*)$/.exec(block.marker ?? '');
+      if (command) {
+        test(`line ${block.line}: the output of ${command[1]}`, async () => {
+          const [, ...args] = command[1].split(' ');
+          const { stdout } = await run(process.execPath, args, { cwd: ROOT, timeout: 60_000 });
+          assert.equal(stdout.trimEnd(), block.code.trimEnd(), `${file}:${block.line}`);
+        });
+        return;
+      }
       if (block.lang !== 'js' && block.lang !== 'c') return;
       const todo = missing(block.marker);
       if (todo) {
