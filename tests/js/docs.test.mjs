@@ -24,6 +24,7 @@ import { promisify } from 'node:util';
 import { loadEngine } from '../../web/engine/index.js';
 import { anchors, codeBlocks, links } from '../lib/markdown.mjs';
 import { check, instrument } from '../lib/doc-samples.mjs';
+import { checkerCases } from '../lib/doc-samples-cases.mjs';
 
 const run = promisify(execFile);
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -181,4 +182,26 @@ describe('relative links', () => {
       assert.deepEqual(broken, [], `${file}: broken links`);
     });
   }
+});
+
+// The checker itself: a wrong comment, a missing key, a broken link must each fail.
+describe('the checker catches what it should', () => {
+  for (const { args, comment, ok } of checkerCases) {
+    test(`${ok ? 'accepts' : 'rejects'} ${comment}`, () => {
+      const why = check(args, comment);
+      if (ok) assert.equal(why, null);
+      else assert.notEqual(why, null, 'a wrong comment must be reported');
+    });
+  }
+  test('instrument: the comment of each console.log, continued by indented comment lines', () => {
+    const { code, expectations } = instrument("const a = 1;\nconsole.log(a); // 1\nconsole.log(a, a);\n    // 1 1\n// prose\nconsole.log(2);");
+    assert.deepEqual([...expectations], [[2, '1'], [3, '1 1']]);
+    assert.match(code, /__docsLog\(6, 2\)/);
+  });
+  test('links and anchors: GitHub slugs, links outside code only', () => {
+    const md = "# A `code` title: with, punctuation\n## Same\n## Same\n[x](a.md#b) `[y](no.md)`\n```text\n[z](no.md)\n```\n";
+    assert.deepEqual([...anchors(md)], ['a-code-title-with-punctuation', 'same', 'same-1']);
+    assert.deepEqual(links(md), [{ target: 'a.md#b', line: 4 }]);
+    assert.deepEqual(codeBlocks(md).map((b) => [b.lang, b.line, b.code]), [['text', 6, '[z](no.md)']]);
+  });
 });
