@@ -83,7 +83,7 @@ test('malformed and unserialisable messages get a clear error reply, not a seria
     [{ id: 'r5', action: 10n }, 'ERR_ARG', /action: unknown action 10n/],
     [{ id: 'r6', action: 'create', options: 10n }, 'ERR_ARG', /createSeq2Seq: expected an options object/],
     [{ id: 'r7', action: 'translate', model: m.model, text: 10n }, 'ERR_ARG', /text: expected a string \(got 10n/],
-    [{ id: 'r8', action: 'load', bytes: 10n }, 'ERR_ARG', /loadSeq2Seq: expected the bytes/],
+    [{ id: 'r8', action: 'load', bytes: 10n }, 'ERR_ARG', /loadModel: expected the bytes/],
     [{ id: 'r9', action: 'train', model: m.model, options: { batch: 10n } }, 'ERR_VALUE', /batch must be an integer \(got 10n/],
   ];
   for (const [message, code, pattern] of cases) {
