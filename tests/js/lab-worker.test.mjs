@@ -4,6 +4,7 @@
 // message and a code, and the worker and its models keep working afterwards.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { LabClient } from '../../web/worker/lab-client.js';
@@ -44,6 +45,20 @@ test('a model trains, evaluates, translates, saves and loads through the worker'
   assert.deepEqual(await lab.call('translate', { model: loaded.model, text: '1234' }), t);
   await lab.call('destroy', { model: loaded.model });
   await lab.call('destroy', { model: created.model });
+});
+
+test('each shipped model file loads through the worker as its kind (the engine reads the format tag)', async () => {
+  const dir = new URL('../../web/models/', import.meta.url);
+  const manifest = JSON.parse(await readFile(new URL('models.json', dir), 'utf8'));
+  for (const [name, spec] of Object.entries(manifest.models)) {
+    const bytes = new Uint8Array(await readFile(new URL(spec.file, dir)));
+    const loaded = await lab.call('load', { bytes });
+    assert.equal(loaded.kind, spec.kind, name);
+    assert.equal(loaded.config.task, spec.options.task, name);
+    assert.equal(typeof loaded.inputAlphabet, spec.kind === 'seq2seq' ? 'string' : 'undefined', name);
+    await lab.call('destroy', { model: loaded.model });
+  }
+  await rejects(lab.call('load', { bytes: new TextEncoder().encode('ATNLS2S\0 a bare network') }), 'ERR_VALUE', /bare seq2seq network/);
 });
 
 test('errors reach the caller with a message and code; the worker survives', async () => {
