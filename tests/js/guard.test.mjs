@@ -226,6 +226,18 @@ for (const { name, skip, engine } of await withEngines()) {
   });
 }
 
+test('loadEngine: hostile options reject with AttnlabErrors; a transparent proxy of good ones loads', async () => {
+  const valid = { simd: false, threads: 1 };
+  for (const path of [[], ['simd'], ['threads']]) {
+    for (const [kind, make] of Object.entries(HOSTILE)) {
+      const options = path.length ? { ...valid, [path[0]]: make(valid[path[0]]) } : make(valid);
+      const { thrown, result } = await attempt(() => loadEngine(options));
+      if (thrown !== null) assertAttnlabError(thrown, `loadEngine with ${kind} at ${path[0] ?? 'its options'}`);
+      else assert.equal(result.attend({ queries: Q, keys: K }).weights.rows, 2, `loadEngine with ${kind}: a working engine`);
+    }
+  }
+});
+
 /** A proxy of an array counting the reads of its length. */
 function counted(items) {
   const reads = { length: 0 };

@@ -25,8 +25,8 @@ test('both kinds extend Model and share its train, save, destroy and steps', () 
 class Bare extends Model {
   constructor(heap, handle) {
     super(heap, handle, {
-      kind: 'bare', exports: 's2s', info: 'S2sInfo', stepsField: 'steps',
-      train: { maxSteps: 3, batch: () => 4, maxBatch: () => 4, lr: { adam: 0.01, sgd: 0.1 }, optimizers: SEQ2SEQ.OPTIMIZERS, tokens: true },
+      kind: 'bare', prefix: 's2s', info: 'S2sInfo', stepsField: 'steps',
+      train: { maxSteps: 3, batch: () => 4, maxBatch: () => 4, lr: (adam) => (adam ? 0.01 : 0.1), optimizers: SEQ2SEQ.OPTIMIZERS, tokens: true },
     });
     this.config = {};
   }

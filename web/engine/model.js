@@ -5,11 +5,12 @@
 // A model kind is a subclass that
 //   - calls super(heap, handle, spec) with spec:
 //       kind        its name for callers ('seq2seq', 'vision'): model.kind;
-//       exports     the prefix of its C exports (wasm.js BINDINGS): `${exports}_info`,
+//       prefix      the prefix of its C exports (wasm.js BINDINGS): `${prefix}_info`,
 //                   `_train`, `_save_size`, `_save`, `_destroy`;
 //       info        the name of the record `_info` fills (src/wasm/boundary.h), and
 //       stepsField  its field counting optimiser steps;
-//       train       { maxSteps, batch(config), maxBatch(config), lr: { adam, sgd },
+//       train       { maxSteps, batch(config) and maxBatch(config): the default and largest
+//                   batch, lr(adam): the default learning rate for Adam (true) or SGD,
 //                   optimizers, tokens (whether `_train` also counts tokens) };
 //   - runs the body of each public method of its own through this.guarded(name, fn):
 //     fn gets the live handle, and anything it throws reaches the caller as an
@@ -48,7 +49,7 @@ export class Model {
 
   /** The C core's record of this model (its configuration, sizes and steps). */
   info() {
-    return this.guarded('info', (model) => this.#heap.callRecord(`${this.#spec.exports}_info`, this.#spec.info, { model }));
+    return this.guarded('info', (model) => this.#heap.callRecord(`${this.#spec.prefix}_info`, this.#spec.info, { model }));
   }
 
   /** Optimiser steps taken so far. */
@@ -69,14 +70,14 @@ export class Model {
       const steps = toInteger('steps', o.steps, 1, 1, t.maxSteps);
       const batch = toInteger('batch', o.batch, t.batch(this.config), 1, t.maxBatch(this.config));
       const optimizer = toChoice('optimizer', o.optimizer, t.optimizers, 'adam');
-      const lr = toNumber('lr', o.lr, optimizer === t.optimizers.adam ? t.lr.adam : t.lr.sgd);
+      const lr = toNumber('lr', o.lr, t.lr(optimizer === t.optimizers.adam));
       if (!(lr > 0)) throw valueError(`lr must be > 0 (got ${lr})`);
       const clip = toNumber('clip', o.clip, 5);
       if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
       const heap = this.#heap;
       return heap.withBlock({ losses: F32 * steps, tokens: t.tokens ? F64 : 0 }, (p) => {
         const t0 = now();
-        heap.call[`${this.#spec.exports}_train`]({
+        heap.call[`${this.#spec.prefix}_train`]({
           model, optimizer, lr, clip, steps, batch, losses: p.losses, ...(t.tokens ? { tokens: p.tokens } : {}),
         });
         const seconds = Math.max((now() - t0) / 1000, 1e-9);
@@ -94,7 +95,7 @@ export class Model {
 
   /** The model in the versioned attnlab format (engine.loadModel reads it back). */
   save() {
-    return this.guarded('save', (model) => this.#heap.savedBytes(this.#spec.exports, model));
+    return this.guarded('save', (model) => this.#heap.savedBytes(this.#spec.prefix, model));
   }
 
   /** Frees the model; calling it again does nothing. */
@@ -102,7 +103,7 @@ export class Model {
     if (!this.#handle) return;
     const model = this.#handle;
     this.#handle = 0;
-    this.#heap.call[`${this.#spec.exports}_destroy`]({ model });
+    this.#heap.call[`${this.#spec.prefix}_destroy`]({ model });
   }
 }
 

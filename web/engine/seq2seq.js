@@ -82,11 +82,11 @@ export function loadSeq2Seq(heap, bytes) {
 export class Seq2SeqModel extends Model {
   constructor(heap, handle) {
     super(heap, handle, {
-      kind: 'seq2seq', exports: 's2s', info: 'S2sInfo', stepsField: 'steps',
+      kind: 'seq2seq', prefix: 's2s', info: 'S2sInfo', stepsField: 'steps',
       train: {
         // up to SEQ2SEQ_LIMITS.maxBatch: the core grows the model's buffers for a batch larger than any before
         maxSteps: SEQ2SEQ_LIMITS.maxSteps, batch: (c) => Math.min(32, c.batch), maxBatch: () => SEQ2SEQ_LIMITS.maxBatch,
-        lr: { adam: 0.005, sgd: 0.1 }, optimizers: OPTIMIZERS, tokens: true,
+        lr: (adam) => (adam ? 0.005 : 0.1), optimizers: OPTIMIZERS, tokens: true,
       },
     });
     const info = this.info();

@@ -151,10 +151,10 @@ function toImage(name, image) {
 export class VisionModel extends Model {
   constructor(heap, handle) {
     super(heap, handle, {
-      kind: 'vision', exports: 'vis', info: 'VisInfo', stepsField: 'optimizerSteps',
+      kind: 'vision', prefix: 'vis', info: 'VisInfo', stepsField: 'optimizerSteps',
       train: {
         maxSteps: VISION_LIMITS.maxTrainSteps, batch: (c) => c.batch, maxBatch: (c) => c.batch,
-        lr: { adam: 0.002, sgd: 0.05 }, optimizers: OPTIMIZERS, tokens: false,
+        lr: (adam) => (adam ? 0.002 : 0.05), optimizers: OPTIMIZERS, tokens: false,
       },
     });
     const s = this.info();
