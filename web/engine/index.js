@@ -3,6 +3,9 @@
 //   const engine = await loadEngine({ simd, threads })
 //   engine.attend({ queries, keys, values, score, params, normalize, temperature, mask, outputs, copy })
 //   engine.selfAttention({ x, wq, wk, wv, wo, heads, causal, score })
+//   engine.createSeq2Seq(options), await engine.createVisionModel(options): models (model.js)
+//   await engine.loadModel(bytes): a saved model of whichever kind the file holds
+// Every thrown value is an AttnlabError with a .code (errors.js guard).
 import { AttnlabError, argError, describe, guard, guardAsync, paramError, shapeError, valueError } from './errors.js';
 import { F32, I32, instantiate, simdSupported } from './wasm.js';
 import { createSeq2Seq, loadSeq2Seq } from './seq2seq.js';
