@@ -12,6 +12,7 @@
 //       train       { maxSteps, batch(config) and maxBatch(config): the default and largest
 //                   batch, lr(adam): the default learning rate for Adam (true) or SGD,
 //                   optimizers, tokens (whether `_train` also counts tokens) };
+//   - sets this.config, its configuration (what batch(config) reads);
 //   - runs the body of each public method of its own through this.guarded(name, fn):
 //     fn gets the live handle, and anything it throws reaches the caller as an
 //     AttnlabError with a code (a destroyed model: ERR_ARG naming the method).
@@ -30,8 +31,11 @@ export class Model {
     this.#heap = heap;
     this.#handle = handle;
     this.#spec = spec;
-    /** 'seq2seq' or 'vision': which kind of model this is (engine.loadModel returns either). */
-    this.kind = spec.kind;
+  }
+
+  /** 'seq2seq' or 'vision': which kind of model this is (engine.loadModel returns either). */
+  get kind() {
+    return this.#spec.kind;
   }
 
   /** The engine's heap the model lives in (for the subclass's calls). */
