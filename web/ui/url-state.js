@@ -125,7 +125,7 @@ const MAX_UNKNOWN = 100;
  * always kept; of the others, the first `max` distinct ones, and `dropped`
  * counts the fields past them.
  */
-function readEntries(body, known = () => true, max = Infinity) {
+function readEntries(body, known, max) {
   const entries = Object.create(null);
   let unknown = 0;
   let dropped = 0;
@@ -143,11 +143,6 @@ function readEntries(body, known = () => true, max = Infinity) {
     entries[name] = eq < 0 ? '' : part.slice(eq + 1);
   }
   return { entries, dropped };
-}
-
-/** Splits "a=1&b=2" into a null-prototype map of raw (still URL-encoded) values. */
-export function splitEntries(body) {
-  return readEntries(body).entries;
 }
 
 export function createUrlState({ version, props, migrations = {}, fix }) {
