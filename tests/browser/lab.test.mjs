@@ -30,7 +30,7 @@ async function open(hash = LINK, viewport = DESKTOP) {
   return opened;
 }
 
-async function trainUntil(page, predicate, arg, timeout = 90000) {
+async function trainUntil(page, predicate, arg, timeout = 180000) {
   await page.click('#play');
   await page.waitForFunction(predicate, arg, { timeout, polling: 200 });
   await page.click('#play');
@@ -251,12 +251,12 @@ test('a speed control sets the steps per frame, and pause stops training', async
   await page.close();
 });
 
-test("with attention 'none' the map area explains that the decoder sees only the encoder's last state", async () => {
+test("with attention 'none' the map area explains that the decoder only starts from the encoder's last state", async () => {
   const { page, errors } = await open();
   await page.selectOption('#attention', 'none');
   await page.waitForFunction(() => window.attnlabLab.session.info?.config.attention === 'none');
   await page.waitForSelector('[data-testid=align-message]:not([hidden])');
-  assert.match(await text(page, '[data-testid=align-message]'), /only the encoder's last state/);
+  assert.match(await text(page, '[data-testid=align-message]'), /starts from the encoder's last state/);
   assert.ok(await page.$eval('[data-testid=figure-alignment]', (f) => f.hidden), 'no empty map');
   assert.notEqual(await text(page, '[data-testid=output]'), '–', 'the output is still shown');
   await page.screenshot({ path: `${SHOTS}lab-attention-none.png`, fullPage: true });
@@ -319,7 +319,8 @@ test('a saved model loads back and translates the same', async () => {
   assert.match(await text(page, '[data-testid=notice]'), /Loaded .*reverse/);
   await page.setInputFiles('#load', { name: 'broken.attnlab', mimeType: 'application/octet-stream', buffer: Buffer.from('not a model') });
   await page.waitForSelector('[data-testid=error]:not([hidden])');
-  assert.match(await text(page, '[data-testid=error]'), /broken\.attnlab: .*not an attnlab model/);
+  assert.match(await text(page, '[data-testid=error] > p'), /broken\.attnlab is not a model this lab can open/);
+  assert.match(await text(page, '[data-testid=error] details'), /not an attnlab model/);
   assert.equal(await translate(), output, 'the loaded model survives a bad file');
   assert.deepEqual(errors, []);
   await page.close();

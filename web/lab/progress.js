@@ -20,11 +20,13 @@ export function createProgressView() {
   const lossReadout = byId('loss-readout');
   const accReadout = byId('acc-readout');
 
-  function charts(losses, accuracy) {
+  // a model trained before (pretrained, or a file) plots from where this run began, not from step 0
+  function charts(losses, accuracy, from = 0) {
+    const xMin = from || undefined;
     drawChart(lossChart, [{ name: 'loss', color: '#c92a2a', points: losses }],
-      { xLabel: 'step', yLabel: 'loss', yMin: 0, integerX: true, readout: lossReadout });
+      { xLabel: 'step', yLabel: 'loss', yMin: 0, xMin, integerX: true, readout: lossReadout });
     drawChart(accChart, [{ name: 'accuracy', color: '#2f56d6', points: accuracy }],
-      { xLabel: 'step', yLabel: 'accuracy', yMin: 0, yMax: 1, integerX: true, readout: accReadout });
+      { xLabel: 'step', yLabel: 'accuracy', yMin: 0, yMax: 1, xMin, integerX: true, readout: accReadout });
   }
 
   return {
@@ -44,7 +46,7 @@ export function createProgressView() {
       setText(byId('stat-acc'), acc ? `${fixed(acc.value * 100, 1)}%` : '–');
       setText(byId('stat-speed'), session.examplesPerSecond ? Math.round(session.examplesPerSecond).toLocaleString('en') : '–');
       setText(byId('stat-time'), fmtTime(session.trainSeconds));
-      charts(session.losses, session.accuracy);
+      charts(session.losses, session.accuracy, session.startSteps);
     },
     /** Empties every number, curve and readout (a new model). */
     clear() {

@@ -6,6 +6,11 @@
 // After every update the session keeps a snapshot of the model's weights (its
 // saved bytes): the timeline replays any input through the model as it was at
 // that step, and a chunk whose training diverges is undone from the last one.
+// The first moments of training are where the alignment forms, so they get the
+// most snapshots: chunks start at one step and grow by about a fifth of the
+// steps done, and thinning keeps snapshots evenly spaced in log(step), dense at
+// the start and spaced out later (not one every k updates, which made the
+// forming of the alignment one jump between two stops).
 
 const CHUNK_MS = 120;
 const MAX_POINTS = 1500; // loss points kept (older ones are merged pairwise)
@@ -26,10 +31,24 @@ function thin(points) {
   return out;
 }
 
-/** Keeps the first and last snapshots and every other one between them. */
-function thinSnapshots(list) {
-  return list.filter((_, i) => i === 0 || i === list.length - 1 || i % 2 === 1);
+/**
+ * Drops the one snapshot (never the first or the last) whose neighbours are
+ * closest in log(1 + step): what is left stays evenly spread on a log scale.
+ */
+export function thinSnapshots(list) {
+  if (list.length <= 2) return list;
+  const at = (i) => Math.log1p(list[i].step);
+  let drop = 1;
+  let gap = Infinity;
+  for (let i = 1; i < list.length - 1; i++) {
+    const g = at(i + 1) - at(i - 1);
+    if (g < gap) { gap = g; drop = i; }
+  }
+  return list.filter((_, i) => i !== drop);
 }
+
+/** Steps the next chunk may take: 1 at first, then about a fifth of the steps done (so early updates stay dense). */
+export const chunkCap = (steps) => Math.max(1, Math.floor(steps / 5));
 
 /**
  * The error a chunk reports when training breaks the weights (for engines that
@@ -53,7 +72,7 @@ export class TrainingSession {
     this.kind = 'seq2seq'; // or 'vision': an image model
     this.playing = false;
     this.busy = null;
-    this.stepsPerUpdate = 0;
+    this.stepsPerUpdate = 0; // > 0: steps per frame; < 0: -n steps per second, one at a time; 0: as fast as it goes
     this.reset();
   }
 
@@ -63,10 +82,24 @@ export class TrainingSession {
     this.snapshots = [];
     this.snapshotBytes = 0;
     this.steps = 0;
+    this.startSteps = 0;
     this.trainSeconds = 0;
     this.examplesPerSecond = 0;
-    this.chunk = 5;
+    this.chunk = 1;
     this.lastEval = null;
+  }
+
+  /** Everything of this run (model bytes aside): kept to come back to after a new model. */
+  run() {
+    const { losses, accuracy, snapshots, snapshotBytes, steps, startSteps, trainSeconds, examplesPerSecond, lastEval, kind } = this;
+    return { losses, accuracy, snapshots, snapshotBytes, steps, startSteps, trainSeconds, examplesPerSecond, lastEval, kind };
+  }
+
+  /** Comes back to a run kept by run(), with its model saved as `bytes`. */
+  async restore(run, bytes) {
+    await this.load(bytes);
+    Object.assign(this, run);
+    this.hooks.onProgress?.(this);
   }
 
   /** Replaces the model with a new one from createSeq2Seq options, or createVisionModel options for kind 'vision'. */
@@ -90,6 +123,12 @@ export class TrainingSession {
     this.info = made;
     this.reset();
     this.steps = made.steps;
+    this.startSteps = made.steps; // a loaded model's steps were trained before this run
+    if (made.steps > 0) {
+      // a trained model's accuracy is known from the start (its curve begins there)
+      this.lastEval = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind) });
+      this.accuracy.push({ step: made.steps, value: this.lastEval.sequenceAccuracy });
+    }
     await this.snapshot();
     this.hooks.onState?.(this);
     return made;
@@ -130,10 +169,13 @@ export class TrainingSession {
   async loop() {
     while (this.playing) {
       try {
-        const steps = this.stepsPerUpdate || this.chunk;
+        const per = this.stepsPerUpdate;
+        const steps = per > 0 ? per : per < 0 ? 1 : Math.min(this.chunk, chunkCap(this.steps - this.startSteps));
+        const t0 = performance.now();
         await this.chunkOnce({ ...this.trainOptions, steps });
-        // at a fixed speed, one update per frame at most
-        if (this.stepsPerUpdate) await new Promise((ok) => requestAnimationFrame(ok));
+        // at a fixed speed, one update per frame at most; n per second, one every 1/n s
+        if (per > 0) await new Promise((ok) => requestAnimationFrame(ok));
+        else if (per < 0) await new Promise((ok) => setTimeout(ok, Math.max(0, 1000 / -per - (performance.now() - t0))));
       } catch (err) {
         this.playing = false;
         this.hooks.onError?.(err);
@@ -165,14 +207,21 @@ export class TrainingSession {
       await this.rollback();
       throw divergedError(r.steps - r.losses.length + bad + 1);
     }
-    const ev = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind) });
+    let ev;
+    try {
+      ev = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind) });
+    } catch (err) {
+      // the step went through but left weights the forward pass rejects (NaN): it diverged
+      await this.rollback();
+      throw divergedError(r.steps, err.message);
+    }
     if (!Number.isFinite(ev.loss)) {
       // the last step left weights that no longer give a finite loss
       await this.rollback();
       throw divergedError(r.steps);
     }
     // aim each call at CHUNK_MS so progress stays smooth and pause is prompt
-    this.chunk = Math.max(1, Math.min(200, Math.round((this.chunk * CHUNK_MS) / Math.max(ms, 1))));
+    this.chunk = Math.max(1, Math.min(200, Math.round((options.steps * CHUNK_MS) / Math.max(ms, 1))));
     const first = r.steps - r.losses.length;
     r.losses.forEach((value, i) => this.losses.push({ step: first + i + 1, value }));
     while (this.losses.length > MAX_POINTS) this.losses = thin(this.losses);
