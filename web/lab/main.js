@@ -51,7 +51,7 @@ function start() {
   let manifest = null; // the pretrained models (web/models/models.json)
   let origin = {}; // where the model in hand came from: { pretrained } | { file } | {} (made here)
   let previous = null; // the model before the last new one: { state, run, bytes, origin, label }
-  const pretrainedFor = (given) => pickPretrained(manifest, state, given);
+  const pretrainedFor = (fields) => pickPretrained(manifest, state, fields);
   const showStatus = () => {
     status.update(session, state, origin, Boolean(pickPretrained(manifest, { ...state, start: 'pretrained' }, TASK_FIELDS)));
     status.previous(previous);

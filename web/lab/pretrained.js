@@ -40,9 +40,9 @@ export function describePretrained({ spec, settings }) {
   const what = isImageTask(settings.task)
     ? `${settings.task} digits, ${settings.mode} attention`
     : `${settings.task}, attention ${settings.attention}`;
-  const acc = spec.sequenceAccuracy ?? spec.accuracy;
-  const score = Number.isFinite(acc) ? `, ${(100 * acc).toFixed(1)}% of test ${isImageTask(settings.task) ? 'images' : 'sequences'} right` : '';
-  return `Pretrained model (${what}): trained ${spec.steps.toLocaleString('en')} steps ahead of time${score}.`;
+  // its accuracy is the one the lab measures beside Train (on the lab's own test draw), not the manifest's
+  return `Pretrained model (${what}): trained ${spec.steps.toLocaleString('en')} steps ahead of time, ready to read inputs. `
+    + 'Train on to improve it, or start over with Train from scratch.';
 }
 
 /** The manifest, or null when it cannot be read (the lab then starts untrained). */
