@@ -156,8 +156,9 @@ test('the lab opens on a pretrained model, labelled as such; Train from scratch 
     await page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
     assert.equal((await lab(page)).steps, 0);
     await page.click('#pretrained');
-    await page.waitForFunction(() => window.attnlabLab.session.steps === 2000);
-    assert.match(await text(page, '[data-testid=model-status]'), /^Pretrained/);
+    await page.waitForFunction(() => window.attnlabLab.session.steps === 2000
+      && /^Pretrained/.test(document.querySelector('[data-testid=model-status]').textContent));
+    assert.doesNotMatch(page.url(), /start=scratch/);
     assert.deepEqual(errors, []);
     await page.close();
   }
@@ -211,8 +212,32 @@ test("errors say what to do in the learner's words; the engine's message is kept
   await page.close();
 });
 
-test('on a phone, training and watching fit one screen: Train and the alignment map both in view', async () => {
-  const { page, errors } = await open(FRESH, PHONE);
+/** A phone: 390×844, touch. */
+async function openPhone(hash) {
+  const context = await env.browser.newContext({ viewport: PHONE, hasTouch: true, isMobile: true });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(env.url + hash);
+  await page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
+  return { page, errors, context };
+}
+
+/** A finger drawn through `points` (fractions of the element), as touch events. */
+async function touchStroke(page, selector, points) {
+  const el = page.locator(selector);
+  await el.evaluate((c) => c.scrollIntoView({ block: 'center' }));
+  const box = await el.boundingBox();
+  const cdp = await page.context().newCDPSession(page);
+  const at = ([fx, fy]) => [{ x: box.x + fx * box.width, y: box.y + fy * box.height }];
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: at(points[0]) });
+  for (const p of points.slice(1)) await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: at(p) });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+}
+
+test('on a phone, training and watching fit one screen: Train and the alignment map both in view; a finger draws a digit', async () => {
+  const { page, errors, context } = await openPhone(FRESH);
   const inView = async (selector) => {
     const b = await page.locator(selector).boundingBox();
     return b && b.y >= -1 && b.y + b.height <= PHONE.height + 1 && b.x >= -1 && b.x + b.width <= PHONE.width + 1;
@@ -227,8 +252,15 @@ test('on a phone, training and watching fit one screen: Train and the alignment 
   assert.ok(await inView('#play') && await inView('[data-testid=heatmap-alignment]'));
   await page.screenshot({ path: `${SHOTS}lab-pass-phone-watching.png` });
   await clean(page, 'phone, watching');
+  // the image task by touch: a finger stroke is read
+  await page.goto('about:blank'); // a new hash alone would not load the page again
+  await page.goto(`${env.url}lab.html#task=cluttered`);
+  await page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
+  await touchStroke(page, '[data-testid=drawing-digit]', [[0.5, 0.25], [0.5, 0.4], [0.5, 0.55], [0.49, 0.75]]);
+  await page.waitForFunction(() => /^\d$/.test(document.querySelector('[data-testid=draw-output]').textContent));
+  await page.screenshot({ path: `${SHOTS}lab-pass-phone-drawn.png` });
   assert.deepEqual(errors, []);
-  await page.close();
+  await context.close();
 });
 
 test('legend labels never run into each other, on the smallest scales and widths', async () => {
