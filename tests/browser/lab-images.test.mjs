@@ -6,7 +6,7 @@
 // audit with axe-core. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, axeViolations, fullScreenshot, openPage, startBrowser } from './browser.mjs';
 
 
 let env;
@@ -389,7 +389,7 @@ test('screenshots at 1440×900 and 390×844: the image panels drawn, nothing wid
       }
       const width = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
       assert.ok(width[0] <= width[1], `${task} at ${viewport.width}px: page ${width[0]} px wide`);
-      await page.screenshot({ path: `${SHOTS}lab-images-${task}-${name}.png`, fullPage: true });
+      await fullScreenshot(page, `${SHOTS}lab-images-${task}-${name}.png`);
       assert.deepEqual(errors, []);
       await page.close();
     }

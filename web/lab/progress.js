@@ -19,6 +19,7 @@ export function createProgressView() {
   const accChart = byId('acc-chart');
   const lossReadout = byId('loss-readout');
   const accReadout = byId('acc-readout');
+  let lossCaption = LABELS.text.loss;
 
   // a model trained before (pretrained, or a file) plots from where this run began, not from step 0
   function charts(losses, accuracy, from = 0) {
@@ -33,6 +34,7 @@ export function createProgressView() {
     /** Names the curves for text models ('text') or an image task. */
     label(kind) {
       const l = LABELS[kind] ?? LABELS.text;
+      lossCaption = l.loss;
       setText(byId('loss-caption'), l.loss);
       setText(byId('acc-caption'), l.acc);
       setText(byId('acc-label'), l.stat);
@@ -47,6 +49,8 @@ export function createProgressView() {
       setText(byId('stat-speed'), session.examplesPerSecond ? Math.round(session.examplesPerSecond).toLocaleString('en') : '–');
       setText(byId('stat-time'), fmtTime(session.trainSeconds));
       charts(session.losses, session.accuracy, session.startSteps);
+      // an empty chart says why it is empty
+      setText(byId('loss-caption'), session.losses.length ? lossCaption : `${lossCaption}: none yet, press ▶ Train`);
     },
     /** Empties every number, curve and readout (a new model). */
     clear() {
