@@ -357,3 +357,27 @@ test('a digit is drawn with the keyboard alone, and the attention over it is rea
     await page.close();
   }
 });
+
+test("Learn's drawing challenge (the same drawing canvas) is drawn with the keyboard too", async () => {
+  const { page, errors } = await openPage(env.browser, `${env.url}learn.html`, DESKTOP);
+  const canvas = page.locator('[data-testid=drawing-ch8]');
+  await page.locator('[data-role=drawing]').first().scrollIntoViewIfNeeded();
+  await canvas.waitFor({ timeout: 60000 });
+  assert.match(await canvas.getAttribute('aria-label'), /arrow keys move the pen/);
+  const inked = () => canvas.evaluate((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let lit = 0;
+    for (let p = 0; p < d.length; p += 4) if (d[p] > 128) lit++;
+    return lit;
+  });
+  const before = await inked();
+  await canvas.focus();
+  await page.keyboard.press('Enter');
+  for (let k = 0; k < 5; k++) await page.keyboard.press('Shift+ArrowRight');
+  await page.keyboard.press('Enter');
+  assert.ok(await inked() > before, 'the pen left ink');
+  assert.equal(await page.locator('[data-testid=drawing-pen-ch8]').isVisible(), true, 'the pen is shown where it is');
+  await clean(page, 'Learn, drawing by keyboard');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
