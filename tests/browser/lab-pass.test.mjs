@@ -381,3 +381,15 @@ test("Learn's drawing challenge (the same drawing canvas) is drawn with the keyb
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('training on from the pretrained model keeps what it knows (its learning rate ramps up: the file has no optimiser state)', async () => {
+  const { page, errors } = await open('lab.html');
+  const start = await page.evaluate(() => window.attnlabLab.session.accuracy.at(-1).value);
+  assert.ok(start >= 0.95, `pretrained: ${start}`);
+  await trainUntil(page, () => window.attnlabLab.session.steps >= 2030);
+  const acc = await page.evaluate(() => window.attnlabLab.session.accuracy.map((p) => p.value));
+  assert.ok(Math.min(...acc) >= 0.9, `validation accuracy while training on: ${acc.map((a) => a.toFixed(2)).join(' ')}`);
+  assert.match(await text(page, '[data-testid=model-status]'), /You trained it \d+ steps more/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -24,10 +24,13 @@ export function createProgressView() {
   // a model trained before (pretrained, or a file) plots from where this run began, not from step 0
   function charts(losses, accuracy, from = 0) {
     const xMin = from || undefined;
+    // ... over at least a hundred steps, not the one step between its first two points
+    const last = Math.max(losses.at(-1)?.step ?? 0, accuracy.at(-1)?.step ?? 0);
+    const xMax = from ? Math.max(from + 100, last) : undefined;
     drawChart(lossChart, [{ name: 'loss', color: '#c92a2a', points: losses }],
-      { xLabel: 'step', yLabel: 'loss', yMin: 0, xMin, integerX: true, readout: lossReadout });
+      { xLabel: 'step', yLabel: 'loss', yMin: 0, xMin, xMax, integerX: true, readout: lossReadout });
     drawChart(accChart, [{ name: 'accuracy', color: '#2f56d6', points: accuracy }],
-      { xLabel: 'step', yLabel: 'accuracy', yMin: 0, yMax: 1, xMin, integerX: true, readout: accReadout });
+      { xLabel: 'step', yLabel: 'accuracy', yMin: 0, yMax: 1, xMin, xMax, integerX: true, readout: accReadout });
   }
 
   return {

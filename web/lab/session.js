@@ -17,6 +17,13 @@ const MAX_POINTS = 1500; // loss points kept (older ones are merged pairwise)
 const MAX_SNAPSHOTS = 120; // model snapshots kept for the timeline
 const MAX_SNAPSHOT_BYTES = 48 << 20; // ... and at most this many bytes of them
 const EVAL_COUNT = 200;
+/**
+ * Steps over which a loaded model's learning rate ramps up from lr/WARMUP_STEPS to lr.
+ * A model file holds no optimiser state, and Adam's first steps move every weight by
+ * about lr whatever its gradient: at full rate they undid a pretrained model (99% to
+ * 55% in ten steps); ramped, it keeps what it knows and trains on.
+ */
+const WARMUP_STEPS = 200;
 /** Image models: the held-out digits (their task has no validation split), fewer as a forward pass costs more. */
 const IMAGE_EVAL = { split: 'test', count: 100 };
 const evalOptions = (kind, count = EVAL_COUNT) => (kind === 'vision' ? { ...IMAGE_EVAL, count: Math.min(count, IMAGE_EVAL.count) } : { split: 'validation', count });
@@ -83,6 +90,7 @@ export class TrainingSession {
     this.snapshotBytes = 0;
     this.steps = 0;
     this.startSteps = 0;
+    this.loadedAt = null; // the step a model was loaded from bytes at (its learning rate ramps up from there)
     this.trainSeconds = 0;
     this.examplesPerSecond = 0;
     this.chunk = 1;
@@ -124,6 +132,7 @@ export class TrainingSession {
     this.reset();
     this.steps = made.steps;
     this.startSteps = made.steps; // a loaded model's steps were trained before this run
+    this.loadedAt = action === 'load' ? made.steps : null; // from saved weights, without optimiser state
     if (made.steps > 0) {
       // a trained model's accuracy is known from the start (its curve begins there)
       this.lastEval = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind) });
@@ -192,8 +201,10 @@ export class TrainingSession {
   async chunkOnce(options) {
     const t0 = performance.now();
     let r;
+    const resumed = this.steps - (this.loadedAt ?? 0);
+    const lr = this.loadedAt !== null && options.lr ? options.lr * Math.min(1, (resumed + 1) / WARMUP_STEPS) : options.lr;
     try {
-      r = await this.client.call('train', { model: this.model, options });
+      r = await this.client.call('train', { model: this.model, options: { ...options, lr } });
     } catch (err) {
       // the engine rejects a diverging step and keeps the weights; an engine that
       // does not fails later inside the chunk on the broken weights: undo the chunk
@@ -263,6 +274,7 @@ export class TrainingSession {
     await this.drop();
     this.model = loaded.model;
     this.steps = last.step;
+    this.loadedAt = last.step;
   }
 
   /** Translates text with the model as it is now. */
