@@ -15,6 +15,9 @@ import { fixed } from '../../web/ui/format.js';
 import { measure } from '../../web/learn/spread.js';
 import { TAU_TARGET, mean, meanPeak, seqTaus, tauByImage, testImage } from '../../web/learn/vision-measures.js';
 import { visionLabFields } from '../../web/learn/links.js';
+import { exampleParams } from '../../web/learn/ch4-scores.js';
+import { OUTSIDE } from '../../web/learn/ch6-dates.js';
+import { agreementWords } from '../../web/learn/ch7-kinds.js';
 
 const TOKENS = ['Your', 'journey', 'starts', 'with', 'one', 'step'];
 const X = [[0.43, 0.15, 0.89], [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55], [0.57, 0.85, 0.64], [0.55, 0.87, 0.66]];
@@ -111,11 +114,14 @@ test('every figure the prose quotes is the engine’s', async () => {
     return [TOKENS[k], `“${TOKENS[k]}” (${fixed(row[k], 2)})`];
   };
   expect['ch4.best.dot'] = best(dot);
-  expect['ch4.best.cosine'] = best(engine.attend({ queries: X, keys: X, score: 'cosine', params: { beta: 1 } }));
+  expect['ch4.best.cosine'] = best(engine.attend({ queries: X, keys: X, score: 'cosine', params: { beta: exampleParams().beta } }));
   const sa = engine.selfAttention({ x: X });
   expect['ch5.journeyStep'] = [sa.weights[0].data[11], fixed(sa.weights[0].data[11], 4)];
   const evD = d.evaluate({ split: 'test', count: n });
   expect['ch6.acc'] = [evD.sequenceAccuracy, percent(evD.sequenceAccuracy)];
+  const outside = OUTSIDE.map((t) => [t, d.translate(t).output]);
+  expect['ch6.outside'] = [outside, outside.map(([t, o]) => `${t} gives ${o}`).join(', ')];
+  expect['ch1.steps'] = [manifest.models['reverse-attention'].steps, manifest.models['reverse-attention'].steps.toLocaleString('en')];
   const soft = await loadModel('cluttered-soft');
   const hard = await loadModel('cluttered-hard');
   const accSoft = soft.evaluate({ split: 'test', count: n }).accuracy;
@@ -128,6 +134,7 @@ test('every figure the prose quotes is the engine’s', async () => {
     'ch7.tauMean': [mean(taus), fixed(mean(taus), 2)],
     'ch7.tauMin': [Math.min(...taus), fixed(Math.min(...taus), 2)],
     'ch7.tauMax': [Math.max(...taus), fixed(Math.max(...taus), 2)],
+    'ch7.tauVerdict': [agreementWords(mean(taus)), agreementWords(mean(taus))],
     'ch7.peakSoft': [peakSoft, percent(peakSoft)],
     'ch7.peakHard': [peakHard, percent(peakHard)],
     'ch7.hardHidden': [hard.config.hidden, String(hard.config.hidden)],
@@ -260,7 +267,7 @@ test('chapter 3: dragging journey moves the weights; the challenge; the playgrou
   const table = () => page.$$eval('[data-testid=ch3-table] tbody tr', (rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (td) => td.textContent).slice(0, 3)));
   const start = await table();
   assert.deepEqual(start.map((r) => r[1]), ['0.1435', '0.1462', '0.1263', '0.1720', '0.2046', '0.2074']);
-  // drag with the mouse from journey's point to the lower left
+  // drag with the mouse from the query's point to the upper right
   const plot = page.locator('[data-testid=ch3-plot]');
   await plot.scrollIntoViewIfNeeded();
   const q = await page.locator('[data-testid=ch3-plot] .pt.query circle').boundingBox();
@@ -271,21 +278,20 @@ test('chapter 3: dragging journey moves the weights; the challenge; the playgrou
   const moved = await table();
   assert.notDeepEqual(moved, start, 'the weights follow the drag');
   assert.equal(await solved(page, 'average'), 'false');
-  // keyboard: from the tutorial's position, to the left until "with" wins
+  // keyboard: from the tutorial's position, the query to the left until "with" wins
   await page.click('[data-testid=chapter-average] [data-role=reset]');
   assert.deepEqual(await table(), start);
   await plot.focus();
   for (let k = 0; k < 40 && (await page.getAttribute('[data-testid=ch3-plot]', 'data-best')) !== 'with'; k++) await page.keyboard.press('ArrowLeft');
   assert.equal(await page.getAttribute('[data-testid=ch3-plot]', 'data-best'), 'with');
   assert.equal(await solved(page, 'average'), 'true');
-  // the table is the engine's for journey's new position
+  // the table is the engine's for the query's new position against the tutorial's keys
   const pos = (await page.textContent('[data-testid=ch3-position]')).match(/\(([^)]*)\)/)[1].split(', ').map((t) => Number(t.replace('−', '-')));
-  const x = X.map((r) => [...r]);
-  x[1] = pos;
-  const r = engine.attend({ queries: [x[1]], keys: x });
+  const r = engine.attend({ queries: [pos], keys: X });
   assert.deepEqual((await table()).map((row) => row[1]), Array.from(r.weights.data, (v) => fixed(v, 4)));
+  // the playground opens on the tutorial's vectors, every token a query: row "journey" is the table as loaded
   const pg = await openPlayground(env.browser, new URL(await hrefOf(page, 'average'), `${env.url}learn.html`).href);
-  assert.match(await hoverCell(pg.page, 'weights', 1, 3), new RegExp(`α₂₄ = ${fixed(r.weights.data[3], 4)}`));
+  assert.match(await hoverCell(pg.page, 'weights', 1, 3), new RegExp(`α₂₄ = ${start[3][1]}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
   assert.deepEqual(errors, []);
@@ -410,8 +416,7 @@ test('chapter 7: attention beside saliency with τ per glimpse, sampled glimpses
   const c = dates.compareAttention('March 3, 2001');
   assert.equal(c.output, '2001-03-03');
   const line = await page.textContent('[data-testid=ch7-text-taus]');
-  assert.ok(line.startsWith('Output 2001-03-03. τ per output character: 2 '), line);
-  assert.ok(line.endsWith(`mean ${fixed(mean(c.steps.map((st) => st.tau)), 2)}.`), line);
+  assert.equal(line, `Output 2001-03-03; rK averages ${fixed(mean(c.steps.map((st) => st.tau)), 2)} over its characters.`);
   assert.equal(await page.$eval('[data-testid=heatmap-ch7-text-saliency]', (cv) => cv.width), c.inputTokens.length);
   dates.destroy();
   // sampled glimpses: many draws are closer to α than one

@@ -25,39 +25,54 @@ export function weightedAverage(engine, x, q) {
   return { scores: soft.scores.data, softmax: soft.weights.data, sum: sum.weights.data, context: soft.context.data };
 }
 
-const LABEL_H = 12;
-const charW = (text, bold) => text.length * (bold ? 7.2 : 6.6);
+const LABEL_H = 14;
+const charW = (text, bold) => text.length * (bold ? 7.4 : 6.8); // a guess, while the plot is not laid out
 // where a label may go relative to its point: [dx, dy of the baseline, text-anchor]
-const SPOTS = [[10, -8, 'start'], [10, 16, 'start'], [-10, -8, 'end'], [-10, 16, 'end'], [0, -13, 'middle'], [0, 24, 'middle']];
+const SPOTS = [
+  [10, -8, 'start'], [10, 16, 'start'], [-10, -8, 'end'], [-10, 16, 'end'], [12, 4, 'start'], [-12, 4, 'end'],
+  [0, -13, 'middle'], [0, 24, 'middle'], [10, -20, 'start'], [-10, -20, 'end'], [10, 28, 'start'], [-10, 28, 'end'],
+];
 
 /** The box a label takes at spot `k` of point (x, y), in plot pixels. */
 function labelBox(p, k) {
   const [dx, dy, anchor] = SPOTS[k];
-  const w = charW(p.text, p.bold);
+  const w = p.width ?? charW(p.text, p.bold);
   const left = anchor === 'start' ? p.x + dx : anchor === 'end' ? p.x + dx - w : p.x - w / 2;
-  return { left, right: left + w, top: p.y + dy - LABEL_H + 2, bottom: p.y + dy + 2 };
+  return { left, right: left + w, top: p.y + dy - LABEL_H + 3, bottom: p.y + dy + 3 };
 }
 const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) * Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top));
 
 /**
- * A spot for each label (points [{ x, y, r, text, bold }] in plot pixels), in order, each where it
- * overlaps the least with the points, the labels placed before it and the plot's edges.
+ * A spot for each label (points [{ x, y, r, text, bold, width? }] in plot pixels), where the labels
+ * together overlap the least with the points, with each other and with the plot's edges: placed one by
+ * one, then each moved again in turn while that lowers the cost (a few passes reach a local optimum).
  */
 export function placeLabels(points, size = SIZE) {
-  const placed = [];
   const dots = points.map((p) => ({ left: p.x - p.r, right: p.x + p.r, top: p.y - p.r, bottom: p.y + p.r }));
-  return points.map((p) => {
-    let best = 0;
-    let bestCost = Infinity;
-    SPOTS.forEach((_, k) => {
-      const b = labelBox(p, k);
-      const outside = Math.max(0, -b.left) + Math.max(0, b.right - size) + Math.max(0, -b.top) + Math.max(0, b.bottom - size);
-      const cost = outside * 1000 + placed.reduce((c, o) => c + overlap(b, o), 0) + dots.reduce((c, o) => c + overlap(b, o), 0) + k * 0.01;
-      if (cost < bestCost) { best = k; bestCost = cost; }
+  const spots = points.map(() => null);
+  const cost = (n, k) => {
+    const b = labelBox(points[n], k);
+    const outside = Math.max(0, -b.left) + Math.max(0, b.right - size) + Math.max(0, -b.top) + Math.max(0, b.bottom - size);
+    let c = outside * 1000 + k * 0.01;
+    // covering a point hides it: that costs more than touching another label
+    for (const d of dots) c += 4 * overlap(b, d);
+    spots.forEach((s, m) => { if (m !== n && s !== null) c += overlap(b, labelBox(points[m], s)); });
+    return c;
+  };
+  for (let pass = 0; pass < 4; pass++) {
+    let moved = false;
+    points.forEach((_, n) => {
+      let best = spots[n] ?? 0;
+      let bestCost = spots[n] === null ? Infinity : cost(n, spots[n]);
+      SPOTS.forEach((__, k) => {
+        const c = cost(n, k);
+        if (c < bestCost - 1e-9) { best = k; bestCost = c; }
+      });
+      if (best !== spots[n]) { spots[n] = best; moved = true; }
     });
-    placed.push(labelBox(p, best));
-    return best;
-  });
+    if (!moved) break;
+  }
+  return spots;
 }
 
 export function mountAverage(root, { engine }) {
@@ -84,7 +99,7 @@ export function mountAverage(root, { engine }) {
     return g;
   };
   const dots = TOKENS.map((name) => point('key', svg('circle', { r: 6 }), name));
-  const query = point('query', svg('circle', { r: 9 }), 'q (journey’s query)');
+  const query = point('query', svg('circle', { r: 9 }), 'q');
   const ctx = point('context', svg('rect', { x: -6, y: -6, width: 12, height: 12, transform: 'rotate(45)' }), 'z (context)');
   const plot = svg('svg', {
     viewBox: `-4 -4 ${SIZE + 8} ${SIZE + 8}`, class: 'drag-plot', role: 'application', tabindex: 0,
@@ -105,12 +120,12 @@ export function mountAverage(root, { engine }) {
   const ctxOut = root.querySelector('[data-role=context]');
   const link = root.querySelector('[data-role=open-playground]');
   const challenge = createChallenge(root.querySelector('[data-role=challenge]'), 'average',
-    'Move the query q so that it puts the most softmax weight on “with”.');
+    'Move the query q so that it puts the most softmax weight on “with”. (Of all the keys, “with” has the smallest first coordinate: which way must q go so that q · with beats q · step?)');
 
   /** Each point moved to its place and its label to the spot that covers the least. */
   function layout(context) {
     const items = [[query, q, 9, true], [ctx, context, 6, false], ...dots.map((g, i) => [g, x[i], 6, false])]
-      .map(([g, v, r, bold]) => ({ g, x: px(v[0]), y: py(v[1]), r, bold, text: g.lastChild.textContent }));
+      .map(([g, v, r, bold]) => ({ g, x: px(v[0]), y: py(v[1]), r, bold, text: g.lastChild.textContent, width: g.lastChild.getComputedTextLength() || undefined }));
     placeLabels(items).forEach((k, n) => {
       const { g, x: gx, y: gy } = items[n];
       const [dx, dy, anchor] = SPOTS[k];
