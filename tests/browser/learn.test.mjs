@@ -17,6 +17,7 @@ import { TAU_TARGET, mean, meanPeak, seqTaus, tauByImage, testImage } from '../.
 import { visionLabFields } from '../../web/learn/links.js';
 import { exampleParams } from '../../web/learn/ch4-scores.js';
 import { OUTSIDE } from '../../web/learn/ch6-dates.js';
+import { sparseText } from '../../web/learn/ch1-bottleneck.js';
 import { agreementWords } from '../../web/learn/ch7-kinds.js';
 
 const TOKENS = ['Your', 'journey', 'starts', 'with', 'one', 'step'];
@@ -121,6 +122,10 @@ test('every figure the prose quotes is the engine’s', async () => {
   expect['ch6.acc'] = [evD.sequenceAccuracy, percent(evD.sequenceAccuracy)];
   const outside = OUTSIDE.map((t) => [t, d.translate(t).output]);
   expect['ch6.outside'] = [outside, outside.map(([t, o]) => `${t} gives ${o}`).join(', ')];
+  const years = d.examples({ split: 'train', count: 1000, seed: 3 }).map((e) => Number(e.output.slice(0, 4)));
+  expect['ch6.years'] = [[Math.min(...years), Math.max(...years)], `${Math.min(...years)} to ${Math.max(...years)}`];
+  const minL = manifest.models['reverse-attention'].options.minLength;
+  expect['ch1.sparse'] = [evA.byLength.map((r) => [r.length, r.count]), sparseText(evA.byLength, minL, maxL)];
   expect['ch1.steps'] = [manifest.models['reverse-attention'].steps, manifest.models['reverse-attention'].steps.toLocaleString('en')];
   const soft = await loadModel('cluttered-soft');
   const hard = await loadModel('cluttered-hard');
@@ -262,7 +267,7 @@ test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playgroun
   await page.close();
 });
 
-test('chapter 3: dragging journey moves the weights; the challenge; the playground link', async () => {
+test('chapter 3: dragging the query moves the weights; the challenge; the playground link', async () => {
   const { page, errors } = await openLearn();
   const table = () => page.$$eval('[data-testid=ch3-table] tbody tr', (rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (td) => td.textContent).slice(0, 3)));
   const start = await table();
@@ -400,7 +405,7 @@ async function checkLabImages(href, o, digit) {
   await lab.page.close();
 }
 
-test('chapter 7: attention beside saliency with τ per glimpse, sampled glimpses, the challenge, the lab link', async () => {
+test('chapter 7: attention beside saliency with r_K per glimpse, sampled glimpses, the challenge, the lab link', async () => {
   const { page, errors } = await openLearn();
   const soft = await loadModel('cluttered-soft');
   const taus = async () => page.$$eval('[data-testid=ch7-taus] tr', (rows) => rows.map((r) => Array.from(r.children, (c) => c.textContent)));
