@@ -285,3 +285,26 @@ test('chapter 7: α and the draws’ frequencies on one scale that shows them; r
     }
   }
 });
+
+test('chapter 8: when the drawing takes the keyboard, the caption says how, and keys draw', async (t) => {
+  const { page } = await learn('laptop');
+  const canvas = page.locator('[data-testid=drawing-ch8]');
+  const focusable = await canvas.evaluate((c) => c.tabIndex >= 0);
+  assert.equal(await page.isVisible('[data-testid=ch8-keys]'), focusable, 'the keyboard hint shows exactly when the drawing is a Tab stop');
+  if (!focusable) {
+    t.skip('ui/drawing.js has no keyboard drawing in this build');
+    return;
+  }
+  await page.click('[data-testid=ch8-clutter]');
+  const before = await page.getAttribute('[data-testid=ch8-reads]', 'data-share');
+  await canvas.focus();
+  // the pen starts in the middle: up and left into the top-left quarter, down, a stroke to the right and down
+  for (let k = 0; k < 5; k++) await page.keyboard.press('Shift+ArrowUp');
+  for (let k = 0; k < 4; k++) await page.keyboard.press('Shift+ArrowLeft');
+  await page.keyboard.press('Space');
+  for (let k = 0; k < 12; k++) await page.keyboard.press('ArrowRight');
+  for (let k = 0; k < 12; k++) await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Space');
+  await page.waitForFunction((b) => document.querySelector('[data-testid=ch8-reads]').dataset.share !== b, before, { timeout: 5000 });
+  await cleanAxe(page, 'chapter 8 after drawing with the keyboard');
+});

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { ROOT, SHOTS, gridCell, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
+import { ROOT, SHOTS, axeViolations, gridCell, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { measure } from '../../web/learn/spread.js';
@@ -230,6 +230,7 @@ test('chapter 1: typing reverses with both models, the challenge, and the lab li
   assert.equal(await solved(page, 'bottleneck'), 'true');
   assert.match(await page.textContent('[data-testid=progress]'), /^1 of 8/);
   await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -263,6 +264,7 @@ test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playgroun
   assert.match(await hoverCell(pg.page, 'weights', 0, 2), new RegExp(`α₁₃ = ${expected.weights.data[2].toFixed(4)}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -299,6 +301,7 @@ test('chapter 3: dragging the query moves the weights; the challenge; the playgr
   assert.match(await hoverCell(pg.page, 'weights', 1, 3), new RegExp(`α₂₄ = ${start[3][1]}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -331,6 +334,7 @@ test('chapter 4: six scores, the √d experiment, the temperature challenge, sco
   assert.match(await hoverCell(pg.page, 'weights', 0, 0), new RegExp(`α₁₁ = ${a11.replace('.', '\\.')}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -368,6 +372,7 @@ test('chapter 5: weights, causal mask, heads; the challenge; the playground link
   assert.match(await hoverCell(pg.page, 'weights', 0, 5), new RegExp(`α₁₆ = ${w.replace('.', '\\.')}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -389,6 +394,7 @@ test('chapter 6: a typed date, its alignment, the challenge, the lab link', asyn
   assert.equal(await lab.inputValue('#text'), '31 December 1999');
   await lab.close();
   await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -457,6 +463,7 @@ test('chapter 7: attention beside saliency with r_K per glimpse, sampled glimpse
   await checkLabImages(href, manifest.models['cluttered-soft'].options, testImage(soft, k).labels[0]);
   soft.destroy();
   await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -508,6 +515,7 @@ test('chapter 8: draw a digit among clutter, step through the glimpses, the chal
   await checkLabImages(await hrefOf(page, 'images'), manifest.models['cluttered-soft'].options, ex.labels[0]);
   soft.destroy();
   await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
