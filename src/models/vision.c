@@ -234,12 +234,8 @@ static int check_config(const VisConfig *c) {
     return NN_OK;
 }
 
-int vis_create(VisionModel **out, const VisConfig *c) {
-    *out = NULL;
-    nn_clear_error();
-    NN_TRY(check_config(c));
-    VisionModel *m = calloc(1, sizeof *m);
-    if (!m) return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory");
+/* The sizes derived from the configuration, and the parameter table. */
+static void plan(VisionModel *m, const VisConfig *c) {
     m->c = *c;
     int h = c->rows, w = c->cols, cin = 1;
     for (int l = 0; l < c->layers; l++) {
@@ -261,6 +257,23 @@ int vis_create(VisionModel **out, const VisConfig *c) {
     m->attn_cfg = ac;
     m->rows = c->batch;
     build_table(m);
+}
+
+int vis_plan(const VisConfig *c, size_t *n_params) {
+    NN_TRY(check_config(c));
+    VisionModel m = {0}; /* its table only */
+    plan(&m, c);
+    *n_params = m.opt.n;
+    return NN_OK;
+}
+
+int vis_create(VisionModel **out, const VisConfig *c) {
+    *out = NULL;
+    nn_clear_error();
+    NN_TRY(check_config(c));
+    VisionModel *m = calloc(1, sizeof *m);
+    if (!m) return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory");
+    plan(m, c);
     build_acts(m, NULL);
     int st = opt_alloc(&m->opt);
     m->acts = calloc(m->n_acts, sizeof(nn_real));
