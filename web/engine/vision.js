@@ -153,7 +153,8 @@ export class VisionModel extends Model {
     super(heap, handle, {
       kind: 'vision', prefix: 'vis', info: 'VisInfo', stepsField: 'optimizerSteps',
       train: {
-        maxSteps: VISION_LIMITS.maxTrainSteps, batch: (c) => c.batch, maxBatch: (c) => c.batch,
+        // up to VISION_LIMITS.maxBatch: the core grows the model's buffers for a batch larger than any before
+        maxSteps: VISION_LIMITS.maxTrainSteps, batch: (c) => c.batch, maxBatch: () => VISION_LIMITS.maxBatch,
         lr: (adam) => (adam ? 0.002 : 0.05), optimizers: OPTIMIZERS, tokens: false,
       },
     });
