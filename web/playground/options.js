@@ -78,15 +78,18 @@ export function bindOptions(store) {
       const self = s.mode === 'self';
       $('preset').value = s.preset;
       $('data-seed').value = s.dataSeed;
-      setText($('preset-about'), PRESETS[s.preset].about);
       $(`mode-${s.mode}`).checked = true;
       for (const o of $('score').options) o.disabled = self && !SELF_SCORES.includes(o.value);
+      // self-attention compares its own heads' Q and K, under the scores it supports
+      for (const o of $('compare').options) o.disabled = self && o.value !== 'none' && !SELF_SCORES.includes(o.value);
       $('score').value = s.score;
       $('normalize').value = s.normalize;
-      $('normalize').disabled = self;
+      // self-attention always uses softmax at τ = 1 (the note under the bar says so): no control for it
+      $('norm-box').hidden = self;
+      $('temp-box').hidden = self;
       $('temperature').value = s.temperature;
-      $('temperature').disabled = self || s.normalize === 'sum';
-      setText($('temperature-value'), self || s.normalize === 'sum' ? '(softmax only)' : `τ = ${fixed(s.temperature, 2)}`);
+      $('temperature').disabled = s.normalize === 'sum';
+      setText($('temperature-value'), s.normalize === 'sum' ? '(softmax only)' : `τ = ${fixed(s.temperature, 2)}`);
       $('mask').value = s.mask;
       $('mask').querySelector('option[value="padding"]').disabled = self;
       $('pad-box').hidden = s.mask !== 'padding';
