@@ -46,6 +46,7 @@ async function main() {
   const projection = createProjection(store, { px: $('px'), py: $('py'), onPick: (i) => steps.markQuery(i) });
   $('projection').append(projection.el);
   const steps = createSteps({
+    tools: [$('lock-box')],
     onQuery: (i) => projection.setQuery(i),
     onHead: (head) => store.update((s) => { s.head = head; }, { source: 'head' }),
     onExport: async (id, format, heatmap, title) => {

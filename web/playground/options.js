@@ -106,11 +106,11 @@ export function bindOptions(store) {
         $('heads').replaceChildren(...choices.map((c) => option(c, String(c))));
       }
       $('heads').value = s.heads;
+      setText($('head-width'), `(dₕ = ${dims(s) / s.heads})`);
       $('compare').value = s.compare;
       for (const node of document.querySelectorAll('[data-mode]')) node.hidden = node.dataset.mode !== s.mode;
       for (const node of document.querySelectorAll('[data-score]')) node.hidden = self || !node.dataset.score.split(' ').includes(s.score);
       $('self-weights').hidden = !(self && s.trainable);
-      $('self-note').hidden = !self;
       const range = extra.sumRange;
       $('sum-warning').hidden = !range;
       if (range) setText($('sum-warning'), `Naive sum with scores of both signs: weights from ${fixed(range.lo, 2)} to ${fixed(range.hi, 2)}, outside [0, 1]. Use softmax, or positive scores.`);

@@ -32,11 +32,18 @@ const NOTES = {
   k: 'Each row is a token’s key vector; the coloured bands are the heads’ columns.',
   v: 'Each row is the value a token contributes; the coloured bands are the heads’ columns.',
   scores: 'How well each query matches each key. Hover a cell for its terms.',
-  weights: 'Each row is normalised to sum to 1. Hover a cell: its formula, and its contribution to the context row (outlined).',
+  weights: 'Hover a cell for its formula and its share of the context row (outlined).',
   heads: 'Each head attends on its own slice of Q, K and V. Click a head to enlarge it in the scores and weights above.',
   context: 'The weighted average of the values for each query (heads side by side).',
   output: 'The concatenated heads mixed back together by the output projection Wₒ.',
 };
+
+/** How this setting normalises a row of scores (self-attention has no normalisation or τ control). */
+function weightsNote(s) {
+  if (s.mode === 'self') return `Softmax at τ = 1 makes each row sum to 1. ${NOTES.weights}`;
+  if (s.normalize === 'sum') return `Each row is divided by its sum, e / Σe. ${NOTES.weights}`;
+  return `Softmax${s.temperature === 1 ? '' : ` at τ = ${fixed(s.temperature, 2)}`} makes each row sum to 1. ${NOTES.weights}`;
+}
 
 /** The compare and difference notes: what exactly is compared, in this mode. */
 function compareNote(id, s) {
@@ -49,7 +56,10 @@ function compareNote(id, s) {
   return `Where ${second} puts more (red) or less (blue) weight than ${first}, query by query.`;
 }
 
-/** opts: onExport(stepId, format, heatmap, title), onHead(h), onQuery(i | null) when a query row is hovered. */
+/**
+ * opts: onExport(stepId, format, heatmap, title), onHead(h), onQuery(i | null) when a query row is hovered,
+ * tools: nodes for the panel's heading row (controls of every figure, e.g. the colour-scale lock).
+ */
 export function createSteps(opts) {
   const cards = {};
   const headSelect = h('select', { id: 'head' });
@@ -57,7 +67,9 @@ export function createSteps(opts) {
   const headBox = h('label', { className: 'head-pick' }, 'Enlarged head ', headSelect);
   const computeError = h('p', { className: 'compute-error', hidden: true, dataset: { testid: 'compute-error' }, attrs: { role: 'alert' } });
   const grid = h('div', { className: 'step-grid' });
-  const el = h('div', { className: 'steps' }, h('div', { className: 'steps-head' }, h('h2', { textContent: 'Every step' }), headBox), computeError, grid);
+  const el = h('div', { className: 'steps' },
+    h('div', { className: 'steps-head' }, h('h2', { textContent: 'Every step' }), h('div', { className: 'steps-tools' }, ...(opts.tools ?? []), headBox)),
+    computeError, grid);
   let locked = false;
   let thumbs = [];
 
@@ -87,7 +99,7 @@ export function createSteps(opts) {
       }
     }
     const section = h('section', { id: `step-${id}`, className: `card step step-${id}`, dataset: { step: id }, attrs: { tabindex: '-1' } },
-      h('header', {}, heading, actions), formula, note, warning, body);
+      h('header', {}, heading, actions), formula, warning, body, note);
     cards[id] = { section, heading, formula, note, heatmap, warning, body };
     return cards[id];
   }
@@ -185,6 +197,7 @@ export function createSteps(opts) {
         const headNote = multi && square ? ` — head ${head + 1} of ${s.heads}` : '';
         setText(c.heading, (id === 'compare' ? `Weights under: ${SCORE_LABELS[s.compare]}` : STEPS[id].title) + headNote);
         if (id === 'compare' || id === 'diff') setText(c.note, compareNote(id, s));
+        else if (id === 'weights') setText(c.note, weightsNote(s));
         c.heatmap.update(m, {
           rowLabels: s.tokens,
           colLabels: square ? s.tokens : dimNames(m),
