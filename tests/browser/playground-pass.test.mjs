@@ -208,7 +208,7 @@ test('self-attention compares like with like: the same head’s Q and K under th
   const base = matrix('weights', 1);
   assert.ok(maxDiff(matrix('difference'), got.map((row, i) => row.map((v, j) => v - base[i][j]))) < 1e-6, 'the difference is α′ − α of that head');
   assert.match(await page.locator('.step-compare h3').textContent(), /Weights under: Cosine \(Graves\) — head 2 of 2/);
-  assert.match(await page.locator('.step-compare .step-note').textContent(), /head 2’s own queries and keys/);
+  assert.match(await page.locator('.step-compare .step-note').textContent(), /Head 2’s own queries and keys \(Q and K after the projections\) scored with cosine \(Graves\) instead of scaled dot product/);
   const tex = await page.locator('[data-testid="formula-compare"]').getAttribute('data-tex');
   assert.match(tex, /\\mathbf\{q\}\^\{\(m\)\}_i/, 'the formula scores the head’s q');
   assert.doesNotMatch(tex, /\\beta/, 'self-attention’s cosine has no β');
@@ -237,7 +237,8 @@ test('one symbol, one meaning: h counts heads, m indexes them, dₐ is the addit
   assert.doesNotMatch(all, /\bH\b|\(h\)/, `no H and no (h) index in the formulas:\n${all}`);
   assert.match(all, /m = 1 \\ldots h/, 'the heads step counts m = 1 … h');
   assert.match(all, /\\alpha\^\{\(m\)\}_\{ij\}/);
-  assert.match(await page.locator('#heads-box').textContent(), /Heads h \(dₕ = 2\)/);
+  assert.match(await page.locator('#heads-box').textContent(), /Heads h/);
+  assert.equal(await page.locator('#heads option:checked').textContent(), '2 (dₕ = 2)', 'each choice of h shows its dₕ = d / h');
   assert.match(await page.locator('.step-weights .step-note').textContent(), /Softmax at τ = 1 makes each row sum to 1/);
   await page.click('label[for="mode-attend"]');
   await page.selectOption('#score', 'additive');

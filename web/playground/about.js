@@ -5,7 +5,7 @@
 // so it never vouches for numbers that are no longer there. No DOM.
 import { fixed } from '../ui/format.js';
 import { PRESETS } from './presets.js';
-import { PARAMS, SCORE_LABELS, dims, fromPreset, generatedParam } from './state.js';
+import { PARAMS, dims, fromPreset, generatedParam, scoreName } from './state.js';
 
 // The preset states compared against, by preset and data seed (one or two are in use at a time).
 const made = new Map();
@@ -31,7 +31,6 @@ function seededParam(s, name) {
 
 const sameMatrix = (a, b) => a.length === b.length && a.every((row, i) => row.length === b[i].length && row.every((v, j) => v === b[i][j]));
 const count = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const scoreName = (score) => SCORE_LABELS[score][0].toLowerCase() + SCORE_LABELS[score].slice(1);
 const NORM = { softmax: 'softmax', sum: 'the naive sum' };
 const MODE = { attend: 'scoring functions', self: 'self-attention' };
 const MASK = { none: 'no mask', causal: 'a causal mask', padding: 'a padding mask' };
@@ -78,18 +77,17 @@ export function changesFrom(s, p) {
   return out;
 }
 
-/** The setting on screen, in one sentence. */
+/** The setting on screen, in one sentence (a comparison has its own cards, which name it). */
 export function settingNow(s) {
   const size = `${count(s.tokens.length, 'token')} × ${count(dims(s), 'dim')}`;
   const mask = s.mask === 'padding' ? `${MASK.padding} (keys 1…${s.padLength})` : MASK[s.mask];
-  const compare = s.compare === 'none' ? '' : `, compared with ${scoreName(s.compare)}`;
   if (s.mode === 'self') {
     const proj = s.trainable ? 'Q = XWq, K = XWk, V = XWv' : 'Q = K = V = X';
     const heads = s.heads === 1 ? 'one head' : `h = ${s.heads} heads of width ${dims(s) / s.heads}`;
-    return `Now: self-attention over ${size}, ${proj}, ${heads}, ${scoreName(s.score)} scores, softmax, ${mask}${compare}.`;
+    return `Now: self-attention over ${size}, ${proj}, ${heads}, ${scoreName(s.score)} scores, softmax, ${mask}.`;
   }
   const norm = s.normalize === 'sum' ? 'the naive sum e / Σe' : `softmax at τ = ${fixed(s.temperature, 2)}`;
-  return `Now: ${scoreName(s.score)} scores of ${size} (q = k = v = x), ${norm}, ${mask}${compare}.`;
+  return `Now: ${scoreName(s.score)} scores of ${size} (q = k = v = x), ${norm}, ${mask}.`;
 }
 
 /** The description of state s: its preset's while unchanged, else what changed and what is shown. */

@@ -103,10 +103,10 @@ export function bindOptions(store) {
       $('heads-box').hidden = !self;
       const choices = headChoices(dims(s));
       if ($('heads').options.length !== choices.length || [...$('heads').options].some((o, k) => Number(o.value) !== choices[k])) {
-        $('heads').replaceChildren(...choices.map((c) => option(c, String(c))));
+        // each choice shows the width it leaves a head: dₕ = d / h
+        $('heads').replaceChildren(...choices.map((c) => option(c, `${c} (dₕ = ${dims(s) / c})`)));
       }
       $('heads').value = s.heads;
-      setText($('head-width'), `(dₕ = ${dims(s) / s.heads})`);
       $('compare').value = s.compare;
       for (const node of document.querySelectorAll('[data-mode]')) node.hidden = node.dataset.mode !== s.mode;
       for (const node of document.querySelectorAll('[data-score]')) node.hidden = self || !node.dataset.score.split(' ').includes(s.score);

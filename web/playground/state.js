@@ -21,6 +21,9 @@ export const SCORE_LABELS = {
   additive: 'Additive (Bahdanau)', cosine: 'Cosine (Graves)', location: 'Location-based',
 };
 
+/** A score's label inside a sentence: “cosine (Graves)”. */
+export const scoreName = (score) => SCORE_LABELS[score][0].toLowerCase() + SCORE_LABELS[score].slice(1);
+
 export const dims = (s) => s.x[0]?.length ?? 0;
 
 const NAME_RE = /^[^\u0000-\u001f\u007f<>]+$/u;

@@ -11,7 +11,7 @@ import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { explainCell } from './explain.js';
 import { renderFormula } from './formulas.js';
-import { SCORE_LABELS } from './state.js';
+import { SCORE_LABELS, scoreName } from './state.js';
 
 // name: what the step's skip link says ("Skip to the scores")
 const STEPS = {
@@ -33,7 +33,7 @@ const NOTES = {
   v: 'Each row is the value a token contributes; the coloured bands are the heads’ columns.',
   scores: 'How well each query matches each key. Hover a cell for its terms.',
   weights: 'Hover a cell for its formula and its share of the context row (outlined).',
-  heads: 'Each head attends on its own slice of Q, K and V. Click a head to enlarge it in the scores and weights above.',
+  heads: 'Each head attends on its own slice of Q, K and V. Click a head to enlarge it in the scores, weights and comparison above.',
   context: 'The weighted average of the values for each query (heads side by side).',
   output: 'The concatenated heads mixed back together by the output projection Wₒ.',
 };
@@ -47,13 +47,10 @@ function weightsNote(s) {
 
 /** The compare and difference notes: what exactly is compared, in this mode. */
 function compareNote(id, s) {
-  const second = SCORE_LABELS[s.compare].toLowerCase();
-  const first = SCORE_LABELS[s.score].toLowerCase();
-  const what = s.mode === 'self'
-    ? `head ${s.head + 1}’s own queries and keys (Q and K after the projections), softmax and mask as above`
-    : 'the same embeddings (q = k = v = x), normalisation, temperature and mask';
-  if (id === 'compare') return `The weights ${second} scores give ${what}.`;
-  return `Where ${second} puts more (red) or less (blue) weight than ${first}, query by query.`;
+  if (id === 'diff') return `Where ${scoreName(s.compare)} puts more (red) or less (blue) weight than ${scoreName(s.score)}, query by query.`;
+  return s.mode === 'self'
+    ? `Head ${s.head + 1}’s own queries and keys (Q and K ${s.trainable ? 'after the projections' : '= X'}) scored with ${scoreName(s.compare)} instead of ${scoreName(s.score)}; softmax and mask as above.`
+    : `The same embeddings (q = k = v = x), normalisation, temperature and mask, scored with ${scoreName(s.compare)} instead of ${scoreName(s.score)}.`;
 }
 
 /**
