@@ -201,7 +201,7 @@ test('self-attention compares like with like: the same head’s Q and K under th
   assert.deepEqual([s.mode, s.heads, s.head, s.compare, s.trainable], ['self', 2, 1, 'cosine', true]);
   let matrix = await exported(page);
   const want = headWeights(s, 'cosine');
-  const got = matrix('compare_weights');
+  const got = matrix('compare_weights', 1);
   assert.ok(maxDiff(got, want) < 1e-5, `compared weights off by ${maxDiff(got, want)} from softmax(cos(Q₂ᵢ, K₂ⱼ)) with the causal mask`);
   // and the computation here is the page's own for the score it shows
   assert.ok(maxDiff(matrix('weights', 1), headWeights(s, 'scaled_dot')) < 1e-5);

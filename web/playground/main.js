@@ -29,7 +29,6 @@ $('newcomer-dismiss').addEventListener('click', () => {
   try { localStorage.setItem(NEWCOMER, '1'); } catch { /* dismissed for this visit */ }
 });
 
-
 async function main() {
   const fromLink = codec.decode(location.hash);
   notice.linkFields(fromLink.ignored);

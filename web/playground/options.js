@@ -84,7 +84,7 @@ export function bindOptions(store) {
       for (const o of $('compare').options) o.disabled = self && o.value !== 'none' && !SELF_SCORES.includes(o.value);
       $('score').value = s.score;
       $('normalize').value = s.normalize;
-      // self-attention always uses softmax at τ = 1 (the note under the bar says so): no control for it
+      // self-attention always uses softmax at τ = 1 (the weights card says so): no control for it
       $('norm-box').hidden = self;
       $('temp-box').hidden = self;
       $('temperature').value = s.temperature;
@@ -101,10 +101,10 @@ export function bindOptions(store) {
       $('trainable').checked = s.trainable;
       $('lock').checked = s.lock;
       $('heads-box').hidden = !self;
-      const choices = headChoices(dims(s));
-      if ($('heads').options.length !== choices.length || [...$('heads').options].some((o, k) => Number(o.value) !== choices[k])) {
-        // each choice shows the width it leaves a head: dₕ = d / h
-        $('heads').replaceChildren(...choices.map((c) => option(c, `${c} (dₕ = ${dims(s) / c})`)));
+      // each choice shows the width it leaves a head, dₕ = d / h (so 32 and 64 dims differ though their choices do not)
+      const choices = headChoices(dims(s)).map((c) => [c, `${c} (dₕ = ${dims(s) / c})`]);
+      if ($('heads').options.length !== choices.length || [...$('heads').options].some((o, k) => o.textContent !== choices[k][1])) {
+        $('heads').replaceChildren(...choices.map(([c, text]) => option(c, text)));
       }
       $('heads').value = s.heads;
       $('compare').value = s.compare;

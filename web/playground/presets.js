@@ -56,7 +56,7 @@ export const PRESETS = {
   },
   mixed: {
     name: '“Mixed-sign scores”',
-    label: 'Mixed-sign scores and the naive sum',
+    label: 'Mixed-sign scores, naive sum',
     about: 'Vectors with negative entries normalised by e / Σe: with scores of both signs the “weights” leave [0, 1]. Switch to softmax to see why it is used.',
     make: (seed) => ({ tokens: names(6, 't'), x: randomMatrix(seed, 'x', 6, 3) }),
     options: { normalize: 'sum' },
@@ -88,7 +88,7 @@ export const PRESETS = {
   },
   long: {
     name: '“Long sequence”',
-    label: 'Long sequence (64 tokens × 64 dims)',
+    label: 'Long sequence (64 × 64)',
     about: '64 random 64-d vectors with scaled dot-product scores: the size the live-update budget is measured at.',
     make: (seed) => ({
       tokens: names(64, 'w'),

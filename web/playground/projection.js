@@ -167,6 +167,8 @@ export function createProjection(store, { px, py, onPick }) {
   });
   points.addEventListener('focusout', () => {
     if (dragging !== null) return;
+    query = null;
+    if (lastArgs) render(...lastArgs);
     onPick?.(null);
   });
   svg.addEventListener('pointerup', end);
