@@ -9,6 +9,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { DESKTOP, PHONE, SHOTS, axeViolations, gridCell, openPlayground, startBrowser } from './browser.mjs';
+import { defaults, fixup } from '../../web/playground/state.js';
+import { allTex, formulaKey, texParts } from '../../web/playground/tex.js';
 
 let env;
 before(async () => { env = await startBrowser(); });
@@ -249,6 +251,24 @@ test('one symbol, one meaning: h counts heads, m indexes them, dₐ is the addit
   await clean(page, 'additive parameters');
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+test('every formula a reachable state shows is rendered at build time (and no more than those)', () => {
+  const built = new Set(allTex());
+  const used = new Set();
+  const SCORES = ['dot', 'scaled_dot', 'general', 'additive', 'cosine', 'location'];
+  for (const mode of ['attend', 'self']) for (const score of SCORES) for (const normalize of ['softmax', 'sum']) {
+    for (const temperature of [1, 0.5]) for (const mask of ['none', 'causal', 'padding']) for (const trainable of [false, true]) {
+      for (const heads of [1, 3]) for (const compare of ['none', ...SCORES]) {
+        // a state as the page keeps it: fixup drops what the mode does not allow
+        const s = fixup({ ...defaults(), mode, score, normalize, temperature, mask, trainable, heads, compare });
+        for (const step of ['q', 'k', 'v', 'scores', 'weights', 'heads', 'context', 'output', 'compare', 'diff']) {
+          for (const t of texParts(step, formulaKey(s))) { assert.ok(built.has(t), t); used.add(t); }
+        }
+      }
+    }
+  }
+  assert.deepEqual([...built].filter((t) => !used.has(t)), [], 'no formula is rendered that no state shows');
 });
 
 test('screenshots: the playground at both sizes in several states, each audited', async () => {

@@ -81,17 +81,21 @@ export const STEP_IDS = ['q', 'k', 'v', 'scores', 'weights', 'heads', 'context',
 const SCORES = ['dot', 'scaled_dot', 'general', 'additive', 'cosine', 'location'];
 const SELF_SCORES = ['dot', 'scaled_dot', 'cosine'];
 
-/** Every TeX part the page can show (for the build-time render). */
+/**
+ * Every TeX part the page can show (for the build-time render): self-attention only with
+ * its own scores, softmax at τ = 1 and no padding mask, as the state allows (fixup).
+ */
 export function allTex() {
   const out = new Set();
   for (const mode of ['attend', 'self']) {
-    for (const score of SCORES) {
-      for (const normalize of ['softmax', 'sum']) {
-        for (const tempered of [false, true]) {
-          for (const mask of ['none', 'causal', 'padding']) {
+    const self = mode === 'self';
+    for (const score of self ? SELF_SCORES : SCORES) {
+      for (const normalize of self ? ['softmax'] : ['softmax', 'sum']) {
+        for (const tempered of self ? [false] : [false, true]) {
+          for (const mask of self ? ['none', 'causal'] : ['none', 'causal', 'padding']) {
             for (const trainable of [false, true]) {
-              for (const multihead of [false, true]) {
-                for (const compare of ['none', ...(mode === 'self' ? SELF_SCORES : SCORES)]) {
+              for (const multihead of self ? [false, true] : [false]) {
+                for (const compare of ['none', ...(self ? SELF_SCORES : SCORES)]) {
                   const f = { mode, score, normalize, tempered, mask, trainable, multihead, compare };
                   for (const step of STEP_IDS) for (const t of texParts(step, f)) out.add(t);
                 }
