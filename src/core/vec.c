@@ -40,7 +40,7 @@ nn_real vec_max(const nn_real *x, int n) {
         for (i = NN_VLEN; i + NN_VLEN <= n; i += NN_VLEN) vm = vf_max(vm, vf_load(x + i));
         m = vf_hmax(vm);
     }
-    for (; i < n; i++) m = x[i] > m ? x[i] : m;
+    for (; i < n; i++) m = vf_max1(m, x[i]);
     return m;
 }
 
@@ -69,7 +69,7 @@ nn_real vec_max_finite(const nn_real *x, int n) {
         bad = vf_hsum(vf_add(vbad, vbad1));
     }
     for (; i < n; i++) {
-        m = x[i] > m ? x[i] : m;
+        m = vf_max1(m, x[i]);
         bad += x[i] * 0;
     }
     return m + bad;
