@@ -1,6 +1,7 @@
 /* Attention between queries and keys: the shared driver around the scores
  * of scores.c (checks, scratch, row blocks, threads), normalisation, masks
  * and context vectors; forward and backward side by side. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -134,14 +135,47 @@ int attn_check_config(const AttnConfig *c, const AttnParams *p) {
     return NN_OK;
 }
 
+/* max |x| of a finite matrix into *max_abs, or the error naming its first
+ * value that is not finite. */
+static int check_finite_max(const char *what, const nn_real *x, int rows, int cols, double *max_abs) {
+    *max_abs = vec_max_abs(x, (size_t)rows * cols);
+    return isfinite(*max_abs) ? NN_OK : nn_check_finite_matrix(what, x, rows, cols);
+}
+
+#ifdef NN_DOUBLE
+#define REAL_MAX DBL_MAX
+#else
+#define REAL_MAX FLT_MAX
+#endif
+
+/* Past the checks, a softmax forward fails only when a score or a context
+ * value overflows. Its partial sums are bounded by the score's bound and,
+ * for the context, by n_k max |v| (each softmax numerator is at most 1):
+ * below half the largest real, which the rounding of at most ATTN_MAX_DIM
+ * terms cannot double, nothing overflows. A 'sum' row may sum to rounding
+ * noise and its weights to anything, so that normalisation always may fail. */
+static int forward_may_fail(const AttnConfig *c, const AttnParams *p, double mq, double mk, double mv) {
+    const double limit = REAL_MAX / 2;
+    if (c->norm != ATTN_NORM_SOFTMAX) return 1;
+    return !(attn_score_ops[c->score].bound(c, p, mq, mk) < limit && c->n_k * mv < limit);
+}
+
+int attn_check_bounds(const AttnConfig *c, const AttnParams *p, const nn_real *q, const nn_real *k,
+                      const nn_real *v, int *may_fail) {
+    double mq, mk, mv;
+    if (may_fail) *may_fail = 1;
+    NN_TRY(attn_check_config(c, p));
+    /* the JS API leaves these checks to here (one pass, not a JS loop) */
+    NN_TRY(check_finite_max("queries", q, c->n_q, c->d_q, &mq));
+    NN_TRY(check_finite_max("keys", k, c->n_k, c->d_k, &mk));
+    NN_TRY(check_finite_max("values", v, c->n_k, c->d_v, &mv));
+    if (may_fail) *may_fail = forward_may_fail(c, p, mq, mk, mv);
+    return NN_OK;
+}
+
 int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q, const nn_real *k,
                const nn_real *v) {
-    NN_TRY(attn_check_config(c, p));
-    /* the JS API leaves these checks to here (one SIMD pass, not a JS loop) */
-    NN_TRY(nn_check_finite_matrix("queries", q, c->n_q, c->d_q));
-    NN_TRY(nn_check_finite_matrix("keys", k, c->n_k, c->d_k));
-    NN_TRY(nn_check_finite_matrix("values", v, c->n_k, c->d_v));
-    return NN_OK;
+    return attn_check_bounds(c, p, q, k, v, NULL);
 }
 
 int attn_visible_keys(const AttnConfig *c, int i) {
@@ -371,6 +405,12 @@ int attn_forward(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_r
                  nn_real *context, const nn_real *q, const nn_real *k, const nn_real *v,
                  nn_real *scratch) {
     NN_TRY(attn_check(c, p, q, k, v));
+    return attn_forward_checked(c, p, scores, weights, context, q, k, v, scratch);
+}
+
+int attn_forward_checked(const AttnConfig *c, const AttnParams *p, nn_real *scores, nn_real *weights,
+                         nn_real *context, const nn_real *q, const nn_real *k, const nn_real *v,
+                         nn_real *scratch) {
     ScratchLayout L = attn_scratch_layout(c);
     const AttnScoreOps *score = &attn_score_ops[c->score];
     ForwardJob job = {{c, p, scratch, &L, NULL, 0, {0}}, score, scores, weights, context, 1, 0, {0}};

@@ -28,6 +28,13 @@ static void work_dk(const AttnConfig *c, double *per_cell, double *fixed) {
     *per_cell += c->d_k;
 }
 
+/* q_i . k_j: every partial sum is below d_k max|q| max|k| (scaled_dot's
+ * packed keys k / sqrt(d_k) are no larger than k) */
+static double dot_bound(const AttnConfig *c, const AttnParams *p, double mq, double mk) {
+    (void)p;
+    return c->d_k * mq * mk;
+}
+
 /* The packed keys K^T (n_k panels of d_k) alone. */
 static void scratch_keys(const AttnConfig *c, size_t threads, ScoreScratch *s) {
     (void)threads;
@@ -80,6 +87,12 @@ static void general_work(const AttnConfig *c, double *per_cell, double *fixed) {
     *per_cell += c->d_k;
 }
 
+/* Q W, then (Q W) . k_j */
+static double general_bound(const AttnConfig *c, const AttnParams *p, double mq, double mk) {
+    double qw = c->d_q * mq * vec_max_abs(p->W, (size_t)c->d_q * c->d_k);
+    return fmax(qw, c->d_k * qw * mk);
+}
+
 static void general_scratch(const AttnConfig *c, size_t threads, ScoreScratch *s) {
     scratch_keys(c, threads, s);
     s->proj_q = (size_t)c->n_q * c->d_k;
@@ -125,6 +138,11 @@ static void location_work(const AttnConfig *c, double *per_cell, double *fixed) 
     *per_cell += c->d_q;
 }
 
+static double location_bound(const AttnConfig *c, const AttnParams *p, double mq, double mk) {
+    (void)mk;
+    return c->d_q * mq * vec_max_abs(p->W, (size_t)c->n_k * c->d_q);
+}
+
 static void location_scratch(const AttnConfig *c, size_t threads, ScoreScratch *s) {
     (void)threads;
     s->pack_s = vec_packed_size(c->n_k, c->d_q);
@@ -160,6 +178,12 @@ static int cosine_check(const AttnConfig *c, const AttnParams *p) {
 static void cosine_work(const AttnConfig *c, double *per_cell, double *fixed) {
     *fixed += ((double)c->n_q + c->n_k) * c->d_k * 3;
     *per_cell += c->d_k;
+}
+
+/* unit rows of any finite vectors, cosines clamped to [-1, 1] */
+static double cosine_bound(const AttnConfig *c, const AttnParams *p, double mq, double mk) {
+    (void)c, (void)mq, (void)mk;
+    return fabs(p->beta);
 }
 
 static void cosine_scratch(const AttnConfig *c, size_t threads, ScoreScratch *s) {
@@ -323,6 +347,13 @@ static void additive_work(const AttnConfig *c, double *per_cell, double *fixed) 
     *per_cell += h * ATTN_TANH_WORK;
 }
 
+/* the pre-activations Pq_i + Pk_j, then v . tanh(...) with |tanh| <= 1 */
+static double additive_bound(const AttnConfig *c, const AttnParams *p, double mq, double mk) {
+    size_t h = (size_t)c->hidden;
+    double pre = c->d_q * mq * vec_max_abs(p->Wq, h * c->d_q) + c->d_k * mk * vec_max_abs(p->Wk, h * c->d_k);
+    return fmax(pre, (double)h * vec_max_abs(p->v, h));
+}
+
 static void additive_scratch(const AttnConfig *c, size_t threads, ScoreScratch *s) {
     size_t nq = (size_t)c->n_q, nk = (size_t)c->n_k, h = (size_t)(c->hidden > 0 ? c->hidden : 0);
     s->proj_q = nq * h;
@@ -424,16 +455,16 @@ static void additive_backward(BackwardJob *job) {
 /* ---- the table ------------------------------------------------------------ */
 
 const AttnScoreOps attn_score_ops[ATTN_SCORE_COUNT] = {
-    [ATTN_SCORE_DOT] = {"dot", check_same_size, work_dk, scratch_keys, dot_prepare, product_rows, NULL,
+    [ATTN_SCORE_DOT] = {"dot", check_same_size, work_dk, dot_bound, scratch_keys, dot_prepare, product_rows, NULL,
                         dot_backward},
-    [ATTN_SCORE_SCALED_DOT] = {"scaled_dot", check_same_size, work_dk, scratch_keys, dot_prepare, product_rows,
-                               scaled_dot_ds_scale, dot_backward},
-    [ATTN_SCORE_GENERAL] = {"general", general_check, general_work, general_scratch, general_prepare, product_rows,
-                            NULL, general_backward},
-    [ATTN_SCORE_ADDITIVE] = {"additive", additive_check, additive_work, additive_scratch, additive_prepare,
-                             additive_rows, NULL, additive_backward},
-    [ATTN_SCORE_COSINE] = {"cosine", cosine_check, cosine_work, cosine_scratch, cosine_prepare, cosine_rows, NULL,
-                           cosine_backward},
-    [ATTN_SCORE_LOCATION] = {"location", location_check, location_work, location_scratch, location_prepare,
-                             product_rows, NULL, location_backward},
+    [ATTN_SCORE_SCALED_DOT] = {"scaled_dot", check_same_size, work_dk, dot_bound, scratch_keys, dot_prepare,
+                               product_rows, scaled_dot_ds_scale, dot_backward},
+    [ATTN_SCORE_GENERAL] = {"general", general_check, general_work, general_bound, general_scratch, general_prepare,
+                            product_rows, NULL, general_backward},
+    [ATTN_SCORE_ADDITIVE] = {"additive", additive_check, additive_work, additive_bound, additive_scratch,
+                             additive_prepare, additive_rows, NULL, additive_backward},
+    [ATTN_SCORE_COSINE] = {"cosine", cosine_check, cosine_work, cosine_bound, cosine_scratch, cosine_prepare,
+                           cosine_rows, NULL, cosine_backward},
+    [ATTN_SCORE_LOCATION] = {"location", location_check, location_work, location_bound, location_scratch,
+                             location_prepare, product_rows, NULL, location_backward},
 };

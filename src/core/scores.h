@@ -96,6 +96,10 @@ typedef struct {
     int (*check)(const AttnConfig *c, const AttnParams *p);
     /* multiply-adds: *per_cell += the score's per (query, key) cell, *fixed += once per call */
     void (*work)(const AttnConfig *c, double *per_cell, double *fixed);
+    /* an upper bound on |e_ij| and on every partial sum the forward computes
+     * for it, given mq = max |q_ia| and mk = max |k_ja| (in double; inf when
+     * it cannot say); attn_check_bounds compares it with the float range */
+    double (*bound)(const AttnConfig *c, const AttnParams *p, double mq, double mk);
     /* the scratch the score needs, `threads` the most a region runs on */
     void (*scratch)(const AttnConfig *c, size_t threads, ScoreScratch *s);
     /* forward: work shared by every query row (projections, norms); sets f->a, f->kdim, f->keys */

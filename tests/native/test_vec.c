@@ -126,6 +126,34 @@ static void test_max(Rng *r) {
     }
 }
 
+/* vec_max_abs: max |x_i| of finite values, not finite when any x_i is not */
+static void test_max_abs(Rng *r) {
+    const nn_real bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int t = 0; t < N_LENGTHS; t++) {
+        int n = lengths[t];
+        size_t mark = alloc_mark();
+        nn_real *x = alloc_random(r, (size_t)n, -100, 100);
+        double m = 0;
+        for (int i = 0; i < n; i++) m = fabs((double)x[i]) > m ? fabs((double)x[i]) : m;
+        check_case("n=%d", n);
+        CHECK(vec_max_abs(x, (size_t)n) == m, "vec_max_abs: got %g, want %g", (double)vec_max_abs(x, (size_t)n), m);
+        for (int at = 0; at < n; at += (n > 40 ? 37 : 1))
+            for (int b = 0; b < 3; b++) {
+                nn_real keep = x[at];
+                x[at] = bad[b];
+                CHECK(!isfinite(vec_max_abs(x, (size_t)n)), "%g at %d: got %g", (double)bad[b], at,
+                      (double)vec_max_abs(x, (size_t)n));
+                x[at] = keep;
+            }
+        alloc_release(mark);
+    }
+    nn_real edge[4] = {-0.0f, (nn_real)-3e38, 1e-40f, 0};
+    check_case("edges");
+    CHECK(vec_max_abs(edge, 4) == (nn_real)3e38, "got %g", (double)vec_max_abs(edge, 4));
+    CHECK(vec_max_abs(edge, 1) == 0 && vec_max_abs(edge + 2, 1) == (nn_real)1e-40f && vec_max_abs(edge, 0) == 0,
+          "zero, a subnormal, no values");
+}
+
 /* A case of an elementwise kernel y = f(x): n inputs in [lo, hi), the output
  * (x itself when in place) and room for the float64 expected values. */
 typedef struct {
@@ -433,6 +461,7 @@ int main(void) {
     test_dot_sum(&r);
     test_axpy_scale(&r);
     test_max(&r);
+    test_max_abs(&r);
     test_exp_sum(&r);
     test_tanh(&r);
     test_nan_min_max();

@@ -257,6 +257,7 @@ export class Engine {
         q: ptr.q, k: ptr.k, v: v === k ? ptr.k : ptr.v, W: ptr.W, Wq: ptr.Wq, Wk: ptr.Wk, vv: ptr.vv,
         scores: ptr.scores, weights: ptr.weights, context: ptr.context,
       });
+      if (!copy) heap.viewsWritten();
       const read = copy ? (at, rows, cols) => heap.readMatrix(at, rows, cols) : (at, rows, cols) => heap.viewMatrix(at, rows, cols);
       const result = {};
       if (outputs.has('scores')) result.scores = read(ptr.scores, q.rows, k.rows);

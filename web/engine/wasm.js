@@ -240,21 +240,32 @@ export class Heap {
 
   /** The block results returned as views live in ({ base, bytes }), kept and reused from call to call. */
   #views = null;
+  /** The block the last written views are on, after a larger one took its place (0: none). */
+  #viewsKept = 0;
 
   /**
    * A 16-byte aligned block of at least `bytes` for results returned as views
    * (valid until the next call that asks for one): the previous block when it
-   * is large enough, else a larger one in its place.
+   * is large enough, else a larger one in its place. The block it replaces
+   * stays allocated until viewsWritten(): a call that fails leaves the
+   * previous call's views as they were.
    */
   viewBlock(bytes) {
     if (!this.#views || this.#views.bytes < bytes) {
-      if (this.#views) this.exports.free(this.#views.base);
+      if (this.#views && this.#viewsKept) this.exports.free(this.#views.base); // no views were written there
+      else if (this.#views) this.#viewsKept = this.#views.base;
       this.#views = null;
       const base = this.exports.malloc(bytes + ALIGN);
       if (!base) throw new AttnlabError('ERR_NOMEM', `attnlab: out of WASM memory for ${bytes} bytes`);
       this.#views = { base, bytes };
     }
     return Math.ceil(this.#views.base / ALIGN) * ALIGN;
+  }
+
+  /** A call wrote its views into viewBlock's block: the block the previous views were on is free. */
+  viewsWritten() {
+    if (this.#viewsKept) this.exports.free(this.#viewsKept);
+    this.#viewsKept = 0;
   }
 
   /**
