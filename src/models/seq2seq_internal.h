@@ -18,7 +18,7 @@
 #include "attnlab/tasks.h"
 #include "base/error.h"
 #include "base/pool.h"
-#include "train/optim.h"
+#include "layers/optim.h"
 
 /* Tensors in the parameter table: the encoder's 2 x 2 cells of 4, the
  * decoder's 4, 2 embeddings, up to 3 attention tensors and 4 output tensors. */

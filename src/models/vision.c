@@ -15,8 +15,8 @@
 #include "base/rng.h"
 #include "core/conv.h"
 #include "core/vec.h"
+#include "layers/shards.h"
 #include "models/vision_internal.h"
-#include "train/shards.h"
 
 /* ---- the parameter table ------------------------------------------------- */
 

@@ -5,7 +5,7 @@
 
 #include "attnlab/vision.h"
 #include "base/pool.h"
-#include "train/optim.h"
+#include "layers/optim.h"
 
 /* Tensors in the parameter table: 2 per conv layer, the 1x1 projection's 2,
  * positions, the initial state's 2, the cell's 4, up to 3 attention and 4 output tensors. */
@@ -77,7 +77,7 @@ struct VisionModel {
     int rows;                     /* rows the buffers hold: c.batch, or a shard's */
     int B;                        /* rows of the last forward in these buffers */
     int have_forward, trained_forward;
-    /* Data-parallel training (src/train/shards.h): shard 0 runs on the
+    /* Data-parallel training (src/layers/shards.h): shard 0 runs on the
      * model's buffers, shard s on replica[s] (its own activations, indices
      * and gradients, the model's weights); n_shards is the pool's thread
      * count at creation (or vis_set_shards'). */

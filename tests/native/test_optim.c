@@ -1,4 +1,4 @@
-/* The optimiser both models train with (src/train/optim.c): the parameter
+/* The optimiser both models train with (src/layers/optim.c): the parameter
  * table binds weight and gradient views, Adam and SGD with clipping by global
  * norm match a float64 reference step by step, a step that would make any
  * value non-finite (or a bad option) changes nothing, and a rollback restores
@@ -6,7 +6,7 @@
 #include <float.h>
 
 #include "check.h"
-#include "train/optim.h"
+#include "layers/optim.h"
 
 /* A two-tensor model's weight (or gradient) view. */
 typedef struct {

@@ -2,8 +2,8 @@
  * over one block, their gradients, the optimiser's state and step count,
  * and a snapshot to roll a failed call back to. Seq2seq and the image model
  * keep theirs here; each says how its tensors start. Not a public header. */
-#ifndef ATTNLAB_TRAIN_OPTIM_H
-#define ATTNLAB_TRAIN_OPTIM_H
+#ifndef ATTNLAB_LAYERS_OPTIM_H
+#define ATTNLAB_LAYERS_OPTIM_H
 
 #include "attnlab/optim.h"
 

@@ -4,8 +4,8 @@
  * activations and gradients, the gradients then added in shard order. The
  * split depends only on the shard count, never on which thread runs a shard,
  * so a seed and a thread count give one model bit for bit. Not a public header. */
-#ifndef ATTNLAB_TRAIN_SHARDS_H
-#define ATTNLAB_TRAIN_SHARDS_H
+#ifndef ATTNLAB_LAYERS_SHARDS_H
+#define ATTNLAB_LAYERS_SHARDS_H
 
 #include "attnlab/nn.h"
 #include "base/pool.h"

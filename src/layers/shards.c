@@ -1,5 +1,5 @@
-/* Data-parallel training over the pool (src/train/shards.h). */
-#include "train/shards.h"
+/* Data-parallel training over the pool (src/layers/shards.h). */
+#include "layers/shards.h"
 
 #include "base/error.h"
 

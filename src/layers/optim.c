@@ -1,6 +1,6 @@
 /* The parameter table and the optimiser shared by the models
- * (src/train/optim.h). */
-#include "train/optim.h"
+ * (src/layers/optim.h). */
+#include "layers/optim.h"
 
 #include <math.h>
 #include <stdlib.h>
