@@ -168,9 +168,9 @@ static int check_config(const S2sConfig *c) {
         return nn_fail(NN_ERR_ARG, "attention: unknown scoring function %d", c->attention);
     if (c->attn_hidden < 0 || c->attn_hidden > S2S_MAX_HIDDEN)
         return nn_fail(NN_ERR_LIMIT, "attnHidden: %d; it must be within 0..%d", c->attn_hidden, S2S_MAX_HIDDEN);
-    if (c->in_vocab < TASK_FIRST_IN + 1 || c->in_vocab > S2S_MAX_VOCAB || c->out_vocab < TASK_FIRST_OUT + 1 || c->out_vocab > S2S_MAX_VOCAB)
+    if (c->in_vocab < S2S_FIRST_IN + 1 || c->in_vocab > S2S_MAX_VOCAB || c->out_vocab < S2S_FIRST_OUT + 1 || c->out_vocab > S2S_MAX_VOCAB)
         return nn_fail(NN_ERR_LIMIT, "vocabulary: %d input and %d output symbols; each must be within %d..%d and %d..%d",
-                       c->in_vocab, c->out_vocab, TASK_FIRST_IN + 1, S2S_MAX_VOCAB, TASK_FIRST_OUT + 1, S2S_MAX_VOCAB);
+                       c->in_vocab, c->out_vocab, S2S_FIRST_IN + 1, S2S_MAX_VOCAB, S2S_FIRST_OUT + 1, S2S_MAX_VOCAB);
     if (c->max_in < 1 || c->max_in > S2S_MAX_LEN || c->max_out < 1 || c->max_out > S2S_MAX_LEN)
         return nn_fail(NN_ERR_LIMIT, "lengths: inputs up to %d and outputs up to %d tokens; each must be within 1..%d",
                        c->max_in, c->max_out, S2S_MAX_LEN);
@@ -417,18 +417,18 @@ int s2s_check_batch(const Seq2Seq *m, int B, const int32_t *in_ids, const int32_
                            in_len[b], c->fixed_in);
         for (int t = 0; t < in_len[b]; t++) {
             int id = in_ids[(size_t)b * c->max_in + t];
-            if (id < TASK_FIRST_IN || id >= c->in_vocab)
+            if (id < S2S_FIRST_IN || id >= c->in_vocab)
                 return nn_fail(NN_ERR_VALUE, "inputs: row %d, position %d has symbol id %d outside %d..%d", b, t, id,
-                               TASK_FIRST_IN, c->in_vocab - 1);
+                               S2S_FIRST_IN, c->in_vocab - 1);
         }
         if (out_ids) {
             if (out_len[b] < 1 || out_len[b] > c->max_out)
                 return nn_fail(NN_ERR_SHAPE, "outputs: row %d has length %d; it must be within 1..%d", b, out_len[b], c->max_out);
             for (int t = 0; t < out_len[b]; t++) {
                 int id = out_ids[(size_t)b * c->max_out + t];
-                if (id < TASK_EOS || id >= c->out_vocab)
+                if (id < S2S_EOS || id >= c->out_vocab)
                     return nn_fail(NN_ERR_VALUE, "outputs: row %d, position %d has symbol id %d outside %d..%d", b, t, id,
-                                   TASK_EOS, c->out_vocab - 1);
+                                   S2S_EOS, c->out_vocab - 1);
             }
         }
     }

@@ -15,7 +15,6 @@
 #define ATTNLAB_SEQ2SEQ_INTERNAL_H
 
 #include "attnlab/seq2seq.h"
-#include "attnlab/tasks.h"
 #include "base/error.h"
 #include "base/pool.h"
 #include "layers/optim.h"

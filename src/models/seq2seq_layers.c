@@ -19,7 +19,7 @@ static void embed_forward(nn_real *x, const nn_real *table, const int32_t *tok, 
 /* x = table[tok]: dtable[tok[r]] += dx row r; PAD rows carry no gradient. */
 static void embed_backward(nn_real *dtable, const nn_real *dx, const int32_t *tok, size_t n, int E) {
     for (size_t r = 0; r < n; r++)
-        if (tok[r] != TASK_PAD) vec_axpy(dtable + (size_t)tok[r] * E, 1, dx + r * E, E);
+        if (tok[r] != S2S_PAD) vec_axpy(dtable + (size_t)tok[r] * E, 1, dx + r * E, E);
 }
 
 /* Backward through time: the gradient written for the previous step becomes
@@ -110,7 +110,7 @@ void s2s_encoder_forward(Seq2Seq *m, int B, int T, const int32_t *in_ids, const 
     int H = c->hidden, D = m->D, top = c->layers - 1, lstm = c->cell == RNN_CELL_LSTM;
     int32_t *tok = m->batch.enc_tok; /* (B, T) */
     for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) tok[(size_t)b * T + t] = t < in_len[b] ? in_ids[(size_t)b * c->max_in + t] : TASK_PAD;
+        for (int t = 0; t < T; t++) tok[(size_t)b * T + t] = t < in_len[b] ? in_ids[(size_t)b * c->max_in + t] : S2S_PAD;
     embed_forward(a->enc_x, m->w.emb_in, tok, (size_t)B * T, c->embed);
     memset(a->zeros, 0, sizeof(nn_real) * (size_t)B * D);
     for (int l = 0; l < c->layers; l++)
@@ -149,7 +149,7 @@ void s2s_decoder_forward(Seq2Seq *m, int B, int U, const int32_t *out_ids, const
     int32_t *tok = m->batch.dec_tok; /* (B, U) */
     for (int b = 0; b < B; b++)
         for (int t = 0; t < U; t++)
-            tok[(size_t)b * U + t] = t == 0 ? TASK_BOS : t < out_len[b] ? out_ids[(size_t)b * c->max_out + t - 1] : TASK_PAD;
+            tok[(size_t)b * U + t] = t == 0 ? S2S_BOS : t < out_len[b] ? out_ids[(size_t)b * c->max_out + t - 1] : S2S_PAD;
     embed_forward(a->dec_x, m->w.emb_out, tok, (size_t)B * U, E);
     RnnWeights w = s2s_cell_weights(&m->w.dec);
     for (int t = 0; t < U; t++) {
