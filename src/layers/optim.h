@@ -5,18 +5,25 @@
 #ifndef ATTNLAB_LAYERS_OPTIM_H
 #define ATTNLAB_LAYERS_OPTIM_H
 
+#include <stdint.h>
+
 #include "attnlab/optim.h"
 
 /* Room in the table; each model checks at compile time that its largest
  * table fits (S2S_MAX_TENSORS, VIS_MAX_TENSORS). */
 #define OPT_MAX_TENSORS 40
 
+/* How a tensor starts (opt_init): zeros; uniform(-k, k) with k = 1/sqrt(fan_in);
+ * He uniform, k = sqrt(6/fan_in), before a ReLU; uniform(-1, 1) (embeddings);
+ * zeros with the LSTM forget-gate biases 1 (remember by default); ones. */
+typedef enum { OPT_INIT_ZERO, OPT_INIT_UNIFORM, OPT_INIT_HE, OPT_INIT_EMBED, OPT_INIT_FORGET, OPT_INIT_ONE } OptInit;
+
 typedef struct {
     nn_real **slot; /* the field of the model's weight view that points at it */
     size_t offset;  /* where it starts in the block, in reals */
     size_t count;   /* its reals */
     int fan_in;     /* inputs per output, for the initial scale (0: none) */
-    int init;       /* how it starts: one of the model's own kinds */
+    OptInit init;   /* how it starts */
 } OptTensor;
 
 typedef struct {
@@ -35,11 +42,14 @@ typedef struct {
 
 /* Appends a tensor of count reals to the table (before opt_alloc); the
  * table has room for the model's largest one (see OPT_MAX_TENSORS). */
-void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, int init);
+void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, OptInit init);
 /* Allocates params, grads and moments, zeroed: NN_OK, or NN_ERR_NOMEM with
  * no message (the model says what it was creating). */
 int opt_alloc(OptParams *p);
 void opt_free(OptParams *p);
+/* Writes every tensor's initial values, in table order, from one random
+ * stream started at seed (tensors that start constant draw nothing). */
+void opt_init(OptParams *p, uint64_t seed);
 /* Points every slot of the weight view w into params and the same field of
  * the gradient view g (a struct of the same type) into grads. */
 void opt_bind(const OptParams *p, void *w, void *g);

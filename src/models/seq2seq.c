@@ -14,16 +14,16 @@
 
 /* ---- the parameter table ------------------------------------------------- */
 
-static void add_tensor(Seq2Seq *m, nn_real **slot, size_t count, int fan_in, int init) {
+static void add_tensor(Seq2Seq *m, nn_real **slot, size_t count, int fan_in, OptInit init) {
     opt_add(&m->opt, slot, count, fan_in, init);
 }
 
 static void add_cell(Seq2Seq *m, S2sCellParams *p, int in, int H) {
     int GH = rnn_gates(m->c.cell) * H;
-    add_tensor(m, &p->Wx, (size_t)in * GH, in, S2S_INIT_UNIFORM);
-    add_tensor(m, &p->Wh, (size_t)H * GH, H, S2S_INIT_UNIFORM);
-    add_tensor(m, &p->bx, (size_t)GH, 0, m->c.cell == RNN_CELL_LSTM ? S2S_INIT_FORGET : S2S_INIT_ZERO);
-    add_tensor(m, &p->bh, (size_t)GH, 0, S2S_INIT_ZERO);
+    add_tensor(m, &p->Wx, (size_t)in * GH, in, OPT_INIT_UNIFORM);
+    add_tensor(m, &p->Wh, (size_t)H * GH, H, OPT_INIT_UNIFORM);
+    add_tensor(m, &p->bx, (size_t)GH, 0, m->c.cell == RNN_CELL_LSTM ? OPT_INIT_FORGET : OPT_INIT_ZERO);
+    add_tensor(m, &p->bh, (size_t)GH, 0, OPT_INIT_ZERO);
 }
 
 /* Builds the table of tensors (offsets into the one parameter block). */
@@ -32,48 +32,26 @@ static void build_table(Seq2Seq *m) {
     int D = m->D, E = c->embed, H = c->hidden;
     m->opt.n_tensors = 0;
     m->opt.n = 0;
-    add_tensor(m, &m->w.emb_in, (size_t)c->in_vocab * E, 0, S2S_INIT_EMBED);
+    add_tensor(m, &m->w.emb_in, (size_t)c->in_vocab * E, 0, OPT_INIT_EMBED);
     for (int l = 0; l < c->layers; l++)
         for (int d = 0; d < m->dirs; d++) add_cell(m, &m->w.enc[l][d], l == 0 ? E : D, H);
-    add_tensor(m, &m->w.emb_out, (size_t)c->out_vocab * E, 0, S2S_INIT_EMBED);
+    add_tensor(m, &m->w.emb_out, (size_t)c->out_vocab * E, 0, OPT_INIT_EMBED);
     add_cell(m, &m->w.dec, E, D);
     switch (c->attention) {
-    case ATTN_SCORE_GENERAL: add_tensor(m, &m->w.attn_W, (size_t)D * D, D, S2S_INIT_UNIFORM); break;
-    case ATTN_SCORE_LOCATION: add_tensor(m, &m->w.attn_W, (size_t)c->fixed_in * D, D, S2S_INIT_UNIFORM); break;
+    case ATTN_SCORE_GENERAL: add_tensor(m, &m->w.attn_W, (size_t)D * D, D, OPT_INIT_UNIFORM); break;
+    case ATTN_SCORE_LOCATION: add_tensor(m, &m->w.attn_W, (size_t)c->fixed_in * D, D, OPT_INIT_UNIFORM); break;
     case ATTN_SCORE_ADDITIVE:
-        add_tensor(m, &m->w.attn_Wq, (size_t)m->A * D, D, S2S_INIT_UNIFORM);
-        add_tensor(m, &m->w.attn_Wk, (size_t)m->A * D, D, S2S_INIT_UNIFORM);
-        add_tensor(m, &m->w.attn_v, (size_t)m->A, m->A, S2S_INIT_UNIFORM);
+        add_tensor(m, &m->w.attn_Wq, (size_t)m->A * D, D, OPT_INIT_UNIFORM);
+        add_tensor(m, &m->w.attn_Wk, (size_t)m->A * D, D, OPT_INIT_UNIFORM);
+        add_tensor(m, &m->w.attn_v, (size_t)m->A, m->A, OPT_INIT_UNIFORM);
         break;
-    case ATTN_SCORE_COSINE: add_tensor(m, &m->w.attn_beta, 1, 0, S2S_INIT_BETA); break;
+    case ATTN_SCORE_COSINE: add_tensor(m, &m->w.attn_beta, 1, 0, OPT_INIT_ONE); break;
     default: break;
     }
-    add_tensor(m, &m->w.Wc, (size_t)m->W * D, m->W, S2S_INIT_UNIFORM);
-    add_tensor(m, &m->w.bc, (size_t)D, 0, S2S_INIT_ZERO);
-    add_tensor(m, &m->w.Wout, (size_t)D * c->out_vocab, D, S2S_INIT_UNIFORM);
-    add_tensor(m, &m->w.bout, (size_t)c->out_vocab, 0, S2S_INIT_ZERO);
-}
-
-static void init_params(Seq2Seq *m) {
-    uint64_t s = m->c.seed;
-    for (int i = 0; i < m->opt.n_tensors; i++) {
-        const OptTensor *t = &m->opt.tensors[i];
-        nn_real *p = m->opt.params + t->offset;
-        nn_real k = t->fan_in > 0 ? 1 / sqrt((nn_real)t->fan_in) : 0;
-        for (size_t j = 0; j < t->count; j++) {
-            switch (t->init) {
-            case S2S_INIT_UNIFORM: p[j] = k * nn_rng_symmetric(&s); break;
-            case S2S_INIT_EMBED: p[j] = nn_rng_symmetric(&s); break;
-            case S2S_INIT_BETA: p[j] = 1; break;
-            default: p[j] = 0; break;
-            }
-        }
-        if (t->init == S2S_INIT_FORGET) {
-            /* LSTM forget-gate bias 1: remember by default (gate order i, f, g, o) */
-            int Hc = (int)(t->count / 4);
-            for (int j = Hc; j < 2 * Hc; j++) p[j] = 1;
-        }
-    }
+    add_tensor(m, &m->w.Wc, (size_t)m->W * D, m->W, OPT_INIT_UNIFORM);
+    add_tensor(m, &m->w.bc, (size_t)D, 0, OPT_INIT_ZERO);
+    add_tensor(m, &m->w.Wout, (size_t)D * c->out_vocab, D, OPT_INIT_UNIFORM);
+    add_tensor(m, &m->w.bout, (size_t)c->out_vocab, 0, OPT_INIT_ZERO);
 }
 
 /* ---- activations: one block, carved by a table ---------------------------- */
@@ -338,7 +316,7 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
         s2s_destroy(m);
         return st;
     }
-    init_params(m);
+    opt_init(&m->opt, c->seed);
     *out = m;
     return NN_OK;
 }

@@ -27,10 +27,6 @@ _Static_assert(S2S_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds ev
  * decoders' log-probabilities stay finite when a probability underflows to 0. */
 #define S2S_MIN_PROB 1e-30
 
-/* How a tensor starts: zeros, uniform(-k, k) with k = 1/sqrt(fan_in),
- * uniform(-1, 1) (embeddings), zeros with LSTM forget-gate biases 1, ones. */
-enum { S2S_INIT_ZERO, S2S_INIT_UNIFORM, S2S_INIT_EMBED, S2S_INIT_FORGET, S2S_INIT_BETA };
-
 typedef struct {
     nn_real *Wx; /* (in, G*H) input weights */
     nn_real *Wh; /* (H, G*H) recurrent weights */

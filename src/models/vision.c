@@ -20,7 +20,7 @@
 
 /* ---- the parameter table ------------------------------------------------- */
 
-static void add_tensor(VisionModel *m, nn_real **slot, size_t count, int fan_in, int init) {
+static void add_tensor(VisionModel *m, nn_real **slot, size_t count, int fan_in, OptInit init) {
     opt_add(&m->opt, slot, count, fan_in, init);
 }
 
@@ -30,48 +30,34 @@ static void build_table(VisionModel *m) {
     m->opt.n_tensors = 0;
     m->opt.n = 0;
     for (int l = 0; l < c->layers; l++) {
-        add_tensor(m, &m->w.conv_w[l], (size_t)9 * m->cin[l] * c->channels[l], 9 * m->cin[l], VIS_INIT_HE);
-        add_tensor(m, &m->w.conv_b[l], (size_t)c->channels[l], 0, VIS_INIT_ZERO);
+        add_tensor(m, &m->w.conv_w[l], (size_t)9 * m->cin[l] * c->channels[l], 9 * m->cin[l], OPT_INIT_HE);
+        add_tensor(m, &m->w.conv_b[l], (size_t)c->channels[l], 0, OPT_INIT_ZERO);
     }
     int CL = c->channels[c->layers - 1];
-    add_tensor(m, &m->w.proj_w, (size_t)CL * H, CL, VIS_INIT_UNIFORM);
-    add_tensor(m, &m->w.proj_b, (size_t)H, 0, VIS_INIT_ZERO);
-    add_tensor(m, &m->w.pos, (size_t)m->G * H, 4 * H, VIS_INIT_UNIFORM);
-    add_tensor(m, &m->w.init_w, (size_t)H * H, H, VIS_INIT_UNIFORM);
-    add_tensor(m, &m->w.init_b, (size_t)H, 0, VIS_INIT_ZERO);
-    add_tensor(m, &m->w.Wx, (size_t)m->I * GH, m->I, VIS_INIT_UNIFORM);
-    add_tensor(m, &m->w.Wh, (size_t)H * GH, H, VIS_INIT_UNIFORM);
-    add_tensor(m, &m->w.bx, (size_t)GH, 0, c->cell == RNN_CELL_LSTM ? VIS_INIT_FORGET : VIS_INIT_ZERO);
-    add_tensor(m, &m->w.bh, (size_t)GH, 0, VIS_INIT_ZERO);
+    add_tensor(m, &m->w.proj_w, (size_t)CL * H, CL, OPT_INIT_UNIFORM);
+    add_tensor(m, &m->w.proj_b, (size_t)H, 0, OPT_INIT_ZERO);
+    add_tensor(m, &m->w.pos, (size_t)m->G * H, 4 * H, OPT_INIT_UNIFORM);
+    add_tensor(m, &m->w.init_w, (size_t)H * H, H, OPT_INIT_UNIFORM);
+    add_tensor(m, &m->w.init_b, (size_t)H, 0, OPT_INIT_ZERO);
+    add_tensor(m, &m->w.Wx, (size_t)m->I * GH, m->I, OPT_INIT_UNIFORM);
+    add_tensor(m, &m->w.Wh, (size_t)H * GH, H, OPT_INIT_UNIFORM);
+    add_tensor(m, &m->w.bx, (size_t)GH, 0, c->cell == RNN_CELL_LSTM ? OPT_INIT_FORGET : OPT_INIT_ZERO);
+    add_tensor(m, &m->w.bh, (size_t)GH, 0, OPT_INIT_ZERO);
     switch (c->attention) {
-    case ATTN_SCORE_GENERAL: add_tensor(m, &m->w.attn_W, (size_t)H * H, H, VIS_INIT_UNIFORM); break;
-    case ATTN_SCORE_LOCATION: add_tensor(m, &m->w.attn_W, (size_t)m->G * H, H, VIS_INIT_UNIFORM); break;
+    case ATTN_SCORE_GENERAL: add_tensor(m, &m->w.attn_W, (size_t)H * H, H, OPT_INIT_UNIFORM); break;
+    case ATTN_SCORE_LOCATION: add_tensor(m, &m->w.attn_W, (size_t)m->G * H, H, OPT_INIT_UNIFORM); break;
     case ATTN_SCORE_ADDITIVE:
-        add_tensor(m, &m->w.attn_Wq, (size_t)H * H, H, VIS_INIT_UNIFORM);
-        add_tensor(m, &m->w.attn_Wk, (size_t)H * H, H, VIS_INIT_UNIFORM);
-        add_tensor(m, &m->w.attn_v, (size_t)H, H, VIS_INIT_UNIFORM);
+        add_tensor(m, &m->w.attn_Wq, (size_t)H * H, H, OPT_INIT_UNIFORM);
+        add_tensor(m, &m->w.attn_Wk, (size_t)H * H, H, OPT_INIT_UNIFORM);
+        add_tensor(m, &m->w.attn_v, (size_t)H, H, OPT_INIT_UNIFORM);
         break;
-    case ATTN_SCORE_COSINE: add_tensor(m, &m->w.attn_beta, 1, 0, VIS_INIT_ONE); break;
+    case ATTN_SCORE_COSINE: add_tensor(m, &m->w.attn_beta, 1, 0, OPT_INIT_ONE); break;
     default: break;
     }
-    add_tensor(m, &m->w.Wc, (size_t)2 * H * H, 2 * H, VIS_INIT_UNIFORM);
-    add_tensor(m, &m->w.bc, (size_t)H, 0, VIS_INIT_ZERO);
-    add_tensor(m, &m->w.Wout, (size_t)H * m->V, H, VIS_INIT_UNIFORM);
-    add_tensor(m, &m->w.bout, (size_t)m->V, 0, VIS_INIT_ZERO);
-}
-
-static void init_params(VisionModel *m) {
-    uint64_t s = m->c.seed;
-    for (int i = 0; i < m->opt.n_tensors; i++) {
-        const OptTensor *t = &m->opt.tensors[i];
-        nn_real *p = m->opt.params + t->offset;
-        /* uniform(-k, k): k = 1/sqrt(fan_in), or sqrt(6/fan_in) before a ReLU (He) */
-        nn_real k = t->fan_in > 0 ? (t->init == VIS_INIT_HE ? sqrt(6.0 / t->fan_in) : 1 / sqrt((double)t->fan_in)) : 0;
-        for (size_t j = 0; j < t->count; j++)
-            p[j] = t->init == VIS_INIT_UNIFORM || t->init == VIS_INIT_HE ? k * nn_rng_symmetric(&s) : t->init == VIS_INIT_ONE;
-        if (t->init == VIS_INIT_FORGET) /* LSTM forget-gate bias 1 (gate order i, f, g, o) */
-            for (size_t j = t->count / 4; j < t->count / 2; j++) p[j] = 1;
-    }
+    add_tensor(m, &m->w.Wc, (size_t)2 * H * H, 2 * H, OPT_INIT_UNIFORM);
+    add_tensor(m, &m->w.bc, (size_t)H, 0, OPT_INIT_ZERO);
+    add_tensor(m, &m->w.Wout, (size_t)H * m->V, H, OPT_INIT_UNIFORM);
+    add_tensor(m, &m->w.bout, (size_t)m->V, 0, OPT_INIT_ZERO);
 }
 
 /* ---- activations: one block, carved by a table ---------------------------- */
@@ -280,7 +266,7 @@ int vis_create(VisionModel **out, const VisConfig *c) {
         vis_destroy(m);
         return st;
     }
-    init_params(m);
+    opt_init(&m->opt, c->seed);
     m->rng = c->seed ^ 0x5EED0F1A77E4710Aull;
     *out = m;
     return NN_OK;

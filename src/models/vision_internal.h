@@ -12,8 +12,6 @@
 #define VIS_MAX_TENSORS (2 * VIS_MAX_LAYERS + 2 + 1 + 2 + 4 + 3 + 4)
 _Static_assert(VIS_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every image-model tensor");
 
-enum { VIS_INIT_ZERO, VIS_INIT_UNIFORM, VIS_INIT_HE, VIS_INIT_FORGET, VIS_INIT_ONE };
-
 /* One pointer per tensor into the parameter (or gradient) block. */
 typedef struct {
     nn_real *conv_w[VIS_MAX_LAYERS]; /* (9 C_{l-1}, C_l), C_{-1} = 1 */
