@@ -3,55 +3,28 @@
  * The layers live in seq2seq_layers.c, training in seq2seq_train.c, decoding
  * in seq2seq_decode.c and the file format in seq2seq_io.c; all share the
  * model through seq2seq_internal.h (which also defines the dimension letters). */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/layout.h"
-#include "base/rng.h"
-#include "core/vec.h"
 #include "models/seq2seq_internal.h"
 
 /* ---- the parameter table ------------------------------------------------- */
 
-static void add_tensor(Seq2Seq *m, nn_real **slot, size_t count, int fan_in, OptInit init) {
-    opt_add(&m->opt, slot, count, fan_in, init);
-}
-
-static void add_cell(Seq2Seq *m, S2sCellParams *p, int in, int H) {
-    int GH = rnn_gates(m->c.cell) * H;
-    add_tensor(m, &p->Wx, (size_t)in * GH, in, OPT_INIT_UNIFORM);
-    add_tensor(m, &p->Wh, (size_t)H * GH, H, OPT_INIT_UNIFORM);
-    add_tensor(m, &p->bx, (size_t)GH, 0, m->c.cell == RNN_CELL_LSTM ? OPT_INIT_FORGET : OPT_INIT_ZERO);
-    add_tensor(m, &p->bh, (size_t)GH, 0, OPT_INIT_ZERO);
-}
-
 /* Builds the table of tensors (offsets into the one parameter block). */
 static void build_table(Seq2Seq *m) {
     const S2sConfig *c = &m->c;
+    OptParams *p = &m->opt;
     int D = m->D, E = c->embed, H = c->hidden;
-    m->opt.n_tensors = 0;
-    m->opt.n = 0;
-    add_tensor(m, &m->w.emb_in, (size_t)c->in_vocab * E, 0, OPT_INIT_EMBED);
+    p->n_tensors = 0;
+    p->n = 0;
+    opt_add(p, &m->w.emb_in, (size_t)c->in_vocab * E, 0, OPT_INIT_EMBED);
     for (int l = 0; l < c->layers; l++)
-        for (int d = 0; d < m->dirs; d++) add_cell(m, &m->w.enc[l][d], l == 0 ? E : D, H);
-    add_tensor(m, &m->w.emb_out, (size_t)c->out_vocab * E, 0, OPT_INIT_EMBED);
-    add_cell(m, &m->w.dec, E, D);
-    switch (c->attention) {
-    case ATTN_SCORE_GENERAL: add_tensor(m, &m->w.attn_W, (size_t)D * D, D, OPT_INIT_UNIFORM); break;
-    case ATTN_SCORE_LOCATION: add_tensor(m, &m->w.attn_W, (size_t)c->fixed_in * D, D, OPT_INIT_UNIFORM); break;
-    case ATTN_SCORE_ADDITIVE:
-        add_tensor(m, &m->w.attn_Wq, (size_t)m->A * D, D, OPT_INIT_UNIFORM);
-        add_tensor(m, &m->w.attn_Wk, (size_t)m->A * D, D, OPT_INIT_UNIFORM);
-        add_tensor(m, &m->w.attn_v, (size_t)m->A, m->A, OPT_INIT_UNIFORM);
-        break;
-    case ATTN_SCORE_COSINE: add_tensor(m, &m->w.attn_beta, 1, 0, OPT_INIT_ONE); break;
-    default: break;
-    }
-    add_tensor(m, &m->w.Wc, (size_t)m->W * D, m->W, OPT_INIT_UNIFORM);
-    add_tensor(m, &m->w.bc, (size_t)D, 0, OPT_INIT_ZERO);
-    add_tensor(m, &m->w.Wout, (size_t)D * c->out_vocab, D, OPT_INIT_UNIFORM);
-    add_tensor(m, &m->w.bout, (size_t)c->out_vocab, 0, OPT_INIT_ZERO);
+        for (int d = 0; d < m->dirs; d++) cell_add(p, &m->w.enc[l][d], c->cell, l == 0 ? E : D, H);
+    opt_add(p, &m->w.emb_out, (size_t)c->out_vocab * E, 0, OPT_INIT_EMBED);
+    cell_add(p, &m->w.dec, c->cell, E, D);
+    attend_add(p, &m->w.attn, c->attention, D, c->fixed_in, m->A);
+    output_add(p, &m->w.out, m->W, D, c->out_vocab);
 }
 
 /* ---- activations: one block, carved by a table ---------------------------- */
@@ -371,15 +344,7 @@ nn_real *s2s_grads(Seq2Seq *m) { return m->opt.grads; }
 int s2s_steps(const Seq2Seq *m) { return m->opt.steps; }
 void s2s_zero_grad(Seq2Seq *m) { opt_zero_grad(&m->opt); }
 
-/* ---- shared pieces (also used by decoding) ------------------------------- */
-
-RnnWeights s2s_cell_weights(const S2sCellParams *p) { return (RnnWeights){p->Wx, p->Wh, p->bx, p->bh}; }
-
-AttnParams s2s_attn_params(const Seq2Seq *m) {
-    AttnParams p = {m->w.attn_W, m->w.attn_Wq, m->w.attn_Wk, m->w.attn_v, 1};
-    if (m->w.attn_beta) p.beta = m->w.attn_beta[0];
-    return p;
-}
+/* ---- checks (also used by decoding) ----------------------------------- */
 
 int s2s_check_batch(const Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
                     const int32_t *out_len) {

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/vec.h"
+#include "layers/embedding.h"
 #include "models/seq2seq_internal.h"
 
 /* One decoder step for R rows. Row r continues from (h_prev, c_prev) row r
@@ -18,12 +18,12 @@ static int decode_step(Seq2Seq *m, int R, int T, const int *ex, const nn_real *h
     const S2sConfig *c = &m->c;
     S2sActs *a = &m->a;
     int E = c->embed, D = m->D, V = c->out_vocab, lstm = c->cell == RNN_CELL_LSTM;
-    for (int r = 0; r < R; r++) memcpy(a->dec_x + (size_t)r * E, m->w.emb_out + (size_t)m->dec_ids[r] * E, sizeof(nn_real) * E);
-    RnnWeights dw = s2s_cell_weights(&m->w.dec);
+    embedding_forward(a->dec_x, m->w.emb_out, m->dec_ids, (size_t)R, E);
+    RnnWeights dw = cell_weights(&m->w.dec);
     rnn_step_forward(c->cell, R, E, D, &dw, h_out, lstm ? c_out : NULL, a->dec_cache, a->dec_x, E, h_prev,
                      lstm ? c_prev : NULL, NULL, a->scratch);
     if (c->attention >= 0) {
-        AttnParams ap = s2s_attn_params(m);
+        AttnParams ap = attend_params(&m->w.attn);
         AttnConfig ac = m->attn_cfg;
         ac.n_q = 1;
         ac.n_k = T;
