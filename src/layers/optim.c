@@ -64,6 +64,12 @@ void opt_bind(const OptParams *p, void *w, void *g) {
     opt_bind_grads(p, w, g, p->grads);
 }
 
+nn_real *opt_alloc_grads(const OptParams *p, const void *w, void *g) {
+    nn_real *grads = calloc(p->n, sizeof(nn_real));
+    if (grads) opt_bind_grads(p, w, g, grads);
+    return grads;
+}
+
 void opt_zero_grad(OptParams *p) { memset(p->grads, 0, sizeof(nn_real) * p->n); }
 
 /* One parameter's step; returns 0 when the new values would not be finite.

@@ -57,6 +57,9 @@ void opt_bind(const OptParams *p, void *w, void *g);
  * reals (a shard's own gradients); w is the weight view the table's slots
  * were registered in. */
 void opt_bind_grads(const OptParams *p, const void *w, void *g, nn_real *grads);
+/* A shard's own gradient block: p->n zeroed reals, with the gradient view g
+ * pointing into it as opt_bind_grads does; NULL when out of memory. */
+nn_real *opt_alloc_grads(const OptParams *p, const void *w, void *g);
 void opt_zero_grad(OptParams *p);
 /* sqrt(sum g^2) over all gradients, accumulated in double (range by range,
  * then the ranges' sums in order, with p->chunks ranges). */

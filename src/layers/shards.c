@@ -25,3 +25,15 @@ int shards_run(ShardTask task, void *model, int shards, double work, double *tot
     }
     return st;
 }
+
+int shards_replicas(void *out[NN_MAX_THREADS], int n, int rows, const void *model, ReplicaCreate create,
+                    ReplicaDestroy destroy) {
+    int largest = (rows + n - 1) / n;
+    for (int s = 0; s < NN_MAX_THREADS; s++) out[s] = NULL;
+    for (int s = 1; s < n; s++)
+        if (!(out[s] = create(model, largest))) {
+            while (--s >= 1) destroy(out[s]);
+            return NN_ERR_NOMEM;
+        }
+    return NN_OK;
+}

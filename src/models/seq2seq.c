@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/layout.h"
+#include "layers/shards.h"
 #include "models/seq2seq_internal.h"
 
 /* ---- the parameter table ------------------------------------------------- */
@@ -138,7 +139,8 @@ static int check_config(const S2sConfig *c) {
 
 /* ---- shard replicas ------------------------------------------------------- */
 
-static void replica_destroy(Seq2Seq *r) {
+static void replica_destroy(void *replica) {
+    Seq2Seq *r = replica;
     if (!r) return;
     free(r->acts);
     free(r->ids);
@@ -148,11 +150,11 @@ static void replica_destroy(Seq2Seq *r) {
     free(r);
 }
 
-/* One shard's buffers for up to `rows` rows: the model's sizes and weight
- * view, its own activations, encoder and decoder tokens, masks and
- * gradients (g views them); NULL when out of memory. The model's weights
- * must be bound (m->w) before. */
-static Seq2Seq *replica_create(const Seq2Seq *m, int rows) {
+/* One shard's buffers for up to `rows` rows (layers/shards.h): its own
+ * activations, encoder and decoder tokens, masks and gradients. The model's
+ * weights must be bound (m->w) before. */
+static void *replica_create(const void *model, int rows) {
+    const Seq2Seq *m = model;
     Seq2Seq *r = malloc(sizeof *r);
     if (!r) return NULL;
     *r = *m; /* sizes, configuration and the weight view; everything owned is replaced below */
@@ -170,7 +172,7 @@ static Seq2Seq *replica_create(const Seq2Seq *m, int rows) {
     r->ids = calloc((size_t)rows * (c->max_in + c->max_out), sizeof(int32_t)); /* enc_tok, dec_tok */
     r->key_lengths = calloc((size_t)c->max_out, sizeof(int32_t));
     r->mask = calloc((size_t)rows, 1);
-    r->grads = calloc(m->opt.n, sizeof(nn_real));
+    r->grads = opt_alloc_grads(&m->opt, &m->w, &r->g);
     if (!r->acts || !r->ids || !r->key_lengths || !r->mask || !r->grads) {
         replica_destroy(r);
         return NULL;
@@ -179,19 +181,7 @@ static Seq2Seq *replica_create(const Seq2Seq *m, int rows) {
     r->batch = (S2sBatch){0};
     r->batch.enc_tok = r->ids;
     r->batch.dec_tok = r->ids + (size_t)rows * c->max_in;
-    opt_bind_grads(&m->opt, &m->w, &r->g, r->grads);
     return r;
-}
-
-/* Replicas for shards 1..n-1 of batches of up to m->Bm rows into out. */
-static int replicas_create(const Seq2Seq *m, int n, Seq2Seq **out) {
-    int rows = (m->Bm + n - 1) / n; /* the largest shard nn_pool_range makes of Bm rows */
-    for (int s = 1; s < n; s++)
-        if (!(out[s] = replica_create(m, rows))) {
-            while (--s >= 1) replica_destroy(out[s]);
-            return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for the buffers of %d threads (batches of %d)", n, m->Bm);
-        }
-    return NN_OK;
 }
 
 /* The buffers that scale with the batch: activations, the kept batch, masks
@@ -199,8 +189,9 @@ static int replicas_create(const Seq2Seq *m, int n, Seq2Seq **out) {
  * (as many shards as the pool has threads). On failure the old ones stay. */
 static int alloc_rows(Seq2Seq *m) {
     int n_shards = m->want_shards ? m->want_shards : nn_pool_threads();
-    Seq2Seq *replica[NN_MAX_THREADS] = {0};
-    NN_TRY(replicas_create(m, n_shards, replica));
+    void *replica[NN_MAX_THREADS];
+    if (shards_replicas(replica, n_shards, m->Bm, m, replica_create, replica_destroy) != NN_OK)
+        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for the buffers of %d threads (batches of %d)", n_shards, m->Bm);
     const S2sConfig *c = &m->c;
     size_t Bm = (size_t)m->Bm;
     nn_real *old_acts = m->acts;
@@ -225,7 +216,7 @@ static int alloc_rows(Seq2Seq *m) {
     free(m->mask);
     free(m->dec_ids);
     for (int r = 1; r < m->n_shards; r++) replica_destroy(m->replica[r]);
-    memcpy(m->replica, replica, sizeof replica);
+    for (int r = 0; r < NN_MAX_THREADS; r++) m->replica[r] = replica[r];
     m->n_shards = n_shards;
     m->opt.chunks = n_shards; /* the optimiser's passes split alike */
     m->acts = acts;

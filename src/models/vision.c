@@ -120,7 +120,8 @@ static size_t carve_ints(VisionModel *m, int32_t *block) {
 
 /* ---- shard replicas ------------------------------------------------------- */
 
-static void replica_destroy(VisionModel *r) {
+static void replica_destroy(void *replica) {
+    VisionModel *r = replica;
     if (!r) return;
     free(r->acts);
     free(r->ints);
@@ -128,10 +129,10 @@ static void replica_destroy(VisionModel *r) {
     free(r);
 }
 
-/* One shard's buffers for up to `rows` rows: the model's sizes and weight
- * view, its own activations, indices and gradients (g views them); NULL when
- * out of memory. The model's weights must be bound (m->w) before. */
-static VisionModel *replica_create(const VisionModel *m, int rows) {
+/* One shard's buffers for up to `rows` rows (layers/shards.h): its own
+ * activations, indices and gradients. The model's weights must be bound (m->w) before. */
+static void *replica_create(const void *model, int rows) {
+    const VisionModel *m = model;
     VisionModel *r = malloc(sizeof *r);
     if (!r) return NULL;
     *r = *m; /* sizes, configuration and the weight view; everything owned is replaced below */
@@ -144,28 +145,23 @@ static VisionModel *replica_create(const VisionModel *m, int rows) {
     build_acts(r, NULL);
     r->acts = calloc(r->n_acts, sizeof(nn_real));
     r->ints = calloc(carve_ints(r, NULL), sizeof(int32_t));
-    r->grads = calloc(m->opt.n, sizeof(nn_real));
+    r->grads = opt_alloc_grads(&m->opt, &m->w, &r->g);
     if (!r->acts || !r->ints || !r->grads) {
         replica_destroy(r);
         return NULL;
     }
     build_acts(r, r->acts);
     carve_ints(r, r->ints);
-    opt_bind_grads(&m->opt, &m->w, &r->g, r->grads);
     return r;
 }
 
 /* Replicas for n shards of batches of up to c.batch rows; on failure the old ones stay. */
 static int set_shards(VisionModel *m, int n) {
-    VisionModel *replica[NN_MAX_THREADS] = {0};
-    int rows = (m->c.batch + n - 1) / n; /* the largest shard nn_pool_range makes of a full batch */
-    for (int s = 1; s < n; s++)
-        if (!(replica[s] = replica_create(m, rows))) {
-            while (--s >= 1) replica_destroy(replica[s]);
-            return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory for the buffers of %d threads", n);
-        }
+    void *made[NN_MAX_THREADS];
+    if (shards_replicas(made, n, m->c.batch, m, replica_create, replica_destroy) != NN_OK)
+        return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory for the buffers of %d threads", n);
     for (int s = 1; s < m->n_shards; s++) replica_destroy(m->replica[s]);
-    memcpy(m->replica, replica, sizeof replica);
+    for (int s = 0; s < NN_MAX_THREADS; s++) m->replica[s] = made[s];
     m->n_shards = n;
     m->opt.chunks = n; /* the optimiser's passes split alike */
     m->have_forward = 0;

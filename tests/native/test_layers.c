@@ -2,7 +2,9 @@
  * float64 reference, its cross-entropy (the floor under a probability, rows
  * of weight 0), embedding rows and their gradient (padding carries none); in
  * the double build, finite-difference gradient checks of the output layer
- * with its loss and of the embedding. Every backward accumulates (+=). */
+ * with its loss and of the embedding. Every backward accumulates (+=).
+ * Shard replicas: each sized for the largest shard, none left behind when
+ * one cannot be made; a replica's gradient view points into its own block. */
 #include <math.h>
 #include <string.h>
 
@@ -10,6 +12,7 @@
 #include "fd.h"
 #include "layers/embedding.h"
 #include "layers/output.h"
+#include "layers/shards.h"
 
 /* ---- the output layer -------------------------------------------------------------- */
 
@@ -175,6 +178,58 @@ static void test_embedding(void) {
 #endif
 }
 
+/* ---- shard replicas --------------------------------------------------------------- */
+
+typedef struct {
+    int made, fail_at;        /* creations so far; the one that fails (0: none) */
+    int rows[NN_MAX_THREADS]; /* rows each creation asked for */
+} ReplicaLog;
+
+static int replica_tokens[NN_MAX_THREADS]; /* what the fake replicas point at */
+static int undone;                         /* replicas destroyed */
+
+static void *fake_create(const void *model, int rows) {
+    ReplicaLog *log = (ReplicaLog *)model;
+    if (++log->made == log->fail_at) return NULL;
+    log->rows[log->made - 1] = rows;
+    return &replica_tokens[log->made];
+}
+
+static void fake_destroy(void *replica) {
+    (void)replica;
+    undone++;
+}
+
+static void test_replicas(void) {
+    check_case("shard replicas: sizes, and a failed one undoes the others");
+    void *out[NN_MAX_THREADS];
+    ReplicaLog log = {0, 0, {0}};
+    CHECK_OK(shards_replicas(out, 4, 10, &log, fake_create, fake_destroy), "4 shards of 10 rows");
+    CHECK(log.made == 3 && out[0] == NULL && out[1] && out[2] && out[3] && out[4] == NULL, "replicas 1..3, made %d",
+          log.made);
+    CHECK(log.rows[0] == 3 && log.rows[1] == 3 && log.rows[2] == 3, "each holds the largest shard of 10 rows in 4 (3)");
+    log = (ReplicaLog){0, 3, {0}};
+    undone = 0;
+    int st = shards_replicas(out, 5, 10, &log, fake_create, fake_destroy);
+    CHECK(st == NN_ERR_NOMEM && undone == 2, "the third of four fails: NN_ERR_NOMEM (%d), %d of 2 made undone", st,
+          undone);
+
+    check_case("a replica's gradient view points into its own block");
+    struct {
+        nn_real *a, *b;
+    } w, g, rg;
+    OptParams p = {0};
+    opt_add(&p, &w.a, 2, 2, OPT_INIT_ZERO);
+    opt_add(&p, &w.b, 3, 3, OPT_INIT_ZERO);
+    if (!CHECK_OK(opt_alloc(&p), "opt_alloc")) return;
+    opt_bind(&p, &w, &g);
+    nn_real *grads = opt_alloc_grads(&p, &w, &rg);
+    CHECK(grads && rg.a == grads && rg.b == grads + 2 && g.a == p.grads && grads[0] == 0 && grads[4] == 0,
+          "the view, zeroed");
+    free(grads);
+    opt_free(&p);
+}
+
 int main(void) {
     test_output_forward();
     test_crossentropy();
@@ -182,5 +237,6 @@ int main(void) {
     test_output_gradients();
 #endif
     test_embedding();
+    test_replicas();
     return check_summary();
 }
