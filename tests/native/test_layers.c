@@ -3,6 +3,8 @@
  * of weight 0), embedding rows and their gradient (padding carries none); in
  * the double build, finite-difference gradient checks of the output layer
  * with its loss and of the embedding. Every backward accumulates (+=).
+ * Layer norm and the GELU perceptron (the next model's blocks): forward
+ * against float64, gradients against finite differences (double build).
  * Shard replicas: each sized for the largest shard, none left behind when
  * one cannot be made; a replica's gradient view points into its own block. */
 #include <math.h>
@@ -11,6 +13,8 @@
 #include "check.h"
 #include "fd.h"
 #include "layers/embedding.h"
+#include "layers/layernorm.h"
+#include "layers/mlp.h"
 #include "layers/output.h"
 #include "layers/shards.h"
 
@@ -178,6 +182,121 @@ static void test_embedding(void) {
 #endif
 }
 
+/* ---- layer norm and the GELU perceptron ------------------------------------------ */
+
+enum { LN = 4, LC = 6, LF = 5 };
+
+typedef struct {
+    OptParams p;
+    LayerNormWeights lw, lg;
+    MlpWeights mw, mg;
+    nn_real *x, *y, *mean, *rstd, *h, *a, *da, *r, *dx;
+} BlockCase;
+
+static void block_case(BlockCase *c, Rng *r) {
+    memset(c, 0, sizeof *c);
+    layernorm_add(&c->p, &c->lw, LC);
+    mlp_add(&c->p, &c->mw, LC, LF);
+    if (!CHECK_OK(opt_alloc(&c->p), "opt_alloc")) return;
+    /* opt_bind takes one view; two layers' views bind through the slots (the gradients below) */
+    for (int i = 0; i < c->p.n_tensors; i++) *c->p.tensors[i].slot = c->p.params + c->p.tensors[i].offset;
+    c->lg = (LayerNormWeights){c->p.grads + (c->lw.weight - c->p.params), c->p.grads + (c->lw.bias - c->p.params)};
+    c->mg = (MlpWeights){c->p.grads + (c->mw.W1 - c->p.params), c->p.grads + (c->mw.b1 - c->p.params),
+                         c->p.grads + (c->mw.W2 - c->p.params), c->p.grads + (c->mw.b2 - c->p.params)};
+    for (size_t i = 0; i < c->p.n; i++) c->p.params[i] = (nn_real)rng_uniform(r, -1, 1);
+    c->x = alloc_random(r, LN * LC, -2, 2);
+    c->y = alloc_reals(LN * LC);
+    c->mean = alloc_reals(LN);
+    c->rstd = alloc_reals(LN);
+    c->h = alloc_reals(LN * LF);
+    c->a = alloc_reals(LN * LF);
+    c->da = alloc_reals(LN * LF);
+    c->r = alloc_random(r, LN * LC, -1, 1);
+    c->dx = alloc_zeros(LN * LC);
+}
+
+static double ln_loss(void *ctx) { /* L = r . layernorm(x) */
+    BlockCase *c = ctx;
+    layernorm_forward(c->y, c->mean, c->rstd, c->x, &c->lw, LN, LC);
+    double L = 0;
+    for (int i = 0; i < LN * LC; i++) L += (double)c->y[i] * c->r[i];
+    return L;
+}
+
+static double mlp_loss(void *ctx) { /* L = r . mlp(x) */
+    BlockCase *c = ctx;
+    mlp_forward(c->y, c->h, c->a, c->x, &c->mw, LN, LC, LF);
+    double L = 0;
+    for (int i = 0; i < LN * LC; i++) L += (double)c->y[i] * c->r[i];
+    return L;
+}
+
+static double gelu_ref(double u) { return 0.5 * u * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (u + 0.044715 * u * u * u))); }
+
+static void test_blocks_forward(void) {
+    Rng r = {41};
+    BlockCase c;
+    block_case(&c, &r);
+    if (!c.p.params) return;
+    check_case("layer norm forward against float64");
+    ln_loss(&c);
+    double want[LN * LC];
+    for (int i = 0; i < LN; i++) {
+        double m = 0, v = 0;
+        for (int k = 0; k < LC; k++) m += c.x[i * LC + k] / (double)LC;
+        for (int k = 0; k < LC; k++) v += (c.x[i * LC + k] - m) * (c.x[i * LC + k] - m) / LC;
+        for (int k = 0; k < LC; k++)
+            want[i * LC + k] = (c.x[i * LC + k] - m) / sqrt(v + LAYERNORM_EPS) * c.lw.weight[k] + c.lw.bias[k];
+    }
+    CHECK_ARRAY(c.y, want, LN * LC, LC, TOL_FWD_ATOL, TOL_FWD_RTOL, "y");
+    check_case("GELU perceptron forward against float64");
+    mlp_loss(&c);
+    for (int i = 0; i < LN; i++) {
+        double a[LF];
+        for (int f = 0; f < LF; f++) {
+            double s = c.mw.b1[f];
+            for (int k = 0; k < LC; k++) s += (double)c.x[i * LC + k] * c.mw.W1[k * LF + f];
+            a[f] = gelu_ref(s);
+        }
+        for (int k = 0; k < LC; k++) {
+            double s = c.mw.b2[k];
+            for (int f = 0; f < LF; f++) s += a[f] * c.mw.W2[f * LC + k];
+            want[i * LC + k] = s;
+        }
+    }
+    CHECK_ARRAY(c.y, want, LN * LC, LC, TOL_FWD_ATOL, TOL_FWD_RTOL, "y");
+    nn_real u[3] = {0, 10, -10}, g[3];
+    gelu_forward(g, u, 3);
+    CHECK(g[0] == 0 && fabs(g[1] - 10) < 1e-5 && fabs(g[2]) < 1e-5, "gelu(0, 10, -10) = %g, %g, %g", (double)g[0],
+          (double)g[1], (double)g[2]);
+    opt_free(&c.p);
+}
+
+#ifdef NN_DOUBLE
+static void test_blocks_gradients(void) {
+    Rng r = {43};
+    BlockCase c;
+    block_case(&c, &r);
+    if (!c.p.params) return;
+    check_case("gradcheck: layer norm");
+    ln_loss(&c);
+    layernorm_backward(c.dx, &c.lg, c.r, c.x, c.mean, c.rstd, &c.lw, LN, LC);
+    CHECK(fd_worst(ln_loss, &c, c.x, c.dx, LN * LC) < 1e-6, "dx");
+    CHECK(fd_worst(ln_loss, &c, c.lw.weight, c.lg.weight, LC) < 1e-6, "dweight");
+    CHECK(fd_worst(ln_loss, &c, c.lw.bias, c.lg.bias, LC) < 1e-6, "dbias");
+    check_case("gradcheck: GELU perceptron");
+    memset(c.dx, 0, sizeof(nn_real) * LN * LC);
+    mlp_loss(&c);
+    mlp_backward(c.dx, c.da, &c.mg, c.r, c.x, c.h, c.a, &c.mw, LN, LC, LF);
+    CHECK(fd_worst(mlp_loss, &c, c.x, c.dx, LN * LC) < 1e-6, "dx");
+    CHECK(fd_worst(mlp_loss, &c, c.mw.W1, c.mg.W1, LC * LF) < 1e-6, "dW1");
+    CHECK(fd_worst(mlp_loss, &c, c.mw.b1, c.mg.b1, LF) < 1e-6, "db1");
+    CHECK(fd_worst(mlp_loss, &c, c.mw.W2, c.mg.W2, LF * LC) < 1e-6, "dW2");
+    CHECK(fd_worst(mlp_loss, &c, c.mw.b2, c.mg.b2, LC) < 1e-6, "db2");
+    opt_free(&c.p);
+}
+#endif
+
 /* ---- shard replicas --------------------------------------------------------------- */
 
 typedef struct {
@@ -237,6 +356,10 @@ int main(void) {
     test_output_gradients();
 #endif
     test_embedding();
+    test_blocks_forward();
+#ifdef NN_DOUBLE
+    test_blocks_gradients();
+#endif
     test_replicas();
     return check_summary();
 }
