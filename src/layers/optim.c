@@ -34,6 +34,13 @@ void opt_free(OptParams *p) {
     free(p->kept);
 }
 
+int opt_create(OptParams *p, void *w, void *g, uint64_t seed) {
+    NN_TRY(opt_alloc(p));
+    opt_bind(p, w, g);
+    opt_init(p, seed);
+    return NN_OK;
+}
+
 void opt_init(OptParams *p, uint64_t seed) {
     uint64_t s = seed;
     for (int i = 0; i < p->n_tensors; i++) {

@@ -47,6 +47,10 @@ void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, OptInit ini
  * no message (the model says what it was creating). */
 int opt_alloc(OptParams *p);
 void opt_free(OptParams *p);
+/* The table's blocks in one call: opt_alloc, opt_bind of the weight view w
+ * and gradient view g, opt_init from seed. NN_OK, or NN_ERR_NOMEM with no
+ * message (the model says what it was creating). */
+int opt_create(OptParams *p, void *w, void *g, uint64_t seed);
 /* Writes every tensor's initial values, in table order, from one random
  * stream started at seed (tensors that start constant draw nothing). */
 void opt_init(OptParams *p, uint64_t seed);

@@ -137,51 +137,80 @@ static int check_config(const S2sConfig *c) {
     return NN_OK;
 }
 
-/* ---- shard replicas ------------------------------------------------------- */
-
-static void replica_destroy(void *replica) {
-    Seq2Seq *r = replica;
-    if (!r) return;
-    free(r->acts);
-    free(r->ids);
-    free(r->key_lengths);
-    free(r->mask);
-    free(r->grads);
-    free(r);
+/* The sizes derived from the configuration, and the parameter table. */
+static void plan(Seq2Seq *m, const S2sConfig *c) {
+    m->c = *c;
+    m->dirs = c->bidirectional ? 2 : 1;
+    m->D = c->hidden * m->dirs;
+    m->A = c->attn_hidden > 0 ? c->attn_hidden : m->D;
+    m->W = c->attention >= 0 ? 2 * m->D : m->D;
+    m->Bm = c->batch > S2S_MAX_BEAM ? c->batch : S2S_MAX_BEAM;
+    m->n_shards = 1;
+    m->attn_cfg = (AttnConfig){0};
+    m->attn_cfg.d_q = m->attn_cfg.d_k = m->attn_cfg.d_v = m->D;
+    m->attn_cfg.hidden = c->attention == ATTN_SCORE_ADDITIVE ? m->A : 0;
+    m->attn_cfg.score = c->attention >= 0 ? (AttnScore)c->attention : ATTN_SCORE_DOT;
+    m->attn_cfg.norm = ATTN_NORM_SOFTMAX;
+    m->attn_cfg.temperature = 1;
+    build_table(m);
 }
 
-/* One shard's buffers for up to `rows` rows (layers/shards.h): its own
- * activations, encoder and decoder tokens, masks and gradients. The model's
- * weights must be bound (m->w) before. */
+/* A model of configuration c with its sizes and table, owning nothing yet; NULL when out of memory. */
+static Seq2Seq *model_new(const S2sConfig *c) {
+    Seq2Seq *m = calloc(1, sizeof *m);
+    if (m) plan(m, c);
+    return m;
+}
+
+int s2s_plan(const S2sConfig *c, size_t *n_params) {
+    NN_TRY(check_config(c));
+    Seq2Seq m = {0}; /* its table only */
+    plan(&m, c);
+    *n_params = m.opt.n;
+    return NN_OK;
+}
+
+/* ---- shard replicas ------------------------------------------------------- */
+
+/* A replica owns what the model owns (its gradient block instead of the
+ * optimiser's; no decoding buffers, no replicas), so s2s_destroy frees either. */
+static void replica_destroy(void *replica) { s2s_destroy(replica); }
+
+/* One shard's buffers for up to `rows` rows (layers/shards.h): planned from
+ * the model's configuration, the model's weight view, its own activations,
+ * encoder and decoder tokens, masks and gradients; no decoding buffers. The
+ * model's weights must be bound (m->w) before. */
 static void *replica_create(const void *model, int rows) {
     const Seq2Seq *m = model;
-    Seq2Seq *r = malloc(sizeof *r);
+    const S2sConfig *c = &m->c;
+    Seq2Seq *r = model_new(c);
     if (!r) return NULL;
-    *r = *m; /* sizes, configuration and the weight view; everything owned is replaced below */
-    r->opt = (OptParams){0};
-    r->acts = NULL;
-    r->n_shards = 1;
-    memset(r->replica, 0, sizeof r->replica);
-    r->beam_tok = r->dec_ids = r->row_len = NULL;
+    r->w = m->w;
     r->is_replica = 1;
     r->Bm = rows;
-    r->have_forward = 0;
     build_acts(r); /* sizes n_acts */
-    const S2sConfig *c = &m->c;
     r->acts = calloc(r->n_acts, sizeof(nn_real));
     r->ids = calloc((size_t)rows * (c->max_in + c->max_out), sizeof(int32_t)); /* enc_tok, dec_tok */
     r->key_lengths = calloc((size_t)c->max_out, sizeof(int32_t));
     r->mask = calloc((size_t)rows, 1);
     r->grads = opt_alloc_grads(&m->opt, &m->w, &r->g);
     if (!r->acts || !r->ids || !r->key_lengths || !r->mask || !r->grads) {
-        replica_destroy(r);
+        s2s_destroy(r);
         return NULL;
     }
     build_acts(r); /* carves acts */
-    r->batch = (S2sBatch){0};
     r->batch.enc_tok = r->ids;
     r->batch.dec_tok = r->ids + (size_t)rows * c->max_in;
     return r;
+}
+
+/* Frees the buffers that scale with the batch (alloc_rows) and the replicas. */
+static void rows_free(Seq2Seq *m) {
+    free(m->acts);
+    free(m->ids);
+    free(m->mask);
+    free(m->dec_ids);
+    for (int r = 1; r < m->n_shards; r++) s2s_destroy(m->replica[r]);
 }
 
 /* The buffers that scale with the batch: activations, the kept batch, masks
@@ -211,11 +240,8 @@ static int alloc_rows(Seq2Seq *m) {
         m->acts = old_acts;
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu activations (batches of %d)", m->n_acts, m->Bm);
     }
-    free(old_acts);
-    free(m->ids);
-    free(m->mask);
-    free(m->dec_ids);
-    for (int r = 1; r < m->n_shards; r++) replica_destroy(m->replica[r]);
+    m->acts = old_acts;
+    rows_free(m);
     for (int r = 0; r < NN_MAX_THREADS; r++) m->replica[r] = replica[r];
     m->n_shards = n_shards;
     m->opt.chunks = n_shards; /* the optimiser's passes split alike */
@@ -235,39 +261,15 @@ static int alloc_rows(Seq2Seq *m) {
     return NN_OK;
 }
 
-/* The sizes derived from the configuration, and the parameter table. */
-static void plan(Seq2Seq *m, const S2sConfig *c) {
-    m->c = *c;
-    m->dirs = c->bidirectional ? 2 : 1;
-    m->D = c->hidden * m->dirs;
-    m->A = c->attn_hidden > 0 ? c->attn_hidden : m->D;
-    m->W = c->attention >= 0 ? 2 * m->D : m->D;
-    m->Bm = c->batch > S2S_MAX_BEAM ? c->batch : S2S_MAX_BEAM;
-    m->attn_cfg = (AttnConfig){0};
-    m->attn_cfg.d_q = m->attn_cfg.d_k = m->attn_cfg.d_v = m->D;
-    m->attn_cfg.hidden = c->attention == ATTN_SCORE_ADDITIVE ? m->A : 0;
-    m->attn_cfg.score = c->attention >= 0 ? (AttnScore)c->attention : ATTN_SCORE_DOT;
-    m->attn_cfg.norm = ATTN_NORM_SOFTMAX;
-    m->attn_cfg.temperature = 1;
-    build_table(m);
-}
-
-int s2s_plan(const S2sConfig *c, size_t *n_params) {
-    NN_TRY(check_config(c));
-    Seq2Seq m = {0}; /* its table only */
-    plan(&m, c);
-    *n_params = m.opt.n;
-    return NN_OK;
-}
 
 int s2s_create(Seq2Seq **out, const S2sConfig *c) {
     *out = NULL;
     nn_clear_error();
     NN_TRY(check_config(c));
-    Seq2Seq *m = calloc(1, sizeof *m);
+    Seq2Seq *m = model_new(c);
     if (!m) return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory");
-    plan(m, c);
-    int st = opt_alloc(&m->opt);
+    /* the weights first: the shard replicas (alloc_rows) share this weight view */
+    int st = opt_create(&m->opt, &m->w, &m->g, c->seed);
     m->key_lengths = calloc((size_t)c->max_out, sizeof(int32_t));
     m->beam_tok = calloc((2 * S2S_MAX_BEAM + 1) * (size_t)c->max_out, sizeof(int32_t));
     if (st != NN_OK || !m->key_lengths || !m->beam_tok) {
@@ -275,12 +277,10 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
         s2s_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu parameters", n_params);
     }
-    opt_bind(&m->opt, &m->w, &m->g); /* before alloc_rows: the shard replicas share this weight view */
     if ((st = alloc_rows(m)) != NN_OK) {
         s2s_destroy(m);
         return st;
     }
-    opt_init(&m->opt, c->seed);
     *out = m;
     return NN_OK;
 }
@@ -317,14 +317,11 @@ void s2s_rollback(Seq2Seq *m) {
 
 void s2s_destroy(Seq2Seq *m) {
     if (!m) return;
+    rows_free(m);
     opt_free(&m->opt);
-    free(m->acts);
+    free(m->grads);
     free(m->key_lengths);
-    free(m->ids);
-    free(m->mask);
     free(m->beam_tok);
-    free(m->dec_ids);
-    for (int r = 1; r < m->n_shards; r++) replica_destroy(m->replica[r]);
     free(m);
 }
 

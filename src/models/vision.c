@@ -118,36 +118,59 @@ static size_t carve_ints(VisionModel *m, int32_t *block) {
     return at + 2 * (size_t)c->steps * m->rows;
 }
 
-/* ---- shard replicas ------------------------------------------------------- */
-
-static void replica_destroy(void *replica) {
-    VisionModel *r = replica;
-    if (!r) return;
-    free(r->acts);
-    free(r->ints);
-    free(r->grads);
-    free(r);
+/* The sizes derived from the configuration, the parameter table, and buffers of `rows` rows. */
+static void plan(VisionModel *m, const VisConfig *c, int rows) {
+    m->c = *c;
+    int h = c->rows, w = c->cols, cin = 1;
+    for (int l = 0; l < c->layers; l++) {
+        m->hl[l] = h;
+        m->wl[l] = w;
+        m->cin[l] = cin;
+        h /= 2;
+        w /= 2;
+        cin = c->channels[l];
+    }
+    m->gr = h;
+    m->gc = w;
+    m->G = h * w;
+    m->V = VIS_TOKENS;
+    m->I = c->hidden + m->V;
+    int H = c->hidden;
+    AttnConfig ac = {1, m->G, H, H, H, H, c->attention == VIS_ATTN_NONE ? ATTN_SCORE_DOT : (AttnScore)c->attention,
+                     ATTN_NORM_SOFTMAX, 1, 0, NULL};
+    m->attn_cfg = ac;
+    m->rows = rows;
+    m->n_shards = 1;
+    build_table(m);
 }
 
-/* One shard's buffers for up to `rows` rows (layers/shards.h): its own
- * activations, indices and gradients. The model's weights must be bound (m->w) before. */
+/* A model of configuration c with its sizes and table for `rows` rows, owning nothing yet; NULL when out of memory. */
+static VisionModel *model_new(const VisConfig *c, int rows) {
+    VisionModel *m = calloc(1, sizeof *m);
+    if (m) plan(m, c, rows);
+    return m;
+}
+
+/* ---- shard replicas ------------------------------------------------------- */
+
+/* A replica owns what the model owns (its grads instead of opt; no draws,
+ * no replicas of its own), so vis_destroy frees either. */
+static void replica_destroy(void *replica) { vis_destroy(replica); }
+
+/* One shard's buffers for up to `rows` rows (layers/shards.h): planned from
+ * the model's configuration, the model's weight view, its own activations,
+ * indices and gradients. The model's weights must be bound (m->w) before. */
 static void *replica_create(const void *model, int rows) {
     const VisionModel *m = model;
-    VisionModel *r = malloc(sizeof *r);
+    VisionModel *r = model_new(&m->c, rows);
     if (!r) return NULL;
-    *r = *m; /* sizes, configuration and the weight view; everything owned is replaced below */
-    r->opt = (OptParams){0};
-    r->draws = NULL;
-    r->n_shards = 1;
-    memset(r->replica, 0, sizeof r->replica);
-    r->rows = rows;
-    r->have_forward = 0;
+    r->w = m->w;
     build_acts(r, NULL);
     r->acts = calloc(r->n_acts, sizeof(nn_real));
     r->ints = calloc(carve_ints(r, NULL), sizeof(int32_t));
     r->grads = opt_alloc_grads(&m->opt, &m->w, &r->g);
     if (!r->acts || !r->ints || !r->grads) {
-        replica_destroy(r);
+        vis_destroy(r);
         return NULL;
     }
     build_acts(r, r->acts);
@@ -204,31 +227,11 @@ int vis_create(VisionModel **out, const VisConfig *c) {
     *out = NULL;
     nn_clear_error();
     NN_TRY(check_config(c));
-    VisionModel *m = calloc(1, sizeof *m);
+    VisionModel *m = model_new(c, c->batch);
     if (!m) return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory");
-    m->c = *c;
-    int h = c->rows, w = c->cols, cin = 1;
-    for (int l = 0; l < c->layers; l++) {
-        m->hl[l] = h;
-        m->wl[l] = w;
-        m->cin[l] = cin;
-        h /= 2;
-        w /= 2;
-        cin = c->channels[l];
-    }
-    m->gr = h;
-    m->gc = w;
-    m->G = h * w;
-    m->V = VIS_TOKENS;
-    m->I = c->hidden + m->V;
-    int H = c->hidden;
-    AttnConfig ac = {1, m->G, H, H, H, H, c->attention == VIS_ATTN_NONE ? ATTN_SCORE_DOT : (AttnScore)c->attention,
-                     ATTN_NORM_SOFTMAX, 1, 0, NULL};
-    m->attn_cfg = ac;
-    m->rows = c->batch;
-    build_table(m);
     build_acts(m, NULL);
-    int st = opt_alloc(&m->opt);
+    /* the weights first: the shard replicas (set_shards) share this weight view */
+    int st = opt_create(&m->opt, &m->w, &m->g, c->seed);
     m->acts = calloc(m->n_acts, sizeof(nn_real));
     m->ints = calloc(carve_ints(m, NULL), sizeof(int32_t));
     m->draws = calloc((size_t)c->steps * c->batch, sizeof(double));
@@ -238,15 +241,12 @@ int vis_create(VisionModel **out, const VisConfig *c) {
         return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory for %zu parameters and %zu activations",
                        params, acts);
     }
-    opt_bind(&m->opt, &m->w, &m->g); /* before the replicas: they share this weight view */
     build_acts(m, m->acts);
     carve_ints(m, m->ints);
-    m->n_shards = 1;
     if ((st = set_shards(m, nn_pool_threads())) != NN_OK) {
         vis_destroy(m);
         return st;
     }
-    opt_init(&m->opt, c->seed);
     m->rng = c->seed ^ 0x5EED0F1A77E4710Aull;
     *out = m;
     return NN_OK;
@@ -258,16 +258,12 @@ void vis_destroy(VisionModel *m) {
     free(m->acts);
     free(m->ints);
     free(m->draws);
-    for (int s = 1; s < m->n_shards; s++) replica_destroy(m->replica[s]);
+    free(m->grads);
+    for (int s = 1; s < m->n_shards; s++) vis_destroy(m->replica[s]);
     free(m);
 }
 
 const VisConfig *vis_config(const VisionModel *m) { return &m->c; }
-size_t vis_num_params(const VisionModel *m) { return m->opt.n; }
-nn_real *vis_params(VisionModel *m) { return m->opt.params; }
-nn_real *vis_grads(VisionModel *m) { return m->opt.grads; }
-int vis_steps_taken(const VisionModel *m) { return m->opt.steps; }
-void vis_zero_grad(VisionModel *m) { opt_zero_grad(&m->opt); }
 
 void vis_grid(const VisionModel *m, int *gr, int *gc) {
     *gr = m->gr;
@@ -406,9 +402,14 @@ void vis_attention(const VisionModel *m, int b, nn_real *weights, int32_t *locat
     }
 }
 
-/* ---- optimiser ------------------------------------------------------------- */
+/* ---- the parameter table and the optimiser ------------------------------------ */
 
+size_t vis_num_params(const VisionModel *m) { return m->opt.n; }
+nn_real *vis_params(VisionModel *m) { return m->opt.params; }
+nn_real *vis_grads(VisionModel *m) { return m->opt.grads; }
+void vis_zero_grad(VisionModel *m) { opt_zero_grad(&m->opt); }
 int vis_update(VisionModel *m, const NnTrainOptions *o, nn_real *norm) { return opt_update(&m->opt, o, norm); }
+int vis_steps_taken(const VisionModel *m) { return m->opt.steps; }
 
 /* ---- implicit attention -------------------------------------------------------- */
 
