@@ -106,19 +106,6 @@ static void test_crossentropy(void) {
 }
 
 #ifdef NN_DOUBLE
-/* The worst relative gap between the analytic gradient g and the central differences of x. */
-static double fd_worst(FdLoss loss, void *ctx, nn_real *x, const nn_real *g, size_t n) {
-    size_t mark = alloc_mark();
-    double *num = alloc_doubles(n), worst = 0;
-    fd_engine(x, n, 1e-6, loss, ctx, num);
-    for (size_t i = 0; i < n; i++) {
-        double err = fabs(num[i] - g[i]) / (1e-6 + fabs(num[i]) + fabs(g[i]));
-        if (fabs(num[i] - g[i]) > 1e-8 && err > worst) worst = err;
-    }
-    alloc_release(mark);
-    return worst;
-}
-
 static void test_output_gradients(void) {
     check_case("gradcheck: output layer + cross-entropy");
     Rng r = {17};
