@@ -223,10 +223,10 @@ static int alloc_rows(Seq2Seq *m) {
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for the buffers of %d threads (batches of %d)", n_shards, m->Bm);
     const S2sConfig *c = &m->c;
     size_t Bm = (size_t)m->Bm;
-    nn_real *old_acts = m->acts;
-    m->acts = NULL;
-    build_acts(m); /* sizes n_acts for Bm rows */
-    nn_real *acts = calloc(m->n_acts, sizeof(nn_real));
+    Seq2Seq sized = *m; /* sizes the block for Bm rows; m's views stay on its old block until this succeeds */
+    sized.acts = NULL;
+    build_acts(&sized);
+    nn_real *acts = calloc(sized.n_acts, sizeof(nn_real));
     /* the batch: in_ids, in_len, out_ids, out_len, enc_tok, dec_tok */
     int32_t *ids = calloc(Bm * (2 * (size_t)c->max_in + 2 * (size_t)c->max_out + 2), sizeof(int32_t));
     uint8_t *mask = calloc(Bm, 1);
@@ -237,10 +237,8 @@ static int alloc_rows(Seq2Seq *m) {
         free(mask);
         free(dec_ids);
         for (int r = 1; r < n_shards; r++) replica_destroy(replica[r]);
-        m->acts = old_acts;
-        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu activations (batches of %d)", m->n_acts, m->Bm);
+        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu activations (batches of %d)", sized.n_acts, m->Bm);
     }
-    m->acts = old_acts;
     rows_free(m);
     for (int r = 0; r < NN_MAX_THREADS; r++) m->replica[r] = replica[r];
     m->n_shards = n_shards;
