@@ -2,7 +2,8 @@
  * s2s_set_shards that run out of memory fail with NN_ERR_NOMEM and leave the
  * model as it was, so the next training step matches, bit for bit, a model
  * that never tried. The allocator here returns NULL for any block over 1 MB
- * (this binary's sanitizer options) instead of stopping the program. */
+ * (this binary's sanitizer options) instead of stopping the program; the
+ * sanitizer prints one warning line for the refused block. */
 #include <string.h>
 
 #include "attnlab/seq2seq.h"
