@@ -42,6 +42,12 @@ extern "C" {
 #define S2S_MAX_BEAM 16
 #define S2S_MAX_STEPS NN_MAX_OPT_STEPS /* optimiser steps a model can take (its step count is an int32) */
 
+/* The model's vocabulary layout, which the tasks write their ids in
+ * (include/attnlab/tasks.h): inputs are PAD, then symbols from S2S_FIRST_IN;
+ * outputs are PAD, BOS (the decoder's first input), EOS (ends an answer),
+ * then symbols from S2S_FIRST_OUT. */
+enum { S2S_PAD = 0, S2S_BOS = 1, S2S_EOS = 2, S2S_FIRST_IN = 1, S2S_FIRST_OUT = 3 };
+
 typedef struct {
     RnnCellKind cell;  /* recurrent cell of the encoder and the decoder */
     int layers;        /* encoder layers: 1 or 2 */

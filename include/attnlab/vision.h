@@ -133,11 +133,13 @@ int vis_create(VisionModel **out, const VisConfig *c);
 int vis_plan(const VisConfig *c, size_t *n_params);
 void vis_destroy(VisionModel *m);
 const VisConfig *vis_config(const VisionModel *m);
+void vis_grid(const VisionModel *m, int *gr, int *gc); /* the feature grid gr x gc */
+/* The parameter table: one block of weights (vis_num_params reals), their
+ * gradients in the same layout, the optimiser steps taken. */
 size_t vis_num_params(const VisionModel *m);
 nn_real *vis_params(VisionModel *m);
 nn_real *vis_grads(VisionModel *m);
 int vis_steps_taken(const VisionModel *m);
-void vis_grid(const VisionModel *m, int *gr, int *gc); /* the feature grid gr x gc */
 
 /* Forward over B images (B, R, Q). labels (B, T) and n_labels (B): with
  * labels, teacher forcing and the mean cross-entropy over valid steps in

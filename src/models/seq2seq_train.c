@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "core/vec.h"
+#include "layers/shards.h"
 #include "models/seq2seq_internal.h"
-#include "train/shards.h"
 
 /* ---- loss ------------------------------------------------------------------ */
 

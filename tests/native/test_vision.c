@@ -61,15 +61,7 @@ static const char *const CELLS[] = {"rnn", "gru", "lstm"};
 /* L = sum r . f(x): the worst relative gap between g and the central
  * differences of every input (fd.h). */
 static double finite_worst(FdLoss loss, void *ctx, nn_real *x, const nn_real *g, size_t n) {
-    size_t mark = alloc_mark();
-    double *num = alloc_doubles(n), worst = 0;
-    fd_engine(x, n, 1e-6, loss, ctx, num);
-    for (size_t i = 0; i < n; i++) {
-        double err = fabs(num[i] - g[i]) / (1e-6 + fabs(num[i]) + fabs(g[i]));
-        if (fabs(num[i] - g[i]) > 1e-8 && err > worst) worst = err;
-    }
-    alloc_release(mark);
-    return worst;
+    return fd_worst(loss, ctx, x, g, n);
 }
 
 typedef struct {

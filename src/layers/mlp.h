@@ -1,0 +1,30 @@
+/* A two-layer perceptron with GELU, for the models to come (a transformer's
+ * blocks): y = gelu(x W1 + b1) W2 + b2, GELU in its tanh form
+ * gelu(u) = u/2 (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3))).
+ * Dimension letters: n rows, C channels, F hidden. Not a public header. */
+#ifndef ATTNLAB_LAYERS_MLP_H
+#define ATTNLAB_LAYERS_MLP_H
+
+#include "layers/optim.h"
+
+typedef struct {
+    nn_real *W1; /* (C, F) */
+    nn_real *b1; /* (F) */
+    nn_real *W2; /* (F, C) */
+    nn_real *b2; /* (C) */
+} MlpWeights;
+
+void mlp_add(OptParams *p, MlpWeights *w, int C, int F);
+
+/* y (n, C); h (n, F) = x W1 + b1 and a (n, F) = gelu(h) kept for the backward; x (n, C). */
+void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F);
+/* From dy (n, C): dx (n, C) +=, the weights' gradients g +=; da (n, F) is
+ * scratch (then dL/dh). */
+void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, const nn_real *x, const nn_real *h,
+                  const nn_real *a, const MlpWeights *w, int n, int C, int F);
+
+/* The activation alone, elementwise: y = gelu(x), and dx += gelu'(x) dy. */
+void gelu_forward(nn_real *y, const nn_real *x, size_t n);
+void gelu_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n);
+
+#endif
