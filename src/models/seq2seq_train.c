@@ -1,5 +1,5 @@
 /* Training: the model's forward and backward as its layers in order and in
- * reverse, the cross-entropy loss, and the optimiser step (src/train/optim.c).
+ * reverse, the cross-entropy loss, and the optimiser step (src/layers/optim.c).
  * Shapes use the letters of seq2seq_internal.h. */
 #include <math.h>
 #include <string.h>
@@ -165,8 +165,8 @@ int s2s_check_forward(Seq2Seq *m) {
     const S2sConfig *c = &m->c;
     int32_t in_ids[S2S_MAX_LEN] = {0}, out_ids[S2S_MAX_LEN], in_len = c->fixed_in ? c->fixed_in : c->max_in,
             out_len = c->max_out;
-    for (int i = 0; i < in_len; i++) in_ids[i] = TASK_FIRST_IN;
-    for (int i = 0; i < out_len; i++) out_ids[i] = TASK_EOS;
+    for (int i = 0; i < in_len; i++) in_ids[i] = S2S_FIRST_IN;
+    for (int i = 0; i < out_len; i++) out_ids[i] = S2S_EOS;
     nn_real loss = 0;
     s2s_zero_grad(m);
     int st = s2s_forward(m, 1, in_ids, &in_len, out_ids, &out_len, &loss);
