@@ -69,7 +69,12 @@ static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, Vi
     model_file_i32s(r, f, TASK_FIELDS + MODEL_FIELDS);
     v->task = (ImgTaskConfig){(ImgTaskKind)f[0], f[1], f[2], f[3]};
     VisConfig c = {f[4], f[5], f[6], {f[7], f[8], f[9]}, (RnnCellKind)f[10], f[11], f[12], (VisMode)f[13], f[14], f[15], 0, f[16], 0};
-    c.entropy = (nn_real)model_file_f64(r);
+    double entropy = model_file_f64(r);
+    c.entropy = (nn_real)entropy;
+    /* saved from a real, so it reads back as the same real (else a load and a save would differ) */
+    if (!((double)c.entropy == entropy))
+        return nn_fail(NN_ERR_VALUE, "model file: entropy weight %.17g is not a value the engine keeps; the file is damaged",
+                       entropy);
     c.seed = model_file_u64(r);
     if (c.steps < 1 || c.steps > VIS_MAX_STEPS)
         return nn_fail(NN_ERR_VALUE, "model file: %d decoder steps; allowed 1..%d; the file is damaged", c.steps, VIS_MAX_STEPS);

@@ -163,6 +163,8 @@ describe('the reliability contract (scalar build)', () => {
         [(b) => new DataView(b.buffer).setFloat64(100, NaN, true), /baseline/],
         [(b) => put32(b, 96, 0xffffffff), /step count/],
         [(b) => put32(b, 96, 0x7fffffff), /step count/],
+        // an entropy weight no float32 holds: it would load as another value and save other bytes (found by fuzzing)
+        [(b) => new DataView(b.buffer).setFloat64(80, 0.1, true), /entropy weight/],
       ];
       for (const file of ['cluttered-soft.vis', 'cluttered-hard.vis']) {
         for (const [edit, pattern] of cases) {
