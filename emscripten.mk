@@ -13,7 +13,7 @@ WASM_DIR := web/wasm
 #   src/base  helpers every module uses   src/core   ops (forward/backward)
 #   src/models  seq2seq                    src/tasks  generated tasks
 #   src/train   the training loop
-ENGINE_DIRS := src/base src/core src/models src/tasks src/train
+ENGINE_DIRS := src/base src/core src/layers src/models src/tasks src/train
 ENGINE_SRC := $(wildcard $(addsuffix /*.c,$(ENGINE_DIRS)))
 ENGINE_HDR := $(wildcard $(addsuffix /*.h,$(ENGINE_DIRS))) $(wildcard include/attnlab/*.h)
 WASM_SRC := $(ENGINE_SRC) $(wildcard src/wasm/*.c)
