@@ -262,7 +262,9 @@ int tf_head_scores(Transformer *m, int count, float *prev, float *ind) {
     int T = m->task.len, L = m->c.layers, H = m->c.heads;
     double sp[TF_MAX_LAYERS * TF_MAX_HEADS] = {0}, si[TF_MAX_LAYERS * TF_MAX_HEADS] = {0};
     long n_prev = 0, n_ind = 0;
-    int32_t source[TF_MAX_BATCH * TF_MAX_CONTEXT];
+    /* where an induction head should look, per position: in the targets'
+     * buffer, which a forward pass without targets leaves alone */
+    int32_t *source = m->a.targets;
     uint64_t rng = m->c.seed ^ TF_TEST_STREAM ^ 0x68656164ull;
     for (int done = 0; done < count;) {
         int B = count - done < m->acts_batch ? count - done : m->acts_batch;

@@ -13,9 +13,12 @@
 #define SEP DIGITS
 #define PAD (DIGITS + 1)
 #define MAX_IN 10
-/* induction: letters; a segment of distinct letters, filler from the others */
-#define LETTERS 26
-#define MAX_SEGMENT 13
+/* induction: letters a-z, A-Z; a segment of distinct letters, filler from
+ * the others, so each repeated token has one earlier occurrence to look back
+ * at. The segment is an eighth to three eighths of the sequence: many scored
+ * positions per sequence. */
+#define LETTERS 52
+#define MAX_SEGMENT (LETTERS / 2)
 /* modular: a share of the p^2 pairs held out for the test split, fixed for every seed */
 #define MODULAR_TEST_PERCENT 30
 #define MODULAR_SPLIT_SEED 0x6d6f64756c6172ull
@@ -36,7 +39,7 @@ int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, si
     case TF_TASK_INDUCTION:
         t->vocab = t->symbols = LETTERS;
         t->len = context;
-        name_chars(t, "abcdefghijklmnopqrstuvwxyz", LETTERS);
+        name_chars(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", LETTERS);
         return NN_OK;
     case TF_TASK_COPY:
     case TF_TASK_REVERSE:
@@ -51,7 +54,12 @@ int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, si
         t->vocab = TF_MODULUS + 2;
         t->symbols = TF_MODULUS;
         t->len = 5;
-        for (int i = 0; i < TF_MODULUS; i++) snprintf(t->names[i], sizeof t->names[i], "%d", i);
+        for (int i = 0; i < TF_MODULUS; i++) { /* "0".."30" */
+            char *s = t->names[i];
+            if (i >= 10) *s++ = (char)('0' + i / 10);
+            s[0] = (char)('0' + i % 10);
+            s[1] = 0;
+        }
         strcpy(t->names[TF_MODULUS], "+");
         strcpy(t->names[TF_MODULUS + 1], "=");
         return NN_OK;
@@ -118,7 +126,8 @@ static void draw_distinct(uint64_t *rng, int n, int k, int32_t *out) {
  * the first occurrence predicts them). */
 static void sample_induction(const SeqTask *t, uint64_t *rng, int32_t *tok, int32_t *tgt, int *p1_out, int *L_out) {
     int n = t->len;
-    int hi = n / 4 < MAX_SEGMENT ? n / 4 : MAX_SEGMENT, lo = hi < 3 ? hi : 3;
+    int hi = 3 * n / 8 < MAX_SEGMENT ? 3 * n / 8 : MAX_SEGMENT, lo = n / 8 > 2 ? n / 8 : 2;
+    if (lo > hi) lo = hi;
     int L = lo + nn_rng_below(rng, hi - lo + 1);
     int32_t letters[LETTERS];
     draw_distinct(rng, LETTERS, LETTERS, letters); /* the first L: the segment; the rest: filler */

@@ -1,0 +1,51 @@
+// The transformer's induction target: 'induction', 2 layers, 4 heads,
+// dModel 64, attention only (dFF 0), trained on one core in Node until the
+// test accuracy over the scored positions (the repeat's tokens after its
+// first) reaches 95% or the time budget runs out. Then the head scores
+// (previous-token in layer 0, induction in layer 1) and the accuracy with the
+// best induction head ablated. Prints the figures; exits 1 when a target is missed.
+//   node tests/bench/transformer.mjs [--simd false] [--seconds 120] [--seed 1]
+import { loadEngine } from '../../web/engine/index.js';
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? fallback : process.argv[i + 1];
+};
+const SECONDS = Number(arg('seconds', 120));
+const SEED = Number(arg('seed', 1));
+const SIMD = arg('simd', 'true') !== 'false';
+const CONFIG = { task: 'induction', layers: 2, heads: 4, dModel: 64, dFF: 0, context: 64, batch: 32, seed: SEED };
+const TRAIN = { lr: 1e-2, warmup: 50, weightDecay: 0, clip: 1 };
+const ROUND = 50;
+const TARGET = { accuracy: 0.95, induction: 0.5, previousToken: 0.5, ablationDrop: 0.4 };
+
+const engine = await loadEngine({ simd: SIMD, threads: 1 });
+const m = await engine.createTransformer(CONFIG);
+console.log(`induction, ${m.config.parameters} parameters, ${SIMD ? 'SIMD' : 'scalar'} build, seed ${SEED}`);
+let seconds = 0;
+let accuracy = 0;
+const horizon = Math.round(SECONDS * 10); // the cosine's end, in steps: about what the budget allows
+while (seconds < SECONDS) {
+  const r = m.train({ ...TRAIN, steps: ROUND, decaySteps: horizon });
+  seconds += r.seconds;
+  ({ accuracy } = m.evaluate({ count: 256 }));
+  console.log(`step ${String(r.steps).padStart(5)}  ${seconds.toFixed(1).padStart(6)} s  loss ${r.loss.toFixed(3)}  test accuracy ${(100 * accuracy).toFixed(1)}%  ${Math.round(r.tokensPerSecond)} tokens/s`);
+  if (accuracy >= TARGET.accuracy) break;
+}
+const scores = m.headScores({ count: 128 });
+const best = (layer, key) => scores[layer].reduce((b, s, head) => (s[key] > b.value ? { head, value: s[key] } : b), { head: -1, value: -1 });
+const prev = best(0, 'previousToken');
+const ind = best(1, 'induction');
+for (let l = 0; l < scores.length; l++) {
+  console.log(`layer ${l}: ${scores[l].map((s, h) => `h${h} prev ${s.previousToken.toFixed(2)} ind ${s.induction.toFixed(2)}`).join(' | ')}`);
+}
+const ablated = m.evaluate({ count: 256, ablate: [{ layer: 1, head: ind.head }] }).accuracy;
+const checks = [
+  [`test accuracy ${(100 * accuracy).toFixed(1)}% in ${seconds.toFixed(1)} s`, accuracy >= TARGET.accuracy && seconds <= SECONDS],
+  [`layer 0 head ${prev.head}: previousToken ${prev.value.toFixed(2)}`, prev.value >= TARGET.previousToken],
+  [`layer 1 head ${ind.head}: induction ${ind.value.toFixed(2)}`, ind.value >= TARGET.induction],
+  [`ablating it: accuracy ${(100 * accuracy).toFixed(1)}% -> ${(100 * ablated).toFixed(1)}%`, accuracy - ablated >= TARGET.ablationDrop],
+];
+for (const [what, ok] of checks) console.log(`${ok ? 'ok  ' : 'MISS'} ${what}`);
+m.destroy();
+process.exitCode = checks.every(([, ok]) => ok) ? 0 : 1;
