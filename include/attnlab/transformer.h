@@ -49,7 +49,7 @@ typedef enum {
 } TfPositional;
 
 typedef enum {
-    TF_TASK_INDUCTION = 0, /* random letters (a-z, A-Z); a segment occurs twice, the repeat is scored */
+    TF_TASK_INDUCTION = 0, /* random letters; a segment occurs twice, the repeat is scored */
     TF_TASK_COPY = 1,      /* "abc=abc" */
     TF_TASK_REVERSE = 2,   /* "abc=cba" */
     TF_TASK_SORT = 3,      /* "cab=abc" */

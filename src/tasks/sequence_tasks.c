@@ -13,11 +13,12 @@
 #define SEP DIGITS
 #define PAD (DIGITS + 1)
 #define MAX_IN 10
-/* induction: letters a-z, A-Z; a segment of distinct letters, filler from
- * the others, so each repeated token has one earlier occurrence to look back
- * at. The segment is an eighth to three eighths of the sequence: many scored
- * positions per sequence. */
-#define LETTERS 52
+/* induction: letters; a segment of distinct letters, filler from the others,
+ * so each repeated token has one earlier occurrence to look back at. With 26
+ * letters the filler letters recur more often than the segment's: a counting
+ * signal the model picks up first, a step towards induction (with 52 letters
+ * and none, training sat at chance for hundreds of steps). */
+#define LETTERS 26
 #define MAX_SEGMENT (LETTERS / 2)
 /* modular: a share of the p^2 pairs held out for the test split, fixed for every seed */
 #define MODULAR_TEST_PERCENT 30
@@ -39,7 +40,7 @@ int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, si
     case TF_TASK_INDUCTION:
         t->vocab = t->symbols = LETTERS;
         t->len = context;
-        name_chars(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", LETTERS);
+        name_chars(t, "abcdefghijklmnopqrstuvwxyz", LETTERS);
         return NN_OK;
     case TF_TASK_COPY:
     case TF_TASK_REVERSE:
@@ -126,7 +127,7 @@ static void draw_distinct(uint64_t *rng, int n, int k, int32_t *out) {
  * the first occurrence predicts them). */
 static void sample_induction(const SeqTask *t, uint64_t *rng, int32_t *tok, int32_t *tgt, int *p1_out, int *L_out) {
     int n = t->len;
-    int hi = 3 * n / 8 < MAX_SEGMENT ? 3 * n / 8 : MAX_SEGMENT, lo = n / 8 > 2 ? n / 8 : 2;
+    int hi = n / 4 < MAX_SEGMENT ? n / 4 : MAX_SEGMENT, lo = n / 8 > 2 ? n / 8 : 2;
     if (lo > hi) lo = hi;
     int L = lo + nn_rng_below(rng, hi - lo + 1);
     int32_t letters[LETTERS];
