@@ -45,7 +45,8 @@ typedef enum {
     TF_POS_LEARNED = 0,    /* a trained vector per position */
     TF_POS_SINUSOIDAL = 1, /* Vaswani et al.'s fixed sines and cosines */
     TF_POS_NONE = 2,       /* none: order only through the causal mask */
-    TF_POS_COUNT = 3
+    TF_POS_ALIBI = 3,      /* Press et al.'s linear biases: score - m_h (i - j), m_h = 2^(-8 (h + 1) / H) */
+    TF_POS_COUNT = 4
 } TfPositional;
 
 typedef enum {

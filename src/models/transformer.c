@@ -44,10 +44,10 @@ static void unit_rows(nn_real *qkn, nn_real *qk_norm, const nn_real *qkv, int N,
 }
 
 /* Per sequence b and head h, with Q, K, V the head's column blocks:
- *   P = softmax_causal(scale Q K^T)   (T, T), P_ij = 0 for j > i
+ *   P = softmax_causal(scale Q K^T [- m_h (i - j)])   (T, T), P_ij = 0 for j > i
  *   Y = P V                           (T, D) into atty's block */
 void tf_attention_forward(nn_real *atty, nn_real *att, nn_real *qkn, nn_real *qk_norm, const nn_real *qkv, int B,
-                          int T, int C, int H, AttnScore score, const uint8_t *ablate) {
+                          int T, int C, int H, AttnScore score, const uint8_t *ablate, const nn_real *slopes) {
     int D = C / H, C3 = 3 * C, cosine = score == ATTN_SCORE_COSINE;
     nn_real scale = score_scale(score, D);
     if (cosine) unit_rows(qkn, qk_norm, qkv, B * T, C, H);
@@ -63,6 +63,8 @@ void tf_attention_forward(nn_real *atty, nn_real *att, nn_real *qkn, nn_real *qk
             for (int i = 0; i < T; i++) {
                 nn_real *row = P + (size_t)i * T;
                 vec_scale(row, scale, i + 1);
+                if (slopes)
+                    for (int j = 0; j < i; j++) row[j] -= slopes[h] * (nn_real)(i - j);
                 nn_real sum = vec_exp_sum(row, row, vec_max(row, i + 1), i + 1);
                 vec_scale(row, 1 / sum, i + 1);
                 memset(row + i + 1, 0, sizeof(nn_real) * (size_t)(T - i - 1));
@@ -77,7 +79,8 @@ void tf_attention_forward(nn_real *atty, nn_real *att, nn_real *qkn, nn_real *qk
  *   dP = dY V^T;  dV += P^T dY;  dS_ij = P_ij (dP_ij - sum_k P_ik dP_ik) scale
  *   dQ += dS K;  dK += dS^T Q
  * cosine: dQ, dK are first taken for the unit rows q^ = q / |q|, then
- *   dq = (dq^ - q^ (q^ . dq^)) / |q|. An ablated head's output is zero: no gradient. */
+ *   dq = (dq^ - q^ (q^ . dq^)) / |q|. An ablated head's output is zero: no gradient.
+ * ALiBi's bias is a constant: the same backward. */
 void tf_attention_backward(nn_real *dqkv, nn_real *dp, const nn_real *datty, const nn_real *att, const nn_real *qkv,
                            const nn_real *qkn, const nn_real *qk_norm, int B, int T, int C, int H, AttnScore score,
                            const uint8_t *ablate) {
@@ -303,6 +306,7 @@ int tf_create(Transformer **out, const TfConfig *c, const char *text, size_t tex
                 double angle = t / pow(10000.0, (double)(i - i % 2) / c->d_model);
                 m->pos_table[(size_t)t * c->d_model + i] = (nn_real)(i % 2 ? cos(angle) : sin(angle));
             }
+    for (int h = 0; h < c->heads; h++) m->slopes[h] = (nn_real)pow(2.0, -8.0 * (h + 1) / c->heads);
     m->train_rng = c->seed ^ 0x747261696e696e67ull;
     st = tf_reserve(m, c->batch);
     if (st != NN_OK) {
@@ -341,7 +345,7 @@ double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored) {
         layernorm_forward(a->ln1[l], a->ln1_mean[l], a->ln1_rstd[l], res, w->ln1w[l], w->ln1b[l], N, C);
         mlp_linear_forward(a->qkv[l], a->ln1[l], w->qkvw[l], w->qkvb[l], N, C, 3 * C);
         tf_attention_forward(a->atty[l], a->att[l], a->qkn[l], a->qk_norm[l], a->qkv[l], B, T, C, H, c->score,
-                             m->ablate[l]);
+                             m->ablate[l], c->positional == TF_POS_ALIBI ? m->slopes : NULL);
         mlp_linear_forward(a->res2[l], a->atty[l], w->projw[l], w->projb[l], N, C, C);
         vec_axpy(a->res2[l], 1, res, N * C);
         if (F) {

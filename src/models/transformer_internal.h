@@ -84,6 +84,7 @@ struct Transformer {
     nn_real *params, *grads, *m1, *m2;
     TfWeights w, g;
     nn_real *pos_table; /* (context, C) sinusoidal positions, else NULL */
+    nn_real slopes[TF_MAX_HEADS]; /* ALiBi's m_h per head */
     nn_real *acts_block;
     TfActs a;
     int acts_batch; /* batch the activations hold */
@@ -93,9 +94,10 @@ struct Transformer {
 };
 
 /* Causal multi-head attention over qkv (B, T, 3C) into atty (B, T, C);
- * heads flagged in ablate (H, or NULL) output zeros. */
+ * heads flagged in ablate (H, or NULL) output zeros; slopes (H, or NULL):
+ * ALiBi's bias -m_h (i - j) on every score. */
 void tf_attention_forward(nn_real *atty, nn_real *att, nn_real *qkn, nn_real *qk_norm, const nn_real *qkv, int B,
-                          int T, int C, int H, AttnScore score, const uint8_t *ablate);
+                          int T, int C, int H, AttnScore score, const uint8_t *ablate, const nn_real *slopes);
 /* dqkv (+=) from datty; dp: (T, T) scratch. */
 void tf_attention_backward(nn_real *dqkv, nn_real *dp, const nn_real *datty, const nn_real *att, const nn_real *qkv,
                            const nn_real *qkn, const nn_real *qk_norm, int B, int T, int C, int H, AttnScore score,

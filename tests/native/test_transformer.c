@@ -45,6 +45,7 @@ typedef struct {
     int N, C, F, B, T, H;
     AttnScore score;
     const uint8_t *ablate;
+    const nn_real *slopes;
     nn_real *x, *w1, *b1, *w2, *b2, *out, *R, *s1, *s2, *s3, *s4;
 } Layer;
 
@@ -54,7 +55,8 @@ static void layer_forward(Layer *l) {
         MlpActs a = {l->s1, l->s2};
         mlp_forward(l->out, &a, l->x, l->w1, l->b1, l->w2, l->b2, l->N, l->C, l->F);
     } else
-        tf_attention_forward(l->out, l->s1, l->s2, l->s3, l->x, l->B, l->T, l->C, l->H, l->score, l->ablate);
+        tf_attention_forward(l->out, l->s1, l->s2, l->s3, l->x, l->B, l->T, l->C, l->H, l->score, l->ablate,
+                             l->slopes);
 }
 
 static double layer_loss(void *ctx) {
@@ -116,13 +118,15 @@ static void check_mlp(Rng *r) {
     }
 }
 
-static void check_attention(Rng *r, AttnScore score, int ablate_head) {
+static void check_attention(Rng *r, AttnScore score, int ablate_head, int alibi) {
     static const char *const score_names[] = {"dot", "scaled_dot", "general", "additive", "cosine", "location"};
-    check_case("causal attention %s B=2 T=5 C=6 H=2 ablate=%d", score_names[score], ablate_head);
+    check_case("causal attention %s B=2 T=5 C=6 H=2 ablate=%d alibi=%d", score_names[score], ablate_head, alibi);
     int B = 2, T = 5, C = 6, H = 2, N = B * T;
     uint8_t ablate[2] = {0, 0};
     if (ablate_head >= 0) ablate[ablate_head] = 1;
-    Layer l = {.kind = 2, .N = N, .C = C, .B = B, .T = T, .H = H, .score = score, .ablate = ablate};
+    const nn_real slopes[2] = {(nn_real)0.25, (nn_real)0.0625};
+    Layer l = {.kind = 2, .N = N, .C = C, .B = B, .T = T, .H = H, .score = score, .ablate = ablate,
+               .slopes = alibi ? slopes : NULL};
     l.x = alloc_random(r, (size_t)N * 3 * C, -1.5, 1.5);
     l.out = alloc_reals((size_t)N * C);
     l.R = alloc_random(r, (size_t)N * C, -1, 1);
@@ -268,6 +272,7 @@ static void ref_forward(const Transformer *m, const int32_t *tok, int T, double 
                     e[j] = c->score == ATTN_SCORE_SCALED_DOT ? dot / sqrt(D)
                            : c->score == ATTN_SCORE_COSINE   ? TF_COSINE_SCALE * dot / sqrt(qq * kk)
                                                              : dot;
+                    if (c->positional == TF_POS_ALIBI) e[j] -= pow(2.0, -8.0 * (hd + 1) / H) * (i - j);
                     mx = fmax(mx, e[j]);
                 }
                 for (int j = 0; j <= i; j++) s += e[j] = exp(e[j] - mx);
@@ -417,11 +422,12 @@ int main(void) {
     check_mlp(&r);
     const AttnScore scores[3] = {ATTN_SCORE_SCALED_DOT, ATTN_SCORE_DOT, ATTN_SCORE_COSINE};
     for (int s = 0; s < 3; s++) {
-        check_attention(&r, scores[s], -1);
-        check_attention(&r, scores[s], 1);
+        check_attention(&r, scores[s], -1, 0);
+        check_attention(&r, scores[s], 1, s == 1);
     }
     for (int s = 0; s < 3; s++) check_whole(&r, TF_POS_LEARNED, scores[s], s == 0 ? 12 : 0);
     check_whole(&r, TF_POS_SINUSOIDAL, ATTN_SCORE_SCALED_DOT, 12);
+    check_whole(&r, TF_POS_ALIBI, ATTN_SCORE_SCALED_DOT, 0);
     for (int p = 0; p < TF_POS_COUNT; p++)
         for (int s = 0; s < 3; s++) check_reference(&r, (TfPositional)p, scores[s], p == 1 ? 0 : 12, s == 2);
     check_limits();

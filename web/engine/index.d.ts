@@ -369,7 +369,8 @@ export interface TransformerOptions {
   dFF?: number;
   /** longest sequence, 8..256 (default 64) */
   context?: number;
-  positional?: 'learned' | 'sinusoidal' | 'none';
+  /** 'alibi': Press et al.'s linear biases on the scores, m_h = 2^(-8 (h + 1) / heads) */
+  positional?: 'learned' | 'sinusoidal' | 'none' | 'alibi';
   score?: 'scaled_dot' | 'dot' | 'cosine';
   /** sequences per step, 1..256 (default 32) */
   batch?: number;
