@@ -74,6 +74,19 @@ for (const { engine, ...build } of await withEngines()) {
       m.destroy();
     });
 
+    test('every position encoding and score trains', async () => {
+      for (const positional of ['learned', 'sinusoidal', 'none', 'alibi']) {
+        for (const score of ['scaled_dot', 'dot', 'cosine']) {
+          const m = await engine.createTransformer({ ...SMALL, positional, score });
+          assert.equal(m.config.positional, positional);
+          assert.equal(m.config.score, score);
+          const { losses } = m.train({ steps: 2 });
+          assert.ok(losses.every(Number.isFinite), `${positional} ${score}: finite losses`);
+          m.destroy();
+        }
+      }
+    });
+
     test('bad options throw errors with a code naming the option', async () => {
       const rejects = (o, code, re) => assert.rejects(engine.createTransformer(o), (e) => e.code === code && re.test(e.message));
       await rejects({ task: 'translate' }, 'ERR_ARG', /task: unknown value 'translate'/);
