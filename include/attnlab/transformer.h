@@ -37,6 +37,7 @@ extern "C" {
 #define TF_MAX_STEPS 100000  /* steps of one train call */
 #define TF_MAX_EVALUATE 4096 /* sequences of one evaluate / headScores call */
 #define TF_TOP 5             /* predictions inspect returns per position */
+#define TF_MAX_GENERATE 4096 /* tokens of one generate call */
 /* cosine score: e = TF_COSINE_SCALE q.k / (|q| |k|); a unit-range score
  * would keep the softmax near uniform over tens of keys */
 #define TF_COSINE_SCALE 10.0

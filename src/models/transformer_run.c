@@ -220,8 +220,8 @@ int tf_inspect(Transformer *m, const int32_t *tokens, int n, float *attention, i
 int tf_generate(Transformer *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int k, uint64_t seed) {
     nn_clear_error();
     NN_TRY(check_tokens(m, tokens, n_prompt, TF_MAX_TEXT_BYTES));
-    if (n_new < 0 || n_new > TF_MAX_TEXT_BYTES)
-        return nn_fail(NN_ERR_LIMIT, "tokens: %d; need 0..%d", n_new, TF_MAX_TEXT_BYTES);
+    if (n_new < 0 || n_new > TF_MAX_GENERATE)
+        return nn_fail(n_new < 0 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "tokens: %d; need 0..%d", n_new, TF_MAX_GENERATE);
     if (!(temperature >= 0) || !isfinite(temperature))
         return nn_fail(NN_ERR_VALUE, "temperature must be a finite number >= 0 (got %g)", temperature);
     if (k < 0) return nn_fail(NN_ERR_VALUE, "topK must be >= 0 (got %d)", k);

@@ -15,17 +15,12 @@ const now = () => (typeof performance === 'object' ? performance.now() : Date.no
 const tables = new WeakMap();
 export function transformerConstants(heap) {
   if (!tables.has(heap)) {
-    const t = JSON.parse(heap.readString(heap.exports.attnlab_tf_constants()));
+    const t = JSON.parse(heap.readString(heap.call.tf_constants()));
     // the scores the transformer takes, with the attention core's codes
     t.scores = { scaled_dot: SCORES.scaled_dot, dot: SCORES.dot, cosine: SCORES.cosine };
     tables.set(heap, Object.freeze(t));
   }
   return tables.get(heap);
-}
-
-/** Runs a C export that returns an NnStatus; a failure throws with `name` before the message. */
-function call(heap, name, fn, ...args) {
-  heap.check(heap.exports[`attnlab_tf_${fn}`](...args), name);
 }
 
 function seedOf(value, fallback) {
@@ -57,8 +52,9 @@ export function createTransformer(heap, args) {
   };
   const handle = heap.withBlock({ text: U8 * (text.length + 1) }, (p) => {
     heap.writeBytes(p.text, text);
-    return heap.withHandle((out) => call(heap, 'createTransformer', 'create', task, text.length ? p.text : 0, text.length,
-      a.layers, a.heads, a.dModel, a.dFF, a.context, a.positional, a.score, a.batch, a.seed, out));
+    return heap.withHandle((out) => heap.call.tf_create({
+      task, text: text.length ? p.text : 0, textLength: text.length, ...a, out,
+    }));
   });
   return new TransformerModel(heap, handle);
 }
@@ -72,15 +68,15 @@ export class TransformerModel {
     this.K = K;
     const info = this.#info();
     const vocabulary = [];
-    for (let id = 0; id < info[9]; id++) vocabulary.push(heap.readString(heap.exports.attnlab_tf_token(handle, id)));
+    for (let id = 0; id < info[9]; id++) vocabulary.push(heap.readString(heap.call.tf_token({ model: handle, id })));
     this.vocabulary = Object.freeze(vocabulary);
     this.ids = new Map(vocabulary.map((name, id) => [name, id]));
     /** Every option resolved, the vocabulary and the parameter count. */
     this.config = Object.freeze({
       task: nameOf(K.tasks, info[0]), layers: info[1], heads: info[2], dModel: info[3], dFF: info[4], context: info[5],
       positional: nameOf(K.positional, info[6]), score: nameOf(K.scores, info[7]), batch: info[8],
-      seed: heap.exports.attnlab_tf_seed(handle), vocabulary: this.vocabulary, sequenceLength: info[10],
-      parameters: heap.exports.attnlab_tf_parameters(handle),
+      seed: heap.call.tf_seed({ model: handle }), vocabulary: this.vocabulary, sequenceLength: info[10],
+      parameters: heap.call.tf_parameters({ model: handle }),
     });
   }
 
@@ -91,7 +87,7 @@ export class TransformerModel {
 
   #info() {
     return this.heap.withBlock({ info: I32 * 12 }, (p) => {
-      this.heap.exports.attnlab_tf_info(this.handle, p.info);
+      this.heap.call.tf_info({ model: this.handle, info: p.info });
       return this.heap.readI32(p.info, 12);
     });
   }
@@ -123,7 +119,7 @@ export class TransformerModel {
       const heap = this.heap;
       return heap.withBlock({ losses: F32 * steps }, (p) => {
         const t0 = now();
-        call(heap, 'train', 'train', handle, steps, batch, lr, weightDecay, warmup, decaySteps, clip, p.losses);
+        heap.call.tf_train({ model: handle, steps, batch, lr, weightDecay, warmup, decaySteps, clip, losses: p.losses });
         const seconds = Math.max((now() - t0) / 1000, 1e-9);
         const losses = heap.readF32(p.losses, steps);
         return {
@@ -149,12 +145,12 @@ export class TransformerModel {
     const heap = this.heap;
     heap.withBlock({ pairs: I32 * Math.max(pairs.length, 1) }, (p) => {
       heap.writeI32(p.pairs, pairs);
-      call(heap, name, 'set_ablation', handle, p.pairs, ablate.length);
+      heap.check(heap.call.tf_set_ablation({ model: handle, pairs: p.pairs, n: ablate.length }), name);
     });
     try {
       return fn();
     } finally {
-      heap.exports.attnlab_tf_set_ablation(handle, 0, 0);
+      heap.call.tf_set_ablation({ model: handle, pairs: 0, n: 0 });
     }
   }
 
@@ -168,10 +164,10 @@ export class TransformerModel {
       const handle = this.#live('evaluate');
       const o = options('evaluate', args);
       const split = toChoice('split', o.split, this.K.splits, 'test');
-      const count = toInteger('count', o.count, 256, 1, this.K.limits.maxEvaluate);
+      const count = toInteger('count', o.count, 500, 1, this.K.limits.maxEvaluate);
       const heap = this.heap;
       return this.#ablated('evaluate', o.ablate, () => heap.withBlock({ out: 2 * F64 }, (p) => {
-        call(heap, 'evaluate', 'evaluate', handle, split, count, p.out);
+        heap.call.tf_evaluate({ model: handle, split, count, out: p.out });
         return { loss: heap.readF64(p.out), accuracy: heap.readF64(p.out + 8), count };
       }));
     });
@@ -233,7 +229,7 @@ export class TransformerModel {
         heap.writeSeed(p.rng, seed);
         const out = [];
         for (let i = 0; i < count; i++) {
-          call(heap, 'examples', 'sample', handle, split, p.rng, p.tokens, p.targets, p.n);
+          heap.call.tf_sample({ model: handle, split, rng: p.rng, tokens: p.tokens, targets: p.targets, n: p.n });
           const tokens = Array.from(heap.readI32(p.tokens, n));
           const targets = Array.from(heap.readI32(p.targets, n));
           const first = targets.findIndex((t) => t >= 0);
@@ -268,7 +264,7 @@ export class TransformerModel {
         tokens: I32 * n, attention: F32 * L * H * n * n, ids: I32 * n * top, p: F32 * n * top, lens: I32 * L * n,
       }, (p) => {
         heap.writeI32(p.tokens, ids);
-        call(heap, 'inspect', 'inspect', handle, p.tokens, n, p.attention, p.ids, p.p, p.lens);
+        heap.call.tf_inspect({ model: handle, tokens: p.tokens, n, attention: p.attention, ids: p.ids, p: p.p, lens: p.lens });
         const att = heap.readF32(p.attention, L * H * n * n);
         const topIds = heap.readI32(p.ids, n * top), topP = heap.readF32(p.p, n * top);
         const lens = heap.readI32(p.lens, L * n);
@@ -300,14 +296,14 @@ export class TransformerModel {
       const o = options('generate', args);
       const ids = this.#encode('generate', prompt);
       if (ids.length < 1) throw shapeError('generate: the prompt needs at least one token');
-      const count = toInteger('tokens', o.tokens, 20, 0, 4096);
+      const count = toInteger('tokens', o.tokens, 20, 0, this.K.limits.maxGenerate);
       const temperature = toNumber('temperature', o.temperature, 1);
       const topK = toInteger('topK', o.topK, 0, 0);
       const seed = seedOf(o.seed, 1);
       const heap = this.heap;
       return heap.withBlock({ tokens: I32 * (ids.length + count) }, (p) => {
         heap.writeI32(p.tokens, ids);
-        call(heap, 'generate', 'generate', handle, p.tokens, ids.length, count, temperature, topK, seed);
+        heap.call.tf_generate({ model: handle, tokens: p.tokens, nPrompt: ids.length, nNew: count, temperature, topK, seed });
         const out = Array.from(heap.readI32(p.tokens + I32 * ids.length, count));
         return { text: this.#text(out), tokens: out.map((id) => this.vocabulary[id]) };
       });
@@ -328,7 +324,7 @@ export class TransformerModel {
       const { layers: L, heads: H } = this.config;
       const heap = this.heap;
       return heap.withBlock({ prev: F32 * L * H, ind: F32 * L * H }, (p) => {
-        call(heap, 'headScores', 'head_scores', handle, count, p.prev, p.ind);
+        heap.call.tf_head_scores({ model: handle, count, prev: p.prev, ind: p.ind });
         const prev = heap.readF32(p.prev, L * H), ind = heap.readF32(p.ind, L * H);
         return Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => ({
           previousToken: prev[l * H + h], induction: ind[l * H + h],
@@ -369,10 +365,10 @@ export class TransformerModel {
 
   #tensors(handle, fn) {
     const heap = this.heap;
-    const base = heap.exports.attnlab_tf_weights(handle);
+    const base = heap.call.tf_weights({ model: handle });
     heap.withBlock({ at: 2 * F64 }, (p) => {
       for (let i = 0; ; i++) {
-        const name = heap.exports.attnlab_tf_tensor(handle, i, p.at);
+        const name = heap.call.tf_tensor({ model: handle, index: i, at: p.at });
         if (!name) break;
         fn(heap.readString(name), heap.readF64(p.at), heap.readF64(p.at + 8), base);
       }
@@ -382,7 +378,7 @@ export class TransformerModel {
   /** Frees the model; calling it again does nothing. */
   destroy() {
     if (!this.handle) return;
-    this.heap.exports.attnlab_tf_destroy(this.handle);
+    this.heap.call.tf_destroy({ model: this.handle });
     this.handle = 0;
   }
 }
