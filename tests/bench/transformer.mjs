@@ -6,7 +6,7 @@
 // best induction head ablated. Prints the figures; exits 1 when a target is missed.
 // The budget counts this process's CPU seconds (one core), so a machine busy
 // with other work does not shorten it; the wall time is printed beside it.
-//   node tests/bench/transformer.mjs [--simd false] [--seconds 120] [--seed 1]
+//   node tests/bench/transformer.mjs [--simd false] [--seconds 120] [--seed 1] [--positional learned|sinusoidal|none|alibi]
 import { loadEngine } from '../../web/engine/index.js';
 
 const arg = (name, fallback) => {
@@ -16,14 +16,15 @@ const arg = (name, fallback) => {
 const SECONDS = Number(arg('seconds', 120));
 const SEED = Number(arg('seed', 1));
 const SIMD = arg('simd', 'true') !== 'false';
-const CONFIG = { task: 'induction', layers: 2, heads: 4, dModel: 64, dFF: 0, context: 64, batch: 32, seed: SEED };
+const POSITIONAL = arg('positional', 'learned');
+const CONFIG = { task: 'induction', layers: 2, heads: 4, dModel: 64, dFF: 0, context: 64, positional: POSITIONAL, batch: 32, seed: SEED };
 const TRAIN = { lr: 5e-3, warmup: 100, weightDecay: 0, clip: 1 };
 const ROUND = 50;
 const TARGET = { accuracy: 0.95, induction: 0.5, previousToken: 0.5, ablationDrop: 0.4 };
 
 const engine = await loadEngine({ simd: SIMD, threads: 1 });
 const m = await engine.createTransformer(CONFIG);
-console.log(`induction, ${m.config.parameters} parameters, ${SIMD ? 'SIMD' : 'scalar'} build, seed ${SEED}`);
+console.log(`induction, ${m.config.parameters} parameters, ${POSITIONAL} positions, ${SIMD ? 'SIMD' : 'scalar'} build, seed ${SEED}`);
 let seconds = 0; // CPU
 let wall = 0;
 let accuracy = 0;
