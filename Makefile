@@ -3,7 +3,9 @@
 #   make lib          build/libattnlab.a: the engine for C programs (SSE on x86-64)
 #   make native-tools optimised native programs the JS tests and benches run
 #   make test-native  C tests under ASan+UBSan in three variants:
-#                     simd (SSE on x86-64), scalar (NN_SCALAR), double (NN_DOUBLE, scalar)
+#                     simd (SSE on x86-64), scalar (NN_SCALAR), double (NN_DOUBLE, scalar),
+#                     after the include check (scripts/check-includes.sh: includes run
+#                     base -> core -> layers -> models -> tasks -> train -> wasm)
 
 include emscripten.mk
 
@@ -35,7 +37,7 @@ build/native/$(1)/%: tests/native/%.c build/native/$(1)/core.a $(wildcard tests/
 endef
 $(foreach v,$(VARIANTS),$(eval $(call native_rule,$(v))))
 
-test-native: $(NATIVE_BINS) build/lib/example_tutorial
+test-native: check-includes $(NATIVE_BINS) build/lib/example_tutorial
 	@bash tests/native/run.sh $(NATIVE_BINS)
 	@bash tests/native/example_test.sh build/lib/example_tutorial
 
@@ -79,6 +81,11 @@ native-tools: build/tools/trainer_losses build/tools/train_native build/tools/vi
 clean:
 	rm -rf build $(WASM_DIR)
 
-.PHONY: test-native native-tools lib clean
+# Fails on an include that runs the wrong way; the script's own test first.
+check-includes:
+	@bash tests/native/check_includes_test.sh
+	@bash scripts/check-includes.sh
+
+.PHONY: test-native check-includes native-tools lib clean
 
 include tests/fuzz/fuzz.mk

@@ -10,9 +10,11 @@ EMCC ?= emcc
 EM_ENV := NODE_PATH=/usr/share/nodejs
 WASM_DIR := web/wasm
 # The engine's sources, shared with the native builds in Makefile:
-#   src/base  helpers every module uses   src/core   ops (forward/backward)
-#   src/models  seq2seq                    src/tasks  generated tasks
-#   src/train   the training loop
+#   src/base    helpers every module uses   src/core   ops (forward/backward)
+#   src/layers  layers the models share, the parameter table and optimiser, shards
+#   src/models  seq2seq, vision, transformer   src/tasks  generated tasks
+#   src/train   the training loops
+# Includes run one way, in this order (scripts/check-includes.sh).
 ENGINE_DIRS := src/base src/core src/layers src/models src/tasks src/train
 ENGINE_SRC := $(wildcard $(addsuffix /*.c,$(ENGINE_DIRS)))
 ENGINE_HDR := $(wildcard $(addsuffix /*.h,$(ENGINE_DIRS))) $(wildcard include/attnlab/*.h)

@@ -24,7 +24,7 @@ for (const wasm of ['attnlab-simd.wasm', 'attnlab-scalar.wasm']) {
   }
 }
 execFileSync(process.execPath, [`${root}scripts/vendor.mjs`], { stdio: 'inherit' });
-execFileSync(process.execPath, [`${root}scripts/render-math.mjs`], { stdio: 'inherit' }); // learn.html's equations as MathML
+execFileSync(process.execPath, [`${root}scripts/render-math.mjs`], { stdio: 'inherit' }); // learn.html's equations: KaTeX HTML and MathML, learn/math.css
 const { build, transform } = await import('esbuild');
 
 await rm(out, { recursive: true, force: true });

@@ -108,6 +108,13 @@ int attn_check(const AttnConfig *c, const AttnParams *p, const nn_real *q,
  * rest (errors come in attn_check's order either way). */
 int attn_check_config(const AttnConfig *c, const AttnParams *p);
 
+/* attn_check, and whether attn_forward may still fail past it: *may_fail
+ * (may be NULL) is 0 when the magnitudes of the inputs and parameters rule
+ * out every overflow of a softmax forward, 1 otherwise ('sum' always: a row
+ * may sum to rounding noise). Still one pass over queries, keys and values. */
+int attn_check_bounds(const AttnConfig *c, const AttnParams *p, const nn_real *q,
+                      const nn_real *k, const nn_real *v, int *may_fail);
+
 /* Multiply-adds one forward call does (what ATTN_MAX_WORK bounds). */
 double attn_work(const AttnConfig *c);
 
@@ -137,6 +144,13 @@ int attn_forward(const AttnConfig *c, const AttnParams *p,
                  const nn_real *k,     /* (n_k, d_k) */
                  const nn_real *v,     /* (n_k, d_v) */
                  nn_real *scratch);
+
+/* attn_forward without its checks, for a caller that has just run attn_check
+ * or attn_check_bounds on the same arguments (and no pass over the inputs
+ * twice). */
+int attn_forward_checked(const AttnConfig *c, const AttnParams *p, nn_real *scores,
+                         nn_real *weights, nn_real *context, const nn_real *q,
+                         const nn_real *k, const nn_real *v, nn_real *scratch);
 
 /* Backward: given dL/dcontext (and optionally dL/dweights, may be NULL),
  * accumulates dL/dq, dL/dk, dL/dv (each may be NULL) and parameter gradients.

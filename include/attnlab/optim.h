@@ -9,6 +9,14 @@
 extern "C" {
 #endif
 
+/* Every model's limits for one call: optimiser steps per training call,
+ * examples per evaluation (TRAINER_* and VTR_* are these). */
+#define NN_MAX_TRAIN_STEPS 100000
+#define NN_MAX_EVAL 100000
+/* Optimiser steps a model can take in all: its step count is an int32 that
+ * Adam's bias correction reads as steps + 1. */
+#define NN_MAX_OPT_STEPS 0x7FFFFFFE
+
 typedef enum { NN_ADAM = 0, NN_SGD = 1 } NnOptimizer;
 
 typedef struct {

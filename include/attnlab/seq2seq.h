@@ -40,7 +40,13 @@ extern "C" {
 #define S2S_MAX_LEN 64
 #define S2S_MAX_BATCH 1024 /* rows of a training or evaluation batch (s2s_reserve grows a model up to it) */
 #define S2S_MAX_BEAM 16
-#define S2S_MAX_STEPS 0x7FFFFFFE /* optimiser steps a model can take (its step count is an int32) */
+#define S2S_MAX_STEPS NN_MAX_OPT_STEPS /* optimiser steps a model can take (its step count is an int32) */
+
+/* The model's vocabulary layout, which the tasks write their ids in
+ * (include/attnlab/tasks.h): inputs are PAD, then symbols from S2S_FIRST_IN;
+ * outputs are PAD, BOS (the decoder's first input), EOS (ends an answer),
+ * then symbols from S2S_FIRST_OUT. */
+enum { S2S_PAD = 0, S2S_BOS = 1, S2S_EOS = 2, S2S_FIRST_IN = 1, S2S_FIRST_OUT = 3 };
 
 typedef struct {
     RnnCellKind cell;  /* recurrent cell of the encoder and the decoder */
@@ -118,6 +124,14 @@ int s2s_beam(Seq2Seq *m, int beam, const int32_t *in_ids, int n, int32_t *out_id
 int s2s_saliency(Seq2Seq *m, const int32_t *in_ids, int n, const int32_t *out_ids, int out_len, int step,
                  nn_real *saliency);
 
+/* One forward and backward pass on a fixed probe input (the first input
+ * symbol at every position of the longest input the model reads, EOS at every
+ * output step): NN_OK when every output probability and the gradient are
+ * finite, else NN_ERR_VALUE saying what is not. The loader runs it on every
+ * model it loads and training after every step. The weights and optimiser
+ * state are unchanged; the gradients are left zero. */
+int s2s_check_forward(Seq2Seq *m);
+
 /* Copies the weights, the optimiser state and the step count aside
  * (NN_ERR_NOMEM if the copy cannot be allocated), and puts them back. */
 int s2s_checkpoint(Seq2Seq *m);
@@ -128,6 +142,9 @@ void s2s_rollback(Seq2Seq *m);
 size_t s2s_save_size(const Seq2Seq *m);
 int s2s_save(const Seq2Seq *m, uint8_t *bytes, size_t size);
 int s2s_load(Seq2Seq **out, const uint8_t *bytes, size_t size);
+/* Checks a file as s2s_load does, up to its forward pass, and returns its
+ * configuration, without allocating anything. */
+int s2s_load_config(const uint8_t *bytes, size_t size, S2sConfig *c);
 
 #ifdef __cplusplus
 }

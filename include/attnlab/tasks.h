@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "attnlab/nn.h"
+#include "attnlab/seq2seq.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,10 +35,10 @@ typedef enum { TASK_COPY = 0, TASK_REVERSE = 1, TASK_SORT = 2, TASK_DATES = 3, T
 typedef enum { TASK_DIGITS = 0, TASK_LETTERS = 1 } TaskAlphabet; /* copy / reverse / sort */
 typedef enum { TASK_TRAIN = 0, TASK_VALID = 1, TASK_TEST = 2 } TaskSplit;
 
-/* Token ids shared by the tasks and the model: inputs are PAD then the input
- * alphabet from TASK_FIRST_IN; outputs are PAD, BOS, EOS, then the output
- * alphabet from TASK_FIRST_OUT. */
-enum { TASK_PAD = 0, TASK_BOS = 1, TASK_EOS = 2, TASK_FIRST_IN = 1, TASK_FIRST_OUT = 3 };
+/* Token ids: the model's vocabulary layout (include/attnlab/seq2seq.h): inputs
+ * are PAD then the input alphabet from TASK_FIRST_IN; outputs are PAD, BOS,
+ * EOS, then the output alphabet from TASK_FIRST_OUT. */
+enum { TASK_PAD = S2S_PAD, TASK_BOS = S2S_BOS, TASK_EOS = S2S_EOS, TASK_FIRST_IN = S2S_FIRST_IN, TASK_FIRST_OUT = S2S_FIRST_OUT };
 
 typedef struct {
     TaskKind kind;         /* which task */

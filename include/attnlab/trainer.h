@@ -20,8 +20,8 @@
 extern "C" {
 #endif
 
-#define TRAINER_MAX_STEPS 100000 /* optimiser steps per trainer_train call */
-#define TRAINER_MAX_EVAL 100000  /* examples per evaluation */
+#define TRAINER_MAX_STEPS NN_MAX_TRAIN_STEPS /* optimiser steps per trainer_train call */
+#define TRAINER_MAX_EVAL NN_MAX_EVAL          /* examples per evaluation */
 
 typedef struct Trainer Trainer; /* opaque */
 
@@ -46,10 +46,16 @@ const TaskConfig *trainer_task_config(const Trainer *t);
 Seq2Seq *trainer_model(Trainer *t);
 
 /* steps optimiser steps on batches of B train examples. All or nothing: if a
- * step diverges (a loss, gradient norm or weight that is not finite) or fails
- * otherwise, the model, its optimiser state and the training draws go back to
- * where the call found them and it returns the error; divergence is
+ * step diverges (a loss, gradient norm or weight that is not finite, a weight
+ * past MODEL_FILE_MAX_WEIGHT (1e6), or weights whose forward pass on the
+ * probe input of s2s_check_forward is not finite) or fails otherwise, the
+ * model, its optimiser state, its step count and the training draws go back
+ * to where the call found them and it returns the error; divergence is
  * NN_ERR_VALUE, "training diverged at step N ... try a smaller learning rate".
+ * The copy it goes back to is allocated with the trainer: a call that does not
+ * grow the batch allocates nothing. A pairs task whose train split is empty
+ * is NN_ERR_VALUE saying so; steps that would take the model past
+ * S2S_MAX_STEPS, NN_ERR_LIMIT before any is taken.
  * Batches, B in 1..S2S_MAX_BATCH
  * (1024): a batch larger than any before grows the model's buffers (NN_ERR_NOMEM
  * if memory runs out, the model unchanged). losses (steps) or NULL receives
@@ -72,7 +78,10 @@ int trainer_saliency(Trainer *t, const char *text, size_t text_len, int step, in
                      int32_t *out_ids, int *out_len, nn_real *alignment, char *output, nn_real *saliency);
 
 /* Saving: magic "ATNLTRN\0" | u32 version | task config (4 x i32) | u32 text
- * length | text | u64 training stream | model (the seq2seq format) | u32 FNV-1a. */
+ * length | text | u64 training stream | model (the seq2seq format) | u32 FNV-1a.
+ * Loading checks the task, and the model's configuration against it
+ * (vocabularies, lengths, the fixed input length of 'location' attention),
+ * before the model is allocated, then s2s_load's checks. */
 size_t trainer_save_size(const Trainer *t);
 int trainer_save(const Trainer *t, uint8_t *bytes, size_t size);
 int trainer_load(Trainer **out, const uint8_t *bytes, size_t size);

@@ -128,13 +128,18 @@ typedef struct {
 typedef struct VisionModel VisionModel; /* opaque */
 
 int vis_create(VisionModel **out, const VisConfig *c);
+/* Checks a configuration and counts its parameters without allocating
+ * (the loader checks a file's length against it first). */
+int vis_plan(const VisConfig *c, size_t *n_params);
 void vis_destroy(VisionModel *m);
 const VisConfig *vis_config(const VisionModel *m);
+void vis_grid(const VisionModel *m, int *gr, int *gc); /* the feature grid gr x gc */
+/* The parameter table: one block of weights (vis_num_params reals), their
+ * gradients in the same layout, the optimiser steps taken. */
 size_t vis_num_params(const VisionModel *m);
 nn_real *vis_params(VisionModel *m);
 nn_real *vis_grads(VisionModel *m);
 int vis_steps_taken(const VisionModel *m);
-void vis_grid(const VisionModel *m, int *gr, int *gc); /* the feature grid gr x gc */
 
 /* Forward over B images (B, R, Q). labels (B, T) and n_labels (B): with
  * labels, teacher forcing and the mean cross-entropy over valid steps in
@@ -179,6 +184,18 @@ int vtr_create(VisionTrainer **out, const VisData *d, const ImgTaskConfig *tc, c
 void vtr_destroy(VisionTrainer *t);
 VisionModel *vtr_model(VisionTrainer *t);
 const ImgTaskConfig *vtr_task(const VisionTrainer *t);
+/* The batch the model was created with (saved with it; evaluation runs in
+ * batches of it). Training takes batches of 1..VIS_MAX_BATCH: a batch larger
+ * than any before grows the model's buffers (NN_ERR_NOMEM if memory runs out,
+ * the model unchanged). */
+int vtr_batch(const VisionTrainer *t);
+/* steps (1..VTR_MAX_STEPS) optimiser steps on batches of B train images. All
+ * or nothing, as trainer_train: if a step diverges (a loss, gradient or weight
+ * that is not finite, a weight past 1e6, or weights whose forward pass on the
+ * batch's first image is not finite) or fails otherwise, the weights, the
+ * optimiser state and step count, hard mode's baselines and both random
+ * streams go back to where the call found them; divergence is NN_ERR_VALUE,
+ * "training diverged at step N ...". The copy is allocated with the model. */
 int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float *losses);
 int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, VisEval *r);
 /* One image (rows x cols greys) placed on the canvas and read greedily:
@@ -195,7 +212,11 @@ int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, 
  * "ATNLVIS\0" | u32 version | 4 x i32 task | 13 x i32 model config | f64 entropy
  * | u64 seed | u32 optimiser steps | T x f64 baselines | u64 sampling stream
  * | u64 training stream | u64 P | P x f32 parameters | u32 FNV-1a of all before.
- * The optimiser's moments are not saved: training resumes with fresh ones. */
+ * The optimiser's moments are not saved: training resumes with fresh ones.
+ * Loading checks every field (the task, the configuration against it, the
+ * step count, baselines in [0, 1]), the exact length, the checksum and every
+ * weight before anything is allocated, then runs the model on one test image
+ * and rejects it (NN_ERR_VALUE) unless that pass is finite. */
 size_t vtr_save_size(const VisionTrainer *t);
 int vtr_save(const VisionTrainer *t, uint8_t *bytes, size_t size);
 int vtr_load(VisionTrainer **out, const VisData *d, const uint8_t *bytes, size_t size);

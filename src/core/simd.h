@@ -7,7 +7,16 @@
  *                     and always used by NN_DOUBLE (the gradient-check build)
  * Kernels in vec.c are written once on these primitives and never use
  * intrinsics. Baseline SIMD128 has no fused multiply-add: vf_madd is mul + add,
- * so every branch rounds the same way. */
+ * so every branch rounds the same way.
+ *
+ * NaN goes the same way through every branch's min and max: they are
+ * SIMD128's pseudo-min and pseudo-max, lane by lane
+ *     vf_max(a, b) = a < b ? b : a        vf_min(a, b) = b < a ? b : a
+ * so a NaN in a comes out, a NaN in b does not. Kernels put the data first
+ * and the bound second: a clamp such as vf_min(vf_max(x, lo), hi) (vf_exp's)
+ * passes a NaN x on, so a NaN that reaches exp or tanh stays NaN and the
+ * checks after them see it, on the scalar build as on the SIMD one. vf_hmax
+ * folds the lanes with the same rule (vf_max1). */
 #ifndef ATTNLAB_SIMD_H
 #define ATTNLAB_SIMD_H
 
@@ -50,10 +59,10 @@ static inline float vf_hsum(VecF v) {
     return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
            (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
 }
-static inline float vf_hmax(VecF v) {
-    float a = fmaxf(wasm_f32x4_extract_lane(v, 0), wasm_f32x4_extract_lane(v, 1));
-    float b = fmaxf(wasm_f32x4_extract_lane(v, 2), wasm_f32x4_extract_lane(v, 3));
-    return fmaxf(a, b);
+static inline float vf_lane(VecF v, int l) {
+    float t[4];
+    wasm_v128_store(t, v);
+    return t[l];
 }
 
 #elif defined(NN_SIMD_SSE)
@@ -67,18 +76,20 @@ static inline VecF vf_add(VecF a, VecF b) { return _mm_add_ps(a, b); }
 static inline VecF vf_sub(VecF a, VecF b) { return _mm_sub_ps(a, b); }
 static inline VecF vf_mul(VecF a, VecF b) { return _mm_mul_ps(a, b); }
 static inline VecF vf_div(VecF a, VecF b) { return _mm_div_ps(a, b); }
-static inline VecF vf_max(VecF a, VecF b) { return _mm_max_ps(a, b); }
-static inline VecF vf_min(VecF a, VecF b) { return _mm_min_ps(a, b); }
+/* maxps / minps return their second operand when either is NaN: swapped,
+ * they are SIMD128's pmax / pmin exactly (signed zeros included) */
+static inline VecF vf_max(VecF a, VecF b) { return _mm_max_ps(b, a); }
+static inline VecF vf_min(VecF a, VecF b) { return _mm_min_ps(b, a); }
 static inline VecF vf_shift_to_exponent(VecF t) { return _mm_castsi128_ps(_mm_slli_epi32(_mm_castps_si128(t), 23)); }
 static inline float vf_hsum(VecF v) {
     float t[4];
     _mm_storeu_ps(t, v);
     return (t[0] + t[1]) + (t[2] + t[3]);
 }
-static inline float vf_hmax(VecF v) {
+static inline float vf_lane(VecF v, int l) {
     float t[4];
     _mm_storeu_ps(t, v);
-    return fmaxf(fmaxf(t[0], t[1]), fmaxf(t[2], t[3]));
+    return t[l];
 }
 
 #else /* scalar */
@@ -100,8 +111,8 @@ static inline VecF vf_add(VecF a, VecF b) { VF_LANES(a.v[l] + b.v[l]); }
 static inline VecF vf_sub(VecF a, VecF b) { VF_LANES(a.v[l] - b.v[l]); }
 static inline VecF vf_mul(VecF a, VecF b) { VF_LANES(a.v[l] * b.v[l]); }
 static inline VecF vf_div(VecF a, VecF b) { VF_LANES(a.v[l] / b.v[l]); }
-static inline VecF vf_max(VecF a, VecF b) { VF_LANES(a.v[l] > b.v[l] ? a.v[l] : b.v[l]); }
-static inline VecF vf_min(VecF a, VecF b) { VF_LANES(a.v[l] < b.v[l] ? a.v[l] : b.v[l]); }
+static inline VecF vf_max(VecF a, VecF b) { VF_LANES(a.v[l] < b.v[l] ? b.v[l] : a.v[l]); }
+static inline VecF vf_min(VecF a, VecF b) { VF_LANES(b.v[l] < a.v[l] ? b.v[l] : a.v[l]); }
 #ifndef NN_DOUBLE
 static inline float vf_shift_lane(float t) {
     union { float f; uint32_t u; } x = {t};
@@ -111,14 +122,18 @@ static inline float vf_shift_lane(float t) {
 static inline VecF vf_shift_to_exponent(VecF t) { VF_LANES(vf_shift_lane(t.v[l])); }
 #endif
 static inline nn_real vf_hsum(VecF a) { return (a.v[0] + a.v[1]) + (a.v[2] + a.v[3]); }
-static inline nn_real vf_hmax(VecF a) {
-    nn_real x = a.v[0] > a.v[1] ? a.v[0] : a.v[1];
-    nn_real y = a.v[2] > a.v[3] ? a.v[2] : a.v[3];
-    return x > y ? x : y;
-}
+static inline nn_real vf_lane(VecF a, int l) { return a.v[l]; }
 #undef VF_LANES
 
 #endif
+
+/* vf_max on one lane: a < b ? b : a */
+static inline nn_real vf_max1(nn_real a, nn_real b) { return a < b ? b : a; }
+
+/* The largest lane, folded (0 with 1, 2 with 3, then the two) by vf_max1. */
+static inline nn_real vf_hmax(VecF v) {
+    return vf_max1(vf_max1(vf_lane(v, 0), vf_lane(v, 1)), vf_max1(vf_lane(v, 2), vf_lane(v, 3)));
+}
 
 /* acc + a b (no FMA in baseline SIMD128, so mul then add everywhere). */
 static inline VecF vf_madd(VecF acc, VecF a, VecF b) { return vf_add(acc, vf_mul(a, b)); }

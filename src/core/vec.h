@@ -33,6 +33,9 @@ void vec_tanh(nn_real *y, const nn_real *x, int n);
 void vec_sigmoid(nn_real *y, const nn_real *x, int n); /* 1 / (1 + exp(-x)); y may alias x */
 /* sum_i x_i */
 nn_real vec_sum(const nn_real *x, int n);
+/* max_i |x_i| (0 when n is 0), or a value that is not finite (inf or NaN)
+ * when some x_i is not: one pass checks the values and bounds them. */
+nn_real vec_max_abs(const nn_real *x, size_t n);
 
 /* C (M,N) = [C +] A (M,K) . B (K,N) */
 void vec_gemm_nn(nn_real *C, int ldc, const nn_real *A, int lda,

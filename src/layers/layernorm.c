@@ -1,49 +1,50 @@
-/* LayerNorm forward and backward (src/layers/layernorm.h). */
+/* Layer normalisation (src/layers/layernorm.h). Row statistics in double, so
+ * a row of large, nearly equal values keeps its variance. */
 #include "layers/layernorm.h"
 
 #include <math.h>
 
-#include "core/vec.h"
+void layernorm_add(OptParams *p, LayerNormWeights *w, int C) {
+    opt_add(p, &w->weight, (size_t)C, 0, OPT_INIT_ONE);
+    opt_add(p, &w->bias, (size_t)C, 0, OPT_INIT_ZERO);
+}
 
-void layernorm_forward(nn_real *out, nn_real *mean, nn_real *rstd, const nn_real *inp, const nn_real *w,
-                       const nn_real *b, int N, int C) {
-    for (int i = 0; i < N; i++) {
-        const nn_real *x = inp + (size_t)i * C;
-        nn_real *y = out + (size_t)i * C;
-        /* two passes: mean first, then the variance about it (no cancellation) */
+void layernorm_forward(nn_real *y, nn_real *mean, nn_real *rstd, const nn_real *x, const LayerNormWeights *w, int n,
+                       int C) {
+    for (int r = 0; r < n; r++) {
+        const nn_real *xr = x + (size_t)r * C;
+        nn_real *yr = y + (size_t)r * C;
         double m = 0, v = 0;
-        for (int c = 0; c < C; c++) m += x[c];
+        for (int i = 0; i < C; i++) m += xr[i];
         m /= C;
-        for (int c = 0; c < C; c++) v += (x[c] - m) * (x[c] - m);
-        v /= C;
-        nn_real s = (nn_real)(1.0 / sqrt(v + LN_EPS));
-        for (int c = 0; c < C; c++) y[c] = ((x[c] - (nn_real)m) * s) * w[c] + b[c];
-        mean[i] = (nn_real)m;
-        rstd[i] = s;
+        for (int i = 0; i < C; i++) v += (xr[i] - m) * (xr[i] - m);
+        double s = 1 / sqrt(v / C + LAYERNORM_EPS);
+        for (int i = 0; i < C; i++) yr[i] = (nn_real)((xr[i] - m) * s) * w->weight[i] + w->bias[i];
+        mean[r] = (nn_real)m;
+        rstd[r] = (nn_real)s;
     }
 }
 
-/* With xhat = (x - mean) rstd and g = dy * w:
- *   dx = rstd (g - mean(g) - xhat mean(g xhat)),  dw += dy xhat,  db += dy. */
-void layernorm_backward(nn_real *dinp, nn_real *dw, nn_real *db, const nn_real *dout, const nn_real *inp,
-                        const nn_real *w, const nn_real *mean, const nn_real *rstd, int N, int C) {
-    for (int i = 0; i < N; i++) {
-        const nn_real *x = inp + (size_t)i * C, *dy = dout + (size_t)i * C;
-        nn_real *dx = dinp + (size_t)i * C;
-        nn_real m = mean[i], s = rstd[i];
-        double g_mean = 0, gx_mean = 0;
-        for (int c = 0; c < C; c++) {
-            nn_real xhat = (x[c] - m) * s, g = dy[c] * w[c];
-            g_mean += g;
-            gx_mean += g * xhat;
+void layernorm_backward(nn_real *dx, LayerNormWeights *g, const nn_real *dy, const nn_real *x, const nn_real *mean,
+                        const nn_real *rstd, const LayerNormWeights *w, int n, int C) {
+    for (int r = 0; r < n; r++) {
+        const nn_real *xr = x + (size_t)r * C, *dyr = dy + (size_t)r * C;
+        nn_real *dxr = dx + (size_t)r * C;
+        /* y = xhat weight + bias, xhat = (x - mean) rstd:
+         * dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)), dxhat = dy weight */
+        double mean_d = 0, mean_dx = 0;
+        for (int i = 0; i < C; i++) {
+            double xhat = (xr[i] - mean[r]) * rstd[r], d = (double)dyr[i] * w->weight[i];
+            mean_d += d;
+            mean_dx += d * xhat;
+            g->bias[i] += dyr[i];
+            g->weight[i] += (nn_real)(dyr[i] * xhat);
         }
-        g_mean /= C;
-        gx_mean /= C;
-        for (int c = 0; c < C; c++) {
-            nn_real xhat = (x[c] - m) * s, g = dy[c] * w[c];
-            db[c] += dy[c];
-            dw[c] += dy[c] * xhat;
-            dx[c] += s * (g - (nn_real)g_mean - xhat * (nn_real)gx_mean);
+        mean_d /= C;
+        mean_dx /= C;
+        for (int i = 0; i < C; i++) {
+            double xhat = (xr[i] - mean[r]) * rstd[r], d = (double)dyr[i] * w->weight[i];
+            dxr[i] += (nn_real)(rstd[r] * (d - mean_d - xhat * mean_dx));
         }
     }
 }

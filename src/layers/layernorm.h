@@ -1,30 +1,25 @@
-/* LayerNorm over rows (Ba et al. 2016), as a forward/backward pair:
- *   y = (x - mean) * rstd * w + b,  rstd = 1 / sqrt(var + LN_EPS)
- * N rows of C features; the forward keeps mean and rstd for the backward.
- * The backward accumulates (+=) into dx, dw and db. */
+/* Layer normalisation over the last axis, for the models to come (a
+ * transformer's blocks): y = (x - mean) / sqrt(var + eps) * weight + bias.
+ * Dimension letters: n rows, C channels. Not a public header. */
 #ifndef ATTNLAB_LAYERS_LAYERNORM_H
 #define ATTNLAB_LAYERS_LAYERNORM_H
 
-#include "attnlab/nn.h"
+#include "layers/optim.h"
 
-#define LN_EPS 1e-5
+#define LAYERNORM_EPS 1e-5
 
-void layernorm_forward(nn_real *out,       /* (N, C) */
-                       nn_real *mean,      /* (N) */
-                       nn_real *rstd,      /* (N) */
-                       const nn_real *inp, /* (N, C) */
-                       const nn_real *w,   /* (C) */
-                       const nn_real *b,   /* (C) */
-                       int N, int C);
+typedef struct {
+    nn_real *weight; /* (C) starts at 1 */
+    nn_real *bias;   /* (C) starts at 0 */
+} LayerNormWeights;
 
-void layernorm_backward(nn_real *dinp,       /* (N, C) += */
-                        nn_real *dw,         /* (C) += */
-                        nn_real *db,         /* (C) += */
-                        const nn_real *dout, /* (N, C) */
-                        const nn_real *inp,  /* (N, C) */
-                        const nn_real *w,    /* (C) */
-                        const nn_real *mean, /* (N) */
-                        const nn_real *rstd, /* (N) */
-                        int N, int C);
+void layernorm_add(OptParams *p, LayerNormWeights *w, int C);
+
+/* y (n, C); mean, rstd (n) kept for the backward; x (n, C). y may not alias x. */
+void layernorm_forward(nn_real *y, nn_real *mean, nn_real *rstd, const nn_real *x, const LayerNormWeights *w, int n,
+                       int C);
+/* From dy (n, C): dx (n, C) +=, the weights' gradients g +=. */
+void layernorm_backward(nn_real *dx, LayerNormWeights *g, const nn_real *dy, const nn_real *x, const nn_real *mean,
+                        const nn_real *rstd, const LayerNormWeights *w, int n, int C);
 
 #endif

@@ -1,68 +1,55 @@
-/* Linear, GELU and the GELU MLP, forward and backward (src/layers/mlp.h). */
+/* A two-layer perceptron with GELU (src/layers/mlp.h). */
 #include "layers/mlp.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "core/vec.h"
 
-#define GELU_K 0.7978845608028654 /* sqrt(2 / pi) */
-#define GELU_A 0.044715
+#define GELU_SCALE 0.7978845608028654 /* sqrt(2/pi) */
+#define GELU_CUBE 0.044715
 
-void mlp_linear_forward(nn_real *out, const nn_real *inp, const nn_real *w, const nn_real *b, int N, int IC,
-                        int OC) {
-    if (b)
-        for (int i = 0; i < N; i++) memcpy(out + (size_t)i * OC, b, sizeof(nn_real) * OC);
-    vec_gemm_nn(out, OC, inp, IC, w, OC, N, OC, IC, b != NULL);
-}
-
-/* y = x W + b:  dx += dy W^T,  dW += x^T dy,  db += sum_rows dy */
-void mlp_linear_backward(nn_real *dinp, nn_real *dw, nn_real *db, const nn_real *dout, const nn_real *inp,
-                         const nn_real *w, int N, int IC, int OC) {
-    if (dinp) vec_gemm_nt(dinp, IC, dout, OC, w, OC, N, IC, OC, 1);
-    vec_gemm_tn(dw, OC, inp, IC, dout, OC, IC, OC, N, 1);
-    if (db)
-        for (int i = 0; i < N; i++) vec_axpy(db, 1, dout + (size_t)i * OC, OC);
-}
-
-void mlp_gelu_forward(nn_real *out, const nn_real *inp, int n) {
-    /* u = k (x + a x^3) into out, tanh in place, then 0.5 x (1 + tanh u) */
-    for (int i = 0; i < n; i++) {
-        nn_real x = inp[i];
-        out[i] = (nn_real)GELU_K * (x + (nn_real)GELU_A * x * x * x);
-    }
-    vec_tanh(out, out, n);
-    for (int i = 0; i < n; i++) out[i] = (nn_real)0.5 * inp[i] * (1 + out[i]);
-}
-
-/* y = 0.5 x (1 + t), t = tanh(u), u = k (x + a x^3):
- * dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 a x^2) */
-void mlp_gelu_backward(nn_real *dinp, const nn_real *dout, const nn_real *inp, int n) {
-    for (int i = 0; i < n; i++) {
-        nn_real x = inp[i];
-        nn_real t = (nn_real)tanh(GELU_K * (x + GELU_A * x * x * x));
-        nn_real d = (nn_real)0.5 * (1 + t) +
-                    (nn_real)0.5 * x * (1 - t * t) * (nn_real)GELU_K * (1 + 3 * (nn_real)GELU_A * x * x);
-        dinp[i] += dout[i] * d;
+void gelu_forward(nn_real *y, const nn_real *x, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        double u = x[i];
+        y[i] = (nn_real)(0.5 * u * (1 + tanh(GELU_SCALE * (u + GELU_CUBE * u * u * u))));
     }
 }
 
-void mlp_forward(nn_real *out, MlpActs *a, const nn_real *inp, const nn_real *w1, const nn_real *b1,
-                 const nn_real *w2, const nn_real *b2, int N, int C, int F) {
-    mlp_linear_forward(a->h, inp, w1, b1, N, C, F);
-    mlp_gelu_forward(a->g, a->h, N * F);
-    mlp_linear_forward(out, a->g, w2, b2, N, F, C);
+/* gelu'(u) = (1 + tanh z)/2 + u/2 (1 - tanh^2 z) dz/du,  z = s (u + c u^3) */
+static double gelu_grad(double u) {
+    double t = tanh(GELU_SCALE * (u + GELU_CUBE * u * u * u));
+    return 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * GELU_SCALE * (1 + 3 * GELU_CUBE * u * u);
 }
 
-/* The forward read in reverse: dg = dy W2^T (and dW2, db2), dh = dg gelu'(h),
- * then dx, dW1, db1 from dh. */
-void mlp_backward(nn_real *dinp, nn_real *dw1, nn_real *db1, nn_real *dw2, nn_real *db2, const nn_real *dout,
-                  const MlpActs *a, const nn_real *inp, const nn_real *w1, const nn_real *w2, int N, int C, int F,
-                  nn_real *scratch) {
-    size_t nf = (size_t)N * F;
-    nn_real *dg = scratch, *dh = scratch + nf;
-    memset(scratch, 0, sizeof(nn_real) * 2 * nf);
-    mlp_linear_backward(dg, dw2, db2, dout, a->g, w2, N, F, C);
-    mlp_gelu_backward(dh, dg, a->h, N * F);
-    mlp_linear_backward(dinp, dw1, db1, dh, inp, w1, N, C, F);
+void gelu_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n) {
+    for (size_t i = 0; i < n; i++) dx[i] += (nn_real)(dy[i] * gelu_grad(x[i]));
+}
+
+void mlp_add(OptParams *p, MlpWeights *w, int C, int F) {
+    opt_add(p, &w->W1, (size_t)C * F, C, OPT_INIT_UNIFORM);
+    opt_add(p, &w->b1, (size_t)F, 0, OPT_INIT_ZERO);
+    opt_add(p, &w->W2, (size_t)F * C, F, OPT_INIT_UNIFORM);
+    opt_add(p, &w->b2, (size_t)C, 0, OPT_INIT_ZERO);
+}
+
+void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F) {
+    vec_gemm_nn(h, F, x, C, w->W1, F, n, F, C, 0);
+    for (int r = 0; r < n; r++) vec_axpy(h + (size_t)r * F, 1, w->b1, F);
+    gelu_forward(a, h, (size_t)n * F);
+    vec_gemm_nn(y, C, a, F, w->W2, C, n, C, F, 0);
+    for (int r = 0; r < n; r++) vec_axpy(y + (size_t)r * C, 1, w->b2, C);
+}
+
+void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, const nn_real *x, const nn_real *h,
+                  const nn_real *a, const MlpWeights *w, int n, int C, int F) {
+    /* y = a W2 + b2 */
+    for (int r = 0; r < n; r++) vec_axpy(g->b2, 1, dy + (size_t)r * C, C);
+    vec_gemm_tn(g->W2, C, a, F, dy, C, F, C, n, 1);
+    vec_gemm_nt(da, F, dy, C, w->W2, C, n, F, C, 0);
+    /* a = gelu(h): dh = gelu'(h) da, in place */
+    for (size_t i = 0; i < (size_t)n * F; i++) da[i] = (nn_real)(da[i] * gelu_grad(h[i]));
+    /* h = x W1 + b1 */
+    for (int r = 0; r < n; r++) vec_axpy(g->b1, 1, da + (size_t)r * F, F);
+    vec_gemm_tn(g->W1, F, x, C, da, F, C, F, n, 1);
+    vec_gemm_nt(dx, C, da, F, w->W1, F, n, C, F, 1);
 }

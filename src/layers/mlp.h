@@ -1,48 +1,30 @@
-/* The position-wise layers of a transformer block, forward/backward pairs:
- *   linear   y = x W + b                       W (C_in, C_out), b (C_out) or NULL
- *   gelu     y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (GPT-2's form)
- *   mlp      y = gelu(x W1 + b1) W2 + b2       W1 (C, F), W2 (F, C)
- * N rows. Backward passes accumulate (+=) into every gradient; a NULL input
- * gradient is skipped. */
+/* A two-layer perceptron with GELU, for the models to come (a transformer's
+ * blocks): y = gelu(x W1 + b1) W2 + b2, GELU in its tanh form
+ * gelu(u) = u/2 (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3))).
+ * Dimension letters: n rows, C channels, F hidden. Not a public header. */
 #ifndef ATTNLAB_LAYERS_MLP_H
 #define ATTNLAB_LAYERS_MLP_H
 
-#include "attnlab/nn.h"
+#include "layers/optim.h"
 
-void mlp_linear_forward(nn_real *out,       /* (N, OC) */
-                        const nn_real *inp, /* (N, IC) */
-                        const nn_real *w,   /* (IC, OC) */
-                        const nn_real *b,   /* (OC) or NULL */
-                        int N, int IC, int OC);
-
-void mlp_linear_backward(nn_real *dinp,       /* (N, IC) += or NULL */
-                         nn_real *dw,         /* (IC, OC) += */
-                         nn_real *db,         /* (OC) += or NULL */
-                         const nn_real *dout, /* (N, OC) */
-                         const nn_real *inp,  /* (N, IC) */
-                         const nn_real *w,    /* (IC, OC) */
-                         int N, int IC, int OC);
-
-void mlp_gelu_forward(nn_real *out, const nn_real *inp, int n);
-/* dinp += dout * gelu'(inp) */
-void mlp_gelu_backward(nn_real *dinp, const nn_real *dout, const nn_real *inp, int n);
-
-/* The saved activations of one MLP. */
 typedef struct {
-    nn_real *h; /* (N, F) x W1 + b1 */
-    nn_real *g; /* (N, F) gelu(h) */
-} MlpActs;
+    nn_real *W1; /* (C, F) */
+    nn_real *b1; /* (F) */
+    nn_real *W2; /* (F, C) */
+    nn_real *b2; /* (C) */
+} MlpWeights;
 
-void mlp_forward(nn_real *out,        /* (N, C) */
-                 MlpActs *a,          /* saved for the backward */
-                 const nn_real *inp,  /* (N, C) */
-                 const nn_real *w1, const nn_real *b1, const nn_real *w2, const nn_real *b2, int N, int C, int F);
+void mlp_add(OptParams *p, MlpWeights *w, int C, int F);
 
-/* scratch: 2 N F reals (dL/dg, dL/dh). */
-void mlp_backward(nn_real *dinp,                                      /* (N, C) += */
-                  nn_real *dw1, nn_real *db1, nn_real *dw2, nn_real *db2, /* += */
-                  const nn_real *dout,                                /* (N, C) */
-                  const MlpActs *a, const nn_real *inp, const nn_real *w1, const nn_real *w2, int N, int C, int F,
-                  nn_real *scratch);
+/* y (n, C); h (n, F) = x W1 + b1 and a (n, F) = gelu(h) kept for the backward; x (n, C). */
+void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F);
+/* From dy (n, C): dx (n, C) +=, the weights' gradients g +=; da (n, F) is
+ * scratch (then dL/dh). */
+void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, const nn_real *x, const nn_real *h,
+                  const nn_real *a, const MlpWeights *w, int n, int C, int F);
+
+/* The activation alone, elementwise: y = gelu(x), and dx += gelu'(x) dy. */
+void gelu_forward(nn_real *y, const nn_real *x, size_t n);
+void gelu_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n);
 
 #endif

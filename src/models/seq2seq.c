@@ -3,77 +3,29 @@
  * The layers live in seq2seq_layers.c, training in seq2seq_train.c, decoding
  * in seq2seq_decode.c and the file format in seq2seq_io.c; all share the
  * model through seq2seq_internal.h (which also defines the dimension letters). */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/layout.h"
-#include "base/rng.h"
-#include "core/vec.h"
+#include "layers/shards.h"
 #include "models/seq2seq_internal.h"
 
 /* ---- the parameter table ------------------------------------------------- */
 
-static void add_tensor(Seq2Seq *m, nn_real **slot, size_t count, int fan_in, int init) {
-    opt_add(&m->opt, slot, count, fan_in, init);
-}
-
-static void add_cell(Seq2Seq *m, S2sCellParams *p, int in, int H) {
-    int GH = rnn_gates(m->c.cell) * H;
-    add_tensor(m, &p->Wx, (size_t)in * GH, in, S2S_INIT_UNIFORM);
-    add_tensor(m, &p->Wh, (size_t)H * GH, H, S2S_INIT_UNIFORM);
-    add_tensor(m, &p->bx, (size_t)GH, 0, m->c.cell == RNN_CELL_LSTM ? S2S_INIT_FORGET : S2S_INIT_ZERO);
-    add_tensor(m, &p->bh, (size_t)GH, 0, S2S_INIT_ZERO);
-}
-
 /* Builds the table of tensors (offsets into the one parameter block). */
 static void build_table(Seq2Seq *m) {
     const S2sConfig *c = &m->c;
+    OptParams *p = &m->opt;
     int D = m->D, E = c->embed, H = c->hidden;
-    m->opt.n_tensors = 0;
-    m->opt.n = 0;
-    add_tensor(m, &m->w.emb_in, (size_t)c->in_vocab * E, 0, S2S_INIT_EMBED);
+    p->n_tensors = 0;
+    p->n = 0;
+    opt_add(p, &m->w.emb_in, (size_t)c->in_vocab * E, 0, OPT_INIT_EMBED);
     for (int l = 0; l < c->layers; l++)
-        for (int d = 0; d < m->dirs; d++) add_cell(m, &m->w.enc[l][d], l == 0 ? E : D, H);
-    add_tensor(m, &m->w.emb_out, (size_t)c->out_vocab * E, 0, S2S_INIT_EMBED);
-    add_cell(m, &m->w.dec, E, D);
-    switch (c->attention) {
-    case ATTN_SCORE_GENERAL: add_tensor(m, &m->w.attn_W, (size_t)D * D, D, S2S_INIT_UNIFORM); break;
-    case ATTN_SCORE_LOCATION: add_tensor(m, &m->w.attn_W, (size_t)c->fixed_in * D, D, S2S_INIT_UNIFORM); break;
-    case ATTN_SCORE_ADDITIVE:
-        add_tensor(m, &m->w.attn_Wq, (size_t)m->A * D, D, S2S_INIT_UNIFORM);
-        add_tensor(m, &m->w.attn_Wk, (size_t)m->A * D, D, S2S_INIT_UNIFORM);
-        add_tensor(m, &m->w.attn_v, (size_t)m->A, m->A, S2S_INIT_UNIFORM);
-        break;
-    case ATTN_SCORE_COSINE: add_tensor(m, &m->w.attn_beta, 1, 0, S2S_INIT_BETA); break;
-    default: break;
-    }
-    add_tensor(m, &m->w.Wc, (size_t)m->W * D, m->W, S2S_INIT_UNIFORM);
-    add_tensor(m, &m->w.bc, (size_t)D, 0, S2S_INIT_ZERO);
-    add_tensor(m, &m->w.Wout, (size_t)D * c->out_vocab, D, S2S_INIT_UNIFORM);
-    add_tensor(m, &m->w.bout, (size_t)c->out_vocab, 0, S2S_INIT_ZERO);
-}
-
-static void init_params(Seq2Seq *m) {
-    uint64_t s = m->c.seed;
-    for (int i = 0; i < m->opt.n_tensors; i++) {
-        const OptTensor *t = &m->opt.tensors[i];
-        nn_real *p = m->opt.params + t->offset;
-        nn_real k = t->fan_in > 0 ? 1 / sqrt((nn_real)t->fan_in) : 0;
-        for (size_t j = 0; j < t->count; j++) {
-            switch (t->init) {
-            case S2S_INIT_UNIFORM: p[j] = k * nn_rng_symmetric(&s); break;
-            case S2S_INIT_EMBED: p[j] = nn_rng_symmetric(&s); break;
-            case S2S_INIT_BETA: p[j] = 1; break;
-            default: p[j] = 0; break;
-            }
-        }
-        if (t->init == S2S_INIT_FORGET) {
-            /* LSTM forget-gate bias 1: remember by default (gate order i, f, g, o) */
-            int Hc = (int)(t->count / 4);
-            for (int j = Hc; j < 2 * Hc; j++) p[j] = 1;
-        }
-    }
+        for (int d = 0; d < m->dirs; d++) cell_add(p, &m->w.enc[l][d], c->cell, l == 0 ? E : D, H);
+    opt_add(p, &m->w.emb_out, (size_t)c->out_vocab * E, 0, OPT_INIT_EMBED);
+    cell_add(p, &m->w.dec, c->cell, E, D);
+    attend_add(p, &m->w.attn, c->attention, D, c->fixed_in, m->A);
+    output_add(p, &m->w.out, m->W, D, c->out_vocab);
 }
 
 /* ---- activations: one block, carved by a table ---------------------------- */
@@ -168,9 +120,9 @@ static int check_config(const S2sConfig *c) {
         return nn_fail(NN_ERR_ARG, "attention: unknown scoring function %d", c->attention);
     if (c->attn_hidden < 0 || c->attn_hidden > S2S_MAX_HIDDEN)
         return nn_fail(NN_ERR_LIMIT, "attnHidden: %d; it must be within 0..%d", c->attn_hidden, S2S_MAX_HIDDEN);
-    if (c->in_vocab < TASK_FIRST_IN + 1 || c->in_vocab > S2S_MAX_VOCAB || c->out_vocab < TASK_FIRST_OUT + 1 || c->out_vocab > S2S_MAX_VOCAB)
+    if (c->in_vocab < S2S_FIRST_IN + 1 || c->in_vocab > S2S_MAX_VOCAB || c->out_vocab < S2S_FIRST_OUT + 1 || c->out_vocab > S2S_MAX_VOCAB)
         return nn_fail(NN_ERR_LIMIT, "vocabulary: %d input and %d output symbols; each must be within %d..%d and %d..%d",
-                       c->in_vocab, c->out_vocab, TASK_FIRST_IN + 1, S2S_MAX_VOCAB, TASK_FIRST_OUT + 1, S2S_MAX_VOCAB);
+                       c->in_vocab, c->out_vocab, S2S_FIRST_IN + 1, S2S_MAX_VOCAB, S2S_FIRST_OUT + 1, S2S_MAX_VOCAB);
     if (c->max_in < 1 || c->max_in > S2S_MAX_LEN || c->max_out < 1 || c->max_out > S2S_MAX_LEN)
         return nn_fail(NN_ERR_LIMIT, "lengths: inputs up to %d and outputs up to %d tokens; each must be within 1..%d",
                        c->max_in, c->max_out, S2S_MAX_LEN);
@@ -185,62 +137,80 @@ static int check_config(const S2sConfig *c) {
     return NN_OK;
 }
 
-/* ---- shard replicas ------------------------------------------------------- */
-
-static void replica_destroy(Seq2Seq *r) {
-    if (!r) return;
-    free(r->acts);
-    free(r->ids);
-    free(r->key_lengths);
-    free(r->mask);
-    free(r->grads);
-    free(r);
+/* The sizes derived from the configuration, and the parameter table. */
+static void plan(Seq2Seq *m, const S2sConfig *c) {
+    m->c = *c;
+    m->dirs = c->bidirectional ? 2 : 1;
+    m->D = c->hidden * m->dirs;
+    m->A = c->attn_hidden > 0 ? c->attn_hidden : m->D;
+    m->W = c->attention >= 0 ? 2 * m->D : m->D;
+    m->Bm = c->batch > S2S_MAX_BEAM ? c->batch : S2S_MAX_BEAM;
+    m->n_shards = 1;
+    m->attn_cfg = (AttnConfig){0};
+    m->attn_cfg.d_q = m->attn_cfg.d_k = m->attn_cfg.d_v = m->D;
+    m->attn_cfg.hidden = c->attention == ATTN_SCORE_ADDITIVE ? m->A : 0;
+    m->attn_cfg.score = c->attention >= 0 ? (AttnScore)c->attention : ATTN_SCORE_DOT;
+    m->attn_cfg.norm = ATTN_NORM_SOFTMAX;
+    m->attn_cfg.temperature = 1;
+    build_table(m);
 }
 
-/* One shard's buffers for up to `rows` rows: the model's sizes and weight
- * view, its own activations, encoder and decoder tokens, masks and
- * gradients (g views them); NULL when out of memory. The model's weights
- * must be bound (m->w) before. */
-static Seq2Seq *replica_create(const Seq2Seq *m, int rows) {
-    Seq2Seq *r = malloc(sizeof *r);
+/* A model of configuration c with its sizes and table, owning nothing yet; NULL when out of memory. */
+static Seq2Seq *model_new(const S2sConfig *c) {
+    Seq2Seq *m = calloc(1, sizeof *m);
+    if (m) plan(m, c);
+    return m;
+}
+
+int s2s_plan(const S2sConfig *c, size_t *n_params) {
+    NN_TRY(check_config(c));
+    Seq2Seq m = {0}; /* its table only */
+    plan(&m, c);
+    *n_params = m.opt.n;
+    return NN_OK;
+}
+
+/* ---- shard replicas ------------------------------------------------------- */
+
+/* A replica owns what the model owns (its gradient block instead of the
+ * optimiser's; no decoding buffers, no replicas), so s2s_destroy frees either. */
+static void replica_destroy(void *replica) { s2s_destroy(replica); }
+
+/* One shard's buffers for up to `rows` rows (layers/shards.h): planned from
+ * the model's configuration, the model's weight view, its own activations,
+ * encoder and decoder tokens, masks and gradients; no decoding buffers. The
+ * model's weights must be bound (m->w) before. */
+static void *replica_create(const void *model, int rows) {
+    const Seq2Seq *m = model;
+    const S2sConfig *c = &m->c;
+    Seq2Seq *r = model_new(c);
     if (!r) return NULL;
-    *r = *m; /* sizes, configuration and the weight view; everything owned is replaced below */
-    r->opt = (OptParams){0};
-    r->acts = NULL;
-    r->n_shards = 1;
-    memset(r->replica, 0, sizeof r->replica);
-    r->beam_tok = r->dec_ids = r->row_len = NULL;
+    r->w = m->w;
     r->is_replica = 1;
     r->Bm = rows;
-    r->have_forward = 0;
     build_acts(r); /* sizes n_acts */
-    const S2sConfig *c = &m->c;
     r->acts = calloc(r->n_acts, sizeof(nn_real));
     r->ids = calloc((size_t)rows * (c->max_in + c->max_out), sizeof(int32_t)); /* enc_tok, dec_tok */
     r->key_lengths = calloc((size_t)c->max_out, sizeof(int32_t));
     r->mask = calloc((size_t)rows, 1);
-    r->grads = calloc(m->opt.n, sizeof(nn_real));
+    r->grads = opt_alloc_grads(&m->opt, &m->w, &r->g);
     if (!r->acts || !r->ids || !r->key_lengths || !r->mask || !r->grads) {
-        replica_destroy(r);
+        s2s_destroy(r);
         return NULL;
     }
     build_acts(r); /* carves acts */
-    r->batch = (S2sBatch){0};
     r->batch.enc_tok = r->ids;
     r->batch.dec_tok = r->ids + (size_t)rows * c->max_in;
-    opt_bind_grads(&m->opt, &m->w, &r->g, r->grads);
     return r;
 }
 
-/* Replicas for shards 1..n-1 of batches of up to m->Bm rows into out. */
-static int replicas_create(const Seq2Seq *m, int n, Seq2Seq **out) {
-    int rows = (m->Bm + n - 1) / n; /* the largest shard nn_pool_range makes of Bm rows */
-    for (int s = 1; s < n; s++)
-        if (!(out[s] = replica_create(m, rows))) {
-            while (--s >= 1) replica_destroy(out[s]);
-            return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for the buffers of %d threads (batches of %d)", n, m->Bm);
-        }
-    return NN_OK;
+/* Frees the buffers that scale with the batch (alloc_rows) and the replicas. */
+static void rows_free(Seq2Seq *m) {
+    free(m->acts);
+    free(m->ids);
+    free(m->mask);
+    free(m->dec_ids);
+    for (int r = 1; r < m->n_shards; r++) s2s_destroy(m->replica[r]);
 }
 
 /* The buffers that scale with the batch: activations, the kept batch, masks
@@ -248,14 +218,15 @@ static int replicas_create(const Seq2Seq *m, int n, Seq2Seq **out) {
  * (as many shards as the pool has threads). On failure the old ones stay. */
 static int alloc_rows(Seq2Seq *m) {
     int n_shards = m->want_shards ? m->want_shards : nn_pool_threads();
-    Seq2Seq *replica[NN_MAX_THREADS] = {0};
-    NN_TRY(replicas_create(m, n_shards, replica));
+    void *replica[NN_MAX_THREADS];
+    if (shards_replicas(replica, n_shards, m->Bm, m, replica_create, replica_destroy) != NN_OK)
+        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for the buffers of %d threads (batches of %d)", n_shards, m->Bm);
     const S2sConfig *c = &m->c;
     size_t Bm = (size_t)m->Bm;
-    nn_real *old_acts = m->acts;
-    m->acts = NULL;
-    build_acts(m); /* sizes n_acts for Bm rows */
-    nn_real *acts = calloc(m->n_acts, sizeof(nn_real));
+    Seq2Seq sized = *m; /* sizes the block for Bm rows; m's views stay on its old block until this succeeds */
+    sized.acts = NULL;
+    build_acts(&sized);
+    nn_real *acts = calloc(sized.n_acts, sizeof(nn_real));
     /* the batch: in_ids, in_len, out_ids, out_len, enc_tok, dec_tok */
     int32_t *ids = calloc(Bm * (2 * (size_t)c->max_in + 2 * (size_t)c->max_out + 2), sizeof(int32_t));
     uint8_t *mask = calloc(Bm, 1);
@@ -266,15 +237,10 @@ static int alloc_rows(Seq2Seq *m) {
         free(mask);
         free(dec_ids);
         for (int r = 1; r < n_shards; r++) replica_destroy(replica[r]);
-        m->acts = old_acts;
-        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu activations (batches of %d)", m->n_acts, m->Bm);
+        return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu activations (batches of %d)", sized.n_acts, m->Bm);
     }
-    free(old_acts);
-    free(m->ids);
-    free(m->mask);
-    free(m->dec_ids);
-    for (int r = 1; r < m->n_shards; r++) replica_destroy(m->replica[r]);
-    memcpy(m->replica, replica, sizeof replica);
+    rows_free(m);
+    for (int r = 0; r < NN_MAX_THREADS; r++) m->replica[r] = replica[r];
     m->n_shards = n_shards;
     m->opt.chunks = n_shards; /* the optimiser's passes split alike */
     m->acts = acts;
@@ -293,39 +259,15 @@ static int alloc_rows(Seq2Seq *m) {
     return NN_OK;
 }
 
-/* The sizes derived from the configuration, and the parameter table. */
-static void plan(Seq2Seq *m, const S2sConfig *c) {
-    m->c = *c;
-    m->dirs = c->bidirectional ? 2 : 1;
-    m->D = c->hidden * m->dirs;
-    m->A = c->attn_hidden > 0 ? c->attn_hidden : m->D;
-    m->W = c->attention >= 0 ? 2 * m->D : m->D;
-    m->Bm = c->batch > S2S_MAX_BEAM ? c->batch : S2S_MAX_BEAM;
-    m->attn_cfg = (AttnConfig){0};
-    m->attn_cfg.d_q = m->attn_cfg.d_k = m->attn_cfg.d_v = m->D;
-    m->attn_cfg.hidden = c->attention == ATTN_SCORE_ADDITIVE ? m->A : 0;
-    m->attn_cfg.score = c->attention >= 0 ? (AttnScore)c->attention : ATTN_SCORE_DOT;
-    m->attn_cfg.norm = ATTN_NORM_SOFTMAX;
-    m->attn_cfg.temperature = 1;
-    build_table(m);
-}
-
-int s2s_plan(const S2sConfig *c, size_t *n_params) {
-    NN_TRY(check_config(c));
-    Seq2Seq m = {0}; /* its table only */
-    plan(&m, c);
-    *n_params = m.opt.n;
-    return NN_OK;
-}
 
 int s2s_create(Seq2Seq **out, const S2sConfig *c) {
     *out = NULL;
     nn_clear_error();
     NN_TRY(check_config(c));
-    Seq2Seq *m = calloc(1, sizeof *m);
+    Seq2Seq *m = model_new(c);
     if (!m) return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory");
-    plan(m, c);
-    int st = opt_alloc(&m->opt);
+    /* the weights first: the shard replicas (alloc_rows) share this weight view */
+    int st = opt_create(&m->opt, &m->w, &m->g, c->seed);
     m->key_lengths = calloc((size_t)c->max_out, sizeof(int32_t));
     m->beam_tok = calloc((2 * S2S_MAX_BEAM + 1) * (size_t)c->max_out, sizeof(int32_t));
     if (st != NN_OK || !m->key_lengths || !m->beam_tok) {
@@ -333,12 +275,10 @@ int s2s_create(Seq2Seq **out, const S2sConfig *c) {
         s2s_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu parameters", n_params);
     }
-    opt_bind(&m->opt, &m->w, &m->g); /* before alloc_rows: the shard replicas share this weight view */
     if ((st = alloc_rows(m)) != NN_OK) {
         s2s_destroy(m);
         return st;
     }
-    init_params(m);
     *out = m;
     return NN_OK;
 }
@@ -375,14 +315,11 @@ void s2s_rollback(Seq2Seq *m) {
 
 void s2s_destroy(Seq2Seq *m) {
     if (!m) return;
+    rows_free(m);
     opt_free(&m->opt);
-    free(m->acts);
+    free(m->grads);
     free(m->key_lengths);
-    free(m->ids);
-    free(m->mask);
     free(m->beam_tok);
-    free(m->dec_ids);
-    for (int r = 1; r < m->n_shards; r++) replica_destroy(m->replica[r]);
     free(m);
 }
 
@@ -393,15 +330,7 @@ nn_real *s2s_grads(Seq2Seq *m) { return m->opt.grads; }
 int s2s_steps(const Seq2Seq *m) { return m->opt.steps; }
 void s2s_zero_grad(Seq2Seq *m) { opt_zero_grad(&m->opt); }
 
-/* ---- shared pieces (also used by decoding) ------------------------------- */
-
-RnnWeights s2s_cell_weights(const S2sCellParams *p) { return (RnnWeights){p->Wx, p->Wh, p->bx, p->bh}; }
-
-AttnParams s2s_attn_params(const Seq2Seq *m) {
-    AttnParams p = {m->w.attn_W, m->w.attn_Wq, m->w.attn_Wk, m->w.attn_v, 1};
-    if (m->w.attn_beta) p.beta = m->w.attn_beta[0];
-    return p;
-}
+/* ---- checks (also used by decoding) ----------------------------------- */
 
 int s2s_check_batch(const Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
                     const int32_t *out_len) {
@@ -417,18 +346,18 @@ int s2s_check_batch(const Seq2Seq *m, int B, const int32_t *in_ids, const int32_
                            in_len[b], c->fixed_in);
         for (int t = 0; t < in_len[b]; t++) {
             int id = in_ids[(size_t)b * c->max_in + t];
-            if (id < TASK_FIRST_IN || id >= c->in_vocab)
+            if (id < S2S_FIRST_IN || id >= c->in_vocab)
                 return nn_fail(NN_ERR_VALUE, "inputs: row %d, position %d has symbol id %d outside %d..%d", b, t, id,
-                               TASK_FIRST_IN, c->in_vocab - 1);
+                               S2S_FIRST_IN, c->in_vocab - 1);
         }
         if (out_ids) {
             if (out_len[b] < 1 || out_len[b] > c->max_out)
                 return nn_fail(NN_ERR_SHAPE, "outputs: row %d has length %d; it must be within 1..%d", b, out_len[b], c->max_out);
             for (int t = 0; t < out_len[b]; t++) {
                 int id = out_ids[(size_t)b * c->max_out + t];
-                if (id < TASK_EOS || id >= c->out_vocab)
+                if (id < S2S_EOS || id >= c->out_vocab)
                     return nn_fail(NN_ERR_VALUE, "outputs: row %d, position %d has symbol id %d outside %d..%d", b, t, id,
-                                   TASK_EOS, c->out_vocab - 1);
+                                   S2S_EOS, c->out_vocab - 1);
             }
         }
     }

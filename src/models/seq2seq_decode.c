@@ -1,11 +1,11 @@
 /* Decoding: greedy (a batch) and beam search (one input), both returning the
  * alignment (output steps x input tokens) that the heatmap shows. Token ids
- * come from the task header: decoding starts from TASK_BOS and a row ends at
- * TASK_EOS; PAD and BOS are never produced. */
+ * follow the model's vocabulary layout (include/attnlab/seq2seq.h): decoding
+ * starts from S2S_BOS and a row ends at S2S_EOS; PAD and BOS are never produced. */
 #include <math.h>
 #include <string.h>
 
-#include "core/vec.h"
+#include "layers/embedding.h"
 #include "models/seq2seq_internal.h"
 
 /* One decoder step for R rows. Row r continues from (h_prev, c_prev) row r
@@ -18,12 +18,12 @@ static int decode_step(Seq2Seq *m, int R, int T, const int *ex, const nn_real *h
     const S2sConfig *c = &m->c;
     S2sActs *a = &m->a;
     int E = c->embed, D = m->D, V = c->out_vocab, lstm = c->cell == RNN_CELL_LSTM;
-    for (int r = 0; r < R; r++) memcpy(a->dec_x + (size_t)r * E, m->w.emb_out + (size_t)m->dec_ids[r] * E, sizeof(nn_real) * E);
-    RnnWeights dw = s2s_cell_weights(&m->w.dec);
+    embedding_forward(a->dec_x, m->w.emb_out, m->dec_ids, (size_t)R, E);
+    RnnWeights dw = cell_weights(&m->w.dec);
     rnn_step_forward(c->cell, R, E, D, &dw, h_out, lstm ? c_out : NULL, a->dec_cache, a->dec_x, E, h_prev,
                      lstm ? c_prev : NULL, NULL, a->scratch);
     if (c->attention >= 0) {
-        AttnParams ap = s2s_attn_params(m);
+        AttnParams ap = attend_params(&m->w.attn);
         AttnConfig ac = m->attn_cfg;
         ac.n_q = 1;
         ac.n_k = T;
@@ -49,8 +49,8 @@ static int batch_steps(const int32_t *in_len, int B) {
 
 /* The most likely symbol of a row of log-probabilities (V): EOS or an output symbol. */
 static int greedy_pick(const nn_real *lp, int V) {
-    int best = TASK_EOS;
-    for (int v = TASK_FIRST_OUT; v < V; v++) best = lp[v] > lp[best] ? v : best;
+    int best = S2S_EOS;
+    for (int v = S2S_FIRST_OUT; v < V; v++) best = lp[v] > lp[best] ? v : best;
     return best;
 }
 
@@ -67,7 +67,7 @@ int s2s_greedy(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, 
     int ex[S2S_MAX_BATCH]; /* the example of each decoding row */
     for (int b = 0; b < B; b++) {
         ex[b] = b;
-        m->dec_ids[b] = TASK_BOS;
+        m->dec_ids[b] = S2S_BOS;
         m->row_len[b] = in_len[b];
         out_len[b] = U;
     }
@@ -87,7 +87,7 @@ int s2s_greedy(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, 
             m->dec_ids[b] = best;
             if (alignment && c->attention >= 0)
                 memcpy(alignment + ((size_t)b * U + t) * c->max_in, a->weights + (size_t)b * T, sizeof(nn_real) * T);
-            if (best == TASK_EOS) {
+            if (best == S2S_EOS) {
                 out_len[b] = t + 1;
                 live--;
             }
@@ -122,7 +122,7 @@ static int beam_select(const Seq2Seq *m, const Beam *s, int beam, BeamChoice *ch
     int V = m->c.out_vocab, k = 0;
     const nn_real *logp = m->a.beam_logp;
     for (int r = 0; r < s->live; r++)
-        for (int v = TASK_EOS; v < V; v++) {
+        for (int v = S2S_EOS; v < V; v++) {
             nn_real sc = logp[r] + m->a.logp[(size_t)r * V + v];
             if (k < beam) k++;
             else if (sc <= chosen[k - 1].s) continue;
@@ -181,7 +181,7 @@ static int beam_step(Seq2Seq *m, Beam *s, int beam, int t, int T, int n, int *st
     nn_real new_logp[S2S_MAX_BEAM];
     int k = beam_select(m, s, beam, chosen), nlive = 0;
     for (int i = 0; i < k; i++) {
-        if (chosen[i].v == TASK_EOS) beam_finish(m, s, &chosen[i], t, T);
+        if (chosen[i].v == S2S_EOS) beam_finish(m, s, &chosen[i], t, T);
         else beam_extend(m, s, &chosen[i], nlive++, t, T, ho, co, new_logp);
     }
     memcpy(a->beam_logp, new_logp, sizeof(nn_real) * nlive);
@@ -216,7 +216,7 @@ int s2s_beam(Seq2Seq *m, int beam, const int32_t *in_ids, int n, int32_t *out_id
     memcpy(a->beam_h[0], a->h0, sizeof(nn_real) * D);
     memcpy(a->beam_c[0], a->c0, sizeof(nn_real) * D);
     a->beam_logp[0] = 0;
-    m->dec_ids[0] = TASK_BOS;
+    m->dec_ids[0] = S2S_BOS;
     int status = NN_OK;
     for (int t = 0; t < U; t++)
         if (beam_step(m, &s, beam, t, T, n, &status)) break;

@@ -15,45 +15,28 @@
 #define ATTNLAB_SEQ2SEQ_INTERNAL_H
 
 #include "attnlab/seq2seq.h"
-#include "attnlab/tasks.h"
 #include "base/error.h"
 #include "base/pool.h"
-#include "train/optim.h"
+#include "layers/attend.h"
+#include "layers/cell.h"
+#include "layers/optim.h"
+#include "layers/output.h"
 
 /* Tensors in the parameter table: the encoder's 2 x 2 cells of 4, the
  * decoder's 4, 2 embeddings, up to 3 attention tensors and 4 output tensors. */
 #define S2S_MAX_TENSORS (2 * 2 * 4 + 4 + 2 + 3 + 4)
 _Static_assert(S2S_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every seq2seq tensor");
-/* Probabilities are floored here before their log, so the loss and the
- * decoders' log-probabilities stay finite when a probability underflows to 0. */
-#define S2S_MIN_PROB 1e-30
-
-/* How a tensor starts: zeros, uniform(-k, k) with k = 1/sqrt(fan_in),
- * uniform(-1, 1) (embeddings), zeros with LSTM forget-gate biases 1, ones. */
-enum { S2S_INIT_ZERO, S2S_INIT_UNIFORM, S2S_INIT_EMBED, S2S_INIT_FORGET, S2S_INIT_BETA };
-
-typedef struct {
-    nn_real *Wx; /* (in, G*H) input weights */
-    nn_real *Wh; /* (H, G*H) recurrent weights */
-    nn_real *bx; /* (G*H) input bias */
-    nn_real *bh; /* (G*H) recurrent bias */
-} S2sCellParams;
+/* The loss's and the decoders' floor under a probability before its log: the output layer's. */
+#define S2S_MIN_PROB OUTPUT_MIN_PROB
 
 /* One pointer per tensor into the parameter (or gradient) block. */
 typedef struct {
-    nn_real *emb_in;         /* (in_vocab, E) */
-    S2sCellParams enc[2][2]; /* [layer][direction], in = E or D, hidden H */
-    nn_real *emb_out;        /* (out_vocab, E) */
-    S2sCellParams dec;       /* in = E, hidden D */
-    nn_real *attn_W;         /* general (D, D) | location (fixed_in, D) */
-    nn_real *attn_Wq;        /* additive (A, D) */
-    nn_real *attn_Wk;        /* additive (A, D) */
-    nn_real *attn_v;         /* additive (A) */
-    nn_real *attn_beta;      /* cosine (1) */
-    nn_real *Wc;             /* (W, D) */
-    nn_real *bc;             /* (D) */
-    nn_real *Wout;           /* (D, V) */
-    nn_real *bout;           /* (V) */
+    nn_real *emb_in;       /* (in_vocab, E) */
+    CellWeights enc[2][2]; /* [layer][direction], in = E or D, hidden H */
+    nn_real *emb_out;      /* (out_vocab, E) */
+    CellWeights dec;       /* in = E, hidden D */
+    AttnWeights attn;      /* d = D, n_k = fixed_in (location), A */
+    OutputWeights out;     /* (W, D), (D), (D, V), (V) */
 } S2sWeights;
 
 /* Activations (forward) and their gradients (backward), sized for Bm rows and
@@ -147,8 +130,6 @@ struct Seq2Seq {
  * arithmetic without a pool, for the native tests. */
 int s2s_set_shards(Seq2Seq *m, int n);
 
-RnnWeights s2s_cell_weights(const S2sCellParams *p);
-AttnParams s2s_attn_params(const Seq2Seq *m);
 int s2s_check_batch(const Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
                     const int32_t *out_len);
 

@@ -1,16 +1,18 @@
 /* Saving and loading a model: a versioned little-endian format.
  *   magic "ATNLS2S\0" | u32 version | u32 config fields (13 x i32) | u64 seed |
  *   u32 steps | u64 parameter count | f32 parameters | u32 FNV-1a of all before
- * A file that is truncated, from another program, of another version, or
- * whose parameters do not fit its config is rejected with a clear message. */
-#include <math.h>
+ * (the common parts: src/layers/model_file.h). A file that is truncated, from
+ * another program, of another version, whose parameters do not fit its
+ * config, with a weight that is not finite or a step count out of range, or
+ * whose forward pass is not finite is rejected with a clear message; nothing
+ * is allocated before its fields and length are checked. */
 #include <string.h>
 
 #include "base/bytes.h"
-#include "base/hash.h"
+#include "layers/model_file.h"
 #include "models/seq2seq_internal.h"
 
-static const char MAGIC[8] = {'A', 'T', 'N', 'L', 'S', '2', 'S', 0};
+static const uint32_t VERSIONS[] = {1};
 #define S2S_FORMAT_VERSION 1u
 #define S2S_CONFIG_FIELDS 13
 
@@ -20,61 +22,67 @@ static void config_fields(const S2sConfig *c, int32_t f[S2S_CONFIG_FIELDS]) {
     memcpy(f, v, sizeof v);
 }
 
-static size_t header_size(void) { return 8 + 4 + 4 * S2S_CONFIG_FIELDS + 8 + 4 + 8; }
+static size_t header_size(void) { return MODEL_FILE_MAGIC + 4 + 4 * S2S_CONFIG_FIELDS + 8 + 4 + 8; }
 
 size_t s2s_save_size(const Seq2Seq *m) { return header_size() + 4 * m->opt.n + 4; }
 
 int s2s_save(const Seq2Seq *m, uint8_t *bytes, size_t size) {
     if (size < s2s_save_size(m)) return nn_fail(NN_ERR_SHAPE, "save: %zu bytes is too small (%zu needed)", size, s2s_save_size(m));
     uint8_t *p = bytes;
-    memcpy(p, MAGIC, 8);
-    p += 8;
-    nn_put_u32(&p, S2S_FORMAT_VERSION);
+    model_file_put_magic(&p, MODEL_FILE_SEQ2SEQ, S2S_FORMAT_VERSION);
     int32_t f[S2S_CONFIG_FIELDS];
     config_fields(&m->c, f);
-    for (int i = 0; i < S2S_CONFIG_FIELDS; i++) nn_put_u32(&p, (uint32_t)f[i]);
+    model_file_put_i32s(&p, f, S2S_CONFIG_FIELDS);
     nn_put_u64(&p, m->c.seed);
     nn_put_u32(&p, (uint32_t)m->opt.steps);
     nn_put_u64(&p, (uint64_t)m->opt.n);
-    for (size_t i = 0; i < m->opt.n; i++) nn_put_f32(&p, (float)m->opt.params[i]);
-    nn_put_u32(&p, nn_fnv1a32(bytes, (size_t)(p - bytes)));
+    model_file_put_params(&p, m->opt.params, m->opt.n);
+    model_file_put_checksum(&p, bytes);
     return NN_OK;
+}
+
+/* Checks the whole file and leaves r at its parameters. */
+static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, S2sConfig *c, int *steps, size_t *n_params) {
+    uint32_t version;
+    NN_TRY(model_file_open(r, MODEL_FILE_SEQ2SEQ, bytes, size, VERSIONS, 1, &version));
+    NN_TRY(model_file_need(r, header_size() - r->at + 4));
+    int32_t f[S2S_CONFIG_FIELDS];
+    model_file_i32s(r, f, S2S_CONFIG_FIELDS);
+    *c = (S2sConfig){(RnnCellKind)f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], 0};
+    c->seed = model_file_u64(r);
+    uint32_t taken = model_file_u32(r);
+    uint64_t count = model_file_u64(r);
+    int st = s2s_plan(c, n_params);
+    if (st != NN_OK) return nn_fail(st, "model file: bad configuration: %s", nn_last_error());
+    if (taken > S2S_MAX_STEPS)
+        return nn_fail(NN_ERR_VALUE, "model file: step count %u is past the limit of %d; the file is damaged", taken,
+                       S2S_MAX_STEPS);
+    if (count != *n_params)
+        return nn_fail(NN_ERR_VALUE, "model file: %llu parameters, but its configuration has %zu; the file is damaged",
+                       (unsigned long long)count, *n_params);
+    NN_TRY(model_file_length(r, header_size() + 4 * *n_params + 4));
+    NN_TRY(model_file_checksum(bytes, bytes + size));
+    NN_TRY(model_file_check_params(r, *n_params));
+    *steps = (int)taken;
+    return NN_OK;
+}
+
+int s2s_load_config(const uint8_t *bytes, size_t size, S2sConfig *c) {
+    nn_clear_error();
+    ModelFileReader r;
+    int steps;
+    size_t n;
+    return read_header(&r, bytes, size, c, &steps, &n);
 }
 
 int s2s_load(Seq2Seq **out, const uint8_t *bytes, size_t size) {
     *out = NULL;
     nn_clear_error();
-    if (size < 8 || memcmp(bytes, MAGIC, 8) != 0) return nn_fail(NN_ERR_VALUE, "model file: not an attnlab seq2seq model");
-    if (size < header_size() + 4) return nn_fail(NN_ERR_VALUE, "model file: truncated (%zu bytes)", size);
-    const uint8_t *p = bytes + 8;
-    uint32_t version = nn_get_u32(&p);
-    if (version != S2S_FORMAT_VERSION)
-        return nn_fail(NN_ERR_VALUE, "model file: format version %u; this engine reads version %u", version, S2S_FORMAT_VERSION);
-    int32_t f[S2S_CONFIG_FIELDS];
-    for (int i = 0; i < S2S_CONFIG_FIELDS; i++) f[i] = (int32_t)nn_get_u32(&p);
-    S2sConfig c = {(RnnCellKind)f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], 0};
-    c.seed = nn_get_u64(&p);
-    uint32_t steps = nn_get_u32(&p);
-    uint64_t count = nn_get_u64(&p);
-    /* every field in range and the length right before anything is allocated */
-    size_t n_params;
-    int st = s2s_plan(&c, &n_params);
-    if (st != NN_OK) return nn_fail(st, "model file: bad configuration: %s", nn_last_error());
-    if (steps > S2S_MAX_STEPS)
-        return nn_fail(NN_ERR_VALUE, "model file: step count %u is past the limit of %d; the file is damaged", steps,
-                       S2S_MAX_STEPS);
-    size_t want = header_size() + 4 * n_params + 4;
-    if (count != n_params || size != want)
-        return nn_fail(NN_ERR_VALUE, "model file: %zu bytes with %llu parameters, but its configuration needs %zu parameters in %zu bytes; truncated or damaged",
-                       size, (unsigned long long)count, n_params, want);
-    const uint8_t *end = bytes + size - 4;
-    const uint8_t *q = end;
-    if (nn_get_u32(&q) != nn_fnv1a32(bytes, (size_t)(end - bytes)))
-        return nn_fail(NN_ERR_VALUE, "model file: checksum mismatch; the file is damaged");
-    for (size_t i = 0; i < n_params; i++) {
-        float x = nn_get_f32(&p);
-        if (!isfinite(x)) return nn_fail(NN_ERR_VALUE, "model file: parameter %zu is %s; the file is damaged", i, isnan(x) ? "NaN" : "infinite");
-    }
+    ModelFileReader r;
+    S2sConfig c;
+    int steps;
+    size_t n;
+    NN_TRY(read_header(&r, bytes, size, &c, &steps, &n));
     /* the buffers start small (S2S_MAX_BEAM rows) and grow with the batches
      * that come; the configuration keeps the batch it was saved with */
     S2sConfig small = c;
@@ -82,9 +90,14 @@ int s2s_load(Seq2Seq **out, const uint8_t *bytes, size_t size) {
     Seq2Seq *m;
     NN_TRY(s2s_create(&m, &small));
     m->c.batch = c.batch;
-    p = bytes + header_size(); /* the parameters again */
-    for (size_t i = 0; i < m->opt.n; i++) m->opt.params[i] = nn_get_f32(&p);
-    m->opt.steps = (int)steps;
+    model_file_params(&r, m->opt.params, n);
+    m->opt.steps = steps;
+    /* weights in range can still overflow together: no model that loads fails its first pass */
+    int st = s2s_check_forward(m);
+    if (st != NN_OK) {
+        s2s_destroy(m);
+        return nn_fail(st, "model file: %s; the file is damaged", nn_last_error());
+    }
     *out = m;
     return NN_OK;
 }

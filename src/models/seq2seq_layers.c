@@ -1,26 +1,14 @@
 /* The layers of the encoder-decoder, each a _forward / _backward pair side by
- * side: embedding, encoder (layers x directions of recurrent cells), decoder
- * (one recurrent layer, teacher forced), Luong attention, and the output
- * layer. Shapes use the letters of seq2seq_internal.h. A backward pass reads
+ * side: encoder (embedding, layers x directions of recurrent cells), decoder
+ * (embedding, one recurrent layer, teacher forced), Luong attention, and the
+ * output layer; embedding and output are the shared layers of src/layers/. Shapes use the letters of seq2seq_internal.h. A backward pass reads
  * its forward's buffers and the gradient of its output, and accumulates into
  * the parameter gradients m->g. */
 #include <string.h>
 
 #include "core/vec.h"
+#include "layers/embedding.h"
 #include "models/seq2seq_internal.h"
-
-/* ---- embedding ------------------------------------------------------------ */
-
-/* x (n, E) row r = table[tok[r]] */
-static void embed_forward(nn_real *x, const nn_real *table, const int32_t *tok, size_t n, int E) {
-    for (size_t r = 0; r < n; r++) memcpy(x + r * E, table + (size_t)tok[r] * E, sizeof(nn_real) * E);
-}
-
-/* x = table[tok]: dtable[tok[r]] += dx row r; PAD rows carry no gradient. */
-static void embed_backward(nn_real *dtable, const nn_real *dx, const int32_t *tok, size_t n, int E) {
-    for (size_t r = 0; r < n; r++)
-        if (tok[r] != TASK_PAD) vec_axpy(dtable + (size_t)tok[r] * E, 1, dx + r * E, E);
-}
 
 /* Backward through time: the gradient written for the previous step becomes
  * the one this step reads. */
@@ -49,7 +37,7 @@ static void encoder_layer_forward(Seq2Seq *m, int l, int d, int B, int T, const 
     int H = c->hidden, D = m->D, in = l == 0 ? c->embed : D;
     int lstm = c->cell == RNN_CELL_LSTM, S = rnn_step_cache(c->cell, H);
     const nn_real *x = l == 0 ? a->enc_x : a->enc_out[l - 1]; /* (B, T, in) */
-    RnnWeights w = s2s_cell_weights(&m->w.enc[l][d]);
+    RnnWeights w = cell_weights(&m->w.enc[l][d]);
     nn_real *hs = a->enc_h[l][d], *cs = a->enc_c[l][d], *cache = a->enc_cache[l][d];
     for (int s = 0; s < T; s++) {
         int t = enc_position(d, s, T), prev = enc_previous(d, t);
@@ -73,9 +61,8 @@ static void encoder_layer_backward(Seq2Seq *m, int l, int d, int B, int T, const
     int lstm = c->cell == RNN_CELL_LSTM, S = rnn_step_cache(c->cell, H);
     const nn_real *x = l == 0 ? a->enc_x : a->enc_out[l - 1];
     nn_real *dx = l == 0 ? a->d_enc_x : a->d_enc_out[l - 1];
-    RnnWeights w = s2s_cell_weights(&m->w.enc[l][d]);
-    S2sCellParams *gp = &m->g.enc[l][d];
-    RnnGrads g = {gp->Wx, gp->Wh, gp->bx, gp->bh};
+    RnnWeights w = cell_weights(&m->w.enc[l][d]);
+    RnnGrads g = cell_grads(&m->g.enc[l][d]);
     const nn_real *hs = a->enc_h[l][d], *cs = a->enc_c[l][d], *cache = a->enc_cache[l][d];
     /* dL/d(state) after the last step: from the decoder's start state (top layer) or 0 */
     nn_real *dh = a->enc_dh[0], *dh_prev = a->enc_dh[1], *dc = a->enc_dc[0], *dc_prev = a->enc_dc[1];
@@ -110,8 +97,8 @@ void s2s_encoder_forward(Seq2Seq *m, int B, int T, const int32_t *in_ids, const 
     int H = c->hidden, D = m->D, top = c->layers - 1, lstm = c->cell == RNN_CELL_LSTM;
     int32_t *tok = m->batch.enc_tok; /* (B, T) */
     for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) tok[(size_t)b * T + t] = t < in_len[b] ? in_ids[(size_t)b * c->max_in + t] : TASK_PAD;
-    embed_forward(a->enc_x, m->w.emb_in, tok, (size_t)B * T, c->embed);
+        for (int t = 0; t < T; t++) tok[(size_t)b * T + t] = t < in_len[b] ? in_ids[(size_t)b * c->max_in + t] : S2S_PAD;
+    embedding_forward(a->enc_x, m->w.emb_in, tok, (size_t)B * T, c->embed);
     memset(a->zeros, 0, sizeof(nn_real) * (size_t)B * D);
     for (int l = 0; l < c->layers; l++)
         for (int d = 0; d < m->dirs; d++) encoder_layer_forward(m, l, d, B, T, in_len);
@@ -135,7 +122,7 @@ void s2s_encoder_backward(Seq2Seq *m, int B, int T, const int32_t *in_len) {
         memset(dx, 0, sizeof(nn_real) * (size_t)B * T * (l == 0 ? c->embed : m->D));
         for (int d = 0; d < m->dirs; d++) encoder_layer_backward(m, l, d, B, T, in_len);
     }
-    embed_backward(m->g.emb_in, a->d_enc_x, m->batch.enc_tok, (size_t)B * T, c->embed);
+    embedding_backward(m->g.emb_in, a->d_enc_x, m->batch.enc_tok, (size_t)B * T, c->embed, S2S_PAD);
 }
 
 /* ---- decoder (teacher forced) ---------------------------------------------- */
@@ -149,9 +136,9 @@ void s2s_decoder_forward(Seq2Seq *m, int B, int U, const int32_t *out_ids, const
     int32_t *tok = m->batch.dec_tok; /* (B, U) */
     for (int b = 0; b < B; b++)
         for (int t = 0; t < U; t++)
-            tok[(size_t)b * U + t] = t == 0 ? TASK_BOS : t < out_len[b] ? out_ids[(size_t)b * c->max_out + t - 1] : TASK_PAD;
-    embed_forward(a->dec_x, m->w.emb_out, tok, (size_t)B * U, E);
-    RnnWeights w = s2s_cell_weights(&m->w.dec);
+            tok[(size_t)b * U + t] = t == 0 ? S2S_BOS : t < out_len[b] ? out_ids[(size_t)b * c->max_out + t - 1] : S2S_PAD;
+    embedding_forward(a->dec_x, m->w.emb_out, tok, (size_t)B * U, E);
+    RnnWeights w = cell_weights(&m->w.dec);
     for (int t = 0; t < U; t++) {
         const nn_real *hp = t == 0 ? a->h0 : a->dec_h + (size_t)(t - 1) * B * D;
         const nn_real *cp = lstm ? (t == 0 ? a->c0 : a->dec_c + (size_t)(t - 1) * B * D) : NULL;
@@ -168,8 +155,8 @@ void s2s_decoder_backward(Seq2Seq *m, int B, int U) {
     const S2sConfig *c = &m->c;
     S2sActs *a = &m->a;
     int E = c->embed, D = m->D, lstm = c->cell == RNN_CELL_LSTM, S = rnn_step_cache(c->cell, D);
-    RnnWeights w = s2s_cell_weights(&m->w.dec);
-    RnnGrads g = {m->g.dec.Wx, m->g.dec.Wh, m->g.dec.bx, m->g.dec.bh};
+    RnnWeights w = cell_weights(&m->w.dec);
+    RnnGrads g = cell_grads(&m->g.dec);
     nn_real *dh = a->dec_dh[0], *dh_prev = a->dec_dh[1], *dc = a->dec_dc[0], *dc_prev = a->dec_dc[1];
     memset(a->d_dec_x, 0, sizeof(nn_real) * (size_t)B * U * E);
     memset(dh, 0, sizeof(nn_real) * (size_t)B * D);
@@ -187,7 +174,7 @@ void s2s_decoder_backward(Seq2Seq *m, int B, int U) {
     }
     memcpy(a->d_h0, dh, sizeof(nn_real) * (size_t)B * D);
     if (lstm) memcpy(a->d_c0, dc, sizeof(nn_real) * (size_t)B * D);
-    embed_backward(m->g.emb_out, a->d_dec_x, m->batch.dec_tok, (size_t)B * U, E);
+    embedding_backward(m->g.emb_out, a->d_dec_x, m->batch.dec_tok, (size_t)B * U, E, S2S_PAD);
 }
 
 /* ---- attention ---------------------------------------------------------------- */
@@ -207,7 +194,7 @@ static AttnConfig attention_config(Seq2Seq *m, int T, int U, int in_len) {
 int s2s_attention_forward(Seq2Seq *m, int B, int T, int U, const int32_t *in_len) {
     S2sActs *a = &m->a;
     int D = m->D;
-    AttnParams ap = s2s_attn_params(m);
+    AttnParams ap = attend_params(&m->w.attn);
     for (int b = 0; b < B; b++) {
         AttnConfig ac = attention_config(m, T, U, in_len[b]);
         const nn_real *keys = a->enc_out[m->c.layers - 1] + (size_t)b * T * D;
@@ -223,8 +210,8 @@ int s2s_attention_backward(Seq2Seq *m, int B, int T, int U, const int32_t *in_le
     S2sActs *a = &m->a;
     S2sWeights *g = &m->g;
     int D = m->D, top = m->c.layers - 1;
-    AttnParams ap = s2s_attn_params(m);
-    AttnParamGrads apg = {g->attn_W, g->attn_Wq, g->attn_Wk, g->attn_v, 0};
+    AttnParams ap = attend_params(&m->w.attn);
+    AttnParamGrads apg = attend_grads(&g->attn);
     memset(a->d_enc_out[top], 0, sizeof(nn_real) * (size_t)B * T * D);
     for (int b = 0; b < B; b++) {
         AttnConfig ac = attention_config(m, T, U, in_len[b]);
@@ -234,7 +221,7 @@ int s2s_attention_backward(Seq2Seq *m, int B, int T, int U, const int32_t *in_le
                              NULL, a->scores + (size_t)b * U * T, a->weights + (size_t)b * U * T,
                              a->query + (size_t)b * U * D, keys, keys, a->scratch));
     }
-    if (g->attn_beta) g->attn_beta[0] += apg.beta;
+    attend_grads_end(&g->attn, &apg);
     return NN_OK;
 }
 
@@ -255,42 +242,16 @@ void s2s_concat_forward(const Seq2Seq *m, int n, nn_real *cat, const nn_real *ct
 
 /* o (n, D) = tanh(cat Wc + bc) and probs (n, V) = softmax(o Wout + bout) for n rows of cat (n, W). */
 void s2s_output_forward(Seq2Seq *m, int n, const nn_real *cat, nn_real *o, nn_real *probs) {
-    int D = m->D, V = m->c.out_vocab;
-    vec_gemm_nn(o, D, cat, m->W, m->w.Wc, D, n, D, m->W, 0);
-    for (int r = 0; r < n; r++) {
-        nn_real *orow = o + (size_t)r * D;
-        vec_axpy(orow, 1, m->w.bc, D);
-        vec_tanh(orow, orow, D);
-    }
-    vec_gemm_nn(probs, V, o, D, m->w.Wout, V, n, V, D, 0);
-    for (int r = 0; r < n; r++) {
-        nn_real *p = probs + (size_t)r * V;
-        vec_axpy(p, 1, m->w.bout, V);
-        nn_real mx = vec_max(p, V);
-        nn_real s = vec_exp_sum(p, p, mx, V);
-        vec_scale(p, 1 / s, V);
-    }
+    output_forward(o, probs, cat, &m->w.out, n, m->W, m->D, m->c.out_vocab);
 }
 
-/* From d_logits (n, V): the output weights' gradients, d_o, then d_cat split
+/* From d_logits (n, V): the output layer's gradients, d_o, then d_cat split
  * into d_ctx and d_query (both overwritten). */
 void s2s_output_backward(Seq2Seq *m, int n) {
     S2sActs *a = &m->a;
-    S2sWeights *g = &m->g;
-    int D = m->D, V = m->c.out_vocab, W = m->W;
-    /* logits = o Wout + bout */
-    for (size_t r = 0; r < (size_t)n; r++) vec_axpy(g->bout, 1, a->d_logits + r * V, V);
-    vec_gemm_tn(g->Wout, V, a->o, D, a->d_logits, V, D, V, n, 1);
-    vec_gemm_nt(a->d_o, D, a->d_logits, V, m->w.Wout, V, n, D, V, 0);
-    /* o = tanh(cat Wc + bc): d(cat Wc + bc) = d_o (1 - o^2), in place in d_o */
-    for (size_t r = 0; r < (size_t)n; r++) {
-        nn_real *dr = a->d_o + r * D;
-        const nn_real *orow = a->o + r * D;
-        for (int u = 0; u < D; u++) dr[u] *= 1 - orow[u] * orow[u];
-        vec_axpy(g->bc, 1, dr, D);
-    }
-    vec_gemm_tn(g->Wc, D, a->cat, W, a->d_o, D, W, D, n, 1);
-    vec_gemm_nt(a->d_cat, W, a->d_o, D, m->w.Wc, D, n, W, D, 0);
+    int D = m->D, W = m->W;
+    memset(a->d_cat, 0, sizeof(nn_real) * (size_t)n * W);
+    output_backward(a->d_cat, a->d_o, &m->g.out, a->d_logits, a->cat, a->o, &m->w.out, n, W, D, m->c.out_vocab);
     /* cat = [ctx; query] or query */
     int attn = m->c.attention >= 0;
     for (size_t r = 0; r < (size_t)n; r++) {

@@ -1,12 +1,12 @@
 /* Training: the model's forward and backward as its layers in order and in
- * reverse, the cross-entropy loss, and the optimiser step (src/train/optim.c).
+ * reverse, the cross-entropy loss, and the optimiser step (src/layers/optim.c).
  * Shapes use the letters of seq2seq_internal.h. */
 #include <math.h>
 #include <string.h>
 
 #include "core/vec.h"
+#include "layers/shards.h"
 #include "models/seq2seq_internal.h"
-#include "train/shards.h"
 
 /* ---- loss ------------------------------------------------------------------ */
 
@@ -159,6 +159,25 @@ int s2s_update(Seq2Seq *m, const NnTrainOptions *o, nn_real *norm) {
     if (m->opt.steps >= S2S_MAX_STEPS)
         return nn_fail(NN_ERR_LIMIT, "steps: the model has taken %d steps, the most it can count", m->opt.steps);
     return opt_update(&m->opt, o, norm);
+}
+
+int s2s_check_forward(Seq2Seq *m) {
+    const S2sConfig *c = &m->c;
+    int32_t in_ids[S2S_MAX_LEN] = {0}, out_ids[S2S_MAX_LEN], in_len = c->fixed_in ? c->fixed_in : c->max_in,
+            out_len = c->max_out;
+    for (int i = 0; i < in_len; i++) in_ids[i] = S2S_FIRST_IN;
+    for (int i = 0; i < out_len; i++) out_ids[i] = S2S_EOS;
+    nn_real loss = 0;
+    s2s_zero_grad(m);
+    int st = s2s_forward(m, 1, in_ids, &in_len, out_ids, &out_len, &loss);
+    /* the loss floors each probability before its log, so NaN shows in the probabilities only */
+    if (st == NN_OK) st = nn_check_finite("probabilities", m->a.probs, (size_t)m->U * c->out_vocab);
+    if (st == NN_OK) st = s2s_backward(m);
+    nn_real norm = opt_grad_norm(&m->opt);
+    if (st == NN_OK && !isfinite(norm)) st = nn_fail(NN_ERR_VALUE, "the gradient norm is %g", (double)norm);
+    s2s_zero_grad(m);
+    if (st != NN_OK) return nn_fail(st, "its forward pass on a probe input is not finite (%s)", nn_last_error());
+    return NN_OK;
 }
 
 int s2s_train_step(Seq2Seq *m, const NnTrainOptions *o, int B, const int32_t *in_ids, const int32_t *in_len,

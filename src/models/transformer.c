@@ -13,6 +13,7 @@
 #include "base/rng.h"
 #include "core/vec.h"
 #include "layers/layernorm.h"
+#include "layers/linear.h"
 #include "layers/mlp.h"
 #include "models/transformer_internal.h"
 
@@ -224,7 +225,7 @@ static size_t acts_layout(const Transformer *m, int B, nn_real *base, TfActs *a)
     a->dqkv = TAKE(N * 3 * C);
     a->datty = TAKE(N * C);
     a->dp = TAKE(T * T);
-    a->dmlp = TAKE(2 * N * F);
+    a->dmlp = TAKE(N * F);
     a->dlogits = TAKE(N * V);
     /* token ids, as reals' room (an int32 fits in a float's or double's bytes) */
     a->tokens = (int32_t *)TAKE(N);
@@ -252,7 +253,7 @@ int tf_reserve(Transformer *m, int B) {
     return NN_OK;
 }
 
-static int check_config(const TfConfig *c) {
+int tf_check_config(const TfConfig *c) {
     if ((unsigned)c->task >= TF_TASK_COUNT) return nn_fail(NN_ERR_ARG, "task: unknown task %d", (int)c->task);
     const struct {
         const char *name;
@@ -274,25 +275,21 @@ static int check_config(const TfConfig *c) {
     return NN_OK;
 }
 
-int tf_create(Transformer **out, const TfConfig *c, const char *text, size_t text_len) {
+int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
     nn_clear_error();
     *out = NULL;
-    NN_TRY(check_config(c));
+    NN_TRY(tf_check_config(c));
+    if (vocab < 1 || vocab > TF_MAX_VOCAB) return nn_fail(NN_ERR_LIMIT, "vocab: %d; need 1..%d", vocab, TF_MAX_VOCAB);
     Transformer *m = calloc(1, sizeof *m);
     if (!m) return nn_fail(NN_ERR_NOMEM, "out of memory for a transformer");
     m->c = *c;
-    int st = seq_task_init(&m->task, c->task, c->context, text, text_len);
-    if (st != NN_OK) {
-        free(m);
-        return st;
-    }
-    m->V = m->task.vocab;
+    m->V = vocab;
     build_table(m);
     size_t P = m->n_params;
     m->block = calloc(4 * P, sizeof(nn_real));
     if (c->positional == TF_POS_SINUSOIDAL) m->pos_table = malloc(sizeof(nn_real) * c->context * c->d_model);
     if (!m->block || (c->positional == TF_POS_SINUSOIDAL && !m->pos_table)) {
-        tf_destroy(m);
+        tf_model_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "out of memory for %zu parameters", P);
     }
     m->params = m->block;
@@ -308,18 +305,17 @@ int tf_create(Transformer **out, const TfConfig *c, const char *text, size_t tex
             }
     for (int h = 0; h < c->heads; h++) m->slopes[h] = (nn_real)pow(2.0, -8.0 * (h + 1) / c->heads);
     m->train_rng = c->seed ^ 0x747261696e696e67ull;
-    st = tf_reserve(m, c->batch);
+    int st = tf_reserve(m, c->batch);
     if (st != NN_OK) {
-        tf_destroy(m);
+        tf_model_destroy(m);
         return st;
     }
     *out = m;
     return NN_OK;
 }
 
-void tf_destroy(Transformer *m) {
+void tf_model_destroy(Transformer *m) {
     if (!m) return;
-    seq_task_free(&m->task);
     free(m->block);
     free(m->pos_table);
     free(m->acts_block);
@@ -327,6 +323,11 @@ void tf_destroy(Transformer *m) {
 }
 
 /* ---- the model's passes ---------------------------------------------------------- */
+
+/* Block l's MLP tensors as the shared layer's view. */
+static MlpWeights tf_mlp(const TfWeights *w, int l) {
+    return (MlpWeights){w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
+}
 
 double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored) {
     const TfConfig *c = &m->c;
@@ -342,22 +343,25 @@ double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored) {
     }
     const nn_real *res = a->encoded;
     for (int l = 0; l < c->layers; l++) {
-        layernorm_forward(a->ln1[l], a->ln1_mean[l], a->ln1_rstd[l], res, w->ln1w[l], w->ln1b[l], N, C);
-        mlp_linear_forward(a->qkv[l], a->ln1[l], w->qkvw[l], w->qkvb[l], N, C, 3 * C);
+        LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
+        layernorm_forward(a->ln1[l], a->ln1_mean[l], a->ln1_rstd[l], res, &ln1, N, C);
+        linear_forward(a->qkv[l], a->ln1[l], w->qkvw[l], w->qkvb[l], N, C, 3 * C);
         tf_attention_forward(a->atty[l], a->att[l], a->qkn[l], a->qk_norm[l], a->qkv[l], B, T, C, H, c->score,
                              m->ablate[l], c->positional == TF_POS_ALIBI ? m->slopes : NULL);
-        mlp_linear_forward(a->res2[l], a->atty[l], w->projw[l], w->projb[l], N, C, C);
+        linear_forward(a->res2[l], a->atty[l], w->projw[l], w->projb[l], N, C, C);
         vec_axpy(a->res2[l], 1, res, N * C);
         if (F) {
-            layernorm_forward(a->ln2[l], a->ln2_mean[l], a->ln2_rstd[l], a->res2[l], w->ln2w[l], w->ln2b[l], N, C);
-            MlpActs ma = {a->fch[l], a->fch_gelu[l]};
-            mlp_forward(a->res3[l], &ma, a->ln2[l], w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l], N, C, F);
+            LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
+            layernorm_forward(a->ln2[l], a->ln2_mean[l], a->ln2_rstd[l], a->res2[l], &ln2, N, C);
+            MlpWeights mw = tf_mlp(w, l);
+            mlp_forward(a->res3[l], a->fch[l], a->fch_gelu[l], a->ln2[l], &mw, N, C, F);
             vec_axpy(a->res3[l], 1, a->res2[l], N * C);
         }
         res = a->res3[l];
     }
-    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, res, w->lnfw, w->lnfb, N, C);
-    mlp_linear_forward(a->logits, a->lnf, w->outw, w->outb, N, C, V);
+    LayerNormWeights lnf = {w->lnfw, w->lnfb};
+    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, res, &lnf, N, C);
+    linear_forward(a->logits, a->lnf, w->outw, w->outb, N, C, V);
     double loss = 0;
     int count = 0;
     for (int r = 0; r < N; r++) { /* p = softmax(logits); loss = -log p[target] */
@@ -394,30 +398,30 @@ void tf_backward(Transformer *m, int B, int T, int scored) {
         dz[y] -= (nn_real)1 / scored;
     }
     memset(a->dln, 0, sizeof(nn_real) * NC);
-    mlp_linear_backward(a->dln, g->outw, g->outb, a->dlogits, a->lnf, w->outw, N, C, V);
+    linear_backward(a->dln, g->outw, g->outb, a->dlogits, a->lnf, w->outw, N, C, V);
     memset(a->dres, 0, sizeof(nn_real) * NC);
     const nn_real *last = c->layers ? a->res3[c->layers - 1] : a->encoded;
-    layernorm_backward(a->dres, g->lnfw, g->lnfb, a->dln, last, w->lnfw, a->lnf_mean, a->lnf_rstd, N, C);
+    LayerNormWeights lnf = {w->lnfw, w->lnfb}, dlnf = {g->lnfw, g->lnfb};
+    layernorm_backward(a->dres, &dlnf, a->dln, last, a->lnf_mean, a->lnf_rstd, &lnf, N, C);
     for (int l = c->layers - 1; l >= 0; l--) {
         const nn_real *res = l ? a->res3[l - 1] : a->encoded;
         if (F) { /* res3 = res2 + mlp(ln2(res2)): dres (d res3) flows to res2 as is, plus through the MLP */
             memset(a->dln, 0, sizeof(nn_real) * NC);
-            MlpActs ma = {a->fch[l], a->fch_gelu[l]};
-            mlp_backward(a->dln, g->fcw[l], g->fcb[l], g->fcprojw[l], g->fcprojb[l], a->dres, &ma, a->ln2[l],
-                         w->fcw[l], w->fcprojw[l], N, C, F, a->dmlp);
-            layernorm_backward(a->dres, g->ln2w[l], g->ln2b[l], a->dln, a->res2[l], w->ln2w[l], a->ln2_mean[l],
-                               a->ln2_rstd[l], N, C);
+            MlpWeights mw = tf_mlp(w, l), dmw = tf_mlp(g, l);
+            mlp_backward(a->dln, a->dmlp, &dmw, a->dres, a->ln2[l], a->fch[l], a->fch_gelu[l], &mw, N, C, F);
+            LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]}, dln2 = {g->ln2w[l], g->ln2b[l]};
+            layernorm_backward(a->dres, &dln2, a->dln, a->res2[l], a->ln2_mean[l], a->ln2_rstd[l], &ln2, N, C);
         }
         /* res2 = res + attention(ln1(res)) Wproj + bproj: dres (d res2) flows to res, plus through attention */
         memset(a->datty, 0, sizeof(nn_real) * NC);
-        mlp_linear_backward(a->datty, g->projw[l], g->projb[l], a->dres, a->atty[l], w->projw[l], N, C, C);
+        linear_backward(a->datty, g->projw[l], g->projb[l], a->dres, a->atty[l], w->projw[l], N, C, C);
         memset(a->dqkv, 0, sizeof(nn_real) * NC * 3);
         tf_attention_backward(a->dqkv, a->dp, a->datty, a->att[l], a->qkv[l], a->qkn[l], a->qk_norm[l], B, T, C, H,
                               c->score, m->ablate[l]);
         memset(a->dln, 0, sizeof(nn_real) * NC);
-        mlp_linear_backward(a->dln, g->qkvw[l], g->qkvb[l], a->dqkv, a->ln1[l], w->qkvw[l], N, C, 3 * C);
-        layernorm_backward(a->dres, g->ln1w[l], g->ln1b[l], a->dln, res, w->ln1w[l], a->ln1_mean[l], a->ln1_rstd[l],
-                           N, C);
+        linear_backward(a->dln, g->qkvw[l], g->qkvb[l], a->dqkv, a->ln1[l], w->qkvw[l], N, C, 3 * C);
+        LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]}, dln1 = {g->ln1w[l], g->ln1b[l]};
+        layernorm_backward(a->dres, &dln1, a->dln, res, a->ln1_mean[l], a->ln1_rstd[l], &ln1, N, C);
     }
     for (int r = 0; r < N; r++) { /* x = wte[token] + wpe[t] */
         const nn_real *dx = a->dres + (size_t)r * C;

@@ -7,8 +7,9 @@
 
 #include "attnlab/transformer.h"
 #include "layers/mlp.h"
-#include "tasks/sequence_tasks.h"
 
+/* token ids fit a byte: generation's buffers hold a whole vocabulary */
+#define TF_MAX_VOCAB 256
 #define TF_MAX_TENSORS (4 + 12 * TF_MAX_LAYERS + 2)
 
 /* One pointer per tensor; the gradients use the same struct. */
@@ -67,7 +68,7 @@ typedef struct {
     nn_real *dqkv;   /* (B, T, 3C) */
     nn_real *datty;  /* (B, T, C) */
     nn_real *dp;     /* (T, T) one head's dL/dP */
-    nn_real *dmlp;   /* (2, B, T, F) mlp_backward's scratch */
+    nn_real *dmlp;   /* (B, T, F) mlp_backward's scratch */
     nn_real *dlogits; /* (B, T, V) */
     int32_t *tokens;  /* (B, T) the batch */
     int32_t *targets; /* (B, T) */
@@ -75,7 +76,7 @@ typedef struct {
 
 struct Transformer {
     TfConfig c;
-    SeqTask task;
+    struct SeqTask *task; /* the task it was created for, owned by src/train/transformer_train.c */
     int V;
     TfTensor tensors[TF_MAX_TENSORS];
     int n_tensors;
@@ -102,6 +103,13 @@ void tf_attention_forward(nn_real *atty, nn_real *att, nn_real *qkn, nn_real *qk
 void tf_attention_backward(nn_real *dqkv, nn_real *dp, const nn_real *datty, const nn_real *att, const nn_real *qkv,
                            const nn_real *qkn, const nn_real *qk_norm, int B, int T, int C, int H, AttnScore score,
                            const uint8_t *ablate);
+
+/* The config's checks (NN_ERR_* with a message). */
+int tf_check_config(const TfConfig *c);
+/* A model of vocabulary V (token ids 0..V-1) with fresh weights; it knows no
+ * task (tf_create in src/train binds one). tf_model_destroy frees all but the task. */
+int tf_model_create(Transformer **out, const TfConfig *c, int vocab);
+void tf_model_destroy(Transformer *m);
 
 /* The forward pass over m->a.tokens (B, T) into m->a.probs; with targets,
  * the mean cross-entropy over scored positions (0 if none), its count in *scored. */

@@ -1,18 +1,20 @@
-/* The VisionModel struct, shared by vision.c (forward, backward, optimiser)
- * and vision_io.c (save / load). Not a public header. */
+/* The VisionModel struct, shared by vision.c (parameters, buffers, shards),
+ * vision_layers.c (its layers, forward and backward) and vision_io.c
+ * (save / load). Not a public header. */
 #ifndef ATTNLAB_VISION_INTERNAL_H
 #define ATTNLAB_VISION_INTERNAL_H
 
 #include "attnlab/vision.h"
 #include "base/pool.h"
-#include "train/optim.h"
+#include "layers/attend.h"
+#include "layers/cell.h"
+#include "layers/optim.h"
+#include "layers/output.h"
 
 /* Tensors in the parameter table: 2 per conv layer, the 1x1 projection's 2,
  * positions, the initial state's 2, the cell's 4, up to 3 attention and 4 output tensors. */
 #define VIS_MAX_TENSORS (2 * VIS_MAX_LAYERS + 2 + 1 + 2 + 4 + 3 + 4)
 _Static_assert(VIS_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every image-model tensor");
-
-enum { VIS_INIT_ZERO, VIS_INIT_UNIFORM, VIS_INIT_HE, VIS_INIT_FORGET, VIS_INIT_ONE };
 
 /* One pointer per tensor into the parameter (or gradient) block. */
 typedef struct {
@@ -21,12 +23,9 @@ typedef struct {
     nn_real *proj_w, *proj_b;        /* 1x1 conv (C_L, H), (H) */
     nn_real *pos;                    /* (G, H) learned position of each grid cell, added to kv */
     nn_real *init_w, *init_b;        /* s_0 = tanh(mean W0 + b0): (H, H), (H) */
-    nn_real *Wx, *Wh, *bx, *bh;      /* cell: (I, G*H), (H, G*H), (G*H), (G*H); I = H + V */
-    nn_real *attn_W;                 /* general (H, H) | location (G, H) */
-    nn_real *attn_Wq, *attn_Wk, *attn_v; /* additive (H, H), (H, H), (H) */
-    nn_real *attn_beta;              /* cosine (1) */
-    nn_real *Wc, *bc;                /* (2H, H), (H) */
-    nn_real *Wout, *bout;            /* (H, V), (V) */
+    CellWeights cell;                /* the decoder's cell: I = H + V inputs, H units */
+    AttnWeights attn;                /* d = H, n_k = G (location), A = H */
+    OutputWeights out;               /* (2H, H), (H), (H, V), (V) */
 } VisWeights;
 
 /* Activations for Bm rows (time-major decoder buffers: a step reads one block). */
@@ -50,7 +49,7 @@ typedef struct {
     nn_real *dh, *dc, *dh2, *dc2;     /* (B, H) carried state gradients */
     nn_real *dxin;                    /* (B, I) */
     nn_real *dcat;                    /* (B, 2H) */
-    nn_real *dout;                    /* (B, H) then d(pre-tanh) */
+    nn_real *d_o;                     /* (B, H) the output layer's d_o; after the steps, start_backward's dmean */
     nn_real *dlogits;                 /* (B, V) */
     nn_real *dweights;                /* (G) REINFORCE gradient of one row */
     nn_real *zeros;                   /* (max(H, B*H)) a zero context gradient / zero LSTM cell */
@@ -77,7 +76,7 @@ struct VisionModel {
     int rows;                     /* rows the buffers hold: c.batch, or a shard's */
     int B;                        /* rows of the last forward in these buffers */
     int have_forward, trained_forward;
-    /* Data-parallel training (src/train/shards.h): shard 0 runs on the
+    /* Data-parallel training (src/layers/shards.h): shard 0 runs on the
      * model's buffers, shard s on replica[s] (its own activations, indices
      * and gradients, the model's weights); n_shards is the pool's thread
      * count at creation (or vis_set_shards'). */
@@ -87,6 +86,27 @@ struct VisionModel {
     struct VisionModel *replica[NN_MAX_THREADS]; /* [1..n_shards-1] */
     nn_real *grads;                   /* replica: (n params) its gradient block, which g points into */
 };
+
+/* One shard's rows of a forward (row 0: the shard's first row) and what it
+ * reads of the whole batch. */
+typedef struct {
+    const nn_real *images;   /* (B, R, Q) */
+    const int32_t *labels;   /* (B, T) or NULL: greedy */
+    const int32_t *n_labels; /* (B) or NULL */
+    int32_t *pred;           /* (B, T) the argmax tokens, or NULL */
+    const double *draws;     /* hard mode, sampling: row b's draw at step t is draws[t * ld + b] */
+    int ld;                  /* the whole batch's rows */
+    const double *baseline;  /* (T) hard mode's reward baseline */
+    int count;               /* the whole batch's labels: each one's loss weight is 1/count */
+    int sample;              /* hard mode, training: locations are drawn */
+    int *hits, *seen;        /* (T) sampling: these rows whose argmax is the label, rows with a label */
+} VisRows;
+
+/* The model as its layers (vision_layers.c): the forward of B rows on m (the
+ * model, or a shard's replica), += their loss's sum into *total (from 0);
+ * the backward of its last forward into its gradients, dimages (B, R, Q) += or NULL. */
+int vis_rows_forward(VisionModel *m, int B, const VisRows *r, double *total);
+int vis_rows_backward(VisionModel *m, nn_real *dimages);
 
 /* Splits batches into n shards (1..NN_MAX_THREADS) from now on, or as many
  * as the pool has threads (n = 0): the sharded arithmetic without a pool,

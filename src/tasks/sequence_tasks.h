@@ -12,7 +12,7 @@
 #define SEQ_MIN_CONTEXT 8
 #define SEQ_MIN_TEXT 20 /* bytes of the 'text' task */
 
-typedef struct {
+typedef struct SeqTask {
     TfTaskKind kind;
     int vocab;          /* V: token ids 0..V-1 */
     int symbols;        /* ids 0..symbols-1 are content (what headScores' sequences draw) */

@@ -7,10 +7,8 @@
 
 #include "base/bytes.h"
 #include "base/error.h"
-#include "base/hash.h"
+#include "layers/model_file.h"
 
-static const char MAGIC[8] = {'A', 'T', 'N', 'L', 'T', 'R', 'N', 0};
-#define TRAINER_FORMAT_VERSION 1u
 #define TRAIN_STREAM 0x9e3779b97f4a7c15ull /* xor'ed into the seed: the training draws */
 #define EVAL_STREAM 0x5eed0e7a1ull         /* + split: the fixed evaluation draws */
 
@@ -69,16 +67,43 @@ static int reserve_batch(Trainer *t, int B) {
     return alloc_batches(t, B);
 }
 
-/* Builds the trainer around an existing model (or a new one when model is NULL). */
-static int trainer_build(Trainer **out, const TaskConfig *tc, const char *text, size_t len, const S2sConfig *mc,
-                         Seq2Seq *model) {
+/* A model fits its task: the task's vocabularies, lengths and fixed input
+ * length ('location' attention scores exactly that many positions). */
+static int check_fits(const S2sConfig *c, const Task *task, const TaskConfig *tc) {
+    if (c->attention == ATTN_SCORE_LOCATION && task_fixed_in(task) == 0)
+        return nn_fail(NN_ERR_ARG, "attention: 'location' scores a fixed number of input positions, but this "
+                                   "task's inputs vary in length (%d..%d); use a fixed length or another score",
+                       tc->kind == TASK_DATES || tc->kind == TASK_PAIRS ? 1 : tc->min_len, task_max_in(task));
+    if (c->in_vocab != task_in_vocab(task) || c->out_vocab != task_out_vocab(task) || c->max_in != task_max_in(task) ||
+        c->max_out != task_max_out(task) || c->fixed_in != task_fixed_in(task))
+        return nn_fail(NN_ERR_VALUE, "the model's vocabulary or lengths do not match its task");
+    return NN_OK;
+}
+
+/* The model's configuration for a task: its vocabularies, lengths and fixed_in. */
+static S2sConfig config_for(const S2sConfig *mc, const Task *task) {
+    S2sConfig c = *mc;
+    c.in_vocab = task_in_vocab(task);
+    c.out_vocab = task_out_vocab(task);
+    c.max_in = task_max_in(task);
+    c.max_out = task_max_out(task);
+    c.fixed_in = task_fixed_in(task);
+    return c;
+}
+
+/* Builds the trainer from its task (made from tc and text when task is NULL)
+ * and its model (made from mc when model is NULL); owns both from the call on. */
+static int trainer_build(Trainer **out, const TaskConfig *tc, const char *text, size_t len, Task *task,
+                         const S2sConfig *mc, Seq2Seq *model) {
     *out = NULL;
     Trainer *t = calloc(1, sizeof *t);
     if (!t) {
         s2s_destroy(model);
+        task_destroy(task);
         return nn_fail(NN_ERR_NOMEM, "trainer: out of memory");
     }
     t->tc = *tc;
+    t->task = task;
     t->model = model;
     int st = NN_OK;
     if (text && len) {
@@ -89,33 +114,20 @@ static int trainer_build(Trainer **out, const TaskConfig *tc, const char *text, 
         memcpy(t->text, text, len);
         t->text_len = len;
     }
-    if ((st = task_create(&t->task, tc, text, len)) != NN_OK) goto fail;
+    if (!t->task && (st = task_create(&t->task, tc, text, len)) != NN_OK) goto fail;
     if (!t->model) {
-        S2sConfig c = *mc;
-        c.in_vocab = task_in_vocab(t->task);
-        c.out_vocab = task_out_vocab(t->task);
-        c.max_in = task_max_in(t->task);
-        c.max_out = task_max_out(t->task);
-        c.fixed_in = task_fixed_in(t->task);
-        if (c.attention == ATTN_SCORE_LOCATION && c.fixed_in == 0) {
-            st = nn_fail(NN_ERR_ARG, "attention: 'location' scores a fixed number of input positions, but this "
-                                     "task's inputs vary in length (%d..%d); use a fixed length or another score",
-                         tc->kind == TASK_DATES || tc->kind == TASK_PAIRS ? 1 : tc->min_len, c.max_in);
-            goto fail;
-        }
-        if ((st = s2s_create(&t->model, &c)) != NN_OK) goto fail;
+        S2sConfig c = config_for(mc, t->task);
+        if ((st = check_fits(&c, t->task, tc)) != NN_OK || (st = s2s_create(&t->model, &c)) != NN_OK) goto fail;
     }
     const S2sConfig *c = s2s_config(t->model);
-    if (c->in_vocab != task_in_vocab(t->task) || c->out_vocab != task_out_vocab(t->task) ||
-        c->max_in != task_max_in(t->task) || c->max_out != task_max_out(t->task)) {
-        st = nn_fail(NN_ERR_VALUE, "model file: the model's vocabulary or lengths do not match its task");
-        goto fail;
-    }
+    if ((st = check_fits(c, t->task, tc)) != NN_OK) goto fail;
     t->max_in = c->max_in;
     t->max_out = c->max_out;
     t->stream = c->seed ^ TRAIN_STREAM;
     /* a loaded model starts with small buffers (S2S_MAX_BEAM rows); both grow with the batches */
     if ((st = alloc_batches(t, c->batch < s2s_capacity(t->model) ? c->batch : s2s_capacity(t->model))) != NN_OK) goto fail;
+    /* the copy a failed training call goes back to, allocated now: training allocates nothing */
+    if ((st = s2s_checkpoint(t->model)) != NN_OK) goto fail;
     *out = t;
     return NN_OK;
 fail:
@@ -125,17 +137,41 @@ fail:
 
 int trainer_create(Trainer **out, const TaskConfig *tc, const char *text, size_t len, const S2sConfig *mc) {
     nn_clear_error();
-    return trainer_build(out, tc, text, len, mc, NULL);
+    return trainer_build(out, tc, text, len, NULL, mc, NULL);
 }
 
 const Task *trainer_task(const Trainer *t) { return t->task; }
 const TaskConfig *trainer_task_config(const Trainer *t) { return &t->tc; }
 Seq2Seq *trainer_model(Trainer *t) { return t->model; }
 
+/* Whether a call of `steps` steps can run: the model can count them, and
+ * the task has training examples. */
+static int check_trainable(const Trainer *t, int steps) {
+    int taken = s2s_steps(t->model);
+    if (taken > S2S_MAX_STEPS - steps)
+        return nn_fail(NN_ERR_LIMIT, "steps: the model has taken %d steps; %d more would pass the %d it can count", taken,
+                       steps, S2S_MAX_STEPS);
+    if (task_split_size(t->task, TASK_TRAIN) == 0)
+        return nn_fail(NN_ERR_VALUE, "pairs: the train split is empty: none of the %d lines fell into it (a hash of each "
+                                     "input puts 80%% of lines in train, 10%% in validation, 10%% in test); add more lines",
+                       task_split_size(t->task, TASK_VALID) + task_split_size(t->task, TASK_TEST));
+    return NN_OK;
+}
+
+/* One training step on the sampled batch, then what makes it a step that
+ * diverged: a weight past the limit, or a forward pass that is not finite. */
+static int train_step(Trainer *t, const NnTrainOptions *o, int B, nn_real *loss) {
+    Seq2Seq *m = t->model;
+    NN_TRY(s2s_train_step(m, o, B, t->in_ids, t->in_len, t->out_ids, t->out_len, loss));
+    NN_TRY(model_file_check_weights(s2s_params(m), s2s_num_params(m), "weight"));
+    return s2s_check_forward(m);
+}
+
 int trainer_train(Trainer *t, const NnTrainOptions *o, int steps, int B, float *losses, double *tokens) {
     nn_clear_error();
     if (steps < 1 || steps > TRAINER_MAX_STEPS)
         return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, TRAINER_MAX_STEPS);
+    NN_TRY(check_trainable(t, steps));
     NN_TRY(reserve_batch(t, B));
     /* a call trains or changes nothing: on any failure the model and the
      * training draws go back to where this call found them */
@@ -144,9 +180,10 @@ int trainer_train(Trainer *t, const NnTrainOptions *o, int steps, int B, float *
     int first = s2s_steps(t->model) + 1, st = NN_OK;
     double seen = 0;
     for (int s = 0; s < steps && st == NN_OK; s++) {
-        st = task_sample_batch(t->task, TASK_TRAIN, &t->stream, B, t->in_ids, t->in_len, t->out_ids, t->out_len);
         nn_real loss = 0;
-        if (st == NN_OK) st = s2s_train_step(t->model, o, B, t->in_ids, t->in_len, t->out_ids, t->out_len, &loss);
+        st = task_sample_batch(t->task, TASK_TRAIN, &t->stream, B, t->in_ids, t->in_len, t->out_ids, t->out_len);
+        if (st != NN_OK) break;
+        st = train_step(t, o, B, &loss);
         if (st == NN_ERR_VALUE)
             st = nn_fail(st, "training diverged at step %d (%s); the model is kept as it was before this call; try a "
                              "smaller learning rate (lr is %g)", first + s, nn_last_error(), (double)o->lr);
@@ -228,7 +265,11 @@ int trainer_saliency(Trainer *t, const char *text, size_t text_len, int step, in
 
 /* ---- save / load ------------------------------------------------------------ */
 
-static size_t header_size(size_t text_len) { return 8 + 4 + 4 * 4 + 4 + text_len + 8; }
+static const uint32_t VERSIONS[] = {1};
+#define TRAINER_FORMAT_VERSION 1u
+#define TASK_FIELDS 4
+
+static size_t header_size(size_t text_len) { return MODEL_FILE_MAGIC + 4 + 4 * TASK_FIELDS + 4 + text_len + 8; }
 
 size_t trainer_save_size(const Trainer *t) { return header_size(t->text_len) + s2s_save_size(t->model) + 4; }
 
@@ -237,50 +278,62 @@ int trainer_save(const Trainer *t, uint8_t *bytes, size_t size) {
     size_t need = trainer_save_size(t);
     if (size < need) return nn_fail(NN_ERR_SHAPE, "save: %zu bytes is too small (%zu needed)", size, need);
     uint8_t *p = bytes;
-    memcpy(p, MAGIC, 8);
-    p += 8;
-    nn_put_le(&p, TRAINER_FORMAT_VERSION, 4);
-    int32_t f[4] = {(int32_t)t->tc.kind, (int32_t)t->tc.alphabet, t->tc.min_len, t->tc.max_len};
-    for (int i = 0; i < 4; i++) nn_put_le(&p, (uint32_t)f[i], 4);
-    nn_put_le(&p, (uint32_t)t->text_len, 4);
+    model_file_put_magic(&p, MODEL_FILE_TRAINER, TRAINER_FORMAT_VERSION);
+    int32_t f[TASK_FIELDS] = {(int32_t)t->tc.kind, (int32_t)t->tc.alphabet, t->tc.min_len, t->tc.max_len};
+    model_file_put_i32s(&p, f, TASK_FIELDS);
+    nn_put_u32(&p, (uint32_t)t->text_len);
     if (t->text_len) memcpy(p, t->text, t->text_len);
     p += t->text_len;
-    nn_put_le(&p, t->stream, 8);
+    nn_put_u64(&p, t->stream);
     size_t model = s2s_save_size(t->model);
     NN_TRY(s2s_save(t->model, p, model));
     p += model;
-    nn_put_le(&p, nn_fnv1a32(bytes, (size_t)(p - bytes)), 4);
+    model_file_put_checksum(&p, bytes);
+    return NN_OK;
+}
+
+/* The task of a file (pairs text inside it) and its model's configuration
+ * checked against it, before the model is allocated. */
+static int load_task(Task **task, const TaskConfig *tc, const char *text, size_t text_len, const uint8_t *model,
+                     size_t model_size) {
+    *task = NULL;
+    S2sConfig c;
+    NN_TRY(s2s_load_config(model, model_size, &c));
+    NN_TRY(task_create(task, tc, text, text_len));
+    if (check_fits(&c, *task, tc) != NN_OK) {
+        task_destroy(*task);
+        *task = NULL;
+        return nn_fail(NN_ERR_VALUE, "model file: %s; the file is damaged", nn_last_error());
+    }
     return NN_OK;
 }
 
 int trainer_load(Trainer **out, const uint8_t *bytes, size_t size) {
     *out = NULL;
     nn_clear_error();
-    if (size < 8 || memcmp(bytes, MAGIC, 8) != 0) return nn_fail(NN_ERR_VALUE, "model file: not an attnlab model file");
-    if (size < header_size(0) + 4) return nn_fail(NN_ERR_VALUE, "model file: truncated (%zu bytes)", size);
-    const uint8_t *p = bytes + 8;
-    uint32_t version = (uint32_t)nn_get_le(&p, 4);
-    if (version != TRAINER_FORMAT_VERSION)
-        return nn_fail(NN_ERR_VALUE, "model file: format version %u; this engine reads version %u", version,
-                       TRAINER_FORMAT_VERSION);
-    int32_t f[4];
-    for (int i = 0; i < 4; i++) f[i] = (int32_t)(uint32_t)nn_get_le(&p, 4);
-    size_t text_len = (size_t)nn_get_le(&p, 4);
+    ModelFileReader r;
+    uint32_t version;
+    NN_TRY(model_file_open(&r, MODEL_FILE_TRAINER, bytes, size, VERSIONS, 1, &version));
+    NN_TRY(model_file_need(&r, header_size(0) - r.at + 4));
+    int32_t f[TASK_FIELDS];
+    model_file_i32s(&r, f, TASK_FIELDS);
+    size_t text_len = model_file_u32(&r);
     if (text_len > size || header_size(text_len) + 4 > size)
         return nn_fail(NN_ERR_VALUE, "model file: truncated (%zu bytes; its task text alone needs %zu)", size, text_len);
-    const uint8_t *end = bytes + size - 4, *q = end;
-    if (nn_get_le(&q, 4) != nn_fnv1a32(bytes, (size_t)(end - bytes)))
-        return nn_fail(NN_ERR_VALUE, "model file: checksum mismatch; the file is truncated or damaged");
+    NN_TRY(model_file_checksum(bytes, bytes + size));
     if ((f[0] == TASK_PAIRS) != (text_len > 0))
         return nn_fail(NN_ERR_VALUE, "model file: %zu bytes of pairs for task %d; the file is damaged", text_len, f[0]);
-    const char *text = (const char *)p;
-    p += text_len;
-    uint64_t stream = nn_get_le(&p, 8);
-    Seq2Seq *m;
-    NN_TRY(s2s_load(&m, p, (size_t)(end - p)));
+    const char *text = (const char *)bytes + r.at;
+    r.at += text_len;
+    uint64_t stream = model_file_u64(&r);
+    const uint8_t *model = bytes + r.at, *end = bytes + size - 4;
     TaskConfig tc = {(TaskKind)f[0], (TaskAlphabet)f[1], f[2], f[3]};
-    int st = trainer_build(out, &tc, text_len ? text : NULL, text_len, s2s_config(m), m);
-    if (st != NN_OK) return nn_fail(st, "model file: %s", nn_last_error());
+    Task *task;
+    Seq2Seq *m;
+    int st = load_task(&task, &tc, text_len ? text : NULL, text_len, model, (size_t)(end - model));
+    if (st == NN_OK && (st = s2s_load(&m, model, (size_t)(end - model))) != NN_OK) task_destroy(task);
+    if (st == NN_OK) st = trainer_build(out, &tc, text_len ? text : NULL, text_len, task, NULL, m);
+    if (st != NN_OK) return nn_fail(st, "%s%s", strncmp(nn_last_error(), "model file", 10) ? "model file: " : "", nn_last_error());
     (*out)->stream = stream;
     return NN_OK;
 }

@@ -1,31 +1,25 @@
 /* Saving and loading a VisionTrainer: the task, the model's configuration,
- * its training state and parameters (format in include/attnlab/vision.h). */
+ * its training state and parameters (format in include/attnlab/vision.h, the
+ * common parts in src/layers/model_file.h). Nothing is allocated before every
+ * field, the exact length, the checksum and every weight are checked. */
+#include <math.h>
 #include <string.h>
 
 #include "base/bytes.h"
 #include "base/error.h"
-#include "base/hash.h"
+#include "layers/model_file.h"
 #include "models/vision_internal.h"
 #include "train/vision_train.h"
 
-static const char MAGIC[8] = {'A', 'T', 'N', 'L', 'V', 'I', 'S', 0};
-#define VIS_FORMAT_VERSION 1
+static const uint32_t VERSIONS[] = {1};
+#define VIS_FORMAT_VERSION 1u
 #define TASK_FIELDS 4
 #define MODEL_FIELDS 13
+#define PROBE_STREAM 0x9B0BE1ull /* the test image a loaded model is first run on */
 
-static uint64_t double_bits(double x) {
-    uint64_t u;
-    memcpy(&u, &x, 8);
-    return u;
+static size_t header_size(int steps) {
+    return MODEL_FILE_MAGIC + 4 + 4 * (TASK_FIELDS + MODEL_FIELDS) + 8 + 8 + 4 + 8 * (size_t)steps + 8 + 8 + 8;
 }
-
-static double bits_double(uint64_t u) {
-    double x;
-    memcpy(&x, &u, 8);
-    return x;
-}
-
-static size_t header_size(int steps) { return 8 + 4 + 4 * (TASK_FIELDS + MODEL_FIELDS) + 8 + 8 + 4 + 8 * (size_t)steps + 8 + 8 + 8; }
 
 size_t vtr_save_size(const VisionTrainer *t) {
     const VisionModel *m = t->model;
@@ -38,66 +32,102 @@ int vtr_save(const VisionTrainer *t, uint8_t *bytes, size_t size) {
     const VisConfig *c = &m->c;
     if (size < vtr_save_size(t)) return nn_fail(NN_ERR_SHAPE, "save: %zu bytes is too small (%zu needed)", size, vtr_save_size(t));
     uint8_t *p = bytes;
-    memcpy(p, MAGIC, 8);
-    p += 8;
-    nn_put_le(&p, VIS_FORMAT_VERSION, 4);
+    model_file_put_magic(&p, MODEL_FILE_VISION, VIS_FORMAT_VERSION);
     int32_t f[TASK_FIELDS + MODEL_FIELDS] = {
         (int32_t)t->task.kind, t->task.clutter, t->task.min_digits, t->task.max_digits,
         c->rows, c->cols, c->layers, c->channels[0], c->channels[1], c->channels[2], (int32_t)c->cell, c->hidden,
-        c->attention, (int32_t)c->mode, c->steps, c->sequence, c->batch};
-    for (int i = 0; i < TASK_FIELDS + MODEL_FIELDS; i++) nn_put_le(&p, (uint32_t)f[i], 4);
-    nn_put_le(&p, double_bits((double)c->entropy), 8);
-    nn_put_le(&p, c->seed, 8);
-    nn_put_le(&p, (uint32_t)m->opt.steps, 4);
-    for (int s = 0; s < c->steps; s++) nn_put_le(&p, double_bits(m->baseline[s]), 8);
-    nn_put_le(&p, m->rng, 8);
-    nn_put_le(&p, t->rng, 8);
-    nn_put_le(&p, (uint64_t)m->opt.n, 8);
-    for (size_t i = 0; i < m->opt.n; i++) nn_put_f32(&p, (float)m->opt.params[i]);
-    nn_put_le(&p, nn_fnv1a32(bytes, (size_t)(p - bytes)), 4);
+        c->attention, (int32_t)c->mode, c->steps, c->sequence, t->batch};
+    model_file_put_i32s(&p, f, TASK_FIELDS + MODEL_FIELDS);
+    model_file_put_f64(&p, (double)c->entropy);
+    nn_put_u64(&p, c->seed);
+    nn_put_u32(&p, (uint32_t)m->opt.steps);
+    for (int s = 0; s < c->steps; s++) model_file_put_f64(&p, m->baseline[s]);
+    nn_put_u64(&p, m->rng);
+    nn_put_u64(&p, t->rng);
+    nn_put_u64(&p, (uint64_t)m->opt.n);
+    model_file_put_params(&p, m->opt.params, m->opt.n);
+    model_file_put_checksum(&p, bytes);
     return NN_OK;
+}
+
+/* What a file holds besides its parameters. */
+typedef struct {
+    ImgTaskConfig task;
+    VisConfig c;
+    size_t n_params;
+    int steps;                      /* optimiser steps taken */
+    double baseline[VIS_MAX_STEPS]; /* hard mode's */
+    uint64_t model_rng, stream;
+} VisFile;
+
+/* Checks the whole file and leaves r at its parameters. */
+static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, VisFile *v) {
+    uint32_t version;
+    NN_TRY(model_file_open(r, MODEL_FILE_VISION, bytes, size, VERSIONS, 1, &version));
+    NN_TRY(model_file_need(r, header_size(0) - r->at + 4));
+    int32_t f[TASK_FIELDS + MODEL_FIELDS];
+    model_file_i32s(r, f, TASK_FIELDS + MODEL_FIELDS);
+    v->task = (ImgTaskConfig){(ImgTaskKind)f[0], f[1], f[2], f[3]};
+    VisConfig c = {f[4], f[5], f[6], {f[7], f[8], f[9]}, (RnnCellKind)f[10], f[11], f[12], (VisMode)f[13], f[14], f[15], 0, f[16], 0};
+    c.entropy = (nn_real)model_file_f64(r);
+    c.seed = model_file_u64(r);
+    if (c.steps < 1 || c.steps > VIS_MAX_STEPS)
+        return nn_fail(NN_ERR_VALUE, "model file: %d decoder steps; allowed 1..%d; the file is damaged", c.steps, VIS_MAX_STEPS);
+    NN_TRY(model_file_need(r, header_size(c.steps) - r->at + 4));
+    /* the configuration of its task: the canvas, the answer kind, every size in range */
+    int st = vtr_config(&v->task, &c, &v->c, &v->n_params);
+    if (st != NN_OK) return nn_fail(st, "model file: bad configuration: %s", nn_last_error());
+    if (c.rows != v->c.rows || c.cols != v->c.cols || c.sequence != v->c.sequence)
+        return nn_fail(NN_ERR_VALUE, "model file: a %d x %d canvas%s, but its task reads %d x %d%s; the file is damaged", c.rows,
+                       c.cols, c.sequence ? " of sequences" : "", v->c.rows, v->c.cols, v->c.sequence ? " of sequences" : "");
+    uint32_t steps = model_file_u32(r);
+    if (steps > NN_MAX_OPT_STEPS)
+        return nn_fail(NN_ERR_VALUE, "model file: step count %u is past the limit of %d; the file is damaged", steps,
+                       NN_MAX_OPT_STEPS);
+    v->steps = (int)steps;
+    for (int s = 0; s < c.steps; s++) {
+        double b = model_file_f64(r); /* a moving average of rewards 0 and 1 */
+        if (!(b >= 0 && b <= 1))
+            return nn_fail(NN_ERR_VALUE, "model file: baseline %d is %g; it must be within 0..1; the file is damaged", s, b);
+        v->baseline[s] = b;
+    }
+    v->model_rng = model_file_u64(r);
+    v->stream = model_file_u64(r);
+    uint64_t count = model_file_u64(r);
+    if (count != v->n_params)
+        return nn_fail(NN_ERR_VALUE, "model file: %llu parameters, but its configuration has %zu; the file is damaged",
+                       (unsigned long long)count, v->n_params);
+    NN_TRY(model_file_length(r, header_size(c.steps) + 4 * v->n_params + 4));
+    NN_TRY(model_file_checksum(bytes, bytes + size));
+    return model_file_check_params(r, v->n_params);
 }
 
 int vtr_load(VisionTrainer **out, const VisData *d, const uint8_t *bytes, size_t size) {
     *out = NULL;
     nn_clear_error();
-    if (!bytes || size < 12 || memcmp(bytes, MAGIC, 8) != 0) return nn_fail(NN_ERR_VALUE, "model file: not an attnlab vision model");
-    const uint8_t *p = bytes + 8;
-    uint32_t version = (uint32_t)nn_get_le(&p, 4);
-    if (version != VIS_FORMAT_VERSION)
-        return nn_fail(NN_ERR_VALUE, "model file: format version %u; this engine reads version %u", version, VIS_FORMAT_VERSION);
-    if (size < header_size(0) + 4) return nn_fail(NN_ERR_VALUE, "model file: truncated (%zu bytes)", size);
-    int32_t f[TASK_FIELDS + MODEL_FIELDS];
-    for (int i = 0; i < TASK_FIELDS + MODEL_FIELDS; i++) f[i] = (int32_t)nn_get_le(&p, 4);
-    ImgTaskConfig tc = {(ImgTaskKind)f[0], f[1], f[2], f[3]};
-    VisConfig c = {f[4], f[5], f[6], {f[7], f[8], f[9]}, (RnnCellKind)f[10], f[11], f[12], (VisMode)f[13], f[14], f[15], 0, f[16], 0};
-    c.entropy = (nn_real)bits_double(nn_get_le(&p, 8));
-    c.seed = nn_get_le(&p, 8);
-    if (c.steps < 1 || c.steps > VIS_MAX_STEPS || size < header_size(c.steps) + 4)
-        return nn_fail(NN_ERR_VALUE, "model file: truncated or damaged (%zu bytes, %d steps)", size, c.steps);
+    if (!d) return nn_fail(NN_ERR_PARAM, "loadVisionModel: the digit set is not loaded");
+    ModelFileReader r;
+    VisFile v;
+    NN_TRY(read_header(&r, bytes, size, &v));
+    /* buffers for one image: they grow with the batches that come */
     VisionTrainer *t;
-    int st = vtr_create(&t, d, &tc, &c);
-    if (st != NN_OK) return nn_fail(st, "model file: bad configuration: %s", nn_last_error());
+    NN_TRY(vtr_build(&t, d, &v.task, &v.c, 1));
     VisionModel *m = t->model;
-    if (size != vtr_save_size(t)) {
-        size_t want = vtr_save_size(t);
+    model_file_params(&r, m->opt.params, v.n_params);
+    m->opt.steps = v.steps;
+    memcpy(m->baseline, v.baseline, sizeof(double) * v.c.steps);
+    m->rng = v.model_rng;
+    t->rng = v.stream;
+    /* weights in range can still overflow together: no model that loads fails its first pass */
+    uint64_t probe = PROBE_STREAM;
+    int st = vtr_sample_batch(t, VIS_SPLIT_TEST, &probe, 1);
+    if (st == NN_OK && (st = vtr_check_forward(t)) != NN_OK)
+        st = nn_fail(st, "model file: %s; the file is damaged", nn_last_error());
+    if (st == NN_OK) st = vtr_keep(t);
+    if (st != NN_OK) {
         vtr_destroy(t);
-        return nn_fail(NN_ERR_VALUE, "model file: %zu bytes, but its configuration needs %zu; truncated or damaged", size, want);
+        return st;
     }
-    const uint8_t *end = bytes + size - 4, *q = end;
-    if (nn_get_le(&q, 4) != nn_fnv1a32(bytes, (size_t)(end - bytes))) {
-        vtr_destroy(t);
-        return nn_fail(NN_ERR_VALUE, "model file: checksum mismatch; the file is damaged");
-    }
-    m->opt.steps = (int)nn_get_le(&p, 4);
-    for (int s = 0; s < c.steps; s++) m->baseline[s] = bits_double(nn_get_le(&p, 8));
-    m->rng = nn_get_le(&p, 8);
-    t->rng = nn_get_le(&p, 8);
-    if (nn_get_le(&p, 8) != m->opt.n) {
-        vtr_destroy(t);
-        return nn_fail(NN_ERR_VALUE, "model file: parameter count does not match its configuration");
-    }
-    for (size_t i = 0; i < m->opt.n; i++) m->opt.params[i] = nn_get_f32(&p);
     *out = t;
     return NN_OK;
 }

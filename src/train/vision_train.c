@@ -2,51 +2,87 @@
  * set. It samples training batches from the train split, evaluates on a
  * fixed set of a split's examples, and reads single images (predict,
  * saliency). Seeds: the model's seed fixes its weights and the training
- * stream starts from it too, so a run is the same natively and in WASM. */
+ * stream starts from it too, so a run is the same natively and in WASM.
+ * Training calls are all or nothing (vtr_train in include/attnlab/vision.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "layers/model_file.h"
 #include "models/vision_internal.h"
 #include "train/vision_train.h"
 
 #define EVAL_STREAM 0xE7A1D16175ull /* evaluation examples: the same set every call */
 
-int vtr_create(VisionTrainer **out, const VisData *d, const ImgTaskConfig *tc, const VisConfig *mc) {
-    *out = NULL;
-    nn_clear_error();
-    if (!d) return nn_fail(NN_ERR_PARAM, "createVisionModel: the digit set is not loaded");
+int vtr_config(const ImgTaskConfig *tc, const VisConfig *mc, VisConfig *c, size_t *n_params) {
     NN_TRY(img_task_check(tc));
-    VisConfig c = *mc;
-    c.rows = img_rows(tc);
-    c.cols = img_cols(tc);
-    c.sequence = tc->kind == IMG_MULTI;
-    if (c.sequence && c.steps != img_max_out(tc))
+    *c = *mc;
+    c->rows = img_rows(tc);
+    c->cols = img_cols(tc);
+    c->sequence = tc->kind == IMG_MULTI;
+    if (c->sequence && c->steps != img_max_out(tc))
         return nn_fail(NN_ERR_VALUE, "steps: the multi task with up to %d digits answers in %d steps (got %d)", tc->max_digits,
-                       img_max_out(tc), c.steps);
+                       img_max_out(tc), c->steps);
+    return vis_plan(c, n_params);
+}
+
+/* The batch buffers for `rows` rows; on failure the old ones stay. */
+static int alloc_rows(VisionTrainer *t, int rows) {
+    const VisConfig *c = vis_config(t->model);
+    size_t B = (size_t)rows, N = (size_t)c->rows * c->cols;
+    nn_real *images = malloc(sizeof(nn_real) * B * N);
+    int32_t *labels = malloc(sizeof(int32_t) * B * c->steps), *n_labels = malloc(sizeof(int32_t) * B),
+            *pred = malloc(sizeof(int32_t) * B * c->steps);
+    if (!images || !labels || !n_labels || !pred) {
+        free(images), free(labels), free(n_labels), free(pred);
+        return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory for a batch of %zu images", B);
+    }
+    free(t->images), free(t->labels), free(t->n_labels), free(t->pred);
+    t->images = images;
+    t->labels = labels;
+    t->n_labels = n_labels;
+    t->pred = pred;
+    return NN_OK;
+}
+
+int vtr_build(VisionTrainer **out, const VisData *d, const ImgTaskConfig *tc, const VisConfig *c, int rows) {
+    *out = NULL;
     VisionTrainer *t = calloc(1, sizeof *t);
     if (!t) return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory");
     t->data = d;
     t->task = *tc;
-    int st = vis_create(&t->model, &c);
+    t->batch = c->batch;
+    t->rng = c->seed;
+    VisConfig sized = *c;
+    sized.batch = rows;
+    int st = vis_create(&t->model, &sized);
+    if (st == NN_OK) st = alloc_rows(t, rows);
     if (st != NN_OK) {
-        free(t);
+        vtr_destroy(t);
         return st;
     }
-    size_t B = (size_t)c.batch, N = (size_t)c.rows * c.cols;
-    t->images = malloc(sizeof(nn_real) * B * N);
-    t->labels = malloc(sizeof(int32_t) * B * c.steps);
-    t->n_labels = malloc(sizeof(int32_t) * B);
-    t->pred = malloc(sizeof(int32_t) * B * c.steps);
-    if (!t->images || !t->labels || !t->n_labels || !t->pred) {
-        vtr_destroy(t);
-        return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory for a batch of %zu images", B);
-    }
-    t->rng = c.seed;
     *out = t;
     return NN_OK;
 }
 
+int vtr_keep(VisionTrainer *t) { return opt_snapshot(&t->model->opt); }
+
+int vtr_create(VisionTrainer **out, const VisData *d, const ImgTaskConfig *tc, const VisConfig *mc) {
+    *out = NULL;
+    nn_clear_error();
+    if (!d) return nn_fail(NN_ERR_PARAM, "createVisionModel: the digit set is not loaded");
+    VisConfig c;
+    size_t n;
+    NN_TRY(vtr_config(tc, mc, &c, &n));
+    NN_TRY(vtr_build(out, d, tc, &c, c.batch));
+    int st = vtr_keep(*out);
+    if (st != NN_OK) {
+        vtr_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}
 
 void vtr_destroy(VisionTrainer *t) {
     if (!t) return;
@@ -60,16 +96,49 @@ void vtr_destroy(VisionTrainer *t) {
 
 VisionModel *vtr_model(VisionTrainer *t) { return t->model; }
 const ImgTaskConfig *vtr_task(const VisionTrainer *t) { return &t->task; }
+int vtr_batch(const VisionTrainer *t) { return t->batch; }
 
-/* B examples of a split into the batch buffers; single-label tasks repeat the
- * label at every step (each step is a glimpse that answers). */
-static int sample_batch(VisionTrainer *t, VisSplit split, uint64_t *rng, int B) {
+/* Batches of B rows, 1..VIS_MAX_BATCH: a batch larger than the buffers hold
+ * moves the model into one created for it (its weights, optimiser state,
+ * baselines and stream), so the result is the same as a model created that large. */
+static int reserve(VisionTrainer *t, int B) {
+    if (B < 1 || B > VIS_MAX_BATCH)
+        return nn_fail(B < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", B, VIS_MAX_BATCH);
+    VisionModel *old = t->model;
+    if (B <= old->c.batch) return NN_OK;
+    VisConfig c = old->c;
+    c.batch = B;
+    VisionModel *m;
+    NN_TRY(vis_create(&m, &c));
+    int st = old->n_shards != m->n_shards ? vis_set_shards(m, old->n_shards) : NN_OK;
+    if (st == NN_OK && old->opt.kept) st = opt_snapshot(&m->opt);
+    if (st == NN_OK) {
+        t->model = m; /* alloc_rows sizes from it */
+        if ((st = alloc_rows(t, B)) != NN_OK) t->model = old;
+    }
+    if (st != NN_OK) {
+        vis_destroy(m);
+        return st;
+    }
+    size_t P = old->opt.n;
+    memcpy(m->opt.params, old->opt.params, sizeof(nn_real) * P);
+    memcpy(m->opt.moments, old->opt.moments, sizeof(nn_real) * 2 * P);
+    if (old->opt.kept) memcpy(m->opt.kept, old->opt.kept, sizeof(nn_real) * 3 * P);
+    m->opt.steps = old->opt.steps;
+    m->opt.kept_steps = old->opt.kept_steps;
+    memcpy(m->baseline, old->baseline, sizeof m->baseline);
+    m->rng = old->rng;
+    vis_destroy(old);
+    return NN_OK;
+}
+
+int vtr_sample_batch(VisionTrainer *t, VisSplit split, uint64_t *rng, int B) {
     const VisConfig *c = vis_config(t->model);
     size_t N = (size_t)c->rows * c->cols;
     for (int b = 0; b < B; b++) {
         int32_t *y = t->labels + (size_t)b * c->steps, n;
         NN_TRY(img_sample(t->data, &t->task, split, rng, t->images + b * N, y, &n));
-        if (!c->sequence) {
+        if (!c->sequence) { /* single-label tasks repeat the label: each step is a glimpse that answers */
             for (int s = 1; s < c->steps; s++) y[s] = y[0];
             n = c->steps;
         }
@@ -78,39 +147,86 @@ static int sample_batch(VisionTrainer *t, VisSplit split, uint64_t *rng, int B) 
     return NN_OK;
 }
 
-static int check_batch(const VisionTrainer *t, int B) {
-    int Bm = vis_config(t->model)->batch;
-    if (B < 1 || B > Bm) return nn_fail(NN_ERR_LIMIT, "batch: %d; this model was created for batches up to %d", B, Bm);
+int vtr_check_forward(VisionTrainer *t) {
+    VisionModel *m = t->model;
+    nn_real loss = 0;
+    vis_zero_grad(m);
+    int st = vis_forward(m, 1, t->images, t->labels, t->n_labels, 0, &loss, NULL);
+    /* the loss floors each probability before its log, so NaN shows in the probabilities only */
+    if (st == NN_OK) st = nn_check_finite("probabilities", m->a.probs, (size_t)m->c.steps * m->V);
+    if (st == NN_OK && !isfinite(loss)) st = nn_fail(NN_ERR_VALUE, "the loss is %g", (double)loss);
+    if (st == NN_OK) st = vis_backward(m, NULL);
+    nn_real norm = opt_grad_norm(&m->opt);
+    if (st == NN_OK && !isfinite(norm)) st = nn_fail(NN_ERR_VALUE, "the gradient norm is %g", (double)norm);
+    vis_zero_grad(m);
+    if (st != NN_OK) return nn_fail(st, "its forward pass on an image is not finite (%s)", nn_last_error());
     return NN_OK;
+}
+
+/* One training step on the sampled batch, then what makes it a step that
+ * diverged: a weight past the limit, or a forward pass that is not finite. */
+static int train_step(VisionTrainer *t, const NnTrainOptions *o, int B, nn_real *loss) {
+    VisionModel *m = t->model;
+    vis_zero_grad(m);
+    NN_TRY(vis_forward(m, B, t->images, t->labels, t->n_labels, 1, loss, NULL));
+    if (!isfinite(*loss)) return nn_fail(NN_ERR_VALUE, "the loss is %g; the step is not taken", (double)*loss);
+    NN_TRY(vis_backward(m, NULL));
+    NN_TRY(vis_update(m, o, NULL));
+    NN_TRY(model_file_check_weights(m->opt.params, m->opt.n, "weight"));
+    return vtr_check_forward(t);
 }
 
 int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float *losses) {
     nn_clear_error();
-    NN_TRY(check_batch(t, B));
-    if (steps < 0 || steps > VTR_MAX_STEPS) return nn_fail(NN_ERR_LIMIT, "steps: %d; allowed 0..%d", steps, VTR_MAX_STEPS);
-    for (int s = 0; s < steps; s++) {
-        nn_real loss;
-        NN_TRY(sample_batch(t, VIS_SPLIT_TRAIN, &t->rng, B));
-        vis_zero_grad(t->model);
-        NN_TRY(vis_forward(t->model, B, t->images, t->labels, t->n_labels, 1, &loss, NULL));
-        NN_TRY(vis_backward(t->model, NULL));
-        NN_TRY(vis_update(t->model, o, NULL));
+    if (steps < 1 || steps > VTR_MAX_STEPS)
+        return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, VTR_MAX_STEPS);
+    if (t->model->opt.steps > NN_MAX_OPT_STEPS - steps)
+        return nn_fail(NN_ERR_LIMIT, "steps: the model has taken %d steps; %d more would pass the %d it can count",
+                       t->model->opt.steps, steps, NN_MAX_OPT_STEPS);
+    NN_TRY(reserve(t, B));
+    VisionModel *m = t->model;
+    /* a call trains or changes nothing: on any failure the model, its
+     * baselines and both streams go back to where this call found them */
+    NN_TRY(opt_snapshot(&m->opt));
+    double baseline[VIS_MAX_STEPS];
+    memcpy(baseline, m->baseline, sizeof baseline);
+    uint64_t model_rng = m->rng, stream = t->rng;
+    int first = m->opt.steps + 1, st = NN_OK;
+    for (int s = 0; s < steps && st == NN_OK; s++) {
+        nn_real loss = 0;
+        if ((st = vtr_sample_batch(t, VIS_SPLIT_TRAIN, &t->rng, B)) != NN_OK) break;
+        st = train_step(t, o, B, &loss);
+        if (st == NN_ERR_VALUE)
+            st = nn_fail(st, "training diverged at step %d (%s); the model is kept as it was before this call; try a "
+                             "smaller learning rate (lr is %g)", first + s, nn_last_error(), (double)o->lr);
         if (losses) losses[s] = (float)loss;
     }
-    return NN_OK;
+    if (st != NN_OK) {
+        opt_rollback(&m->opt);
+        memcpy(m->baseline, baseline, sizeof baseline);
+        m->rng = model_rng;
+        t->rng = stream;
+        m->have_forward = 0;
+    }
+    return st;
 }
 
 int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, VisEval *r) {
     nn_clear_error();
-    if (count < 1 || count > VTR_MAX_EVAL) return nn_fail(NN_ERR_LIMIT, "count: %d; allowed 1..%d", count, VTR_MAX_EVAL);
+    if (count < 1 || count > VTR_MAX_EVAL)
+        return nn_fail(count < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "count: %d; it must be within 1..%d", count, VTR_MAX_EVAL);
     if (split != VIS_SPLIT_TRAIN && split != VIS_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
+    /* batches of the configured size, whatever the buffers hold now, so a
+     * loaded model evaluates exactly like the one that was saved */
+    int chunk = t->batch;
+    NN_TRY(reserve(t, count < chunk ? count : chunk));
     const VisConfig *c = vis_config(t->model);
     uint64_t rng = EVAL_STREAM + (uint64_t)split;
     double loss_sum = 0;
     long tokens = 0, right = 0, whole = 0;
     for (int done = 0; done < count;) {
-        int B = count - done < c->batch ? count - done : c->batch;
-        NN_TRY(sample_batch(t, split, &rng, B));
+        int B = count - done < chunk ? count - done : chunk;
+        NN_TRY(vtr_sample_batch(t, split, &rng, B));
         nn_real loss;
         /* one-digit answers feed no tokens: the teacher-forced pass is the greedy one */
         NN_TRY(vis_forward(t->model, B, t->images, t->labels, t->n_labels, 0, &loss, c->sequence ? NULL : t->pred));

@@ -5,6 +5,7 @@
 #include <emscripten.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attnlab/attention.h"
 #include "base/error.h"
@@ -27,6 +28,27 @@ EMSCRIPTEN_KEEPALIVE int attnlab_simd(void) {
 #endif
 }
 
+/* The forward of a call that may fail past its checks (attn_check_bounds)
+ * writes a block of its own, copied to scores, weights and context only on
+ * success: those may be the views of the previous call (copy: false), which
+ * a failing call must leave as they were. scores and weights may be NULL. */
+static int attend_staged(const AttnConfig *c, const AttnParams *p, float *scores, float *weights, float *context,
+                         const float *q, const float *k, const float *v, float *scratch) {
+    size_t cells = (size_t)c->n_q * c->n_k, ns = scores ? cells : 0, nw = weights ? cells : 0;
+    size_t nz = (size_t)c->n_q * c->d_v;
+    float *stage = malloc(sizeof(float) * (ns + nw + nz));
+    if (!stage) return nn_fail(NN_ERR_NOMEM, "attend: out of memory for %d x %d cells", c->n_q, c->n_k);
+    float *s = scores ? stage : NULL, *w = weights ? stage + ns : NULL, *z = stage + ns + nw;
+    int status = attn_forward_checked(c, p, s, w, z, q, k, v, scratch);
+    if (status == NN_OK) {
+        if (scores) memcpy(scores, s, sizeof(float) * ns);
+        if (weights) memcpy(weights, w, sizeof(float) * nw);
+        memcpy(context, z, sizeof(float) * nz);
+    }
+    free(stage);
+    return status;
+}
+
 EMSCRIPTEN_KEEPALIVE int attnlab_attend(int n_q, int n_k, int d_q, int d_k, int d_v, int hidden, int score,
                                         int norm, float temperature, float beta, int causal,
                                         const int32_t *key_lengths, const float *q, const float *k,
@@ -35,10 +57,12 @@ EMSCRIPTEN_KEEPALIVE int attnlab_attend(int n_q, int n_k, int d_q, int d_k, int 
     AttnConfig c = {n_q, n_k, d_q, d_k, d_v, hidden, (AttnScore)score, (AttnNorm)norm,
                     temperature, causal, key_lengths};
     AttnParams p = {W, Wq, Wk, vv, beta};
-    NN_TRY(attn_check_config(&c, &p)); /* attn_forward checks the data */
+    int may_fail;
+    NN_TRY(attn_check_bounds(&c, &p, q, k, v, &may_fail)); /* the one pass over the data */
     float *scratch = malloc(sizeof(float) * (attn_forward_scratch_size(&c) + SCRATCH_SLACK_REALS));
     if (!scratch) return nn_fail(NN_ERR_NOMEM, "attend: out of memory for %d x %d cells", n_q, n_k);
-    int status = attn_forward(&c, &p, scores, weights, context, q, k, v, scratch);
+    int status = may_fail ? attend_staged(&c, &p, scores, weights, context, q, k, v, scratch)
+                          : attn_forward_checked(&c, &p, scores, weights, context, q, k, v, scratch);
     free(scratch);
     return status;
 }

@@ -34,7 +34,7 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, AttnlabVisInfo *inf
     *info = (AttnlabVisInfo){
         .task = (int32_t)tc->kind, .clutter = tc->clutter, .min_digits = tc->min_digits, .max_digits = tc->max_digits,
         .rows = c->rows, .cols = c->cols, .layers = c->layers, .cell = (int32_t)c->cell, .hidden = c->hidden,
-        .attention = c->attention, .mode = (int32_t)c->mode, .steps = c->steps, .batch = c->batch, .sequence = c->sequence,
+        .attention = c->attention, .mode = (int32_t)c->mode, .steps = c->steps, .batch = vtr_batch(t), .sequence = c->sequence,
         .parameters = (double)vis_num_params(m), .optimizer_steps = (double)vis_steps_taken(m), .seed = (double)c->seed,
         .entropy = (double)c->entropy,
     };

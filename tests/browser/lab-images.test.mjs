@@ -6,7 +6,7 @@
 // audit with axe-core. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, axeViolations, fullScreenshot, openPage, startBrowser } from './browser.mjs';
 
 
 let env;
@@ -328,8 +328,9 @@ test('when the digits cannot be loaded the error says so (ERR_DATA) and the text
   const before = await lab(page);
   await page.selectOption('#task', 'cluttered');
   await page.waitForSelector('[data-testid=error]:not([hidden])');
-  const message = await text(page, '[data-testid=error]');
-  assert.match(message, /digits could not be loaded \(ERR_DATA\).*HTTP 404.*model you had is kept/);
+  // in the learner's words, the engine's message (code and HTTP status) under Details
+  assert.match(await text(page, '[data-testid=error] > p'), /digits could not be downloaded.*model you had is kept/);
+  assert.match(await text(page, '[data-testid=error] details'), /ERR_DATA.*HTTP 404/);
   assert.deepEqual(await lab(page), before, 'the text model and its steps stay');
   assert.equal(await page.$eval('#task', (s) => s.value), 'reverse', 'the settings are back to the kept model');
   assert.equal(await page.$eval('#h-align', (e) => e.closest('section').hidden), false);
@@ -388,7 +389,7 @@ test('screenshots at 1440×900 and 390×844: the image panels drawn, nothing wid
       }
       const width = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
       assert.ok(width[0] <= width[1], `${task} at ${viewport.width}px: page ${width[0]} px wide`);
-      await page.screenshot({ path: `${SHOTS}lab-images-${task}-${name}.png`, fullPage: true });
+      await fullScreenshot(page, `${SHOTS}lab-images-${task}-${name}.png`);
       assert.deepEqual(errors, []);
       await page.close();
     }

@@ -9,12 +9,16 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { ROOT, SHOTS, gridCell, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
+import { ROOT, SHOTS, axeViolations, gridCell, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { measure } from '../../web/learn/spread.js';
 import { TAU_TARGET, mean, meanPeak, seqTaus, tauByImage, testImage } from '../../web/learn/vision-measures.js';
 import { visionLabFields } from '../../web/learn/links.js';
+import { exampleParams } from '../../web/learn/ch4-scores.js';
+import { OUTSIDE } from '../../web/learn/ch6-dates.js';
+import { sparseText } from '../../web/learn/ch1-bottleneck.js';
+import { agreementWords } from '../../web/learn/ch7-kinds.js';
 
 const TOKENS = ['Your', 'journey', 'starts', 'with', 'one', 'step'];
 const X = [[0.43, 0.15, 0.89], [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55], [0.57, 0.85, 0.64], [0.55, 0.87, 0.66]];
@@ -111,11 +115,18 @@ test('every figure the prose quotes is the engine’s', async () => {
     return [TOKENS[k], `“${TOKENS[k]}” (${fixed(row[k], 2)})`];
   };
   expect['ch4.best.dot'] = best(dot);
-  expect['ch4.best.cosine'] = best(engine.attend({ queries: X, keys: X, score: 'cosine', params: { beta: 1 } }));
+  expect['ch4.best.cosine'] = best(engine.attend({ queries: X, keys: X, score: 'cosine', params: { beta: exampleParams().beta } }));
   const sa = engine.selfAttention({ x: X });
   expect['ch5.journeyStep'] = [sa.weights[0].data[11], fixed(sa.weights[0].data[11], 4)];
   const evD = d.evaluate({ split: 'test', count: n });
   expect['ch6.acc'] = [evD.sequenceAccuracy, percent(evD.sequenceAccuracy)];
+  const outside = OUTSIDE.map((t) => [t, d.translate(t).output]);
+  expect['ch6.outside'] = [outside, outside.map(([t, o]) => `${t} gives ${o}`).join(', ')];
+  const years = d.examples({ split: 'train', count: 1000, seed: 3 }).map((e) => Number(e.output.slice(0, 4)));
+  expect['ch6.years'] = [[Math.min(...years), Math.max(...years)], `${Math.min(...years)} to ${Math.max(...years)}`];
+  const minL = manifest.models['reverse-attention'].options.minLength;
+  expect['ch1.sparse'] = [evA.byLength.map((r) => [r.length, r.count]), sparseText(evA.byLength, minL, maxL)];
+  expect['ch1.steps'] = [manifest.models['reverse-attention'].steps, manifest.models['reverse-attention'].steps.toLocaleString('en')];
   const soft = await loadModel('cluttered-soft');
   const hard = await loadModel('cluttered-hard');
   const accSoft = soft.evaluate({ split: 'test', count: n }).accuracy;
@@ -128,6 +139,7 @@ test('every figure the prose quotes is the engine’s', async () => {
     'ch7.tauMean': [mean(taus), fixed(mean(taus), 2)],
     'ch7.tauMin': [Math.min(...taus), fixed(Math.min(...taus), 2)],
     'ch7.tauMax': [Math.max(...taus), fixed(Math.max(...taus), 2)],
+    'ch7.tauVerdict': [agreementWords(mean(taus)), agreementWords(mean(taus))],
     'ch7.peakSoft': [peakSoft, percent(peakSoft)],
     'ch7.peakHard': [peakHard, percent(peakHard)],
     'ch7.hardHidden': [hard.config.hidden, String(hard.config.hidden)],
@@ -218,6 +230,7 @@ test('chapter 1: typing reverses with both models, the challenge, and the lab li
   assert.equal(await solved(page, 'bottleneck'), 'true');
   assert.match(await page.textContent('[data-testid=progress]'), /^1 of 8/);
   await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -251,16 +264,17 @@ test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playgroun
   assert.match(await hoverCell(pg.page, 'weights', 0, 2), new RegExp(`α₁₃ = ${expected.weights.data[2].toFixed(4)}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
 
-test('chapter 3: dragging journey moves the weights; the challenge; the playground link', async () => {
+test('chapter 3: dragging the query moves the weights; the challenge; the playground link', async () => {
   const { page, errors } = await openLearn();
   const table = () => page.$$eval('[data-testid=ch3-table] tbody tr', (rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (td) => td.textContent).slice(0, 3)));
   const start = await table();
   assert.deepEqual(start.map((r) => r[1]), ['0.1435', '0.1462', '0.1263', '0.1720', '0.2046', '0.2074']);
-  // drag with the mouse from journey's point to the lower left
+  // drag with the mouse from the query's point to the upper right
   const plot = page.locator('[data-testid=ch3-plot]');
   await plot.scrollIntoViewIfNeeded();
   const q = await page.locator('[data-testid=ch3-plot] .pt.query circle').boundingBox();
@@ -271,23 +285,23 @@ test('chapter 3: dragging journey moves the weights; the challenge; the playgrou
   const moved = await table();
   assert.notDeepEqual(moved, start, 'the weights follow the drag');
   assert.equal(await solved(page, 'average'), 'false');
-  // keyboard: from the tutorial's position, to the left until "with" wins
+  // keyboard: from the tutorial's position, the query to the left until "with" wins
   await page.click('[data-testid=chapter-average] [data-role=reset]');
   assert.deepEqual(await table(), start);
   await plot.focus();
   for (let k = 0; k < 40 && (await page.getAttribute('[data-testid=ch3-plot]', 'data-best')) !== 'with'; k++) await page.keyboard.press('ArrowLeft');
   assert.equal(await page.getAttribute('[data-testid=ch3-plot]', 'data-best'), 'with');
   assert.equal(await solved(page, 'average'), 'true');
-  // the table is the engine's for journey's new position
+  // the table is the engine's for the query's new position against the tutorial's keys
   const pos = (await page.textContent('[data-testid=ch3-position]')).match(/\(([^)]*)\)/)[1].split(', ').map((t) => Number(t.replace('−', '-')));
-  const x = X.map((r) => [...r]);
-  x[1] = pos;
-  const r = engine.attend({ queries: [x[1]], keys: x });
+  const r = engine.attend({ queries: [pos], keys: X });
   assert.deepEqual((await table()).map((row) => row[1]), Array.from(r.weights.data, (v) => fixed(v, 4)));
+  // the playground opens on the tutorial's vectors, every token a query: row "journey" is the table as loaded
   const pg = await openPlayground(env.browser, new URL(await hrefOf(page, 'average'), `${env.url}learn.html`).href);
-  assert.match(await hoverCell(pg.page, 'weights', 1, 3), new RegExp(`α₂₄ = ${fixed(r.weights.data[3], 4)}`));
+  assert.match(await hoverCell(pg.page, 'weights', 1, 3), new RegExp(`α₂₄ = ${start[3][1]}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -320,6 +334,7 @@ test('chapter 4: six scores, the √d experiment, the temperature challenge, sco
   assert.match(await hoverCell(pg.page, 'weights', 0, 0), new RegExp(`α₁₁ = ${a11.replace('.', '\\.')}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -357,6 +372,7 @@ test('chapter 5: weights, causal mask, heads; the challenge; the playground link
   assert.match(await hoverCell(pg.page, 'weights', 0, 5), new RegExp(`α₁₆ = ${w.replace('.', '\\.')}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -378,6 +394,7 @@ test('chapter 6: a typed date, its alignment, the challenge, the lab link', asyn
   assert.equal(await lab.inputValue('#text'), '31 December 1999');
   await lab.close();
   await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -394,7 +411,7 @@ async function checkLabImages(href, o, digit) {
   await lab.page.close();
 }
 
-test('chapter 7: attention beside saliency with τ per glimpse, sampled glimpses, the challenge, the lab link', async () => {
+test('chapter 7: attention beside saliency with r_K per glimpse, sampled glimpses, the challenge, the lab link', async () => {
   const { page, errors } = await openLearn();
   const soft = await loadModel('cluttered-soft');
   const taus = async () => page.$$eval('[data-testid=ch7-taus] tr', (rows) => rows.map((r) => Array.from(r.children, (c) => c.textContent)));
@@ -410,8 +427,7 @@ test('chapter 7: attention beside saliency with τ per glimpse, sampled glimpses
   const c = dates.compareAttention('March 3, 2001');
   assert.equal(c.output, '2001-03-03');
   const line = await page.textContent('[data-testid=ch7-text-taus]');
-  assert.ok(line.startsWith('Output 2001-03-03. τ per output character: 2 '), line);
-  assert.ok(line.endsWith(`mean ${fixed(mean(c.steps.map((st) => st.tau)), 2)}.`), line);
+  assert.equal(line, `Output 2001-03-03; rK averages ${fixed(mean(c.steps.map((st) => st.tau)), 2)} over its characters.`);
   assert.equal(await page.$eval('[data-testid=heatmap-ch7-text-saliency]', (cv) => cv.width), c.inputTokens.length);
   dates.destroy();
   // sampled glimpses: many draws are closer to α than one
@@ -447,6 +463,7 @@ test('chapter 7: attention beside saliency with τ per glimpse, sampled glimpses
   await checkLabImages(href, manifest.models['cluttered-soft'].options, testImage(soft, k).labels[0]);
   soft.destroy();
   await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -498,6 +515,7 @@ test('chapter 8: draw a digit among clutter, step through the glimpses, the chal
   await checkLabImages(await hrefOf(page, 'images'), manifest.models['cluttered-soft'].options, ex.labels[0]);
   soft.destroy();
   await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
   assert.deepEqual(errors, []);
   await page.close();
 });

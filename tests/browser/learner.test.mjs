@@ -24,11 +24,8 @@ test('at 1440×900 the score, normalisation, temperature, mask and mode controls
   const controls = ['#score', '#normalize', '#temperature', '#mask', 'label[for="mode-attend"]', 'label[for="mode-self"]', '#reset', '#lock'];
   const maps = ['[data-testid="heatmap-scores"]', '[data-testid="heatmap-weights"]'];
   for (const sel of [...controls, ...maps]) assert.ok(inView(await box(page, sel), DESKTOP), `${sel} is on the first screen`);
-  // scrolled down to the weights' legend, the control bar is still there (sticky)
-  await page.locator('[data-testid="legend-weights"]').scrollIntoViewIfNeeded();
-  await page.mouse.wheel(0, 250);
-  await page.waitForTimeout(200);
-  for (const sel of controls) assert.ok(inView(await box(page, sel), DESKTOP), `${sel} stays on screen after scrolling`);
+  // the bar scrolls with the page: pinned, it covered the top rows of the heatmaps scrolled under it
+  // (playground-pass.test.mjs checks that nothing covers them)
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${SHOTS}playground-1440x900.png` });
   await page.goto(`${env.url}#ver=2&preset=self`);

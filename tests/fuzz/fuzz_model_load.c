@@ -1,14 +1,17 @@
-/* libFuzzer target: the model-file loader (trainer_load), on the bytes as
- * given and, so mutations get past the checksums to the fields behind them,
- * on a copy whose two FNV-1a checksums (the model's and the file's) are
- * recomputed. A file that loads must translate, save and load again to the
- * same bytes. Any status but NN_OK / NN_ERR_* is a finding; so is anything
- * the sanitizers see. */
+/* libFuzzer target: the model-file loaders (trainer_load for seq2seq files,
+ * vtr_load for image-model files, picked by the magic as JS's loaders are),
+ * on the bytes as given and, so mutations get past the checksums to the
+ * fields behind them, on a copy whose FNV-1a checksums (a seq2seq file's
+ * model and file, an image-model file's one) are recomputed. A file that
+ * loads must translate (or predict), save and load again. Any status but
+ * NN_OK / NN_ERR_* is a finding; so is anything the sanitizers see. Image
+ * models read a small synthetic digit set made once. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attnlab/trainer.h"
+#include "attnlab/vision.h"
 #include "fuzz.h"
 
 static uint32_t fnv1a(const uint8_t *p, size_t n) {
@@ -24,6 +27,10 @@ static void put32(uint8_t *p, uint32_t v) {
 /* File layout (trainer.h): magic(8) version(4) task(16) text_len(4) text u64
  * stream | model ... u32 model FNV | u32 file FNV. */
 static void fix_checksums(uint8_t *b, size_t n) {
+    if (n >= 12 && memcmp(b, "ATNLVIS", 8) == 0) { /* image model: one checksum */
+        put32(b + n - 4, fnv1a(b, n - 4));
+        return;
+    }
     if (n < 32 + 8) return;
     uint32_t text_len = (uint32_t)b[28] | (uint32_t)b[29] << 8 | (uint32_t)b[30] << 16 | (uint32_t)b[31] << 24;
     size_t model = 40 + (size_t)text_len;
@@ -65,13 +72,63 @@ static void try_load(const uint8_t *bytes, size_t size) {
     trainer_destroy(t);
 }
 
+/* 60 digits of noise in the digit set's format, made once. */
+static const VisData *digits(void) {
+    static VisData *d;
+    static uint8_t asset[24 + 60 * (1 + 784)];
+    if (d) return d;
+    memcpy(asset, "ATNLDIG", 8);
+    uint32_t head[4] = {1, 60, 28, 28};
+    for (int i = 0; i < 4; i++) put32(asset + 8 + 4 * i, head[i]);
+    uint32_t x = 1;
+    for (size_t i = 0; i < 60; i++) asset[24 + i] = (uint8_t)(i % 10);
+    for (size_t i = 24 + 60; i < sizeof asset; i++) asset[i] = (uint8_t)((x = x * 1664525u + 1013904223u) >> 24);
+    FUZZ_ASSERT(vis_data_create(&d, asset, sizeof asset) == NN_OK, "digits: %s", nn_last_error());
+    return d;
+}
+
+static void try_load_vision(const uint8_t *bytes, size_t size) {
+    VisionTrainer *t = NULL;
+    int st = vtr_load(&t, digits(), bytes, size);
+    FUZZ_STATUS(st);
+    if (st != NN_OK) {
+        FUZZ_ASSERT(t == NULL, "a failed load returned a model");
+        return;
+    }
+    /* predict a stroke: every step's weights finite */
+    static nn_real image[28 * 28], weights[VIS_MAX_STEPS * VIS_MAX_IMAGE * VIS_MAX_IMAGE];
+    for (int i = 0; i < 28 * 28; i++) image[i] = (nn_real)(i % 28 == 14);
+    int32_t tokens[VIS_MAX_STEPS], locations[VIS_MAX_STEPS];
+    FUZZ_ASSERT(vtr_predict(t, image, 28, 28, tokens, weights, locations) == NN_OK, "a loaded model does not predict: %s",
+                nn_last_error());
+    int gr, gc;
+    vis_grid(vtr_model(t), &gr, &gc);
+    for (int i = 0; i < vis_config(vtr_model(t))->steps * gr * gc; i++)
+        FUZZ_ASSERT(weights[i] == weights[i] && weights[i] - weights[i] == 0, "attention weight %d is not finite", i);
+    size_t n = vtr_save_size(t);
+    uint8_t *again = malloc(n);
+    FUZZ_ASSERT(again != NULL, "out of memory");
+    FUZZ_ASSERT(vtr_save(t, again, n) == NN_OK, "a loaded model does not save: %s", nn_last_error());
+    FUZZ_ASSERT(n == size && memcmp(again, bytes, n) == 0, "a loaded model saves other bytes");
+    VisionTrainer *t2 = NULL;
+    FUZZ_ASSERT(vtr_load(&t2, digits(), again, n) == NN_OK, "a saved model does not load: %s", nn_last_error());
+    vtr_destroy(t2);
+    free(again);
+    vtr_destroy(t);
+}
+
+static void try_any(const uint8_t *bytes, size_t size) {
+    if (size >= 8 && memcmp(bytes, "ATNLVIS", 8) == 0) try_load_vision(bytes, size);
+    else try_load(bytes, size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    try_load(data, size);
+    try_any(data, size);
     uint8_t *copy = malloc(size ? size : 1);
     if (!copy) return 0;
     if (size) memcpy(copy, data, size);
     fix_checksums(copy, size);
-    try_load(copy, size);
+    try_any(copy, size);
     free(copy);
     return 0;
 }

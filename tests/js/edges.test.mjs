@@ -80,6 +80,14 @@ for (const { engine, ...build } of await withEngines()) {
       assert.deepEqual(Array.from(masked.weights.data), [1, 0]);
     });
 
+    test('a NaN in the additive score\'s tanh is ERR_VALUE on every build, never a score of 1', () => {
+      // K Wk^T = 1.5 * 3e38 + 2 * -3e38 is inf + -inf = NaN in float32: tanh(NaN) must stay NaN
+      // through the exp's clamps (min and max), so the score is NaN and the call fails
+      const args = { queries: [[1]], keys: [[1.5, 2]], score: 'additive', params: { Wq: [[0]], Wk: [[3e38, -3e38]], v: [1] } };
+      throwsCode(() => engine.attend(args), 'ERR_VALUE', ['scores[0][0]', 'NaN']);
+      throwsCode(() => engine.attend({ ...args, outputs: ['context'] }), 'ERR_VALUE', ['scores[0][0]', 'NaN']);
+    });
+
     test('a context that overflows float32 is ERR_VALUE naming it', () => {
       // 'sum' weights [2, -1] on values [3e38, -3e38]: 9e38
       throwsCode(() => engine.attend({ queries: [[1]], keys: [[1], [-0.5]], values: [[3e38], [-3e38]], normalize: 'sum' }),

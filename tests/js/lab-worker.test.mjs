@@ -4,6 +4,7 @@
 // message and a code, and the worker and its models keep working afterwards.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { LabClient } from '../../web/worker/lab-client.js';
@@ -46,6 +47,20 @@ test('a model trains, evaluates, translates, saves and loads through the worker'
   await lab.call('destroy', { model: created.model });
 });
 
+test('each shipped model file loads through the worker as its kind (the engine reads the format tag)', async () => {
+  const dir = new URL('../../web/models/', import.meta.url);
+  const manifest = JSON.parse(await readFile(new URL('models.json', dir), 'utf8'));
+  for (const [name, spec] of Object.entries(manifest.models)) {
+    const bytes = new Uint8Array(await readFile(new URL(spec.file, dir)));
+    const loaded = await lab.call('load', { bytes });
+    assert.equal(loaded.kind, spec.kind, name);
+    assert.equal(loaded.config.task, spec.options.task, name);
+    assert.equal(typeof loaded.inputAlphabet, spec.kind === 'seq2seq' ? 'string' : 'undefined', name);
+    await lab.call('destroy', { model: loaded.model });
+  }
+  await rejects(lab.call('load', { bytes: new TextEncoder().encode('ATNLS2S\0 a bare network') }), 'ERR_VALUE', /bare seq2seq network/);
+});
+
 test('errors reach the caller with a message and code; the worker survives', async () => {
   const base = await lab.call('heapUsed');
   await rejects(lab.call('create', { options: { task: 'pairs', pairs: 'ab\tcd\nbroken line\n' } }), 'ERR_VALUE', /line 2/);
@@ -83,7 +98,7 @@ test('malformed and unserialisable messages get a clear error reply, not a seria
     [{ id: 'r5', action: 10n }, 'ERR_ARG', /action: unknown action 10n/],
     [{ id: 'r6', action: 'create', options: 10n }, 'ERR_ARG', /createSeq2Seq: expected an options object/],
     [{ id: 'r7', action: 'translate', model: m.model, text: 10n }, 'ERR_ARG', /text: expected a string \(got 10n/],
-    [{ id: 'r8', action: 'load', bytes: 10n }, 'ERR_ARG', /loadSeq2Seq: expected the bytes/],
+    [{ id: 'r8', action: 'load', bytes: 10n }, 'ERR_ARG', /loadModel: expected the bytes/],
     [{ id: 'r9', action: 'train', model: m.model, options: { batch: 10n } }, 'ERR_VALUE', /batch must be an integer \(got 10n/],
   ];
   for (const [message, code, pattern] of cases) {

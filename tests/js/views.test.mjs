@@ -86,6 +86,35 @@ for (const build of builds) {
       assert.notDeepEqual(Array.from(copyA.weights.data), Array.from(copyB.weights.data));
     });
 
+    test('a call that fails leaves the previous call\'s views as they were', () => {
+      // 40 queries: three row blocks, the overflow in the last, so blocks before it are computed first
+      const good = { queries: matrix(40, 3), keys: matrix(9, 3), values: matrix(9, 4), copy: false };
+      const overflow = (rows) => ({ ...good, queries: { rows, cols: 3, data: Float32Array.from({ length: rows * 3 }, (_, i) => (i >= rows * 3 - 3 ? 1e30 : 0.5)) }, keys: { rows: 9, cols: 3, data: new Float32Array(27).fill(1e30) } });
+      const failing = [
+        ['scores that overflow, same sizes', overflow(40), 'ERR_VALUE'],
+        ['a NaN query', { ...good, queries: { rows: 40, cols: 3, data: new Float32Array(120).fill(NaN) } }, 'ERR_VALUE'],
+        ['a context that overflows', { ...good, queries: [[1]], keys: [[1], [-0.5]], values: [[3e38], [-3e38]], normalize: 'sum' }, 'ERR_VALUE'],
+        ['a \'sum\' row of zero sum', { ...good, queries: [[1]], keys: [[1], [-1]], values: [[1], [2]], normalize: 'sum' }, 'ERR_ZERO_SUM'],
+        ['the additive score\'s NaN', { queries: [[1]], keys: [[1.5, 2]], score: 'additive', params: { Wq: [[0]], Wk: [[3e38, -3e38]], v: [1] }, copy: false }, 'ERR_VALUE'],
+        ['a larger call that overflows', overflow(200), 'ERR_VALUE'],
+        ['a larger call again', overflow(300), 'ERR_VALUE'],
+      ];
+      for (const outputs of [undefined, ['context'], ['weights']]) {
+        const copied = engine.attend({ ...good, copy: true, outputs });
+        const viewed = engine.attend({ ...good, outputs });
+        for (const [what, args, code] of failing) {
+          assert.throws(() => engine.attend({ ...args, outputs }), (err) => err.code === code, what);
+          for (const k of Object.keys(copied)) same(copied[k], viewed[k], `${outputs ?? 'all'}: ${k} after ${what}`);
+        }
+      }
+      // a call that succeeds writes over them, as before
+      const next = { ...good, queries: matrix(40, 3) };
+      const viewed = engine.attend(good);
+      const copiedNext = engine.attend({ ...next, copy: true });
+      engine.attend(next);
+      same(copiedNext.weights, viewed.weights, 'a good call after them writes over the views');
+    });
+
     test('the views block is reused: repeated calls keep the heap flat; a larger call grows it once', () => {
       const small = { queries: matrix(40, 16), keys: matrix(50, 16), score: 'scaled_dot', copy: false };
       engine.attend(small);

@@ -38,6 +38,20 @@ static inline void fd_double(double *x, size_t n, double h, FdLoss loss, void *c
     }
 }
 
+/* The worst relative gap between a gradient g (n) of the loss and the central
+ * differences of every x_i (step 1e-6), ignoring gaps under 1e-8. */
+static inline double fd_worst(FdLoss loss, void *ctx, nn_real *x, const nn_real *g, size_t n) {
+    size_t mark = alloc_mark();
+    double *num = alloc_doubles(n), worst = 0;
+    fd_engine(x, n, 1e-6, loss, ctx, num);
+    for (size_t i = 0; i < n; i++) {
+        double err = fabs(num[i] - g[i]) / (1e-6 + fabs(num[i]) + fabs(g[i]));
+        if (fabs(num[i] - g[i]) > 1e-8 && err > worst) worst = err;
+    }
+    alloc_release(mark);
+    return worst;
+}
+
 /* Which self-attention projections a case has. */
 typedef enum { PROJ_NONE, PROJ_QKV, PROJ_QKVO, PROJ_VO, PROJ_O, PROJ_COUNT } Proj;
 static const char *const proj_names[PROJ_COUNT] = {"none", "wq+wk+wv", "wq+wk+wv+wo", "wv+wo", "wo"};

@@ -418,6 +418,64 @@ static void test_max_finite(void) {
     alloc_release(mark);
 }
 
+/* ---- attn_check_bounds: "cannot fail" only where the forward cannot -------
+ * Every score on random inputs from magnitude 1 to past where its scores
+ * overflow: a call attn_check_bounds calls safe (may_fail 0) must succeed
+ * (the WASM boundary then writes the caller's outputs in place, so a failure
+ * there would spoil them), and ordinary magnitudes must be called safe. A
+ * 'sum' call always may fail. Bad inputs get attn_check's errors. */
+static void test_check_bounds(void) {
+    Rng r = {4242};
+    enum { NQ = 5, NK = 7, D = 3, DV = 2, H = 4 };
+    for (int score = 0; score < ATTN_SCORE_COUNT; score++)
+        for (int norm = 0; norm < ATTN_NORM_COUNT; norm++)
+            for (int e = 0; e <= 36; e += 4) { /* up to 1e36: float32 inputs */
+                size_t mark = alloc_mark();
+                double big = pow(10, e), half = pow(10, e / 2);
+                AttnConfig c = {NQ, NK, D, D, DV, score == ATTN_SCORE_ADDITIVE ? H : 0, (AttnScore)score,
+                                (AttnNorm)norm, 1, 0, NULL};
+                nn_real *q = alloc_random(&r, NQ * D, -big, big), *k = alloc_random(&r, NK * D, -big, big);
+                nn_real *v = alloc_random(&r, NK * DV, -big, big);
+                AttnParams p = {alloc_random(&r, score == ATTN_SCORE_LOCATION ? NK * D : D * D, -half, half),
+                                alloc_random(&r, H * D, -half, half), alloc_random(&r, H * D, -half, half),
+                                alloc_random(&r, H, -half, half), (nn_real)1.5};
+                nn_real *out = alloc_reals(2 * NQ * NK + NQ * DV), *scratch = alloc_reals(attn_scratch_size(&c));
+                int may_fail = -1, st = attn_check_bounds(&c, &p, q, k, v, &may_fail);
+                check_case("%s %s at 1e%d", attn_score_name((AttnScore)score), norm ? "sum" : "softmax", e);
+                CHECK(st == NN_OK && (may_fail == 0 || may_fail == 1), "check: %d (%s), may_fail %d", st,
+                      nn_last_error(), may_fail);
+                if (norm == ATTN_NORM_SUM) CHECK(may_fail == 1, "'sum' said it cannot fail");
+                if (norm == ATTN_NORM_SOFTMAX && e == 0) CHECK(may_fail == 0, "magnitude 1 said it may fail");
+                if (may_fail == 0) {
+                    st = attn_forward(&c, &p, out, out + NQ * NK, out + 2 * NQ * NK, q, k, v, scratch);
+                    CHECK(st == NN_OK, "called safe, then failed: %d (%s)", st, nn_last_error());
+                }
+                alloc_release(mark);
+            }
+    /* the additive score's pre-activation 1.5 * 3e38 + 2 * -3e38: inf + -inf = NaN in float32 (finite
+     * in double) */
+    nn_real q[1] = {1}, k[2] = {1.5f, 2}, Wq[1] = {0}, Wk[2] = {(nn_real)3e38, (nn_real)-3e38}, vv[1] = {1};
+    AttnConfig c = {1, 1, 1, 2, 2, 1, ATTN_SCORE_ADDITIVE, ATTN_NORM_SOFTMAX, 1, 0, NULL};
+    AttnParams p = {NULL, Wq, Wk, vv, 1};
+#ifdef NN_DOUBLE
+    const int want_may_fail = 0;
+#else
+    const int want_may_fail = 1;
+#endif
+    int may_fail = -1, st = attn_check_bounds(&c, &p, q, k, k, &may_fail);
+    check_case("additive, Wk 3e38");
+    CHECK(st == NN_OK && may_fail == want_may_fail, "status %d, may_fail %d", st, may_fail);
+    /* bad inputs: attn_check's error and message */
+    q[0] = NAN;
+    char want[256];
+    int want_st = attn_check(&c, &p, q, k, k);
+    snprintf(want, sizeof want, "%s", nn_last_error());
+    check_case("a NaN query");
+    CHECK(attn_check_bounds(&c, &p, q, k, k, &may_fail) == want_st && want_st == NN_ERR_VALUE &&
+              strcmp(nn_last_error(), want) == 0,
+          "got '%s', want '%s'", nn_last_error(), want);
+}
+
 int main(void) {
     test_tiny_temperature();
     test_close_large_scores();
@@ -429,5 +487,6 @@ int main(void) {
     test_sum_rule();
     test_work_limit();
     test_max_finite();
+    test_check_bounds();
     return check_summary();
 }

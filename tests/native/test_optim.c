@@ -1,12 +1,13 @@
-/* The optimiser both models train with (src/train/optim.c): the parameter
+/* The optimiser both models train with (src/layers/optim.c): the parameter
  * table binds weight and gradient views, Adam and SGD with clipping by global
  * norm match a float64 reference step by step, a step that would make any
  * value non-finite (or a bad option) changes nothing, and a rollback restores
- * weights, moments and the step count. */
+ * weights, moments and the step count; every tensor starts as its kind says,
+ * from one random stream that constant tensors do not draw from. */
 #include <float.h>
 
 #include "check.h"
-#include "train/optim.h"
+#include "layers/optim.h"
 
 /* A two-tensor model's weight (or gradient) view. */
 typedef struct {
@@ -19,8 +20,8 @@ enum { N = 8 };
 /* A table of a (3) and b (5), allocated, bound, with random weights and gradients. */
 static int make(OptParams *p, View *w, View *g, Rng *r) {
     *p = (OptParams){0};
-    opt_add(p, &w->a, 3, 3, 0);
-    opt_add(p, &w->b, 5, 5, 0);
+    opt_add(p, &w->a, 3, 3, OPT_INIT_ZERO);
+    opt_add(p, &w->b, 5, 5, OPT_INIT_ZERO);
     if (!CHECK_OK(opt_alloc(p), "opt_alloc")) return 0;
     opt_bind(p, w, g);
     for (int i = 0; i < N; i++) {
@@ -161,11 +162,54 @@ static void test_rollback(Rng *r) {
     opt_free(&f.p);
 }
 
+/* Each kind's start: constants exact, draws within their bound and not all
+ * equal, the LSTM forget gates' quarter at 1; one stream in table order. */
+static void test_init(void) {
+    check_case("opt_init: every kind of start");
+    enum { K = 6, C = 16 };
+    struct {
+        nn_real *t[K];
+    } w, g, w2, g2;
+    static const OptInit kinds[K] = {OPT_INIT_UNIFORM, OPT_INIT_ZERO, OPT_INIT_HE, OPT_INIT_ONE, OPT_INIT_FORGET, OPT_INIT_EMBED};
+    static const int fan[K] = {4, 0, 6, 0, 0, 0};
+    OptParams p = {0}, q = {0};
+    for (int i = 0; i < K; i++) opt_add(&p, &w.t[i], C, fan[i], kinds[i]);
+    /* the same drawn tensors without the constant ones between them */
+    opt_add(&q, &w2.t[0], C, 4, OPT_INIT_UNIFORM);
+    opt_add(&q, &w2.t[2], C, 6, OPT_INIT_HE);
+    opt_add(&q, &w2.t[5], C, 0, OPT_INIT_EMBED);
+    if (!CHECK_OK(opt_alloc(&p), "opt_alloc") || !CHECK_OK(opt_alloc(&q), "opt_alloc")) return;
+    opt_bind(&p, &w, &g);
+    opt_bind(&q, &w2, &g2);
+    opt_init(&p, 77);
+    opt_init(&q, 77);
+    static const double bound[K] = {0.5, 0, 1.0, 1, 1, 1}; /* 1/sqrt(4), sqrt(6/6), ones, uniform(-1, 1) */
+    for (int i = 0; i < K; i++) {
+        int in_bound = 1, distinct = 0;
+        for (int j = 0; j < C; j++) {
+            double x = w.t[i][j];
+            if (kinds[i] == OPT_INIT_FORGET) in_bound &= x == (j >= C / 4 && j < C / 2);
+            else if (kinds[i] == OPT_INIT_ZERO || kinds[i] == OPT_INIT_ONE) in_bound &= x == bound[i];
+            else in_bound &= x >= -bound[i] && x < bound[i];
+            distinct += x != w.t[i][0];
+        }
+        CHECK(in_bound, "tensor %d (kind %d) starts outside its kind", i, (int)kinds[i]);
+        int drawn = kinds[i] == OPT_INIT_UNIFORM || kinds[i] == OPT_INIT_HE || kinds[i] == OPT_INIT_EMBED;
+        if (drawn) {
+            CHECK(distinct > C / 2, "tensor %d: %d of %d values differ from the first", i, distinct, C);
+            CHECK(memcmp(w.t[i], w2.t[i], sizeof(nn_real) * C) == 0, "tensor %d: the constant tensors drew numbers", i);
+        }
+    }
+    opt_free(&p);
+    opt_free(&q);
+}
+
 int main(void) {
     Rng r = {2024};
     test_table(&r);
     test_steps(&r);
     test_refused(&r);
     test_rollback(&r);
+    test_init();
     return check_summary();
 }

@@ -2,6 +2,7 @@
  * loss going down, evaluation and translation, save/load round trips that
  * keep every number, rejected damaged files, and configuration errors. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,7 +213,79 @@ done:
     trainer_destroy(big);
 }
 
+
+/* The saved bytes of t: its weights, step count and training stream. */
+static uint8_t *saved(Trainer *t, size_t *n) {
+    *n = trainer_save_size(t);
+    uint8_t *b = malloc(*n);
+    if (b) trainer_save(t, b, *n);
+    return b;
+}
+
+static void test_divergence_rolls_back(void) {
+    static const float LRS[] = {1e10f, 1e20f, 1e30f};
+    static const int ATTENTION[] = {ATTN_SCORE_ADDITIVE, ATTN_SCORE_DOT};
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 2; k++)
+            for (int steps = 1; steps <= 3; steps += 2) {
+                check_case("lr %g, %d steps, attention %d: ERR_VALUE naming the step; the model, its optimiser state, "
+                           "step count and draws as before", (double)LRS[i], steps, ATTENTION[k]);
+                Trainer *t = make(TASK_REVERSE, 2, 6, RNN_CELL_GRU, ATTENTION[k], 5);
+                Trainer *twin = make(TASK_REVERSE, 2, 6, RNN_CELL_GRU, ATTENTION[k], 5);
+                if (!t || !twin) goto next;
+                trainer_train(t, &ADAM, 2, 8, NULL, NULL); /* moments that are not zero */
+                trainer_train(twin, &ADAM, 2, 8, NULL, NULL);
+                size_t n, m;
+                uint8_t *before = saved(t, &n);
+                int32_t in_ids[TASK_MAX_LEN], out0[TASK_MAX_LEN], out1[TASK_MAX_LEN];
+                char text0[TASK_MAX_LEN + 2], text1[TASK_MAX_LEN + 2];
+                nn_real *align = calloc(6 * 7, sizeof(nn_real));
+                int in_len, len0 = 0, len1 = 0;
+                trainer_translate(t, "31415", 5, 1, in_ids, &in_len, out0, &len0, align, text0);
+                NnTrainOptions huge = {NN_ADAM, LRS[i], 5};
+                int st = trainer_train(t, &huge, steps, 8, NULL, NULL);
+                CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "diverged at step 3"), "got %d (%s)", st, nn_last_error());
+                uint8_t *after = saved(t, &m);
+                CHECK(before && after && n == m && memcmp(before, after, n) == 0, "the saved model changed");
+                CHECK(trainer_translate(t, "31415", 5, 1, in_ids, &in_len, out1, &len1, align, text1) == NN_OK &&
+                          strcmp(text0, text1) == 0, "translation '%s' -> '%s' (%s)", text0, text1, nn_last_error());
+                /* Adam's moments too: both continue alike */
+                float a[2], b[2];
+                CHECK_OK(trainer_train(t, &ADAM, 2, 8, a, NULL), "train after");
+                CHECK_OK(trainer_train(twin, &ADAM, 2, 8, b, NULL), "twin");
+                CHECK(memcmp(a, b, sizeof a) == 0, "losses after the failed call differ from a twin's (%g vs %g)", a[1], b[1]);
+                free(before), free(after), free(align);
+            next:
+                trainer_destroy(t);
+                trainer_destroy(twin);
+            }
+}
+
+static void test_empty_train_split(void) {
+    check_case("pairs whose train split is empty: training says so (not 'diverged')");
+    /* one line: a hash of its input decides its split; find one outside train */
+    char text[16];
+    Trainer *t = NULL;
+    for (int c = 'a'; c <= 'z' && !t; c++) {
+        snprintf(text, sizeof text, "%c%c\tx\n", c, c);
+        TaskConfig tc = {TASK_PAIRS, TASK_DIGITS, 1, 1};
+        S2sConfig mc = {RNN_CELL_GRU, 1, 0, 4, 6, ATTN_SCORE_DOT, 0, 0, 0, 0, 0, 0, 4, 1};
+        if (trainer_create(&t, &tc, text, strlen(text), &mc) != NN_OK) continue;
+        if (task_split_size(trainer_task(t), TASK_TRAIN) != 0) {
+            trainer_destroy(t);
+            t = NULL;
+        }
+    }
+    if (!CHECK(t != NULL, "no line outside the train split")) return;
+    int st = trainer_train(t, &ADAM, 1, 4, NULL, NULL);
+    CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "train split is empty") && !strstr(nn_last_error(), "diverged"),
+          "got %d (%s)", st, nn_last_error());
+    trainer_destroy(t);
+}
+
 int main(void) {
+    test_divergence_rolls_back();
+    test_empty_train_split();
     test_batch_grows();
     test_reproducible();
     test_learns_copy();

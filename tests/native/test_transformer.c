@@ -1,6 +1,7 @@
 /* The transformer (include/attnlab/transformer.h): finite-difference checks
- * of each layer's backward (LayerNorm, the GELU MLP, causal attention under
- * each score, with a head ablated) and of the whole model's gradient; the
+ * of causal attention's backward (under each score, with a head ablated) and
+ * of the whole model's gradient (LayerNorm and the GELU MLP alone are
+ * checked in test_layers.c); the
  * forward against a float64 reference written here from the formulas; the
  * limits' errors; same seed, same weights; the loss falls on 'copy'.
  * In the double build (NN_DOUBLE) differences use h = 1e-6 and tight
@@ -12,7 +13,6 @@
 #include "check.h"
 #include "fd.h"
 #include "layers/layernorm.h"
-#include "layers/mlp.h"
 #include "models/transformer_internal.h"
 
 #ifdef NN_DOUBLE
@@ -38,24 +38,18 @@ static void check_grad(const nn_real *g, const double *num, size_t n, const char
 #endif
 }
 
-/* ---- one layer: L = sum(out * R) ------------------------------------------------- */
+/* ---- attention alone: L = sum(out * R) ------------------------------------------------- */
 
 typedef struct {
-    int kind; /* 0 layernorm, 1 mlp, 2 attention */
-    int N, C, F, B, T, H;
+    int N, C, B, T, H;
     AttnScore score;
     const uint8_t *ablate;
     const nn_real *slopes;
-    nn_real *x, *w1, *b1, *w2, *b2, *out, *R, *s1, *s2, *s3, *s4;
+    nn_real *x, *out, *R, *s1, *s2, *s3;
 } Layer;
 
 static void layer_forward(Layer *l) {
-    if (l->kind == 0) layernorm_forward(l->out, l->s1, l->s2, l->x, l->w1, l->b1, l->N, l->C);
-    else if (l->kind == 1) {
-        MlpActs a = {l->s1, l->s2};
-        mlp_forward(l->out, &a, l->x, l->w1, l->b1, l->w2, l->b2, l->N, l->C, l->F);
-    } else
-        tf_attention_forward(l->out, l->s1, l->s2, l->s3, l->x, l->B, l->T, l->C, l->H, l->score, l->ablate,
+    tf_attention_forward(l->out, l->s1, l->s2, l->s3, l->x, l->B, l->T, l->C, l->H, l->score, l->ablate,
                              l->slopes);
 }
 
@@ -68,56 +62,6 @@ static double layer_loss(void *ctx) {
     return s;
 }
 
-static void check_layernorm(Rng *r) {
-    check_case("layernorm N=5 C=7");
-    Layer l = {.kind = 0, .N = 5, .C = 7};
-    l.x = alloc_random(r, 35, -2, 2);
-    l.w1 = alloc_random(r, 7, 0.5, 1.5);
-    l.b1 = alloc_random(r, 7, -1, 1);
-    l.out = alloc_reals(35);
-    l.R = alloc_random(r, 35, -1, 1);
-    l.s1 = alloc_reals(5);
-    l.s2 = alloc_reals(5);
-    layer_forward(&l);
-    nn_real *dx = alloc_zeros(35), *dw = alloc_zeros(7), *db = alloc_zeros(7);
-    layernorm_backward(dx, dw, db, l.R, l.x, l.w1, l.s1, l.s2, 5, 7);
-    double *num = alloc_doubles(35);
-    fd_engine(l.x, 35, FD_H, layer_loss, &l, num);
-    check_grad(dx, num, 35, "layernorm dx");
-    fd_engine(l.w1, 7, FD_H, layer_loss, &l, num);
-    check_grad(dw, num, 7, "layernorm dw");
-    fd_engine(l.b1, 7, FD_H, layer_loss, &l, num);
-    check_grad(db, num, 7, "layernorm db");
-}
-
-static void check_mlp(Rng *r) {
-    check_case("GELU MLP N=4 C=5 F=9");
-    int N = 4, C = 5, F = 9;
-    Layer l = {.kind = 1, .N = N, .C = C, .F = F};
-    l.x = alloc_random(r, N * C, -2, 2);
-    l.w1 = alloc_random(r, C * F, -1, 1);
-    l.b1 = alloc_random(r, F, -1, 1);
-    l.w2 = alloc_random(r, F * C, -1, 1);
-    l.b2 = alloc_random(r, C, -1, 1);
-    l.out = alloc_reals(N * C);
-    l.R = alloc_random(r, N * C, -1, 1);
-    l.s1 = alloc_reals(N * F);
-    l.s2 = alloc_reals(N * F);
-    layer_forward(&l);
-    nn_real *dx = alloc_zeros(N * C), *dw1 = alloc_zeros(C * F), *db1 = alloc_zeros(F), *dw2 = alloc_zeros(F * C),
-            *db2 = alloc_zeros(C), *scratch = alloc_reals(2 * N * F);
-    MlpActs a = {l.s1, l.s2};
-    mlp_backward(dx, dw1, db1, dw2, db2, l.R, &a, l.x, l.w1, l.w2, N, C, F, scratch);
-    nn_real *x[5] = {l.x, l.w1, l.b1, l.w2, l.b2}, *g[5] = {dx, dw1, db1, dw2, db2};
-    const size_t n[5] = {(size_t)N * C, (size_t)C * F, (size_t)F, (size_t)F * C, (size_t)C};
-    const char *names[5] = {"mlp dx", "mlp dw1", "mlp db1", "mlp dw2", "mlp db2"};
-    for (int k = 0; k < 5; k++) {
-        double *num = alloc_doubles(n[k]);
-        fd_engine(x[k], n[k], FD_H, layer_loss, &l, num);
-        check_grad(g[k], num, n[k], names[k]);
-    }
-}
-
 static void check_attention(Rng *r, AttnScore score, int ablate_head, int alibi) {
     static const char *const score_names[] = {"dot", "scaled_dot", "general", "additive", "cosine", "location"};
     check_case("causal attention %s B=2 T=5 C=6 H=2 ablate=%d alibi=%d", score_names[score], ablate_head, alibi);
@@ -125,7 +69,7 @@ static void check_attention(Rng *r, AttnScore score, int ablate_head, int alibi)
     uint8_t ablate[2] = {0, 0};
     if (ablate_head >= 0) ablate[ablate_head] = 1;
     const nn_real slopes[2] = {(nn_real)0.25, (nn_real)0.0625};
-    Layer l = {.kind = 2, .N = N, .C = C, .B = B, .T = T, .H = H, .score = score, .ablate = ablate,
+    Layer l = {.N = N, .C = C, .B = B, .T = T, .H = H, .score = score, .ablate = ablate,
                .slopes = alibi ? slopes : NULL};
     l.x = alloc_random(r, (size_t)N * 3 * C, -1.5, 1.5);
     l.out = alloc_reals((size_t)N * C);
@@ -229,7 +173,7 @@ static void ref_ln(double *y, const double *x, const nn_real *w, const nn_real *
     double m = 0, v = 0;
     for (int c = 0; c < C; c++) m += x[c] / C;
     for (int c = 0; c < C; c++) v += (x[c] - m) * (x[c] - m) / C;
-    for (int c = 0; c < C; c++) y[c] = (x[c] - m) / sqrt(v + LN_EPS) * w[c] + b[c];
+    for (int c = 0; c < C; c++) y[c] = (x[c] - m) / sqrt(v + LAYERNORM_EPS) * w[c] + b[c];
 }
 
 static void ref_linear(double *y, const double *x, const nn_real *w, const nn_real *b, int IC, int OC) {
@@ -418,8 +362,6 @@ static void check_copy_learns(void) {
 
 int main(void) {
     Rng r = {42};
-    check_layernorm(&r);
-    check_mlp(&r);
     const AttnScore scores[3] = {ATTN_SCORE_SCALED_DOT, ATTN_SCORE_DOT, ATTN_SCORE_COSINE};
     for (int s = 0; s < 3; s++) {
         check_attention(&r, scores[s], -1, 0);

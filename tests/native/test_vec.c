@@ -1,8 +1,10 @@
 /* Vector primitives and matrix products of core/vec.h against double math,
  * and the fast gemm kernels against their naive references, on many shapes:
  * lengths around the vector width (tails), odd sizes, leading dimensions
- * larger than the widths, accumulate 0 and 1. */
+ * larger than the widths, accumulate 0 and 1; and NaN through min, max and
+ * clamp, the same on every build. */
 #include "check.h"
+#include "core/simd.h"
 #include "core/vec.h"
 
 /* Rounding bound of an n-term sum of products whose magnitudes add to abs_sum. */
@@ -124,6 +126,34 @@ static void test_max(Rng *r) {
     }
 }
 
+/* vec_max_abs: max |x_i| of finite values, not finite when any x_i is not */
+static void test_max_abs(Rng *r) {
+    const nn_real bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int t = 0; t < N_LENGTHS; t++) {
+        int n = lengths[t];
+        size_t mark = alloc_mark();
+        nn_real *x = alloc_random(r, (size_t)n, -100, 100);
+        double m = 0;
+        for (int i = 0; i < n; i++) m = fabs((double)x[i]) > m ? fabs((double)x[i]) : m;
+        check_case("n=%d", n);
+        CHECK(vec_max_abs(x, (size_t)n) == m, "vec_max_abs: got %g, want %g", (double)vec_max_abs(x, (size_t)n), m);
+        for (int at = 0; at < n; at += (n > 40 ? 37 : 1))
+            for (int b = 0; b < 3; b++) {
+                nn_real keep = x[at];
+                x[at] = bad[b];
+                CHECK(!isfinite(vec_max_abs(x, (size_t)n)), "%g at %d: got %g", (double)bad[b], at,
+                      (double)vec_max_abs(x, (size_t)n));
+                x[at] = keep;
+            }
+        alloc_release(mark);
+    }
+    nn_real edge[4] = {-0.0f, (nn_real)-3e38, 1e-40f, 0};
+    check_case("edges");
+    CHECK(vec_max_abs(edge, 4) == (nn_real)3e38, "got %g", (double)vec_max_abs(edge, 4));
+    CHECK(vec_max_abs(edge, 1) == 0 && vec_max_abs(edge + 2, 1) == (nn_real)1e-40f && vec_max_abs(edge, 0) == 0,
+          "zero, a subnormal, no values");
+}
+
 /* A case of an elementwise kernel y = f(x): n inputs in [lo, hi), the output
  * (x itself when in place) and room for the float64 expected values. */
 typedef struct {
@@ -214,6 +244,68 @@ static void test_tanh(Rng *r) {
     CHECK(bounded, "vec_tanh leaves [-1, 1]");
     CHECK(y[5] == 1 && y[6] == -1 && y[7] == 1 && y[8] == -1, "tanh(+-100), tanh(+-1e30) = %g %g %g %g",
           (double)y[5], (double)y[6], (double)y[7], (double)y[8]);
+}
+
+/* ---- NaN through min, max and clamp ----------------------------------------
+ * Every branch of simd.h follows SIMD128's pmax / pmin (a < b ? b : a and
+ * b < a ? b : a), so each build is checked lane by lane against that rule:
+ * the simd (SSE) and scalar variants here, the WASM builds through
+ * tests/js/edges.test.mjs. A NaN that reaches a clamp, exp, tanh or sigmoid
+ * comes out NaN. */
+
+static int same_real(double got, double want) {
+    return isnan(want) ? isnan(got) : got == want && signbit(got) == signbit(want);
+}
+
+static double max_rule(double a, double b) { return a < b ? b : a; }
+static double min_rule(double a, double b) { return b < a ? b : a; }
+
+static void test_nan_min_max(void) {
+    const nn_real v[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1, -88, 88, (nn_real)3e38, (nn_real)-3e38};
+    const int n = (int)(sizeof v / sizeof v[0]);
+    nn_real t[NN_VLEN];
+    check_case("vf_max, vf_min, clamp on lanes");
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            /* lanes hold (a, b), (b, a), (a, a), (b, b): both orders in one vector */
+            const nn_real x[NN_VLEN] = {v[i], v[j], v[i], v[j]}, y[NN_VLEN] = {v[j], v[i], v[i], v[j]};
+            VecF a = vf_load(x), b = vf_load(y);
+            vf_store(t, vf_max(a, b));
+            for (int l = 0; l < NN_VLEN; l++)
+                CHECK(same_real(t[l], max_rule(x[l], y[l])), "vf_max(%g, %g) = %g, want %g", (double)x[l],
+                      (double)y[l], (double)t[l], max_rule(x[l], y[l]));
+            vf_store(t, vf_min(a, b));
+            for (int l = 0; l < NN_VLEN; l++)
+                CHECK(same_real(t[l], min_rule(x[l], y[l])), "vf_min(%g, %g) = %g, want %g", (double)x[l],
+                      (double)y[l], (double)t[l], min_rule(x[l], y[l]));
+        }
+    for (int i = 0; i < n; i++) {
+        /* vf_exp's clamp to [-88, 88] */
+        vf_store(t, vf_min(vf_max(vf_splat(v[i]), vf_splat(-88)), vf_splat(88)));
+        double want = isnan(v[i]) ? NAN : v[i] < -88 ? -88 : v[i] > 88 ? 88 : v[i];
+        CHECK(same_real(t[0], want), "clamp(%g, -88, 88) = %g, want %g", (double)v[i], (double)t[0], want);
+    }
+    check_case("vf_hmax");
+    for (int i = 0; i < n; i++)
+        for (int l = 0; l < NN_VLEN; l++) {
+            nn_real x[NN_VLEN] = {1, 2, 3, 4};
+            x[l] = v[i];
+            double want = max_rule(max_rule(x[0], x[1]), max_rule(x[2], x[3]));
+            double got = vf_hmax(vf_load(x));
+            CHECK(same_real(got, want), "vf_hmax with %g in lane %d = %g, want %g", (double)v[i], l, got, want);
+        }
+    check_case("NaN through exp, tanh, sigmoid");
+    for (int len = 1; len <= 9; len++)
+        for (int at = 0; at < len; at++) { /* the vector body and the tail */
+            nn_real x[9] = {0.5f, -1, 2, 0, -3, 1, 0.25f, -0.5f, 3}, y[9];
+            x[at] = NAN;
+            vec_exp_sum(y, x, 0, len);
+            CHECK(isnan(y[at]), "exp(NaN) at %d of %d = %g", at, len, (double)y[at]);
+            vec_tanh(y, x, len);
+            CHECK(isnan(y[at]), "tanh(NaN) at %d of %d = %g", at, len, (double)y[at]);
+            vec_sigmoid(y, x, len);
+            CHECK(isnan(y[at]), "sigmoid(NaN) at %d of %d = %g", at, len, (double)y[at]);
+        }
 }
 
 /* ---- gemm ---------------------------------------------------------------- */
@@ -369,8 +461,10 @@ int main(void) {
     test_dot_sum(&r);
     test_axpy_scale(&r);
     test_max(&r);
+    test_max_abs(&r);
     test_exp_sum(&r);
     test_tanh(&r);
+    test_nan_min_max();
     test_gemm(&r);
     test_gemm_packed(&r);
     return check_summary();

@@ -15,6 +15,7 @@
 #include "core/conv.h"
 #include "fd.h"
 #include "models/vision_internal.h" /* vis_set_shards, the baseline */
+#include "train/vision_train.h"   /* VTR_MAX_STEPS */
 
 /* ---- a synthetic digit set in the asset's format ---------------------------- */
 
@@ -60,15 +61,7 @@ static const char *const CELLS[] = {"rnn", "gru", "lstm"};
 /* L = sum r . f(x): the worst relative gap between g and the central
  * differences of every input (fd.h). */
 static double finite_worst(FdLoss loss, void *ctx, nn_real *x, const nn_real *g, size_t n) {
-    size_t mark = alloc_mark();
-    double *num = alloc_doubles(n), worst = 0;
-    fd_engine(x, n, 1e-6, loss, ctx, num);
-    for (size_t i = 0; i < n; i++) {
-        double err = fabs(num[i] - g[i]) / (1e-6 + fabs(num[i]) + fabs(g[i]));
-        if (fabs(num[i] - g[i]) > 1e-8 && err > worst) worst = err;
-    }
-    alloc_release(mark);
-    return worst;
+    return fd_worst(loss, ctx, x, g, n);
 }
 
 typedef struct {
@@ -512,13 +505,101 @@ static void train_save_load(void) {
     CHECK(vtr_create(&t, NULL, &tc, &mc) == NN_ERR_PARAM, "no digits: %s", nn_last_error());
     CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "valid");
     NnTrainOptions o = {NN_ADAM, 0.003f, 5};
-    CHECK(vtr_train(t, &o, 1, 9, NULL) == NN_ERR_LIMIT, "batch 9 of 8: %s", nn_last_error());
+    CHECK(vtr_train(t, &o, 1, VIS_MAX_BATCH + 1, NULL) == NN_ERR_LIMIT && strstr(nn_last_error(), "batch"),
+          "batch past the limit: %s", nn_last_error());
+    CHECK(vtr_train(t, &o, 1, 0, NULL) == NN_ERR_VALUE && strstr(nn_last_error(), "batch"), "batch 0: %s", nn_last_error());
+    CHECK(vtr_train(t, &o, 0, 8, NULL) == NN_ERR_VALUE && strstr(nn_last_error(), "steps"), "0 steps: %s", nn_last_error());
+    CHECK(vtr_train(t, &o, VTR_MAX_STEPS + 1, 8, NULL) == NN_ERR_LIMIT && strstr(nn_last_error(), "steps"),
+          "steps past the limit: %s", nn_last_error());
     o.lr = NAN;
     CHECK(vtr_train(t, &o, 1, 8, NULL) == NN_ERR_VALUE, "lr NaN: %s", nn_last_error());
     VisEval e;
-    CHECK(vtr_evaluate(t, VIS_SPLIT_TEST, 0, &e) == NN_ERR_LIMIT, "count 0");
+    CHECK(vtr_evaluate(t, VIS_SPLIT_TEST, 0, &e) == NN_ERR_VALUE, "count 0: %s", nn_last_error());
     CHECK(vis_backward(vtr_model(t), NULL) == NN_ERR_ARG, "backward without forward: %s", nn_last_error());
     vtr_destroy(t);
+    vis_data_destroy(d);
+}
+
+
+/* ---- the training contract: all or nothing; batches past the creation batch --------------- */
+
+static uint8_t *vis_saved(VisionTrainer *t, size_t *n) {
+    *n = vtr_save_size(t);
+    uint8_t *b = check_track(malloc(*n));
+    vtr_save(t, b, *n);
+    return b;
+}
+
+static void train_rolls_back(void) {
+    Rng r = {41};
+    size_t size;
+    uint8_t *asset = make_asset(&r, 300, &size);
+    VisData *d;
+    vis_data_create(&d, asset, size);
+    static const float LRS[] = {1e10f, 1e20f, 1e30f};
+    const NnTrainOptions ok = {NN_ADAM, 0.003f, 5};
+    for (int i = 0; i < 3; i++)
+        for (int mode = VIS_SOFT; mode <= VIS_HARD; mode++)
+            for (int steps = 1; steps <= 3; steps += 2) {
+                check_case("lr %g, %d steps, mode %d: ERR_VALUE naming the step; weights, optimiser, baselines, "
+                           "streams as before", (double)LRS[i], steps, mode);
+                ImgTaskConfig tc = {IMG_CLUTTERED, 2, 2, 3};
+                VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, (VisMode)mode, 2, 0, 0.01, 8, 3};
+                VisionTrainer *t = NULL, *twin = NULL;
+                if (!CHECK_OK(vtr_create(&t, d, &tc, &mc), "create") || !CHECK_OK(vtr_create(&twin, d, &tc, &mc), "twin"))
+                    goto next;
+                vtr_train(t, &ok, 2, 8, NULL);
+                vtr_train(twin, &ok, 2, 8, NULL);
+                size_t n, m;
+                uint8_t *before = vis_saved(t, &n);
+                nn_real drawn[28 * 28];
+                for (int p = 0; p < 28 * 28; p++) drawn[p] = (nn_real)(p % 5 == 0);
+                int32_t tok0[2], tok1[2];
+                CHECK_OK(vtr_predict(t, drawn, 28, 28, tok0, NULL, NULL), "predict");
+                NnTrainOptions huge = {NN_ADAM, LRS[i], 5};
+                int st = vtr_train(t, &huge, steps, 8, NULL);
+                CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "diverged at step 3"), "got %d (%s)", st, nn_last_error());
+                uint8_t *after = vis_saved(t, &m);
+                CHECK(n == m && memcmp(before, after, n) == 0, "the saved model changed");
+                CHECK(vtr_predict(t, drawn, 28, 28, tok1, NULL, NULL) == NN_OK && tok0[1] == tok1[1], "prediction %d -> %d (%s)",
+                      tok0[1], tok1[1], nn_last_error());
+                float a[2], b[2];
+                CHECK_OK(vtr_train(t, &ok, 2, 8, a), "train after");
+                CHECK_OK(vtr_train(twin, &ok, 2, 8, b), "twin");
+                CHECK(memcmp(a, b, sizeof a) == 0, "losses after the failed call differ from a twin's (%g vs %g)", a[1], b[1]);
+            next:
+                vtr_destroy(t);
+                vtr_destroy(twin);
+            }
+    check_case("a batch larger than at creation (or after loading) grows the model: the losses of one created for it");
+    ImgTaskConfig tc = {IMG_CENTERED, 0, 1, 1};
+    VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, VIS_HARD, 2, 0, 0.01, 8, 9};
+    VisionTrainer *small = NULL, *big = NULL, *loaded = NULL;
+    CHECK_OK(vtr_create(&small, d, &tc, &mc), "create");
+    mc.batch = 20;
+    CHECK_OK(vtr_create(&big, d, &tc, &mc), "create");
+    if (small && big) {
+        size_t n;
+        uint8_t *b = vis_saved(small, &n);
+        CHECK_OK(vtr_load(&loaded, d, b, n), "load");
+        float x[3], y[3], z[3];
+        CHECK(vtr_train(small, &ok, 1, 8, x) == NN_OK && vtr_train(small, &ok, 2, 20, x + 1) == NN_OK, "small: %s",
+              nn_last_error());
+        CHECK(vtr_train(big, &ok, 1, 8, y) == NN_OK && vtr_train(big, &ok, 2, 20, y + 1) == NN_OK, "big: %s", nn_last_error());
+        CHECK(loaded && vtr_train(loaded, &ok, 1, 8, z) == NN_OK && vtr_train(loaded, &ok, 2, 20, z + 1) == NN_OK,
+              "loaded: %s", nn_last_error());
+        CHECK(memcmp(x, y, sizeof x) == 0 && memcmp(x, z, sizeof x) == 0, "losses differ: %.9g %.9g / %.9g %.9g / %.9g %.9g",
+              x[1], x[2], y[1], y[2], z[1], z[2]);
+        CHECK(vtr_batch(small) == 8, "the configured batch stays 8 (%d)", vtr_batch(small));
+        size_t m;
+        uint8_t *again = vis_saved(small, &m);
+        CHECK(m == n && again[76] == 8, "saved batch %d", again[76]);
+        VisEval e;
+        CHECK(vtr_evaluate(small, VIS_SPLIT_TEST, 30, &e) == NN_OK && e.count == 30, "evaluate: %s", nn_last_error());
+    }
+    vtr_destroy(small);
+    vtr_destroy(big);
+    vtr_destroy(loaded);
     vis_data_destroy(d);
 }
 
@@ -554,5 +635,6 @@ int main(void) {
 #endif
     tasks_and_splits();
     train_save_load();
+    train_rolls_back();
     return check_summary();
 }

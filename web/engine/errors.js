@@ -3,10 +3,24 @@
 // (whose status names come from its constants table, see wasm.js).
 
 export class AttnlabError extends Error {
+  #made = true;
+
   constructor(code, message) {
     super(message);
     this.name = 'AttnlabError';
     this.code = code;
+  }
+
+  /**
+   * Whether value is an AttnlabError made by this class with a string code: a
+   * private field, so a proxy that claims the prototype is not taken for one.
+   */
+  static holds(value) {
+    try {
+      return value !== null && typeof value === 'object' && #made in value && typeof value.code === 'string';
+    } catch {
+      return false; // a subclass whose code getter throws
+    }
   }
 }
 
@@ -58,16 +72,41 @@ function messageOf(err) {
   }
 }
 
+/** Whether err is a trap of the WASM module (instanceof throws on a revoked proxy, hence the try). */
+function isTrap(err) {
+  try {
+    return err instanceof WebAssembly.RuntimeError;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Runs fn; anything it throws that is not an AttnlabError (a getter or proxy
- * in an argument that throws, say) becomes one with code ERR_ARG, so every
- * error of the API carries a code.
+ * Anything thrown inside an API call as an AttnlabError: an AttnlabError as it
+ * is; a trap of the WASM module (a bug of the engine, not of the caller) as
+ * ERR_INTERNAL; anything else (a getter or proxy in an argument that throws,
+ * say) as ERR_ARG.
  */
+function asAttnlabError(name, err) {
+  if (AttnlabError.holds(err)) return err;
+  if (isTrap(err)) return new AttnlabError('ERR_INTERNAL', `${name}: the engine failed (${messageOf(err)})`);
+  return new AttnlabError('ERR_ARG', `${name}: an argument could not be read (${messageOf(err)})`);
+}
+
+/** Runs fn; anything it throws is an AttnlabError, so every error of the API carries a code. */
 export function guard(name, fn) {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof AttnlabError) throw err;
-    throw new AttnlabError('ERR_ARG', `${name}: an argument could not be read (${messageOf(err)})`);
+    throw asAttnlabError(name, err);
+  }
+}
+
+/** guard for an async fn: a synchronous throw and a rejection both reject with an AttnlabError. */
+export async function guardAsync(name, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    throw asAttnlabError(name, err);
   }
 }

@@ -149,6 +149,12 @@ export interface Engine {
   createVisionModel(options?: VisionOptions): Promise<VisionModel>;
   /** An image model saved with model.save(). */
   loadVisionModel(bytes: Uint8Array | ArrayBuffer): Promise<VisionModel>;
+  /**
+   * The model a saved file holds, whichever its kind (its format tag picks the loader):
+   * `model.kind` says which. Junk, a truncated file or a file that is no model rejects
+   * with ERR_VALUE; anything but a Uint8Array or an ArrayBuffer with ERR_ARG.
+   */
+  loadModel(bytes: Uint8Array | ArrayBuffer): Promise<Seq2SeqModel | VisionModel>;
   /** Bytes allocated in the WASM heap (returns to its baseline between calls). */
   heapUsed(): number;
   /** Calls with fewer multiply-adds than `work` run on one thread (0: split every call). */
@@ -196,7 +202,7 @@ export interface TrainOptions {
   steps?: number;
   /** examples per step, default min(32, config.batch); up to SEQ2SEQ_LIMITS.maxBatch (the model's buffers grow as needed) */
   batch?: number;
-  /** default 0.005 (Adam) or 0.1 (SGD) */
+  /** > 0; seq2seq default 0.005 (Adam) or 0.1 (SGD) */
   lr?: number;
   /** global gradient-norm clip, default 5; 0 = off */
   clip?: number;
@@ -234,15 +240,33 @@ export interface TranslateResult {
   alignment: Matrix;
 }
 
-export class Seq2SeqModel {
+/**
+ * What every model kind shares (web/engine/model.js): liveness (once destroyed, every
+ * method throws ERR_ARG naming itself), the error guard on every public method (whatever
+ * an argument holds, a thrown value is an AttnlabError with a code), and training, saving,
+ * the step count and destroy through the kind's C exports.
+ */
+export class Model {
+  /** Which kind of model this is. */
+  readonly kind: 'seq2seq' | 'vision';
+  /** Optimiser steps taken so far. */
+  readonly steps: number;
+  /** Trains `steps` optimiser steps; the limits and defaults are the kind's (see its class). */
+  train(options?: TrainOptions): TrainResult;
+  /** The model in the versioned attnlab format (engine.loadModel reads it back). */
+  save(): Uint8Array;
+  /** Frees the model; calling it again does nothing. */
+  destroy(): void;
+}
+
+export class Seq2SeqModel extends Model {
+  readonly kind: 'seq2seq';
   readonly config: Readonly<Required<Omit<Seq2SeqOptions, 'pairs'>> & {
     inputVocabulary: number; outputVocabulary: number; maxInput: number; maxOutput: number;
     fixedInput: number; parameters: number;
   }>;
   readonly inputAlphabet: string;
   readonly outputAlphabet: string;
-  readonly steps: number;
-  train(options?: TrainOptions): TrainResult;
   evaluate(options?: { split?: SplitName; count?: number }): EvaluateResult;
   translate(text: string, options?: { beam?: number }): TranslateResult;
   /** implicit attention of the greedy translation: |d log p(output token `step`) / d input embedding| per input token */
@@ -250,8 +274,6 @@ export class Seq2SeqModel {
   /** attention weights vs saliency over the input tokens, with Kendall's tau-b, per output step */
   compareAttention(text: string): { output: string; inputTokens: string[]; steps: { token: string; tau: number | null; attention: Matrix; saliency: Matrix }[] };
   examples(options?: { split?: SplitName; count?: number; seed?: number }): { input: string; output: string }[];
-  save(): Uint8Array;
-  destroy(): void;
 }
 
 /** Saliency over the input tokens (1 x inputTokens.length) of one output step, beside that step's attention weights. */
@@ -315,22 +337,21 @@ export interface VisionStep {
   location: { cell: number; row: number; col: number; box: { top: number; left: number; height: number; width: number } } | null;
 }
 
-export class VisionModel {
+export class VisionModel extends Model {
+  readonly kind: 'vision';
   readonly config: Readonly<{
     task: ImageTask; clutter: number; digits: [number, number]; channels: number[]; cell: CellName; hidden: number;
     attention: Attention; mode: 'soft' | 'hard'; steps: number; batch: number; seed: number; entropy: number;
     parameters: number; canvas: { rows: number; cols: number }; grid: { rows: number; cols: number };
   }>;
-  readonly steps: number;
-  train(options?: TrainOptions): { loss: number; losses: Float32Array; steps: number; examples: number; seconds: number; examplesPerSecond: number };
+  /** batch: default and at most config.batch; lr default 0.002 (Adam) or 0.05 (SGD); no tokensPerSecond. */
+  train(options?: TrainOptions): Omit<TrainResult, 'tokensPerSecond'>;
   evaluate(options?: { split?: 'train' | 'test'; count?: number }): { loss: number; accuracy: number; sequenceAccuracy: number; count: number; split: string };
   predict(image: ImageInput): { output: string; tokens: string[]; canvas: Matrix; steps: VisionStep[] };
   saliency(image: ImageInput, options?: { step?: number }): Matrix;
   /** attention weights vs |saliency| summed per grid cell, with Kendall's tau-b, per step */
   compareAttention(image: ImageInput): { output: string; steps: { token: string; tau: number; attention: Matrix; saliency: Matrix }[] };
   examples(options?: { split?: 'train' | 'test'; count?: number; seed?: number }): { image: Matrix; labels: string[] }[];
-  save(): Uint8Array;
-  destroy(): void;
 }
 
 /** Kendall's rank correlation tau-b of two equal-length arrays. */

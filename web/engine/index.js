@@ -3,18 +3,23 @@
 //   const engine = await loadEngine({ simd, threads })
 //   engine.attend({ queries, keys, values, score, params, normalize, temperature, mask, outputs, copy })
 //   engine.selfAttention({ x, wq, wk, wv, wo, heads, causal, score })
-import { AttnlabError, argError, describe, guard, paramError, shapeError, valueError } from './errors.js';
+//   engine.createSeq2Seq(options), await engine.createVisionModel(options): models (model.js)
+//   await engine.loadModel(bytes): a saved model of whichever kind the file holds
+// Every thrown value is an AttnlabError with a .code (errors.js guard).
+import { AttnlabError, argError, describe, guard, guardAsync, paramError, shapeError, valueError } from './errors.js';
 import { F32, I32, instantiate, simdSupported } from './wasm.js';
 import { createSeq2Seq, loadSeq2Seq } from './seq2seq.js';
 import { createVisionModel, loadVisionModel } from './vision.js';
 import { createTransformer } from './transformer.js';
+import { loadModel } from './load-model.js';
 import { LIMITS, NORMALIZATIONS, SCORES, adoptConstants } from './constants.js';
-import { options, toBoolean, toChoice, toInteger, toMatrix, toNumber, toVector } from './matrix.js';
+import { options, toBoolean, toChoice, toInteger, toList, toMatrix, toNumber, toVector } from './matrix.js';
 import { AUTO_THREADS_MAX, hardwareThreads, threadsUnavailable } from './threads/support.js';
 import { startPool } from './threads/pool.js';
 
 export { AttnlabError } from './errors.js';
 export { LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, VISION_LIMITS } from './constants.js';
+export { Model } from './model.js';
 export { Seq2SeqModel } from './seq2seq.js';
 export { VisionModel, kendallTau } from './vision.js';
 export { TransformerModel } from './transformer.js';
@@ -26,15 +31,16 @@ const OUTPUTS = ['scores', 'weights', 'context'];
 /** Which of scores / weights / context to return (default: all three). */
 function toOutputs(value) {
   if (value === undefined) return new Set(OUTPUTS);
-  if (!Array.isArray(value) || value.length === 0) {
+  const list = toList('outputs', value, 64);
+  if (list === null || list.length === 0) {
     throw argError(`outputs: expected a non-empty array of ${OUTPUTS.map((o) => `'${o}'`).join(', ')}`);
   }
-  for (const o of value) {
+  for (const o of list) {
     if (!OUTPUTS.includes(o)) {
       throw argError(`outputs: unknown output ${describe(o)}; expected ${OUTPUTS.map((x) => `'${x}'`).join(', ')}`);
     }
   }
-  return new Set(value);
+  return new Set(list);
 }
 
 function optionalMatrix(name, value) {
@@ -50,10 +56,9 @@ function toMask(mask, nQueries, nKeys) {
   if (mask === null || typeof mask !== 'object' || !('keyLengths' in mask)) {
     throw argError("mask: expected 'none', 'causal' or { keyLengths: [...] }");
   }
-  const lengths = mask.keyLengths;
-  if (!Array.isArray(lengths) && !(ArrayBuffer.isView(lengths) && 'length' in lengths)) {
-    throw shapeError('mask.keyLengths: expected an array with one key count per query');
-  }
+  const m = options('mask', mask, ['keyLengths', 'causal']);
+  const lengths = toList('mask.keyLengths', m.keyLengths, LIMITS.maxTokens);
+  if (lengths === null) throw shapeError('mask.keyLengths: expected an array with one key count per query');
   if (lengths.length !== nQueries) {
     throw shapeError(`mask.keyLengths: has ${lengths.length} entries, but there are ${nQueries} queries`);
   }
@@ -66,7 +71,7 @@ function toMask(mask, nQueries, nKeys) {
     }
     keyLengths[i] = L;
   }
-  return { causal: toBoolean('mask.causal', mask.causal, false), keyLengths };
+  return { causal: toBoolean('mask.causal', m.causal, false), keyLengths };
 }
 
 function expectShape(name, m, rows, cols, why) {
@@ -81,7 +86,7 @@ function expectShape(name, m, rows, cols, why) {
  * missing parameter stays null: the core reports it (ERR_PARAM).
  */
 function toParams(score, params, q, k) {
-  const p = params === undefined ? {} : options('params', params);
+  const p = params === undefined ? {} : options('params', params, ['W', 'Wq', 'Wk', 'v', 'beta']);
   const given = (key) => p[key] !== undefined && p[key] !== null;
   const out = { W: null, Wq: null, Wk: null, v: null, hidden: 0, beta: toNumber('params.beta', p.beta, 1) };
   if (score === 'general' && given('W')) {
@@ -149,7 +154,7 @@ export class Engine {
    * (see the README, Threads); 0 splits every call.
    */
   setParallelMinWork(work) {
-    guard('setParallelMinWork', () => {
+    return guard('setParallelMinWork', () => {
       this.heap.call.pool_min_work({ work: toNumber('work', work, undefined) ?? 0 });
     });
   }
@@ -163,7 +168,7 @@ export class Engine {
     return guard('createSeq2Seq', () => createSeq2Seq(this.heap, options));
   }
 
-  /** A model saved with model.save(). */
+  /** A seq2seq model saved with model.save(). */
   loadSeq2Seq(bytes) {
     return guard('loadSeq2Seq', () => loadSeq2Seq(this.heap, bytes));
   }
@@ -185,12 +190,21 @@ export class Engine {
    * @returns {Promise<VisionModel>}
    */
   createVisionModel(options) {
-    return createVisionModel(this.heap, options);
+    return guardAsync('createVisionModel', () => createVisionModel(this.heap, options));
   }
 
   /** An image model saved with model.save(). @returns {Promise<VisionModel>} */
   loadVisionModel(bytes) {
-    return loadVisionModel(this.heap, bytes);
+    return guardAsync('loadVisionModel', () => loadVisionModel(this.heap, bytes));
+  }
+
+  /**
+   * The model a saved file holds, whichever its kind: a Seq2SeqModel or a
+   * VisionModel (model.kind says which). Its format tag picks the loader.
+   * @returns {Promise<Seq2SeqModel | VisionModel>}
+   */
+  loadModel(bytes) {
+    return guardAsync('loadModel', () => loadModel(this.heap, bytes));
   }
 
   /** Bytes allocated in the WASM heap right now (for leak checks). */
@@ -213,7 +227,8 @@ export class Engine {
   }
 
   #attend(args) {
-    const a = options('attend', args);
+    const a = options('attend', args,
+      ['queries', 'keys', 'values', 'score', 'params', 'normalize', 'temperature', 'mask', 'outputs', 'copy']);
     const score = a.score === undefined ? 'dot' : a.score;
     const scoreCode = toChoice('score', score, SCORES);
     const norm = toChoice('normalize', a.normalize, NORMALIZATIONS, 'softmax');
@@ -247,9 +262,7 @@ export class Engine {
       vv: p.v ? F32 * p.v.length : 0,
       ...(copy ? out : {}),
     };
-    // Views: the outputs go to the engine's view block, laid out after the inputs' block is known.
-    const viewBase = copy ? 0 : heap.viewBlock(out.scores + out.weights + out.context);
-    return heap.withBlock(sizes, (ptr) => {
+    const run = (viewBase) => heap.withBlock(sizes, (ptr) => {
       if (!copy) {
         ptr.scores = out.scores ? viewBase : 0;
         ptr.weights = out.weights ? viewBase + out.scores : 0;
@@ -276,6 +289,8 @@ export class Engine {
       if (outputs.has('context')) result.context = read(ptr.context, q.rows, v.cols);
       return result;
     });
+    // Views: the outputs go to the engine's views block, laid out after the inputs' block is known.
+    return copy ? run(0) : heap.withViews(out.scores + out.weights + out.context, run);
   }
 
   /**
@@ -288,7 +303,7 @@ export class Engine {
   }
 
   #selfAttention(args) {
-    const a = options('selfAttention', args);
+    const a = options('selfAttention', args, ['x', 'wq', 'wk', 'wv', 'wo', 'score', 'heads', 'causal']);
     const x = toMatrix('x', a.x);
     const wq = optionalMatrix('wq', a.wq);
     const wk = optionalMatrix('wk', a.wk);
@@ -392,7 +407,7 @@ async function loadThreaded(threads, simd) {
  */
 export async function loadEngine(opts = {}) {
   const { simd, threadsOption } = guard('loadEngine', () => {
-    const o = options('loadEngine', opts);
+    const o = options('loadEngine', opts, ['simd', 'threads']);
     const supported = simdSupported();
     const wanted = toBoolean('simd', o.simd, supported);
     if (wanted && !supported) {

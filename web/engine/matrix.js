@@ -6,13 +6,76 @@
 import { LIMITS } from './constants.js';
 import { argError, describe, limitError, shapeError, valueError } from './errors.js';
 
+// Typed arrays are read through the intrinsic getters of %TypedArray%.prototype,
+// which read the array's internal slots: an own `length` or `buffer` property,
+// or a prototype swapped for Float32Array.prototype, cannot make one lie about
+// its size or kind. On anything that is not a typed array the name is undefined.
+const TYPED = Object.getPrototypeOf(Uint8Array.prototype);
+const intrinsic = (key) => Object.getOwnPropertyDescriptor(TYPED, key).get;
+const typedName = intrinsic(Symbol.toStringTag);
+const typedLength = intrinsic('length');
+const typedBuffer = intrinsic('buffer');
+const typedOffset = intrinsic('byteOffset');
+
+/** The kind of a typed array ('Float32Array', ...), undefined for anything else; never calls into value. */
+export const typedArrayName = (value) => typedName.call(value);
+
 /** An array or a typed array of numbers (not a DataView, not BigInts). */
 function isNumberList(v) {
   if (Array.isArray(v)) return true;
-  return ArrayBuffer.isView(v) && !(v instanceof DataView) && !(v instanceof BigInt64Array) && !(v instanceof BigUint64Array);
+  const name = typedArrayName(v);
+  return name !== undefined && !name.startsWith('Big');
 }
 
-const isBigIntList = (v) => v instanceof BigInt64Array || v instanceof BigUint64Array;
+const isBigIntList = (v) => typedArrayName(v)?.startsWith('Big') === true;
+
+/** The length of an array (read once) or a typed array (its internal length). */
+const lengthOf = (v) => (typedArrayName(v) === undefined ? v.length : typedLength.call(v));
+
+/** The length of an array (or a proxy of one; read once) or a typed array; null for anything else. */
+export const listLength = (v) => (typedArrayName(v) !== undefined || Array.isArray(v) ? lengthOf(v) : null);
+
+/**
+ * A typed array of Type over the caller's typed array v's memory, with a fixed length and no
+ * properties of its own: what the engine writes to WASM is exactly what was
+ * checked, whatever the caller's array carries (no copy).
+ */
+const fixedView = (Type, v) => new Type(typedBuffer.call(v), typedOffset.call(v), typedLength.call(v));
+
+const bufferLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
+const isArrayBuffer = (v) => {
+  try {
+    bufferLength.call(v); // throws for anything but an ArrayBuffer (a SharedArrayBuffer and proxies included)
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The bytes of a file (a Uint8Array or an ArrayBuffer) as the engine's own
+ * copy, read through internal slots: nothing the caller does afterwards (or
+ * during the call) changes what is checked and written. null for anything else.
+ */
+export function toBytes(value) {
+  if (typedArrayName(value) === 'Uint8Array') return new Uint8Array(fixedView(Uint8Array, value));
+  if (isArrayBuffer(value)) return new Uint8Array(new Uint8Array(value));
+  return null;
+}
+
+/**
+ * The items of an array (or a proxy of one) or a typed array copied by index
+ * into a plain array, the length read once; null for anything else.
+ */
+export function toList(name, value, max) {
+  const n = listLength(value);
+  if (n === null) return null;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw shapeError(`${name}: its length is ${describe(n)}`);
+  if (n > max) throw limitError(`${name}: ${n} items is past the limit of ${max}`);
+  const out = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = value[i];
+  return out;
+}
 
 function listError(name, v) {
   if (isBigIntList(v)) return valueError(`${name}: ${describe(v)} holds BigInts; pass numbers (a Float32Array, a Float64Array or an array)`);
@@ -45,10 +108,10 @@ function checkFinite(name, data, from, to, where) {
 
 /**
  * Copies src[0..n) into data at offset by index (a typed array with .set,
- * which reads by index too); every value must be a finite number.
+ * which reads its internal slots); every value must be a finite number.
  */
 function copyNumbers(name, data, offset, src, n, where) {
-  if (ArrayBuffer.isView(src)) {
+  if (typedArrayName(src) !== undefined) {
     data.set(src, offset);
   } else {
     for (let j = 0; j < n; j++) {
@@ -61,59 +124,61 @@ function copyNumbers(name, data, offset, src, n, where) {
 }
 
 /**
- * A matrix from nested arrays (rows) or { rows, cols, data }. A Float32Array
- * used as it is gets its finite check here unless `engineChecks` says the
- * core call it goes to checks it (one SIMD pass there, with the same message,
- * against a JS loop here: 0.15 ms for attention's three 1024 x 64 inputs).
+ * A matrix from nested arrays (rows) or { rows, cols, data }, each array's
+ * length and each row read once. A Float32Array is used as it is (a view of
+ * its memory, no copy) and gets its finite check here unless `engineChecks`
+ * says the core call it goes to checks it (one SIMD pass there, with the same
+ * message, against a JS loop here: 0.15 ms for attention's three 1024 x 64 inputs).
  * @returns {{ rows: number, cols: number, data: Float32Array }}
  */
 export function toMatrix(name, value, engineChecks = false) {
   if (Array.isArray(value)) {
     const rows = value.length;
-    if (rows === 0) throw shapeError(`${name}: needs at least one row`);
-    const first = value[0];
-    if (!isNumberList(first)) {
-      if (isBigIntList(first)) throw listError(`${name} row 0`, first);
-      throw shapeError(`${name}: expected an array of rows (arrays of numbers), got ${describe(first)} as row 0`);
-    }
-    const cols = first.length;
-    if (cols === 0) throw shapeError(`${name}: rows need at least one column`);
+    if (!Number.isInteger(rows) || rows <= 0) throw shapeError(`${name}: needs at least one row`);
     checkSize(name, 'rows', rows, LIMITS.maxTokens);
-    checkSize(name, 'columns', cols, LIMITS.maxDim);
-    const data = new Float32Array(rows * cols);
+    let cols = 0;
+    let data = null;
     const where = (k) => `[${Math.floor(k / cols)}][${k % cols}]`;
     for (let i = 0; i < rows; i++) {
       const row = value[i];
       if (!isNumberList(row)) {
         if (isBigIntList(row)) throw listError(`${name} row ${i}`, row);
+        if (i === 0) throw shapeError(`${name}: expected an array of rows (arrays of numbers), got ${describe(row)} as row 0`);
         throw shapeError(`${name}: row ${i} is ${describe(row)}, not an array of numbers`);
       }
-      if (row.length !== cols) {
-        throw shapeError(`${name}: row ${i} has ${row.length} columns, but row 0 has ${cols}`);
+      const n = lengthOf(row);
+      if (i === 0) {
+        if (!Number.isInteger(n) || n <= 0) throw shapeError(`${name}: rows need at least one column`);
+        checkSize(name, 'columns', n, LIMITS.maxDim);
+        cols = n;
+        data = new Float32Array(rows * cols);
+      } else if (n !== cols) {
+        throw shapeError(`${name}: row ${i} has ${describe(n)} columns, but row 0 has ${cols}`);
       }
       copyNumbers(name, data, i * cols, row, cols, where);
     }
     return { rows, cols, data };
   }
   if (value !== null && typeof value === 'object' && 'data' in value) {
-    const { rows, cols } = value;
+    const { rows, cols, data: src } = options(name, value, ['rows', 'cols', 'data']);
     if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
       throw shapeError(`${name}: rows and cols must be positive integers (got ${describe(rows)} x ${describe(cols)})`);
     }
     checkSize(name, 'rows', rows, LIMITS.maxTokens);
     checkSize(name, 'columns', cols, LIMITS.maxDim);
-    const src = value.data;
     if (!isNumberList(src)) {
       if (isBigIntList(src)) throw listError(`${name}.data`, src);
       throw shapeError(`${name}: data must be a Float32Array or an array of numbers (got ${describe(src)})`);
     }
-    if (src.length !== rows * cols) {
-      throw shapeError(`${name}: data has ${src.length} values, but ${rows} x ${cols} needs ${rows * cols}`);
+    const n = lengthOf(src);
+    if (n !== rows * cols) {
+      throw shapeError(`${name}: data has ${describe(n)} values, but ${rows} x ${cols} needs ${rows * cols}`);
     }
     const where = (k) => `[${Math.floor(k / cols)}][${k % cols}]`;
-    if (Object.getPrototypeOf(src) === Float32Array.prototype) {
-      if (!engineChecks) checkFinite(name, src, 0, src.length, where); // used as it is: the engine only reads it
-      return { rows, cols, data: src };
+    if (typedArrayName(src) === 'Float32Array') {
+      const data = fixedView(Float32Array, src);
+      if (!engineChecks) checkFinite(name, data, 0, n, where); // used as it is: the engine only reads it
+      return { rows, cols, data };
     }
     const data = new Float32Array(rows * cols);
     copyNumbers(name, data, 0, src, rows * cols, where);
@@ -124,11 +189,13 @@ export function toMatrix(name, value, engineChecks = false) {
 
 /** A vector from an array, a typed array, or a one-row / one-column matrix. */
 export function toVector(name, value) {
-  if (Array.isArray(value) && value.length > 0 && !Array.isArray(value[0]) && !ArrayBuffer.isView(value[0])) {
-    value = { rows: 1, cols: value.length, data: value };
-  } else if (ArrayBuffer.isView(value)) {
+  if (typedArrayName(value) !== undefined) {
     if (!isNumberList(value)) throw listError(name, value);
-    value = { rows: 1, cols: value.length, data: value };
+    value = { rows: 1, cols: typedLength.call(value), data: value };
+  } else {
+    const list = toList(name, value, Math.max(LIMITS.maxTokens, LIMITS.maxDim));
+    const flat = list !== null && list.length > 0 && !Array.isArray(list[0]) && typedArrayName(list[0]) === undefined;
+    if (list !== null) value = flat ? { rows: 1, cols: list.length, data: list } : list;
   }
   const m = toMatrix(name, value);
   if (m.rows !== 1 && m.cols !== 1) {
@@ -137,14 +204,19 @@ export function toVector(name, value) {
   return m.data;
 }
 
-/** An options object (not null, not an array). */
-export function options(name, value) {
+/**
+ * An options object (not null, not an array) as a snapshot of its `fields`,
+ * each read exactly once: a getter or proxy cannot hand one check a value and
+ * the next read another.
+ */
+export function options(name, value, fields) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw argError(`${name}: expected an options object`);
   }
-  return value;
+  const o = {};
+  for (const field of fields) o[field] = value[field];
+  return o;
 }
-
 /** One of `choices` (an object name -> code); `fallback` when undefined. */
 export function toChoice(name, value, choices, fallback) {
   if (value === undefined) value = fallback;

@@ -3,10 +3,11 @@
 // Every call is one synchronous trip into WASM; a page runs training in a
 // worker and calls train() a few steps at a time to show progress.
 import { SEQ2SEQ, SEQ2SEQ_LIMITS } from './constants.js';
-import { AttnlabError, argError, describe, guard, limitError, valueError } from './errors.js';
-import { options, toBoolean, toChoice, toInteger, toNumber } from './matrix.js';
+import { argError, describe, limitError, valueError } from './errors.js';
+import { options, toBoolean, toChoice, toInteger } from './matrix.js';
+import { Model, loadHandle, modelFile } from './model.js';
 import { kendallTau } from './stats.js';
-import { F32, F64, I32, U8 } from './wasm.js';
+import { F32, I32, U8 } from './wasm.js';
 
 const { TASKS, ALPHABETS, CELLS, ATTENTIONS, OPTIMIZERS, SPLITS, TOKENS } = SEQ2SEQ;
 
@@ -56,7 +57,10 @@ function createArgs(o) {
 }
 
 export function createSeq2Seq(heap, args) {
-  const a = createArgs(options('createSeq2Seq', args));
+  const a = createArgs(options('createSeq2Seq', args, [
+    'task', 'alphabet', 'minLength', 'maxLength', 'pairs', 'cell', 'layers', 'bidirectional', 'embed', 'hidden',
+    'attention', 'attnHidden', 'batch', 'seed',
+  ]));
   const text = a.pairs ?? new Uint8Array(0);
   const handle = heap.withBlock({ text: U8 * (text.length + 1) }, (p) => {
     heap.writeBytes(p.text, text);
@@ -71,29 +75,21 @@ export function createSeq2Seq(heap, args) {
 }
 
 export function loadSeq2Seq(heap, bytes) {
-  if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-  if (!(bytes instanceof Uint8Array)) throw argError(`loadSeq2Seq: expected the bytes of a saved model (a Uint8Array), got ${describe(bytes)}`);
-  if (bytes.length === 0) throw valueError('loadSeq2Seq: the file is empty');
-  const handle = heap.withBlock({ bytes: U8 * bytes.length }, (p) => {
-    heap.writeBytes(p.bytes, bytes);
-    return heap.withHandle((out) => heap.call.s2s_load({ bytes: p.bytes, size: bytes.length, out }));
-  });
-  return new Seq2SeqModel(heap, handle);
+  return new Seq2SeqModel(heap, loadHandle(heap, modelFile('loadSeq2Seq', bytes), (args) => heap.call.s2s_load(args)));
 }
 
-/** The model's S2sInfo record (src/wasm/boundary.h). */
-function readInfo(heap, handle) {
-  return heap.callRecord('s2s_info', 'S2sInfo', { model: handle });
-}
-
-const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
-
-/** A trained or training encoder-decoder with its task. */
-export class Seq2SeqModel {
+/** A trained or training encoder-decoder with its task. train, save, destroy and steps: see model.js. */
+export class Seq2SeqModel extends Model {
   constructor(heap, handle) {
-    this.heap = heap;
-    this.handle = handle;
-    const info = readInfo(heap, handle);
+    super(heap, handle, {
+      kind: 'seq2seq', prefix: 's2s', info: 'S2sInfo', stepsField: 'steps',
+      train: {
+        // up to SEQ2SEQ_LIMITS.maxBatch: the core grows the model's buffers for a batch larger than any before
+        maxSteps: SEQ2SEQ_LIMITS.maxSteps, batch: (c) => Math.min(32, c.batch), maxBatch: () => SEQ2SEQ_LIMITS.maxBatch,
+        lr: (adam) => (adam ? 0.005 : 0.1), optimizers: OPTIMIZERS, tokens: true,
+      },
+    });
+    const info = this.info();
     /** The model's configuration (as createSeq2Seq options) and its sizes. */
     this.config = Object.freeze({
       task: nameOf(TASKS, info.task), alphabet: nameOf(ALPHABETS, info.alphabet),
@@ -108,62 +104,14 @@ export class Seq2SeqModel {
     this.outputAlphabet = heap.readString(heap.call.s2s_alphabet({ model: handle, output: 1 }));
   }
 
-  #live(what) {
-    if (!this.handle) throw new AttnlabError('ERR_ARG', `${what}: this model was destroyed`);
-    return this.handle;
-  }
-
-  /** Optimiser steps taken so far. */
-  get steps() {
-    return readInfo(this.heap, this.#live('steps')).steps;
-  }
-
-  /**
-   * Trains `steps` optimiser steps (default 1) on batches of `batch` train
-   * examples (default min(32, config.batch); up to SEQ2SEQ_LIMITS.maxBatch:
-   * the core grows the model's buffers for a batch larger than any before)
-   * with teacher forcing.
-   * @returns {{ loss, losses: Float32Array, steps, examples, seconds, examplesPerSecond, tokensPerSecond }}
-   */
-  train(args = {}) {
-    return guard('train', () => this.#train(args));
-  }
-
-  #train(args) {
-    const handle = this.#live('train');
-    const o = options('train', args);
-    // steps sizes the losses block, so its limit is checked before allocating.
-    const steps = toInteger('steps', o.steps, 1, 1, SEQ2SEQ_LIMITS.maxSteps);
-    const batch = toInteger('batch', o.batch, Math.min(32, this.config.batch), 1, SEQ2SEQ_LIMITS.maxBatch);
-    const optimizer = toChoice('optimizer', o.optimizer, OPTIMIZERS, 'adam');
-    const lr = toNumber('lr', o.lr, optimizer === OPTIMIZERS.adam ? 0.005 : 0.1);
-    const clip = toNumber('clip', o.clip, 5);
-    if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
-    const heap = this.heap;
-    return heap.withBlock({ losses: F32 * steps, tokens: F64 }, (p) => {
-      const t0 = now();
-      heap.call.s2s_train({ model: handle, optimizer, lr, clip, steps, batch, losses: p.losses, tokens: p.tokens });
-      const seconds = Math.max((now() - t0) / 1000, 1e-9);
-      const losses = heap.readF32(p.losses, steps);
-      const tokens = heap.readF64(p.tokens);
-      const examples = steps * batch;
-      return {
-        loss: losses.reduce((s, x) => s + x, 0) / steps,
-        losses, steps: this.steps, examples, seconds,
-        examplesPerSecond: examples / seconds, tokensPerSecond: tokens / seconds,
-      };
-    });
-  }
-
   /**
    * Loss and greedy accuracies on a fixed set of `count` examples of a split,
    * with the sequence accuracy by input length (the bottleneck shows there).
    * @returns {{ loss, tokenAccuracy, sequenceAccuracy, count, split, byLength: { length, count, sequenceAccuracy }[] }}
    */
   evaluate(args = {}) {
-    return guard('evaluate', () => {
-      const handle = this.#live('evaluate');
-      const o = options('evaluate', args);
+    return this.guarded('evaluate', (handle) => {
+      const o = options('evaluate', args, ['split', 'count']);
       const split = toChoice('split', o.split, SPLITS, 'test');
       const count = toInteger('count', o.count, 500, 1, SEQ2SEQ_LIMITS.maxEvaluate);
       const heap = this.heap;
@@ -184,15 +132,12 @@ export class Seq2SeqModel {
    * @returns {{ output, inputTokens, outputTokens, alignment }} alignment: output steps x input tokens
    */
   translate(text, args = {}) {
-    return guard('translate', () => this.#translate(text, args));
-  }
-
-  #translate(text, args) {
-    const handle = this.#live('translate');
-    const o = options('translate', args);
-    const beam = toInteger('beam', o.beam, 1, 1, SEQ2SEQ_LIMITS.maxBeam); // the core's code for a beam past its limit differs by module
-    const heap = this.heap;
-    return this.#decode(handle, text, {}, (args) => heap.call.s2s_translate_n({ ...args, beam }));
+    return this.guarded('translate', (handle) => {
+      const o = options('translate', args, ['beam']);
+      const beam = toInteger('beam', o.beam, 1, 1, SEQ2SEQ_LIMITS.maxBeam); // the core's code for a beam past its limit differs by module
+      const heap = this.heap;
+      return this.#decode(handle, text, {}, (args) => heap.call.s2s_translate_n({ ...args, beam }));
+    });
   }
 
   /**
@@ -203,9 +148,8 @@ export class Seq2SeqModel {
    * @returns {{ rows: 1, cols, data, step, token, attention: Matrix, tau, output, inputTokens, outputTokens }}
    */
   saliency(text, args = {}) {
-    return guard('saliency', () => {
-      const handle = this.#live('saliency');
-      const o = options('saliency', args);
+    return this.guarded('saliency', (handle) => {
+      const o = options('saliency', args, ['step']);
       const step = toInteger('step', o.step, 0, 0, this.config.maxOutput - 1);
       const heap = this.heap;
       const r = this.#decode(handle, text, { saliency: F32 * this.config.maxInput }, (args, p) => {
@@ -229,7 +173,7 @@ export class Seq2SeqModel {
    * @returns {{ output, inputTokens, steps: { token, tau, attention: Matrix, saliency: Matrix }[] }}
    */
   compareAttention(text) {
-    return guard('compareAttention', () => {
+    return this.guarded('compareAttention', () => {
       const first = this.saliency(text, { step: 0 });
       const steps = first.outputTokens.map((token, t) => {
         const s = t === 0 ? first : this.saliency(text, { step: t });
@@ -279,9 +223,8 @@ export class Seq2SeqModel {
 
   /** `count` examples { input, output } of a split, drawn from `seed`. */
   examples(args = {}) {
-    return guard('examples', () => {
-      const handle = this.#live('examples');
-      const o = options('examples', args);
+    return this.guarded('examples', (handle) => {
+      const o = options('examples', args, ['split', 'count', 'seed']);
       const split = toChoice('split', o.split, SPLITS, 'train');
       const count = toInteger('count', o.count, 10, 1, 1000);
       const seed = toInteger('seed', o.seed, 1, 0, Number.MAX_SAFE_INTEGER);
@@ -299,15 +242,4 @@ export class Seq2SeqModel {
     });
   }
 
-  /** The model and its task in the versioned attnlab format. */
-  save() {
-    return guard('save', () => this.heap.savedBytes('s2s', this.#live('save')));
-  }
-
-  /** Frees the model; calling it again does nothing. */
-  destroy() {
-    if (!this.handle) return;
-    this.heap.call.s2s_destroy({ model: this.handle });
-    this.handle = 0;
-  }
 }

@@ -6,8 +6,9 @@
 // (web/data/mnist.bin.gz: read from disk in Node, fetched and inflated with
 // DecompressionStream in a page, only when an image model is first made).
 import { VISION, VISION_LIMITS } from './constants.js';
-import { AttnlabError, argError, limitError, shapeError, valueError } from './errors.js';
-import { options, toChoice, toInteger, toNumber } from './matrix.js';
+import { AttnlabError, argError, describe, limitError, shapeError, valueError } from './errors.js';
+import { listLength, options, toChoice, toInteger, toList, toNumber } from './matrix.js';
+import { Model, loadHandle, modelFile } from './model.js';
 import { kendallTau } from './stats.js';
 import { F32, I32, U8 } from './wasm.js';
 
@@ -56,17 +57,22 @@ export function loadDigits(heap, url = DIGITS_URL) {
 
 function toChannels(value) {
   if (value === undefined) return [8, 16, 32];
-  if (!Array.isArray(value) || value.length < 1 || value.length > VISION_LIMITS.maxLayers) {
-    throw argError(`channels: expected an array of 1 to ${VISION_LIMITS.maxLayers} channel counts (got ${JSON.stringify(value)})`);
+  const expected = `channels: expected an array of 1 to ${VISION_LIMITS.maxLayers} channel counts`;
+  let list;
+  try {
+    list = toList('channels', value, VISION_LIMITS.maxLayers);
+  } catch (err) {
+    throw argError(`${expected} (${err.message})`);
   }
-  return value.map((c, i) => toInteger(`channels[${i}]`, c, 8, 1, VISION_LIMITS.maxChannels));
+  if (list === null || list.length < 1) throw argError(`${expected} (got ${describe(value)})`);
+  return list.map((c, i) => toInteger(`channels[${i}]`, c, 8, 1, VISION_LIMITS.maxChannels));
 }
 
 function toDigits(value, task) {
   if (value === undefined) return [2, 3];
   if (task !== TASKS.multi) throw argError("digits: only the 'multi' task takes digits");
-  const pair = Array.isArray(value) ? value : [value, value];
-  if (pair.length !== 2) throw argError(`digits: expected a count or [min, max] (got ${JSON.stringify(value)})`);
+  const pair = toList('digits', value, 2) ?? [value, value];
+  if (pair.length !== 2) throw argError(`digits: expected a count or [min, max] (got ${describe(value)})`);
   const [lo, hi] = pair.map((d, i) => toInteger(`digits[${i}]`, d, 3, 1, VISION_LIMITS.maxDigits));
   if (lo > hi) throw valueError(`digits: min ${lo} is above max ${hi}`);
   return [lo, hi];
@@ -77,9 +83,9 @@ function createArgs(o) {
   const task = toChoice('task', o.task, TASKS, 'cluttered');
   const digits = toDigits(o.digits, task);
   const seed = o.seed === undefined ? 1 : o.seed;
-  if (!Number.isSafeInteger(seed) || seed < 0) throw valueError(`seed must be an integer in 0..2^53-1 (got ${seed})`);
+  if (!Number.isSafeInteger(seed) || seed < 0) throw valueError(`seed must be an integer in 0..2^53-1 (got ${describe(seed)})`);
   const entropy = toNumber('entropy', o.entropy, 0.01);
-  if (!(entropy >= 0)) throw valueError(`entropy must be >= 0 (got ${entropy})`);
+  if (entropy < 0) throw valueError(`entropy must be >= 0 (got ${entropy})`);
   return {
     task, digits, seed, entropy,
     clutter: toInteger('clutter', o.clutter, 4, 0, VISION_LIMITS.maxClutter),
@@ -94,7 +100,9 @@ function createArgs(o) {
 }
 
 export async function createVisionModel(heap, args) {
-  const a = createArgs(options('createVisionModel', args));
+  const a = createArgs(options('createVisionModel', args, [
+    'task', 'digits', 'seed', 'entropy', 'clutter', 'channels', 'cell', 'hidden', 'attention', 'mode', 'steps', 'batch',
+  ]));
   const data = await loadDigits(heap);
   const [c0, c1 = 0, c2 = 0] = a.channels;
   const handle = heap.withHandle((out) => heap.call.vis_create({
@@ -106,45 +114,51 @@ export async function createVisionModel(heap, args) {
 }
 
 export async function loadVisionModel(heap, bytes) {
-  if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-  if (!(bytes instanceof Uint8Array)) throw argError('loadVisionModel: expected the bytes of a saved model (a Uint8Array)');
-  if (bytes.length === 0) throw valueError('loadVisionModel: the file is empty');
+  const file = modelFile('loadVisionModel', bytes);
   const data = await loadDigits(heap);
-  const handle = heap.withBlock({ bytes: U8 * bytes.length }, (p) => {
-    heap.writeBytes(p.bytes, bytes);
-    return heap.withHandle((out) => heap.call.vis_load({ data, bytes: p.bytes, size: bytes.length, out }));
-  });
-  return new VisionModel(heap, handle);
+  return new VisionModel(heap, loadHandle(heap, file, (args) => heap.call.vis_load({ data, ...args })));
 }
 
-/** An image `{ rows, cols, data }` of greys in [0, 1], checked in JS (the C core checks again). */
+/**
+ * An image `{ rows, cols, data }` of greys in [0, 1], checked in JS (the C
+ * core checks again): each field and the data's length read once, the
+ * pixels copied by index into the engine's own Float32Array.
+ */
 function toImage(name, image) {
-  if (image === null || typeof image !== 'object') throw argError(`${name}: expected { rows, cols, data } (got ${image === null ? 'null' : typeof image})`);
-  const { rows, cols, data } = image;
+  if (image === null || typeof image !== 'object') throw argError(`${name}: expected { rows, cols, data } (got ${describe(image)})`);
+  const { rows, cols, data } = options(name, image, ['rows', 'cols', 'data']);
   if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
-    throw shapeError(`${name}: rows and cols must be positive integers (got ${rows} x ${cols})`);
+    throw shapeError(`${name}: rows and cols must be positive integers (got ${describe(rows)} x ${describe(cols)})`);
   }
   if (rows > VISION_LIMITS.maxImage || cols > VISION_LIMITS.maxImage) {
     throw limitError(`${name}: ${rows} x ${cols} is larger than ${VISION_LIMITS.maxImage} x ${VISION_LIMITS.maxImage}`);
   }
-  if (data === undefined || typeof data.length !== 'number') throw argError(`${name}: data must be an array of ${rows * cols} greys`);
-  if (data.length !== rows * cols) throw shapeError(`${name}: data has ${data.length} values; ${rows} x ${cols} needs ${rows * cols}`);
-  for (let i = 0; i < data.length; i++) {
+  const n = rows * cols;
+  const length = listLength(data);
+  if (length === null) throw argError(`${name}: data must be an array of ${n} greys (got ${describe(data)})`);
+  if (length !== n) throw shapeError(`${name}: data has ${describe(length)} values; ${rows} x ${cols} needs ${n}`);
+  const pixels = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
     const v = data[i];
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw valueError(`${name}: pixel ${i} is ${v}; greys must be finite numbers in [0, 1]`);
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw valueError(`${name}: pixel ${i} is ${describe(v)}; greys must be finite numbers in [0, 1]`);
     if (v < 0 || v > 1) throw valueError(`${name}: pixel ${i} is ${v}; greys must be in [0, 1]`);
+    pixels[i] = v;
   }
-  return { rows, cols, data };
+  return { rows, cols, data: pixels };
 }
 
-const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
-
-/** A CNN + attention reader of digits, bound to its image task. */
-export class VisionModel {
+/** A CNN + attention reader of digits, bound to its image task. train, save, destroy and steps: see model.js. */
+export class VisionModel extends Model {
   constructor(heap, handle) {
-    this.heap = heap;
-    this.handle = handle;
-    const s = this.#info();
+    super(heap, handle, {
+      kind: 'vision', prefix: 'vis', info: 'VisInfo', stepsField: 'optimizerSteps',
+      train: {
+        // up to VISION_LIMITS.maxBatch: the core grows the model's buffers for a batch larger than any before
+        maxSteps: VISION_LIMITS.maxTrainSteps, batch: (c) => c.batch, maxBatch: () => VISION_LIMITS.maxBatch,
+        lr: (adam) => (adam ? 0.002 : 0.05), optimizers: OPTIMIZERS, tokens: false,
+      },
+    });
+    const s = this.info();
     /** The model's configuration (as createVisionModel options) and its sizes. */
     this.config = Object.freeze({
       task: nameOf(TASKS, s.task), clutter: s.clutter, digits: [s.minDigits, s.maxDigits],
@@ -155,61 +169,18 @@ export class VisionModel {
     });
   }
 
-  /** The C core's record of this model (src/wasm/boundary.h, AttnlabVisInfo). */
-  #info() {
-    return this.heap.callRecord('vis_info', 'VisInfo', { model: this.handle });
-  }
-
-  #live(what) {
-    if (!this.handle) throw new AttnlabError('ERR_ARG', `${what}: this model was destroyed`);
-    return this.handle;
-  }
-
-  /** Optimiser steps taken so far. */
-  get steps() {
-    this.#live('steps');
-    return this.#info().optimizerSteps;
-  }
-
-  /**
-   * Trains `steps` optimiser steps (default 1) on batches of `batch` train images.
-   * @returns {{ loss, losses: Float32Array, steps, examples, seconds, examplesPerSecond }}
-   */
-  train(args = {}) {
-    const handle = this.#live('train');
-    const o = options('train', args);
-    const steps = toInteger('steps', o.steps, 1, 1, VISION_LIMITS.maxTrainSteps);
-    const batch = toInteger('batch', o.batch, this.config.batch, 1, this.config.batch);
-    const optimizer = toChoice('optimizer', o.optimizer, OPTIMIZERS, 'adam');
-    const lr = toNumber('lr', o.lr, optimizer === OPTIMIZERS.adam ? 0.002 : 0.05);
-    if (!(lr > 0)) throw valueError(`lr must be > 0 (got ${lr})`);
-    const clip = toNumber('clip', o.clip, 5);
-    if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
-    const heap = this.heap;
-    return heap.withBlock({ losses: F32 * steps }, (p) => {
-      const t0 = now();
-      heap.call.vis_train({ model: handle, optimizer, lr, clip, steps, batch, losses: p.losses });
-      const seconds = Math.max((now() - t0) / 1000, 1e-9);
-      const losses = heap.readF32(p.losses, steps);
-      const examples = steps * batch;
-      return {
-        loss: losses.reduce((s, x) => s + x, 0) / steps,
-        losses, steps: this.steps, examples, seconds, examplesPerSecond: examples / seconds,
-      };
-    });
-  }
-
   /**
    * Teacher-forced loss and greedy accuracies on a fixed set of `count` images of a split.
    * accuracy: answer tokens right (multi: digits and the end token); sequenceAccuracy: whole answers right.
    * @returns {{ loss, accuracy, sequenceAccuracy, count, split }}
    */
   evaluate(args = {}) {
-    const handle = this.#live('evaluate');
-    const o = options('evaluate', args);
-    const split = toChoice('split', o.split, SPLITS, 'test');
-    const count = toInteger('count', o.count, 500, 1, VISION_LIMITS.maxEvaluate);
-    return { ...this.heap.callRecord('vis_evaluate', 'VisEval', { model: handle, split, count }), split: nameOf(SPLITS, split) };
+    return this.guarded('evaluate', (model) => {
+      const o = options('evaluate', args, ['split', 'count']);
+      const split = toChoice('split', o.split, SPLITS, 'test');
+      const count = toInteger('count', o.count, 500, 1, VISION_LIMITS.maxEvaluate);
+      return { ...this.heap.callRecord('vis_evaluate', 'VisEval', { model, split, count }), split: nameOf(SPLITS, split) };
+    });
   }
 
   /**
@@ -219,20 +190,22 @@ export class VisionModel {
    * @returns {{ output, tokens, canvas, steps: { token, weights, location }[] }}
    */
   predict(image) {
-    const handle = this.#live('predict');
-    const img = toImage('predict: image', image);
+    return this.guarded('predict', (model) => this.#predict(model, toImage('predict: image', image)));
+  }
+
+  #predict(model, img) {
     const { steps: T, grid, canvas: cv, mode, task } = this.config;
     const G = grid.rows * grid.cols;
     const heap = this.heap;
-    const sizes = { image: F32 * img.rows * img.cols, tokens: I32 * T, weights: F32 * T * G, locations: I32 * T };
+    const sizes = { image: F32 * img.data.length, tokens: I32 * T, weights: F32 * T * G, locations: I32 * T };
     return heap.withBlock(sizes, (p) => {
       heap.writeF32(p.image, img.data);
       heap.call.vis_predict({
-        model: handle, image: p.image, rows: img.rows, cols: img.cols, tokens: p.tokens, weights: p.weights, locations: p.locations,
+        model, image: p.image, rows: img.rows, cols: img.cols, tokens: p.tokens, weights: p.weights, locations: p.locations,
       });
       const ids = Array.from(heap.readI32(p.tokens, T));
       const locs = Array.from(heap.readI32(p.locations, T));
-      const canvas = heap.readMatrix(heap.call.vis_canvas({ model: handle }), cv.rows, cv.cols);
+      const canvas = heap.readMatrix(heap.call.vis_canvas({ model }), cv.rows, cv.cols);
       // a cell covers 2^layers canvas pixels a side (each layer pools 2 x 2; a floored
       // remainder at the bottom and right edges is in no cell)
       const side = 2 ** this.config.channels.length;
@@ -263,15 +236,19 @@ export class VisionModel {
    * @returns {{ rows, cols, data }}
    */
   saliency(image, args = {}) {
-    const handle = this.#live('saliency');
-    const img = toImage('saliency: image', image);
-    const o = options('saliency', args);
-    const step = toInteger('step', o.step, 0, 0, this.config.steps - 1);
+    return this.guarded('saliency', (model) => {
+      const img = toImage('saliency: image', image);
+      const o = options('saliency', args, ['step']);
+      return this.#saliency(model, img, toInteger('step', o.step, 0, 0, this.config.steps - 1));
+    });
+  }
+
+  #saliency(model, img, step) {
     const { rows, cols } = this.config.canvas;
     const heap = this.heap;
-    return heap.withBlock({ image: F32 * img.rows * img.cols, out: F32 * rows * cols }, (p) => {
+    return heap.withBlock({ image: F32 * img.data.length, out: F32 * rows * cols }, (p) => {
       heap.writeF32(p.image, img.data);
-      heap.call.vis_saliency({ model: handle, image: p.image, rows: img.rows, cols: img.cols, step, saliency: p.out });
+      heap.call.vis_saliency({ model, image: p.image, rows: img.rows, cols: img.cols, step, saliency: p.out });
       return heap.readMatrix(p.out, rows, cols);
     });
   }
@@ -283,59 +260,51 @@ export class VisionModel {
    * @returns {{ output, steps: { token, tau, attention: Matrix, saliency: Matrix }[] }}
    */
   compareAttention(image) {
-    const p = this.predict(image);
-    const { grid, canvas } = this.config;
-    const side = 2 ** this.config.channels.length; // canvas pixels per cell side
-    const steps = p.steps.map((step, t) => {
-      const sal = this.saliency(image, { step: t });
-      const cells = new Float32Array(grid.rows * grid.cols);
-      for (let r = 0; r < grid.rows * side; r++) {
-        for (let c = 0; c < grid.cols * side; c++) {
-          cells[Math.floor(r / side) * grid.cols + Math.floor(c / side)] += Math.abs(sal.data[r * canvas.cols + c]);
+    return this.guarded('compareAttention', (model) => {
+      const img = toImage('compareAttention: image', image); // read once for every step's calls
+      const p = this.#predict(model, img);
+      const { grid, canvas } = this.config;
+      const side = 2 ** this.config.channels.length; // canvas pixels per cell side
+      const steps = p.steps.map((step, t) => {
+        const sal = this.#saliency(model, img, t);
+        const cells = new Float32Array(grid.rows * grid.cols);
+        for (let r = 0; r < grid.rows * side; r++) {
+          for (let c = 0; c < grid.cols * side; c++) {
+            cells[Math.floor(r / side) * grid.cols + Math.floor(c / side)] += Math.abs(sal.data[r * canvas.cols + c]);
+          }
         }
-      }
-      return {
-        token: step.token,
-        tau: kendallTau(step.weights.data, cells),
-        attention: step.weights,
-        saliency: { rows: grid.rows, cols: grid.cols, data: cells },
-      };
+        return {
+          token: step.token,
+          tau: kendallTau(step.weights.data, cells),
+          attention: step.weights,
+          saliency: { rows: grid.rows, cols: grid.cols, data: cells },
+        };
+      });
+      return { output: p.output, steps };
     });
-    return { output: p.output, steps };
   }
 
   /** `count` examples { image, labels } of a split, drawn from `seed` (the same seed gives the same images). */
   examples(args = {}) {
-    const handle = this.#live('examples');
-    const o = options('examples', args);
-    const split = toChoice('split', o.split, SPLITS, 'test');
-    const count = toInteger('count', o.count, 1, 1, 1000);
-    const seed = toInteger('seed', o.seed, 1, 0, Number.MAX_SAFE_INTEGER);
-    const { rows, cols } = this.config.canvas;
-    const heap = this.heap;
-    const sizes = { rng: 2 * I32, image: F32 * rows * cols, labels: I32 * (VISION_LIMITS.maxDigits + 1), n: I32 };
-    return heap.withBlock(sizes, (p) => {
-      heap.writeSeed(p.rng, seed);
-      const out = [];
-      for (let i = 0; i < count; i++) {
-        heap.call.vis_sample({ model: handle, split, rng: p.rng, image: p.image, labels: p.labels, n: p.n });
-        const n = heap.readI32(p.n, 1)[0];
-        const labels = Array.from(heap.readI32(p.labels, n), tokenName);
-        out.push({ image: heap.readMatrix(p.image, rows, cols), labels });
-      }
-      return out;
+    return this.guarded('examples', (model) => {
+      const o = options('examples', args, ['split', 'count', 'seed']);
+      const split = toChoice('split', o.split, SPLITS, 'test');
+      const count = toInteger('count', o.count, 1, 1, 1000);
+      const seed = toInteger('seed', o.seed, 1, 0, Number.MAX_SAFE_INTEGER);
+      const { rows, cols } = this.config.canvas;
+      const heap = this.heap;
+      const sizes = { rng: 2 * I32, image: F32 * rows * cols, labels: I32 * (VISION_LIMITS.maxDigits + 1), n: I32 };
+      return heap.withBlock(sizes, (p) => {
+        heap.writeSeed(p.rng, seed);
+        const out = [];
+        for (let i = 0; i < count; i++) {
+          heap.call.vis_sample({ model, split, rng: p.rng, image: p.image, labels: p.labels, n: p.n });
+          const n = heap.readI32(p.n, 1)[0];
+          const labels = Array.from(heap.readI32(p.labels, n), tokenName);
+          out.push({ image: heap.readMatrix(p.image, rows, cols), labels });
+        }
+        return out;
+      });
     });
-  }
-
-  /** The model and its task in the versioned attnlab format (the digits are not included). */
-  save() {
-    return this.heap.savedBytes('vis', this.#live('save'));
-  }
-
-  /** Frees the model; calling it again does nothing. */
-  destroy() {
-    if (!this.handle) return;
-    this.heap.call.vis_destroy({ model: this.handle });
-    this.handle = 0;
   }
 }

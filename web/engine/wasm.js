@@ -229,6 +229,9 @@ export class Heap {
     return this.memory.buffer;
   }
 
+  /** Byte size of each region of the blocks in use, by pointer: writes past a region are refused. */
+  #regions = new Map();
+
   /**
    * Runs fn with one heap block holding every named region of `sizes`
    * ({ name: bytes }, each 16-byte aligned); fn gets { name: pointer }, 0
@@ -245,36 +248,51 @@ export class Heap {
         pointers[name] = -1;
       }
     }
-    const base = this.exports.malloc(bytes + ALIGN);
-    if (!base) throw new AttnlabError('ERR_NOMEM', `attnlab: out of WASM memory for ${bytes} bytes`);
+    const base = this.#malloc(bytes);
     try {
       const aligned = Math.ceil(base / ALIGN) * ALIGN;
       for (const name of Object.keys(pointers)) {
         pointers[name] = pointers[name] < 0 ? 0 : aligned + pointers[name];
+        if (pointers[name]) this.#regions.set(pointers[name], sizes[name]);
       }
       return fn(pointers);
     } finally {
+      for (const ptr of Object.values(pointers)) if (ptr > 0) this.#regions.delete(ptr);
       this.exports.free(base);
     }
+  }
+
+  #malloc(bytes) {
+    const base = this.exports.malloc(bytes + ALIGN);
+    if (!base) throw new AttnlabError('ERR_NOMEM', `attnlab: out of WASM memory for ${bytes} bytes`);
+    return base;
   }
 
   /** The block results returned as views live in ({ base, bytes }), kept and reused from call to call. */
   #views = null;
 
   /**
-   * A 16-byte aligned block of at least `bytes` for results returned as views
-   * (valid until the next call that asks for one): the previous block when it
-   * is large enough, else a larger one in its place.
+   * Runs fn(base) with a 16-byte aligned block of at least `bytes` for
+   * results returned as views (valid until the next call that asks for one):
+   * the previous block when it is large enough. A larger one is taken beside
+   * it and replaces it only when fn returns: until then the previous block
+   * stays allocated, so a call that fails leaves the earlier views as they
+   * were (nothing else, its inputs included, can be placed in their block).
    */
-  viewBlock(bytes) {
-    if (!this.#views || this.#views.bytes < bytes) {
-      if (this.#views) this.exports.free(this.#views.base);
-      this.#views = null;
-      const base = this.exports.malloc(bytes + ALIGN);
-      if (!base) throw new AttnlabError('ERR_NOMEM', `attnlab: out of WASM memory for ${bytes} bytes`);
-      this.#views = { base, bytes };
+  withViews(bytes, fn) {
+    const current = this.#views;
+    if (current && current.bytes >= bytes) return fn(Math.ceil(current.base / ALIGN) * ALIGN);
+    const next = { base: this.#malloc(bytes), bytes };
+    let result;
+    try {
+      result = fn(Math.ceil(next.base / ALIGN) * ALIGN);
+    } catch (err) {
+      this.exports.free(next.base);
+      throw err;
     }
-    return Math.ceil(this.#views.base / ALIGN) * ALIGN;
+    if (current) this.exports.free(current.base);
+    this.#views = next;
+    return result;
   }
 
   /**
@@ -289,14 +307,31 @@ export class Heap {
     });
   }
 
-  /** Copies numbers (an array or typed array) to ptr as float32; nothing when ptr is 0. */
+  /**
+   * The typed array over the region at ptr for `values` values of `Type`.
+   * Each region is sized from the values then written to it: numbers must
+   * fill it exactly (fewer would leave the last call's values for the core to
+   * read: an input whose memory shrank after its check), bytes may leave room
+   * for a NUL. Nothing is ever written past a region.
+   */
+  #region(ptr, Type, values, exact) {
+    const bytes = this.#regions.get(ptr);
+    if (bytes === undefined) throw internalError(`a write to ${ptr}, which is no region of a block in use`);
+    const size = values * Type.BYTES_PER_ELEMENT;
+    if (size > bytes || (exact && size !== bytes)) {
+      throw new AttnlabError('ERR_ARG', `attnlab: an input changed after it was checked (${values} values for ${bytes} bytes)`);
+    }
+    return new Type(this.#buffer, ptr, values);
+  }
+
+  /** Copies numbers (a Float32Array or array the engine made) to ptr as float32; nothing when ptr is 0. */
   writeF32(ptr, data) {
-    if (ptr && data) new Float32Array(this.#buffer, ptr, data.length).set(data);
+    if (ptr && data) this.#region(ptr, Float32Array, data.length, true).set(data);
   }
 
   /** Copies integers to ptr as int32. */
   writeI32(ptr, data) {
-    if (ptr && data) new Int32Array(this.#buffer, ptr, data.length).set(data);
+    if (ptr && data) this.#region(ptr, Int32Array, data.length, true).set(data);
   }
 
   /** Writes a seed (an integer 0..2^53) at ptr as a u64 stream state: two u32 words, low word first. */
@@ -304,9 +339,9 @@ export class Heap {
     this.writeI32(ptr, [seed % 2 ** 32, Math.floor(seed / 2 ** 32)]);
   }
 
-  /** Copies bytes (a Uint8Array or array of bytes) to ptr. */
+  /** Copies bytes (a Uint8Array the engine made) to ptr. */
   writeBytes(ptr, bytes) {
-    if (ptr && bytes) new Uint8Array(this.#buffer, ptr, bytes.length).set(bytes);
+    if (ptr && bytes) this.#region(ptr, Uint8Array, bytes.length, false).set(bytes);
   }
 
   /**

@@ -5,7 +5,7 @@ import { byId } from '../ui/dom.js';
 import { PROPERTIES, SEQUENCE_TASKS, isImageTask } from './state.js';
 
 /** Controls whose id is a state property and that change the state when they change. */
-export const CONTROL_NAMES = Object.keys(PROPERTIES).filter((name) => !['text', 'beam', 'image'].includes(name));
+export const CONTROL_NAMES = Object.keys(PROPERTIES).filter((name) => !['text', 'beam', 'image', 'start'].includes(name));
 
 function valid(p, raw) {
   if (p.type === 'bool') return raw;

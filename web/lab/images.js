@@ -8,6 +8,7 @@ import { byId, h, setText } from '../ui/dom.js';
 import { createDrawing } from '../ui/drawing.js';
 import { fixed } from '../ui/format.js';
 import { createImageOverlay } from '../ui/image-overlay.js';
+import { UNTRAINED_NOTE } from './model-status.js';
 
 const ANIMATE_MS = 1000;
 /** Ink height a drawn digit is scaled to, as MNIST's (about 20 of 28 pixels). */
@@ -40,11 +41,19 @@ const GLIMPSE = 'the glimpse: the cell hard attention reads (its most likely; tr
 
 const tokenText = (t) => (t === '</s>' ? 'end' : `“${t}”`);
 
+/** Says next to a reading that the model has not trained yet (its answer is noise), or nothing. */
+function noteUntrained(id, steps) {
+  const note = byId(id);
+  setText(note, steps === 0 ? UNTRAINED_NOTE : '');
+  note.hidden = steps !== 0;
+}
+
 /**
  * read(image) -> Promise of a reading (session.readImage); example(seed) ->
- * Promise of { image, labels } (a test image); onError(err).
+ * Promise of { image, labels } (a test image); steps() -> the model's steps
+ * trained (0: untrained, said next to its answers); onError(err).
  */
-export function createImageView({ read, example, onError }) {
+export function createImageView({ read, example, steps: trainedSteps, onError }) {
   const attention = createImageOverlay({ id: 'attention', label: 'Attention over the test image', size: 260 });
   const saliency = createImageOverlay({ id: 'saliency', label: 'Saliency of the test image', size: 260 });
   byId('image-attention').append(attention.el);
@@ -126,6 +135,7 @@ export function createImageView({ read, example, onError }) {
       setText(byId('image-output'), reading.output || 'no digits');
       const truth = ex.labels.filter((l) => l !== '</s>').join('');
       setText(byId('image-truth'), `(the answer: ${truth}${truth === reading.output ? ', right' : ', wrong'})`);
+      noteUntrained('image-note', trainedSteps());
       renderStep();
     } catch (err) {
       if (ticket === request) onError(err);
@@ -138,6 +148,7 @@ export function createImageView({ read, example, onError }) {
     const ticket = ++drawRequest;
     if (drawing.empty) {
       setText(byId('draw-output'), '–');
+      byId('draw-note').hidden = true;
       drawOverlays.forEach((o) => o.clear());
       drawOverlays[0]?.clear('Draw a digit on the canvas above: the model reads it here.');
       return;
@@ -148,6 +159,7 @@ export function createImageView({ read, example, onError }) {
       const reading = await read(image);
       if (ticket !== drawRequest) return;
       setText(byId('draw-output'), reading.output || 'no digits');
+      noteUntrained('draw-note', trainedSteps());
       const steps = reading.steps.slice(0, MAX_DRAW_STEPS);
       while (drawOverlays.length < steps.length) addDrawOverlay(drawSize(config.task));
       drawOverlays.forEach((o, t) => {
@@ -156,7 +168,10 @@ export function createImageView({ read, example, onError }) {
         o.update({
           image: reading.canvas, map: step.weights, cell: { height: cellSide(config), width: cellSide(config) }, box: glimpseBox(step, config),
           boxLabel: GLIMPSE, hi: attentionTop(step.weights),
-          caption: single ? `Attention: the drawing as the model sees it (reads ${tokenText(step.token)})` : `Step ${t + 1}: ${tokenText(step.token)}`,
+          // a single digit read in several glimpses: each figure names its glimpse
+          caption: !single ? `Step ${t + 1}: ${tokenText(step.token)}`
+            : steps.length > 1 ? `Attention at glimpse ${t + 1} of ${steps.length} over the drawing (reads ${tokenText(step.token)})`
+              : `Attention: the drawing as the model sees it (reads ${tokenText(step.token)})`,
         });
       });
     } catch (err) {
@@ -231,6 +246,8 @@ export function createImageView({ read, example, onError }) {
       setText(byId('image-truth'), '');
       setText(byId('image-tau'), '');
       setText(byId('draw-output'), '–');
+      byId('image-note').hidden = true;
+      byId('draw-note').hidden = true;
       attention.clear('The model reads a test image here once it is made.');
       saliency.clear();
       drawOverlays.forEach((o) => o.clear());

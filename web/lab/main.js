@@ -2,7 +2,9 @@
 // (mirrored in the URL by the shared codec), training runs in the worker through
 // session.js, and the panels are the views of controls.js, progress.js,
 // alignment.js and bottleneck.js (text tasks), images.js and modes.js (image
-// tasks). Everything lives inside start(): no module state.
+// tasks), with the run bar of model-status.js. A task opens on its pretrained
+// model when web/models has one (pretrained.js); a new model keeps the one
+// before it, to go back to. Everything lives inside start(): no module state.
 import { byId, setText } from '../ui/dom.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
@@ -13,9 +15,16 @@ import { createControls } from './controls.js';
 import { createImageView } from './images.js';
 import { createModesView } from './modes.js';
 import { readModelFile, saveModel, settingsOf } from './model-file.js';
+import { createModelStatus, modelName } from './model-status.js';
+import { fetchPretrained, linkFields, loadManifest, pickPretrained } from './pretrained.js';
 import { createProgressView } from './progress.js';
 import { TrainingSession } from './session.js';
 import { codec, isImageTask, MODEL_KEYS, modelOptions, trainOptions, visionOptions } from './state.js';
+
+/** The fields of a task change that choose its pretrained model. */
+const TASK_FIELDS = new Set(['task', 'mode']);
+/** A link that sets an experiment's fields opens at that experiment. */
+const EXPERIMENTS = [{ id: 'bottleneck', fields: ['compare', 'compareSteps'] }, { id: 'modes', fields: ['modeSteps'] }];
 
 const PAIRS_EXAMPLE = ['hello\tolleh', 'attention\tnoitnetta', 'world\tdlrow', 'seq\tqes', 'model\tledom',
   'encoder\tredocne', 'decoder\tredoced', 'align\tngila', 'query\tyreuq', 'value\teulav', 'key\tyek', 'weight\tthgiew'].join('\n');
@@ -31,15 +40,21 @@ function cannotRead(err, text, info) {
 function start() {
   const decoded = codec.decode(location.hash);
   const state = decoded.state;
+  const given = linkFields(location.hash); // the fields the link sets, before the page rewrites it
   const header = mountHeader({ current: 'lab', skipTo: 'main', tagline: 'training lab' });
   const notice = createNotice(byId('notice'));
   notice.linkFields(decoded.ignored);
   const writeHash = () => history.replaceState(null, '', codec.encode(state));
 
-  const errorBox = byId('error');
-  const showError = (err) => {
-    setText(errorBox, err ? String(err.message) : '');
-    errorBox.hidden = !err;
+  const status = createModelStatus();
+  const showError = (err, context) => status.error(err, context);
+  let manifest = null; // the pretrained models (web/models/models.json)
+  let origin = {}; // where the model in hand came from: { pretrained } | { file } | {} (made here)
+  let previous = null; // the model before the last new one: { state, run, bytes, origin, label }
+  const pretrainedFor = (fields) => pickPretrained(manifest, state, fields);
+  const showStatus = () => {
+    status.update(session, state, origin, Boolean(pickPretrained(manifest, { ...state, start: 'pretrained' }, TASK_FIELDS)));
+    status.previous(previous);
   };
 
   const controls = createControls();
@@ -50,18 +65,21 @@ function start() {
   const images = createImageView({
     read: (image) => session.readImage(image),
     example: async (seed) => (await session.examples(1, seed))[0],
-    onError: showError,
+    steps: () => session.steps,
+    onError: (err) => showError(err, { doing: 'read' }),
   });
   /** The readings of the model as it is now: the text in the box, or the images. */
   const showModel = () => (session.kind === 'vision' ? images.refresh() : showInput());
   const session = new TrainingSession(client, {
     onProgress: () => {
       progress.update(session);
+      showStatus();
       showModel();
     },
     onError: (err) => {
-      showError(err);
+      showError(err, { doing: 'train' });
       progress.update(session);
+      showStatus();
       showModel();
     },
     onState: () => {
@@ -71,7 +89,7 @@ function start() {
     },
   });
   const bottleneck = createBottleneckView({
-    onError: showError,
+    onError: (err) => showError(err, { doing: 'experiment' }),
     setup() {
       showError(null);
       session.pause();
@@ -85,7 +103,7 @@ function start() {
   });
 
   const modes = createModesView({
-    onError: showError,
+    onError: (err) => showError(err, { doing: 'experiment' }),
     setup() {
       showError(null);
       session.pause();
@@ -105,10 +123,12 @@ function start() {
       return;
     }
     try {
-      const t = timeline.live
+      const live = timeline.live;
+      const step = live ? session.steps : session.snapshots[timeline.index].step;
+      const t = live
         ? await session.translate(state.text, state.beam)
         : await session.translateAt(timeline.index, state.text, state.beam);
-      if (ticket === request) alignment.show(t, session.info.config.attention);
+      if (ticket === request) alignment.show(t, session.info.config.attention, { step, live });
     } catch (err) {
       if (ticket === request) alignment.fail(cannotRead(err, state.text, session.info));
     }
@@ -133,51 +153,109 @@ function start() {
     modes.label(state.task);
   }
 
+  /** The model in hand, its run and its settings, to come back to (null: nothing trained to keep). */
+  async function keepCurrent(settings = state) {
+    session.pause();
+    await session.busy;
+    if (!session.model || session.steps === 0) return null;
+    return { state: { ...settings }, run: session.run(), bytes: await session.save(), origin, label: `${modelName(settings)}, ${session.steps.toLocaleString('en')} steps` };
+  }
+
+  /** Shows the model the session now holds (after create, load or restore). */
+  async function showNewModel() {
+    progress.update(session);
+    showStatus();
+    if (session.kind === 'vision') {
+      await images.setModel(session.info.config, state.image);
+      return;
+    }
+    byId('text').maxLength = session.info.config.maxInput;
+    if (state.text) await showInput();
+    else await pickExample(1);
+  }
+
   /**
-   * A new model from the settings: every curve, number and readout starts again.
-   * When an image model cannot be made (the digits did not load: ERR_DATA) the
-   * model there was stays, with its settings and curves, and the error says why.
+   * A new model from the settings (or the task's pretrained model, when `given`
+   * fields pick one): every curve, number and readout starts again, and the
+   * trained model there was is kept to go back to. When an image model cannot
+   * be made (the digits did not load: ERR_DATA) the model there was stays, with
+   * its settings (`rollback`) and curves, and the error says why.
    */
-  async function newModel(previous = null) {
+  async function newModel({ rollback = null, given = null } = {}) {
     showError(null);
     const vision = isImageTask(state.task);
+    const kept = await keepCurrent(rollback ?? state);
+    let pick = given ? pretrainedFor(given) : null;
+    let bytes = null;
+    if (pick) bytes = await fetchPretrained(pick.spec).catch(() => null);
+    if (!bytes) pick = null;
     try {
       if (!vision) clearViews();
-      const pairs = state.task === 'pairs' ? byId('pairs').value : undefined;
-      const created = vision
-        ? await session.create(visionOptions(state), 'vision')
-        : await session.create(modelOptions(state, state.attention, pairs));
-      if (vision) {
-        clearViews();
-        progress.update(session);
-        await images.setModel(created.config, state.image);
-        return true;
+      if (pick) {
+        await session.load(bytes);
+        Object.assign(state, pick.settings);
+        controls.fill(state);
+        writeHash();
+      } else if (vision) {
+        await session.create(visionOptions(state), 'vision');
+      } else {
+        const pairs = state.task === 'pairs' ? byId('pairs').value : undefined;
+        await session.create(modelOptions(state, state.attention, pairs));
       }
-      byId('text').maxLength = created.config.maxInput;
-      progress.update(session);
-      if (state.text) await showInput();
-      else await pickExample(1);
+      if (vision) clearViews();
+      origin = pick ? { pretrained: pick } : {};
+      if (kept) previous = kept;
+      await showNewModel();
       return true;
     } catch (err) {
       if (vision && err.code === 'ERR_DATA') {
-        const kept = previous && session.model ? ' The model you had is kept; press Reset to try again.' : ' Press Reset to try again.';
-        showError(new Error(`The handwritten digits could not be loaded (${err.code}): ${err.message}.${kept}`));
-        if (previous && session.model) {
-          Object.assign(state, previous);
+        const has = rollback && session.model;
+        const learner = `The handwritten digits could not be downloaded, so there is no image model yet.${has ? ' The model you had is kept; pick the task again to retry.' : ' Press Train from scratch to try again.'}`;
+        showError({ learner, detail: `${err.code}: ${err.message}` });
+        if (has) {
+          Object.assign(state, rollback);
           controls.fill(state);
           byId('text').value = state.text;
           writeHash();
         } else clearViews();
-      } else showError(err);
+      } else if (rollback && session.model) {
+        // the settings go back to the model there was, which is shown again
+        Object.assign(state, rollback);
+        controls.fill(state);
+        byId('text').value = state.text;
+        writeHash();
+        await showNewModel();
+        showError(err, { doing: 'create', kept: true });
+      } else showError(err, { doing: 'create' });
+      showStatus();
       return false;
     }
+  }
+
+  /** Back to the model kept from before; the one in hand is kept in its place. */
+  async function goBack() {
+    if (!previous) return;
+    session.pause();
+    await session.busy;
+    const target = previous;
+    const kept = await keepCurrent();
+    showError(null);
+    clearViews();
+    Object.assign(state, target.state);
+    controls.fill(state);
+    byId('text').value = state.text;
+    writeHash();
+    await session.restore(target.run, target.bytes);
+    origin = target.origin;
+    previous = kept;
+    await showNewModel();
   }
 
   async function onControl(id) {
     const changed = controls.read(id);
     if (!changed) return;
     const { name, value } = changed;
-    const previous = { ...state };
+    const before = { ...state };
     state[name] = value;
     if (state.maxLength < state.minLength) state.maxLength = state.minLength;
     if (name === 'task' || name === 'alphabet') state.text = '';
@@ -187,7 +265,10 @@ function start() {
     byId('text').value = state.text;
     if (MODEL_KEYS.includes(name)) {
       const wasPlaying = session.playing;
-      if ((await newModel(previous)) && wasPlaying) session.play(trainOptions(state));
+      session.pause();
+      await session.busy;
+      const given = TASK_FIELDS.has(name) ? TASK_FIELDS : new Set(MODEL_KEYS);
+      if ((await newModel({ rollback: before, given })) && wasPlaying) session.play(trainOptions(state));
     } else if (name === 'beam') {
       showInput();
     } else if (name === 'speed') {
@@ -199,6 +280,11 @@ function start() {
 
   for (const id of controls.ids) byId(id).addEventListener('change', () => onControl(id));
   byId('pairs').addEventListener('change', () => newModel());
+  byId('back').addEventListener('click', () => goBack().catch((err) => showError(err, { doing: 'load' })));
+  byId('pretrained').addEventListener('click', () => {
+    state.start = 'pretrained';
+    newModel({ given: TASK_FIELDS });
+  });
   byId('text').addEventListener('input', () => {
     state.text = byId('text').value.slice(0, 64);
     writeHash();
@@ -217,6 +303,10 @@ function start() {
   });
   byId('reset').addEventListener('click', async () => {
     const wasPlaying = session.playing;
+    session.pause();
+    await session.busy;
+    state.start = 'scratch';
+    writeHash();
     if ((await newModel()) && wasPlaying) session.play(trainOptions(state));
   });
   const showImage = (seed) => {
@@ -226,8 +316,8 @@ function start() {
   };
   byId('image-example').addEventListener('click', () => showImage(1));
   byId('image-random').addEventListener('click', () => showImage(1 + Math.floor(Math.random() * (2 ** 31 - 2))));
-  byId('example').addEventListener('click', () => pickExample(1).catch(showError));
-  byId('random').addEventListener('click', () => pickExample(1 + Math.floor(Math.random() * 1e9)).catch(showError));
+  byId('example').addEventListener('click', () => pickExample(1).catch((err) => showError(err, { doing: 'read' })));
+  byId('random').addEventListener('click', () => pickExample(1 + Math.floor(Math.random() * 1e9)).catch((err) => showError(err, { doing: 'read' })));
   document.addEventListener('keydown', (e) => {
     const typing = ['INPUT', 'TEXTAREA', 'SELECT', 'BUTTON', 'CANVAS', 'SVG'].includes(document.activeElement?.tagName?.toUpperCase());
     if (e.key === ' ' && !typing && !e.repeat) {
@@ -236,30 +326,26 @@ function start() {
     }
   });
 
-  byId('save').addEventListener('click', () => saveModel(session, state).catch(showError));
+  byId('save').addEventListener('click', () => saveModel(session, state).catch((err) => showError(err, { doing: 'save' })));
   byId('load').addEventListener('change', async (e) => {
     const file = e.target.files?.[0];
     e.target.value = '';
     if (!file) return;
     showError(null);
     try {
-      const loaded = await session.load(await readModelFile(file));
-      Object.assign(state, settingsOf(loaded.config));
+      const bytes = await readModelFile(file);
+      const kept = await keepCurrent();
+      const loaded = await session.load(bytes);
+      Object.assign(state, settingsOf(loaded.config), { start: 'scratch' });
       controls.fill(state);
       writeHash();
       clearViews();
-      progress.update(session);
-      const c = loaded.config;
-      if (loaded.kind === 'vision') {
-        await images.setModel(c, state.image);
-        notice.show(`Loaded ${file.name}: ${c.task}, ${c.cell}, attention ${state.mode}, ${loaded.steps} steps trained.`);
-      } else {
-        byId('text').maxLength = c.maxInput;
-        await showInput();
-        notice.show(`Loaded ${file.name}: ${c.task}, ${c.cell}, attention ${c.attention}, ${loaded.steps} steps trained.`);
-      }
+      origin = { file: file.name };
+      if (kept) previous = kept;
+      await showNewModel();
+      notice.show(`Loaded ${file.name}: ${modelName(state)}, ${loaded.steps} steps trained.`);
     } catch (err) {
-      showError(new Error(`${file.name}: ${err.message}`));
+      showError(err, { doing: 'load', file: file.name });
     }
   });
 
@@ -268,11 +354,18 @@ function start() {
   byId('text').value = state.text;
   session.stepsPerUpdate = state.speed;
   writeHash();
-  client.call('init', {}).then(async (engine) => {
+  Promise.all([client.call('init', {}), loadManifest()]).then(async ([engine, models]) => {
     header.engine(engine, 'training in a worker');
-    await newModel();
+    manifest = models;
+    await newModel({ given });
+    // a link about an experiment (Learn's "train both yourself") opens at it
+    const at = EXPERIMENTS.find((x) => x.fields.some((f) => given.has(f)) && !byId(x.id).hidden);
+    if (at) {
+      byId(at.id).scrollIntoView({ block: 'start' });
+      byId(at.id).focus({ preventScroll: true });
+    }
     document.body.dataset.ready = 'true';
-  }).catch((err) => showError(new Error(`The engine did not start: ${err.message}`)));
+  }).catch((err) => showError(err, { doing: 'start' }));
 
   // for the browser tests: the session and the state, to read
   window.attnlabLab = { session, state, images };

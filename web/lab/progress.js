@@ -19,18 +19,25 @@ export function createProgressView() {
   const accChart = byId('acc-chart');
   const lossReadout = byId('loss-readout');
   const accReadout = byId('acc-readout');
+  let lossCaption = LABELS.text.loss;
 
-  function charts(losses, accuracy) {
+  // a model trained before (pretrained, or a file) plots from where this run began, not from step 0
+  function charts(losses, accuracy, from = 0) {
+    const xMin = from || undefined;
+    // ... over at least a hundred steps, not the one step between its first two points
+    const last = Math.max(losses.at(-1)?.step ?? 0, accuracy.at(-1)?.step ?? 0);
+    const xMax = from ? Math.max(from + 100, last) : undefined;
     drawChart(lossChart, [{ name: 'loss', color: '#c92a2a', points: losses }],
-      { xLabel: 'step', yLabel: 'loss', yMin: 0, integerX: true, readout: lossReadout });
+      { xLabel: 'step', yLabel: 'loss', yMin: 0, xMin, xMax, integerX: true, readout: lossReadout });
     drawChart(accChart, [{ name: 'accuracy', color: '#2f56d6', points: accuracy }],
-      { xLabel: 'step', yLabel: 'accuracy', yMin: 0, yMax: 1, integerX: true, readout: accReadout });
+      { xLabel: 'step', yLabel: 'accuracy', yMin: 0, yMax: 1, xMin, xMax, integerX: true, readout: accReadout });
   }
 
   return {
     /** Names the curves for text models ('text') or an image task. */
     label(kind) {
       const l = LABELS[kind] ?? LABELS.text;
+      lossCaption = l.loss;
       setText(byId('loss-caption'), l.loss);
       setText(byId('acc-caption'), l.acc);
       setText(byId('acc-label'), l.stat);
@@ -44,7 +51,9 @@ export function createProgressView() {
       setText(byId('stat-acc'), acc ? `${fixed(acc.value * 100, 1)}%` : '–');
       setText(byId('stat-speed'), session.examplesPerSecond ? Math.round(session.examplesPerSecond).toLocaleString('en') : '–');
       setText(byId('stat-time'), fmtTime(session.trainSeconds));
-      charts(session.losses, session.accuracy);
+      charts(session.losses, session.accuracy, session.startSteps);
+      // an empty chart says why it is empty
+      setText(byId('loss-caption'), session.losses.length ? lossCaption : `${lossCaption}: none yet, press ▶ Train`);
     },
     /** Empties every number, curve and readout (a new model). */
     clear() {

@@ -6,12 +6,24 @@
 // After every update the session keeps a snapshot of the model's weights (its
 // saved bytes): the timeline replays any input through the model as it was at
 // that step, and a chunk whose training diverges is undone from the last one.
+// The first moments of training are where the alignment forms, so they get the
+// most snapshots: chunks start at one step and grow by about a fifth of the
+// steps done, and thinning keeps snapshots evenly spaced in log(step), dense at
+// the start and spaced out later (not one every k updates, which made the
+// forming of the alignment one jump between two stops).
 
 const CHUNK_MS = 120;
 const MAX_POINTS = 1500; // loss points kept (older ones are merged pairwise)
 const MAX_SNAPSHOTS = 120; // model snapshots kept for the timeline
 const MAX_SNAPSHOT_BYTES = 48 << 20; // ... and at most this many bytes of them
 const EVAL_COUNT = 200;
+/**
+ * Steps over which a loaded model's learning rate ramps up from lr/WARMUP_STEPS to lr.
+ * A model file holds no optimiser state, and Adam's first steps move every weight by
+ * about lr whatever its gradient: at full rate they undid a pretrained model (99% to
+ * 55% in ten steps); ramped, it keeps what it knows and trains on.
+ */
+const WARMUP_STEPS = 200;
 /** Image models: the held-out digits (their task has no validation split), fewer as a forward pass costs more. */
 const IMAGE_EVAL = { split: 'test', count: 100 };
 const evalOptions = (kind, count = EVAL_COUNT) => (kind === 'vision' ? { ...IMAGE_EVAL, count: Math.min(count, IMAGE_EVAL.count) } : { split: 'validation', count });
@@ -26,10 +38,24 @@ function thin(points) {
   return out;
 }
 
-/** Keeps the first and last snapshots and every other one between them. */
-function thinSnapshots(list) {
-  return list.filter((_, i) => i === 0 || i === list.length - 1 || i % 2 === 1);
+/**
+ * Drops the one snapshot (never the first or the last) whose neighbours are
+ * closest in log(1 + step): what is left stays evenly spread on a log scale.
+ */
+export function thinSnapshots(list) {
+  if (list.length <= 2) return list;
+  const at = (i) => Math.log1p(list[i].step);
+  let drop = 1;
+  let gap = Infinity;
+  for (let i = 1; i < list.length - 1; i++) {
+    const g = at(i + 1) - at(i - 1);
+    if (g < gap) { gap = g; drop = i; }
+  }
+  return list.filter((_, i) => i !== drop);
 }
+
+/** Steps the next chunk may take: 1 at first, then about a fifth of the steps done (so early updates stay dense). */
+export const chunkCap = (steps) => Math.max(1, Math.floor(steps / 5));
 
 /**
  * The error a chunk reports when training breaks the weights (for engines that
@@ -53,7 +79,7 @@ export class TrainingSession {
     this.kind = 'seq2seq'; // or 'vision': an image model
     this.playing = false;
     this.busy = null;
-    this.stepsPerUpdate = 0;
+    this.stepsPerUpdate = 0; // > 0: steps per frame; < 0: -n steps per second, one at a time; 0: as fast as it goes
     this.reset();
   }
 
@@ -63,10 +89,25 @@ export class TrainingSession {
     this.snapshots = [];
     this.snapshotBytes = 0;
     this.steps = 0;
+    this.startSteps = 0;
+    this.loadedAt = null; // the step a model was loaded from bytes at (its learning rate ramps up from there)
     this.trainSeconds = 0;
     this.examplesPerSecond = 0;
-    this.chunk = 5;
+    this.chunk = 1;
     this.lastEval = null;
+  }
+
+  /** Everything of this run (model bytes aside): kept to come back to after a new model. */
+  run() {
+    const { losses, accuracy, snapshots, snapshotBytes, steps, startSteps, trainSeconds, examplesPerSecond, lastEval, kind } = this;
+    return { losses, accuracy, snapshots, snapshotBytes, steps, startSteps, trainSeconds, examplesPerSecond, lastEval, kind };
+  }
+
+  /** Comes back to a run kept by run(), with its model saved as `bytes`. */
+  async restore(run, bytes) {
+    await this.load(bytes);
+    Object.assign(this, run);
+    this.hooks.onProgress?.(this);
   }
 
   /** Replaces the model with a new one from createSeq2Seq options, or createVisionModel options for kind 'vision'. */
@@ -90,6 +131,13 @@ export class TrainingSession {
     this.info = made;
     this.reset();
     this.steps = made.steps;
+    this.startSteps = made.steps; // a loaded model's steps were trained before this run
+    this.loadedAt = action === 'load' ? made.steps : null; // from saved weights, without optimiser state
+    if (made.steps > 0) {
+      // a trained model's accuracy is known from the start (its curve begins there)
+      this.lastEval = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind) });
+      this.accuracy.push({ step: made.steps, value: this.lastEval.sequenceAccuracy });
+    }
     await this.snapshot();
     this.hooks.onState?.(this);
     return made;
@@ -130,10 +178,13 @@ export class TrainingSession {
   async loop() {
     while (this.playing) {
       try {
-        const steps = this.stepsPerUpdate || this.chunk;
+        const per = this.stepsPerUpdate;
+        const steps = per > 0 ? per : per < 0 ? 1 : Math.min(this.chunk, chunkCap(this.steps - this.startSteps));
+        const t0 = performance.now();
         await this.chunkOnce({ ...this.trainOptions, steps });
-        // at a fixed speed, one update per frame at most
-        if (this.stepsPerUpdate) await new Promise((ok) => requestAnimationFrame(ok));
+        // at a fixed speed, one update per frame at most; n per second, one every 1/n s
+        if (per > 0) await new Promise((ok) => requestAnimationFrame(ok));
+        else if (per < 0) await new Promise((ok) => setTimeout(ok, Math.max(0, 1000 / -per - (performance.now() - t0))));
       } catch (err) {
         this.playing = false;
         this.hooks.onError?.(err);
@@ -150,8 +201,10 @@ export class TrainingSession {
   async chunkOnce(options) {
     const t0 = performance.now();
     let r;
+    const resumed = this.steps - (this.loadedAt ?? 0);
+    const lr = this.loadedAt !== null && options.lr ? options.lr * Math.min(1, (resumed + 1) / WARMUP_STEPS) : options.lr;
     try {
-      r = await this.client.call('train', { model: this.model, options });
+      r = await this.client.call('train', { model: this.model, options: { ...options, lr } });
     } catch (err) {
       // the engine rejects a diverging step and keeps the weights; an engine that
       // does not fails later inside the chunk on the broken weights: undo the chunk
@@ -165,14 +218,21 @@ export class TrainingSession {
       await this.rollback();
       throw divergedError(r.steps - r.losses.length + bad + 1);
     }
-    const ev = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind) });
+    let ev;
+    try {
+      ev = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind) });
+    } catch (err) {
+      // the step went through but left weights the forward pass rejects (NaN): it diverged
+      await this.rollback();
+      throw divergedError(r.steps, err.message);
+    }
     if (!Number.isFinite(ev.loss)) {
       // the last step left weights that no longer give a finite loss
       await this.rollback();
       throw divergedError(r.steps);
     }
     // aim each call at CHUNK_MS so progress stays smooth and pause is prompt
-    this.chunk = Math.max(1, Math.min(200, Math.round((this.chunk * CHUNK_MS) / Math.max(ms, 1))));
+    this.chunk = Math.max(1, Math.min(200, Math.round((options.steps * CHUNK_MS) / Math.max(ms, 1))));
     const first = r.steps - r.losses.length;
     r.losses.forEach((value, i) => this.losses.push({ step: first + i + 1, value }));
     while (this.losses.length > MAX_POINTS) this.losses = thin(this.losses);
@@ -214,6 +274,7 @@ export class TrainingSession {
     await this.drop();
     this.model = loaded.model;
     this.steps = last.step;
+    this.loadedAt = last.step;
   }
 
   /** Translates text with the model as it is now. */

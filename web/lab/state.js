@@ -16,8 +16,14 @@ export const IMAGE_MODES = ['soft', 'hard', 'none'];
 export const CHANNELS = ['8', '8,16', '8,16,32', '16,32,64'];
 export const isImageTask = (task) => IMAGE_TASKS.includes(task);
 export const ATTENTIONS = ['additive', 'dot', 'scaled_dot', 'general', 'cosine', 'location', 'none'];
-/** Steps per update of the display; 0 sizes each update to about 120 ms of training. */
-export const SPEEDS = [0, 100, 25, 10, 5, 2, 1];
+/**
+ * Steps per update of the display: n > 0 steps per frame; -n, n steps per second, one
+ * at a time (slow enough to watch each step); 0 sizes each update to about 120 ms of
+ * training (small at first, so the first steps are still seen one by one).
+ */
+export const SPEEDS = [0, 100, 25, 10, 5, 2, 1, -4, -1];
+/** How the lab opens a task: on its pretrained model when web/models has one, or on a new, untrained one. */
+export const STARTS = ['pretrained', 'scratch'];
 
 const PROPS = [
   { name: 'task', type: 'enum', values: ['reverse', 'sort', 'copy', 'dates', 'pairs', ...IMAGE_TASKS], def: 'reverse' },
@@ -37,7 +43,8 @@ const PROPS = [
   { name: 'lr', type: 'number', min: 1e-6, max: 1e30, def: 0.005 },
   { name: 'batch', type: 'int', min: 1, max: 256, def: 64 },
   { name: 'seed', type: 'int', min: 0, max: 2 ** 31 - 1, def: 1 },
-  { name: 'speed', type: 'int', min: 0, max: 100, def: 0, check: (v) => (SPEEDS.includes(v) ? null : `must be one of ${SPEEDS.join(', ')}`) },
+  { name: 'start', type: 'enum', values: STARTS, def: 'pretrained' },
+  { name: 'speed', type: 'int', min: -4, max: 100, def: 0, check: (v) => (SPEEDS.includes(v) ? null : `must be one of ${SPEEDS.join(', ')}`) },
   { name: 'beam', type: 'int', min: 1, max: 16, def: 1 },
   { name: 'compare', type: 'enum', values: ['none', 'dot', 'additive', 'general', 'cosine', 'scaled_dot'], def: 'none' },
   { name: 'compareSteps', type: 'int', min: 25, max: 5000, def: 300 },

@@ -19,6 +19,18 @@ function longTail(byLength, from) {
   return tail.reduce((a, b) => a + b.sequenceAccuracy * b.count, 0) / count;
 }
 
+/** How thin the test set is at short lengths: the shortest length's draws among its few possible strings, and the lengths it lacks. */
+export function sparseText(byLength, minLength, maxLength) {
+  const shortest = byLength.find((b) => b.length === minLength);
+  const have = new Set(byLength.map((b) => b.length));
+  const absent = [];
+  for (let n = minLength; n <= maxLength; n++) if (!have.has(n)) absent.push(n);
+  const parts = [];
+  if (shortest) parts.push(`its ${shortest.count} strings of ${minLength} digits are draws among at most ${(10 ** minLength).toLocaleString('en')} possible strings`);
+  if (absent.length) parts.push(`none has ${absent.join(', ')} digits`);
+  return parts.join(', and ') || 'every length has its own strings';
+}
+
 export function mountBottleneck(root, { models, manifest }) {
   const specA = manifest.models['reverse-attention'];
   const { minLength, maxLength } = specA.options;
@@ -79,6 +91,8 @@ export function mountBottleneck(root, { models, manifest }) {
     quote('ch1.tailAttention', tailA, percent(tailA));
     quote('ch1.tailBottleneck', tailB, percent(tailB));
     quote('ch1.tailFrom', maxLength - 3, String(maxLength - 3));
+    quote('ch1.steps', specA.steps, specA.steps.toLocaleString('en'));
+    quote('ch1.sparse', evA.byLength.map((b) => [b.length, b.count]), sparseText(evA.byLength, minLength, maxLength));
 
     const series = [
       { name: 'with attention', color: COLORS.attention, points: evA.byLength.map((b) => ({ x: b.length, y: b.sequenceAccuracy })) },

@@ -1,5 +1,6 @@
 // Chapter 4, scoring functions: the six scores of the core side by side on the
-// tutorial's embeddings (seeded parameters, written out in each playground link),
+// tutorial's embeddings, with small hand-picked parameters that the page writes
+// out (so the prose can say what each map does) and one colour scale for all six,
 // then why √d: the spread of q·k and the entropy of softmax as d grows, with and
 // without scaling, and a temperature to flatten the unscaled weights.
 import { h, setText } from '../ui/dom.js';
@@ -9,18 +10,29 @@ import { fixed } from '../ui/format.js';
 import { createChallenge } from './progress.js';
 import { playgroundLink } from './links.js';
 import { percent, quote } from './numbers.js';
-import { randomMatrix } from './rng.js';
+import { largest, updateOnScale } from './scale.js';
 import { KEYS, QUERIES, measure } from './spread.js';
 import { TOKENS, X } from './tutorial.js';
 
-const HIDDEN = 4;
-/** The example parameters, from seed 1 (the playground's field names). */
+const HIDDEN = 2;
+/**
+ * The example parameters (the playground's field names), chosen to be read at a glance:
+ * general's W swaps dimensions 1 and 2; additive's W1 = W2 keep dimensions 1 and 2 and
+ * v = (1, −1), so e = tanh(q1 + k1) − tanh(q2 + k2); cosine's β = 5; location's row j is
+ * (j − 1)/2 · (1, 1, 1), so later positions score higher the larger the query's entries.
+ */
 export function exampleParams() {
+  const keep12 = [[1, 0, 0], [0, 1, 0]];
   return {
-    W: randomMatrix(1, 'W', 3, 3), Wq: randomMatrix(1, 'Wq', HIDDEN, 3), Wk: randomMatrix(1, 'Wk', HIDDEN, 3),
-    v: randomMatrix(1, 'v', 1, HIDDEN)[0], L: randomMatrix(1, 'L', TOKENS.length, 3), beta: 1,
+    W: [[0, 1, 0], [1, 0, 0], [0, 0, 1]], Wq: keep12, Wk: keep12.map((r) => [...r]), v: [1, -1],
+    L: TOKENS.map((_, j) => [j / 2, j / 2, j / 2]), beta: 5,
   };
 }
+const mat = (m) => `[${m.map((r) => r.join(', ')).join('; ')}]`;
+/** The parameters as the page writes them under the maps. */
+export const paramsText = (p) => `General: W = ${mat(p.W)} (swaps dimensions 1 and 2). `
+  + `Additive: W₁ = W₂ = ${mat(p.Wq)} (dimensions 1 and 2), v = (${p.v.join(', ')}), so e = tanh(q₁ + k₁) − tanh(q₂ + k₂). `
+  + `Cosine: β = ${p.beta}. Location: W_loc = ${mat(p.L)} (row j scores position j).`;
 export const SCORE_LIST = [
   { id: 'dot', label: 'Dot product', params: () => undefined },
   { id: 'scaled_dot', label: 'Scaled dot product', params: () => undefined },
@@ -33,15 +45,22 @@ export const DIMS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
 export function mountScores(root, { engine }) {
   const p = exampleParams();
+  setText(root.querySelector('[data-role=params]'), paramsText(p));
   const pgParams = { W: p.W, Wq: p.Wq, Wk: p.Wk, v: p.v, L: p.L, hidden: HIDDEN, beta: p.beta };
-  for (const s of SCORE_LIST) {
+  const results = SCORE_LIST.map((s) => engine.attend({ queries: X, keys: X, score: s.id, params: s.params(p) }));
+  // one colour scale, 0 to the largest weight of all six maps, so colours compare across them
+  const top = largest(...results.map((r) => r.weights));
+  root.querySelector('[data-role=scale-max]').textContent = fixed(top, 2);
+  root.dataset.scaleMax = String(top);
+  SCORE_LIST.forEach((s, n) => {
     const card = root.querySelector(`[data-score="${s.id}"]`);
-    const r = engine.attend({ queries: X, keys: X, score: s.id, params: s.params(p) });
+    const r = results[n];
     const hm = createHeatmap({ id: `ch4-${s.id}`, label: `${s.label}: attention weights`, axes: 'query ↓ key →' });
-    hm.update(r.weights, {
-      rowLabels: TOKENS, colLabels: TOKENS, kind: 'weights', legend: 'α', maxCell: 30, showValues: false,
+    const opts = {
+      rowLabels: TOKENS, colLabels: TOKENS, kind: 'weights', legend: 'α (the same scale in all six)', maxCell: 30, showValues: false,
       describe: (i, j) => ({ title: `${s.label}: ${TOKENS[i]} → ${TOKENS[j]}`, lines: [`e = ${fixed(r.scores.data[i * 6 + j], 4)}`, `α = ${fixed(r.weights.data[i * 6 + j], 4)}`] }),
-    });
+    };
+    updateOnScale(hm, r.weights, opts, top);
     card.querySelector('[data-role=heatmap]').append(hm.el);
     const a = card.querySelector('[data-role=open-playground]');
     a.href = playgroundLink({ preset: 'tutorial', mode: 'attend', score: s.id, ...pgParams });
@@ -49,7 +68,7 @@ export function mountScores(root, { engine }) {
     let best = 0;
     for (let j = 1; j < 6; j++) if (journey[j] > journey[best]) best = j;
     quote(`ch4.best.${s.id}`, TOKENS[best], `“${TOKENS[best]}” (${fixed(journey[best], 2)})`);
-  }
+  });
 
   // why √d
   const curve = DIMS.map((d) => measure(engine, d));

@@ -67,7 +67,7 @@ export function mountSelf(root, { engine }) {
       const wts = r.weights[k];
       m.fig.querySelector('h4').textContent = s.heads > 1 ? `head ${k + 1} (dimension ${k + 1})` : 'weights α';
       m.hm.update(wts, {
-        rowLabels: TOKENS, colLabels: TOKENS, kind: 'weights', legend: 'α', maxCell: 40,
+        rowLabels: TOKENS, colLabels: TOKENS, kind: 'weights', legend: 'α', maxCell: 48,
         describe: (i, j) => ({ title: `${TOKENS[i]} → ${TOKENS[j]}`, lines: [`α = ${fixed(wts.data[i * 6 + j], 4)}`] }),
       });
       const row = wts.data.subarray(30, 36);
@@ -75,7 +75,7 @@ export function mountSelf(root, { engine }) {
       for (let j = 1; j < 6; j++) if (row[j] > row[best]) best = j;
       if (best === 2) solved = true;
     });
-    ctxMap.update(r.context, { rowLabels: TOKENS, colLabels: Array.from({ length: r.context.cols }, (_, j) => `z${j + 1}`), kind: 'signed', legend: 'context value', maxCell: 40 });
+    ctxMap.update(r.context, { rowLabels: TOKENS, colLabels: Array.from({ length: r.context.cols }, (_, j) => `z${j + 1}`), kind: 'signed', legend: 'context value', maxCell: 48 });
     root.dataset.solvedHead = String(solved);
     link.href = playgroundLink({
       preset: 'tutorial', mode: 'self', score: s.trainable ? 'scaled_dot' : 'dot', trainable: s.trainable,

@@ -1,7 +1,8 @@
 // Chapter 7, kinds of attention, on the pretrained cluttered-digit models.
 // Explicit against implicit: the soft model's attention weights beside the
 // saliency of its input (|∂ log p / ∂ pixel| summed per grid cell), with
-// Kendall's τ per glimpse (VisionModel.compareAttention). Soft against hard:
+// Kendall's rank correlation per glimpse (VisionModel.compareAttention; written
+// r_K on the page, since τ is the temperature there). Soft against hard:
 // glimpses drawn from the soft model's α, their frequencies against α, and the
 // hard model (REINFORCE) reading the same image with the cell it picks. The
 // same comparison on text: the dates model's attention beside the saliency of
@@ -13,6 +14,8 @@ import { fixed } from '../ui/format.js';
 import { createChallenge } from './progress.js';
 import { labLink, visionLabFields } from './links.js';
 import { percent, quote } from './numbers.js';
+import { createBars } from './bars.js';
+import { largest, updateOnScale } from './scale.js';
 import { MEASURE_IMAGES, TAU_TARGET, mean, meanPeak, sampleGlimpses, seqTaus, tauByImage, testImage, totalVariation } from './vision-measures.js';
 
 /** The date the text comparison starts from. */
@@ -20,6 +23,12 @@ export const TEXT_EXAMPLE = '25th of June, 2009';
 
 /** Glimpse counts the slider steps through. */
 export const DRAWS = [1, 3, 10, 30, 100, 300, 1000];
+
+/** The prose's reading of a mean r_K, from its size. */
+export const agreementWords = (r) => (r >= 0.6 ? 'the two rankings agree closely' : r >= 0.3 ? 'the two rankings agree only in part' : r > -0.3 ? 'the two rankings are only loosely related' : 'the two rankings mostly disagree');
+
+/** "r_K" with its subscript, then `text`: the contents of a readout. */
+const rK = (text) => ['r', h('sub', { textContent: 'K' }), text];
 
 const cellOf = (model) => ({ height: 2 ** model.config.channels.length, width: 2 ** model.config.channels.length });
 
@@ -46,7 +55,7 @@ export function mountKinds(root, { models, manifest }) {
   const hardView = createImageOverlay({ id: 'ch7-hard', label: 'The hard model’s attention and the cell it reads', size: 220 });
   $('hard').append(hardView.el);
   const challenge = createChallenge($('challenge'), 'kinds',
-    'Find a test image on which the saliency ranks the grid cells against the attention: Kendall’s τ at the last glimpse below 0.');
+    h('span', {}, 'Find a test image on which the saliency ranks the grid cells against the attention: Kendall’s ', ...rK(' at the last glimpse below 0.')));
 
   const state = { image: 1, step: soft.config.steps - 1, draws: 4, seed: 1 };
   let current = null; // { example, cmp, hardRead }
@@ -68,8 +77,11 @@ export function mountKinds(root, { models, manifest }) {
     const freq = { rows: grid.rows, cols: grid.cols, data: counts.map((c) => c / n) };
     const describe = (m, what) => (i, j) => ({ title: `cell ${cellName(i * grid.cols + j)}`, lines: [`${what} = ${fixed(m.data[i * grid.cols + j], 3)}`] });
     const labels = { rowLabels: Array.from({ length: grid.rows }, (_, i) => String(i + 1)), colLabels: Array.from({ length: grid.cols }, (_, j) => String(j + 1)) };
-    alphaMap.update(alpha, { ...labels, kind: 'unit', legend: 'α (soft weights)', maxCell: 30, showValues: false, describe: describe(alpha, 'α') });
-    freqMap.update(freq, { ...labels, kind: 'unit', legend: `share of ${n} draws`, maxCell: 30, showValues: false, describe: describe(freq, 'share') });
+    // one scale for both, 0 to the larger of their peaks, so a colour is the same share in each
+    const top = largest(alpha, freq);
+    const scaleNote = `scale 0 to ${fixed(top, 2)}, shared with the other map`;
+    updateOnScale(alphaMap, alpha, { ...labels, legend: `α (soft weights); ${scaleNote}`, maxCell: 30, showValues: false, describe: describe(alpha, 'α') }, top);
+    updateOnScale(freqMap, freq, { ...labels, legend: `share of ${n} draws; ${scaleNote}`, maxCell: 30, showValues: false, describe: describe(freq, 'share') }, top);
     const tv = totalVariation(counts, alpha.data);
     setText($('draws-value'), String(n));
     setText($('sample-readout'), `${n} glimpse${n === 1 ? '' : 's'} drawn from α: their frequencies are ${fixed(tv, 3)} from α (total variation, ½ Σ |f − α|). `
@@ -93,7 +105,7 @@ export function mountKinds(root, { models, manifest }) {
       h('th', { scope: 'row', textContent: String(t + 1) }), h('td', { textContent: s.token }), h('td', { textContent: fixed(s.tau, 3) }))));
     const last = cmp.steps[cmp.steps.length - 1].tau;
     $('tau-readout').dataset.tau = String(last);
-    setText($('tau-readout'), `τ at the last glimpse: ${fixed(last, 3)}`);
+    $('tau-readout').replaceChildren(...rK(` at the last glimpse: ${fixed(last, 3)}`));
     drawExplicit();
     drawSamples();
     return last;
@@ -136,6 +148,7 @@ export function mountKinds(root, { models, manifest }) {
     quote('ch7.tauMean', mean(taus), fixed(mean(taus), 2));
     quote('ch7.tauMin', Math.min(...taus), fixed(Math.min(...taus), 2));
     quote('ch7.tauMax', Math.max(...taus), fixed(Math.max(...taus), 2));
+    quote('ch7.tauVerdict', agreementWords(mean(taus)), agreementWords(mean(taus)));
     await yieldToPage();
     const seqDates = mean(seqTaus(models.dates));
     quote('ch7.tauDates', seqDates, fixed(seqDates, 2));
@@ -147,12 +160,14 @@ export function mountKinds(root, { models, manifest }) {
     const peakHard = meanPeak(hard);
     quote('ch7.peakSoft', peakSoft, percent(peakSoft));
     quote('ch7.peakHard', peakHard, percent(peakHard));
+    const peaked = peakHard > peakSoft ? 'here the hard model’s weights are the more peaked' : 'here the hard model’s weights are not the more peaked';
+    quote('ch7.peakVerdict', peaked, peaked);
     return { accSoft };
   }
   return { measure };
 }
 
-/** The dates model: attention and saliency over the characters of a typed date, τ per output character. */
+/** The dates model: attention and saliency over the characters of a typed date, r_K per output character. */
 function mountText(root, model) {
   const $ = (role) => root.querySelector(`[data-role=${role}]`);
   const input = $('text-input');
@@ -161,6 +176,7 @@ function mountText(root, model) {
   const saliency = createHeatmap({ id: 'ch7-text-saliency', label: 'Saliency of each input character for each output character', axes: 'output ↓ input →' });
   $('text-attention').append(attention.el);
   $('text-saliency').append(saliency.el);
+  const bars = createBars($('text-bars'), { label: 'Kendall’s r_K between attention and saliency, per output character' });
   const show = (t) => (t === ' ' ? '␣' : t);
   function update() {
     let c;
@@ -178,20 +194,21 @@ function mountText(root, model) {
     const sal = { rows: T, cols: n, data: new Float32Array(T * n) };
     c.steps.forEach((s, t) => {
       att.data.set(s.attention.data, t * n);
-      // each row scaled to its largest value: the ranking is what τ compares
+      // each row scaled to its largest value: the ranking is what r_K compares
       const top = Math.max(...s.saliency.data) || 1;
       for (let j = 0; j < n; j++) sal.data[t * n + j] = s.saliency.data[j] / top;
     });
     const rows = c.steps.map((s) => show(s.token));
     const cols = c.inputTokens.map(show);
     const describe = (m, what) => (i, j) => ({
-      title: `output “${rows[i]}” and input “${cols[j]}” (${j + 1})`, lines: [`${what} = ${fixed(m.data[i * n + j], 3)}`, `τ of this output = ${fixed(c.steps[i].tau, 2)}`],
+      title: `output “${rows[i]}” and input “${cols[j]}” (${j + 1})`, lines: [`${what} = ${fixed(m.data[i * n + j], 3)}`, `r_K of this output = ${fixed(c.steps[i].tau, 2)}`],
     });
     attention.update(att, { rowLabels: rows, colLabels: cols, kind: 'unit', legend: 'attention weight α', maxCell: 22, showValues: false, describe: describe(att, 'α') });
     saliency.update(sal, { rowLabels: rows, colLabels: cols, kind: 'unit', legend: 'saliency (row max = 1)', maxCell: 22, showValues: false, describe: describe(sal, 'saliency') });
     const taus = c.steps.map((s) => s.tau);
     $('text-taus').dataset.mean = String(mean(taus));
-    setText($('text-taus'), `Output ${c.output}. τ per output character: ${c.steps.map((s) => `${show(s.token)} ${fixed(s.tau, 2)}`).join(' · ')}; mean ${fixed(mean(taus), 2)}.`);
+    bars.update(c.steps.map((s) => ({ label: show(s.token), value: s.tau })));
+    $('text-taus').replaceChildren(`Output ${c.output}; `, ...rK(` averages ${fixed(mean(taus), 2)} over its characters.`));
   }
   input.addEventListener('input', update);
   update();

@@ -85,6 +85,8 @@ export function mountImages(root, { models, manifest }) {
     scale: 4, brush: 2.5, size: 260, onChange: update,
   });
   $('drawing').append(drawing.el);
+  // the drawing takes the keyboard when its canvas is a Tab stop: then the caption says how
+  $('keys').hidden = drawing.canvas.tabIndex < 0;
   const newClutter = h('button', { type: 'button', textContent: 'New clutter', dataset: { testid: 'ch8-clutter' } });
   const example = h('button', { type: 'button', textContent: 'A test image', dataset: { testid: 'ch8-example' } });
   drawing.toolbar.append(newClutter, example);

@@ -1,4 +1,4 @@
-// The tutorial's example (002_8a2a632f6ebc2950.txt, "Simple self-attention
+// The tutorial's example (the notebook "Why we need Attention mechanism", "Simple self-attention
 // mechanism without trainable weights"): six tokens with 3-d embeddings.
 export const TOKENS = ['Your', 'journey', 'starts', 'with', 'one', 'step'];
 export const X = [

@@ -69,7 +69,7 @@ export function mixedSignRange(scores, weights) {
 /**
  * Every step for the state: { mode, q, k, v, scores: [per head], weights: [per head],
  * context, output (self-attention with W: Z·Wo, else null), headSize,
- * compare?: { weights, diff } }. Throws the engine's AttnlabError.
+ * compare?: { weights, diff } (of the enlarged head) }. Throws the engine's AttnlabError.
  */
 export function computeSteps(engine, s) {
   const X = toMatrix(s.x);
@@ -87,13 +87,38 @@ export function computeSteps(engine, s) {
     const a = attendWith(engine, s, X, s.score);
     r = { mode: 'attend', x: X, q: X, k: X, v: X, scores: [a.scores], weights: [a.weights], context: a.context, output: null, headSize: X.cols };
   }
-  if (s.compare !== 'none') r.compare = compareWith(engine, s, X, r.weights[s.mode === 'self' ? s.head : 0]);
+  if (s.compare !== 'none') r.compare = compareWith(engine, s, r);
   return r;
 }
 
-/** The compare view: weights under the second score (attend over X) and their difference from `base`. */
-function compareWith(engine, s, X, base) {
-  const { weights } = attendWith(engine, s, X, s.compare, ['weights']);
+/** Columns [from, to) of a matrix (one head's slice of Q, K or V). */
+function columns(m, from, to) {
+  const w = to - from;
+  const data = new Float32Array(m.rows * w);
+  for (let i = 0; i < m.rows; i++) data.set(m.data.subarray(i * m.cols + from, i * m.cols + to), i * w);
+  return { rows: m.rows, cols: w, data };
+}
+
+/**
+ * The compare view: the weights the second score gives the same queries and keys, and their
+ * difference from the first's. Scoring functions: the embeddings (q = k = v = x) with the same
+ * normalisation, temperature and mask. Self-attention: the enlarged head's own slice of Q and K
+ * (after the projections), softmax at τ = 1 and the same mask, as self-attention scores them.
+ */
+function compareWith(engine, s, r) {
+  let weights;
+  if (s.mode === 'self') {
+    const lo = s.head * r.headSize;
+    const hi = lo + r.headSize;
+    ({ weights } = engine.attend({
+      queries: columns(r.q, lo, hi), keys: columns(r.k, lo, hi), values: columns(r.v, lo, hi),
+      score: s.compare, params: s.compare === 'cosine' ? { beta: 1 } : undefined,
+      normalize: 'softmax', mask: s.mask === 'causal' ? 'causal' : 'none', outputs: ['weights'],
+    }));
+  } else {
+    ({ weights } = attendWith(engine, s, r.x, s.compare, ['weights']));
+  }
+  const base = r.weights[s.mode === 'self' ? s.head : 0];
   const diff = new Float32Array(weights.data.length);
   for (let p = 0; p < diff.length; p++) diff[p] = weights.data[p] - base.data[p];
   return { weights, diff: { rows: weights.rows, cols: weights.cols, data: diff } };

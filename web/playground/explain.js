@@ -2,6 +2,7 @@
 // e.g. the q·k terms of a score or the softmax numerator and denominator.
 // Reads the state and the computed steps; no DOM. Indices are 1-based, as the axes.
 import { fixed, num } from '../ui/format.js';
+import { scoreName } from './state.js';
 
 const SUB = '₀₁₂₃₄₅₆₇₈₉';
 const sub = (k) => String(k).replace(/\d/g, (c) => SUB[c]);
@@ -123,7 +124,7 @@ export function explainCell(s, r, step, h, i, j) {
     }
     case 'compare': {
       const b = value(r.compare.weights);
-      return { title: `${tok[i]} → ${tok[j]}`, value: b, lines: [`α′${sub(i + 1)}${sub(j + 1)} = ${f4(b)} under ${s.compare}`] };
+      return { title: `${tok[i]} → ${tok[j]}`, value: b, lines: [`α′${sub(i + 1)}${sub(j + 1)} = ${f4(b)} under ${scoreName(s.compare)}`] };
     }
     case 'diff': {
       const dv = value(r.compare.diff);

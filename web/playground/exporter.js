@@ -16,7 +16,9 @@ export function matrixList(s, r) {
   r.weights.forEach((m, hd) => add('weights', m, r.mode === 'self' ? hd : null, true));
   add('context', r.context, null, false);
   if (r.output) add('output', r.output, null, false);
-  if (r.compare) { add('compare_weights', r.compare.weights, null, true); add('difference', r.compare.diff, null, true); }
+  // self-attention compares the enlarged head's weights
+  const shown = r.mode === 'self' ? s.head : null;
+  if (r.compare) { add('compare_weights', r.compare.weights, shown, true); add('difference', r.compare.diff, shown, true); }
   return list;
 }
 

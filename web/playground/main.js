@@ -3,10 +3,11 @@
 // link format in ui/url-state.js with this page's table, engine calls in
 // compute.js, drawing in the views.
 import { loadEngine } from '../engine/index.js';
-import { byId as $ } from '../ui/dom.js';
+import { byId as $, h, setText } from '../ui/dom.js';
 import { download } from '../ui/download.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
+import { describeState } from './about.js';
 import { computeSteps, mixedSignRange } from './compute.js';
 import { exportCsv, exportJson, importJson } from './exporter.js';
 import { bindOptions } from './options.js';
@@ -28,13 +29,6 @@ $('newcomer-dismiss').addEventListener('click', () => {
   try { localStorage.setItem(NEWCOMER, '1'); } catch { /* dismissed for this visit */ }
 });
 
-// Scrolling a heatmap or field into view must not leave it under the sticky control bar.
-const bar = $('controlbar');
-new ResizeObserver(() => {
-  const sticky = getComputedStyle(bar).position === 'sticky';
-  document.documentElement.style.scrollPaddingTop = sticky ? `${bar.offsetHeight + 8}px` : '';
-}).observe(bar);
-
 async function main() {
   const fromLink = codec.decode(location.hash);
   notice.linkFields(fromLink.ignored);
@@ -47,9 +41,11 @@ async function main() {
   const params = bindParams(store);
   const tokens = createTokenEditor(store);
   $('tokens').append(tokens.el);
-  const projection = createProjection(store, { px: $('px'), py: $('py') });
+  // the point held in the 2-D view is the query whose row the heatmaps outline
+  const projection = createProjection(store, { px: $('px'), py: $('py'), onPick: (i) => steps.markQuery(i) });
   $('projection').append(projection.el);
   const steps = createSteps({
+    tools: [$('lock-box')],
     onQuery: (i) => projection.setQuery(i),
     onHead: (head) => store.update((s) => { s.head = head; }, { source: 'head' }),
     onExport: async (id, format, heatmap, title) => {
@@ -58,6 +54,11 @@ async function main() {
     },
   });
   $('steps').append(steps.el);
+  // skip links after the header's own: one per step (kept by the steps view), then the inputs
+  const skipTo = (id, text) => h('a', { className: 'skip', href: `#${id}`, textContent: text });
+  header.el.before(h('nav', { className: 'skips', attrs: { 'aria-label': 'Skip to a figure' } },
+    steps.skips, skipTo('drag-view', 'Skip to the 2-D view (drag the vectors)'), skipTo('embeddings', 'Skip to the embeddings'),
+    skipTo('parameters', 'Skip to the parameters')));
 
   let results = null;
   let hashTimer = 0;
@@ -87,6 +88,7 @@ async function main() {
       steps.showError(err.message);
     }
     options.update(s, { sumRange });
+    setText($('preset-about'), describeState(s));
     projection.update(s, results && results.scores[0].rows === s.tokens.length ? results : null, info);
     timings.push(performance.now() - t0);
     if (timings.length > 500) timings.shift();

@@ -78,15 +78,18 @@ export function bindOptions(store) {
       const self = s.mode === 'self';
       $('preset').value = s.preset;
       $('data-seed').value = s.dataSeed;
-      setText($('preset-about'), PRESETS[s.preset].about);
       $(`mode-${s.mode}`).checked = true;
       for (const o of $('score').options) o.disabled = self && !SELF_SCORES.includes(o.value);
+      // self-attention compares its own heads' Q and K, under the scores it supports
+      for (const o of $('compare').options) o.disabled = self && o.value !== 'none' && !SELF_SCORES.includes(o.value);
       $('score').value = s.score;
       $('normalize').value = s.normalize;
-      $('normalize').disabled = self;
+      // self-attention always uses softmax at τ = 1 (the weights card says so): no control for it
+      $('norm-box').hidden = self;
+      $('temp-box').hidden = self;
       $('temperature').value = s.temperature;
-      $('temperature').disabled = self || s.normalize === 'sum';
-      setText($('temperature-value'), self || s.normalize === 'sum' ? '(softmax only)' : `τ = ${fixed(s.temperature, 2)}`);
+      $('temperature').disabled = s.normalize === 'sum';
+      setText($('temperature-value'), s.normalize === 'sum' ? '(softmax only)' : `τ = ${fixed(s.temperature, 2)}`);
       $('mask').value = s.mask;
       $('mask').querySelector('option[value="padding"]').disabled = self;
       $('pad-box').hidden = s.mask !== 'padding';
@@ -98,16 +101,16 @@ export function bindOptions(store) {
       $('trainable').checked = s.trainable;
       $('lock').checked = s.lock;
       $('heads-box').hidden = !self;
-      const choices = headChoices(dims(s));
-      if ($('heads').options.length !== choices.length || [...$('heads').options].some((o, k) => Number(o.value) !== choices[k])) {
-        $('heads').replaceChildren(...choices.map((c) => option(c, String(c))));
+      // each choice shows the width it leaves a head, dₕ = d / h (so 32 and 64 dims differ though their choices do not)
+      const choices = headChoices(dims(s)).map((c) => [c, `${c} (dₕ = ${dims(s) / c})`]);
+      if ($('heads').options.length !== choices.length || [...$('heads').options].some((o, k) => o.textContent !== choices[k][1])) {
+        $('heads').replaceChildren(...choices.map(([c, text]) => option(c, text)));
       }
       $('heads').value = s.heads;
       $('compare').value = s.compare;
       for (const node of document.querySelectorAll('[data-mode]')) node.hidden = node.dataset.mode !== s.mode;
       for (const node of document.querySelectorAll('[data-score]')) node.hidden = self || !node.dataset.score.split(' ').includes(s.score);
       $('self-weights').hidden = !(self && s.trainable);
-      $('self-note').hidden = !self;
       const range = extra.sumRange;
       $('sum-warning').hidden = !range;
       if (range) setText($('sum-warning'), `Naive sum with scores of both signs: weights from ${fixed(range.lo, 2)} to ${fixed(range.hi, 2)}, outside [0, 1]. Use softmax, or positive scores.`);

@@ -5,9 +5,9 @@ import { PARAMS } from './state.js';
 
 const LAYOUT = {
   W: { box: 'param-W', row: (i) => `row ${i + 1}`, col: (j) => `c${j + 1}` },
-  Wq: { box: 'param-Wq', row: (i) => `h${i + 1}`, col: (j) => `d${j + 1}` },
-  Wk: { box: 'param-Wk', row: (i) => `h${i + 1}`, col: (j) => `d${j + 1}` },
-  v: { box: 'param-v', row: () => 'v', col: (j) => `h${j + 1}` },
+  Wq: { box: 'param-Wq', row: (i) => `a${i + 1}`, col: (j) => `d${j + 1}` },
+  Wk: { box: 'param-Wk', row: (i) => `a${i + 1}`, col: (j) => `d${j + 1}` },
+  v: { box: 'param-v', row: () => 'v', col: (j) => `a${j + 1}` },
   L: { box: 'param-L', row: (i, s) => s.tokens[i], col: (j) => `d${j + 1}` },
   wq: { box: 'param-wq', row: (i) => `d${i + 1}`, col: (j) => `q${j + 1}` },
   wk: { box: 'param-wk', row: (i) => `d${i + 1}`, col: (j) => `k${j + 1}` },

@@ -1,7 +1,8 @@
 // Starting points for the playground. A preset is a whole state: its tokens and
 // embeddings (seeded generators) and every option its description promises
 // (mode, score, normalisation, temperature, mask, heads, ...); options it does not
-// name take the base values below. Pure data; no DOM.
+// name take the base values below. `name` is how the page refers to it once edited
+// (“changed from the preset …”). Pure data; no DOM.
 import { randomMatrix, round } from './rng.js';
 
 /** The options every preset starts from (and the default state's). */
@@ -26,48 +27,56 @@ const names = (n, prefix) => Array.from({ length: n }, (_, i) => `${prefix}${i +
 
 export const PRESETS = {
   tutorial: {
+    name: '“Tutorial”',
     label: 'Tutorial: “Your journey starts…”',
     about: 'The tutorial’s six 3-d embeddings with dot scores and softmax: the weights reproduce its printed numbers.',
     make: tutorial,
     options: {},
   },
   self: {
+    name: '“Self-attention, 2 heads”',
     label: 'Self-attention, 2 heads',
-    about: 'Eight 4-d vectors through trainable projections Q = XW_q, K = XW_k, V = XW_v, split into two heads of scaled dot-product attention, then W_o.',
+    about: 'Eight 4-d vectors through trainable projections Q = XWq, K = XWk, V = XWv, split into h = 2 heads of scaled dot-product attention, then Wo.',
     make: (seed) => ({ tokens: names(8, 't'), x: randomMatrix(seed, 'x', 8, 4) }),
     options: { mode: 'self', score: 'scaled_dot', heads: 2 },
   },
   causal: {
+    name: '“Causal mask”',
     label: 'Causal mask (a decoder)',
     about: 'The tutorial’s tokens with a causal mask: query i sees keys 1…i only, as a decoder that must not read ahead.',
     make: tutorial,
     options: { mask: 'causal' },
   },
   padding: {
+    name: '“Padding mask”',
     label: 'Padding mask (keys 1…L)',
     about: 'The tutorial’s tokens with a padding mask of length L = 4: keys 5 and 6 are padding, so every query ignores them.',
     make: tutorial,
     options: { mask: 'padding', padLength: 4 },
   },
   mixed: {
-    label: 'Mixed-sign scores and the naive sum',
+    name: '“Mixed-sign scores”',
+    label: 'Mixed-sign scores, naive sum',
     about: 'Vectors with negative entries normalised by e / Σe: with scores of both signs the “weights” leave [0, 1]. Switch to softmax to see why it is used.',
     make: (seed) => ({ tokens: names(6, 't'), x: randomMatrix(seed, 'x', 6, 3) }),
     options: { normalize: 'sum' },
   },
   random: {
+    name: '“Random vectors”',
     label: 'Random vectors (seeded)',
     about: 'Eight 4-d vectors drawn uniformly from [−1, 1) with the data seed; change the seed for another draw.',
     make: (seed) => ({ tokens: names(8, 't'), x: randomMatrix(seed, 'x', 8, 4) }),
     options: {},
   },
   identical: {
+    name: '“Identical keys”',
     label: 'Identical keys',
     about: 'Every token has the same vector, so every score in a row is equal and each query spreads its weight evenly: α = 1/n.',
     make: () => ({ tokens: ['the', 'same', 'word', 'six', 'times', 'over'], x: Array.from({ length: 6 }, () => [0.6, 0.2, 0.4]) }),
     options: {},
   },
   dominant: {
+    name: '“One dominant key”',
     label: 'One dominant key',
     about: 'One key (“LOUD”) is much longer than the rest: its dot score dwarfs the others and softmax sends almost all weight to it. Try cosine or a higher temperature.',
     make: (seed) => {
@@ -78,7 +87,8 @@ export const PRESETS = {
     options: {},
   },
   long: {
-    label: 'Long sequence (64 tokens × 64 dims)',
+    name: '“Long sequence”',
+    label: 'Long sequence (64 × 64)',
     about: '64 random 64-d vectors with scaled dot-product scores: the size the live-update budget is measured at.',
     make: (seed) => ({
       tokens: names(64, 'w'),

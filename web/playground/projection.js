@@ -1,6 +1,8 @@
 // A 2-D view of the embeddings: two chosen dimensions as axes. Drag a point
 // (or focus it and use the arrow keys) to edit those two values of its vector.
-// While a query cell is hovered, lines show where that query's weight goes.
+// While a point is held (focused) or a query row of a heatmap is hovered, lines show
+// where that query's weight goes; opts.onPick(i | null) tells the page which point
+// is held, so its row can be outlined in the heatmaps.
 import { num } from '../ui/format.js';
 import { dims } from './state.js';
 import { round } from './rng.js';
@@ -35,7 +37,7 @@ export function placeLabels(pts) {
   });
 }
 
-export function createProjection(store, { px, py }) {
+export function createProjection(store, { px, py, onPick }) {
   const svg = svgEl('svg', { viewBox: `0 0 ${SIZE} ${SIZE}`, class: 'proj', role: 'group', 'aria-label': 'Embeddings in two dimensions' });
   svg.dataset.testid = 'projection';
   const axes = svgEl('g', { class: 'proj-axes' });
@@ -74,9 +76,13 @@ export function createProjection(store, { px, py }) {
     ];
     const label = (text, attrs) => Object.assign(svgEl('text', attrs), { textContent: text });
     lines.push(label(`d${s.px + 1} →`, { x: SIZE - PAD, y: SIZE - 8, 'text-anchor': 'end', class: 'proj-axis' }));
-    lines.push(label(`d${s.py + 1} →`, { x: 12, y: SIZE - PAD, transform: `rotate(-90 12 ${SIZE - PAD})`, class: 'proj-axis' }));
+    // the y axis mirrors the x axis, turned a quarter: its low end at the bottom, its name at the top
+    const up = (y) => `rotate(-90 12 ${y})`;
+    lines.push(label(`d${s.py + 1} →`, { x: 12, y: PAD, transform: up(PAD), 'text-anchor': 'end', class: 'proj-axis' }));
     lines.push(label(num(Number(domain.x0.toFixed(2))), { x: PAD, y: SIZE - 8, class: 'proj-tick' }));
     lines.push(label(num(Number(domain.x1.toFixed(2))), { x: SIZE - PAD - 34, y: SIZE - 8, 'text-anchor': 'end', class: 'proj-tick' }));
+    lines.push(label(num(Number(domain.y0.toFixed(2))), { x: 12, y: SIZE - PAD, transform: up(SIZE - PAD), class: 'proj-tick' }));
+    lines.push(label(num(Number(domain.y1.toFixed(2))), { x: 12, y: PAD + 34, transform: up(PAD + 34), 'text-anchor': 'end', class: 'proj-tick' }));
     axes.replaceChildren(...lines);
   }
 
@@ -151,6 +157,20 @@ export function createProjection(store, { px, py }) {
     move(dragging, ix(p.x), iy(p.y));
   });
   const end = () => { dragging = null; lastArgs && render(...lastArgs, true); };
+  // the held point is the query whose weights the page outlines and draws
+  points.addEventListener('focusin', (ev) => {
+    const g = ev.target.closest('.proj-point');
+    if (!g) return;
+    query = Number(g.dataset.i);
+    if (lastArgs) render(...lastArgs);
+    onPick?.(query);
+  });
+  points.addEventListener('focusout', () => {
+    if (dragging !== null) return;
+    query = null;
+    if (lastArgs) render(...lastArgs);
+    onPick?.(null);
+  });
   svg.addEventListener('pointerup', end);
   svg.addEventListener('pointercancel', end);
   points.addEventListener('keydown', (ev) => {

@@ -1,7 +1,8 @@
 // The playground's state: one plain object described by a declarative table of
 // properties (PROPS, read by the shared URL codec in ui/url-state.js), plus the
 // rules that keep it consistent after an edit (fixup). Shapes follow from n
-// (tokens), d (dims) and h (additive hidden size). No DOM.
+// (tokens), d (dims) and dₐ (the additive score's hidden size; h is the number of
+// heads, as on every page). No DOM.
 //
 // Link format, version 2: "#ver=2&name=value&..." with only the fields that differ
 // from what the preset and seeds give (matrices as "1,2;3,4", token names URL-encoded).
@@ -20,6 +21,9 @@ export const SCORE_LABELS = {
   additive: 'Additive (Bahdanau)', cosine: 'Cosine (Graves)', location: 'Location-based',
 };
 
+/** A score's label inside a sentence: “cosine (Graves)”. */
+export const scoreName = (score) => SCORE_LABELS[score][0].toLowerCase() + SCORE_LABELS[score].slice(1);
+
 export const dims = (s) => s.x[0]?.length ?? 0;
 
 const NAME_RE = /^[^\u0000-\u001f\u007f<>]+$/u;
@@ -35,9 +39,9 @@ export function nameError(name) {
 /** Parameter matrices: name -> shape from the state. */
 export const PARAMS = {
   W: { shape: (s) => [dims(s), dims(s)], about: 'general: qᵀ W k (d × d)' },
-  Wq: { shape: (s) => [s.hidden, dims(s)], about: 'additive: h × d' },
-  Wk: { shape: (s) => [s.hidden, dims(s)], about: 'additive: h × d' },
-  v: { shape: (s) => [1, s.hidden], about: 'additive: length h', vector: true },
+  Wq: { shape: (s) => [s.hidden, dims(s)], about: 'additive: dₐ × d' },
+  Wk: { shape: (s) => [s.hidden, dims(s)], about: 'additive: dₐ × d' },
+  v: { shape: (s) => [1, s.hidden], about: 'additive: length dₐ', vector: true },
   L: { shape: (s) => [s.tokens.length, dims(s)], about: 'location: W (n_k × d)' },
   wq: { shape: (s) => [dims(s), dims(s)], about: 'self-attention: Q = X·Wq (d × d)' },
   wk: { shape: (s) => [dims(s), dims(s)], about: 'self-attention: K = X·Wk (d × d)' },
@@ -77,6 +81,9 @@ function defaultX(s) {
   if (made.x.length === s.tokens.length) return made.x;
   return memo(`x|${s.dataSeed}|${s.tokens.length}x${made.x[0].length}`, () => randomMatrix(s.dataSeed, 'x', s.tokens.length, made.x[0].length));
 }
+
+// self-attention compares its own Q and K under a second score, so only a score it supports
+const selfCompareError = (v, s) => (s.mode === 'self' && v !== 'none' && !SELF_SCORES.includes(v) ? `self-attention compares with ${SELF_SCORES.join(', ')}` : null);
 
 const opt = (name) => (s) => presetOptions(s.preset)[name];
 const shapeCheck = (name) => (m, s) => {
@@ -120,7 +127,10 @@ export const PROPS = [
     check: (v, s) => (dims(s) % v ? `${v} heads do not divide the ${dims(s)} dimensions` : null),
   },
   { name: 'head', type: 'int', min: 0, max: LIMITS.heads - 1, def: 0, check: (v, s) => (v >= s.heads ? `there are ${s.heads} heads` : null) },
-  { name: 'compare', type: 'enum', values: ['none', ...SCORES], def: opt('compare') },
+  {
+    name: 'compare', type: 'enum', values: ['none', ...SCORES], def: (s) => (selfCompareError(opt('compare')(s), s) ? 'none' : opt('compare')(s)),
+    check: (v, s) => selfCompareError(v, s),
+  },
   { name: 'lock', type: 'bool', def: false },
   { name: 'hidden', type: 'int', min: 1, max: LIMITS.hidden, def: opt('hidden') },
   { name: 'beta', type: 'number', min: -100, max: 100, def: opt('beta') },
@@ -192,6 +202,7 @@ export function fixup(s) {
   if (s.mode === 'self') {
     if (!SELF_SCORES.includes(s.score)) s.score = 'scaled_dot';
     if (s.mask === 'padding') s.mask = 'none';
+    if (selfCompareError(s.compare, s)) s.compare = 'none';
   }
   if (d % s.heads) s.heads = Math.max(...headChoices(d).filter((h) => h <= s.heads));
   s.head = Math.min(s.head, s.heads - 1);
@@ -209,6 +220,7 @@ export function enterMode(s, mode) {
     s.score = 'scaled_dot';
     s.trainable = true;
     if (s.mask === 'padding') s.mask = 'none';
+    if (selfCompareError(s.compare, s)) s.compare = 'none';
   }
 }
 

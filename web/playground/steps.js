@@ -1,27 +1,30 @@
 // The steps panel: one card per step of attention, each with its equation, a
 // heatmap (ui/heatmap.js) and its legend. Scores and weights come first (they are
-// what the controls change); in self-attention every head's weights are shown at
-// once as small multiples (click one to enlarge it into the scores and weights
-// cards), Q, K, V and the context carry their heads' column bands, and the output
-// projection Wo is its own step. Draws from the state and the computed steps.
+// what the controls change), then the compared weights and their difference next to
+// them; in self-attention every head's weights are shown at once as small multiples
+// (click one to enlarge it into the scores, weights and compare cards), Q, K, V and
+// the context carry their heads' column bands, and the output projection Wo is its
+// own step. Each card has a skip link (steps.skips, placed at the top of the page) so
+// the keyboard reaches a figure in a few Tabs. Draws from the state and the computed steps.
 import { h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { explainCell } from './explain.js';
 import { renderFormula } from './formulas.js';
-import { SCORE_LABELS } from './state.js';
+import { SCORE_LABELS, scoreName } from './state.js';
 
+// name: what the step's skip link says ("Skip to the scores")
 const STEPS = {
-  q: { title: 'Queries Q', kind: 'signed', axes: 'token ↓ dim →', legend: 'query value' },
-  k: { title: 'Keys K', kind: 'signed', axes: 'token ↓ dim →', legend: 'key value' },
-  v: { title: 'Values V', kind: 'signed', axes: 'token ↓ dim →', legend: 'value' },
-  scores: { title: 'Scores eᵢⱼ', kind: 'signed', axes: 'query ↓ key →', legend: 'score e (−∞ = masked)' },
-  weights: { title: 'Attention weights αᵢⱼ', kind: 'weights', axes: 'query ↓ key →', legend: 'attention weight α' },
-  heads: { title: 'Every head’s weights', kind: 'weights', axes: '', legend: '' },
-  context: { title: 'Context vectors zᵢ', kind: 'signed', axes: 'query ↓ dim →', legend: 'context value' },
-  output: { title: 'Output O = Z Wₒ', kind: 'signed', axes: 'token ↓ dim →', legend: 'output value' },
-  compare: { title: 'Weights under', kind: 'weights', axes: 'query ↓ key →', legend: 'attention weight α′' },
-  diff: { title: 'Difference α′ − α', kind: 'signed', axes: 'query ↓ key →', legend: 'α′ − α (red: more, blue: less)' },
+  q: { title: 'Queries Q', name: 'the queries Q', kind: 'signed', axes: 'token ↓ dim →', legend: 'query value' },
+  k: { title: 'Keys K', name: 'the keys K', kind: 'signed', axes: 'token ↓ dim →', legend: 'key value' },
+  v: { title: 'Values V', name: 'the values V', kind: 'signed', axes: 'token ↓ dim →', legend: 'value' },
+  scores: { title: 'Scores eᵢⱼ', name: 'the scores', kind: 'signed', axes: 'query ↓ key →', legend: 'score e (−∞ = masked)' },
+  weights: { title: 'Attention weights αᵢⱼ', name: 'the attention weights', kind: 'weights', axes: 'query ↓ key →', legend: 'attention weight α' },
+  heads: { title: 'Every head’s weights', name: 'every head’s weights', kind: 'weights', axes: '', legend: '' },
+  context: { title: 'Context vectors zᵢ', name: 'the context vectors', kind: 'signed', axes: 'query ↓ dim →', legend: 'context value' },
+  output: { title: 'Output O = Z Wₒ', name: 'the output', kind: 'signed', axes: 'token ↓ dim →', legend: 'output value' },
+  compare: { title: 'Weights under', name: 'the compared weights', kind: 'weights', axes: 'query ↓ key →', legend: 'attention weight α′' },
+  diff: { title: 'Difference α′ − α', name: 'the difference of the weights', kind: 'signed', axes: 'query ↓ key →', legend: 'α′ − α (red: more, blue: less)' },
 };
 
 const NOTES = {
@@ -29,15 +32,31 @@ const NOTES = {
   k: 'Each row is a token’s key vector; the coloured bands are the heads’ columns.',
   v: 'Each row is the value a token contributes; the coloured bands are the heads’ columns.',
   scores: 'How well each query matches each key. Hover a cell for its terms.',
-  weights: 'Each row is normalised to sum to 1. Hover a cell: its formula, and its contribution to the context row (outlined).',
-  heads: 'Each head attends on its own slice of Q, K and V. Click a head to enlarge it in the scores and weights above.',
+  weights: 'Hover a cell for its formula and its share of the context row (outlined).',
+  heads: 'Each head attends on its own slice of Q, K and V. Click a head to enlarge it in the scores, weights and comparison above.',
   context: 'The weighted average of the values for each query (heads side by side).',
   output: 'The concatenated heads mixed back together by the output projection Wₒ.',
-  compare: 'The same inputs scored with a second function.',
-  diff: 'Where the second scoring function puts more (red) or less (blue) weight.',
 };
 
-/** opts: onExport(stepId, format, heatmap, title), onHead(h), onQuery(i | null) when a query row is hovered. */
+/** How this setting normalises a row of scores (self-attention has no normalisation or τ control). */
+function weightsNote(s) {
+  if (s.mode === 'self') return `Softmax at τ = 1 makes each row sum to 1. ${NOTES.weights}`;
+  if (s.normalize === 'sum') return `Each row is divided by its sum, e / Σe. ${NOTES.weights}`;
+  return `Softmax${s.temperature === 1 ? '' : ` at τ = ${fixed(s.temperature, 2)}`} makes each row sum to 1. ${NOTES.weights}`;
+}
+
+/** The compare and difference notes: what exactly is compared, in this mode. */
+function compareNote(id, s) {
+  if (id === 'diff') return `Where ${scoreName(s.compare)} puts more (red) or less (blue) weight than ${scoreName(s.score)}, query by query.`;
+  return s.mode === 'self'
+    ? `Head ${s.head + 1}’s own queries and keys (Q and K ${s.trainable ? 'after the projections' : '= X'}) scored with ${scoreName(s.compare)} instead of ${scoreName(s.score)}; softmax and mask as above.`
+    : `The same embeddings (q = k = v = x), normalisation, temperature and mask, scored with ${scoreName(s.compare)} instead of ${scoreName(s.score)}.`;
+}
+
+/**
+ * opts: onExport(stepId, format, heatmap, title), onHead(h), onQuery(i | null) when a query row is hovered,
+ * tools: nodes for the panel's heading row (controls of every figure, e.g. the colour-scale lock).
+ */
 export function createSteps(opts) {
   const cards = {};
   const headSelect = h('select', { id: 'head' });
@@ -45,7 +64,9 @@ export function createSteps(opts) {
   const headBox = h('label', { className: 'head-pick' }, 'Enlarged head ', headSelect);
   const computeError = h('p', { className: 'compute-error', hidden: true, dataset: { testid: 'compute-error' }, attrs: { role: 'alert' } });
   const grid = h('div', { className: 'step-grid' });
-  const el = h('div', { className: 'steps' }, h('div', { className: 'steps-head' }, h('h2', { textContent: 'Every step' }), headBox), computeError, grid);
+  const el = h('div', { className: 'steps' },
+    h('div', { className: 'steps-head' }, h('h2', { textContent: 'Every step' }), h('div', { className: 'steps-tools' }, ...(opts.tools ?? []), headBox)),
+    computeError, grid);
   let locked = false;
   let thumbs = [];
 
@@ -56,7 +77,7 @@ export function createSteps(opts) {
     const actions = h('div', { className: 'step-actions' });
     const formula = h('div', { className: 'formula', dataset: { testid: `formula-${id}` } });
     const warning = h('p', { className: 'warning', hidden: true, dataset: { testid: `warning-${id}` } });
-    const note = h('p', { className: 'step-note', textContent: NOTES[id] });
+    const note = h('p', { className: 'step-note', textContent: NOTES[id] ?? '' });
     let heatmap = null;
     let body;
     if (id === 'heads') {
@@ -74,8 +95,9 @@ export function createSteps(opts) {
         actions.append(b);
       }
     }
-    const section = h('section', { className: `card step step-${id}`, dataset: { step: id } }, h('header', {}, heading, actions), formula, note, warning, body);
-    cards[id] = { section, heading, formula, heatmap, warning, body };
+    const section = h('section', { id: `step-${id}`, className: `card step step-${id}`, dataset: { step: id }, attrs: { tabindex: '-1' } },
+      h('header', {}, heading, actions), formula, warning, body, note);
+    cards[id] = { section, heading, formula, note, heatmap, warning, body };
     return cards[id];
   }
 
@@ -99,9 +121,36 @@ export function createSteps(opts) {
     });
   }
 
+  // Skip links, one per card: Enter lands on the card's figure (its heatmap canvas, or the
+  // first head's button), so a keyboard user reads cells at once instead of tabbing past
+  // every control and embedding. They show only while focused (.skip in ui/base.css).
+  const skips = h('div', { className: 'skips-steps' });
+  const skipLinks = {};
+  function skipLink(id) {
+    if (skipLinks[id]) return skipLinks[id];
+    const a = h('a', { className: 'skip', href: `#step-${id}`, textContent: `Skip to ${STEPS[id].name}` });
+    a.addEventListener('click', (ev) => {
+      const c = cards[id];
+      const target = c.heatmap ? c.body.querySelector('canvas[tabindex]') : c.body.querySelector('button');
+      if (!target) return;
+      ev.preventDefault();
+      c.section.scrollIntoView({ block: 'start' });
+      target.focus({ preventScroll: true });
+    });
+    skipLinks[id] = a;
+    return a;
+  }
+
   let order = '';
+  let marked = null;
   return {
     el,
+    skips,
+    /** Outlines query row i (null: none) in the scores and weights: the point being dragged. */
+    markQuery(i) {
+      marked = i;
+      for (const id of ['scores', 'weights', 'compare', 'diff']) cards[id]?.heatmap.highlightRow(i);
+    },
     showError(message) {
       setHidden(computeError, !message);
       setText(computeError, message ? `Cannot compute this setting: ${message}` : '');
@@ -113,12 +162,14 @@ export function createSteps(opts) {
     update(s, r, extra = {}) {
       const self = s.mode === 'self';
       const multi = self && s.heads > 1;
-      const ids = ['scores', 'weights', ...(multi ? ['heads'] : []), ...(self ? ['q', 'k', 'v'] : []), 'context',
-        ...(r.output ? ['output'] : []), ...(r.compare ? ['compare', 'diff'] : [])];
+      // the compared weights sit beside the weights they are compared with
+      const ids = ['scores', 'weights', ...(r.compare ? ['compare', 'diff'] : []), ...(multi ? ['heads'] : []),
+        ...(self ? ['q', 'k', 'v'] : []), 'context', ...(r.output ? ['output'] : [])];
       const key = ids.join();
       if (key !== order) {
         order = key;
         grid.replaceChildren(...ids.map((id) => card(id).section));
+        skips.replaceChildren(...ids.map((id) => skipLink(id)));
       }
       setHidden(headBox, !multi);
       if (headSelect.options.length !== s.heads) {
@@ -140,8 +191,10 @@ export function createSteps(opts) {
         if (id === 'heads') { drawThumbs(s, r); continue; }
         const m = mats[id];
         const square = ['scores', 'weights', 'compare', 'diff'].includes(id);
-        const headNote = multi && (id === 'scores' || id === 'weights') ? ` — head ${head + 1} of ${s.heads}` : '';
-        setText(c.heading, id === 'compare' ? `Weights under: ${SCORE_LABELS[s.compare]}` : STEPS[id].title + headNote);
+        const headNote = multi && square ? ` — head ${head + 1} of ${s.heads}` : '';
+        setText(c.heading, (id === 'compare' ? `Weights under: ${SCORE_LABELS[s.compare]}` : STEPS[id].title) + headNote);
+        if (id === 'compare' || id === 'diff') setText(c.note, compareNote(id, s));
+        else if (id === 'weights') setText(c.note, weightsNote(s));
         c.heatmap.update(m, {
           rowLabels: s.tokens,
           colLabels: square ? s.tokens : dimNames(m),
@@ -152,6 +205,7 @@ export function createSteps(opts) {
           onHover: id === 'context' || id === 'output' ? null : hover,
         });
       }
+      if (marked !== null) this.markQuery(marked);
       const w = cards.weights.warning;
       const range = extra.sumRange;
       setHidden(w, !range);

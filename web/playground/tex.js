@@ -4,6 +4,9 @@
 // are symbols; their values are shown next to the controls), so the set is finite:
 // allTex() lists every part, and scripts/vendor.mjs renders them with KaTeX at build
 // time. The page ships the rendered HTML, not KaTeX. No DOM.
+//
+// Symbols, one meaning on every page: h is the number of heads (m = 1 … h indexes
+// them, d_h = d / h is a head's width), H is kept for entropy, τ the temperature.
 
 const B = (v) => `\\mathbf{${v}}`;
 
@@ -19,9 +22,17 @@ function maskTex(f) {
   return null;
 }
 
+/** The superscript of e and α: a prime (the compared score), a head index (m), or both in one. */
+function supOf(f, prime) {
+  const head = f.mode === 'self' && f.multihead;
+  // α'^{(m)} would be a double superscript: the prime joins the head's
+  if (prime && head) return '^{\\prime(m)}';
+  return head ? '^{(m)}' : prime;
+}
+
 function scoreTex(score, f, prime = '') {
-  const e = `e${prime}_{ij}`;
-  const hd = f.mode === 'self' && f.multihead ? '^{(h)}' : '';
+  const e = `e${supOf(f, prime)}_{ij}`;
+  const hd = f.mode === 'self' && f.multihead ? '^{(m)}' : '';
   const q = `${B('q')}${hd}_i`;
   const k = `${B('k')}${hd}_j`;
   switch (score) {
@@ -36,9 +47,9 @@ function scoreTex(score, f, prime = '') {
 }
 
 function weightTex(f, prime = '') {
-  const hd = f.mode === 'self' && f.multihead ? '^{(h)}' : '';
-  const a = `\\alpha${prime}${hd}_{ij}`;
-  const e = `e${prime}${hd}`;
+  const sup = supOf(f, prime);
+  const a = `\\alpha${sup}_{ij}`;
+  const e = `e${sup}`;
   if (f.mode === 'attend' && f.normalize === 'sum') return `${a} = \\frac{${e}_{ij}}{\\sum_k ${e}_{ik}}`;
   const t = f.tempered ? '/\\tau' : '';
   return `${a} = \\frac{\\exp(${e}_{ij}${t})}{\\sum_k \\exp(${e}_{ik}${t})}`;
@@ -47,7 +58,6 @@ function weightTex(f, prime = '') {
 /** The TeX parts of a step's equation under formula options f (see formulaKey). */
 export function texParts(step, f) {
   const self = f.mode === 'self';
-  const attendF = { ...f, mode: 'attend', multihead: false };
   switch (step) {
     case 'q': case 'k': case 'v': {
       const M = step.toUpperCase();
@@ -55,31 +65,37 @@ export function texParts(step, f) {
     }
     case 'scores': return [scoreTex(f.score, f), ...(self ? [] : [`${B('q')}_i = ${B('k')}_i = ${B('x')}_i`]), maskTex(f)].filter(Boolean);
     case 'weights': return [weightTex(f)];
-    case 'heads': return [`\\alpha^{(h)}_{ij},\\ h = 1 \\ldots H`];
+    case 'heads': return [`\\alpha^{(m)}_{ij},\\ m = 1 \\ldots h`];
     case 'context': return [self && f.multihead
-      ? `${B('z')}_i = \\big[\\textstyle\\sum_j \\alpha^{(h)}_{ij} ${B('v')}^{(h)}_j\\big]_{h=1}^{H}`
+      ? `${B('z')}_i = \\big[\\textstyle\\sum_j \\alpha^{(m)}_{ij} ${B('v')}^{(m)}_j\\big]_{m=1}^{h}`
       : `${B('z')}_i = \\sum_j \\alpha_{ij}\\, ${B('v')}_j`];
     case 'output': return [`O = Z\\,W_o`];
-    case 'compare': return f.compare === 'none' ? [] : [scoreTex(f.compare, attendF, "'"), weightTex(attendF, "'")];
-    case 'diff': return [`\\Delta_{ij} = \\alpha'_{ij} - \\alpha_{ij}`];
+    // the second score reads the same q and k as the first (in self-attention: the enlarged head's)
+    case 'compare': return f.compare === 'none' ? [] : [scoreTex(f.compare, f, "'"), weightTex(f, "'")];
+    case 'diff': return [self && f.multihead ? `\\Delta^{(m)}_{ij} = \\alpha^{\\prime(m)}_{ij} - \\alpha^{(m)}_{ij}` : `\\Delta_{ij} = \\alpha'_{ij} - \\alpha_{ij}`];
     default: return [];
   }
 }
 
 export const STEP_IDS = ['q', 'k', 'v', 'scores', 'weights', 'heads', 'context', 'output', 'compare', 'diff'];
 const SCORES = ['dot', 'scaled_dot', 'general', 'additive', 'cosine', 'location'];
+const SELF_SCORES = ['dot', 'scaled_dot', 'cosine'];
 
-/** Every TeX part the page can show (for the build-time render). */
+/**
+ * Every TeX part the page can show (for the build-time render): self-attention only with
+ * its own scores, softmax at τ = 1 and no padding mask, as the state allows (fixup).
+ */
 export function allTex() {
   const out = new Set();
   for (const mode of ['attend', 'self']) {
-    for (const score of SCORES) {
-      for (const normalize of ['softmax', 'sum']) {
-        for (const tempered of [false, true]) {
-          for (const mask of ['none', 'causal', 'padding']) {
+    const self = mode === 'self';
+    for (const score of self ? SELF_SCORES : SCORES) {
+      for (const normalize of self ? ['softmax'] : ['softmax', 'sum']) {
+        for (const tempered of self ? [false] : [false, true]) {
+          for (const mask of self ? ['none', 'causal'] : ['none', 'causal', 'padding']) {
             for (const trainable of [false, true]) {
-              for (const multihead of [false, true]) {
-                for (const compare of ['none', ...SCORES]) {
+              for (const multihead of self ? [false, true] : [false]) {
+                for (const compare of ['none', ...(self ? SELF_SCORES : SCORES)]) {
                   const f = { mode, score, normalize, tempered, mask, trainable, multihead, compare };
                   for (const step of STEP_IDS) for (const t of texParts(step, f)) out.add(t);
                 }

@@ -66,7 +66,9 @@ export function drawChart(figure, series, opts) {
     axis.append(t);
   }
   for (const v of xd.values) {
+    // the last tick ends at the plot's edge instead of running past the drawing ("2001" cut to "200")
     const t = el('text', { x: x(v), y: H - PAD.bottom + 14, 'text-anchor': 'middle' });
+    if (v === xd.values[xd.values.length - 1] && xd.values.length > 1) t.setAttribute('dx', String(-Math.max(0, 3.6 * tick(v, xd.step).length + 2 - PAD.right)));
     t.textContent = tick(v, xd.step);
     axis.append(t);
   }

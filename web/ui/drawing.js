@@ -4,6 +4,9 @@
 // resolution and averaged down, so edges are grey as in the real digits. A
 // Clear button comes with it (the keyboard's way to start again); a page adds
 // its own buttons to `toolbar` (e.g. "random example", which calls setImage).
+// The keyboard draws too: the canvas is a Tab stop, the arrow keys move a pen
+// (shown as a ring; Shift moves 4 pixels), Space or Enter puts it down or lifts
+// it (down, every move leaves ink), Escape lifts it; the label says so.
 //
 //   const d = createDrawing({ id, label, rows = 28, cols = 28, scale = 8, brush = 2, size = 224, onChange })
 //     id        hooks: data-testid="drawing-<id>" (canvas), "drawing-clear-<id>"
@@ -38,12 +41,20 @@ export function createDrawing({ id, label, rows = 28, cols = 28, scale = 8, brus
   const canvas = h('canvas', {
     dataset: { testid: `drawing-${id}` },
     style: { display: 'block', width: '100%', height: 'auto', background: '#000', touchAction: 'none', cursor: 'crosshair', borderRadius: '4px' },
-    attrs: { role: 'img', 'aria-label': label },
+    attrs: {
+      role: 'application', tabindex: 0, 'aria-roledescription': 'drawing canvas',
+      'aria-label': `${label}. With the keyboard: arrow keys move the pen (Shift: faster), Space or Enter puts it down or lifts it`,
+    },
   });
+  const pen = h('div', {
+    hidden: true, dataset: { testid: `drawing-pen-${id}` },
+    style: { position: 'absolute', borderRadius: '50%', border: '2px solid #ff4d4d', pointerEvents: 'none', boxSizing: 'border-box', transform: 'translate(-50%, -50%)' },
+  });
+  const penStatus = h('p', { className: 'sr-only', dataset: { testid: `drawing-status-${id}` }, attrs: { 'aria-live': 'polite' } });
   const clearButton = h('button', { type: 'button', textContent: 'Clear', dataset: { testid: `drawing-clear-${id}` }, title: 'Erase the drawing' });
   const toolbar = h('div', { className: 'buttons', attrs: { role: 'toolbar', 'aria-label': `${label}: tools` } }, clearButton);
-  const frame = h('div', { style: { maxWidth: '100%' } }, canvas);
-  const el = h('div', { className: 'drawing' }, frame, toolbar);
+  const frame = h('div', { style: { maxWidth: '100%', position: 'relative' } }, canvas, pen);
+  const el = h('div', { className: 'drawing' }, frame, toolbar, penStatus);
   const ctx = canvas.getContext('2d', { willReadFrequently: true });
   let drawn = false;
   let last = null;
@@ -113,6 +124,47 @@ export function createDrawing({ id, label, rows = 28, cols = 28, scale = 8, brus
   canvas.addEventListener('pointerup', up);
   canvas.addEventListener('pointercancel', up);
   clearButton.addEventListener('click', () => api.clear());
+
+  // the keyboard's pen: a position in image pixels, up or down
+  const key = { row: 0, col: 0, down: false };
+  const penAt = () => ({ x: (key.col + 0.5) * scale, y: (key.row + 0.5) * scale });
+  function showPen() {
+    const d = Math.max(brush, 1.5);
+    Object.assign(pen.style, {
+      left: `${(100 * (key.col + 0.5)) / cols}%`, top: `${(100 * (key.row + 0.5)) / rows}%`,
+      width: `${(100 * d) / cols}%`, height: `${(100 * d) / rows}%`, background: key.down ? 'rgb(255 77 77 / 35%)' : 'transparent',
+    });
+    pen.hidden = false;
+  }
+  const say = () => { penStatus.textContent = `pen ${key.down ? 'down' : 'up'} at row ${key.row + 1}, column ${key.col + 1} of ${rows}×${cols}`; };
+  canvas.addEventListener('focus', () => {
+    if (key.row >= rows || key.col >= cols || (!key.row && !key.col)) Object.assign(key, { row: Math.floor(rows / 2), col: Math.floor(cols / 2) });
+    showPen();
+    say();
+  });
+  canvas.addEventListener('blur', () => {
+    key.down = false;
+    pen.hidden = true;
+  });
+  canvas.addEventListener('keydown', (e) => {
+    const k = e.shiftKey ? 4 : 1;
+    const moves = { ArrowUp: [-k, 0], ArrowDown: [k, 0], ArrowLeft: [0, -k], ArrowRight: [0, k] };
+    if (moves[e.key]) {
+      const from = penAt();
+      key.row = Math.max(0, Math.min(rows - 1, key.row + moves[e.key][0]));
+      key.col = Math.max(0, Math.min(cols - 1, key.col + moves[e.key][1]));
+      if (key.down) segment(from, penAt());
+    } else if (e.key === ' ' || e.key === 'Enter') {
+      key.down = !key.down;
+      if (key.down) segment(penAt(), penAt());
+    } else if (e.key === 'Escape') {
+      key.down = false;
+    } else return;
+    e.preventDefault();
+    e.stopPropagation(); // Space here draws: it must not reach a page's own shortcut for it
+    showPen();
+    say();
+  });
 
   const api = {
     el,

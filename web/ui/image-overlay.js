@@ -21,12 +21,15 @@
 //     alpha   how strongly the map tints the image, 0..1 (default 0.6)
 //     description  the canvas's full accessible text (default: label and caption)
 //   ov.clear(message)   removes the picture (stale readouts never stay) and shows `message`
+//   Keyboard and pointer, as the heatmaps: the canvas is a Tab stop; the arrow keys (Shift: 5 at a
+//   time), Home and End move a cursor over the map's cells, and each is read out ("readout-overlay-<id>",
+//   aria-live) with its weight and the largest; the pointer reads the cell under it.
 //   ov.el               the <figure>;  ov.canvas;  ov.current  (the last update's arguments)
 //   upsample(map, rows, cols, cell) -> Float32Array(rows * cols)   (exported for tests)
 import { h } from './dom.js';
+import { num } from './format.js';
 import { TABLES, colorIndex } from './colors.js';
-import { tick } from './format.js';
-import { niceTicks } from './ticks.js';
+import { legendTickLabels } from './heatmap.js';
 
 /**
  * The map's value at every image pixel: bilinear between cell centres (cell k of
@@ -67,13 +70,18 @@ export function createImageOverlay({ id, label, size = 240 }) {
   const canvas = h('canvas', {
     width: 1, height: 1, dataset: { testid: `overlay-${id}` },
     style: { display: 'block', width: '100%', height: 'auto', imageRendering: 'pixelated', background: '#000' },
-    attrs: { role: 'img', 'aria-label': label },
+    attrs: { role: 'img', 'aria-label': label, tabindex: 0 },
   });
+  const cursor = h('div', {
+    hidden: true, dataset: { testid: `cursor-${id}` },
+    style: { position: 'absolute', outline: '2px solid #fff', boxShadow: '0 0 0 1px #000, inset 0 0 0 1px #000', pointerEvents: 'none', boxSizing: 'border-box' },
+  });
+  const readout = h('p', { className: 'sr-only', dataset: { testid: `readout-overlay-${id}` }, attrs: { 'aria-live': 'polite' } });
   const glimpse = h('div', {
     hidden: true, dataset: { testid: `glimpse-${id}` },
     style: { position: 'absolute', border: '2px solid #ff4d4d', boxShadow: '0 0 0 1px #000', pointerEvents: 'none', boxSizing: 'border-box' },
   });
-  const plot = h('div', { style: { position: 'relative', width: '100%' } }, canvas, glimpse);
+  const plot = h('div', { style: { position: 'relative', width: '100%' } }, canvas, glimpse, cursor);
   const frame = h('div', { style: { width: `${size}px`, maxWidth: '100%' } }, plot);
 
   const bar = h('canvas', { width: 256, height: 1, style: { display: 'block', width: '100%', height: '10px', borderRadius: '2px' }, attrs: { 'aria-hidden': 'true' } });
@@ -88,7 +96,44 @@ export function createImageOverlay({ id, label, size = 240 }) {
   const caption = h('figcaption', { style: { fontSize: '0.8rem', marginBottom: '0.3rem' } });
   const message = h('p', { hidden: true, style: { fontSize: '0.85rem', color: 'var(--muted, #555)', margin: '0.3rem 0' } });
   const el = h('figure', { className: 'image-overlay', dataset: { testid: `figure-overlay-${id}` }, style: { margin: 0, minWidth: 0 } },
-    caption, frame, legend, message);
+    caption, frame, legend, message, readout);
+  let at = { i: 0, j: 0 }; // the cursor's map cell
+  let shown = null; // { map, name, rows, cols, cell } of the last update with a map
+
+  /** Reads map cell (i, j) out and outlines it. */
+  function read(i, j) {
+    if (!shown) return;
+    const { map, name, rows, cols, cell } = shown;
+    at = { i: Math.max(0, Math.min(map.rows - 1, i)), j: Math.max(0, Math.min(map.cols - 1, j)) };
+    const v = map.data[at.i * map.cols + at.j];
+    const top = maxOf(map.data);
+    readout.textContent = `${map.rows === rows ? 'pixel' : 'cell'} row ${at.i + 1}, column ${at.j + 1} of ${map.rows}×${map.cols}: `
+      + `${name} ${num(v, 4)}${v >= top ? ' (the largest)' : ` (largest ${num(top, 4)})`}`;
+    Object.assign(cursor.style, {
+      top: `${(100 * at.i * cell.height) / rows}%`, left: `${(100 * at.j * cell.width) / cols}%`,
+      height: `${(100 * Math.min(cell.height, rows - at.i * cell.height)) / rows}%`, width: `${(100 * Math.min(cell.width, cols - at.j * cell.width)) / cols}%`,
+    });
+    cursor.hidden = false;
+  }
+  canvas.addEventListener('focus', () => read(at.i, at.j));
+  canvas.addEventListener('blur', () => { cursor.hidden = true; });
+  canvas.addEventListener('keydown', (e) => {
+    if (!shown) return;
+    const k = e.shiftKey ? 5 : 1;
+    const moves = { ArrowUp: [-k, 0], ArrowDown: [k, 0], ArrowLeft: [0, -k], ArrowRight: [0, k] };
+    if (moves[e.key]) read(at.i + moves[e.key][0], at.j + moves[e.key][1]);
+    else if (e.key === 'Home') read(at.i, 0);
+    else if (e.key === 'End') read(at.i, shown.map.cols - 1);
+    else return;
+    e.preventDefault();
+  });
+  canvas.addEventListener('pointermove', (e) => {
+    if (!shown) return;
+    const r = canvas.getBoundingClientRect();
+    const { rows, cols, cell } = shown;
+    read(Math.floor((((e.clientY - r.top) / r.height) * rows) / cell.height), Math.floor((((e.clientX - r.left) / r.width) * cols) / cell.width));
+  });
+  canvas.addEventListener('pointerleave', () => { if (document.activeElement !== canvas) cursor.hidden = true; });
 
   {
     const ctx = bar.getContext('2d');
@@ -101,10 +146,11 @@ export function createImageOverlay({ id, label, size = 240 }) {
 
   function drawLegend(hi, name) {
     title.textContent = name;
-    const { step, values } = niceTicks(0, hi, legendWidth < 180 ? 2 : 3);
-    ticks.replaceChildren(...values.map((v) => h('span', {
-      textContent: tick(v, step),
-      style: { position: 'absolute', left: `${(100 * v) / hi}%`, transform: v === 0 ? 'none' : v >= hi ? 'translateX(-100%)' : 'translateX(-50%)' },
+    // the legend shrinks with its figure: ticks for the width it has now, so no two labels meet
+    const width = legend.clientWidth || legendWidth;
+    ticks.replaceChildren(...legendTickLabels(0, hi, width, width < 180 ? 2 : 3).map(({ label: text, at }) => h('span', {
+      textContent: text,
+      style: { position: 'absolute', whiteSpace: 'nowrap', left: `${100 * at}%`, transform: at === 0 ? 'none' : at >= 1 ? 'translateX(-100%)' : 'translateX(-50%)' },
     })));
   }
 
@@ -156,13 +202,22 @@ export function createImageOverlay({ id, label, size = 240 }) {
       if (up) drawLegend(hi, legendTitle);
       else title.textContent = 'the image alone';
       caption.textContent = text;
-      canvas.setAttribute('aria-label', description ?? (text ? `${label}: ${text}` : label));
+      const keys = map ? ': use the arrow keys to read its cells' : '';
+      canvas.setAttribute('aria-label', `${description ?? (text ? `${label}: ${text}` : label)}${keys}`);
+      shown = map ? { map, name: legendTitle, rows, cols, cell: map.rows === rows && map.cols === cols ? { height: 1, width: 1 } : cell ?? { height: rows / map.rows, width: cols / map.cols } } : null;
+      canvas.tabIndex = map ? 0 : -1;
+      if (!map) cursor.hidden = true;
+      else if (document.activeElement === canvas || !cursor.hidden) read(at.i, at.j);
       frame.hidden = false;
       message.hidden = true;
       api.current = { image, map, cell, box, caption: text };
     },
     clear(text = '') {
       api.current = null;
+      shown = null;
+      cursor.hidden = true;
+      readout.textContent = '';
+      canvas.tabIndex = -1;
       frame.hidden = true;
       legend.hidden = true;
       glimpse.hidden = true;

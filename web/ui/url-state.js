@@ -17,7 +17,9 @@
 //                  text, or typed values) into version n+1's; run in order up to `version`
 //     fix(state, reset)  optional: restores cross-field invariants after reading; calls
 //                  reset(name, reason) for each field it had to put back to its default
-//   codec.decode(hash)            -> { state, ignored: [{ name, reason }], version }
+//   codec.decode(hash)            -> { state, ignored: [{ name, reason }], version }; of a link's
+//                                   unknown fields the first 100 are named, the rest counted in
+//                                   one last entry; a link over 1 MiB is refused whole
 //   codec.fromObject(obj, {strict}) the same from a plain object (a JSON file); strict: the
 //                                   first bad field gives { error } instead of a default
 //   codec.encode(state)           -> '#ver=N&...' with every field that differs from its default
@@ -109,16 +111,38 @@ function same(a, b) {
   return a.every((x, k) => same(x, b[k]));
 }
 
-/** Splits "a=1&b=2" into a null-prototype map of raw (still URL-encoded) values. */
-export function splitEntries(body) {
+/**
+ * Unknown names a link may hold, kept and reported by name: far more than a
+ * page's table (or an older version's) has. Past them, unknown fields are
+ * only counted, so a link of junk (50,000 fields in 1 MB) is read in one
+ * linear pass over small tables.
+ */
+const MAX_UNKNOWN = 100;
+
+/**
+ * Splits "a=1&b=2" into a null-prototype map of raw (still URL-encoded)
+ * values, a repeated name keeping its last value. Names `known` accepts are
+ * always kept; of the others, the first `max` distinct ones, and `dropped`
+ * counts the fields past them.
+ */
+function readEntries(body, known, max) {
   const entries = Object.create(null);
+  let unknown = 0;
+  let dropped = 0;
   for (const part of body.split('&')) {
     if (!part) continue;
     const eq = part.indexOf('=');
     const name = eq < 0 ? part : part.slice(0, eq);
+    if (!(name in entries) && !known(name)) {
+      if (unknown >= max) {
+        dropped++;
+        continue;
+      }
+      unknown++;
+    }
     entries[name] = eq < 0 ? '' : part.slice(eq + 1);
   }
-  return entries;
+  return { entries, dropped };
 }
 
 export function createUrlState({ version, props, migrations = {}, fix }) {
@@ -128,15 +152,23 @@ export function createUrlState({ version, props, migrations = {}, fix }) {
     return Array.isArray(d) ? structuredClone(d) : d;
   };
 
-  function build(entries, { strict = false } = {}) {
+  /** entries: name -> raw value; dropped: unknown fields of the link not among them (see readEntries). */
+  function build(entries, { strict = false, dropped = 0 } = {}) {
     const s = {};
     const ignored = [];
+    const reported = new Set(); // the names in ignored: one look-up per field, not a search of the list
     const reset = (name, reason) => {
       if (strict) throw Object.assign(new Error(`“${name}” ${reason}`), { field: name });
-      if (!ignored.some((f) => f.name === name)) ignored.push({ name, reason });
+      if (reported.has(name)) return;
+      reported.add(name);
+      ignored.push({ name, reason });
     };
+    let unknown = 0;
+    let more = dropped;
     for (const name of Object.keys(entries)) {
-      if (!byName.has(name) && name !== 'ver') reset(name.slice(0, 40), 'is not a setting');
+      if (byName.has(name) || name === 'ver') continue;
+      if (unknown++ < MAX_UNKNOWN || strict) reset(name.slice(0, 40), 'is not a setting');
+      else more++;
     }
     for (const p of props) {
       const raw = entries[p.name];
@@ -152,6 +184,7 @@ export function createUrlState({ version, props, migrations = {}, fix }) {
     fix?.(s, (name, reason) => {
       reset(name, reason);
     });
+    if (more > 0) ignored.push({ name: `${more} more fields`, reason: 'are not settings either' });
     return { state: s, ignored };
   }
 
@@ -172,11 +205,13 @@ export function createUrlState({ version, props, migrations = {}, fix }) {
       const body = String(hash ?? '').replace(/^#/, '');
       if (!body) return { state: build({}).state, ignored: [], version };
       if (body.length > MAX_HASH) return { state: build({}).state, ignored: [{ name: 'link', reason: 'is too long' }], version };
-      let entries = splitEntries(body);
+      const read = readEntries(body, (name) => byName.has(name) || name === 'ver', MAX_UNKNOWN);
+      let entries = read.entries;
+      const { dropped } = read;
       const v = entries.ver === undefined ? 1 : Number(entries.ver);
       delete entries.ver;
       if (!Number.isInteger(v) || v < 1 || v > version) {
-        const r = build(entries);
+        const r = build(entries, { dropped });
         r.ignored.unshift({ name: 'ver', reason: `version ${String(v).slice(0, 12)} is not one this page reads (1 to ${version})` });
         return { ...r, version: v };
       }
@@ -185,7 +220,7 @@ export function createUrlState({ version, props, migrations = {}, fix }) {
       } catch (err) {
         return { state: build({}).state, ignored: [{ name: 'link', reason: err.message }], version: v };
       }
-      return { ...build(entries), version: v };
+      return { ...build(entries, { dropped }), version: v };
     },
     fromObject(obj, { strict = false } = {}) {
       if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return strict ? { error: 'the state is not an object' } : build({});

@@ -24,16 +24,13 @@ function ready() {
   return engine;
 }
 
-function adopt(m, kind = 'seq2seq') {
+function adopt(m) {
   const handle = nextHandle++;
   models.set(handle, m);
-  if (kind === 'vision') return { model: handle, kind, config: m.config, steps: m.steps };
-  return { model: handle, kind, config: m.config, inputAlphabet: m.inputAlphabet, outputAlphabet: m.outputAlphabet, steps: m.steps };
+  const { kind, config, steps } = m;
+  if (kind === 'vision') return { model: handle, kind, config, steps };
+  return { model: handle, kind, config, inputAlphabet: m.inputAlphabet, outputAlphabet: m.outputAlphabet, steps };
 }
-
-/** Whether saved bytes are an image model's (their format tag reads "ATNLVIS"). */
-const isVisionFile = (bytes) => bytes instanceof Uint8Array && bytes.length >= 7
-  && String.fromCharCode(...bytes.subarray(0, 7)) === 'ATNLVIS';
 
 /**
  * Everything the lab shows for one image: the answer, each step's attention
@@ -58,10 +55,8 @@ const ACTIONS = {
     return { simd: engine.simd, threads: engine.threads, threadsReason: engine.threadsReason };
   },
   create: ({ options }) => adopt(ready().createSeq2Seq(options)),
-  createVision: async ({ options }) => adopt(await ready().createVisionModel(options), 'vision'),
-  load: async ({ bytes }) => (isVisionFile(bytes)
-    ? adopt(await ready().loadVisionModel(bytes), 'vision')
-    : adopt(ready().loadSeq2Seq(bytes))),
+  createVision: async ({ options }) => adopt(await ready().createVisionModel(options)),
+  load: async ({ bytes }) => adopt(await ready().loadModel(bytes)),
   train: (a) => model(a).train(a.options ?? {}),
   evaluate: (a) => model(a).evaluate(a.options ?? {}),
   translate: (a) => model(a).translate(a.text, a.options ?? {}),

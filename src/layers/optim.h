@@ -2,8 +2,10 @@
  * over one block, their gradients, the optimiser's state and step count,
  * and a snapshot to roll a failed call back to. Seq2seq and the image model
  * keep theirs here; each says how its tensors start. Not a public header. */
-#ifndef ATTNLAB_TRAIN_OPTIM_H
-#define ATTNLAB_TRAIN_OPTIM_H
+#ifndef ATTNLAB_LAYERS_OPTIM_H
+#define ATTNLAB_LAYERS_OPTIM_H
+
+#include <stdint.h>
 
 #include "attnlab/optim.h"
 
@@ -11,12 +13,17 @@
  * table fits (S2S_MAX_TENSORS, VIS_MAX_TENSORS). */
 #define OPT_MAX_TENSORS 40
 
+/* How a tensor starts (opt_init): zeros; uniform(-k, k) with k = 1/sqrt(fan_in);
+ * He uniform, k = sqrt(6/fan_in), before a ReLU; uniform(-1, 1) (embeddings);
+ * zeros with the LSTM forget-gate biases 1 (remember by default); ones. */
+typedef enum { OPT_INIT_ZERO, OPT_INIT_UNIFORM, OPT_INIT_HE, OPT_INIT_EMBED, OPT_INIT_FORGET, OPT_INIT_ONE } OptInit;
+
 typedef struct {
     nn_real **slot; /* the field of the model's weight view that points at it */
     size_t offset;  /* where it starts in the block, in reals */
     size_t count;   /* its reals */
     int fan_in;     /* inputs per output, for the initial scale (0: none) */
-    int init;       /* how it starts: one of the model's own kinds */
+    OptInit init;   /* how it starts */
 } OptTensor;
 
 typedef struct {
@@ -35,11 +42,18 @@ typedef struct {
 
 /* Appends a tensor of count reals to the table (before opt_alloc); the
  * table has room for the model's largest one (see OPT_MAX_TENSORS). */
-void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, int init);
+void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, OptInit init);
 /* Allocates params, grads and moments, zeroed: NN_OK, or NN_ERR_NOMEM with
  * no message (the model says what it was creating). */
 int opt_alloc(OptParams *p);
 void opt_free(OptParams *p);
+/* The table's blocks in one call: opt_alloc, opt_bind of the weight view w
+ * and gradient view g, opt_init from seed. NN_OK, or NN_ERR_NOMEM with no
+ * message (the model says what it was creating). */
+int opt_create(OptParams *p, void *w, void *g, uint64_t seed);
+/* Writes every tensor's initial values, in table order, from one random
+ * stream started at seed (tensors that start constant draw nothing). */
+void opt_init(OptParams *p, uint64_t seed);
 /* Points every slot of the weight view w into params and the same field of
  * the gradient view g (a struct of the same type) into grads. */
 void opt_bind(const OptParams *p, void *w, void *g);
@@ -47,6 +61,9 @@ void opt_bind(const OptParams *p, void *w, void *g);
  * reals (a shard's own gradients); w is the weight view the table's slots
  * were registered in. */
 void opt_bind_grads(const OptParams *p, const void *w, void *g, nn_real *grads);
+/* A shard's own gradient block: p->n zeroed reals, with the gradient view g
+ * pointing into it as opt_bind_grads does; NULL when out of memory. */
+nn_real *opt_alloc_grads(const OptParams *p, const void *w, void *g);
 void opt_zero_grad(OptParams *p);
 /* sqrt(sum g^2) over all gradients, accumulated in double (range by range,
  * then the ranges' sums in order, with p->chunks ranges). */

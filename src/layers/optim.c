@@ -1,6 +1,6 @@
 /* The parameter table and the optimiser shared by the models
- * (src/train/optim.h). */
-#include "train/optim.h"
+ * (src/layers/optim.h). */
+#include "layers/optim.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,13 +8,14 @@
 
 #include "base/error.h"
 #include "base/pool.h"
+#include "base/rng.h"
 
 /* Adam's constants (Kingma & Ba's defaults). */
 #define ADAM_BETA1 0.9
 #define ADAM_BETA2 0.999
 #define ADAM_EPS 1e-8
 
-void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, int init) {
+void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, OptInit init) {
     p->tensors[p->n_tensors++] = (OptTensor){slot, p->n, count, fan_in, init};
     p->n += count;
 }
@@ -33,6 +34,29 @@ void opt_free(OptParams *p) {
     free(p->kept);
 }
 
+int opt_create(OptParams *p, void *w, void *g, uint64_t seed) {
+    NN_TRY(opt_alloc(p));
+    opt_bind(p, w, g);
+    opt_init(p, seed);
+    return NN_OK;
+}
+
+void opt_init(OptParams *p, uint64_t seed) {
+    uint64_t s = seed;
+    for (int i = 0; i < p->n_tensors; i++) {
+        const OptTensor *t = &p->tensors[i];
+        nn_real *x = p->params + t->offset;
+        nn_real k = t->init == OPT_INIT_EMBED ? 1
+                    : t->fan_in <= 0          ? 0
+                    : t->init == OPT_INIT_HE  ? sqrt(6.0 / t->fan_in)
+                                              : 1 / sqrt((double)t->fan_in);
+        int draw = t->init == OPT_INIT_UNIFORM || t->init == OPT_INIT_HE || t->init == OPT_INIT_EMBED;
+        for (size_t j = 0; j < t->count; j++) x[j] = draw ? k * nn_rng_symmetric(&s) : t->init == OPT_INIT_ONE;
+        if (t->init == OPT_INIT_FORGET) /* gate order i, f, g, o: the second quarter */
+            for (size_t j = t->count / 4; j < t->count / 2; j++) x[j] = 1;
+    }
+}
+
 void opt_bind_grads(const OptParams *p, const void *w, void *g, nn_real *grads) {
     /* slots are addresses inside w; the same offset in g is the same field */
     for (int i = 0; i < p->n_tensors; i++) {
@@ -45,6 +69,12 @@ void opt_bind_grads(const OptParams *p, const void *w, void *g, nn_real *grads) 
 void opt_bind(const OptParams *p, void *w, void *g) {
     for (int i = 0; i < p->n_tensors; i++) *p->tensors[i].slot = p->params + p->tensors[i].offset;
     opt_bind_grads(p, w, g, p->grads);
+}
+
+nn_real *opt_alloc_grads(const OptParams *p, const void *w, void *g) {
+    nn_real *grads = calloc(p->n, sizeof(nn_real));
+    if (grads) opt_bind_grads(p, w, g, grads);
+    return grads;
 }
 
 void opt_zero_grad(OptParams *p) { memset(p->grads, 0, sizeof(nn_real) * p->n); }

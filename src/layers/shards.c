@@ -1,5 +1,5 @@
-/* Data-parallel training over the pool (src/train/shards.h). */
-#include "train/shards.h"
+/* Data-parallel training over the pool (src/layers/shards.h). */
+#include "layers/shards.h"
 
 #include "base/error.h"
 
@@ -24,4 +24,16 @@ int shards_run(ShardTask task, void *model, int shards, double work, double *tot
         for (int s = 1; s < shards; s++) *total += job.total[s];
     }
     return st;
+}
+
+int shards_replicas(void *out[NN_MAX_THREADS], int n, int rows, const void *model, ReplicaCreate create,
+                    ReplicaDestroy destroy) {
+    int largest = (rows + n - 1) / n;
+    for (int s = 0; s < NN_MAX_THREADS; s++) out[s] = NULL;
+    for (int s = 1; s < n; s++)
+        if (!(out[s] = create(model, largest))) {
+            while (--s >= 1) destroy(out[s]);
+            return NN_ERR_NOMEM;
+        }
+    return NN_OK;
 }

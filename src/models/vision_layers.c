@@ -1,0 +1,351 @@
+/* The layers of the image model, each a _forward / _backward pair side by
+ * side, then the model as those layers in order and in reverse:
+ *   encoder  L x conv block (conv 3x3, ReLU, max-pool 2x2), the projection to
+ *            the keys and values kv (1x1 conv + learned positions)
+ *   decoder  the start state s_0, then per step t: attention over the grid
+ *            (c_t), the output layer (src/layers/output.c) over [c_t; s_t],
+ *            its cross-entropy, and the cell s_{t+1} = cell([c_t; onehot(y_t)], s_t)
+ * Shapes use the letters of vision.c; decoder buffers are time-major (T, B, .)
+ * and a step's backward reads the block of step t. A backward pass reads its
+ * forward's buffers and accumulates into the parameter gradients m->g. */
+#include <math.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "core/conv.h"
+#include "core/vec.h"
+#include "models/vision_internal.h"
+
+/* ---- encoder ------------------------------------------------------------------ */
+
+/* Layer l's input of row b: the image, or layer l - 1's pooled map. */
+static const nn_real *block_input(const VisionModel *m, int l, int b) {
+    size_t in = (size_t)m->hl[l] * m->wl[l] * m->cin[l];
+    return (l == 0 ? m->a.x : m->a.pool[l - 1]) + (size_t)b * in;
+}
+
+/* pool_l (B, h/2, w/2, C_l) = maxpool(relu_l), relu_l = ReLU(conv3x3(x; W_l) + b_l) */
+static void conv_block_forward(VisionModel *m, int B, int l) {
+    VisActs *a = &m->a;
+    int h = m->hl[l], w = m->wl[l], Ci = m->cin[l], Co = m->c.channels[l];
+    size_t full = (size_t)h * w * Co, half = (size_t)(h / 2) * (w / 2) * Co;
+    for (int b = 0; b < B; b++) {
+        nn_real *y = a->relu[l] + (size_t)b * full;
+        conv_3x3_forward(y, block_input(m, l, b), m->w.conv_w[l], m->w.conv_b[l], h, w, Ci, Co, a->scratch);
+        conv_relu_forward(y, y, (long)full);
+        conv_pool_forward(a->pool[l] + (size_t)b * half, m->idx[l] + (size_t)b * half, y, h, w, Co);
+    }
+}
+
+/* From d_pool[l]: into d_pool[l - 1] (=), or dimages (+=, or NULL) for the first layer. */
+static void conv_block_backward(VisionModel *m, int B, int l, nn_real *dimages) {
+    VisActs *a = &m->a;
+    int h = m->hl[l], w = m->wl[l], Ci = m->cin[l], Co = m->c.channels[l];
+    size_t in = (size_t)h * w * Ci, full = (size_t)h * w * Co, half = (size_t)(h / 2) * (w / 2) * Co;
+    if (l > 0) memset(a->d_pool[l - 1], 0, sizeof(nn_real) * B * in);
+    for (int b = 0; b < B; b++) {
+        nn_real *dr = a->d_relu[l] + (size_t)b * full;
+        memset(dr, 0, sizeof(nn_real) * full);
+        conv_pool_backward(dr, a->d_pool[l] + (size_t)b * half, m->idx[l] + (size_t)b * half, h, w, Co);
+        /* ReLU backward in place: dr *= [relu > 0] (conv_relu_backward accumulates; dr would double) */
+        const nn_real *y = a->relu[l] + (size_t)b * full;
+        for (size_t i = 0; i < full; i++)
+            if (!(y[i] > 0)) dr[i] = 0;
+        nn_real *dx = l > 0 ? a->d_pool[l - 1] + (size_t)b * in : dimages ? dimages + (size_t)b * in : NULL;
+        conv_3x3_backward(dx, m->g.conv_w[l], m->g.conv_b[l], dr, block_input(m, l, b), m->w.conv_w[l], h, w, Ci, Co,
+                          a->scratch);
+    }
+}
+
+/* kv (B, G, H) = pool_L Wp + bp + pos: without the positions the cells would
+ * be a bag of features with no place */
+static void project_forward(VisionModel *m, int B) {
+    VisActs *a = &m->a;
+    int H = m->c.hidden, L = m->c.layers;
+    conv_1x1_forward(a->kv, a->pool[L - 1], m->w.proj_w, m->w.proj_b, B * m->G, m->c.channels[L - 1], H);
+    for (int b = 0; b < B; b++) vec_axpy(a->kv + (size_t)b * m->G * H, 1, m->w.pos, m->G * H);
+}
+
+/* From d_kv: the positions' and the projection's gradients, d_pool[L - 1] (=). */
+static void project_backward(VisionModel *m, int B) {
+    VisActs *a = &m->a;
+    int H = m->c.hidden, L = m->c.layers, CL = m->c.channels[L - 1];
+    for (int b = 0; b < B; b++) vec_axpy(m->g.pos, 1, a->d_kv + (size_t)b * m->G * H, m->G * H);
+    memset(a->d_pool[L - 1], 0, sizeof(nn_real) * B * m->G * CL);
+    conv_1x1_backward(a->d_pool[L - 1], m->g.proj_w, m->g.proj_b, a->d_kv, a->pool[L - 1], m->w.proj_w, B * m->G, CL, H);
+}
+
+/* ---- decoder: the start state ------------------------------------------------------ */
+
+/* mean_b = (1/G) sum_g kv_bg;  s_0 = tanh(mean W0 + b0), LSTM c_0 = 0 */
+static void start_forward(VisionModel *m, int B) {
+    VisActs *a = &m->a;
+    int H = m->c.hidden, G = m->G;
+    for (int b = 0; b < B; b++) {
+        nn_real *mu = a->mean + (size_t)b * H;
+        memset(mu, 0, sizeof(nn_real) * H);
+        for (int g = 0; g < G; g++) vec_axpy(mu, (nn_real)1 / G, a->kv + ((size_t)b * G + g) * H, H);
+    }
+    vec_gemm_nn(a->hs, H, a->mean, H, m->w.init_w, H, B, H, H, 0);
+    for (int b = 0; b < B; b++) {
+        vec_axpy(a->hs + (size_t)b * H, 1, m->w.init_b, H);
+        vec_tanh(a->hs + (size_t)b * H, a->hs + (size_t)b * H, H);
+    }
+    memset(a->cs, 0, sizeof(nn_real) * B * H);
+}
+
+/* From ds_0 in dh: dpre = ds_0 (1 - s_0^2), in place; dmean (in d_o, whose
+ * output-layer lifetime ended with step 0's backward) spreads 1/G to every cell of d_kv. */
+static void start_backward(VisionModel *m, int B) {
+    VisActs *a = &m->a;
+    int H = m->c.hidden, G = m->G;
+    nn_real *dmean = a->d_o;
+    for (size_t i = 0; i < (size_t)B * H; i++) a->dh[i] *= 1 - a->hs[i] * a->hs[i];
+    vec_gemm_tn(m->g.init_w, H, a->mean, H, a->dh, H, H, H, B, 1);
+    for (int b = 0; b < B; b++) vec_axpy(m->g.init_b, 1, a->dh + (size_t)b * H, H);
+    vec_gemm_nt(dmean, H, a->dh, H, m->w.init_w, H, B, H, H, 0);
+    for (int b = 0; b < B; b++)
+        for (int g = 0; g < G; g++) vec_axpy(a->d_kv + ((size_t)b * G + g) * H, (nn_real)1 / G, dmean + (size_t)b * H, H);
+}
+
+/* ---- decoder: attention over the grid ---------------------------------------------- */
+
+void vis_reinforce_dweights(nn_real *dweights, const nn_real *a, int n, int l, nn_real advantage, nn_real lambda,
+                            nn_real scale) {
+    /* L = -A log a_l - lambda H(a),  H = -sum_j a_j log a_j:
+     * dL/da_j = -A [j == l] / a_l + lambda (log a_j + 1); a_j = 0 terms vanish (a log a -> 0) */
+    for (int j = 0; j < n; j++)
+        if (a[j] > 0) dweights[j] += scale * lambda * ((nn_real)log(a[j]) + 1);
+    if (a[l] > 0) dweights[l] -= scale * advantage / a[l];
+}
+
+static int argmax(const nn_real *x, int n) {
+    int best = 0;
+    for (int j = 1; j < n; j++)
+        if (x[j] > x[best]) best = j;
+    return best;
+}
+
+/* Hard mode: the location of a (n) that the draw u in [0, 1) picks, or its argmax when not sampling. */
+static int pick_location(const nn_real *a, int n, int sample, double u) {
+    if (!sample) return argmax(a, n);
+    int best = 0;
+    double cum = 0;
+    for (int j = 0; j < n; j++) {
+        cum += a[j];
+        if (a[j] > 0) best = j;
+        if (u < cum) return j;
+    }
+    return best; /* rounding left u past the sum: the last location with weight */
+}
+
+/* c_t (cat's first half) = attention(s_t, kv) for every row: soft, the
+ * weighted sum; hard, the cell the weights pick (drawn when sampling);
+ * none, the mean of the grid. */
+static int attend_forward(VisionModel *m, int B, int t, const VisRows *r) {
+    const VisConfig *c = &m->c;
+    VisActs *a = &m->a;
+    int H = c->hidden, G = m->G;
+    AttnParams p = attend_params(&m->w.attn);
+    for (int b = 0; b < B; b++) {
+        size_t tb = (size_t)t * B + b;
+        nn_real *w = a->weights + tb * G, *ctx = a->cat + tb * 2 * H;
+        const nn_real *kv = a->kv + (size_t)b * G * H;
+        m->loc[tb] = -1;
+        if (c->attention == VIS_ATTN_NONE) {
+            for (int g = 0; g < G; g++) w[g] = (nn_real)1 / G;
+            memcpy(ctx, a->mean + (size_t)b * H, sizeof(nn_real) * H);
+            continue;
+        }
+        NN_TRY(attn_forward(&m->attn_cfg, &p, a->scores + tb * G, w, ctx, a->hs + tb * H, kv, kv, a->scratch));
+        if (c->mode == VIS_HARD) {
+            int l = pick_location(w, G, r->sample, r->sample ? r->draws[(size_t)t * r->ld + b] : 0);
+            m->loc[tb] = l;
+            memcpy(ctx, kv + (size_t)l * H, sizeof(nn_real) * H);
+        }
+    }
+    return NN_OK;
+}
+
+/* From dc_t (dcat's first half): dq into dh (B, H), dkv into d_kv; hard mode's
+ * scores learn from REINFORCE (and the entropy bonus) on trained rows. */
+static int attend_backward(VisionModel *m, int B, int t) {
+    const VisConfig *c = &m->c;
+    VisActs *a = &m->a;
+    int H = c->hidden, G = m->G;
+    AttnParams p = attend_params(&m->w.attn);
+    AttnParamGrads g = attend_grads(&m->g.attn);
+    for (int b = 0; b < B; b++) {
+        size_t tb = (size_t)t * B + b;
+        const nn_real *dc = a->dcat + (size_t)b * 2 * H, *kv = a->kv + (size_t)b * G * H;
+        nn_real *dkv = a->d_kv + (size_t)b * G * H, *q = a->hs + tb * H;
+        if (c->attention == VIS_ATTN_NONE) { /* c_t = mean_g kv_g */
+            for (int gi = 0; gi < G; gi++) vec_axpy(dkv + (size_t)gi * H, (nn_real)1 / G, dc, H);
+            continue;
+        }
+        const nn_real *sc = a->scores + tb * G, *w = a->weights + tb * G;
+        if (c->mode == VIS_SOFT) {
+            NN_TRY(attn_backward(&m->attn_cfg, &p, &g, a->dh + (size_t)b * H, dkv, dkv, dc, NULL, sc, w, q, kv, kv, a->scratch));
+            continue;
+        }
+        /* hard: c_t = kv_l */
+        int l = m->loc[tb];
+        vec_axpy(dkv + (size_t)l * H, 1, dc, H);
+        if (!m->trained_forward || a->lw[tb] == 0) continue;
+        memset(a->dweights, 0, sizeof(nn_real) * G);
+        vis_reinforce_dweights(a->dweights, w, G, l, a->adv[tb], c->entropy, a->lw[tb]);
+        NN_TRY(attn_backward(&m->attn_cfg, &p, &g, a->dh + (size_t)b * H, dkv, NULL, a->zeros, a->dweights, sc, w, q, kv,
+                             kv, a->scratch));
+    }
+    attend_grads_end(&m->g.attn, &g);
+    return NN_OK;
+}
+
+/* ---- decoder: the output layer over [c_t; s_t] ---------------------------------------- */
+
+/* cat_t = [c_t; s_t], o_t = tanh(cat_t Wc + bc), p_t = softmax(o_t Wout + bout) */
+static void output_step_forward(VisionModel *m, int B, int t) {
+    VisActs *a = &m->a;
+    int H = m->c.hidden, V = m->V;
+    nn_real *cat = a->cat + (size_t)t * B * 2 * H;
+    for (int b = 0; b < B; b++) memcpy(cat + (size_t)b * 2 * H + H, a->hs + ((size_t)t * B + b) * H, sizeof(nn_real) * H);
+    output_forward(a->o + (size_t)t * B * H, a->probs + (size_t)t * B * V, cat, &m->w.out, B, 2 * H, H, V);
+}
+
+/* From dlogits: dcat (+=) = [dc_t; ds_t], and ds_t into dh. */
+static void output_step_backward(VisionModel *m, int B, int t) {
+    VisActs *a = &m->a;
+    int H = m->c.hidden, V = m->V;
+    output_backward(a->dcat, a->d_o, &m->g.out, a->dlogits, a->cat + (size_t)t * B * 2 * H, a->o + (size_t)t * B * H,
+                    &m->w.out, B, 2 * H, H, V);
+    for (int b = 0; b < B; b++) vec_axpy(a->dh + (size_t)b * H, 1, a->dcat + (size_t)b * 2 * H + H, H);
+}
+
+/* ---- decoder: the loss of step t ------------------------------------------------------ */
+
+/* Each row's token y_t (its label, or the greedy guess past its labels or
+ * without them), loss weight (1/count on a label, else 0) and hard mode's
+ * advantage; += the labels' -log p_t(y) into *total. */
+static void loss_forward(VisionModel *m, int B, int t, const VisRows *r, double *total) {
+    VisActs *a = &m->a;
+    int T = m->c.steps, V = m->V;
+    for (int b = 0; b < B; b++) {
+        size_t tb = (size_t)t * B + b;
+        const nn_real *pr = a->probs + tb * V;
+        int guess = argmax(pr, V);
+        if (r->pred) r->pred[(size_t)b * T + t] = guess;
+        int valid = r->labels && t < r->n_labels[b];
+        int y = valid ? r->labels[(size_t)b * T + t] : guess;
+        m->tok[tb] = y;
+        a->lw[tb] = valid ? (nn_real)1 / r->count : 0;
+        if (valid) *total += crossentropy_forward(pr, y);
+        a->adv[tb] = valid && r->sample ? (nn_real)((guess == y) - r->baseline[t]) : 0;
+    }
+}
+
+/* dlogits (B, V) = lw (p_t - onehot(y_t)) */
+static void loss_backward(VisionModel *m, int B, int t) {
+    VisActs *a = &m->a;
+    int V = m->V;
+    for (int b = 0; b < B; b++) {
+        size_t tb = (size_t)t * B + b;
+        crossentropy_backward(a->dlogits + (size_t)b * V, a->probs + tb * V, m->tok[tb], a->lw[tb], V);
+    }
+}
+
+/* ---- decoder: the cell ------------------------------------------------------------------ */
+
+/* s_{t+1} = cell(xin_t, s_t), xin_t = [c_t; onehot(y_t)] (the token only for sequences) */
+static void cell_forward(VisionModel *m, int B, int t) {
+    const VisConfig *c = &m->c;
+    VisActs *a = &m->a;
+    int H = c->hidden, I = m->I, lstm = c->cell == RNN_CELL_LSTM;
+    size_t S = (size_t)rnn_step_cache(c->cell, H);
+    nn_real *xin = a->xin + (size_t)t * B * I;
+    memset(xin, 0, sizeof(nn_real) * B * I);
+    for (int b = 0; b < B; b++) {
+        size_t tb = (size_t)t * B + b;
+        memcpy(xin + (size_t)b * I, a->cat + tb * 2 * H, sizeof(nn_real) * H);
+        if (c->sequence) xin[(size_t)b * I + H + m->tok[tb]] = 1;
+    }
+    RnnWeights cw = cell_weights(&m->w.cell);
+    rnn_step_forward(c->cell, B, I, H, &cw, a->hs + (size_t)(t + 1) * B * H, lstm ? a->cs + (size_t)(t + 1) * B * H : NULL,
+                     a->cache + (size_t)t * B * S, xin, I, a->hs + (size_t)t * B * H, lstm ? a->cs + (size_t)t * B * H : NULL,
+                     NULL, a->scratch);
+}
+
+/* From (dh, dc) = d s_{t+1}: the cell's gradients, dc_t into dcat's first half
+ * (+=), and (dh, dc) become d s_t (the buffers swap with dh2, dc2). */
+static void cell_backward(VisionModel *m, int B, int t) {
+    const VisConfig *c = &m->c;
+    VisActs *a = &m->a;
+    int H = c->hidden, I = m->I, lstm = c->cell == RNN_CELL_LSTM;
+    size_t S = (size_t)rnn_step_cache(c->cell, H);
+    RnnWeights cw = cell_weights(&m->w.cell);
+    RnnGrads cg = cell_grads(&m->g.cell);
+    memset(a->dxin, 0, sizeof(nn_real) * B * I);
+    rnn_step_backward(c->cell, B, I, H, &cw, &cg, a->dxin, I, a->dh2, lstm ? a->dc2 : NULL, a->dh, lstm ? a->dc : NULL,
+                      a->cache + (size_t)t * B * S, a->xin + (size_t)t * B * I, I, a->hs + (size_t)t * B * H,
+                      lstm ? a->cs + (size_t)t * B * H : NULL, NULL, a->scratch);
+    for (int b = 0; b < B; b++) vec_axpy(a->dcat + (size_t)b * 2 * H, 1, a->dxin + (size_t)b * I, H);
+    nn_real *swap = a->dh;
+    a->dh = a->dh2;
+    a->dh2 = swap;
+    swap = a->dc;
+    a->dc = a->dc2;
+    a->dc2 = swap;
+}
+
+/* ---- the model: its layers in order, and in reverse ---------------------------------------- */
+
+int vis_rows_forward(VisionModel *m, int B, const VisRows *r, double *total) {
+    const VisConfig *c = &m->c;
+    int T = c->steps, V = m->V;
+    m->have_forward = 0;
+    m->B = B;
+    memcpy(m->a.x, r->images, sizeof(nn_real) * B * c->rows * c->cols);
+    for (int l = 0; l < c->layers; l++) conv_block_forward(m, B, l);
+    project_forward(m, B);
+    start_forward(m, B);
+    *total = 0;
+    for (int t = 0; t < T; t++) {
+        NN_TRY(attend_forward(m, B, t, r));
+        output_step_forward(m, B, t);
+        loss_forward(m, B, t, r, total);
+        if (t + 1 < T) cell_forward(m, B, t);
+    }
+    if (r->sample) /* the rewards of these rows, for the baseline */
+        for (int t = 0; t < T; t++) {
+            r->hits[t] = r->seen[t] = 0;
+            for (int b = 0; b < B; b++)
+                if (t < r->n_labels[b]) {
+                    r->hits[t] += argmax(m->a.probs + ((size_t)t * B + b) * V, V) == r->labels[(size_t)b * T + t];
+                    r->seen[t]++;
+                }
+        }
+    if (r->labels) {
+        m->have_forward = 1;
+        m->trained_forward = r->sample;
+    }
+    return NN_OK;
+}
+
+int vis_rows_backward(VisionModel *m, nn_real *dimages) {
+    const VisConfig *c = &m->c;
+    VisActs *a = &m->a;
+    int B = m->B, H = c->hidden;
+    memset(a->d_kv, 0, sizeof(nn_real) * B * m->G * H);
+    memset(a->dh, 0, sizeof(nn_real) * B * H); /* d s_T: no step reads s_T */
+    memset(a->dc, 0, sizeof(nn_real) * B * H);
+    for (int t = c->steps - 1; t >= 0; t--) {
+        memset(a->dcat, 0, sizeof(nn_real) * B * 2 * H); /* collects [dc_t; ds_t] */
+        if (t + 1 < c->steps) cell_backward(m, B, t);
+        loss_backward(m, B, t);
+        output_step_backward(m, B, t);
+        NN_TRY(attend_backward(m, B, t));
+    }
+    start_backward(m, B);
+    project_backward(m, B);
+    for (int l = c->layers - 1; l >= 0; l--) conv_block_backward(m, B, l, dimages);
+    return NN_OK;
+}

@@ -1,0 +1,197 @@
+// The reliability contract of the two models through the JS API, on the
+// scalar build: a training call is all or nothing (a step that diverges
+// throws ERR_VALUE naming it, and the model predicts, evaluates and saves as
+// before the call); a call that does not grow the model leaves the heap at
+// its baseline; model files whose fields lie are rejected without growing
+// memory past their own length + 1 MB, and the shipped files load and save
+// to the same bytes; a loaded image model trains on batches larger than the
+// one it was saved with (the core's limit, VIS_MAX_BATCH).
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { loadEngine } from '../../web/engine/index.js';
+import { throwsCode, rejectsCode } from '../lib/assert.mjs';
+
+const MODELS = new URL('../../web/models/', import.meta.url);
+const S2S = { task: 'reverse', minLength: 3, maxLength: 8, hidden: 16, embed: 8, batch: 8, seed: 2 };
+const VIS = { task: 'centered', channels: [4, 8], hidden: 16, batch: 8, seed: 3 };
+const LRS = [1e10, 1e20, 1e30];
+const MB = 1 << 20;
+
+const u32 = (b, at) => (b[at] | b[at + 1] << 8 | b[at + 2] << 16 | b[at + 3] << 24) >>> 0;
+function put32(b, at, v) { for (let i = 0; i < 4; i++) b[at + i] = (v >>> (8 * i)) & 0xff; }
+function fnv1a(b, from, to) {
+  let h = 2166136261;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ b[i], 16777619) >>> 0;
+  return h;
+}
+const fixVision = (b) => { put32(b, b.length - 4, fnv1a(b, 0, b.length - 4)); return b; };
+function fixSeq2Seq(b) {
+  const m = 40 + u32(b, 28);
+  put32(b, b.length - 8, fnv1a(b, m, b.length - 8));
+  put32(b, b.length - 4, fnv1a(b, 0, b.length - 4));
+  return b;
+}
+const shipped = (name) => new Uint8Array(readFileSync(new URL(name, MODELS)));
+
+describe('the reliability contract (scalar build)', () => {
+  let engine;
+  before(async () => { engine = await loadEngine({ simd: false, threads: 1 }); });
+
+  for (const lr of LRS) {
+    for (const steps of [1, 3]) {
+      test(`seq2seq: train({ steps: ${steps}, lr: ${lr} }) throws ERR_VALUE naming the step; the model is as before`, () => {
+        const m = engine.createSeq2Seq(S2S);
+        m.train({ steps: 2, batch: 8 });
+        const saved = m.save(), before = m.translate('31415'), ev = m.evaluate({ count: 20 });
+        throwsCode(() => m.train({ steps, lr, batch: 8 }), 'ERR_VALUE', /diverged at step 3/);
+        assert.equal(m.steps, 2);
+        assert.deepEqual(m.translate('31415'), before);
+        assert.deepEqual(m.evaluate({ count: 20 }), ev);
+        assert.deepEqual(m.save(), saved);
+        m.train({ steps: 1, batch: 8 }); // and it trains on
+        m.destroy();
+      });
+
+      test(`image model: train({ steps: ${steps}, lr: ${lr} }) throws ERR_VALUE naming the step; the model is as before`, async () => {
+        const m = await engine.createVisionModel({ ...VIS, mode: lr === 1e20 ? 'hard' : 'soft' });
+        m.train({ steps: 2, batch: 8 });
+        const image = m.examples({ count: 1, seed: 5 })[0].image;
+        const saved = m.save(), before = m.predict(image), ev = m.evaluate({ count: 20 });
+        throwsCode(() => m.train({ steps, lr, batch: 8 }), 'ERR_VALUE', /diverged at step 3/);
+        assert.equal(m.steps, 2);
+        assert.deepEqual(m.predict(image), before);
+        assert.deepEqual(m.evaluate({ count: 20 }), ev);
+        assert.deepEqual(m.save(), saved);
+        m.train({ steps: 1, batch: 8 });
+        m.destroy();
+      });
+    }
+  }
+
+  test('a training call that does not grow the model leaves the heap at its baseline (the first call too)', async () => {
+    const s = engine.createSeq2Seq(S2S);
+    const v = await engine.createVisionModel(VIS);
+    const base = engine.heapUsed();
+    s.train({ steps: 2, batch: 8 });
+    v.train({ steps: 2, batch: 8 });
+    assert.equal(engine.heapUsed(), base, 'after the first calls');
+    throwsCode(() => s.train({ steps: 1, lr: 1e30, batch: 8 }), 'ERR_VALUE', /diverged/);
+    throwsCode(() => v.train({ steps: 1, lr: 1e30, batch: 8 }), 'ERR_VALUE', /diverged/);
+    assert.equal(engine.heapUsed(), base, 'after failed calls');
+    s.destroy();
+    v.destroy();
+  });
+
+  test('pairs with an empty train split: training says the split is empty', () => {
+    // one line: the hash of its input picks its split; take a line outside train
+    let m = null;
+    for (const c of 'abcdefghijklmnopqrstuvwxyz') {
+      const candidate = engine.createSeq2Seq({ task: 'pairs', pairs: `${c}${c}\tx\n`, hidden: 4, embed: 4, batch: 4 });
+      try {
+        candidate.train({ steps: 1, batch: 1 });
+        candidate.destroy();
+      } catch {
+        m = candidate;
+        break;
+      }
+    }
+    assert.ok(m, 'a line outside the train split');
+    assert.throws(() => m.train({ steps: 1, batch: 1 }), (err) => err.code === 'ERR_VALUE' && /train split is empty/.test(err.message)
+      && !/diverged|learning rate/.test(err.message));
+    m.destroy();
+  });
+
+  test('the shipped model files load and save to the same bytes', async () => {
+    for (const name of ['reverse-attention.s2s', 'reverse-bottleneck.s2s', 'dates.s2s', 'cluttered-soft.vis', 'cluttered-hard.vis']) {
+      const bytes = shipped(name);
+      const m = name.endsWith('.vis') ? await engine.loadVisionModel(bytes) : engine.loadSeq2Seq(bytes);
+      assert.deepEqual(m.save(), bytes, name);
+      m.destroy();
+    }
+  });
+
+  test('attnlab_model_file_kind names the kind of a file from its header', () => {
+    const heap = engine.heap;
+    const kindOf = (bytes) => heap.withBlock({ bytes: Math.max(bytes.length, 1), kind: 4, version: 4 }, (p) => {
+      heap.writeBytes(p.bytes, bytes);
+      const st = heap.exports.attnlab_model_file_kind(p.bytes, bytes.length, p.kind, p.version);
+      return { st, kind: heap.readI32(p.kind, 1)[0], version: heap.readI32(p.version, 1)[0] };
+    });
+    assert.deepEqual(kindOf(shipped('dates.s2s')), { st: 0, kind: 2, version: 1 });
+    assert.deepEqual(kindOf(shipped('cluttered-hard.vis')), { st: 0, kind: 3, version: 1 });
+    const zip = kindOf(new TextEncoder().encode('PK\u0003\u0004 not a model'));
+    assert.ok(zip.st !== 0 && zip.kind === 0 && /not an attnlab model/.test(heap.readString(heap.call.last_error())));
+  });
+
+  test('a loaded image model trains on batches past the one it was saved with (the core grows it)', async () => {
+    const m = await engine.loadVisionModel(shipped('cluttered-soft.vis'));
+    assert.equal(m.config.batch, 32);
+    // the lab's Step: batch 64 (web/lab/state.js)
+    const r = m.train({ steps: 1, batch: 64 });
+    assert.equal(r.examples, 64);
+    assert.equal(m.steps, 1501);
+    assert.equal(m.config.batch, 32, 'the configured batch is what the model saves');
+    m.destroy();
+  });
+
+  describe('damaged or crafted model files: ERR_VALUE, memory grown by at most the file + 1 MB', () => {
+    const memory = () => engine.heap.exports.memory.buffer.byteLength;
+    async function rejects(load, bytes, pattern) {
+      const mem0 = memory(), heap0 = engine.heapUsed();
+      await rejectsCode((async () => load(bytes))(), 'ERR_VALUE', pattern);
+      assert.ok(memory() - mem0 <= bytes.length + MB, `WASM memory grew ${(memory() - mem0) >> 20} MB`);
+      assert.equal(engine.heapUsed(), heap0);
+    }
+    const vis = (b) => engine.loadVisionModel(b);
+    const s2s = (b) => engine.loadSeq2Seq(b);
+    // image-model layout: 12 | task 12..24 | rows 28, cols 32, layers 36, channels 40..48, cell 52, hidden 56,
+    // attention 60, mode 64, steps 68, sequence 72, batch 76 | entropy 80 | seed 88 | steps 96 | baselines 100..
+    const visParams = (b) => 100 + 8 * u32(b, 68) + 24;
+
+    test('an image-model header claiming a large configuration', async () => {
+      (await vis(shipped('cluttered-soft.vis'))).destroy(); // the digit set is loaded before measuring
+      const b = shipped('cluttered-soft.vis');
+      for (const [at, v] of [[40, 64], [44, 64], [48, 64], [56, 256], [76, 256]]) put32(b, at, v);
+      await rejects(vis, fixVision(b), /parameters, but its configuration has/);
+    });
+
+    test('NaN and 3e38 weights, a NaN baseline, step counts -1 and 2^31-1', async () => {
+      const cases = [
+        [(b) => new DataView(b.buffer).setFloat32(visParams(b) + 400, NaN, true), /NaN/],
+        [(b) => new DataView(b.buffer).setFloat32(b.length - 8, 3e38, true), /past the limit/],
+        [(b) => new DataView(b.buffer).setFloat64(100, NaN, true), /baseline/],
+        [(b) => put32(b, 96, 0xffffffff), /step count/],
+        [(b) => put32(b, 96, 0x7fffffff), /step count/],
+      ];
+      for (const file of ['cluttered-soft.vis', 'cluttered-hard.vis']) {
+        for (const [edit, pattern] of cases) {
+          const b = shipped(file);
+          edit(b);
+          await rejects(vis, fixVision(b), pattern);
+        }
+      }
+      const m = 40, b = shipped('reverse-attention.s2s');
+      put32(b, m + 72, 0xffffffff);
+      await rejects(s2s, fixSeq2Seq(b), /step count/);
+      const c = shipped('reverse-attention.s2s');
+      new DataView(c.buffer).setFloat32(m + 84 + 4 * 40, NaN, true);
+      await rejects(s2s, fixSeq2Seq(c), /NaN/);
+    });
+
+    test("a seq2seq file edited to 'location' attention on a task of varying lengths", async () => {
+      // reverse-attention: dot attention (no weights), inputs of 2..16 digits; location would add fixed_in x D
+      const b = shipped('reverse-attention.s2s'), m = 40;
+      const D = u32(b, m + 12 + 4 * 4), maxIn = u32(b, m + 12 + 4 * 9), extra = 4 * maxIn * D;
+      const params = (b.length - m - 84 - 8) / 4;
+      // location's weights go after the decoder and before the output layer's Wc: any place keeps the count right
+      const c = new Uint8Array(b.length + extra);
+      c.set(b.subarray(0, b.length - 8));
+      c.set(b.subarray(b.length - 8), b.length + extra - 8);
+      put32(c, m + 12 + 4 * 5, 5); // ATTN_SCORE_LOCATION
+      put32(c, m + 12 + 4 * 11, maxIn);
+      put32(c, m + 76, params + maxIn * D);
+      await rejects(s2s, fixSeq2Seq(c), /location/);
+    });
+  });
+});

@@ -1,0 +1,126 @@
+// engine.loadModel(bytes) on both builds: each shipped model (web/models/)
+// and each kind's saved file loads into the class of its kind, as its own
+// loader would load it; junk, truncated files, other attnlab files and wrong
+// types reject with an AttnlabError with a code, leaving the heap as it was.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
+import { AttnlabError, Seq2SeqModel, VisionModel } from '../../web/engine/index.js';
+import { mulberry32, withEngines } from './builds.mjs';
+
+const dir = new URL('../../web/models/', import.meta.url);
+const manifest = JSON.parse(await readFile(new URL('models.json', dir), 'utf8'));
+const shipped = await Promise.all(Object.entries(manifest.models).map(async ([name, spec]) => ({
+  name, spec, bytes: new Uint8Array(await readFile(new URL(spec.file, dir))),
+})));
+const CLASSES = { seq2seq: Seq2SeqModel, vision: VisionModel };
+
+const ascii = (text) => new TextEncoder().encode(text);
+const tagged = (tag, rest = 64) => {
+  const b = new Uint8Array(8 + rest).fill(7);
+  b.set(ascii(tag));
+  b[7] = 0;
+  return b;
+};
+
+async function rejection(promise) {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  return null;
+}
+
+/** What a model reads: a translation or an image's reading, for comparing two loads. */
+function reading(m) {
+  if (m.kind === 'vision') {
+    const [example] = m.examples({ count: 1, seed: 4 });
+    return m.predict(example.image);
+  }
+  const [example] = m.examples({ count: 1, seed: 4 });
+  return m.translate(example.input);
+}
+
+for (const { name, skip, engine } of await withEngines()) {
+  describe(`engine.loadModel (${name})`, { skip }, () => {
+    test('each shipped model loads into its kind, as its own loader loads it', async () => {
+      for (const { name: file, spec, bytes } of shipped) {
+        const m = await engine.loadModel(bytes);
+        assert.ok(m instanceof CLASSES[spec.kind], `${file}: a ${CLASSES[spec.kind].name}`);
+        assert.equal(m.kind, spec.kind, file);
+        assert.equal(m.config.task, spec.options.task, file);
+        const direct = spec.kind === 'vision' ? await engine.loadVisionModel(bytes) : engine.loadSeq2Seq(bytes);
+        assert.deepEqual(reading(m), reading(direct), `${file}: reads as the ${spec.kind} loader's model`);
+        assert.deepEqual(m.save(), bytes, `${file}: saves the same bytes`);
+        const fromBuffer = await engine.loadModel(bytes.slice().buffer);
+        assert.equal(fromBuffer.kind, spec.kind, `${file} as an ArrayBuffer`);
+        for (const x of [m, direct, fromBuffer]) x.destroy();
+      }
+    });
+
+    test("each kind's saved file comes back as that kind", async () => {
+      const made = [
+        engine.createSeq2Seq({ task: 'copy', minLength: 2, maxLength: 4, hidden: 8, embed: 4, batch: 8 }),
+        await engine.createVisionModel({ task: 'centered', channels: [2], hidden: 8, batch: 4 }),
+      ];
+      for (const m of made) {
+        m.train({ steps: 1 });
+        const back = await engine.loadModel(m.save());
+        assert.equal(back.constructor, m.constructor);
+        assert.equal(back.steps, 1);
+        assert.deepEqual(reading(back), reading(m));
+        back.destroy();
+        m.destroy();
+      }
+    });
+
+    test('junk, truncated files and files that are not models reject with ERR_VALUE; the heap is as it was', async () => {
+      await engine.loadModel(shipped.find((s) => s.spec.kind === 'vision').bytes).then((m) => m.destroy()); // the digit set loaded
+      const base = engine.heapUsed();
+      const rng = mulberry32(3);
+      const digits = gunzipSync(await readFile(new URL('../../web/data/mnist.bin.gz', import.meta.url)));
+      const cases = [
+        ['random bytes', Uint8Array.from({ length: 500 }, () => Math.floor(rng() * 256)), /not an attnlab model file/],
+        ['JSON text', ascii('{"model": "reverse"}'), /not an attnlab model file/],
+        ['one byte', Uint8Array.of(65), /not an attnlab model file/],
+        ['a tag without its NUL', ascii('ATNLTRNX and more'), /not an attnlab model file/],
+        ['a bare seq2seq network', tagged('ATNLS2S'), /bare seq2seq network/],
+        ['the digit set', digits.subarray(0, 4096), /digit set/],
+        ['an attnlab file of an unknown kind', tagged('ATNLXYZ'), /ATNLXYZ is an attnlab file of a kind this engine does not load/],
+        ['a tag alone', tagged('ATNLTRN', 0), /truncated|damaged|too short|not an attnlab/],
+        ['an image-model tag on junk', tagged('ATNLVIS', 100), /.+/],
+        ['empty', new Uint8Array(0), /empty/],
+      ];
+      for (const { name: file, bytes } of shipped) {
+        for (const cut of [7, 8, 12, 40, bytes.length >> 1, bytes.length - 1]) {
+          cases.push([`${file} cut to ${cut} bytes`, bytes.slice(0, cut), /.+/]);
+        }
+        const flipped = bytes.slice();
+        flipped[flipped.length >> 1] ^= 0x5a;
+        cases.push([`${file} with a byte changed`, flipped, /checksum|damaged|.+/]);
+      }
+      for (const [what, bytes, pattern] of cases) {
+        const err = await rejection(engine.loadModel(bytes));
+        assert.ok(err instanceof AttnlabError, `${what}: rejected with ${err}`);
+        assert.equal(err.code, 'ERR_VALUE', `${what}: ${err.message}`);
+        assert.match(err.message, pattern, what);
+        assert.equal(engine.heapUsed(), base, `${what}: heap as it was`);
+      }
+    });
+
+    test('wrong types reject with ERR_ARG naming loadModel', async () => {
+      const revoked = Proxy.revocable(new Uint8Array(8), {});
+      revoked.revoke();
+      const wrong = ['web/models/dates.s2s', 42, null, undefined, {}, [65, 84, 78, 76], new Int8Array(16), new DataView(new ArrayBuffer(16)),
+        new Uint16Array(16), 10n, Symbol('file'), new Proxy(shipped[0].bytes, {}), revoked.proxy, new SharedArrayBuffer(16)];
+      for (const value of wrong) {
+        const err = await rejection(engine.loadModel(value));
+        assert.ok(err instanceof AttnlabError, `${String(typeof value)}: rejected with ${err}`);
+        assert.equal(err.code, 'ERR_ARG', err.message);
+        assert.match(err.message, /^loadModel: /);
+      }
+    });
+  });
+}

@@ -1,0 +1,352 @@
+/* The layers the models share (src/layers/): the output layer against a plain
+ * float64 reference, its cross-entropy (the floor under a probability, rows
+ * of weight 0), embedding rows and their gradient (padding carries none); in
+ * the double build, finite-difference gradient checks of the output layer
+ * with its loss and of the embedding. Every backward accumulates (+=).
+ * Layer norm and the GELU perceptron (the next model's blocks): forward
+ * against float64, gradients against finite differences (double build).
+ * Shard replicas: each sized for the largest shard, none left behind when
+ * one cannot be made; a replica's gradient view points into its own block. */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "fd.h"
+#include "layers/embedding.h"
+#include "layers/layernorm.h"
+#include "layers/mlp.h"
+#include "layers/output.h"
+#include "layers/shards.h"
+
+/* ---- the output layer -------------------------------------------------------------- */
+
+/* Sizes of the cases: n rows, W inputs, D hidden, V vocabulary. */
+enum { N = 5, WI = 7, D = 4, V = 6 };
+
+typedef struct {
+    OptParams p;
+    OutputWeights w, g;
+    nn_real *x, *o, *probs, *dlogits, *dx, *d_o;
+    int32_t y[N];
+    nn_real weight[N]; /* loss weight of each row (one row 0: padding) */
+} OutCase;
+
+static void out_case(OutCase *c, Rng *r) {
+    memset(c, 0, sizeof *c);
+    output_add(&c->p, &c->w, WI, D, V);
+    if (!CHECK_OK(opt_alloc(&c->p), "opt_alloc")) return;
+    opt_bind(&c->p, &c->w, &c->g);
+    for (size_t i = 0; i < c->p.n; i++) c->p.params[i] = (nn_real)rng_uniform(r, -1, 1);
+    c->x = alloc_random(r, (size_t)N * WI, -1, 1);
+    c->o = alloc_reals((size_t)N * D);
+    c->probs = alloc_reals((size_t)N * V);
+    c->dlogits = alloc_reals((size_t)N * V);
+    c->dx = alloc_random(r, (size_t)N * WI, -1, 1); /* += onto whatever is there */
+    c->d_o = alloc_reals((size_t)N * D);
+    for (int i = 0; i < N; i++) {
+        c->y[i] = rng_int(r, 0, V - 1);
+        c->weight[i] = i == 2 ? 0 : (nn_real)rng_uniform(r, 0.1, 1);
+    }
+}
+
+/* L = sum_r weight_r (-log p_r(y_r)) */
+static double out_loss(void *ctx) {
+    OutCase *c = ctx;
+    output_forward(c->o, c->probs, c->x, &c->w, N, WI, D, V);
+    double L = 0;
+    for (int i = 0; i < N; i++) L += c->weight[i] * crossentropy_forward(c->probs + (size_t)i * V, c->y[i]);
+    return L;
+}
+
+static void test_output_forward(void) {
+    check_case("output layer and loss forward against float64");
+    Rng r = {5};
+    OutCase c;
+    out_case(&c, &r);
+    if (!c.p.params) return;
+    double L = out_loss(&c), want_L = 0;
+    double o[N * D], p[N * V];
+    for (int i = 0; i < N; i++) {
+        for (int u = 0; u < D; u++) {
+            double s = c.w.bc[u];
+            for (int k = 0; k < WI; k++) s += (double)c.x[i * WI + k] * c.w.Wc[k * D + u];
+            o[i * D + u] = tanh(s);
+        }
+        double mx = -INFINITY, sum = 0;
+        for (int v = 0; v < V; v++) {
+            double s = c.w.bout[v];
+            for (int u = 0; u < D; u++) s += o[i * D + u] * c.w.Wout[u * V + v];
+            p[i * V + v] = s;
+            mx = s > mx ? s : mx;
+        }
+        for (int v = 0; v < V; v++) sum += p[i * V + v] = exp(p[i * V + v] - mx);
+        for (int v = 0; v < V; v++) p[i * V + v] /= sum;
+        want_L -= c.weight[i] * log(p[i * V + c.y[i]]);
+    }
+    CHECK_CLOSE(L, want_L, TOL_FWD_ATOL, TOL_FWD_RTOL, "weighted loss");
+    CHECK_ARRAY(c.o, o, (size_t)N * D, D, TOL_FWD_ATOL, TOL_FWD_RTOL, "o");
+    CHECK_ARRAY(c.probs, p, (size_t)N * V, V, TOL_FWD_ATOL, TOL_FWD_RTOL, "probs");
+    opt_free(&c.p);
+}
+
+static void test_crossentropy(void) {
+    check_case("cross-entropy: floor, weight 0, the gradient's rows");
+    nn_real p[4] = {0, 0.25f, 0.75f, 0}, d[4];
+    CHECK_CLOSE(crossentropy_forward(p, 2), -log(0.75), 1e-12, 1e-7, "-log p_y");
+    double floor = crossentropy_forward(p, 0);
+    CHECK(isfinite(floor) && fabs(floor + log(OUTPUT_MIN_PROB)) < 1e-9, "p_y = 0 floors to -log(%g), got %g",
+          OUTPUT_MIN_PROB, floor);
+    crossentropy_backward(d, p, 2, 0.5f, 4);
+    double want[4] = {0, 0.125, -0.125, 0};
+    CHECK_ARRAY(d, want, 4, 4, 1e-7, 0, "weight (p - onehot)");
+    crossentropy_backward(d, p, 1, 0, 4);
+    int zero = 1;
+    for (int v = 0; v < 4; v++) zero &= d[v] == 0 && !signbit(d[v]);
+    CHECK(zero, "a row of weight 0 is +0 everywhere");
+}
+
+#ifdef NN_DOUBLE
+static void test_output_gradients(void) {
+    check_case("gradcheck: output layer + cross-entropy");
+    Rng r = {17};
+    OutCase c;
+    out_case(&c, &r);
+    if (!c.p.params) return;
+    nn_real *dx0 = alloc_reals((size_t)N * WI);
+    memcpy(dx0, c.dx, sizeof(nn_real) * N * WI);
+    opt_zero_grad(&c.p);
+    out_loss(&c);
+    for (int i = 0; i < N; i++)
+        crossentropy_backward(c.dlogits + (size_t)i * V, c.probs + (size_t)i * V, c.y[i], c.weight[i], V);
+    output_backward(c.dx, c.d_o, &c.g, c.dlogits, c.x, c.o, &c.w, N, WI, D, V);
+    for (size_t i = 0; i < (size_t)N * WI; i++) c.dx[i] -= dx0[i]; /* what the backward added */
+    CHECK(fd_worst(out_loss, &c, c.x, c.dx, (size_t)N * WI) < 1e-6, "dx");
+    CHECK(fd_worst(out_loss, &c, c.w.Wc, c.g.Wc, (size_t)WI * D) < 1e-6, "dWc");
+    CHECK(fd_worst(out_loss, &c, c.w.bc, c.g.bc, D) < 1e-6, "dbc");
+    CHECK(fd_worst(out_loss, &c, c.w.Wout, c.g.Wout, (size_t)D * V) < 1e-6, "dWout");
+    CHECK(fd_worst(out_loss, &c, c.w.bout, c.g.bout, V) < 1e-6, "dbout");
+    opt_free(&c.p);
+}
+#endif
+
+/* ---- embedding ------------------------------------------------------------------ */
+
+enum { ROWS = 6, E = 3, VOCAB = 5, PAD = 0 };
+
+typedef struct {
+    nn_real *table, *x, *r;
+    int32_t tok[ROWS];
+} EmbCase;
+
+static double emb_loss(void *ctx) { /* L = r . embedding(tok) */
+    EmbCase *c = ctx;
+    embedding_forward(c->x, c->table, c->tok, ROWS, E);
+    double L = 0;
+    for (int i = 0; i < ROWS * E; i++) L += (double)c->x[i] * c->r[i];
+    return L;
+}
+
+static void test_embedding(void) {
+    check_case("embedding: rows of the table, padding carries no gradient");
+    Rng r = {29};
+    EmbCase c = {alloc_random(&r, VOCAB * E, -1, 1), alloc_reals(ROWS * E), alloc_random(&r, ROWS * E, -1, 1),
+                 {3, PAD, 1, 3, 4, PAD}};
+    emb_loss(&c);
+    int rows = 1;
+    for (int i = 0; i < ROWS; i++) rows &= memcmp(c.x + i * E, c.table + c.tok[i] * E, sizeof(nn_real) * E) == 0;
+    CHECK(rows, "x row r = table[tok[r]]");
+    nn_real *dt = alloc_zeros(VOCAB * E);
+    embedding_backward(dt, c.r, c.tok, ROWS, E, PAD);
+    double want[VOCAB * E] = {0};
+    for (int i = 0; i < ROWS; i++)
+        for (int k = 0; k < E && c.tok[i] != PAD; k++) want[c.tok[i] * E + k] += c.r[i * E + k];
+    CHECK_ARRAY(dt, want, VOCAB * E, E, 1e-12, 1e-6, "dtable");
+#ifdef NN_DOUBLE
+    /* without a padding id every row's gradient lands, as finite differences say */
+    memset(dt, 0, sizeof(nn_real) * VOCAB * E);
+    embedding_backward(dt, c.r, c.tok, ROWS, E, -1);
+    CHECK(fd_worst(emb_loss, &c, c.table, dt, VOCAB * E) < 1e-6, "gradcheck dtable");
+#endif
+}
+
+/* ---- layer norm and the GELU perceptron ------------------------------------------ */
+
+enum { LN = 4, LC = 6, LF = 5 };
+
+typedef struct {
+    OptParams p;
+    LayerNormWeights lw, lg;
+    MlpWeights mw, mg;
+    nn_real *x, *y, *mean, *rstd, *h, *a, *da, *r, *dx;
+} BlockCase;
+
+static void block_case(BlockCase *c, Rng *r) {
+    memset(c, 0, sizeof *c);
+    layernorm_add(&c->p, &c->lw, LC);
+    mlp_add(&c->p, &c->mw, LC, LF);
+    if (!CHECK_OK(opt_alloc(&c->p), "opt_alloc")) return;
+    /* opt_bind takes one view; two layers' views bind through the slots (the gradients below) */
+    for (int i = 0; i < c->p.n_tensors; i++) *c->p.tensors[i].slot = c->p.params + c->p.tensors[i].offset;
+    c->lg = (LayerNormWeights){c->p.grads + (c->lw.weight - c->p.params), c->p.grads + (c->lw.bias - c->p.params)};
+    c->mg = (MlpWeights){c->p.grads + (c->mw.W1 - c->p.params), c->p.grads + (c->mw.b1 - c->p.params),
+                         c->p.grads + (c->mw.W2 - c->p.params), c->p.grads + (c->mw.b2 - c->p.params)};
+    for (size_t i = 0; i < c->p.n; i++) c->p.params[i] = (nn_real)rng_uniform(r, -1, 1);
+    c->x = alloc_random(r, LN * LC, -2, 2);
+    c->y = alloc_reals(LN * LC);
+    c->mean = alloc_reals(LN);
+    c->rstd = alloc_reals(LN);
+    c->h = alloc_reals(LN * LF);
+    c->a = alloc_reals(LN * LF);
+    c->da = alloc_reals(LN * LF);
+    c->r = alloc_random(r, LN * LC, -1, 1);
+    c->dx = alloc_zeros(LN * LC);
+}
+
+static double ln_loss(void *ctx) { /* L = r . layernorm(x) */
+    BlockCase *c = ctx;
+    layernorm_forward(c->y, c->mean, c->rstd, c->x, &c->lw, LN, LC);
+    double L = 0;
+    for (int i = 0; i < LN * LC; i++) L += (double)c->y[i] * c->r[i];
+    return L;
+}
+
+static double mlp_loss(void *ctx) { /* L = r . mlp(x) */
+    BlockCase *c = ctx;
+    mlp_forward(c->y, c->h, c->a, c->x, &c->mw, LN, LC, LF);
+    double L = 0;
+    for (int i = 0; i < LN * LC; i++) L += (double)c->y[i] * c->r[i];
+    return L;
+}
+
+static double gelu_ref(double u) { return 0.5 * u * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (u + 0.044715 * u * u * u))); }
+
+static void test_blocks_forward(void) {
+    Rng r = {41};
+    BlockCase c;
+    block_case(&c, &r);
+    if (!c.p.params) return;
+    check_case("layer norm forward against float64");
+    ln_loss(&c);
+    double want[LN * LC];
+    for (int i = 0; i < LN; i++) {
+        double m = 0, v = 0;
+        for (int k = 0; k < LC; k++) m += c.x[i * LC + k] / (double)LC;
+        for (int k = 0; k < LC; k++) v += (c.x[i * LC + k] - m) * (c.x[i * LC + k] - m) / LC;
+        for (int k = 0; k < LC; k++)
+            want[i * LC + k] = (c.x[i * LC + k] - m) / sqrt(v + LAYERNORM_EPS) * c.lw.weight[k] + c.lw.bias[k];
+    }
+    CHECK_ARRAY(c.y, want, LN * LC, LC, TOL_FWD_ATOL, TOL_FWD_RTOL, "y");
+    check_case("GELU perceptron forward against float64");
+    mlp_loss(&c);
+    for (int i = 0; i < LN; i++) {
+        double a[LF];
+        for (int f = 0; f < LF; f++) {
+            double s = c.mw.b1[f];
+            for (int k = 0; k < LC; k++) s += (double)c.x[i * LC + k] * c.mw.W1[k * LF + f];
+            a[f] = gelu_ref(s);
+        }
+        for (int k = 0; k < LC; k++) {
+            double s = c.mw.b2[k];
+            for (int f = 0; f < LF; f++) s += a[f] * c.mw.W2[f * LC + k];
+            want[i * LC + k] = s;
+        }
+    }
+    CHECK_ARRAY(c.y, want, LN * LC, LC, TOL_FWD_ATOL, TOL_FWD_RTOL, "y");
+    nn_real u[3] = {0, 10, -10}, g[3];
+    gelu_forward(g, u, 3);
+    CHECK(g[0] == 0 && fabs(g[1] - 10) < 1e-5 && fabs(g[2]) < 1e-5, "gelu(0, 10, -10) = %g, %g, %g", (double)g[0],
+          (double)g[1], (double)g[2]);
+    opt_free(&c.p);
+}
+
+#ifdef NN_DOUBLE
+static void test_blocks_gradients(void) {
+    Rng r = {43};
+    BlockCase c;
+    block_case(&c, &r);
+    if (!c.p.params) return;
+    check_case("gradcheck: layer norm");
+    ln_loss(&c);
+    layernorm_backward(c.dx, &c.lg, c.r, c.x, c.mean, c.rstd, &c.lw, LN, LC);
+    CHECK(fd_worst(ln_loss, &c, c.x, c.dx, LN * LC) < 1e-6, "dx");
+    CHECK(fd_worst(ln_loss, &c, c.lw.weight, c.lg.weight, LC) < 1e-6, "dweight");
+    CHECK(fd_worst(ln_loss, &c, c.lw.bias, c.lg.bias, LC) < 1e-6, "dbias");
+    check_case("gradcheck: GELU perceptron");
+    memset(c.dx, 0, sizeof(nn_real) * LN * LC);
+    mlp_loss(&c);
+    mlp_backward(c.dx, c.da, &c.mg, c.r, c.x, c.h, c.a, &c.mw, LN, LC, LF);
+    CHECK(fd_worst(mlp_loss, &c, c.x, c.dx, LN * LC) < 1e-6, "dx");
+    CHECK(fd_worst(mlp_loss, &c, c.mw.W1, c.mg.W1, LC * LF) < 1e-6, "dW1");
+    CHECK(fd_worst(mlp_loss, &c, c.mw.b1, c.mg.b1, LF) < 1e-6, "db1");
+    CHECK(fd_worst(mlp_loss, &c, c.mw.W2, c.mg.W2, LF * LC) < 1e-6, "dW2");
+    CHECK(fd_worst(mlp_loss, &c, c.mw.b2, c.mg.b2, LC) < 1e-6, "db2");
+    opt_free(&c.p);
+}
+#endif
+
+/* ---- shard replicas --------------------------------------------------------------- */
+
+typedef struct {
+    int made, fail_at;        /* creations so far; the one that fails (0: none) */
+    int rows[NN_MAX_THREADS]; /* rows each creation asked for */
+} ReplicaLog;
+
+static int replica_tokens[NN_MAX_THREADS]; /* what the fake replicas point at */
+static int undone;                         /* replicas destroyed */
+
+static void *fake_create(const void *model, int rows) {
+    ReplicaLog *log = (ReplicaLog *)model;
+    if (++log->made == log->fail_at) return NULL;
+    log->rows[log->made - 1] = rows;
+    return &replica_tokens[log->made];
+}
+
+static void fake_destroy(void *replica) {
+    (void)replica;
+    undone++;
+}
+
+static void test_replicas(void) {
+    check_case("shard replicas: sizes, and a failed one undoes the others");
+    void *out[NN_MAX_THREADS];
+    ReplicaLog log = {0, 0, {0}};
+    CHECK_OK(shards_replicas(out, 4, 10, &log, fake_create, fake_destroy), "4 shards of 10 rows");
+    CHECK(log.made == 3 && out[0] == NULL && out[1] && out[2] && out[3] && out[4] == NULL, "replicas 1..3, made %d",
+          log.made);
+    CHECK(log.rows[0] == 3 && log.rows[1] == 3 && log.rows[2] == 3, "each holds the largest shard of 10 rows in 4 (3)");
+    log = (ReplicaLog){0, 3, {0}};
+    undone = 0;
+    int st = shards_replicas(out, 5, 10, &log, fake_create, fake_destroy);
+    CHECK(st == NN_ERR_NOMEM && undone == 2, "the third of four fails: NN_ERR_NOMEM (%d), %d of 2 made undone", st,
+          undone);
+
+    check_case("a replica's gradient view points into its own block");
+    struct {
+        nn_real *a, *b;
+    } w, g, rg;
+    OptParams p = {0};
+    opt_add(&p, &w.a, 2, 2, OPT_INIT_ZERO);
+    opt_add(&p, &w.b, 3, 3, OPT_INIT_ZERO);
+    if (!CHECK_OK(opt_alloc(&p), "opt_alloc")) return;
+    opt_bind(&p, &w, &g);
+    nn_real *grads = opt_alloc_grads(&p, &w, &rg);
+    CHECK(grads && rg.a == grads && rg.b == grads + 2 && g.a == p.grads && grads[0] == 0 && grads[4] == 0,
+          "the view, zeroed");
+    free(grads);
+    opt_free(&p);
+}
+
+int main(void) {
+    test_output_forward();
+    test_crossentropy();
+#ifdef NN_DOUBLE
+    test_output_gradients();
+#endif
+    test_embedding();
+    test_blocks_forward();
+#ifdef NN_DOUBLE
+    test_blocks_gradients();
+#endif
+    test_replicas();
+    return check_summary();
+}

@@ -1,0 +1,128 @@
+// What every trained model of the engine shares (the seq2seq model, the image
+// model, and any later one): its handle in the WASM heap, liveness, the error
+// guard on each public method, and train / save / destroy through its exports.
+//
+// A model kind is a subclass that
+//   - calls super(heap, handle, spec) with spec:
+//       kind        its name for callers ('seq2seq', 'vision'): model.kind;
+//       prefix      the prefix of its C exports (wasm.js BINDINGS): `${prefix}_info`,
+//                   `_train`, `_save_size`, `_save`, `_destroy`;
+//       info        the name of the record `_info` fills (src/wasm/boundary.h), and
+//       stepsField  its field counting optimiser steps;
+//       train       { maxSteps, batch(config) and maxBatch(config): the default and largest
+//                   batch, lr(adam): the default learning rate for Adam (true) or SGD,
+//                   optimizers, tokens (whether `_train` also counts tokens) };
+//   - sets this.config, its configuration (what batch(config) reads);
+//   - runs the body of each public method of its own through this.guarded(name, fn):
+//     fn gets the live handle, and anything it throws reaches the caller as an
+//     AttnlabError with a code (a destroyed model: ERR_ARG naming the method).
+import { AttnlabError, argError, describe, guard, valueError } from './errors.js';
+import { options, toBytes, toChoice, toInteger, toNumber } from './matrix.js';
+import { F32, F64, U8 } from './wasm.js';
+
+const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
+
+export class Model {
+  #heap;
+  #handle;
+  #spec;
+
+  constructor(heap, handle, spec) {
+    this.#heap = heap;
+    this.#handle = handle;
+    this.#spec = spec;
+  }
+
+  /** 'seq2seq' or 'vision': which kind of model this is (engine.loadModel returns either). */
+  get kind() {
+    return this.#spec.kind;
+  }
+
+  /** The engine's heap the model lives in (for the subclass's calls). */
+  get heap() {
+    return this.#heap;
+  }
+
+  /** Runs fn(handle) as the public method `name`: the model must be live; every error is an AttnlabError. */
+  guarded(name, fn) {
+    return guard(name, () => {
+      if (!this.#handle) throw new AttnlabError('ERR_ARG', `${name}: this model was destroyed`);
+      return fn(this.#handle);
+    });
+  }
+
+  /** The C core's record of this model (its configuration, sizes and steps). */
+  info() {
+    return this.guarded('info', (model) => this.#heap.callRecord(`${this.#spec.prefix}_info`, this.#spec.info, { model }));
+  }
+
+  /** Optimiser steps taken so far. */
+  get steps() {
+    return this.guarded('steps', () => this.info()[this.#spec.stepsField]);
+  }
+
+  /**
+   * Trains `steps` optimiser steps (default 1) on batches of `batch` train
+   * examples; the limits and defaults are the kind's (see the subclass).
+   * @returns {{ loss, losses: Float32Array, steps, examples, seconds, examplesPerSecond, tokensPerSecond? }}
+   */
+  train(args = {}) {
+    return this.guarded('train', (model) => {
+      const t = this.#spec.train;
+      const o = options('train', args, ['steps', 'batch', 'optimizer', 'lr', 'clip']);
+      // steps sizes the losses block, so its limit is checked before allocating.
+      const steps = toInteger('steps', o.steps, 1, 1, t.maxSteps);
+      const batch = toInteger('batch', o.batch, t.batch(this.config), 1, t.maxBatch(this.config));
+      const optimizer = toChoice('optimizer', o.optimizer, t.optimizers, 'adam');
+      const lr = toNumber('lr', o.lr, t.lr(optimizer === t.optimizers.adam));
+      if (!(lr > 0)) throw valueError(`lr must be > 0 (got ${lr})`);
+      const clip = toNumber('clip', o.clip, 5);
+      if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
+      const heap = this.#heap;
+      return heap.withBlock({ losses: F32 * steps, tokens: t.tokens ? F64 : 0 }, (p) => {
+        const t0 = now();
+        heap.call[`${this.#spec.prefix}_train`]({
+          model, optimizer, lr, clip, steps, batch, losses: p.losses, ...(t.tokens ? { tokens: p.tokens } : {}),
+        });
+        const seconds = Math.max((now() - t0) / 1000, 1e-9);
+        const losses = heap.readF32(p.losses, steps);
+        const examples = steps * batch;
+        const result = {
+          loss: losses.reduce((s, x) => s + x, 0) / steps,
+          losses, steps: this.steps, examples, seconds, examplesPerSecond: examples / seconds,
+        };
+        if (t.tokens) result.tokensPerSecond = heap.readF64(p.tokens) / seconds;
+        return result;
+      });
+    });
+  }
+
+  /** The model in the versioned attnlab format (engine.loadModel reads it back). */
+  save() {
+    return this.guarded('save', (model) => this.#heap.savedBytes(this.#spec.prefix, model));
+  }
+
+  /** Frees the model; calling it again does nothing. */
+  destroy() {
+    if (!this.#handle) return;
+    const model = this.#handle;
+    this.#handle = 0;
+    this.#heap.call[`${this.#spec.prefix}_destroy`]({ model });
+  }
+}
+
+/** A saved model's bytes as the engine's own copy (checked once), for loadHandle. */
+export function modelFile(name, bytes) {
+  const file = toBytes(bytes);
+  if (file === null) throw argError(`${name}: expected the bytes of a saved model (a Uint8Array or an ArrayBuffer), got ${describe(bytes)}`);
+  if (file.length === 0) throw valueError(`${name}: the file is empty`);
+  return file;
+}
+
+/** The handle a `_load` export makes of a file from modelFile: `load({ bytes, size, out })` calls it. */
+export function loadHandle(heap, file, load) {
+  return heap.withBlock({ bytes: U8 * file.length }, (p) => {
+    heap.writeBytes(p.bytes, file);
+    return heap.withHandle((out) => load({ bytes: p.bytes, size: file.length, out }));
+  });
+}

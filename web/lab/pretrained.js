@@ -1,0 +1,63 @@
+// The models trained ahead of time (web/models, listed in models.json by
+// scripts/train-models.mjs): which one fits the lab's settings. The lab opens a
+// task on its pretrained model, so a learner first sees attention that works
+// (labelled as pretrained, "train from scratch" one click away), instead of an
+// untrained model's noise over a uniform map.
+import { settingsOf } from './model-file.js';
+import { MODEL_KEYS, isImageTask } from './state.js';
+
+/** The lab's settings of a pretrained model (its manifest entry). */
+export function settingsOfSpec(spec) {
+  const o = spec.options;
+  const base = isImageTask(o.task) ? {} : { layers: 1, bidirectional: false };
+  return { ...base, ...settingsOf({ ...o, seed: o.seed ?? 1 }) };
+}
+
+/**
+ * The pretrained model { name, spec, settings } for `state`, or null: one of the
+ * task (for images, of the attention mode) whose settings equal the state's on
+ * every model setting named in `given` (the link's fields, or the one changed).
+ * With start=scratch there is none: the learner asked for an untrained model.
+ */
+export function pickPretrained(manifest, state, given) {
+  if (state.start !== 'pretrained' || !manifest?.models) return null;
+  for (const [name, spec] of Object.entries(manifest.models)) {
+    const settings = settingsOfSpec(spec);
+    if (settings.task !== state.task) continue;
+    if (isImageTask(state.task) && settings.mode !== state.mode) continue;
+    if (MODEL_KEYS.every((k) => !given.has(k) || !(k in settings) || settings[k] === state[k])) return { name, spec, settings };
+  }
+  return null;
+}
+
+/** The model fields a link sets ("#ver=2&task=dates&..."), by name. */
+export function linkFields(hash) {
+  return new Set(hash.replace(/^#/, '').split('&').map((kv) => decodeURIComponent(kv.split('=')[0])).filter(Boolean));
+}
+
+/** One line on a pretrained model: what it does and how well, for the label over the lab. */
+export function describePretrained({ spec, settings }) {
+  const what = isImageTask(settings.task)
+    ? `${settings.task} digits, ${settings.mode} attention`
+    : `${settings.task}, attention ${settings.attention}`;
+  // its accuracy is the one the lab measures beside Train (on the lab's own test draw), not the manifest's
+  return `Pretrained model (${what}): trained ${spec.steps.toLocaleString('en')} steps ahead of time, ready to read inputs. `
+    + 'Train on to improve it, or start over with Train from scratch.';
+}
+
+/** The manifest, or null when it cannot be read (the lab then starts untrained). */
+export async function loadManifest(base = new URL('../models/', import.meta.url)) {
+  try {
+    const r = await fetch(new URL('models.json', base));
+    return r.ok ? await r.json() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The bytes of a pretrained model's file. */
+export async function fetchPretrained(spec, base = new URL('../models/', import.meta.url)) {
+  const r = await fetch(new URL(spec.file, base));
+  if (!r.ok) throw Object.assign(new Error(`models/${spec.file}: HTTP ${r.status}`), { code: 'ERR_DATA' });
+  return new Uint8Array(await r.arrayBuffer());
+}
