@@ -61,6 +61,19 @@ EMSCRIPTEN_KEEPALIVE const char *attnlab_tf_tensor(Transformer *m, int i, double
     return name;
 }
 
+/* Overwrites tensor i with count floats from data (a block of the caller's):
+ * the engine writes only into blocks it allocated, never into the model. */
+EMSCRIPTEN_KEEPALIVE int attnlab_tf_set_tensor(Transformer *m, int i, const float *data, int count) {
+    nn_clear_error();
+    size_t offset = 0, n = 0;
+    const char *name = tf_tensor(m, i, &offset, &n);
+    if (!name) return nn_fail(NN_ERR_ARG, "setWeights: no tensor %d", i);
+    if (count < 0 || (size_t)count != n) return nn_fail(NN_ERR_SHAPE, "setWeights: %s holds %zu numbers (got %d)", name, n, count);
+    nn_real *p = tf_params(m) + offset;
+    for (size_t k = 0; k < n; k++) p[k] = (nn_real)data[k];
+    return NN_OK;
+}
+
 EMSCRIPTEN_KEEPALIVE int attnlab_tf_set_ablation(Transformer *m, const int32_t *pairs, int n) {
     return tf_set_ablation(m, pairs, n);
 }

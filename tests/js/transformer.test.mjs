@@ -26,6 +26,27 @@ for (const { engine, ...build } of await withEngines()) {
       m.destroy();
       throwsCode(() => m.evaluate(), 'ERR_ARG', /destroyed/);
     });
+    test('every method of a destroyed model throws ERR_ARG naming the method', async () => {
+      const m = await engine.createTransformer(SMALL);
+      m.destroy();
+      const calls = {
+        steps: () => m.steps, train: () => m.train(), evaluate: () => m.evaluate(), examples: () => m.examples(),
+        inspect: () => m.inspect('12'), generate: () => m.generate('12'), headScores: () => m.headScores(),
+        weights: () => m.weights(), setWeights: () => m.setWeights({}),
+      };
+      for (const [name, call] of Object.entries(calls)) throwsCode(call, 'ERR_ARG', new RegExp(`^${name}: this model was destroyed`));
+    });
+    test('setWeights writes through a block of its own; an empty ablate list is no ablation', async () => {
+      const m = await engine.createTransformer(SMALL);
+      const w = m.weights();
+      const name = Object.keys(w).find((k) => k.startsWith('lnf'));
+      const lnf = Float32Array.from(w[name], (_, i) => i / 10);
+      m.setWeights({ [name]: Array.from(lnf) });
+      assert.deepEqual(m.weights()[name], lnf);
+      assert.deepEqual(m.evaluate({ count: 8, ablate: [] }), m.evaluate({ count: 8 }));
+      throwsCode(() => m.setWeights({ [name]: [1] }), 'ERR_SHAPE', /holds/);
+      m.destroy();
+    });
 
     test('train, evaluate, examples, generate and inspect return their documented shapes', async () => {
       const m = await engine.createTransformer(SMALL);

@@ -31,7 +31,7 @@ function seedOf(value, fallback) {
 
 export function createTransformer(heap, args) {
   const K = transformerConstants(heap);
-  const o = options('createTransformer', args);
+  const o = options('createTransformer', args, ['task', 'text', 'layers', 'heads', 'dModel', 'dFF', 'context', 'positional', 'score', 'batch', 'seed']);
   const task = toChoice('task', o.task, K.tasks, 'induction');
   let text = new Uint8Array(0);
   if (task === K.tasks.text) {
@@ -80,9 +80,15 @@ export class TransformerModel {
     });
   }
 
-  #live(what) {
-    if (!this.handle) throw new AttnlabError('ERR_ARG', `${what}: this model was destroyed`);
-    return this.handle;
+  /**
+   * Runs fn(handle) as the public method `name`, as Model.guarded does
+   * (web/engine/model.js): the model must be live; every error is an AttnlabError.
+   */
+  guarded(name, fn) {
+    return guard(name, () => {
+      if (!this.handle) throw new AttnlabError('ERR_ARG', `${name}: this model was destroyed`);
+      return fn(this.handle);
+    });
   }
 
   #info() {
@@ -94,8 +100,7 @@ export class TransformerModel {
 
   /** Optimiser steps taken so far. */
   get steps() {
-    this.#live('steps');
-    return this.#info()[11];
+    return this.guarded('steps', () => this.#info()[11]);
   }
 
   /**
@@ -105,9 +110,8 @@ export class TransformerModel {
    * @returns {{ loss, losses: Float32Array, steps, seconds, tokensPerSecond }}
    */
   train(args = {}) {
-    return guard('train', () => {
-      const handle = this.#live('train');
-      const o = options('train', args);
+    return this.guarded('train', (handle) => {
+      const o = options('train', args, ['steps', 'batch', 'lr', 'weightDecay', 'warmup', 'decaySteps', 'clip']);
       const L = this.K.limits;
       const steps = toInteger('steps', o.steps, 1, 1, L.maxSteps);
       const batch = toInteger('batch', o.batch, this.config.batch, 1, L.maxBatch);
@@ -143,7 +147,7 @@ export class TransformerModel {
       if (h.layer === undefined || h.head === undefined) throw argError(`${name}: ablate[${i}]: needs both layer and head`);
     });
     const heap = this.heap;
-    heap.withBlock({ pairs: I32 * Math.max(pairs.length, 1) }, (p) => {
+    heap.withBlock({ pairs: I32 * pairs.length }, (p) => {
       heap.writeI32(p.pairs, pairs);
       heap.check(heap.call.tf_set_ablation({ model: handle, pairs: p.pairs, n: ablate.length }), name);
     });
@@ -160,9 +164,8 @@ export class TransformerModel {
    * @returns {{ loss, accuracy, count }}
    */
   evaluate(args = {}) {
-    return guard('evaluate', () => {
-      const handle = this.#live('evaluate');
-      const o = options('evaluate', args);
+    return this.guarded('evaluate', (handle) => {
+      const o = options('evaluate', args, ['split', 'count', 'ablate']);
       const split = toChoice('split', o.split, this.K.splits, 'test');
       const count = toInteger('count', o.count, 500, 1, this.K.limits.maxEvaluate);
       const heap = this.heap;
@@ -217,9 +220,8 @@ export class TransformerModel {
    * @returns {{ input: string, target: string }[]}
    */
   examples(args = {}) {
-    return guard('examples', () => {
-      const handle = this.#live('examples');
-      const o = options('examples', args);
+    return this.guarded('examples', (handle) => {
+      const o = options('examples', args, ['split', 'count', 'seed']);
       const split = toChoice('split', o.split, this.K.splits, 'train');
       const count = toInteger('count', o.count, 10, 1, 1000);
       const seed = seedOf(o.seed, 1);
@@ -249,9 +251,8 @@ export class TransformerModel {
    * @returns {{ tokens, attention, predictions, lens }}
    */
   inspect(input, args = {}) {
-    return guard('inspect', () => {
-      const handle = this.#live('inspect');
-      const o = options('inspect', args);
+    return this.guarded('inspect', (handle) => {
+      const o = options('inspect', args, ['ablate']);
       const ids = this.#encode('inspect', input);
       const n = ids.length;
       if (n < 1 || n > this.config.context) {
@@ -291,9 +292,8 @@ export class TransformerModel {
    * @returns {{ text: string, tokens: string[] }} the continuation
    */
   generate(prompt, args = {}) {
-    return guard('generate', () => {
-      const handle = this.#live('generate');
-      const o = options('generate', args);
+    return this.guarded('generate', (handle) => {
+      const o = options('generate', args, ['tokens', 'temperature', 'topK', 'seed']);
       const ids = this.#encode('generate', prompt);
       if (ids.length < 1) throw shapeError('generate: the prompt needs at least one token');
       const count = toInteger('tokens', o.tokens, 20, 0, this.K.limits.maxGenerate);
@@ -302,7 +302,9 @@ export class TransformerModel {
       const seed = seedOf(o.seed, 1);
       const heap = this.heap;
       return heap.withBlock({ tokens: I32 * (ids.length + count) }, (p) => {
-        heap.writeI32(p.tokens, ids);
+        const tokens = new Int32Array(ids.length + count); // the prompt, then room the core fills
+        tokens.set(ids);
+        heap.writeI32(p.tokens, tokens);
         heap.call.tf_generate({ model: handle, tokens: p.tokens, nPrompt: ids.length, nNew: count, temperature, topK, seed });
         const out = Array.from(heap.readI32(p.tokens + I32 * ids.length, count));
         return { text: this.#text(out), tokens: out.map((id) => this.vocabulary[id]) };
@@ -317,9 +319,8 @@ export class TransformerModel {
    * @returns {{ previousToken: number, induction: number }[][]} [layer][head]
    */
   headScores(args = {}) {
-    return guard('headScores', () => {
-      const handle = this.#live('headScores');
-      const o = options('headScores', args);
+    return this.guarded('headScores', (handle) => {
+      const o = options('headScores', args, ['count']);
       const count = toInteger('count', o.count, 64, 1, this.K.limits.maxEvaluate);
       const { layers: L, heads: H } = this.config;
       const heap = this.heap;
@@ -335,8 +336,7 @@ export class TransformerModel {
 
   /** Every tensor's weights by name ("wte", "h0.qkv_w", ...), copied out. */
   weights() {
-    return guard('weights', () => {
-      const handle = this.#live('weights');
+    return this.guarded('weights', (handle) => {
       const out = {};
       this.#tensors(handle, (name, offset, count, base) => { out[name] = this.heap.readF32(base + F32 * offset, count); });
       return out;
@@ -345,21 +345,28 @@ export class TransformerModel {
 
   /** Overwrites the named tensors ({ name: numbers }), each of its own size. */
   setWeights(values) {
-    return guard('setWeights', () => {
-      const handle = this.#live('setWeights');
-      const v = options('setWeights', values);
+    return this.guarded('setWeights', (handle) => {
+      // the tensor names are the caller's keys: each value is read once
+      const v = options('setWeights', values, values !== null && typeof values === 'object' ? Object.keys(values) : []);
       const known = new Map();
-      this.#tensors(handle, (name, offset, count, base) => known.set(name, { at: base + F32 * offset, count }));
+      this.#tensors(handle, (name, offset, count, base, index) => known.set(name, { index, count }));
       const writes = Object.entries(v).map(([name, data]) => {
         const t = known.get(name);
         if (!t) throw argError(`setWeights: no tensor '${name}'; the model has ${[...known.keys()].join(', ')}`);
         if (!data || data.length !== t.count) throw shapeError(`setWeights: ${name} holds ${t.count} numbers (got ${describe(data)}${data?.length !== undefined ? ` of length ${data.length}` : ''})`);
-        for (let i = 0; i < data.length; i++) {
-          if (typeof data[i] !== 'number' || !Number.isFinite(data[i])) throw valueError(`setWeights: ${name}[${i}] is ${describe(data[i])}; weights must be finite numbers`);
-        }
-        return [t.at, data];
+        const copy = Float32Array.from(data, (x, i) => {
+          if (typeof x !== 'number' || !Number.isFinite(x)) throw valueError(`setWeights: ${name}[${i}] is ${describe(x)}; weights must be finite numbers`);
+          return x;
+        });
+        return [t, copy];
       });
-      for (const [at, data] of writes) this.heap.writeF32(at, data);
+      const heap = this.heap;
+      for (const [t, copy] of writes) {
+        heap.withBlock({ data: F32 * t.count }, (p) => {
+          heap.writeF32(p.data, copy);
+          heap.call.tf_set_tensor({ model: handle, index: t.index, data: p.data, count: t.count });
+        });
+      }
     });
   }
 
@@ -370,7 +377,7 @@ export class TransformerModel {
       for (let i = 0; ; i++) {
         const name = heap.call.tf_tensor({ model: handle, index: i, at: p.at });
         if (!name) break;
-        fn(heap.readString(name), heap.readF64(p.at), heap.readF64(p.at + 8), base);
+        fn(heap.readString(name), heap.readF64(p.at), heap.readF64(p.at + 8), base, i);
       }
     });
   }

@@ -114,6 +114,7 @@ const BINDINGS = Object.freeze({
   tf_token: { args: ['model', 'id'] },
   tf_weights: { args: ['model'] },
   tf_tensor: { args: ['model', 'index', 'at'] },
+  tf_set_tensor: { status: 'setWeights', args: ['model', 'index', 'data', 'count'] },
   tf_set_ablation: { args: ['model', 'pairs', 'n'] }, // its status is checked under the calling method's name
   tf_train: { status: 'train', args: ['model', 'steps', 'batch', 'lr', 'weightDecay', 'warmup', 'decaySteps', 'clip', 'losses'] },
   tf_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'out'] },
