@@ -68,7 +68,8 @@ EMSCRIPTEN_KEEPALIVE int attnlab_tf_set_tensor(Transformer *m, int i, const floa
     size_t offset = 0, n = 0;
     const char *name = tf_tensor(m, i, &offset, &n);
     if (!name) return nn_fail(NN_ERR_ARG, "setWeights: no tensor %d", i);
-    if (count < 0 || (size_t)count != n) return nn_fail(NN_ERR_SHAPE, "setWeights: %s holds %zu numbers (got %d)", name, n, count);
+    if (count < 0 || (size_t)count != n)
+        return nn_fail(NN_ERR_SHAPE, "setWeights: %s holds %zu numbers (got %d)", name, n, count);
     nn_real *p = tf_params(m) + offset;
     for (size_t k = 0; k < n; k++) p[k] = (nn_real)data[k];
     return NN_OK;
