@@ -13,13 +13,11 @@
 #define SEP DIGITS
 #define PAD (DIGITS + 1)
 #define MAX_IN 10
-/* induction: letters; a segment of distinct letters, filler from the others,
- * so each repeated token has one earlier occurrence to look back at. With 26
- * letters the filler letters recur more often than the segment's: a counting
- * signal the model picks up first, a step towards induction (with 52 letters
- * and none, training sat at chance for hundreds of steps). */
+/* induction: random letters, uniform with replacement, whose second half
+ * repeats the first (Olsson et al. 2022). Only the repeat is predictable, and
+ * only by looking back at the token after the earlier occurrence: there is no
+ * counting shortcut (every letter is as likely everywhere). */
 #define LETTERS 26
-#define MAX_SEGMENT (LETTERS / 2)
 /* modular: a share of the p^2 pairs held out for the test split, fixed for every seed */
 #define MODULAR_TEST_PERCENT 30
 #define MODULAR_SPLIT_SEED 0x6d6f64756c6172ull
@@ -122,21 +120,14 @@ static void draw_distinct(uint64_t *rng, int n, int k, int32_t *out) {
     }
 }
 
-/* Filler letters, a segment of L distinct letters at p1 and again at the
- * end; the repeat's tokens after its first are scored (only a look back at
- * the first occurrence predicts them). */
-static void sample_induction(const SeqTask *t, uint64_t *rng, int32_t *tok, int32_t *tgt, int *p1_out, int *L_out) {
-    int n = t->len;
-    int hi = n / 4 < MAX_SEGMENT ? n / 4 : MAX_SEGMENT, lo = n / 8 > 2 ? n / 8 : 2;
-    if (lo > hi) lo = hi;
-    int L = lo + nn_rng_below(rng, hi - lo + 1);
-    int32_t letters[LETTERS];
-    draw_distinct(rng, LETTERS, LETTERS, letters); /* the first L: the segment; the rest: filler */
-    int p1 = nn_rng_below(rng, n - 2 * L + 1);
-    for (int i = 0; i < n; i++) tok[i] = letters[L + nn_rng_below(rng, LETTERS - L)];
-    for (int i = 0; i < L; i++) tok[p1 + i] = tok[n - L + i] = letters[i];
-    for (int i = 0; i < n; i++) tgt[i] = i >= n - L && i < n - 1 ? tok[i + 1] : -1;
-    if (p1_out) *p1_out = p1, *L_out = L;
+/* k = n/2 random letters, then the same k again (the last of an odd n too);
+ * the repeat's tokens after its first are scored. */
+static int sample_induction(uint64_t *rng, int n, int32_t *tok, int32_t *tgt) {
+    int k = n / 2;
+    for (int i = 0; i < k; i++) tok[i] = nn_rng_below(rng, LETTERS);
+    for (int i = k; i < n; i++) tok[i] = tok[i - k];
+    for (int i = 0; i < n; i++) tgt[i] = i >= k && i < n - 1 ? tok[i + 1] : -1;
+    return k;
 }
 
 static int cmp_i32(const void *a, const void *b) { return *(const int32_t *)a - *(const int32_t *)b; }
@@ -150,7 +141,7 @@ void seq_task_sample(const SeqTask *t, TfSplit split, uint64_t *rng, int32_t *to
     int n = t->len;
     switch (t->kind) {
     case TF_TASK_INDUCTION:
-        sample_induction(t, rng, tok, tgt, NULL, NULL);
+        sample_induction(rng, n, tok, tgt);
         return;
     case TF_TASK_MODULAR: {
         int a, b;
@@ -190,9 +181,8 @@ void seq_task_repeat(const SeqTask *t, uint64_t *rng, int32_t *tok, int32_t *sou
     for (int i = 0; i < n; i++) source[i] = -1;
     if (t->kind == TF_TASK_INDUCTION) { /* the task's own sequences */
         int32_t tgt[TF_MAX_CONTEXT];
-        int p1, L;
-        sample_induction(t, rng, tok, tgt, &p1, &L);
-        for (int i = 0; i + 1 < L; i++) source[n - L + i] = p1 + i + 1;
+        int k = sample_induction(rng, n, tok, tgt);
+        for (int i = k; i < n; i++) source[i] = i - k + 1;
         return;
     }
     /* k symbols, distinct while the symbols last, then the same k again */

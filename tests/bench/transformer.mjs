@@ -26,7 +26,7 @@ const SEED = Number(arg('seed', 1));
 const SIMD = arg('simd', 'true') !== 'false';
 const POSITIONAL = arg('positional', 'learned');
 const CONFIG = { task: 'induction', layers: 2, heads: 4, dModel: 64, dFF: 0, context: 64, positional: POSITIONAL, batch: 32, seed: SEED };
-const TRAIN = { lr: 5e-3, warmup: 100, weightDecay: 0, clip: 1 };
+const TRAIN = { lr: 1e-3, warmup: 100, weightDecay: 0, clip: 1 };
 const ROUND = 50;
 const TARGET = { accuracy: 0.95, induction: 0.5, previousToken: 0.5, ablationDrop: 0.4 };
 
