@@ -13,8 +13,8 @@
 #define SEP DIGITS
 #define PAD (DIGITS + 1)
 #define MAX_IN 10
-/* induction: random letters, uniform with replacement, whose second half
- * repeats the first (Olsson et al. 2022). Only the repeat is predictable, and
+/* induction: random letters, uniform with replacement, with a random segment
+ * repeated later (Olsson et al. 2022). Only the repeat is predictable, and
  * only by looking back at the token after the earlier occurrence: there is no
  * counting shortcut (every letter is as likely everywhere). */
 #define LETTERS 26
@@ -120,14 +120,20 @@ static void draw_distinct(uint64_t *rng, int n, int k, int32_t *out) {
     }
 }
 
-/* k = n/2 random letters, then the same k again (the last of an odd n too);
- * the repeat's tokens after its first are scored. */
-static int sample_induction(uint64_t *rng, int n, int32_t *tok, int32_t *tgt) {
-    int k = n / 2;
-    for (int i = 0; i < k; i++) tok[i] = nn_rng_below(rng, LETTERS);
-    for (int i = k; i < n; i++) tok[i] = tok[i - k];
-    for (int i = 0; i < n; i++) tgt[i] = i >= k && i < n - 1 ? tok[i + 1] : -1;
-    return k;
+/* Random letters with a segment of L (n/3..n/2) copied from p1 to p2 >= p1 + L,
+ * both at random: the distance varies, so a fixed positional look back does not
+ * predict the repeat. The repeat's tokens after its first are scored. Returns
+ * the distance p2 - p1 (source of position i in the repeat: i - d + 1). */
+static int sample_induction(uint64_t *rng, int n, int32_t *tok, int32_t *tgt, int *p2_out, int *L_out) {
+    int L = n / 3 + nn_rng_below(rng, n / 2 - n / 3 + 1);
+    int p1 = nn_rng_below(rng, n - 2 * L + 1);
+    int p2 = p1 + L + nn_rng_below(rng, n - 2 * L - p1 + 1);
+    for (int i = 0; i < n; i++) tok[i] = nn_rng_below(rng, LETTERS);
+    for (int i = 0; i < L; i++) tok[p2 + i] = tok[p1 + i];
+    for (int i = 0; i < n; i++) tgt[i] = i >= p2 && i < p2 + L - 1 ? tok[i + 1] : -1;
+    *p2_out = p2;
+    *L_out = L;
+    return p2 - p1;
 }
 
 static int cmp_i32(const void *a, const void *b) { return *(const int32_t *)a - *(const int32_t *)b; }
@@ -140,9 +146,11 @@ static int modular_is_test(int a, int b) {
 void seq_task_sample(const SeqTask *t, TfSplit split, uint64_t *rng, int32_t *tok, int32_t *tgt) {
     int n = t->len;
     switch (t->kind) {
-    case TF_TASK_INDUCTION:
-        sample_induction(rng, n, tok, tgt);
+    case TF_TASK_INDUCTION: {
+        int p2, L;
+        sample_induction(rng, n, tok, tgt, &p2, &L);
         return;
+    }
     case TF_TASK_MODULAR: {
         int a, b;
         do {
@@ -181,8 +189,8 @@ void seq_task_repeat(const SeqTask *t, uint64_t *rng, int32_t *tok, int32_t *sou
     for (int i = 0; i < n; i++) source[i] = -1;
     if (t->kind == TF_TASK_INDUCTION) { /* the task's own sequences */
         int32_t tgt[TF_MAX_CONTEXT];
-        int k = sample_induction(rng, n, tok, tgt);
-        for (int i = k; i < n; i++) source[i] = i - k + 1;
+        int p2, L, d = sample_induction(rng, n, tok, tgt, &p2, &L);
+        for (int i = p2; i < p2 + L - 1; i++) source[i] = i - d + 1;
         return;
     }
     /* k symbols, distinct while the symbols last, then the same k again */

@@ -6,14 +6,13 @@
 // best induction head ablated. Prints the figures; exits 1 when a target is missed.
 // The budget counts this process's CPU seconds (one core), so a machine busy
 // with other work does not shorten it; the wall time is printed beside it.
-// Measured 2026-11-25 (SIMD build, one core of a shared 2-core machine, seed 1;
-// about 70,000 tokens a CPU second, some 32 steps of 32 x 64 tokens):
-//   learned positions: 3,850 steps in 121 CPU s, test accuracy 9.2%; no
-//     previous-token head (best 0.06) nor induction head (best 0.02)
-//   alibi:             4,150 steps in 121 CPU s, test accuracy 42.9%; previous
-//     token 0.17 (ALiBi's own recency), induction 0.01: the model counts
-//     (a letter seen once and not yet repeated) instead of looking back
-// The target (95%, heads >= 0.5, ablation -40 points) is not met yet.
+// Measured 2026-11-25 (SIMD build, one core of a shared 2-core machine, seed 1,
+// lr 1e-3 with 100 warm-up steps; a random segment of n/3..n/2 letters repeated
+// at a random distance): learned positions, 1,450 steps in 51 CPU s, test
+// accuracy 96.0%; previous-token head 0.60 (layer 0), induction heads
+// 0.64-0.69 (all four of layer 1); ablating the best one: 96.0% -> 92.0%.
+// The target (95%, heads >= 0.5) is met; ablation -40 points is not (the
+// four induction heads of layer 1 back one another up).
 //   node tests/bench/transformer.mjs [--simd false] [--seconds 120] [--seed 1] [--positional learned|sinusoidal|none|alibi]
 import { loadEngine } from '../../web/engine/index.js';
 
