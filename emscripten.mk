@@ -12,7 +12,7 @@ WASM_DIR := web/wasm
 # The engine's sources, shared with the native builds in Makefile:
 #   src/base    helpers every module uses   src/core   ops (forward/backward)
 #   src/layers  layers the models share, the parameter table and optimiser, shards
-#   src/models  seq2seq, the image model    src/tasks  generated tasks
+#   src/models  seq2seq, vision, transformer   src/tasks  generated tasks
 #   src/train   the training loops
 # Includes run one way, in this order (scripts/check-includes.sh).
 ENGINE_DIRS := src/base src/core src/layers src/models src/tasks src/train

@@ -372,3 +372,69 @@ export interface LoadOptions {
 }
 
 export function loadEngine(options?: LoadOptions): Promise<Engine>;
+
+export type TransformerTask = 'induction' | 'copy' | 'reverse' | 'sort' | 'modular' | 'text';
+
+export interface TransformerOptions {
+  /** default 'induction'; 'text' needs `text` */
+  task?: TransformerTask;
+  /** the 'text' task's text (character level) */
+  text?: string;
+  /** 1..8 (default 2) */
+  layers?: number;
+  /** 1..16, divides dModel (default 4) */
+  heads?: number;
+  /** 1..512 (default 64) */
+  dModel?: number;
+  /** MLP width, 0 = attention only (default 4 dModel, at most 2048) */
+  dFF?: number;
+  /** longest sequence, 8..256 (default 64) */
+  context?: number;
+  /** 'alibi': Press et al.'s linear biases on the scores, m_h = 2^(-8 (h + 1) / heads) */
+  positional?: 'learned' | 'sinusoidal' | 'none' | 'alibi';
+  score?: 'scaled_dot' | 'dot' | 'cosine';
+  /** sequences per step, 1..256 (default 32) */
+  batch?: number;
+  seed?: number;
+}
+
+export interface HeadRef { layer: number; head: number }
+
+export class TransformerModel {
+  readonly config: Readonly<{
+    task: TransformerTask; layers: number; heads: number; dModel: number; dFF: number; context: number;
+    positional: string; score: string; batch: number; seed: number;
+    /** token id -> its text */
+    vocabulary: readonly string[];
+    /** length of the task's sequences */
+    sequenceLength: number; parameters: number;
+  }>;
+  readonly steps: number;
+  /** AdamW with warm-up over the model's first `warmup` steps, then cosine decay to lr / 10 at `decaySteps` (default: this call's end). */
+  train(options?: { steps?: number; batch?: number; lr?: number; weightDecay?: number; warmup?: number; decaySteps?: number; clip?: number }):
+    { loss: number; losses: Float32Array; steps: number; seconds: number; tokensPerSecond: number };
+  /** accuracy over the task's scored positions */
+  evaluate(options?: { split?: 'train' | 'test'; count?: number; ablate?: HeadRef[] }): { loss: number; accuracy: number; count: number };
+  examples(options?: { split?: 'train' | 'test'; count?: number; seed?: number }): { input: string; target: string }[];
+  /** the continuation of the prompt */
+  generate(prompt: string | number[], options?: { tokens?: number; temperature?: number; topK?: number; seed?: number }): { text: string; tokens: string[] };
+  inspect(input: string | number[], options?: { ablate?: HeadRef[] }): {
+    tokens: string[];
+    /** [layer][head] */
+    attention: Matrix[][];
+    /** [position]: the 5 likeliest next tokens */
+    predictions: { token: string; p: number }[][];
+    /** [layer][position]: the top token of that layer's residual stream read through the final LayerNorm and output layer */
+    lens: string[][];
+  };
+  /** [layer][head] */
+  headScores(options?: { count?: number }): { previousToken: number; induction: number }[][];
+  /** every tensor's weights by name ('wte', 'wpe', 'h0.qkv_w', ...) */
+  weights(): Record<string, Float32Array>;
+  setWeights(values: Record<string, ArrayLike<number>>): void;
+  destroy(): void;
+}
+
+export interface Engine {
+  createTransformer(options?: TransformerOptions): Promise<TransformerModel>;
+}

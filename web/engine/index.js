@@ -10,6 +10,7 @@ import { AttnlabError, argError, describe, guard, guardAsync, paramError, shapeE
 import { F32, I32, instantiate, simdSupported } from './wasm.js';
 import { createSeq2Seq, loadSeq2Seq } from './seq2seq.js';
 import { createVisionModel, loadVisionModel } from './vision.js';
+import { createTransformer } from './transformer.js';
 import { loadModel } from './load-model.js';
 import { LIMITS, NORMALIZATIONS, SCORES, adoptConstants } from './constants.js';
 import { options, toBoolean, toChoice, toInteger, toList, toMatrix, toNumber, toVector } from './matrix.js';
@@ -21,6 +22,7 @@ export { LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, VISION_LIMITS } from '.
 export { Model } from './model.js';
 export { Seq2SeqModel } from './seq2seq.js';
 export { VisionModel, kendallTau } from './vision.js';
+export { TransformerModel } from './transformer.js';
 
 const MASK_KINDS = Object.freeze({ none: 'none', causal: 'causal' });
 
@@ -169,6 +171,16 @@ export class Engine {
   /** A seq2seq model saved with model.save(). */
   loadSeq2Seq(bytes) {
     return guard('loadSeq2Seq', () => loadSeq2Seq(this.heap, bytes));
+  }
+
+  /**
+   * A decoder-only transformer bound to a task ('induction', 'copy',
+   * 'reverse', 'sort', 'modular' or the user's 'text'), trained in C; every
+   * head can be watched and ablated. See transformer.js.
+   * @returns {Promise<TransformerModel>}
+   */
+  async createTransformer(options) {
+    return guard('createTransformer', () => createTransformer(this.heap, options));
   }
 
   /**

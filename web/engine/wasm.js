@@ -101,6 +101,27 @@ const BINDINGS = Object.freeze({
   vis_canvas: { args: ['model'] },
   vis_save_size: { args: ['model'] },
   vis_save: { status: 'save', args: ['model', 'bytes', 'size'] },
+  tf_constants: { args: [] },
+  tf_create: {
+    status: 'createTransformer',
+    args: ['task', 'text', 'textLength', 'layers', 'heads', 'dModel', 'dFF', 'context', 'positional', 'score', 'batch',
+      'seed', 'out'],
+  },
+  tf_destroy: { args: ['model'] },
+  tf_info: { args: ['model', 'info'] },
+  tf_parameters: { args: ['model'] },
+  tf_seed: { args: ['model'] },
+  tf_token: { args: ['model', 'id'] },
+  tf_weights: { args: ['model'] },
+  tf_tensor: { args: ['model', 'index', 'at'] },
+  tf_set_tensor: { status: 'setWeights', args: ['model', 'index', 'data', 'count'] },
+  tf_set_ablation: { args: ['model', 'pairs', 'n'] }, // its status is checked under the calling method's name
+  tf_train: { status: 'train', args: ['model', 'steps', 'batch', 'lr', 'weightDecay', 'warmup', 'decaySteps', 'clip', 'losses'] },
+  tf_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'out'] },
+  tf_sample: { status: 'examples', args: ['model', 'split', 'rng', 'tokens', 'targets', 'n'] },
+  tf_inspect: { status: 'inspect', args: ['model', 'tokens', 'n', 'attention', 'ids', 'p', 'lens'] },
+  tf_generate: { status: 'generate', args: ['model', 'tokens', 'nPrompt', 'nNew', 'temperature', 'topK', 'seed'] },
+  tf_head_scores: { status: 'headScores', args: ['model', 'count', 'prev', 'ind'] },
 });
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';

@@ -1,0 +1,146 @@
+/* attnlab decoder-only transformer: token embedding, positions, pre-LayerNorm
+ * blocks of causal multi-head self-attention and a GELU MLP with residuals,
+ * a final LayerNorm and an output layer, trained with AdamW on generated
+ * sequence tasks (induction, copy, reverse, sort, modular, text). Every
+ * head's attention, the per-layer logit lens and head ablation are exposed
+ * so the model can be watched while it learns.
+ *
+ * Dimension letters: B batch, T tokens, C d_model, H heads, D = C / H head
+ * size, F d_ff, V vocabulary, L layers.
+ *
+ * Errors: every function returning int returns NN_OK or an NnStatus and
+ * records a message readable with nn_last_error(); nothing aborts. */
+#ifndef ATTNLAB_TRANSFORMER_H
+#define ATTNLAB_TRANSFORMER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnlab/attention.h"
+#include "attnlab/nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Limits checked at creation. */
+#define TF_MAX_LAYERS 8
+#define TF_MAX_HEADS 16
+#define TF_MAX_DMODEL 512
+#define TF_MAX_DFF 2048
+#define TF_MAX_CONTEXT 256
+#define TF_MAX_BATCH 256
+#define TF_MAX_TEXT_BYTES (1 << 22) /* the 'text' task's text */
+/* Reals of activations a model may hold (about 512 MB in float): batch x
+ * context x the layers' widths; past it a smaller batch or context is asked for. */
+#define TF_MAX_ACTIVATIONS ((size_t)1 << 27)
+#define TF_MAX_STEPS 100000  /* steps of one train call */
+#define TF_MAX_EVALUATE 4096 /* sequences of one evaluate / headScores call */
+#define TF_TOP 5             /* predictions inspect returns per position */
+#define TF_MAX_GENERATE 4096 /* tokens of one generate call */
+/* cosine score: e = TF_COSINE_SCALE q.k / (|q| |k|); a unit-range score
+ * would keep the softmax near uniform over tens of keys */
+#define TF_COSINE_SCALE 10.0
+
+typedef enum {
+    TF_POS_LEARNED = 0,    /* a trained vector per position */
+    TF_POS_SINUSOIDAL = 1, /* Vaswani et al.'s fixed sines and cosines */
+    TF_POS_NONE = 2,       /* none: order only through the causal mask */
+    TF_POS_ALIBI = 3,      /* Press et al.'s linear biases: score - m_h (i - j), m_h = 2^(-8 (h + 1) / H) */
+    TF_POS_COUNT = 4
+} TfPositional;
+
+typedef enum {
+    TF_TASK_INDUCTION = 0, /* random letters; a segment occurs twice, the repeat is scored */
+    TF_TASK_COPY = 1,      /* "abc=abc" */
+    TF_TASK_REVERSE = 2,   /* "abc=cba" */
+    TF_TASK_SORT = 3,      /* "cab=abc" */
+    TF_TASK_MODULAR = 4,   /* "a + b = c", c = (a + b) mod TF_MODULUS, one token per number */
+    TF_TASK_TEXT = 5,      /* the user's text, character (byte) level */
+    TF_TASK_COUNT = 6
+} TfTaskKind;
+
+#define TF_MODULUS 31
+
+typedef enum { TF_SPLIT_TRAIN = 0, TF_SPLIT_TEST = 1 } TfSplit;
+
+typedef struct {
+    TfTaskKind task;
+    int layers;              /* 1..TF_MAX_LAYERS */
+    int heads;               /* 1..TF_MAX_HEADS, divides d_model */
+    int d_model;             /* 1..TF_MAX_DMODEL */
+    int d_ff;                /* 0 (attention only) or 1..TF_MAX_DFF */
+    int context;             /* longest sequence, 2..TF_MAX_CONTEXT */
+    TfPositional positional; /* position encoding */
+    AttnScore score;         /* ATTN_SCORE_SCALED_DOT, _DOT or _COSINE */
+    int batch;               /* largest batch the buffers hold now (grows on demand) */
+    uint64_t seed;           /* initial weights, training and test draws */
+} TfConfig;
+
+typedef struct {
+    int steps;         /* optimiser steps to take */
+    int batch;         /* sequences per step */
+    nn_real lr;        /* peak learning rate > 0 */
+    nn_real weight_decay; /* AdamW's decoupled decay of matrices and embeddings, >= 0 */
+    int warmup;        /* steps of linear warm-up, counted from the model's first step */
+    int decay_steps;   /* the step where the cosine decay reaches lr / 10 (0: the end of this call) */
+    nn_real clip;      /* max global gradient norm, 0 = none */
+} TfTrainOptions;
+
+typedef struct Transformer Transformer;
+
+/* A model bound to its task; text (text_len bytes) for the 'text' task only. */
+int tf_create(Transformer **out, const TfConfig *c, const char *text, size_t text_len);
+void tf_destroy(Transformer *m);
+
+const TfConfig *tf_config(const Transformer *m);
+int tf_vocab(const Transformer *m);
+/* A token's text ("a", "17", "=") or NULL outside 0..V-1. */
+const char *tf_token_name(const Transformer *m, int id);
+/* Length of the task's sequences (<= context). */
+int tf_seq_len(const Transformer *m);
+size_t tf_num_params(const Transformer *m);
+int tf_steps(const Transformer *m);
+/* All weights, in table order (for tests and for setting heads by hand). */
+nn_real *tf_params(Transformer *m);
+/* Tensor i of the table: its name ("h0.qkv_w"), offset and size in reals;
+ * NULL past the last. */
+const char *tf_tensor(const Transformer *m, int i, size_t *offset, size_t *count);
+
+/* Heads whose outputs are zeroed in every forward pass from now on:
+ * n (layer, head) pairs; n = 0 clears. */
+int tf_set_ablation(Transformer *m, const int32_t *pairs, int n);
+
+/* Trains; losses (steps) gets each step's mean loss over scored positions. */
+int tf_train(Transformer *m, const TfTrainOptions *o, float *losses);
+
+/* Mean loss and accuracy over the scored positions of `count` sequences of
+ * a split (the test split's sequences are the same on every call). */
+int tf_evaluate(Transformer *m, TfSplit split, int count, double *loss, double *accuracy);
+
+/* One sequence of a split from the stream *rng (which advances): tokens (n)
+ * and targets (n: the token position t should predict, or -1 if unscored). */
+int tf_sample(const Transformer *m, TfSplit split, uint64_t *rng, int32_t *tokens, int32_t *targets, int *n);
+
+/* One forward pass over tokens (n <= context). attention (L, H, n, n) or
+ * NULL; top_ids, top_p (n, TF_TOP) the most likely next tokens; lens (L, n)
+ * or NULL: each layer's residual stream read through the final LayerNorm
+ * and output layer, its top token. */
+int tf_inspect(Transformer *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
+               int32_t *lens);
+
+/* Appends n_new sampled tokens to tokens[0..n_prompt) (room for n_prompt +
+ * n_new); temperature 0 = greedy; top_k 0 = all. Past the context the model
+ * reads the last `context` tokens. */
+int tf_generate(Transformer *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int top_k,
+                uint64_t seed);
+
+/* prev, ind (L, H): mean attention from t to t - 1, and at a token's second
+ * occurrence to the position after its first (Olsson et al. 2022), over
+ * `count` sequences of repeated random symbols. */
+int tf_head_scores(Transformer *m, int count, float *prev, float *ind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,21 @@
+/* A plain linear layer (src/layers/linear.h). */
+#include "layers/linear.h"
+
+#include <string.h>
+
+#include "core/vec.h"
+
+void linear_forward(nn_real *out, const nn_real *inp, const nn_real *w, const nn_real *b, int N, int IC, int OC) {
+    if (b)
+        for (int i = 0; i < N; i++) memcpy(out + (size_t)i * OC, b, sizeof(nn_real) * OC);
+    vec_gemm_nn(out, OC, inp, IC, w, OC, N, OC, IC, b != NULL);
+}
+
+/* y = x W + b:  dx += dy W^T,  dW += x^T dy,  db += sum_rows dy */
+void linear_backward(nn_real *dinp, nn_real *dw, nn_real *db, const nn_real *dout, const nn_real *inp,
+                     const nn_real *w, int N, int IC, int OC) {
+    if (dinp) vec_gemm_nt(dinp, IC, dout, OC, w, OC, N, IC, OC, 1);
+    vec_gemm_tn(dw, OC, inp, IC, dout, OC, IC, OC, N, 1);
+    if (db)
+        for (int i = 0; i < N; i++) vec_axpy(db, 1, dout + (size_t)i * OC, OC);
+}

@@ -1,0 +1,24 @@
+/* A plain linear layer, y = x W + b, forward and backward: the transformer's
+ * attention projections and its logits. W (IC, OC), b (OC) or NULL; N rows.
+ * The backward accumulates (+=) into every gradient; a NULL input gradient
+ * (or bias gradient) is skipped. Not a public header. */
+#ifndef ATTNLAB_LAYERS_LINEAR_H
+#define ATTNLAB_LAYERS_LINEAR_H
+
+#include "attnlab/nn.h"
+
+void linear_forward(nn_real *out,       /* (N, OC) */
+                    const nn_real *inp, /* (N, IC) */
+                    const nn_real *w,   /* (IC, OC) */
+                    const nn_real *b,   /* (OC) or NULL */
+                    int N, int IC, int OC);
+
+void linear_backward(nn_real *dinp,       /* (N, IC) += or NULL */
+                     nn_real *dw,         /* (IC, OC) += */
+                     nn_real *db,         /* (OC) += or NULL */
+                     const nn_real *dout, /* (N, OC) */
+                     const nn_real *inp,  /* (N, IC) */
+                     const nn_real *w,    /* (IC, OC) */
+                     int N, int IC, int OC);
+
+#endif

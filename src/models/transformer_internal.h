@@ -1,0 +1,122 @@
+/* The transformer's insides, shared by its files and its tests (not a
+ * public header). Dimension letters as in attnlab/transformer.h. */
+#ifndef ATTNLAB_MODELS_TRANSFORMER_INTERNAL_H
+#define ATTNLAB_MODELS_TRANSFORMER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "attnlab/transformer.h"
+#include "layers/mlp.h"
+
+/* token ids fit a byte: generation's buffers hold a whole vocabulary */
+#define TF_MAX_VOCAB 256
+#define TF_MAX_TENSORS (4 + 12 * TF_MAX_LAYERS + 2)
+
+/* One pointer per tensor; the gradients use the same struct. */
+typedef struct {
+    nn_real *wte;                    /* (V, C) token embedding */
+    nn_real *wpe;                    /* (context, C) learned positions, else NULL */
+    nn_real *ln1w[TF_MAX_LAYERS];    /* (C) */
+    nn_real *ln1b[TF_MAX_LAYERS];    /* (C) */
+    nn_real *qkvw[TF_MAX_LAYERS];    /* (C, 3C) queries | keys | values, heads in column blocks of D */
+    nn_real *qkvb[TF_MAX_LAYERS];    /* (3C) */
+    nn_real *projw[TF_MAX_LAYERS];   /* (C, C) */
+    nn_real *projb[TF_MAX_LAYERS];   /* (C) */
+    nn_real *ln2w[TF_MAX_LAYERS];    /* (C) (d_ff > 0 only, as the four below) */
+    nn_real *ln2b[TF_MAX_LAYERS];    /* (C) */
+    nn_real *fcw[TF_MAX_LAYERS];     /* (C, F) */
+    nn_real *fcb[TF_MAX_LAYERS];     /* (F) */
+    nn_real *fcprojw[TF_MAX_LAYERS]; /* (F, C) */
+    nn_real *fcprojb[TF_MAX_LAYERS]; /* (C) */
+    nn_real *lnfw, *lnfb;            /* (C) final LayerNorm */
+    nn_real *outw;                   /* (C, V) output layer */
+    nn_real *outb;                   /* (V) */
+} TfWeights;
+
+typedef struct {
+    char name[24];
+    nn_real **slot; /* its field in the model's TfWeights */
+    size_t offset, count;
+    int init;  /* TF_INIT_* */
+    int decay; /* AdamW decays it */
+} TfTensor;
+
+/* Saved activations for B x T rows (buffers sized for batch x context). */
+typedef struct {
+    nn_real *encoded;                  /* (B, T, C) embedding + position */
+    nn_real *ln1[TF_MAX_LAYERS];       /* (B, T, C) */
+    nn_real *ln1_mean[TF_MAX_LAYERS];  /* (B, T) */
+    nn_real *ln1_rstd[TF_MAX_LAYERS];  /* (B, T) */
+    nn_real *qkv[TF_MAX_LAYERS];       /* (B, T, 3C) */
+    nn_real *qkn[TF_MAX_LAYERS];       /* (B, T, 2C) cosine: unit queries | keys, else NULL */
+    nn_real *qk_norm[TF_MAX_LAYERS];   /* (B, T, 2H) cosine: their norms, else NULL */
+    nn_real *att[TF_MAX_LAYERS];       /* (B, H, T, T) attention probabilities, 0 above the diagonal */
+    nn_real *atty[TF_MAX_LAYERS];      /* (B, T, C) heads' contexts, concatenated */
+    nn_real *res2[TF_MAX_LAYERS];      /* (B, T, C) residual after attention */
+    nn_real *ln2[TF_MAX_LAYERS];       /* (B, T, C) (d_ff > 0 only, as the five below) */
+    nn_real *ln2_mean[TF_MAX_LAYERS];  /* (B, T) */
+    nn_real *ln2_rstd[TF_MAX_LAYERS];  /* (B, T) */
+    nn_real *fch[TF_MAX_LAYERS];       /* (B, T, F) */
+    nn_real *fch_gelu[TF_MAX_LAYERS];  /* (B, T, F) */
+    nn_real *res3[TF_MAX_LAYERS];      /* (B, T, C) block output; res2[l] itself when d_ff = 0 */
+    nn_real *lnf, *lnf_mean, *lnf_rstd; /* (B, T, C), (B, T), (B, T) */
+    nn_real *logits;                   /* (B, T, V) */
+    nn_real *probs;                    /* (B, T, V) */
+    /* backward scratch, one layer's worth, reused layer after layer */
+    nn_real *dres;   /* (B, T, C) dL/d(residual stream) at the current depth */
+    nn_real *dln;    /* (B, T, C) dL/d(a LayerNorm's output) */
+    nn_real *dqkv;   /* (B, T, 3C) */
+    nn_real *datty;  /* (B, T, C) */
+    nn_real *dp;     /* (T, T) one head's dL/dP */
+    nn_real *dmlp;   /* (B, T, F) mlp_backward's scratch */
+    nn_real *dlogits; /* (B, T, V) */
+    int32_t *tokens;  /* (B, T) the batch */
+    int32_t *targets; /* (B, T) */
+} TfActs;
+
+struct Transformer {
+    TfConfig c;
+    struct SeqTask *task; /* the task it was created for, owned by src/train/transformer_train.c */
+    int V;
+    TfTensor tensors[TF_MAX_TENSORS];
+    int n_tensors;
+    size_t n_params;
+    nn_real *block;   /* (4, n_params): params, grads, Adam's m, v */
+    nn_real *params, *grads, *m1, *m2;
+    TfWeights w, g;
+    nn_real *pos_table; /* (context, C) sinusoidal positions, else NULL */
+    nn_real slopes[TF_MAX_HEADS]; /* ALiBi's m_h per head */
+    nn_real *acts_block;
+    TfActs a;
+    int acts_batch; /* batch the activations hold */
+    uint8_t ablate[TF_MAX_LAYERS][TF_MAX_HEADS];
+    int steps;
+    uint64_t train_rng;
+};
+
+/* Causal multi-head attention over qkv (B, T, 3C) into atty (B, T, C);
+ * heads flagged in ablate (H, or NULL) output zeros; slopes (H, or NULL):
+ * ALiBi's bias -m_h (i - j) on every score. */
+void tf_attention_forward(nn_real *atty, nn_real *att, nn_real *qkn, nn_real *qk_norm, const nn_real *qkv, int B,
+                          int T, int C, int H, AttnScore score, const uint8_t *ablate, const nn_real *slopes);
+/* dqkv (+=) from datty; dp: (T, T) scratch. */
+void tf_attention_backward(nn_real *dqkv, nn_real *dp, const nn_real *datty, const nn_real *att, const nn_real *qkv,
+                           const nn_real *qkn, const nn_real *qk_norm, int B, int T, int C, int H, AttnScore score,
+                           const uint8_t *ablate);
+
+/* The config's checks (NN_ERR_* with a message). */
+int tf_check_config(const TfConfig *c);
+/* A model of vocabulary V (token ids 0..V-1) with fresh weights; it knows no
+ * task (tf_create in src/train binds one). tf_model_destroy frees all but the task. */
+int tf_model_create(Transformer **out, const TfConfig *c, int vocab);
+void tf_model_destroy(Transformer *m);
+
+/* The forward pass over m->a.tokens (B, T) into m->a.probs; with targets,
+ * the mean cross-entropy over scored positions (0 if none), its count in *scored. */
+double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored);
+/* Gradients (+=) of that mean loss into m->grads (zero them first). */
+void tf_backward(Transformer *m, int B, int T, int scored);
+/* Grows the activations to hold batch B (NN_ERR_NOMEM / NN_ERR_LIMIT). */
+int tf_reserve(Transformer *m, int B);
+
+#endif

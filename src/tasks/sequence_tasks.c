@@ -1,0 +1,203 @@
+/* The transformer's tasks (src/tasks/sequence_tasks.h). */
+#include "tasks/sequence_tasks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/rng.h"
+
+/* copy / reverse / sort: digits, then the separator and the padding */
+#define DIGITS 10
+#define SEP DIGITS
+#define PAD (DIGITS + 1)
+#define MAX_IN 10
+/* induction: random letters, uniform with replacement, with a random segment
+ * repeated later (Olsson et al. 2022). Only the repeat is predictable, and
+ * only by looking back at the token after the earlier occurrence: there is no
+ * counting shortcut (every letter is as likely everywhere). */
+#define LETTERS 26
+/* modular: a share of the p^2 pairs held out for the test split, fixed for every seed */
+#define MODULAR_TEST_PERCENT 30
+#define MODULAR_SPLIT_SEED 0x6d6f64756c6172ull
+
+static void name_chars(SeqTask *t, const char *chars, int n) {
+    for (int i = 0; i < n; i++) t->names[i][0] = chars[i], t->names[i][1] = 0;
+}
+
+int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, size_t text_len) {
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    if (context < SEQ_MIN_CONTEXT || context > TF_MAX_CONTEXT)
+        return nn_fail(context < SEQ_MIN_CONTEXT ? NN_ERR_SHAPE : NN_ERR_LIMIT, "context: %d; need %d..%d", context,
+                       SEQ_MIN_CONTEXT, TF_MAX_CONTEXT);
+    if (kind != TF_TASK_TEXT && text_len)
+        return nn_fail(NN_ERR_ARG, "text: only the 'text' task takes a text");
+    switch (kind) {
+    case TF_TASK_INDUCTION:
+        t->vocab = t->symbols = LETTERS;
+        t->len = context;
+        name_chars(t, "abcdefghijklmnopqrstuvwxyz", LETTERS);
+        return NN_OK;
+    case TF_TASK_COPY:
+    case TF_TASK_REVERSE:
+    case TF_TASK_SORT:
+        t->vocab = DIGITS + 2;
+        t->symbols = DIGITS;
+        t->max_in = (context - 1) / 2 < MAX_IN ? (context - 1) / 2 : MAX_IN;
+        t->len = 2 * t->max_in + 1;
+        name_chars(t, "0123456789=.", DIGITS + 2);
+        return NN_OK;
+    case TF_TASK_MODULAR:
+        t->vocab = TF_MODULUS + 2;
+        t->symbols = TF_MODULUS;
+        t->len = 5;
+        for (int i = 0; i < TF_MODULUS; i++) { /* "0".."30" */
+            char *s = t->names[i];
+            if (i >= 10) *s++ = (char)('0' + i / 10);
+            s[0] = (char)('0' + i % 10);
+            s[1] = 0;
+        }
+        strcpy(t->names[TF_MODULUS], "+");
+        strcpy(t->names[TF_MODULUS + 1], "=");
+        return NN_OK;
+    case TF_TASK_TEXT: {
+        if (!text || text_len < SEQ_MIN_TEXT)
+            return nn_fail(NN_ERR_SHAPE, "text: the 'text' task needs a text of at least %d characters (got %zu)",
+                           SEQ_MIN_TEXT, text ? text_len : 0);
+        if (text_len > TF_MAX_TEXT_BYTES)
+            return nn_fail(NN_ERR_LIMIT, "text: %zu bytes is past the limit of %d", text_len, TF_MAX_TEXT_BYTES);
+        int id[256], seen[256] = {0};
+        for (size_t i = 0; i < text_len; i++) seen[(uint8_t)text[i]] = 1;
+        for (int b = 0; b < 256; b++) {
+            id[b] = seen[b] ? t->vocab : -1;
+            if (seen[b]) {
+                int k = t->vocab++;
+                if (b >= 32 && b < 127) t->names[k][0] = (char)b;
+                else if (b == '\n') strcpy(t->names[k], "\n");
+                else if (b == '\t') strcpy(t->names[k], "\t");
+                else snprintf(t->names[k], sizeof t->names[k], "\\x%02x", b);
+            }
+        }
+        t->symbols = t->vocab;
+        /* the last tenth is the test split; each split holds a whole window of n + 1 */
+        size_t tenth = text_len / 10;
+        size_t n = tenth > 1 ? tenth - 1 : 1;
+        if (n < SEQ_MIN_CONTEXT - 1) n = SEQ_MIN_CONTEXT - 1;
+        if (n > (size_t)context) n = (size_t)context;
+        t->len = (int)n;
+        size_t test = tenth > n + 1 ? tenth : n + 1;
+        t->split_at = text_len - test;
+        if (t->split_at < n + 1)
+            return nn_fail(NN_ERR_SHAPE, "text: %zu bytes are too few for windows of %zu in both splits", text_len,
+                           n + 1);
+        if (!(t->text = malloc(text_len))) return nn_fail(NN_ERR_NOMEM, "text: out of memory for %zu bytes", text_len);
+        for (size_t i = 0; i < text_len; i++) t->text[i] = (uint8_t)id[(uint8_t)text[i]];
+        t->text_len = text_len;
+        return NN_OK;
+    }
+    default:
+        return nn_fail(NN_ERR_ARG, "task: unknown task %d", (int)kind);
+    }
+}
+
+void seq_task_free(SeqTask *t) {
+    free(t->text);
+    t->text = NULL;
+}
+
+/* The first k of a random permutation of 0..n-1 into out (k <= n <= 256). */
+static void draw_distinct(uint64_t *rng, int n, int k, int32_t *out) {
+    int32_t pool[256];
+    for (int i = 0; i < n; i++) pool[i] = i;
+    for (int i = 0; i < k; i++) {
+        int j = i + nn_rng_below(rng, n - i);
+        int32_t s = pool[i];
+        pool[i] = pool[j];
+        pool[j] = s;
+        out[i] = pool[i];
+    }
+}
+
+/* Random letters with a segment of L (n/3..n/2) copied from p1 to p2 >= p1 + L,
+ * both at random: the distance varies, so a fixed positional look back does not
+ * predict the repeat. The repeat's tokens after its first are scored. Returns
+ * the distance p2 - p1 (source of position i in the repeat: i - d + 1). */
+static int sample_induction(uint64_t *rng, int n, int32_t *tok, int32_t *tgt, int *p2_out, int *L_out) {
+    int L = n / 3 + nn_rng_below(rng, n / 2 - n / 3 + 1);
+    int p1 = nn_rng_below(rng, n - 2 * L + 1);
+    int p2 = p1 + L + nn_rng_below(rng, n - 2 * L - p1 + 1);
+    for (int i = 0; i < n; i++) tok[i] = nn_rng_below(rng, LETTERS);
+    for (int i = 0; i < L; i++) tok[p2 + i] = tok[p1 + i];
+    for (int i = 0; i < n; i++) tgt[i] = i >= p2 && i < p2 + L - 1 ? tok[i + 1] : -1;
+    *p2_out = p2;
+    *L_out = L;
+    return p2 - p1;
+}
+
+static int cmp_i32(const void *a, const void *b) { return *(const int32_t *)a - *(const int32_t *)b; }
+
+static int modular_is_test(int a, int b) {
+    uint64_t s = MODULAR_SPLIT_SEED ^ (uint64_t)(a * TF_MODULUS + b);
+    return (int)(nn_rng_next(&s) % 100) < MODULAR_TEST_PERCENT;
+}
+
+void seq_task_sample(const SeqTask *t, TfSplit split, uint64_t *rng, int32_t *tok, int32_t *tgt) {
+    int n = t->len;
+    switch (t->kind) {
+    case TF_TASK_INDUCTION: {
+        int p2, L;
+        sample_induction(rng, n, tok, tgt, &p2, &L);
+        return;
+    }
+    case TF_TASK_MODULAR: {
+        int a, b;
+        do {
+            a = nn_rng_below(rng, TF_MODULUS);
+            b = nn_rng_below(rng, TF_MODULUS);
+        } while (modular_is_test(a, b) != (split == TF_SPLIT_TEST));
+        const int32_t s[5] = {a, TF_MODULUS, b, TF_MODULUS + 1, (a + b) % TF_MODULUS};
+        for (int i = 0; i < 5; i++) tok[i] = s[i], tgt[i] = -1;
+        tgt[3] = s[4];
+        return;
+    }
+    case TF_TASK_TEXT: {
+        size_t from = split == TF_SPLIT_TEST ? t->split_at : 0;
+        size_t span = (split == TF_SPLIT_TEST ? t->text_len : t->split_at) - from - (size_t)n; /* >= 1 */
+        size_t at = from + (size_t)(nn_rng_next(rng) % span);
+        for (int i = 0; i < n; i++) tok[i] = t->text[at + i], tgt[i] = t->text[at + i + 1];
+        return;
+    }
+    default: { /* copy, reverse, sort: "in=out" then padding */
+        int L = 1 + nn_rng_below(rng, t->max_in);
+        int32_t out[MAX_IN];
+        for (int i = 0; i < L; i++) tok[i] = nn_rng_below(rng, DIGITS);
+        for (int i = 0; i < L; i++) out[i] = t->kind == TF_TASK_REVERSE ? tok[L - 1 - i] : tok[i];
+        if (t->kind == TF_TASK_SORT) qsort(out, (size_t)L, sizeof *out, cmp_i32);
+        tok[L] = SEP;
+        for (int i = 0; i < L; i++) tok[L + 1 + i] = out[i];
+        for (int i = 2 * L + 1; i < n; i++) tok[i] = PAD;
+        for (int i = 0; i < n; i++) tgt[i] = i >= L && i < 2 * L ? tok[i + 1] : -1;
+        return;
+    }
+    }
+}
+
+void seq_task_repeat(const SeqTask *t, uint64_t *rng, int32_t *tok, int32_t *source) {
+    int n = t->len;
+    for (int i = 0; i < n; i++) source[i] = -1;
+    if (t->kind == TF_TASK_INDUCTION) { /* the task's own sequences */
+        int32_t tgt[TF_MAX_CONTEXT];
+        int p2, L, d = sample_induction(rng, n, tok, tgt, &p2, &L);
+        for (int i = p2; i < p2 + L - 1; i++) source[i] = i - d + 1;
+        return;
+    }
+    /* k symbols, distinct while the symbols last, then the same k again */
+    int k = n / 2;
+    if (k <= t->symbols) draw_distinct(rng, t->symbols, k, tok);
+    else
+        for (int i = 0; i < k; i++) tok[i] = nn_rng_below(rng, t->symbols);
+    for (int i = k; i < n; i++) tok[i] = tok[i - k];
+    for (int i = k; i < n && i - k + 1 < k; i++) source[i] = i - k + 1;
+}

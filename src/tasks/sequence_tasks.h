@@ -1,0 +1,38 @@
+/* The transformer's generated tasks (TfTaskKind in attnlab/transformer.h):
+ * each draws whole sequences of the same length n from a seeded stream,
+ * with the position-by-position targets the loss scores (-1: unscored). */
+#ifndef ATTNLAB_TASKS_SEQUENCE_TASKS_H
+#define ATTNLAB_TASKS_SEQUENCE_TASKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnlab/transformer.h"
+
+#define SEQ_MIN_CONTEXT 8
+#define SEQ_MIN_TEXT 20 /* bytes of the 'text' task */
+
+typedef struct SeqTask {
+    TfTaskKind kind;
+    int vocab;          /* V: token ids 0..V-1 */
+    int symbols;        /* ids 0..symbols-1 are content (what headScores' sequences draw) */
+    int len;            /* n: every sequence's length, <= context */
+    int max_in;         /* copy / reverse / sort: longest input */
+    char names[256][8]; /* each token's text */
+    uint8_t *text;      /* 'text': the user's bytes as token ids (owned), train part then test part */
+    size_t text_len, split_at;
+} SeqTask;
+
+/* Checks the context (and the text) and fills t; NN_ERR_* with a message. */
+int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, size_t text_len);
+void seq_task_free(SeqTask *t);
+
+/* One sequence: tokens (n) and targets (n) from the stream *rng. */
+void seq_task_sample(const SeqTask *t, TfSplit split, uint64_t *rng, int32_t *tokens, int32_t *targets);
+
+/* A sequence of n = t->len tokens that repeats a run of random symbols, for
+ * head scores: source[i] is where an induction head at i should look (the
+ * position after the earlier occurrence of tokens[i]), or -1. */
+void seq_task_repeat(const SeqTask *t, uint64_t *rng, int32_t *tokens, int32_t *source);
+
+#endif

@@ -1,0 +1,391 @@
+// Decoder-only transformers bound to a task (the C model,
+// include/attnlab/transformer.h): created with engine.createTransformer(options).
+// Every call is one synchronous trip into WASM; a page trains in a worker and
+// calls train() a few steps at a time to show progress. The model's names,
+// codes and limits come from the core (attnlab_tf_constants).
+import { SCORES } from './constants.js';
+import { AttnlabError, argError, describe, guard, limitError, shapeError, valueError } from './errors.js';
+import { options, toChoice, toInteger, toNumber } from './matrix.js';
+import { F32, F64, I32, U8 } from './wasm.js';
+
+const nameOf = (table, code) => Object.keys(table).find((k) => table[k] === code);
+const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
+
+/** The core's transformer names and limits, read once per loaded build. */
+const tables = new WeakMap();
+export function transformerConstants(heap) {
+  if (!tables.has(heap)) {
+    const t = JSON.parse(heap.readString(heap.call.tf_constants()));
+    // the scores the transformer takes, with the attention core's codes
+    t.scores = { scaled_dot: SCORES.scaled_dot, dot: SCORES.dot, cosine: SCORES.cosine };
+    tables.set(heap, Object.freeze(t));
+  }
+  return tables.get(heap);
+}
+
+function seedOf(value, fallback) {
+  const seed = value === undefined ? fallback : value;
+  if (!Number.isSafeInteger(seed) || seed < 0) throw valueError(`seed must be an integer in 0..2^53-1 (got ${describe(seed)})`);
+  return seed;
+}
+
+export function createTransformer(heap, args) {
+  const K = transformerConstants(heap);
+  const o = options('createTransformer', args, ['task', 'text', 'layers', 'heads', 'dModel', 'dFF', 'context', 'positional', 'score', 'batch', 'seed']);
+  const task = toChoice('task', o.task, K.tasks, 'induction');
+  let text = new Uint8Array(0);
+  if (task === K.tasks.text) {
+    if (typeof o.text !== 'string') throw argError("text: the 'text' task needs a text (a string)");
+    if (o.text.length > K.limits.maxTextBytes) throw limitError(`text: ${o.text.length} characters is past the limit of ${K.limits.maxTextBytes} bytes`);
+    text = new TextEncoder().encode(o.text);
+  } else if (o.text !== undefined) {
+    throw argError(`text: only the 'text' task takes a text (task is '${nameOf(K.tasks, task)}')`);
+  }
+  // Sizes: integers here; their ranges are the core's (it names the limit and the code).
+  const dModel = toInteger('dModel', o.dModel, 64);
+  const a = {
+    layers: toInteger('layers', o.layers, 2), heads: toInteger('heads', o.heads, 4), dModel,
+    dFF: toInteger('dFF', o.dFF, Math.min(4 * dModel, K.limits.maxDFF)), context: toInteger('context', o.context, 64),
+    positional: toChoice('positional', o.positional, K.positional, 'learned'),
+    score: toChoice('score', o.score, K.scores, 'scaled_dot'),
+    batch: toInteger('batch', o.batch, 32), seed: seedOf(o.seed, 1),
+  };
+  const handle = heap.withBlock({ text: U8 * (text.length + 1) }, (p) => {
+    heap.writeBytes(p.text, text);
+    return heap.withHandle((out) => heap.call.tf_create({
+      task, text: text.length ? p.text : 0, textLength: text.length, ...a, out,
+    }));
+  });
+  return new TransformerModel(heap, handle);
+}
+
+/** A decoder-only transformer learning its task. */
+export class TransformerModel {
+  constructor(heap, handle) {
+    this.heap = heap;
+    this.handle = handle;
+    const K = transformerConstants(heap);
+    this.K = K;
+    const info = this.#info();
+    const vocabulary = [];
+    for (let id = 0; id < info[9]; id++) vocabulary.push(heap.readString(heap.call.tf_token({ model: handle, id })));
+    this.vocabulary = Object.freeze(vocabulary);
+    this.ids = new Map(vocabulary.map((name, id) => [name, id]));
+    /** Every option resolved, the vocabulary and the parameter count. */
+    this.config = Object.freeze({
+      task: nameOf(K.tasks, info[0]), layers: info[1], heads: info[2], dModel: info[3], dFF: info[4], context: info[5],
+      positional: nameOf(K.positional, info[6]), score: nameOf(K.scores, info[7]), batch: info[8],
+      seed: heap.call.tf_seed({ model: handle }), vocabulary: this.vocabulary, sequenceLength: info[10],
+      parameters: heap.call.tf_parameters({ model: handle }),
+    });
+  }
+
+  /**
+   * Runs fn(handle) as the public method `name`, as Model.guarded does
+   * (web/engine/model.js): the model must be live; every error is an AttnlabError.
+   */
+  guarded(name, fn) {
+    return guard(name, () => {
+      if (!this.handle) throw new AttnlabError('ERR_ARG', `${name}: this model was destroyed`);
+      return fn(this.handle);
+    });
+  }
+
+  #info() {
+    return this.heap.withBlock({ info: I32 * 12 }, (p) => {
+      this.heap.call.tf_info({ model: this.handle, info: p.info });
+      return this.heap.readI32(p.info, 12);
+    });
+  }
+
+  /** Optimiser steps taken so far. */
+  get steps() {
+    return this.guarded('steps', () => this.#info()[11]);
+  }
+
+  /**
+   * `steps` AdamW steps on batches of `batch` sequences: warm-up over the
+   * model's first `warmup` steps, then a cosine decay to lr / 10 at step
+   * `decaySteps` (default: the end of this call).
+   * @returns {{ loss, losses: Float32Array, steps, seconds, tokensPerSecond }}
+   */
+  train(args = {}) {
+    return this.guarded('train', (handle) => {
+      const o = options('train', args, ['steps', 'batch', 'lr', 'weightDecay', 'warmup', 'decaySteps', 'clip']);
+      const L = this.K.limits;
+      const steps = toInteger('steps', o.steps, 1, 1, L.maxSteps);
+      const batch = toInteger('batch', o.batch, this.config.batch, 1, L.maxBatch);
+      const lr = toNumber('lr', o.lr, 3e-3);
+      const weightDecay = toNumber('weightDecay', o.weightDecay, 0);
+      const warmup = toInteger('warmup', o.warmup, 0, 0);
+      const decaySteps = toInteger('decaySteps', o.decaySteps, 0, 0);
+      const clip = toNumber('clip', o.clip, 1);
+      const heap = this.heap;
+      return heap.withBlock({ losses: F32 * steps }, (p) => {
+        const t0 = now();
+        heap.call.tf_train({ model: handle, steps, batch, lr, weightDecay, warmup, decaySteps, clip, losses: p.losses });
+        const seconds = Math.max((now() - t0) / 1000, 1e-9);
+        const losses = heap.readF32(p.losses, steps);
+        return {
+          loss: losses.reduce((s, x) => s + x, 0) / steps, losses, steps: this.steps, seconds,
+          tokensPerSecond: (steps * batch * this.config.sequenceLength) / seconds,
+        };
+      });
+    });
+  }
+
+  /** Runs fn with the heads of `ablate` ([{ layer, head }]) zeroed, then restores them. */
+  #ablated(name, ablate, fn) {
+    const handle = this.handle;
+    if (ablate === undefined || ablate === null) return fn();
+    if (!Array.isArray(ablate)) throw argError(`${name}: ablate: expected an array of { layer, head } (got ${describe(ablate)})`);
+    const pairs = new Int32Array(2 * ablate.length);
+    ablate.forEach((h, i) => {
+      if (h === null || typeof h !== 'object') throw argError(`${name}: ablate[${i}]: expected { layer, head } (got ${describe(h)})`);
+      pairs[2 * i] = toInteger(`ablate[${i}].layer`, h.layer, undefined, 0, this.config.layers - 1);
+      pairs[2 * i + 1] = toInteger(`ablate[${i}].head`, h.head, undefined, 0, this.config.heads - 1);
+      if (h.layer === undefined || h.head === undefined) throw argError(`${name}: ablate[${i}]: needs both layer and head`);
+    });
+    const heap = this.heap;
+    heap.withBlock({ pairs: I32 * pairs.length }, (p) => {
+      heap.writeI32(p.pairs, pairs);
+      heap.check(heap.call.tf_set_ablation({ model: handle, pairs: p.pairs, n: ablate.length }), name);
+    });
+    try {
+      return fn();
+    } finally {
+      heap.call.tf_set_ablation({ model: handle, pairs: 0, n: 0 });
+    }
+  }
+
+  /**
+   * Mean loss and accuracy over the scored positions of `count` sequences
+   * (the test split's are the same on every call), with `ablate`'s heads zeroed.
+   * @returns {{ loss, accuracy, count }}
+   */
+  evaluate(args = {}) {
+    return this.guarded('evaluate', (handle) => {
+      const o = options('evaluate', args, ['split', 'count', 'ablate']);
+      const split = toChoice('split', o.split, this.K.splits, 'test');
+      const count = toInteger('count', o.count, 500, 1, this.K.limits.maxEvaluate);
+      const heap = this.heap;
+      return this.#ablated('evaluate', o.ablate, () => heap.withBlock({ out: 2 * F64 }, (p) => {
+        heap.call.tf_evaluate({ model: handle, split, count, out: p.out });
+        return { loss: heap.readF64(p.out), accuracy: heap.readF64(p.out + 8), count };
+      }));
+    });
+  }
+
+  /** Token names to text: characters joined, numbers (modular) spaced, bytes (text) decoded as UTF-8. */
+  #text(ids) {
+    if (this.config.task === 'modular') return ids.map((id) => this.vocabulary[id]).join(' ');
+    if (this.config.task !== 'text') return ids.map((id) => this.vocabulary[id]).join('');
+    const bytes = ids.map((id) => {
+      const name = this.vocabulary[id];
+      return name.startsWith('\\x') ? parseInt(name.slice(2), 16) : name.charCodeAt(0);
+    });
+    return new TextDecoder().decode(new Uint8Array(bytes));
+  }
+
+  /** A string (or an array of token ids) as token ids of this model's vocabulary. */
+  #encode(name, input) {
+    if (Array.isArray(input)) {
+      input.forEach((id, i) => {
+        if (!Number.isInteger(id) || id < 0 || id >= this.vocabulary.length) {
+          throw valueError(`${name}: input[${i}] is ${describe(id)}; token ids are integers 0..${this.vocabulary.length - 1}`);
+        }
+      });
+      return Int32Array.from(input);
+    }
+    if (typeof input !== 'string') throw argError(`${name}: input: expected a string or an array of token ids (got ${describe(input)})`);
+    if (input.length > 4 * this.K.limits.maxTextBytes) throw limitError(`${name}: input is too long`);
+    let pieces;
+    if (this.config.task === 'modular') pieces = input.match(/\d+|\S/g) ?? [];
+    else if (this.config.task === 'text') {
+      pieces = Array.from(new TextEncoder().encode(input),
+        (b) => (b >= 32 && b < 127) || b === 10 || b === 9 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`);
+    } else pieces = Array.from(input);
+    return Int32Array.from(pieces, (piece, i) => {
+      const id = this.ids.get(piece);
+      if (id === undefined) {
+        throw valueError(`${name}: input token ${i} ${JSON.stringify(piece)} is not in the vocabulary (${this.vocabulary.slice(0, 40).map((v) => JSON.stringify(v)).join(' ')})`);
+      }
+      return id;
+    });
+  }
+
+  /**
+   * `count` sequences of a split drawn from `seed`, as text: the input up to
+   * the first scored position, and the tokens the scored positions predict.
+   * @returns {{ input: string, target: string }[]}
+   */
+  examples(args = {}) {
+    return this.guarded('examples', (handle) => {
+      const o = options('examples', args, ['split', 'count', 'seed']);
+      const split = toChoice('split', o.split, this.K.splits, 'train');
+      const count = toInteger('count', o.count, 10, 1, 1000);
+      const seed = seedOf(o.seed, 1);
+      const heap = this.heap;
+      const n = this.config.sequenceLength;
+      return heap.withBlock({ rng: 2 * I32, tokens: I32 * n, targets: I32 * n, n: I32 }, (p) => {
+        heap.writeSeed(p.rng, seed);
+        const out = [];
+        for (let i = 0; i < count; i++) {
+          heap.call.tf_sample({ model: handle, split, rng: p.rng, tokens: p.tokens, targets: p.targets, n: p.n });
+          const tokens = Array.from(heap.readI32(p.tokens, n));
+          const targets = Array.from(heap.readI32(p.targets, n));
+          const first = targets.findIndex((t) => t >= 0);
+          out.push({
+            input: this.#text(tokens.slice(0, first + 1)),
+            target: this.#text(targets.filter((t) => t >= 0)),
+          });
+        }
+        return out;
+      });
+    });
+  }
+
+  /**
+   * One forward pass over `input`: every head's attention, the top 5 next
+   * tokens at each position, and the logit lens (each layer's top token).
+   * @returns {{ tokens, attention, predictions, lens }}
+   */
+  inspect(input, args = {}) {
+    return this.guarded('inspect', (handle) => {
+      const o = options('inspect', args, ['ablate']);
+      const ids = this.#encode('inspect', input);
+      const n = ids.length;
+      if (n < 1 || n > this.config.context) {
+        throw (n < 1 ? shapeError : limitError)(`inspect: input has ${n} tokens; this model reads 1..${this.config.context}`);
+      }
+      const { layers: L, heads: H } = this.config;
+      const top = this.K.limits.top;
+      const heap = this.heap;
+      return this.#ablated('inspect', o.ablate, () => heap.withBlock({
+        tokens: I32 * n, attention: F32 * L * H * n * n, ids: I32 * n * top, p: F32 * n * top, lens: I32 * L * n,
+      }, (p) => {
+        heap.writeI32(p.tokens, ids);
+        heap.call.tf_inspect({ model: handle, tokens: p.tokens, n, attention: p.attention, ids: p.ids, p: p.p, lens: p.lens });
+        const att = heap.readF32(p.attention, L * H * n * n);
+        const topIds = heap.readI32(p.ids, n * top), topP = heap.readF32(p.p, n * top);
+        const lens = heap.readI32(p.lens, L * n);
+        const name = (id) => this.vocabulary[id];
+        return {
+          tokens: Array.from(ids, name),
+          attention: Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => ({
+            rows: n, cols: n, data: att.slice((l * H + h) * n * n, (l * H + h + 1) * n * n),
+          }))),
+          predictions: Array.from({ length: n }, (_, t) => {
+            const row = [];
+            for (let j = 0; j < top; j++) if (topIds[t * top + j] >= 0) row.push({ token: name(topIds[t * top + j]), p: topP[t * top + j] });
+            return row;
+          }),
+          lens: Array.from({ length: L }, (_, l) => Array.from(lens.subarray(l * n, (l + 1) * n), name)),
+        };
+      }));
+    });
+  }
+
+  /**
+   * Continues `prompt` by `tokens` tokens, sampled at `temperature` (0:
+   * greedy) from the `topK` most likely (0: all), from `seed`.
+   * @returns {{ text: string, tokens: string[] }} the continuation
+   */
+  generate(prompt, args = {}) {
+    return this.guarded('generate', (handle) => {
+      const o = options('generate', args, ['tokens', 'temperature', 'topK', 'seed']);
+      const ids = this.#encode('generate', prompt);
+      if (ids.length < 1) throw shapeError('generate: the prompt needs at least one token');
+      const count = toInteger('tokens', o.tokens, 20, 0, this.K.limits.maxGenerate);
+      const temperature = toNumber('temperature', o.temperature, 1);
+      const topK = toInteger('topK', o.topK, 0, 0);
+      const seed = seedOf(o.seed, 1);
+      const heap = this.heap;
+      return heap.withBlock({ tokens: I32 * (ids.length + count) }, (p) => {
+        const tokens = new Int32Array(ids.length + count); // the prompt, then room the core fills
+        tokens.set(ids);
+        heap.writeI32(p.tokens, tokens);
+        heap.call.tf_generate({ model: handle, tokens: p.tokens, nPrompt: ids.length, nNew: count, temperature, topK, seed });
+        const out = Array.from(heap.readI32(p.tokens + I32 * ids.length, count));
+        return { text: this.#text(out), tokens: out.map((id) => this.vocabulary[id]) };
+      });
+    });
+  }
+
+  /**
+   * Per head: previousToken, the mean attention from t to t - 1; induction,
+   * the mean attention at a token's second occurrence to the position after
+   * its first (Olsson et al. 2022), over `count` sequences that repeat random symbols.
+   * @returns {{ previousToken: number, induction: number }[][]} [layer][head]
+   */
+  headScores(args = {}) {
+    return this.guarded('headScores', (handle) => {
+      const o = options('headScores', args, ['count']);
+      const count = toInteger('count', o.count, 64, 1, this.K.limits.maxEvaluate);
+      const { layers: L, heads: H } = this.config;
+      const heap = this.heap;
+      return heap.withBlock({ prev: F32 * L * H, ind: F32 * L * H }, (p) => {
+        heap.call.tf_head_scores({ model: handle, count, prev: p.prev, ind: p.ind });
+        const prev = heap.readF32(p.prev, L * H), ind = heap.readF32(p.ind, L * H);
+        return Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => ({
+          previousToken: prev[l * H + h], induction: ind[l * H + h],
+        })));
+      });
+    });
+  }
+
+  /** Every tensor's weights by name ("wte", "h0.qkv_w", ...), copied out. */
+  weights() {
+    return this.guarded('weights', (handle) => {
+      const out = {};
+      this.#tensors(handle, (name, offset, count, base) => { out[name] = this.heap.readF32(base + F32 * offset, count); });
+      return out;
+    });
+  }
+
+  /** Overwrites the named tensors ({ name: numbers }), each of its own size. */
+  setWeights(values) {
+    return this.guarded('setWeights', (handle) => {
+      // the tensor names are the caller's keys: each value is read once
+      const v = options('setWeights', values, values !== null && typeof values === 'object' ? Object.keys(values) : []);
+      const known = new Map();
+      this.#tensors(handle, (name, offset, count, base, index) => known.set(name, { index, count }));
+      const writes = Object.entries(v).map(([name, data]) => {
+        const t = known.get(name);
+        if (!t) throw argError(`setWeights: no tensor '${name}'; the model has ${[...known.keys()].join(', ')}`);
+        if (!data || data.length !== t.count) throw shapeError(`setWeights: ${name} holds ${t.count} numbers (got ${describe(data)}${data?.length !== undefined ? ` of length ${data.length}` : ''})`);
+        const copy = Float32Array.from(data, (x, i) => {
+          if (typeof x !== 'number' || !Number.isFinite(x)) throw valueError(`setWeights: ${name}[${i}] is ${describe(x)}; weights must be finite numbers`);
+          return x;
+        });
+        return [t, copy];
+      });
+      const heap = this.heap;
+      for (const [t, copy] of writes) {
+        heap.withBlock({ data: F32 * t.count }, (p) => {
+          heap.writeF32(p.data, copy);
+          heap.call.tf_set_tensor({ model: handle, index: t.index, data: p.data, count: t.count });
+        });
+      }
+    });
+  }
+
+  #tensors(handle, fn) {
+    const heap = this.heap;
+    const base = heap.call.tf_weights({ model: handle });
+    heap.withBlock({ at: 2 * F64 }, (p) => {
+      for (let i = 0; ; i++) {
+        const name = heap.call.tf_tensor({ model: handle, index: i, at: p.at });
+        if (!name) break;
+        fn(heap.readString(name), heap.readF64(p.at), heap.readF64(p.at + 8), base, i);
+      }
+    });
+  }
+
+  /** Frees the model; calling it again does nothing. */
+  destroy() {
+    if (!this.handle) return;
+    this.heap.call.tf_destroy({ model: this.handle });
+    this.handle = 0;
+  }
+}
