@@ -14,6 +14,9 @@ import { csvField, csvLine } from '../../web/ui/download.js';
 import { createUrlState } from '../../web/ui/url-state.js';
 import { codec, defaults, fixup } from '../../web/playground/state.js';
 import { allTex, formulaKey, texParts } from '../../web/playground/tex.js';
+import { scaleFor } from '../../web/ui/colors.js';
+import { heatmapSvg } from '../../web/ui/heatmap-export.js';
+import { legendTickLabels } from '../../web/ui/ticks.js';
 
 test('numbers: a real minus sign and never "−0.00"', () => {
   assert.equal(fixed(-0.001, 2), '0.00');
@@ -25,6 +28,16 @@ test('numbers: a real minus sign and never "−0.00"', () => {
   assert.equal(num(-0.00001), '0');
   assert.equal(num(0.14350001), '0.1435');
   assert.equal(num(-2.5), '−2.5');
+});
+
+test('an exported heatmap (SVG) labels its legend as the page does: no row of zeros on a tiny scale', () => {
+  const data = new Float32Array([0, 1e-5, 2e-5, 5e-6]);
+  const scale = scaleFor('weights', data);
+  const { svg, width } = heatmapSvg({ matrix: { rows: 2, cols: 2, data }, scale, labels: { rows: ['a', 'b'], cols: ['c', 'd'], legend: 'α' } }, 'tiny');
+  const labels = [...svg.matchAll(/text-anchor="middle" fill="#555">([^<]*)</g)].map((m) => m[1]);
+  assert.deepEqual(labels, legendTickLabels(scale.lo, scale.hi, Math.min(240, width - 24)).map((t) => t.label));
+  assert.ok(labels.some((t) => t.includes('×10')), labels.join(' '));
+  for (const t of labels) assert.doesNotMatch(t, /^0\.0000/, `legend label "${t}"`);
 });
 
 test('ticks fall on round values (1, 2, 2.5 or 5 × 10^k)', () => {

@@ -6,8 +6,7 @@
 //   heatmapSvg({ matrix, scale, labels }, title) -> { svg, width, height }
 //   svgToPng({ svg, width, height }, ratio = 2) -> Promise<Blob>
 import { MASKED, TABLES, colorOf } from './colors.js';
-import { tick } from './format.js';
-import { niceTicks } from './ticks.js';
+import { legendTickLabels } from './ticks.js';
 
 const esc = (t) => String(t).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const FONT = 'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif"';
@@ -53,10 +52,9 @@ export function heatmapSvg(heatmap, title) {
     return `<stop offset="${k * 10}%" stop-color="rgb(${table[c]},${table[c + 1]},${table[c + 2]})"/>`;
   }).join('')}</linearGradient></defs>`);
   out.push(`<rect x="12" y="${ly}" width="${lw}" height="10" fill="url(#lg)"/>`);
-  const { step, values } = niceTicks(scale.lo, scale.hi, 4);
-  for (const v of values) {
-    const x = 12 + ((v - scale.lo) / (scale.hi - scale.lo)) * lw;
-    out.push(`<text x="${x.toFixed(1)}" y="${ly + 24}" font-size="10" text-anchor="middle" fill="#555">${esc(tick(v, step))}</text>`);
+  // the same ticks and labels as the legend on screen (powers of ten on tiny scales, none colliding)
+  for (const { label, at } of legendTickLabels(scale.lo, scale.hi, lw)) {
+    out.push(`<text x="${(12 + at * lw).toFixed(1)}" y="${ly + 24}" font-size="10" text-anchor="middle" fill="#555">${esc(label)}</text>`);
   }
   out.push(`<text x="${12 + lw + 10}" y="${ly + 9}" font-size="10" fill="#555">${esc(legend ?? '')}${scale.masked ? ` · grey: masked` : ''}</text>`);
   if (scale.masked) out.push(`<desc>masked cells rgb(${MASKED.join(',')})</desc>`);

@@ -26,9 +26,11 @@
 import { h, setHidden, setText } from './dom.js';
 import { MASKED, TABLES, colorOf, scaleFor, textColor } from './colors.js';
 import { fixed, num, tick } from './format.js';
-import { niceTicks } from './ticks.js';
+import { legendTickLabels, niceTicks } from './ticks.js';
 import { hideTooltip, showTooltip, tooltipText } from './tooltip.js';
 import { heatmapSvg, svgToPng } from './heatmap-export.js';
+
+export { legendLabel, legendTickLabels } from './ticks.js';
 
 /** The longest label drawn whole, in characters; longer ones end in "…" (full text in the title). */
 const LABEL_MAX = 12;
@@ -59,41 +61,6 @@ export const labelSize = (labels) => Math.min(LABEL_MAX, Math.max(6, ...labels.m
 /** The legend's ticks: round values inside the scale (and its two ends when they are round). */
 export function legendTicks(scale, count = 4) {
   return niceTicks(scale.lo, scale.hi, count);
-}
-
-const SUPERSCRIPT = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
-
-/**
- * A legend tick's label: 0 is "0"; on a grid finer than 0.001 or coarser than 10⁵
- * a power of ten ("2.5×10⁻⁵") instead of a row of zeros ("0.000025"), which made
- * neighbouring labels run into each other; otherwise as many decimals as the step has.
- */
-export function legendLabel(v, step) {
-  if (v === 0) return '0';
-  if (step >= 1e-3 && step < 1e5) return tick(v, step);
-  const e = Math.floor(Math.log10(step) + 1e-9);
-  const mantissa = num(v / 10 ** e, 1);
-  return `${mantissa}×10${[...String(e)].map((c) => SUPERSCRIPT[c]).join('')}`;
-}
-
-/** Width of a legend label in px (0.7rem tabular figures: about 7 px a character, 2 px gap). */
-const LABEL_PX = 7;
-
-/**
- * Ticks for a legend `width` px wide: round values with labels that do not
- * collide (fewer ticks when the labels are long or the legend narrow).
- * -> [{ value, label, at }] with `at` the position in [0, 1] along the bar.
- */
-export function legendTickLabels(lo, hi, width, count = 4) {
-  for (let n = count; ; n--) {
-    const { step, values } = niceTicks(lo, hi, n);
-    const labels = values.map((v) => legendLabel(v, step));
-    const longest = Math.max(...labels.map((t) => [...t].length));
-    const gap = values.length > 1 && hi > lo ? (step / (hi - lo)) * width : Infinity;
-    if (gap >= longest * LABEL_PX + 8 || n <= 1) {
-      return values.map((value, k) => ({ value, label: labels[k], at: hi > lo ? (value - lo) / (hi - lo) : 0 }));
-    }
-  }
 }
 
 export function createHeatmap({ id, label, axes, interactive = true, legend: withLegend = true, uprightCols = false }) {
