@@ -2,7 +2,7 @@
 # Every test attnlab has: native C tests (sanitizers; SIMD, scalar and double
 # builds), node:test suites on both WASM builds, and the browser tests in
 # headless Chromium, and when clang can build them the libFuzzer targets for
-# 60 s each (FUZZ_SECONDS). Runs them all, then exits non-zero if any failed.
+# 30 s each (FUZZ_SECONDS). Runs them all, then exits non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +23,7 @@ run native make -s -j"$(nproc)" test-native
 run js node --test tests/js/
 run browser node --test tests/browser/
 if [ $fuzz = 1 ]; then
-  run fuzz bash tests/fuzz/run.sh "${FUZZ_SECONDS:-60}"
+  run fuzz bash tests/fuzz/run.sh "${FUZZ_SECONDS:-30}"
 else
   echo "== fuzz: skipped (clang with libFuzzer is missing; scripts/setup.sh --fuzz installs it as root)"
 fi
