@@ -6,7 +6,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { kendallTau, loadEngine } from '../../web/engine/index.js';
+import { agreement, kendallTau, loadEngine } from '../../web/engine/index.js';
 import { BUILDS } from './builds.mjs';
 
 const model = (name) => readFileSync(new URL(`../../web/models/${name}.s2s`, import.meta.url));
@@ -45,6 +45,19 @@ for (const build of BUILDS) {
       assert.equal(c.output, '7654321');
       assert.equal(c.steps.length, 8); // seven digits and </s>
       assert.ok(c.steps.every((x) => x.saliency.cols === 7 && x.attention.cols === 7));
+      for (const x of c.steps) assert.deepEqual(x.agreement, agreement(x.attention.data, x.saliency.data, { k: 1 }));
+      m.destroy();
+    });
+
+    test('the shipped dates model: attention and saliency peak at the same character at every step, while τ over all characters stays low', () => {
+      // why the pages report agreement beside τ: τ ranks every faint position too
+      const m = engine.loadSeq2Seq(model('dates'));
+      const c = m.compareAttention('25th of June, 2009');
+      assert.equal(c.output, '2009-06-25');
+      const matches = c.steps.filter((x) => x.agreement.topMatch).length;
+      const meanTau = c.steps.reduce((a, x) => a + x.tau, 0) / c.steps.length;
+      assert.ok(matches >= 0.8 * c.steps.length, `top match at ${matches} of ${c.steps.length} steps`);
+      assert.ok(meanTau < 0.5, `mean τ ${meanTau}`);
       m.destroy();
     });
 

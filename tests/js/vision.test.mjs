@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { kendallTau, loadEngine } from '../../web/engine/index.js';
+import { agreement, kendallTau, loadEngine } from '../../web/engine/index.js';
 import { loadDigits } from '../../web/engine/vision.js';
 import { rejectsCode, throwsCode } from '../lib/assert.mjs';
 import { BUILDS, withEngines } from './builds.mjs';
@@ -108,6 +108,7 @@ for (const { engine, ...build } of await withEngines()) {
         assert.equal(step.saliency.data.length, 49);
         assert.ok(step.tau >= -1 && step.tau <= 1);
         assert.equal(step.tau, kendallTau(step.attention.data, step.saliency.data));
+        assert.deepEqual(step.agreement, agreement(step.attention.data, step.saliency.data));
       }
       // the cells' |saliency| is the saliency map summed over each 4 x 4 block
       const s = m.saliency(drawnOne(), { step: 1 });

@@ -6,7 +6,7 @@ import { SEQ2SEQ, SEQ2SEQ_LIMITS } from './constants.js';
 import { argError, describe, limitError, valueError } from './errors.js';
 import { options, toBoolean, toChoice, toInteger } from './matrix.js';
 import { Model, loadHandle, modelFile } from './model.js';
-import { kendallTau } from './stats.js';
+import { agreement, kendallTau } from './stats.js';
 import { F32, I32, U8 } from './wasm.js';
 
 const { TASKS, ALPHABETS, CELLS, ATTENTIONS, OPTIMIZERS, SPLITS, TOKENS } = SEQ2SEQ;
@@ -144,8 +144,9 @@ export class Seq2SeqModel extends Model {
    * Implicit attention: how much log p(output token `step`) of the greedy
    * translation moves with each input token, |d log p / d embedding| per
    * input position, beside the attention weights of that step and their rank
-   * correlation (Kendall's tau-b).
-   * @returns {{ rows: 1, cols, data, step, token, attention: Matrix, tau, output, inputTokens, outputTokens }}
+   * correlation (Kendall's tau-b), and whether both point at the same input
+   * (stats.js agreement with k = 1: topMatch, the saliency share at the top-α position, ...).
+   * @returns {{ rows: 1, cols, data, step, token, attention: Matrix, tau, agreement, output, inputTokens, outputTokens }}
    */
   saliency(text, args = {}) {
     return this.guarded('saliency', (handle) => {
@@ -162,6 +163,7 @@ export class Seq2SeqModel extends Model {
       return {
         rows: 1, cols: n, data, step, token: r.outputTokens[step], attention,
         tau: this.config.attention === 'none' ? null : kendallTau(attention.data, data),
+        agreement: this.config.attention === 'none' ? null : agreement(attention.data, data, { k: 1 }),
         output: r.output, inputTokens: r.inputTokens, outputTokens: r.outputTokens,
       };
     });
@@ -170,14 +172,14 @@ export class Seq2SeqModel extends Model {
   /**
    * Explicit against implicit attention for every output step of the greedy
    * translation of `text`.
-   * @returns {{ output, inputTokens, steps: { token, tau, attention: Matrix, saliency: Matrix }[] }}
+   * @returns {{ output, inputTokens, steps: { token, tau, agreement, attention: Matrix, saliency: Matrix }[] }}
    */
   compareAttention(text) {
     return this.guarded('compareAttention', () => {
       const first = this.saliency(text, { step: 0 });
       const steps = first.outputTokens.map((token, t) => {
         const s = t === 0 ? first : this.saliency(text, { step: t });
-        return { token, tau: s.tau, attention: s.attention, saliency: { rows: 1, cols: s.cols, data: s.data } };
+        return { token, tau: s.tau, agreement: s.agreement, attention: s.attention, saliency: { rows: 1, cols: s.cols, data: s.data } };
       });
       return { output: first.output, inputTokens: first.inputTokens, steps };
     });

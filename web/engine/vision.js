@@ -9,7 +9,7 @@ import { VISION, VISION_LIMITS } from './constants.js';
 import { AttnlabError, argError, describe, limitError, shapeError, valueError } from './errors.js';
 import { listLength, options, toChoice, toInteger, toList, toNumber } from './matrix.js';
 import { Model, loadHandle, modelFile } from './model.js';
-import { kendallTau } from './stats.js';
+import { agreement, kendallTau } from './stats.js';
 import { F32, I32, U8 } from './wasm.js';
 
 export { kendallTau };
@@ -256,8 +256,10 @@ export class VisionModel extends Model {
   /**
    * Explicit against implicit attention, per output step: the attention
    * weights over the grid beside |saliency| summed over each cell's pixels,
-   * and their rank correlation (Kendall's tau-b).
-   * @returns {{ output, steps: { token, tau, attention: Matrix, saliency: Matrix }[] }}
+   * their rank correlation (Kendall's tau-b over all cells) and the measures
+   * of where both are bright (stats.js agreement: top match, saliency inside
+   * the top 3 attended cells, top-3 overlap, τ over the non-negligible cells).
+   * @returns {{ output, steps: { token, tau, agreement, attention: Matrix, saliency: Matrix }[] }}
    */
   compareAttention(image) {
     return this.guarded('compareAttention', (model) => {
@@ -276,6 +278,7 @@ export class VisionModel extends Model {
         return {
           token: step.token,
           tau: kendallTau(step.weights.data, cells),
+          agreement: agreement(step.weights.data, cells),
           attention: step.weights,
           saliency: { rows: grid.rows, cols: grid.cols, data: cells },
         };
