@@ -1,7 +1,7 @@
 // The image panels of the lab: a test image as the model reads it, with the
 // decoder's attention upsampled over it per output step (a slider, or animated),
-// hard mode's glimpse as a box, the saliency beside it and Kendall's tau
-// between the two; and the drawing canvas the model reads as you draw, with the
+// hard mode's glimpse as a box, the saliency beside it and how far the two agree
+// (stats.js agreement, and Kendall's tau); and the drawing canvas the model reads as you draw, with the
 // attention of every output step. Draws from readings the worker makes
 // (session.readImage); no engine here.
 import { byId, h, setText } from '../ui/dom.js';
@@ -116,8 +116,18 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
     });
     setText(byId('image-tau'), none
       ? 'With no attention there is no ranking of cells to compare with the saliency.'
-      : `Kendall's τ between attention and saliency (summed per cell) over the ${config.grid.rows * config.grid.cols} cells: ${fixed(step.tau, 2)} `
-        + '(1: the same ranking, 0: unrelated, −1: opposite).');
+      : agreementText(step, config.grid.rows * config.grid.cols));
+  }
+
+  /** Where attention and saliency (summed per cell) are both bright, then τ over every cell and why it says less. */
+  function agreementText(step, n) {
+    const a = step.agreement;
+    if (!a) return '';
+    return `Attention and saliency (summed per cell): the most-attended cell is ${a.topMatch ? '' : 'not '}the most salient one; `
+      + `the ${a.k} most-attended cells hold ${fixed(100 * a.saliencyInTopK, 0)}% of the saliency (an unrelated map: about ${fixed((100 * a.k) / n, 0)}%); `
+      + `${Math.round(a.topKOverlap * a.k)} of the ${a.k} most-attended cells are among the ${a.k} most salient. `
+      + `Kendall's τ over all ${n} cells: ${fixed(step.tau, 2)}, decided mostly by how the faint cells rank`
+      + (a.tauActive === null ? '.' : `; over the ${a.active} cells where either map is bright: ${fixed(a.tauActive, 2)}.`);
   }
 
   async function showTest() {

@@ -34,8 +34,8 @@ function adopt(m) {
 
 /**
  * Everything the lab shows for one image: the answer, each step's attention
- * (and hard mode's cell), its saliency over the pixels and Kendall's tau
- * between the two over the grid's cells.
+ * (and hard mode's cell), its saliency over the pixels, and how far the two
+ * agree over the grid's cells (stats.js agreement, and Kendall's tau).
  */
 function readImage(m, image) {
   if (typeof m.predict !== 'function') throw new AttnlabError('ERR_ARG', 'readImage: this model reads text, not images');
@@ -44,7 +44,7 @@ function readImage(m, image) {
   const steps = p.steps.map((s, t) => {
     const saliency = m.saliency(image, { step: t });
     for (let i = 0; i < saliency.data.length; i++) saliency.data[i] = Math.abs(saliency.data[i]);
-    return { ...s, tau: compared.steps[t]?.tau ?? NaN, saliency };
+    return { ...s, tau: compared.steps[t]?.tau ?? NaN, agreement: compared.steps[t]?.agreement ?? null, saliency };
   });
   return { output: p.output, tokens: p.tokens, canvas: p.canvas, steps };
 }
