@@ -1,12 +1,15 @@
 // Chapter 7, kinds of attention, on the pretrained cluttered-digit models.
 // Explicit against implicit: the soft model's attention weights beside the
-// saliency of its input (|∂ log p / ∂ pixel| summed per grid cell), with
-// Kendall's rank correlation per glimpse (VisionModel.compareAttention; written
-// r_K on the page, since τ is the temperature there). Soft against hard:
+// saliency of its input (|∂ log p / ∂ pixel| summed per grid cell), compared
+// where both are bright (top match, the saliency inside the 3 most-attended
+// cells) and by Kendall's rank correlation over the bright cells and over all
+// (VisionModel.compareAttention; written r_K on the page, since τ is the
+// temperature there). Soft against hard:
 // glimpses drawn from the soft model's α, their frequencies against α, and the
 // hard model (REINFORCE) reading the same image with the cell it picks. The
 // same comparison on text: the dates model's attention beside the saliency of
-// each input character (Seq2SeqModel.compareAttention).
+// each input character (Seq2SeqModel.compareAttention), and the challenge: a
+// typed date on which the two point at different characters.
 import { h, setText } from '../ui/dom.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { createImageOverlay } from '../ui/image-overlay.js';
@@ -16,7 +19,7 @@ import { labLink, visionLabFields } from './links.js';
 import { percent, quote } from './numbers.js';
 import { createBars } from './bars.js';
 import { largest, updateOnScale } from './scale.js';
-import { MEASURE_IMAGES, TAU_TARGET, mean, meanPeak, sampleGlimpses, seqTaus, tauByImage, testImage, totalVariation } from './vision-measures.js';
+import { DISAGREE_TARGET, MEASURE_IMAGES, agreementByImage, mean, meanPeak, receptiveField, sampleGlimpses, seqAgreement, testImage, totalVariation } from './vision-measures.js';
 
 /** The date the text comparison starts from. */
 export const TEXT_EXAMPLE = '25th of June, 2009';
@@ -24,11 +27,35 @@ export const TEXT_EXAMPLE = '25th of June, 2009';
 /** Glimpse counts the slider steps through. */
 export const DRAWS = [1, 3, 10, 30, 100, 300, 1000];
 
-/** The prose's reading of a mean r_K, from its size. */
-export const agreementWords = (r) => (r >= 0.6 ? 'the two rankings agree closely' : r >= 0.3 ? 'the two rankings agree only in part' : r > -0.3 ? 'the two rankings are only loosely related' : 'the two rankings mostly disagree');
+/** The prose's reading of how much of the saliency lies in the most-attended cells, against chance. */
+export const agreementWords = (inTop, chance) => (inTop >= 5 * chance ? 'the two maps light up the same few cells'
+  : inTop >= 2 * chance ? 'the two maps overlap, but the saliency spreads wider than the attention'
+    : 'the two maps light up different places');
 
 /** "r_K" with its subscript, then `text`: the contents of a readout. */
 const rK = (text) => ['r', h('sub', { textContent: 'K' }), text];
+
+/** A glimpse's row of the table: top match, the saliency inside the 3 most-attended cells, r_K bright, r_K all. */
+const measureCells = (s) => [s.agreement.topMatch ? 'yes' : 'no', percent(s.agreement.saliencyInTopK),
+  s.agreement.tauActive === null ? '—' : fixed(s.agreement.tauActive, 2), fixed(s.tau, 2)];
+
+/** The prose's figures over the measured images (agreementByImage): { key: [value, text] } (the browser test recomputes them). */
+export function imageFigures(rows, cells) {
+  const taus = rows.map((r) => r.tau);
+  const bright = rows.filter((r) => r.tauActive !== null).map((r) => r.tauActive);
+  const top = rows.filter((r) => r.topMatch).length;
+  const inTop = mean(rows.map((r) => r.saliencyInTopK));
+  const words = agreementWords(inTop, rows[0].k / cells);
+  return {
+    'ch7.topMatch': [top, `${top} of ${rows.length}`],
+    'ch7.inTop': [inTop, percent(inTop)],
+    'ch7.tauMean': [mean(taus), fixed(mean(taus), 2)],
+    'ch7.tauMin': [Math.min(...taus), fixed(Math.min(...taus), 2)],
+    'ch7.tauMax': [Math.max(...taus), fixed(Math.max(...taus), 2)],
+    'ch7.tauActive': [mean(bright), fixed(mean(bright), 2)],
+    'ch7.tauVerdict': [words, words],
+  };
+}
 
 const cellOf = (model) => ({ height: 2 ** model.config.channels.length, width: 2 ** model.config.channels.length });
 
@@ -42,6 +69,13 @@ export function mountKinds(root, { models, manifest }) {
   quote('ch7.cells', G, String(G));
   quote('ch7.cellSide', cellOf(soft).height, `${cellOf(soft).height} × ${cellOf(soft).width}`);
   quote('ch7.images', MEASURE_IMAGES, String(MEASURE_IMAGES));
+  const K = 3; // the most-attended cells the measures look at (stats.js agreement's default)
+  const rf = receptiveField(soft.config.channels.length);
+  const covered = grid.rows * cellOf(soft).height;
+  const { canvas } = soft.config;
+  quote('ch7.receptive', rf, `${rf} × ${rf}`);
+  quote('ch7.covered', covered, `${covered} × ${grid.cols * cellOf(soft).width} of the ${canvas.rows} × ${canvas.cols}`);
+  quote('ch7.chance', K / G, `${K} / ${G} = ${percent(K / G)}`);
 
   const $ = (role) => root.querySelector(`[data-role=${role}]`);
   const attentionView = createImageOverlay({ id: 'ch7-attention', label: 'The test image with the soft model’s attention weights over it', size: 220 });
@@ -55,7 +89,7 @@ export function mountKinds(root, { models, manifest }) {
   const hardView = createImageOverlay({ id: 'ch7-hard', label: 'The hard model’s attention and the cell it reads', size: 220 });
   $('hard').append(hardView.el);
   const challenge = createChallenge($('challenge'), 'kinds',
-    h('span', {}, 'Find a test image on which the saliency ranks the grid cells against the attention: Kendall’s ', ...rK(' at the last glimpse below 0.')));
+    h('span', {}, `Type a date on which attention and saliency disagree: an output character whose most-attended input character holds less than ${percent(DISAGREE_TARGET)} of its saliency. (Hint: does the model still read that date right?)`));
 
   const state = { image: 1, step: soft.config.steps - 1, draws: 4, seed: 1 };
   let current = null; // { example, cmp, hardRead }
@@ -102,13 +136,15 @@ export function mountKinds(root, { models, manifest }) {
     $('open-lab').href = labLink(visionLabFields(manifest.models['cluttered-soft'], { image: state.image }));
     setText($('image-label'), `Test image ${state.image}: a ${example.labels[0]}; the soft model reads ${cmp.output}, the hard model ${hardRead.output}.`);
     $('taus').replaceChildren(...cmp.steps.map((s, t) => h('tr', { dataset: { step: String(t) } },
-      h('th', { scope: 'row', textContent: String(t + 1) }), h('td', { textContent: s.token }), h('td', { textContent: fixed(s.tau, 3) }))));
-    const last = cmp.steps[cmp.steps.length - 1].tau;
-    $('tau-readout').dataset.tau = String(last);
-    $('tau-readout').replaceChildren(...rK(` at the last glimpse: ${fixed(last, 3)}`));
+      h('th', { scope: 'row', textContent: String(t + 1) }), h('td', { textContent: s.token }),
+      ...measureCells(s).map((v) => h('td', { textContent: v })))));
+    const last = cmp.steps[cmp.steps.length - 1];
+    const a = last.agreement;
+    $('tau-readout').dataset.share = String(a.saliencyInTopK);
+    $('tau-readout').replaceChildren(`At the last glimpse the most-attended cell is ${a.topMatch ? '' : 'not '}the most salient one, and the ${a.k} most-attended cells hold ${percent(a.saliencyInTopK)} of the saliency (an unrelated map: about ${percent(a.k / a.n)}); `,
+      ...rK(` over the ${a.active} bright cells ${a.tauActive === null ? '—' : fixed(a.tauActive, 2)}, `), ...rK(` over all ${a.n}: ${fixed(last.tau, 2)}.`));
     drawExplicit();
     drawSamples();
-    return last;
   }
 
   const step = $('step');
@@ -118,8 +154,7 @@ export function mountKinds(root, { models, manifest }) {
   const go = (d) => {
     state.image = Math.max(1, state.image + d);
     setText($('image-index'), String(state.image));
-    const tau = load();
-    challenge.check(tau < TAU_TARGET);
+    load();
   };
   $('prev').addEventListener('click', () => go(-1));
   $('next').addEventListener('click', () => go(1));
@@ -129,7 +164,7 @@ export function mountKinds(root, { models, manifest }) {
   setText($('image-index'), String(state.image));
   load();
 
-  mountText(root, models.dates);
+  mountText(root, models.dates, challenge);
 
   /** The prose's figures (after the widget is up): accuracies, mean τ, how peaked each model's weights are. */
   async function measure() {
@@ -143,18 +178,17 @@ export function mountKinds(root, { models, manifest }) {
     const accHard = hard.evaluate({ split: 'test', count }).accuracy;
     quote('ch7.accHard', accHard, percent(accHard));
     quote('ch7.hardHidden', hard.config.hidden, String(hard.config.hidden));
+    quote('ch7.softHidden', soft.config.hidden, String(soft.config.hidden));
     await yieldToPage();
-    const taus = tauByImage(soft);
-    quote('ch7.tauMean', mean(taus), fixed(mean(taus), 2));
-    quote('ch7.tauMin', Math.min(...taus), fixed(Math.min(...taus), 2));
-    quote('ch7.tauMax', Math.max(...taus), fixed(Math.max(...taus), 2));
-    quote('ch7.tauVerdict', agreementWords(mean(taus)), agreementWords(mean(taus)));
+    for (const [key, value] of Object.entries(imageFigures(agreementByImage(soft), G))) quote(key, value[0], value[1]);
     await yieldToPage();
-    const seqDates = mean(seqTaus(models.dates));
-    quote('ch7.tauDates', seqDates, fixed(seqDates, 2));
+    const dates = seqAgreement(models.dates);
+    quote('ch7.tauDates', dates.tau, fixed(dates.tau, 2));
+    quote('ch7.topDates', dates.topMatch, percent(dates.topMatch));
     await yieldToPage();
-    const seqReverse = mean(seqTaus(models.attention));
-    quote('ch7.tauReverse', seqReverse, fixed(seqReverse, 2));
+    const reverse = seqAgreement(models.attention);
+    quote('ch7.tauReverse', reverse.tau, fixed(reverse.tau, 2));
+    quote('ch7.topReverse', reverse.topMatch, percent(reverse.topMatch));
     await yieldToPage();
     const peakSoft = meanPeak(soft);
     const peakHard = meanPeak(hard);
@@ -167,8 +201,12 @@ export function mountKinds(root, { models, manifest }) {
   return { measure };
 }
 
-/** The dates model: attention and saliency over the characters of a typed date, r_K per output character. */
-function mountText(root, model) {
+/**
+ * The dates model: attention and saliency over the characters of a typed date,
+ * r_K per output character, and whether both peak at the same character; the
+ * challenge is solved by a date on which they do not.
+ */
+function mountText(root, model, challenge) {
   const $ = (role) => root.querySelector(`[data-role=${role}]`);
   const input = $('text-input');
   input.value = TEXT_EXAMPLE;
@@ -208,7 +246,12 @@ function mountText(root, model) {
     const taus = c.steps.map((s) => s.tau);
     $('text-taus').dataset.mean = String(mean(taus));
     bars.update(c.steps.map((s) => ({ label: show(s.token), value: s.tau })));
-    $('text-taus').replaceChildren(`Output ${c.output}; `, ...rK(` averages ${fixed(mean(taus), 2)} over its characters.`));
+    const matches = c.steps.filter((s) => s.agreement.topMatch).length;
+    const least = c.steps.reduce((b, s) => (s.agreement.saliencyInTopK < b.agreement.saliencyInTopK ? s : b));
+    $('text-taus').dataset.least = String(least.agreement.saliencyInTopK);
+    $('text-taus').replaceChildren(`Output ${c.output}; at ${matches} of ${c.steps.length} characters the most-attended input character is also the most salient; `
+      + `the least agreement: output “${show(least.token)}”, whose most-attended character holds ${percent(least.agreement.saliencyInTopK)} of its saliency. `, ...rK(` averages ${fixed(mean(taus), 2)} over the characters.`));
+    challenge.check(least.agreement.saliencyInTopK < DISAGREE_TARGET);
   }
   input.addEventListener('input', update);
   update();

@@ -2,27 +2,46 @@
 // hard glimpses, as pure functions of an engine model (no DOM), so the browser
 // test recomputes them in Node and compares.
 //   testImage(model, k)          test image k: model.examples({ split: 'test', seed: k })
-//   tauByImage(model, count)     Kendall's τ between attention and saliency at the last
-//                                glimpse, for test images 1..count (VisionModel.compareAttention)
+//   agreementByImage(model, count)  at the last glimpse of test images 1..count: Kendall's τ over
+//                                all cells and the measures of where both maps are bright
+//                                (VisionModel.compareAttention: stats.js agreement)
+//   seqAgreement(model, count)   the same on a text model, over the output steps of test examples
+//   receptiveField(layers)       how many canvas pixels a grid cell's features are computed from
 //   meanPeak(model, count)       the mean largest attention weight at the last glimpse
 //   sampleGlimpses(w, n, seed)   n locations drawn from the weights w (hard attention's draw)
 //   totalVariation(counts, w)    ½ Σ |counts_j / n − w_j|: how far the draws' frequencies are from w
 import { mulberry32 } from '../ui/rng.js';
 
-/** Chapter 7's challenge: a test image whose saliency ranks the cells against the attention (τ below this). */
-export const TAU_TARGET = 0;
+/** Chapter 7's challenge: an output character whose most-attended input character holds less than this share of its saliency. */
+export const DISAGREE_TARGET = 0.1;
 /** How many test images the prose's averages are over. */
 export const MEASURE_IMAGES = 24;
 
 export const testImage = (model, k) => model.examples({ split: 'test', count: 1, seed: k })[0];
 
-export function tauByImage(model, count = MEASURE_IMAGES) {
-  const taus = [];
+export function agreementByImage(model, count = MEASURE_IMAGES) {
+  const out = [];
   for (let k = 1; k <= count; k++) {
     const { steps } = model.compareAttention(testImage(model, k).image);
-    taus.push(steps[steps.length - 1].tau);
+    const last = steps[steps.length - 1];
+    out.push({ tau: last.tau, ...last.agreement });
   }
-  return taus;
+  return out;
+}
+
+/**
+ * The side of the square of canvas pixels one grid cell's features depend on:
+ * each stage is a 3 × 3 convolution (one more pixel each side, at the current
+ * stride) then a 2 × 2 max-pool (half a cell more, and the stride doubles).
+ */
+export function receptiveField(layers) {
+  let side = 1;
+  let stride = 1;
+  for (let l = 0; l < layers; l++) {
+    side += 2 * stride + stride;
+    stride *= 2;
+  }
+  return side;
 }
 
 export const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -96,10 +115,20 @@ export function makeClutter(model, count, seed, ink = 8) {
 }
 
 /**
- * Explicit against implicit attention on a seq2seq model: for each of `count` test
- * examples (seed 1), the mean over output steps of Kendall's τ between the attention
- * weights and the saliency over the input tokens (Seq2SeqModel.compareAttention).
+ * Explicit against implicit attention on a seq2seq model, over the output steps
+ * of `count` test examples (seed 1; Seq2SeqModel.compareAttention):
+ * { tau: the mean over examples of the mean Kendall's τ over the input tokens,
+ *   topMatch: the share of steps whose most-attended input token is the most salient }.
  */
-export function seqTaus(model, count = MEASURE_IMAGES) {
-  return model.examples({ split: 'test', count, seed: 1 }).map((x) => mean(model.compareAttention(x.input).steps.map((s) => s.tau)));
+export function seqAgreement(model, count = MEASURE_IMAGES) {
+  const taus = [];
+  let steps = 0;
+  let matches = 0;
+  for (const x of model.examples({ split: 'test', count, seed: 1 })) {
+    const c = model.compareAttention(x.input);
+    taus.push(mean(c.steps.map((s) => s.tau)));
+    steps += c.steps.length;
+    matches += c.steps.filter((s) => s.agreement.topMatch).length;
+  }
+  return { tau: mean(taus), topMatch: matches / steps };
 }
