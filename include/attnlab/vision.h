@@ -10,8 +10,8 @@
  *
  * Tasks (src/tasks/images.c), greys in [0, 1] on a canvas:
  *   centered   the 28 x 28 digit                                 -> its class
- *   cluttered  60 x 60, the digit at a random place, plus `clutter` 8 x 8
- *              pieces cut from other digits                      -> its class
+ *   cluttered  60 x 60 (`size` x `size`, 28..100), the digit at a random
+ *              place, plus `clutter` 8 x 8 pieces cut from other digits -> its class
  *   multi      40 x 100, 2-3 digits left to right, random gaps and vertical
  *              jitter                                            -> the digits, then END
  * Output tokens: 0-9 the digits, VIS_END = 10 the end of a multi-digit answer.
@@ -68,6 +68,8 @@ extern "C" {
 #define VIS_MAX_IMAGE 128    /* predict(): images up to 128 x 128 */
 #define VIS_MAX_DIGITS 3     /* multi: 2-3 digits */
 #define VIS_CLUTTER_SIDE 8
+#define VIS_CLUTTERED_SIDE 60     /* the cluttered canvas's side by default */
+#define VIS_MAX_CLUTTERED_SIDE 100 /* and at most */
 
 #define VIS_ATTN_NONE (-1)   /* global average pooling, no attention */
 
@@ -91,7 +93,14 @@ typedef struct {
     int clutter;    /* cluttered: 8 x 8 pieces, 0..VIS_MAX_CLUTTER (default 4) */
     int min_digits; /* multi: 1..max_digits */
     int max_digits; /* multi: ..VIS_MAX_DIGITS */
+    int size;       /* cluttered: the canvas's side, VIS_DIGIT_SIDE..VIS_MAX_CLUTTERED_SIDE; 0 = VIS_CLUTTERED_SIDE.
+                       The other tasks' canvases are fixed: 0 */
 } ImgTaskConfig;
+
+/* Where a digit lies on the canvas: the bounding box of its ink (pixels > 0). */
+typedef struct {
+    int32_t top, left, height, width;
+} VisBox;
 
 int img_task_check(const ImgTaskConfig *c);
 int img_rows(const ImgTaskConfig *c);    /* canvas rows R */
@@ -99,9 +108,10 @@ int img_cols(const ImgTaskConfig *c);    /* canvas cols Q */
 int img_max_out(const ImgTaskConfig *c); /* longest answer in tokens (multi: END included) */
 
 /* One example: image (R, Q) greys in [0, 1], labels (img_max_out) padded with
- * VIS_END, *n_labels the answer's length. *rng advances. */
+ * VIS_END, *n_labels the answer's length; boxes (img_max_out, may be NULL):
+ * each digit's box, in the labels' order. *rng advances. */
 int img_sample(const VisData *d, const ImgTaskConfig *c, VisSplit split, uint64_t *rng, nn_real *image,
-               int32_t *labels, int *n_labels);
+               int32_t *labels, int *n_labels, VisBox *boxes);
 
 /* Places an image of rows x cols greys on the canvas (R, Q): centred, and
  * shrunk by box filtering when larger than the canvas. */
@@ -207,7 +217,7 @@ int vtr_saliency(VisionTrainer *t, const nn_real *image, int rows, int cols, int
 /* The canvas the last vtr_predict / vtr_saliency read (R, Q). */
 const nn_real *vtr_canvas(const VisionTrainer *t);
 /* A sampled example of a split with its labels (labels (img_max_out), *n). */
-int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n);
+int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n, VisBox *boxes);
 /* Saving (src/train/vision_io.c), the task and the model together, little-endian:
  * "ATNLVIS\0" | u32 version | 4 x i32 task | 13 x i32 model config | f64 entropy
  * | u64 seed | u32 optimiser steps | T x f64 baselines | u64 sampling stream

@@ -78,28 +78,46 @@ int img_task_check(const ImgTaskConfig *c) {
     if ((unsigned)c->kind >= IMG_KIND_COUNT) return nn_fail(NN_ERR_ARG, "task: unknown image task %d", (int)c->kind);
     if (c->clutter < 0 || c->clutter > VIS_MAX_CLUTTER)
         return nn_fail(NN_ERR_LIMIT, "clutter: %d pieces; allowed 0..%d", c->clutter, VIS_MAX_CLUTTER);
+    if (c->kind == IMG_CLUTTERED && c->size != 0 && (c->size < VIS_DIGIT_SIDE || c->size > VIS_MAX_CLUTTERED_SIDE))
+        return nn_fail(NN_ERR_LIMIT, "size: a %d x %d canvas; allowed %d..%d pixels a side", c->size, c->size,
+                       VIS_DIGIT_SIDE, VIS_MAX_CLUTTERED_SIDE);
+    if (c->kind != IMG_CLUTTERED && c->size != 0)
+        return nn_fail(NN_ERR_ARG, "size: only the cluttered task's canvas has a size to choose (got %d)", c->size);
     if (c->kind == IMG_MULTI && (c->min_digits < 1 || c->max_digits > VIS_MAX_DIGITS || c->min_digits > c->max_digits))
         return nn_fail(NN_ERR_LIMIT, "digits: %d..%d per image; allowed 1..%d, min <= max", c->min_digits,
                        c->max_digits, VIS_MAX_DIGITS);
     return NN_OK;
 }
 
-int img_rows(const ImgTaskConfig *c) { return c->kind == IMG_CENTERED ? 28 : c->kind == IMG_CLUTTERED ? 60 : 40; }
-int img_cols(const ImgTaskConfig *c) { return c->kind == IMG_CENTERED ? 28 : c->kind == IMG_CLUTTERED ? 60 : 100; }
+static int cluttered_side(const ImgTaskConfig *c) { return c->size ? c->size : VIS_CLUTTERED_SIDE; }
+int img_rows(const ImgTaskConfig *c) { return c->kind == IMG_CENTERED ? 28 : c->kind == IMG_CLUTTERED ? cluttered_side(c) : 40; }
+int img_cols(const ImgTaskConfig *c) { return c->kind == IMG_CENTERED ? 28 : c->kind == IMG_CLUTTERED ? cluttered_side(c) : 100; }
 int img_max_out(const ImgTaskConfig *c) { return c->kind == IMG_MULTI ? c->max_digits + 1 : 1; }
 
-/* canvas = max(canvas, patch): h x w pixels of a digit from (sy, sx), at (y, x) */
-static void paste(nn_real *canvas, int Q, const uint8_t *digit, int sy, int sx, int h, int w, int y, int x) {
+/* canvas = max(canvas, patch): h x w pixels of a digit from (sy, sx), at (y, x);
+ * box (may be NULL): the bounding box of the patch's ink on the canvas */
+static void paste(nn_real *canvas, int Q, const uint8_t *digit, int sy, int sx, int h, int w, int y, int x, VisBox *box) {
+    int top = h, bottom = -1, left = w, right = -1;
     for (int i = 0; i < h; i++)
         for (int j = 0; j < w; j++) {
-            nn_real v = (nn_real)digit[(sy + i) * VIS_DIGIT_SIDE + sx + j] / 255;
+            uint8_t ink = digit[(sy + i) * VIS_DIGIT_SIDE + sx + j];
+            nn_real v = (nn_real)ink / 255;
             nn_real *p = canvas + (size_t)(y + i) * Q + x + j;
             if (v > *p) *p = v;
+            if (ink) {
+                if (i < top) top = i;
+                if (i > bottom) bottom = i;
+                if (j < left) left = j;
+                if (j > right) right = j;
+            }
         }
+    if (!box) return;
+    if (bottom < 0) top = left = 0, bottom = h - 1, right = w - 1; /* a blank digit: its whole square */
+    *box = (VisBox){y + top, x + left, bottom - top + 1, right - left + 1};
 }
 
 int img_sample(const VisData *d, const ImgTaskConfig *c, VisSplit split, uint64_t *rng, nn_real *image,
-               int32_t *labels, int *n_labels) {
+               int32_t *labels, int *n_labels, VisBox *boxes) {
     nn_clear_error();
     NN_TRY(img_task_check(c));
     int R = img_rows(c), Q = img_cols(c), count = vis_data_count(d, split), S = VIS_DIGIT_SIDE;
@@ -108,7 +126,7 @@ int img_sample(const VisData *d, const ImgTaskConfig *c, VisSplit split, uint64_
     for (int i = 0; i < img_max_out(c); i++) labels[i] = VIS_END;
     if (c->kind == IMG_CENTERED) {
         labels[0] = vis_data_digit(d, split, nn_rng_below(rng, count), &px);
-        paste(image, Q, px, 0, 0, S, S, 0, 0);
+        paste(image, Q, px, 0, 0, S, S, 0, 0, boxes);
         *n_labels = 1;
     } else if (c->kind == IMG_CLUTTERED) {
         /* clutter first, the digit over it (max blending either way) */
@@ -116,10 +134,10 @@ int img_sample(const VisData *d, const ImgTaskConfig *c, VisSplit split, uint64_
             vis_data_digit(d, split, nn_rng_below(rng, count), &px);
             int sy = 4 + nn_rng_below(rng, S - 8 - VIS_CLUTTER_SIDE + 1), sx = 4 + nn_rng_below(rng, S - 8 - VIS_CLUTTER_SIDE + 1);
             paste(image, Q, px, sy, sx, VIS_CLUTTER_SIDE, VIS_CLUTTER_SIDE, nn_rng_below(rng, R - VIS_CLUTTER_SIDE + 1),
-                  nn_rng_below(rng, Q - VIS_CLUTTER_SIDE + 1));
+                  nn_rng_below(rng, Q - VIS_CLUTTER_SIDE + 1), NULL);
         }
         labels[0] = vis_data_digit(d, split, nn_rng_below(rng, count), &px);
-        paste(image, Q, px, 0, 0, S, S, nn_rng_below(rng, R - S + 1), nn_rng_below(rng, Q - S + 1));
+        paste(image, Q, px, 0, 0, S, S, nn_rng_below(rng, R - S + 1), nn_rng_below(rng, Q - S + 1), boxes);
         *n_labels = 1;
     } else {
         int n = c->min_digits + nn_rng_below(rng, c->max_digits - c->min_digits + 1);
@@ -131,7 +149,7 @@ int img_sample(const VisData *d, const ImgTaskConfig *c, VisSplit split, uint64_
             int gap = cuts[i] * free_cols / sum;
             x += gap;
             labels[i] = vis_data_digit(d, split, nn_rng_below(rng, count), &px);
-            paste(image, Q, px, 0, 0, S, S, nn_rng_below(rng, R - S + 1), x);
+            paste(image, Q, px, 0, 0, S, S, nn_rng_below(rng, R - S + 1), x, boxes ? boxes + i : NULL);
             x += S;
         }
         labels[n] = VIS_END;

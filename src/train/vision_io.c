@@ -67,7 +67,8 @@ static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, Vi
     NN_TRY(model_file_need(r, header_size(0) - r->at + 4));
     int32_t f[TASK_FIELDS + MODEL_FIELDS];
     model_file_i32s(r, f, TASK_FIELDS + MODEL_FIELDS);
-    v->task = (ImgTaskConfig){(ImgTaskKind)f[0], f[1], f[2], f[3]};
+    /* a cluttered canvas's side is its rows (files hold rows and cols; before sizes, both were 60) */
+    v->task = (ImgTaskConfig){(ImgTaskKind)f[0], f[1], f[2], f[3], f[0] == IMG_CLUTTERED ? f[4] : 0};
     VisConfig c = {f[4], f[5], f[6], {f[7], f[8], f[9]}, (RnnCellKind)f[10], f[11], f[12], (VisMode)f[13], f[14], f[15], 0, f[16], 0};
     double entropy = model_file_f64(r);
     c.entropy = (nn_real)entropy;

@@ -137,7 +137,7 @@ int vtr_sample_batch(VisionTrainer *t, VisSplit split, uint64_t *rng, int B) {
     size_t N = (size_t)c->rows * c->cols;
     for (int b = 0; b < B; b++) {
         int32_t *y = t->labels + (size_t)b * c->steps, n;
-        NN_TRY(img_sample(t->data, &t->task, split, rng, t->images + b * N, y, &n));
+        NN_TRY(img_sample(t->data, &t->task, split, rng, t->images + b * N, y, &n, NULL));
         if (!c->sequence) { /* single-label tasks repeat the label: each step is a glimpse that answers */
             for (int s = 1; s < c->steps; s++) y[s] = y[0];
             n = c->steps;
@@ -275,7 +275,7 @@ int vtr_saliency(VisionTrainer *t, const nn_real *image, int rows, int cols, int
 
 const nn_real *vtr_canvas(const VisionTrainer *t) { return t->images; }
 
-int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n) {
+int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n, VisBox *boxes) {
     if (split != VIS_SPLIT_TRAIN && split != VIS_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
-    return img_sample(t->data, &t->task, split, rng, image, labels, n);
+    return img_sample(t->data, &t->task, split, rng, image, labels, n, boxes);
 }

@@ -54,7 +54,7 @@ static const Named vision_modes[] = {{"soft", VIS_SOFT}, {"hard", VIS_HARD}};
 static const Named vision_splits[] = {{"train", VIS_SPLIT_TRAIN}, {"test", VIS_SPLIT_TEST}};
 static const Named vision_limits[] = {
     {"maxLayers", VIS_MAX_LAYERS}, {"maxChannels", VIS_MAX_CHANNELS}, {"maxHidden", VIS_MAX_HIDDEN},
-    {"maxSteps", VIS_MAX_STEPS}, {"maxBatch", VIS_MAX_BATCH}, {"maxClutter", VIS_MAX_CLUTTER},
+    {"maxSteps", VIS_MAX_STEPS}, {"maxBatch", VIS_MAX_BATCH}, {"maxClutter", VIS_MAX_CLUTTER}, {"maxSize", VIS_MAX_CLUTTERED_SIDE}, {"minSize", VIS_DIGIT_SIDE},
     {"maxImage", VIS_MAX_IMAGE}, {"maxDigits", VIS_MAX_DIGITS}, {"tokens", VIS_TOKENS},
     {"endToken", VIS_END}, {"maxTrainSteps", VTR_MAX_STEPS}, {"maxEvaluate", VTR_MAX_EVAL},
 };

@@ -14,11 +14,11 @@ EMSCRIPTEN_KEEPALIVE int attnlab_vis_data_create(const uint8_t *bytes, int size,
 
 EMSCRIPTEN_KEEPALIVE void attnlab_vis_data_destroy(VisData *d) { vis_data_destroy(d); }
 
-EMSCRIPTEN_KEEPALIVE int attnlab_vis_create(const VisData *d, int task, int clutter, int min_digits, int max_digits,
+EMSCRIPTEN_KEEPALIVE int attnlab_vis_create(const VisData *d, int task, int clutter, int size, int min_digits, int max_digits,
                                             int layers, int c0, int c1, int c2, int cell, int hidden, int attention,
                                             int mode, int steps, float entropy, int batch, double seed,
                                             VisionTrainer **out) {
-    ImgTaskConfig tc = {(ImgTaskKind)task, clutter, min_digits, max_digits};
+    ImgTaskConfig tc = {(ImgTaskKind)task, clutter, min_digits, max_digits, size};
     VisConfig mc = {0, 0, layers, {c0, c1, c2}, (RnnCellKind)cell, hidden, attention, (VisMode)mode, steps, 0,
                     entropy, batch, (uint64_t)seed};
     return vtr_create(out, d, &tc, &mc);
@@ -65,13 +65,14 @@ EMSCRIPTEN_KEEPALIVE int attnlab_vis_saliency(VisionTrainer *t, const float *ima
     return vtr_saliency(t, image, rows, cols, step, saliency);
 }
 
-/* One example of a split: image (R, Q), labels (T), *n, drawn from the
- * stream rng (2 x u32, low word first), which advances. */
+/* One example of a split: image (R, Q), labels (T), *n, boxes (T x 4 int32:
+ * top, left, height, width of each digit), drawn from the stream rng (2 x u32,
+ * low word first), which advances. */
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_sample(VisionTrainer *t, int split, uint32_t *rng, float *image, int32_t *labels,
-                                            int32_t *n) {
+                                            int32_t *n, VisBox *boxes) {
     uint64_t s = (uint64_t)rng[1] << 32 | rng[0];
     int count = 0;
-    int st = vtr_sample(t, (VisSplit)split, &s, image, labels, &count);
+    int st = vtr_sample(t, (VisSplit)split, &s, image, labels, &count, boxes);
     rng[0] = (uint32_t)s;
     rng[1] = (uint32_t)(s >> 32);
     *n = count;

@@ -39,6 +39,9 @@ for (const { engine, ...build } of await withEngines()) {
       await rejectsCode(engine.createVisionModel({ task: 'multi', steps: 2 }), 'ERR_VALUE', /steps: the multi task/);
       await rejectsCode(engine.createVisionModel({ task: 'centered', digits: 3 }), 'ERR_ARG', /digits: only the 'multi' task/);
       await rejectsCode(engine.createVisionModel({ clutter: 99 }), 'ERR_LIMIT', /clutter/);
+      await rejectsCode(engine.createVisionModel({ size: 101 }), 'ERR_LIMIT', /size: 101 is past the limit of 100/);
+      await rejectsCode(engine.createVisionModel({ size: 27 }), 'ERR_SHAPE', /size must be at least 28 \(got 27\)/);
+      await rejectsCode(engine.createVisionModel({ task: 'multi', size: 60 }), 'ERR_ARG', /size: only the cluttered task/);
       await rejectsCode(engine.createVisionModel({ task: 'centered', channels: [4, 4, 4, 4].slice(0, 3), hidden: 300 }), 'ERR_LIMIT', /hidden/);
       await rejectsCode(engine.loadVisionModel(new Uint8Array(10)), 'ERR_VALUE', /not an attnlab vision model/);
       assert.equal(engine.heapUsed(), base);
@@ -145,6 +148,36 @@ for (const { engine, ...build } of await withEngines()) {
       const { row, col, box } = p.steps[0].location;
       assert.deepEqual(box, { top: row * 8, left: col * 8, height: 8, width: 8 });
       m.destroy();
+    });
+
+    test('examples: each digit\'s box holds its ink; cluttered canvases of any size up to 100, saved and loaded', async () => {
+      const inkOutside = (ex, cols) => ex.image.data.reduce((sum, v, p) => {
+        const r = Math.floor(p / cols);
+        const c = p % cols;
+        return ex.boxes.some((b) => r >= b.top && r < b.top + b.height && c >= b.left && c < b.left + b.width) ? sum : sum + v;
+      }, 0);
+      const plain = await engine.createVisionModel({ task: 'cluttered', clutter: 0, size: 100, channels: [4, 8, 8], hidden: 8 });
+      assert.deepEqual([plain.config.size, plain.config.canvas, plain.config.grid], [100, { rows: 100, cols: 100 }, { rows: 12, cols: 12 }]);
+      for (const ex of plain.examples({ count: 20, seed: 4 })) {
+        assert.equal(ex.boxes.length, 1);
+        const [b] = ex.boxes;
+        assert.ok(b.top >= 0 && b.left >= 0 && b.top + b.height <= 100 && b.left + b.width <= 100 && b.height <= 28 && b.width <= 28, JSON.stringify(b));
+        assert.equal(inkOutside(ex, 100), 0, 'no clutter: all ink inside the box');
+      }
+      plain.train({ steps: 2, batch: 4 });
+      const again = await engine.loadModel(plain.save());
+      assert.deepEqual(again.config, plain.config);
+      assert.deepEqual(again.examples({ count: 3 }), plain.examples({ count: 3 }));
+      again.destroy();
+      plain.destroy();
+      const multi = await engine.createVisionModel({ task: 'multi', channels: [4, 8], hidden: 8 });
+      assert.equal(multi.config.size, null);
+      for (const ex of multi.examples({ count: 10 })) {
+        assert.equal(ex.boxes.length, ex.labels.length - 1, 'a box per digit, none for the end token');
+        assert.equal(inkOutside(ex, 100), 0);
+        for (let i = 1; i < ex.boxes.length; i++) assert.ok(ex.boxes[i - 1].left + ex.boxes[i - 1].width <= ex.boxes[i].left, 'left to right');
+      }
+      multi.destroy();
     });
 
     test('save / load: the same answers, the same evaluation; a damaged file is refused', async () => {

@@ -375,16 +375,53 @@ static void tasks_and_splits(void) {
     asset[3] = 'L';
     CHECK(vis_data_create(&bad, asset, size - 1) == NN_ERR_SHAPE, "truncated: %s", nn_last_error());
 
-    ImgTaskConfig tasks[3] = {{IMG_CENTERED, 4, 2, 3}, {IMG_CLUTTERED, 4, 2, 3}, {IMG_MULTI, 4, 2, 3}};
-    for (int k = 0; k < 3; k++) {
+    /* the last two: a cluttered canvas of 100 x 100, and one without clutter (where every inked pixel is the digit's) */
+    ImgTaskConfig tasks[5] = {{IMG_CENTERED, 4, 2, 3, 0}, {IMG_CLUTTERED, 4, 2, 3, 0}, {IMG_MULTI, 4, 2, 3, 0},
+                              {IMG_CLUTTERED, 8, 2, 3, 100}, {IMG_CLUTTERED, 0, 2, 3, 0}};
+    CHECK(img_rows(&tasks[1]) == 60 && img_cols(&tasks[1]) == 60 && img_rows(&tasks[3]) == 100 && img_cols(&tasks[3]) == 100,
+          "cluttered canvases: 60 by default, `size` when given");
+    for (int k = 0; k < 5; k++) {
         check_case("task %d", k);
         int R = img_rows(&tasks[k]), Q = img_cols(&tasks[k]);
         nn_real *img = alloc_reals((size_t)R * Q), *img2 = alloc_reals((size_t)R * Q);
         int32_t y[4] = {0}, y2[4] = {0}, n, n2, lengths[5] = {0};
         uint64_t s1 = 9, s2 = 9;
         for (int i = 0; i < 50; i++) {
-            CHECK(img_sample(d, &tasks[k], VIS_SPLIT_TEST, &s1, img, y, &n) == NN_OK, "sample: %s", nn_last_error());
-            img_sample(d, &tasks[k], VIS_SPLIT_TEST, &s2, img2, y2, &n2);
+            VisBox boxes[4];
+            CHECK(img_sample(d, &tasks[k], VIS_SPLIT_TEST, &s1, img, y, &n, boxes) == NN_OK, "sample: %s", nn_last_error());
+            img_sample(d, &tasks[k], VIS_SPLIT_TEST, &s2, img2, y2, &n2, NULL);
+            /* each digit's box: inside the canvas, at most a digit's size, ink on every edge of it */
+            int digits = tasks[k].kind == IMG_MULTI ? n - 1 : 1;
+            for (int t = 0; t < digits; t++) {
+                VisBox b = boxes[t];
+                CHECK(b.top >= 0 && b.left >= 0 && b.height >= 1 && b.width >= 1 && b.top + b.height <= R && b.left + b.width <= Q &&
+                          b.height <= VIS_DIGIT_SIDE && b.width <= VIS_DIGIT_SIDE,
+                      "box %d: %d,%d %dx%d on %dx%d", t, b.top, b.left, b.height, b.width, R, Q);
+                double edges[4] = {0};
+                for (int j = 0; j < b.width; j++) {
+                    edges[0] += img[(size_t)b.top * Q + b.left + j];
+                    edges[1] += img[(size_t)(b.top + b.height - 1) * Q + b.left + j];
+                }
+                for (int r = 0; r < b.height; r++) {
+                    edges[2] += img[(size_t)(b.top + r) * Q + b.left];
+                    edges[3] += img[(size_t)(b.top + r) * Q + b.left + b.width - 1];
+                }
+                CHECK(edges[0] > 0 && edges[1] > 0 && edges[2] > 0 && edges[3] > 0, "ink on each edge of box %d", t);
+                if (t > 0) CHECK(boxes[t - 1].left + boxes[t - 1].width <= b.left, "multi: boxes left to right, apart");
+            }
+            if (tasks[k].clutter == 0 || tasks[k].kind != IMG_CLUTTERED) {
+                /* no clutter: no ink outside the boxes */
+                double outside = 0;
+                for (int r = 0; r < R; r++)
+                    for (int c = 0; c < Q; c++) {
+                        int in = 0;
+                        for (int t = 0; t < digits; t++)
+                            in |= r >= boxes[t].top && r < boxes[t].top + boxes[t].height && c >= boxes[t].left &&
+                                  c < boxes[t].left + boxes[t].width;
+                        if (!in) outside += img[(size_t)r * Q + c];
+                    }
+                CHECK(outside == 0, "ink outside the digits' boxes: %g", outside);
+            }
             CHECK(memcmp(img, img2, sizeof(nn_real) * R * Q) == 0 && memcmp(y, y2, sizeof y) == 0, "same seed, same example");
             double lo = 1, hi = 0;
             for (int p = 0; p < R * Q; p++) {
@@ -399,10 +436,18 @@ static void tasks_and_splits(void) {
         if (tasks[k].kind == IMG_MULTI) CHECK(lengths[3] > 0 && lengths[4] > 0, "2 and 3 digits both occur");
         else CHECK(lengths[1] == 50, "one label each");
     }
-    ImgTaskConfig bad_task = {IMG_MULTI, 4, 3, 5};
+    ImgTaskConfig bad_task = {IMG_MULTI, 4, 3, 5, 0};
     CHECK(img_task_check(&bad_task) == NN_ERR_LIMIT, "5 digits: %s", nn_last_error());
-    bad_task = (ImgTaskConfig){IMG_CLUTTERED, 99, 2, 3};
+    bad_task = (ImgTaskConfig){IMG_CLUTTERED, 99, 2, 3, 0};
     CHECK(img_task_check(&bad_task) == NN_ERR_LIMIT, "99 clutter pieces");
+    bad_task = (ImgTaskConfig){IMG_CLUTTERED, 4, 2, 3, 101};
+    CHECK(img_task_check(&bad_task) == NN_ERR_LIMIT && strstr(nn_last_error(), "size: a 101 x 101 canvas; allowed 28..100"),
+          "101: %s", nn_last_error());
+    bad_task = (ImgTaskConfig){IMG_CLUTTERED, 4, 2, 3, 27};
+    CHECK(img_task_check(&bad_task) == NN_ERR_LIMIT, "27 is smaller than a digit");
+    bad_task = (ImgTaskConfig){IMG_MULTI, 4, 2, 3, 60};
+    CHECK(img_task_check(&bad_task) == NN_ERR_ARG && strstr(nn_last_error(), "only the cluttered task"), "multi has no size: %s",
+          nn_last_error());
 
     check_case("img_place");
     nn_real canvas[28 * 28], *small = alloc_zeros(4), *big = alloc_zeros(56 * 56);
@@ -432,7 +477,7 @@ static void train_save_load(void) {
     const VisMode modes[2] = {VIS_SOFT, VIS_HARD};
     for (int k = 0; k < 2; k++) {
         check_case("train, save, load (multi, mode %d)", modes[k]);
-        ImgTaskConfig tc = {IMG_MULTI, 4, 2, 3};
+        ImgTaskConfig tc = {IMG_MULTI, 4, 2, 3, 0};
         VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_LSTM, 16, ATTN_SCORE_ADDITIVE, modes[k], 4, 0, 0.01, 8, 3};
         VisionTrainer *t, *u;
         if (!CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "create: %s", nn_last_error())) continue;
@@ -485,7 +530,7 @@ static void train_save_load(void) {
         vtr_destroy(u);
     }
     check_case("errors");
-    ImgTaskConfig tc = {IMG_CLUTTERED, 4, 2, 3};
+    ImgTaskConfig tc = {IMG_CLUTTERED, 4, 2, 3, 0};
     VisConfig mc = {0, 0, 2, {8, 16, 0}, RNN_CELL_GRU, 32, ATTN_SCORE_DOT, VIS_SOFT, 1, 0, 0.01, 8, 1};
     VisionTrainer *t;
     mc.hidden = 0;
@@ -543,7 +588,7 @@ static void train_rolls_back(void) {
             for (int steps = 1; steps <= 3; steps += 2) {
                 check_case("lr %g, %d steps, mode %d: ERR_VALUE naming the step; weights, optimiser, baselines, "
                            "streams as before", (double)LRS[i], steps, mode);
-                ImgTaskConfig tc = {IMG_CLUTTERED, 2, 2, 3};
+                ImgTaskConfig tc = {IMG_CLUTTERED, 2, 2, 3, 0};
                 VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, (VisMode)mode, 2, 0, 0.01, 8, 3};
                 VisionTrainer *t = NULL, *twin = NULL;
                 if (!CHECK_OK(vtr_create(&t, d, &tc, &mc), "create") || !CHECK_OK(vtr_create(&twin, d, &tc, &mc), "twin"))
@@ -572,7 +617,7 @@ static void train_rolls_back(void) {
                 vtr_destroy(twin);
             }
     check_case("a batch larger than at creation (or after loading) grows the model: the losses of one created for it");
-    ImgTaskConfig tc = {IMG_CENTERED, 0, 1, 1};
+    ImgTaskConfig tc = {IMG_CENTERED, 0, 1, 1, 0};
     VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, VIS_HARD, 2, 0, 0.01, 8, 9};
     VisionTrainer *small = NULL, *big = NULL, *loaded = NULL;
     CHECK_OK(vtr_create(&small, d, &tc, &mc), "create");

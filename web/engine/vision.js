@@ -78,6 +78,15 @@ function toDigits(value, task) {
   return [lo, hi];
 }
 
+/** The cluttered canvas's side (0 for the other tasks, whose canvases are fixed). */
+function toSize(value, task) {
+  if (task !== TASKS.cluttered) {
+    if (value !== undefined) throw argError(`size: only the cluttered task's canvas has a size to choose (task is '${nameOf(TASKS, task)}')`);
+    return 0;
+  }
+  return toInteger('size', value, 60, VISION_LIMITS.minSize, VISION_LIMITS.maxSize);
+}
+
 /** The creation options, validated, as the C call's arguments. */
 function createArgs(o) {
   const task = toChoice('task', o.task, TASKS, 'cluttered');
@@ -89,6 +98,7 @@ function createArgs(o) {
   return {
     task, digits, seed, entropy,
     clutter: toInteger('clutter', o.clutter, 4, 0, VISION_LIMITS.maxClutter),
+    size: toSize(o.size, task),
     channels: toChannels(o.channels),
     cell: toChoice('cell', o.cell, CELLS, 'gru'),
     hidden: toInteger('hidden', o.hidden, 32, 1, VISION_LIMITS.maxHidden),
@@ -101,12 +111,12 @@ function createArgs(o) {
 
 export async function createVisionModel(heap, args) {
   const a = createArgs(options('createVisionModel', args, [
-    'task', 'digits', 'seed', 'entropy', 'clutter', 'channels', 'cell', 'hidden', 'attention', 'mode', 'steps', 'batch',
+    'task', 'digits', 'seed', 'entropy', 'clutter', 'size', 'channels', 'cell', 'hidden', 'attention', 'mode', 'steps', 'batch',
   ]));
   const data = await loadDigits(heap);
   const [c0, c1 = 0, c2 = 0] = a.channels;
   const handle = heap.withHandle((out) => heap.call.vis_create({
-    data, task: a.task, clutter: a.clutter, minDigits: a.digits[0], maxDigits: a.digits[1], layers: a.channels.length,
+    data, task: a.task, clutter: a.clutter, size: a.size, minDigits: a.digits[0], maxDigits: a.digits[1], layers: a.channels.length,
     c0, c1, c2, cell: a.cell, hidden: a.hidden, attention: a.attention, mode: a.mode, steps: a.steps,
     entropy: a.entropy, batch: a.batch, seed: a.seed, out,
   }));
@@ -161,7 +171,7 @@ export class VisionModel extends Model {
     const s = this.info();
     /** The model's configuration (as createVisionModel options) and its sizes. */
     this.config = Object.freeze({
-      task: nameOf(TASKS, s.task), clutter: s.clutter, digits: [s.minDigits, s.maxDigits],
+      task: nameOf(TASKS, s.task), clutter: s.clutter, size: s.task === TASKS.cluttered ? s.rows : null, digits: [s.minDigits, s.maxDigits],
       channels: Array.from(s.channels.subarray(0, s.layers)), cell: nameOf(CELLS, s.cell), hidden: s.hidden,
       attention: nameOf(ATTENTIONS, s.attention), mode: nameOf(MODES, s.mode), steps: s.steps, batch: s.batch,
       seed: s.seed, entropy: s.entropy, parameters: s.parameters,
@@ -287,7 +297,11 @@ export class VisionModel extends Model {
     });
   }
 
-  /** `count` examples { image, labels } of a split, drawn from `seed` (the same seed gives the same images). */
+  /**
+   * `count` examples { image, labels, boxes } of a split, drawn from `seed` (the same seed gives
+   * the same images); boxes: where each digit's ink lies, [{ top, left, height, width }] in canvas
+   * pixels, one per digit in the labels' order (a page or a test checks where a model looked).
+   */
   examples(args = {}) {
     return this.guarded('examples', (model) => {
       const o = options('examples', args, ['split', 'count', 'seed']);
@@ -296,15 +310,19 @@ export class VisionModel extends Model {
       const seed = toInteger('seed', o.seed, 1, 0, Number.MAX_SAFE_INTEGER);
       const { rows, cols } = this.config.canvas;
       const heap = this.heap;
-      const sizes = { rng: 2 * I32, image: F32 * rows * cols, labels: I32 * (VISION_LIMITS.maxDigits + 1), n: I32 };
+      const most = VISION_LIMITS.maxDigits + 1;
+      const sizes = { rng: 2 * I32, image: F32 * rows * cols, labels: I32 * most, n: I32, boxes: 4 * I32 * most };
       return heap.withBlock(sizes, (p) => {
         heap.writeSeed(p.rng, seed);
         const out = [];
         for (let i = 0; i < count; i++) {
-          heap.call.vis_sample({ model, split, rng: p.rng, image: p.image, labels: p.labels, n: p.n });
+          heap.call.vis_sample({ model, split, rng: p.rng, image: p.image, labels: p.labels, n: p.n, boxes: p.boxes });
           const n = heap.readI32(p.n, 1)[0];
           const labels = Array.from(heap.readI32(p.labels, n), tokenName);
-          out.push({ image: heap.readMatrix(p.image, rows, cols), labels });
+          const b = heap.readI32(p.boxes, 4 * n);
+          const digits = labels.filter((l) => l !== END_TOKEN).length;
+          const boxes = Array.from({ length: digits }, (_, i) => ({ top: b[4 * i], left: b[4 * i + 1], height: b[4 * i + 2], width: b[4 * i + 3] }));
+          out.push({ image: heap.readMatrix(p.image, rows, cols), labels, boxes });
         }
         return out;
       });

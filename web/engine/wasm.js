@@ -87,7 +87,7 @@ const BINDINGS = Object.freeze({
   vis_data_destroy: { args: ['data'] },
   vis_create: {
     status: 'createVisionModel',
-    args: ['data', 'task', 'clutter', 'minDigits', 'maxDigits', 'layers', 'c0', 'c1', 'c2', 'cell', 'hidden',
+    args: ['data', 'task', 'clutter', 'size', 'minDigits', 'maxDigits', 'layers', 'c0', 'c1', 'c2', 'cell', 'hidden',
       'attention', 'mode', 'steps', 'entropy', 'batch', 'seed', 'out'],
   },
   vis_load: { status: 'loadVisionModel', args: ['data', 'bytes', 'size', 'out'] },
@@ -97,7 +97,7 @@ const BINDINGS = Object.freeze({
   vis_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'result'] },
   vis_predict: { status: 'predict', args: ['model', 'image', 'rows', 'cols', 'tokens', 'weights', 'locations'] },
   vis_saliency: { status: 'saliency', args: ['model', 'image', 'rows', 'cols', 'step', 'saliency'] },
-  vis_sample: { status: 'examples', args: ['model', 'split', 'rng', 'image', 'labels', 'n'] },
+  vis_sample: { status: 'examples', args: ['model', 'split', 'rng', 'image', 'labels', 'n', 'boxes'] },
   vis_canvas: { args: ['model'] },
   vis_save_size: { args: ['model'] },
   vis_save: { status: 'save', args: ['model', 'bytes', 'size'] },
