@@ -4,6 +4,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { throwsCode } from '../lib/assert.mjs';
+import { TransformerModel } from '../../web/engine/index.js';
 import { withEngines } from './builds.mjs';
 
 const SMALL = { task: 'copy', layers: 2, heads: 2, dModel: 16, dFF: 32, context: 16, batch: 8, seed: 3 };
@@ -96,7 +97,7 @@ for (const { engine, ...build } of await withEngines()) {
     });
 
     test('every position encoding and score trains', async () => {
-      for (const positional of ['learned', 'sinusoidal', 'none', 'alibi']) {
+      for (const positional of ['learned', 'sinusoidal', 'none', 'alibi', 'rope']) {
         for (const score of ['scaled_dot', 'dot', 'cosine']) {
           const m = await engine.createTransformer({ ...SMALL, positional, score });
           assert.equal(m.config.positional, positional);
@@ -117,13 +118,28 @@ for (const { engine, ...build } of await withEngines()) {
       await rejects({ context: 257 }, 'ERR_LIMIT', /context: 257; need 8\.\.256/);
       await rejects({ heads: 3 }, 'ERR_SHAPE', /3 heads do not divide dModel 64/);
       await rejects({ score: 'additive' }, 'ERR_ARG', /score: unknown value 'additive'/);
-      await rejects({ positional: 'rope' }, 'ERR_ARG', /positional/);
+      await rejects({ positional: 'spiral' }, 'ERR_ARG', /positional: unknown value 'spiral'/);
+      await rejects({ layers: 0 }, 'ERR_SHAPE', /layers: 0; need 1\.\.8/);
+      await rejects({ dFF: 4096 }, 'ERR_LIMIT', /dFF: 4096; need 0\.\.2048/);
+      await rejects({ context: 4 }, 'ERR_SHAPE', /context: 4; need 8\.\.256/);
+      await rejects({ batch: 257 }, 'ERR_LIMIT', /batch: 257/);
+      await rejects({ layers: 1.5 }, 'ERR_VALUE', /layers/);
       await rejects({ task: 'text' }, 'ERR_ARG', /needs a text/);
       await rejects({ task: 'copy', text: 'abc' }, 'ERR_ARG', /only the 'text' task/);
       await rejects({ seed: -1 }, 'ERR_VALUE', /seed/);
       const m = await engine.createTransformer(SMALL);
       throwsCode(() => m.train({ lr: 0 }), 'ERR_VALUE', /lr must be a finite number > 0/);
       throwsCode(() => m.train({ steps: 0 }), 'ERR_SHAPE', /steps/);
+      throwsCode(() => m.train({ steps: 1e6 }), 'ERR_LIMIT', /steps/);
+      throwsCode(() => m.train({ batch: 300 }), 'ERR_LIMIT', /batch/);
+      throwsCode(() => m.train({ weightDecay: -1 }), 'ERR_VALUE', /weightDecay/);
+      throwsCode(() => m.train({ warmup: -1 }), 'ERR_SHAPE', /warmup must be at least 0/);
+      throwsCode(() => m.train({ clip: -1 }), 'ERR_VALUE', /clip/);
+      throwsCode(() => m.evaluate({ count: 0 }), 'ERR_SHAPE', /count/);
+      throwsCode(() => m.evaluate({ split: 'dev' }), 'ERR_ARG', /split/);
+      throwsCode(() => m.generate('12', { temperature: -1 }), 'ERR_VALUE', /temperature/);
+      throwsCode(() => m.headScores({ count: 0 }), 'ERR_SHAPE', /count/);
+      assert.equal(m.steps, 0, 'a rejected call takes no step');
       throwsCode(() => m.inspect('12x'), 'ERR_VALUE', /"x" is not in the vocabulary/);
       throwsCode(() => m.inspect('1'.repeat(17)), 'ERR_LIMIT', /1\.\.16/);
       throwsCode(() => m.evaluate({ ablate: [{ layer: 2, head: 0 }] }), 'ERR_LIMIT', /ablate\[0\]\.layer/);
@@ -154,6 +170,43 @@ for (const { engine, ...build } of await withEngines()) {
       assert.deepEqual(m.inspect('1234=12').predictions, plain.predictions, 'the heads are back afterwards');
       assert.notEqual(m.evaluate({ count: 16, ablate: [{ layer: 1, head: 1 }] }).loss, m.evaluate({ count: 16 }).loss);
       m.destroy();
+    });
+
+    test('save and engine.loadModel: the same model, the same bytes', async () => {
+      const o = { ...SMALL, positional: 'rope' };
+      const a = await engine.createTransformer(o), b = await engine.createTransformer(o);
+      a.train({ steps: 3 });
+      b.train({ steps: 3 });
+      const bytes = a.save();
+      assert.ok(bytes instanceof Uint8Array && bytes.length > 4 * a.config.parameters);
+      assert.deepEqual(b.save(), bytes, 'same seed, same steps: the same bytes');
+      const l = await engine.loadModel(bytes);
+      assert.ok(l instanceof TransformerModel && l.kind === 'transformer');
+      assert.deepEqual(l.config, a.config);
+      assert.equal(l.steps, 3);
+      assert.deepEqual(l.save(), bytes);
+      assert.deepEqual(l.evaluate({ count: 24 }), a.evaluate({ count: 24 }));
+      assert.deepEqual(l.inspect('3141=31'), a.inspect('3141=31'));
+      assert.deepEqual(l.headScores({ count: 4 }), a.headScores({ count: 4 }));
+      assert.deepEqual(l.train({ steps: 1 }).losses, a.train({ steps: 1 }).losses, 'training goes on from the saved stream');
+      for (const m of [a, b, l]) m.destroy();
+      throwsCode(() => l.save(), 'ERR_ARG', /^save: this model was destroyed/);
+    });
+
+    test('a text model saves its text: the loaded one has its vocabulary', async () => {
+      const text = 'Sphinx of black quartz, judge my vow! '.repeat(8);
+      const m = await engine.createTransformer({ task: 'text', text, layers: 1, heads: 2, dModel: 16, dFF: 16, context: 16, batch: 4 });
+      m.train({ steps: 2 });
+      const l = await engine.loadModel(m.save().buffer);
+      assert.deepEqual(l.config.vocabulary, m.config.vocabulary);
+      assert.deepEqual(l.examples({ count: 3, seed: 2 }), m.examples({ count: 3, seed: 2 }));
+      assert.deepEqual(l.generate('judge ', { tokens: 8, seed: 5 }), m.generate('judge ', { tokens: 8, seed: 5 }));
+      const damaged = m.save();
+      damaged[damaged.length - 9] ^= 4;
+      await assert.rejects(engine.loadModel(damaged), (e) => e.code === 'ERR_VALUE' && /loadModel: model file: checksum/.test(e.message));
+      await assert.rejects(engine.loadModel(m.save().subarray(0, 40)), (e) => e.code === 'ERR_VALUE' && /truncated/.test(e.message));
+      m.destroy();
+      l.destroy();
     });
 
     test('headScores finds a previous-token head set by hand', async () => {
