@@ -84,6 +84,20 @@ static void check_round_trip(TfTaskKind task, TfPositional pos, int d_ff, const 
     tf_destroy(m);
 }
 
+/* evaluate sums its loss per batch of the configured size, not of whatever
+ * the buffers hold (a larger training batch grows them; a loaded model's hold one) */
+static void check_evaluate_batches(void) {
+    check_case("evaluate does not depend on the buffers' batch");
+    Transformer *m = make(TF_TASK_COPY, TF_POS_LEARNED, 8, NULL, 6);
+    if (!m) return;
+    double loss[2], acc[2];
+    tf_evaluate(m, TF_SPLIT_TEST, 50, &loss[0], &acc[0]);
+    CHECK(tf_reserve(m, 7) == NN_OK, "reserve: %s", nn_last_error());
+    tf_evaluate(m, TF_SPLIT_TEST, 50, &loss[1], &acc[1]);
+    CHECK(loss[0] == loss[1] && acc[0] == acc[1], "loss %.17g, then %.17g", loss[0], loss[1]);
+    tf_destroy(m);
+}
+
 static void check_same_seed(void) {
     check_case("same seed, same saved bytes");
     Transformer *a = make(TF_TASK_INDUCTION, TF_POS_ROPE, 0, NULL, 11), *b = make(TF_TASK_INDUCTION, TF_POS_ROPE, 0, NULL, 11);
@@ -253,6 +267,7 @@ int main(void) {
     check_round_trip(TF_TASK_COPY, TF_POS_SINUSOIDAL, 12, NULL);
     check_round_trip(TF_TASK_TEXT, TF_POS_ROPE, 8, TEXT);
     check_round_trip(TF_TASK_MODULAR, TF_POS_ALIBI, 0, NULL);
+    check_evaluate_batches();
     check_same_seed();
     check_damaged();
     check_hand_built_heads();
