@@ -1,6 +1,7 @@
 // The transformer through the JS API on both builds: the shape of every
 // call's result, errors for bad options, ablation changing the output, and
-// head scores on a model whose heads are set by hand.
+// head scores on models whose heads are set by hand (a previous-token head, and an
+// induction head reading it), save and engine.loadModel.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { throwsCode } from '../lib/assert.mjs';
@@ -207,6 +208,40 @@ for (const { engine, ...build } of await withEngines()) {
       await assert.rejects(engine.loadModel(m.save().subarray(0, 40)), (e) => e.code === 'ERR_VALUE' && /truncated/.test(e.message));
       m.destroy();
       l.destroy();
+    });
+
+    test('headScores finds an induction head built by hand on a previous-token head', async () => {
+      // 'copy' head-score sequences repeat distinct digits. The residual stream holds the
+      // token (dims 0..V-1), the position (V..V+15) and, written by layer 0's head 0, the
+      // previous token (P..P+V-1). Layer 0, head 0: query position t, key position j + 1.
+      // Layer 1, head 0: query the token, key the previous token; a constant query dim keys
+      // position 0 away (its "previous token" is its own). The other heads are zero: uniform.
+      const C = 40, s = 3;
+      const m = await engine.createTransformer({ task: 'copy', layers: 2, heads: 2, dModel: C, dFF: 0, context: 16, batch: 8 });
+      const V = m.config.vocabulary.length, P = V + 16, D = C / 2, C3 = 3 * C;
+      const wte = new Float32Array(V * C), wpe = new Float32Array(16 * C);
+      const qkv0 = new Float32Array(C * C3), proj0 = new Float32Array(C * C), qkv1 = new Float32Array(C * C3), b1 = new Float32Array(C3);
+      for (let v = 0; v < V; v++) {
+        wte[v * C + v] = 1;
+        qkv0[v * C3 + 2 * C + v] = 1;
+        proj0[v * C + P + v] = 1;
+        qkv1[v * C3 + v] = s;
+        qkv1[(P + v) * C3 + C + v] = s;
+      }
+      for (let t = 0; t < 16; t++) {
+        wpe[t * C + V + t] = 1;
+        qkv0[(V + t) * C3 + t] = s;
+        if (t + 1 < D) qkv0[(V + t) * C3 + C + t + 1] = s;
+      }
+      b1[D - 1] = 1;
+      qkv1[V * C3 + C + D - 1] = -10;
+      m.setWeights({ wte, wpe, 'h0.qkv_w': qkv0, 'h0.proj_w': proj0, 'h1.qkv_w': qkv1, 'h1.qkv_b': b1 });
+      const h = m.headScores({ count: 16 });
+      assert.ok(h[0][0].previousToken > 0.99, `layer 0 head 0: previousToken ${h[0][0].previousToken}`);
+      assert.ok(h[1][0].induction > 0.99, `layer 1 head 0: induction ${h[1][0].induction}`);
+      for (const [l, k] of [[0, 1], [1, 0], [1, 1]]) assert.ok(h[l][k].previousToken < 0.5, `head ${l}.${k}: previousToken ${h[l][k].previousToken}`);
+      for (const [l, k] of [[0, 0], [0, 1], [1, 1]]) assert.ok(h[l][k].induction < 0.5, `head ${l}.${k}: induction ${h[l][k].induction}`);
+      m.destroy();
     });
 
     test('headScores finds a previous-token head set by hand', async () => {
