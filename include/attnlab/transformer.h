@@ -41,13 +41,16 @@ extern "C" {
 /* cosine score: e = TF_COSINE_SCALE q.k / (|q| |k|); a unit-range score
  * would keep the softmax near uniform over tens of keys */
 #define TF_COSINE_SCALE 10.0
+#define TF_ROPE_BASE 10000.0 /* RoPE's wavelengths run from 2 pi to 2 pi TF_ROPE_BASE tokens */
 
 typedef enum {
     TF_POS_LEARNED = 0,    /* a trained vector per position */
     TF_POS_SINUSOIDAL = 1, /* Vaswani et al.'s fixed sines and cosines */
     TF_POS_NONE = 2,       /* none: order only through the causal mask */
     TF_POS_ALIBI = 3,      /* Press et al.'s linear biases: score - m_h (i - j), m_h = 2^(-8 (h + 1) / H) */
-    TF_POS_COUNT = 4
+    TF_POS_ROPE = 4,       /* Su et al.'s rotary embedding: each head's query and key pairs (2i, 2i+1) turned by
+                              t theta_i, theta_i = TF_ROPE_BASE^(-2i / D), so q.k depends on i - j */
+    TF_POS_COUNT = 5
 } TfPositional;
 
 typedef enum {
@@ -139,6 +142,23 @@ int tf_generate(Transformer *m, int32_t *tokens, int n_prompt, int n_new, double
  * occurrence to the position after its first (Olsson et al. 2022), over
  * `count` sequences of repeated random symbols. */
 int tf_head_scores(Transformer *m, int count, float *prev, float *ind);
+
+/* The model file (src/layers/model_file.h, magic "ATNLTFM\0", version 1):
+ *   magic | u32 version | i32 task, layers, heads, dModel, dFF, context,
+ *   positional, score, batch, vocabulary, steps | u64 seed | u64 training
+ *   stream | u32 text length | the task's text | u64 P | P x f32 weights
+ *   | u32 FNV-1a of every byte before it.
+ * The text is what the model was created from (tasks that take one), so a
+ * loaded model has the same vocabulary and draws the same sequences; AdamW's
+ * moments are not saved (training a loaded model restarts them). */
+size_t tf_save_size(const Transformer *m);
+/* Writes tf_save_size(m) bytes; the same model always writes the same bytes. */
+int tf_save(const Transformer *m, uint8_t *bytes, size_t size);
+/* A model from a file: every field, the exact length, the checksum, every
+ * weight and the configuration against its task are checked before the
+ * model is built; then one forward pass must be finite. NN_ERR_VALUE with a
+ * message for a file that is damaged or not a transformer's. */
+int tf_load(Transformer **out, const uint8_t *bytes, size_t size);
 
 #ifdef __cplusplus
 }

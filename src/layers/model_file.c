@@ -17,12 +17,13 @@ static const struct {
     [MODEL_FILE_SEQ2SEQ] = {{'A', 'T', 'N', 'L', 'S', '2', 'S', 0}, "seq2seq model", "s2s_load"},
     [MODEL_FILE_TRAINER] = {{'A', 'T', 'N', 'L', 'T', 'R', 'N', 0}, "model file", "loadSeq2Seq"},
     [MODEL_FILE_VISION] = {{'A', 'T', 'N', 'L', 'V', 'I', 'S', 0}, "vision model", "loadVisionModel"},
+    [MODEL_FILE_TRANSFORMER] = {{'A', 'T', 'N', 'L', 'T', 'F', 'M', 0}, "transformer", "loadModel"},
 };
 static const char DIGITS_MAGIC[MODEL_FILE_MAGIC] = {'A', 'T', 'N', 'L', 'D', 'I', 'G', 0};
 
 /* The versions each kind has had; a reader may take fewer. */
 static const uint32_t LATEST[MODEL_FILE_KIND_COUNT] = {[MODEL_FILE_SEQ2SEQ] = 1, [MODEL_FILE_TRAINER] = 1,
-                                                       [MODEL_FILE_VISION] = 1};
+                                                       [MODEL_FILE_VISION] = 1, [MODEL_FILE_TRANSFORMER] = 1};
 
 static int magic_kind(const uint8_t *bytes, size_t size) {
     if (size < MODEL_FILE_MAGIC) return 0;

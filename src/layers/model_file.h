@@ -1,5 +1,5 @@
 /* The model file: what every saved model (seq2seq, seq2seq with its task,
- * image model) has in common, read and written in one place.
+ * image model, transformer) has in common, read and written in one place.
  *
  *   magic (8 bytes, names the kind) | u32 format version | configuration
  *   (i32 fields, each format's own) | counters | parameter blocks (f32)
@@ -19,12 +19,14 @@
 #include "attnlab/nn.h"
 
 /* Which model a file holds (its magic): a bare seq2seq model, a seq2seq model
- * with its task (what loadSeq2Seq reads), an image model with its task. */
+ * with its task (what loadSeq2Seq reads), an image model with its task, a
+ * transformer with its task. */
 typedef enum {
     MODEL_FILE_SEQ2SEQ = 1, /* "ATNLS2S\0" */
     MODEL_FILE_TRAINER = 2, /* "ATNLTRN\0" */
     MODEL_FILE_VISION = 3,  /* "ATNLVIS\0" */
-    MODEL_FILE_KIND_COUNT = 4
+    MODEL_FILE_TRANSFORMER = 4, /* "ATNLTFM\0" */
+    MODEL_FILE_KIND_COUNT = 5
 } ModelFileKind;
 
 #define MODEL_FILE_MAGIC 8 /* bytes of the magic */

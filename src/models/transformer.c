@@ -124,6 +124,35 @@ void tf_attention_backward(nn_real *dqkv, nn_real *dp, const nn_real *datty, con
         }
 }
 
+/* ---- rotary positions (RoPE) ---------------------------------------------------- */
+
+/* sign +1: (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos), the rotation by t theta_i;
+ * sign -1: its transpose, the rotation back */
+static void rope_turn(nn_real *qkv, const nn_real *rope, int B, int T, int C, int H, nn_real sign) {
+    int D = C / H, half = D / 2;
+    for (int r = 0; r < B * T; r++) {
+        const nn_real *cs = rope + (size_t)(r % T) * half * 2;
+        for (int s = 0; s < 2 * H; s++) { /* s < H: query of head s, else key of head s - H */
+            nn_real *x = qkv + (size_t)r * 3 * C + (size_t)s * D;
+            for (int i = 0; i < half; i++) {
+                nn_real c = cs[2 * i], sn = sign * cs[2 * i + 1], x0 = x[2 * i], x1 = x[2 * i + 1];
+                x[2 * i] = x0 * c - x1 * sn;
+                x[2 * i + 1] = x0 * sn + x1 * c;
+            }
+        }
+    }
+}
+
+/* q'_t = R(t) q_t, k'_t = R(t) k_t: then q'_i . k'_j = q_i . R(j - i) k_j depends on i - j only */
+void tf_rope_forward(nn_real *qkv, const nn_real *rope, int B, int T, int C, int H) {
+    rope_turn(qkv, rope, B, T, C, H, 1);
+}
+
+/* dq = R(t)^T dq', dk = R(t)^T dk' (dv passes unchanged) */
+void tf_rope_backward(nn_real *dqkv, const nn_real *rope, int B, int T, int C, int H) {
+    rope_turn(dqkv, rope, B, T, C, H, -1);
+}
+
 /* ---- the tensor table and the blocks ------------------------------------------- */
 
 static void add_tensor(Transformer *m, nn_real **slot, size_t count, int init, int decay, const char *name, int layer) {
@@ -275,6 +304,23 @@ int tf_check_config(const TfConfig *c) {
     return NN_OK;
 }
 
+size_t tf_param_count(const TfConfig *c, int vocab) {
+    Transformer m; /* only the table: no blocks behind it */
+    memset(&m, 0, sizeof m);
+    m.c = *c;
+    m.V = vocab;
+    build_table(&m);
+    return m.n_params;
+}
+
+int tf_keep_text(Transformer *m, const char *text, size_t text_len) {
+    if (!text_len) return NN_OK;
+    if (!(m->text = malloc(text_len))) return nn_fail(NN_ERR_NOMEM, "text: out of memory for %zu bytes", text_len);
+    memcpy(m->text, text, text_len);
+    m->text_len = text_len;
+    return NN_OK;
+}
+
 int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
     nn_clear_error();
     *out = NULL;
@@ -287,8 +333,11 @@ int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
     build_table(m);
     size_t P = m->n_params;
     m->block = calloc(4 * P, sizeof(nn_real));
-    if (c->positional == TF_POS_SINUSOIDAL) m->pos_table = malloc(sizeof(nn_real) * c->context * c->d_model);
-    if (!m->block || (c->positional == TF_POS_SINUSOIDAL && !m->pos_table)) {
+    int sinusoidal = c->positional == TF_POS_SINUSOIDAL, rope = c->positional == TF_POS_ROPE;
+    int half = c->d_model / c->heads / 2;
+    if (sinusoidal) m->pos_table = malloc(sizeof(nn_real) * c->context * c->d_model);
+    if (rope) m->rope = malloc(sizeof(nn_real) * c->context * (half ? 2 * half : 1));
+    if (!m->block || (sinusoidal && !m->pos_table) || (rope && !m->rope)) {
         tf_model_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "out of memory for %zu parameters", P);
     }
@@ -302,6 +351,13 @@ int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
             for (int i = 0; i < c->d_model; i++) {
                 double angle = t / pow(10000.0, (double)(i - i % 2) / c->d_model);
                 m->pos_table[(size_t)t * c->d_model + i] = (nn_real)(i % 2 ? cos(angle) : sin(angle));
+            }
+    if (m->rope) /* theta_i = base^(-2i / D) */
+        for (int t = 0; t < c->context; t++)
+            for (int i = 0; i < half; i++) {
+                double angle = t * pow(TF_ROPE_BASE, -2.0 * i / (c->d_model / c->heads));
+                m->rope[((size_t)t * half + i) * 2] = (nn_real)cos(angle);
+                m->rope[((size_t)t * half + i) * 2 + 1] = (nn_real)sin(angle);
             }
     for (int h = 0; h < c->heads; h++) m->slopes[h] = (nn_real)pow(2.0, -8.0 * (h + 1) / c->heads);
     m->train_rng = c->seed ^ 0x747261696e696e67ull;
@@ -318,6 +374,8 @@ void tf_model_destroy(Transformer *m) {
     if (!m) return;
     free(m->block);
     free(m->pos_table);
+    free(m->rope);
+    free(m->text);
     free(m->acts_block);
     free(m);
 }
@@ -346,6 +404,7 @@ double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored) {
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward(a->ln1[l], a->ln1_mean[l], a->ln1_rstd[l], res, &ln1, N, C);
         linear_forward(a->qkv[l], a->ln1[l], w->qkvw[l], w->qkvb[l], N, C, 3 * C);
+        if (m->rope) tf_rope_forward(a->qkv[l], m->rope, B, T, C, H);
         tf_attention_forward(a->atty[l], a->att[l], a->qkn[l], a->qk_norm[l], a->qkv[l], B, T, C, H, c->score,
                              m->ablate[l], c->positional == TF_POS_ALIBI ? m->slopes : NULL);
         linear_forward(a->res2[l], a->atty[l], w->projw[l], w->projb[l], N, C, C);
@@ -418,6 +477,7 @@ void tf_backward(Transformer *m, int B, int T, int scored) {
         memset(a->dqkv, 0, sizeof(nn_real) * NC * 3);
         tf_attention_backward(a->dqkv, a->dp, a->datty, a->att[l], a->qkv[l], a->qkn[l], a->qk_norm[l], B, T, C, H,
                               c->score, m->ablate[l]);
+        if (m->rope) tf_rope_backward(a->dqkv, m->rope, B, T, C, H);
         memset(a->dln, 0, sizeof(nn_real) * NC);
         linear_backward(a->dln, g->qkvw[l], g->qkvb[l], a->dqkv, a->ln1[l], w->qkvw[l], N, C, 3 * C);
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]}, dln1 = {g->ln1w[l], g->ln1b[l]};

@@ -47,7 +47,7 @@ typedef struct {
     nn_real *ln1[TF_MAX_LAYERS];       /* (B, T, C) */
     nn_real *ln1_mean[TF_MAX_LAYERS];  /* (B, T) */
     nn_real *ln1_rstd[TF_MAX_LAYERS];  /* (B, T) */
-    nn_real *qkv[TF_MAX_LAYERS];       /* (B, T, 3C) */
+    nn_real *qkv[TF_MAX_LAYERS];       /* (B, T, 3C); RoPE: queries and keys rotated in place */
     nn_real *qkn[TF_MAX_LAYERS];       /* (B, T, 2C) cosine: unit queries | keys, else NULL */
     nn_real *qk_norm[TF_MAX_LAYERS];   /* (B, T, 2H) cosine: their norms, else NULL */
     nn_real *att[TF_MAX_LAYERS];       /* (B, H, T, T) attention probabilities, 0 above the diagonal */
@@ -85,6 +85,9 @@ struct Transformer {
     nn_real *params, *grads, *m1, *m2;
     TfWeights w, g;
     nn_real *pos_table; /* (context, C) sinusoidal positions, else NULL */
+    nn_real *rope;      /* (context, D/2, 2) RoPE's cos, sin of t theta_i, else NULL */
+    uint8_t *text;      /* the text the task was created from (saved with the model), or NULL */
+    size_t text_len;
     nn_real slopes[TF_MAX_HEADS]; /* ALiBi's m_h per head */
     nn_real *acts_block;
     TfActs a;
@@ -104,8 +107,18 @@ void tf_attention_backward(nn_real *dqkv, nn_real *dp, const nn_real *datty, con
                            const nn_real *qkn, const nn_real *qk_norm, int B, int T, int C, int H, AttnScore score,
                            const uint8_t *ablate);
 
+/* RoPE: each head's query and key pairs (2i, 2i+1) of row r turned by
+ * +(r mod T) theta_i (forward) or back by the same angle (backward: the
+ * rotation's transpose carries dq', dk' to dq, dk), in place in qkv (B, T, 3C). */
+void tf_rope_forward(nn_real *qkv, const nn_real *rope, int B, int T, int C, int H);
+void tf_rope_backward(nn_real *dqkv, const nn_real *rope, int B, int T, int C, int H);
+
 /* The config's checks (NN_ERR_* with a message). */
 int tf_check_config(const TfConfig *c);
+/* Parameters of a model of that config and vocabulary (both checked). */
+size_t tf_param_count(const TfConfig *c, int vocab);
+/* Keeps a copy of the text the model's task was made from (tf_save writes it). */
+int tf_keep_text(Transformer *m, const char *text, size_t text_len);
 /* A model of vocabulary V (token ids 0..V-1) with fresh weights; it knows no
  * task (tf_create in src/train binds one). tf_model_destroy frees all but the task. */
 int tf_model_create(Transformer **out, const TfConfig *c, int vocab);

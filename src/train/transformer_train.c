@@ -33,7 +33,11 @@ int tf_create(Transformer **out, const TfConfig *c, const char *text, size_t tex
         return st;
     }
     (*out)->task = task;
-    return NN_OK;
+    if ((st = tf_keep_text(*out, text, text_len)) != NN_OK) { /* what tf_save writes */
+        tf_destroy(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 void tf_destroy(Transformer *m) {
@@ -124,8 +128,11 @@ int tf_evaluate(Transformer *m, TfSplit split, int count, double *loss_out, doub
     int T = m->task->len, V = m->V;
     double loss = 0;
     long scored = 0, right = 0;
+    /* batches of the configured size, whatever the buffers hold: the loss sums
+     * per batch, so a model and its saved copy give the same figures */
+    NN_TRY(tf_reserve(m, m->c.batch));
     for (int done = 0; done < count;) {
-        int B = count - done < m->acts_batch ? count - done : m->acts_batch;
+        int B = count - done < m->c.batch ? count - done : m->c.batch;
         fill_batch(m, split, &rng, B);
         int n = 0;
         loss += tf_forward(m, B, T, 1, &n) * n;

@@ -5,7 +5,8 @@
 #include "layers/model_file.h"
 
 /* *kind: 1 a bare seq2seq model (not loadable from JS), 2 a seq2seq model
- * with its task (loadSeq2Seq), 3 an image model (loadVisionModel); *version
+ * with its task (loadSeq2Seq), 3 an image model (loadVisionModel), 4 a
+ * transformer (loadModel); *version
  * its format version. NN_ERR_VALUE for a file that is none of them or of a
  * version this engine does not read. */
 EMSCRIPTEN_KEEPALIVE int attnlab_model_file_kind(const uint8_t *bytes, int size, int32_t *kind, int32_t *version) {

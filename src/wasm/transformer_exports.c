@@ -14,12 +14,12 @@ EMSCRIPTEN_KEEPALIVE const char *attnlab_tf_constants(void) {
     if (!json[0])
         snprintf(json, sizeof json,
                  "{\"tasks\":{\"induction\":%d,\"copy\":%d,\"reverse\":%d,\"sort\":%d,\"modular\":%d,\"text\":%d},"
-                 "\"positional\":{\"learned\":%d,\"sinusoidal\":%d,\"none\":%d,\"alibi\":%d},"
+                 "\"positional\":{\"learned\":%d,\"sinusoidal\":%d,\"none\":%d,\"alibi\":%d,\"rope\":%d},"
                  "\"splits\":{\"train\":%d,\"test\":%d},"
                  "\"limits\":{\"maxLayers\":%d,\"maxHeads\":%d,\"maxDModel\":%d,\"maxDFF\":%d,\"maxContext\":%d,"
                  "\"maxBatch\":%d,\"maxTextBytes\":%d,\"maxSteps\":%d,\"maxEvaluate\":%d,\"maxGenerate\":%d,\"top\":%d,\"modulus\":%d}}",
                  TF_TASK_INDUCTION, TF_TASK_COPY, TF_TASK_REVERSE, TF_TASK_SORT, TF_TASK_MODULAR, TF_TASK_TEXT,
-                 TF_POS_LEARNED, TF_POS_SINUSOIDAL, TF_POS_NONE, TF_POS_ALIBI, TF_SPLIT_TRAIN, TF_SPLIT_TEST, TF_MAX_LAYERS,
+                 TF_POS_LEARNED, TF_POS_SINUSOIDAL, TF_POS_NONE, TF_POS_ALIBI, TF_POS_ROPE, TF_SPLIT_TRAIN, TF_SPLIT_TEST, TF_MAX_LAYERS,
                  TF_MAX_HEADS, TF_MAX_DMODEL, TF_MAX_DFF, TF_MAX_CONTEXT, TF_MAX_BATCH, TF_MAX_TEXT_BYTES,
                  TF_MAX_STEPS, TF_MAX_EVALUATE, TF_MAX_GENERATE, TF_TOP, TF_MODULUS);
     return json;
@@ -114,4 +114,14 @@ EMSCRIPTEN_KEEPALIVE int attnlab_tf_generate(Transformer *m, int32_t *tokens, in
 
 EMSCRIPTEN_KEEPALIVE int attnlab_tf_head_scores(Transformer *m, int count, float *prev, float *ind) {
     return tf_head_scores(m, count, prev, ind);
+}
+
+EMSCRIPTEN_KEEPALIVE double attnlab_tf_save_size(Transformer *m) { return (double)tf_save_size(m); }
+
+EMSCRIPTEN_KEEPALIVE int attnlab_tf_save(Transformer *m, uint8_t *bytes, int size) {
+    return tf_save(m, bytes, size > 0 ? (size_t)size : 0);
+}
+
+EMSCRIPTEN_KEEPALIVE int attnlab_tf_load(const uint8_t *bytes, int size, Transformer **out) {
+    return tf_load(out, bytes, size > 0 ? (size_t)size : 0);
 }

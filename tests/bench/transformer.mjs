@@ -13,7 +13,7 @@
 // 0.64-0.69 (all four of layer 1); ablating the best one: 96.0% -> 92.0%.
 // The target (95%, heads >= 0.5) is met; ablation -40 points is not (the
 // four induction heads of layer 1 back one another up).
-//   node tests/bench/transformer.mjs [--simd false] [--seconds 120] [--seed 1] [--positional learned|sinusoidal|none|alibi]
+//   node tests/bench/transformer.mjs [--simd false] [--seconds 120] [--seed 1] [--positional learned|sinusoidal|none|alibi|rope]
 import { loadEngine } from '../../web/engine/index.js';
 
 const arg = (name, fallback) => {

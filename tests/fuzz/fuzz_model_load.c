@@ -1,9 +1,10 @@
 /* libFuzzer target: the model-file loaders (trainer_load for seq2seq files,
- * vtr_load for image-model files, picked by the magic as JS's loaders are),
+ * vtr_load for image-model files, tf_load for transformers, picked by the
+ * magic as JS's loaders are),
  * on the bytes as given and, so mutations get past the checksums to the
  * fields behind them, on a copy whose FNV-1a checksums (a seq2seq file's
- * model and file, an image-model file's one) are recomputed. A file that
- * loads must translate (or predict), save and load again. Any status but
+ * model and file, an image-model or transformer file's one) are recomputed.
+ * A file that loads must translate (or predict, or inspect), save and load again. Any status but
  * NN_OK / NN_ERR_* is a finding; so is anything the sanitizers see. Image
  * models read a small synthetic digit set made once. */
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "attnlab/trainer.h"
+#include "attnlab/transformer.h"
 #include "attnlab/vision.h"
 #include "fuzz.h"
 
@@ -27,7 +29,7 @@ static void put32(uint8_t *p, uint32_t v) {
 /* File layout (trainer.h): magic(8) version(4) task(16) text_len(4) text u64
  * stream | model ... u32 model FNV | u32 file FNV. */
 static void fix_checksums(uint8_t *b, size_t n) {
-    if (n >= 12 && memcmp(b, "ATNLVIS", 8) == 0) { /* image model: one checksum */
+    if (n >= 12 && (memcmp(b, "ATNLVIS", 8) == 0 || memcmp(b, "ATNLTFM", 8) == 0)) { /* one checksum */
         put32(b + n - 4, fnv1a(b, n - 4));
         return;
     }
@@ -117,8 +119,39 @@ static void try_load_vision(const uint8_t *bytes, size_t size) {
     vtr_destroy(t);
 }
 
+static void try_load_transformer(const uint8_t *bytes, size_t size) {
+    Transformer *m = NULL;
+    int st = tf_load(&m, bytes, size);
+    FUZZ_STATUS(st);
+    if (st != NN_OK) {
+        FUZZ_ASSERT(m == NULL, "a failed load returned a model");
+        return;
+    }
+    /* inspect a few tokens: every attention weight and probability finite */
+    const TfConfig *c = tf_config(m);
+    enum { N = 6 };
+    int32_t tokens[N], ids[N * TF_TOP], lens[TF_MAX_LAYERS * N];
+    static float attention[TF_MAX_LAYERS * TF_MAX_HEADS * N * N];
+    float p[N * TF_TOP];
+    for (int i = 0; i < N; i++) tokens[i] = i % tf_vocab(m);
+    FUZZ_STATUS(tf_inspect(m, tokens, N, attention, ids, p, lens));
+    for (int i = 0; i < c->layers * c->heads * N * N; i++)
+        FUZZ_ASSERT(attention[i] == attention[i] && attention[i] - attention[i] == 0, "attention weight %d is not finite", i);
+    size_t n = tf_save_size(m);
+    uint8_t *again = malloc(n);
+    FUZZ_ASSERT(again != NULL, "out of memory");
+    FUZZ_ASSERT(tf_save(m, again, n) == NN_OK, "a loaded model does not save: %s", nn_last_error());
+    FUZZ_ASSERT(n == size && memcmp(again, bytes, n) == 0, "a loaded model saves other bytes");
+    Transformer *m2 = NULL;
+    FUZZ_ASSERT(tf_load(&m2, again, n) == NN_OK, "a saved model does not load: %s", nn_last_error());
+    tf_destroy(m2);
+    free(again);
+    tf_destroy(m);
+}
+
 static void try_any(const uint8_t *bytes, size_t size) {
     if (size >= 8 && memcmp(bytes, "ATNLVIS", 8) == 0) try_load_vision(bytes, size);
+    else if (size >= 8 && memcmp(bytes, "ATNLTFM", 8) == 0) try_load_transformer(bytes, size);
     else try_load(bytes, size);
 }
 

@@ -1,12 +1,12 @@
 // engine.loadModel(bytes) on both builds: each shipped model (web/models/)
-// and each kind's saved file loads into the class of its kind, as its own
+// and each kind's saved file (seq2seq, image model, transformer) loads into the class of its kind, as its own
 // loader would load it; junk, truncated files, other attnlab files and wrong
 // types reject with an AttnlabError with a code, leaving the heap as it was.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
-import { AttnlabError, Seq2SeqModel, VisionModel } from '../../web/engine/index.js';
+import { AttnlabError, Seq2SeqModel, TransformerModel, VisionModel } from '../../web/engine/index.js';
 import { mulberry32, withEngines } from './builds.mjs';
 
 const dir = new URL('../../web/models/', import.meta.url);
@@ -14,7 +14,7 @@ const manifest = JSON.parse(await readFile(new URL('models.json', dir), 'utf8'))
 const shipped = await Promise.all(Object.entries(manifest.models).map(async ([name, spec]) => ({
   name, spec, bytes: new Uint8Array(await readFile(new URL(spec.file, dir))),
 })));
-const CLASSES = { seq2seq: Seq2SeqModel, vision: VisionModel };
+const CLASSES = { seq2seq: Seq2SeqModel, vision: VisionModel, transformer: TransformerModel };
 
 const ascii = (text) => new TextEncoder().encode(text);
 const tagged = (tag, rest = 64) => {
@@ -39,6 +39,7 @@ function reading(m) {
     const [example] = m.examples({ count: 1, seed: 4 });
     return m.predict(example.image);
   }
+  if (m.kind === 'transformer') return m.inspect(m.examples({ count: 1, seed: 4 })[0].input);
   const [example] = m.examples({ count: 1, seed: 4 });
   return m.translate(example.input);
 }
@@ -64,6 +65,7 @@ for (const { name, skip, engine } of await withEngines()) {
       const made = [
         engine.createSeq2Seq({ task: 'copy', minLength: 2, maxLength: 4, hidden: 8, embed: 4, batch: 8 }),
         await engine.createVisionModel({ task: 'centered', channels: [2], hidden: 8, batch: 4 }),
+        await engine.createTransformer({ task: 'reverse', layers: 1, heads: 2, dModel: 8, dFF: 8, context: 16, positional: 'rope', batch: 4 }),
       ];
       for (const m of made) {
         m.train({ steps: 1 });
@@ -91,6 +93,8 @@ for (const { name, skip, engine } of await withEngines()) {
         ['an attnlab file of an unknown kind', tagged('ATNLXYZ'), /ATNLXYZ is an attnlab file of a kind this engine does not load/],
         ['a tag alone', tagged('ATNLTRN', 0), /truncated|damaged|too short|not an attnlab/],
         ['an image-model tag on junk', tagged('ATNLVIS', 100), /.+/],
+        ['a transformer tag on junk', tagged('ATNLTFM', 100), /.+/],
+        ['a transformer tag alone', tagged('ATNLTFM', 0), /truncated/],
         ['empty', new Uint8Array(0), /empty/],
       ];
       for (const { name: file, bytes } of shipped) {

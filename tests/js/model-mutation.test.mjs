@@ -1,13 +1,13 @@
 // Mutation suite over saved model files (the seed corpus of the loader's
 // fuzzer, tests/fuzz/corpus/model_load/: seq2seq models with their task,
-// *.model, and image models, *.vis): flipped bits, truncations, extensions,
+// *.model, image models, *.vis, and transformers, *.tfm): flipped bits, truncations, extensions,
 // overwritten header fields (0, 1, -1, 0x7FFFFFFF, 0x80000000, 65536) and
 // weights set to NaN, Infinity or 3e38, each as damaged and again with the
 // checksums recomputed, so the loader's field checks are reached too. Every
 // mutant must either be rejected with an AttnlabError carrying a code, or
 // load into a model that works: its step count is a count, it translates (or
-// predicts) with finite attention and saliency, trains a step, saves and
-// loads again. The WASM heap returns to its baseline after each mutant, and
+// predicts, or inspects) with finite attention and saliency, trains a step,
+// saves and loads again. The WASM heap returns to its baseline after each mutant, and
 // loading may not grow WASM memory by more than the file's length + 1 MB.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +16,7 @@ import { loadEngine } from '../../web/engine/index.js';
 import { mulberry32 } from './builds.mjs';
 
 const DIR = new URL('../fuzz/corpus/model_load/', import.meta.url);
-const FILES = readdirSync(DIR).filter((f) => /\.(model|vis)$/.test(f)).sort();
+const FILES = readdirSync(DIR).filter((f) => /\.(model|vis|tfm)$/.test(f)).sort();
 const MAX_LOAD_GROWTH = 1 << 20; // bytes of WASM memory a load may add beyond the file's own length
 const VALUES = [0, 1, 0xffffffff, 0x7fffffff, 0x80000000, 65536];
 const WEIGHTS = [NaN, Infinity, 3e38];
@@ -32,7 +32,7 @@ function fnv1a(b, from, to) {
 }
 
 /**
- * The two formats (include/attnlab/trainer.h, include/attnlab/vision.h): their
+ * The three formats (include/attnlab/trainer.h, vision.h, transformer.h): their
  * header fields [name, offset], where the parameters start, the checksums.
  */
 const SEQ2SEQ = {
@@ -86,6 +86,28 @@ const VISION = {
   weightsAt(b) { const p = this.paramsAt(b); return [p, p + 4 * 37, b.length - 8]; },
 };
 
+const TRANSFORMER = {
+  // magic, version, 11 x i32 (task ... steps), u64 seed, u64 training stream, u32 text length, text,
+  // u64 P, P x f32, u32 checksum
+  paramsAt: (b) => 84 + u32(b, 72),
+  fixChecksums: VISION.fixChecksums,
+  fields(b) {
+    const names = ['task', 'layers', 'heads', 'dModel', 'dFF', 'context', 'positional', 'score', 'batch', 'vocabulary', 'steps'];
+    const p = this.paramsAt(b);
+    return [
+      ['file version', 8], ...names.map((name, i) => [name, 12 + 4 * i]), ['seed (high)', 60], ['text length', 72],
+      ['first text byte', 76], ['parameter count (low)', p - 8], ['parameter count (high)', p - 4], ['first parameter', p],
+    ];
+  },
+  weightsAt(b) { const p = this.paramsAt(b); return [p, p + 4 * 9, b.length - 8]; },
+};
+
+const KINDS = {
+  model: { format: SEQ2SEQ, load: (engine, b) => engine.loadSeq2Seq(b) },
+  vis: { format: VISION, load: (engine, b) => engine.loadVisionModel(b) },
+  tfm: { format: TRANSFORMER, load: (engine, b) => engine.loadModel(b) },
+};
+
 function* mutants(name, bytes, format, rand) {
   for (let i = 0; i < 16; i++) {
     const b = bytes.slice(), at = Math.floor(rand() * b.length), bit = Math.floor(rand() * 8);
@@ -128,7 +150,14 @@ const STROKE = { rows: 28, cols: 28, data: Float32Array.from({ length: 784 }, (_
 
 /** What a loaded model must do: [what, fn] pairs; fn throws on a finding. */
 function uses(engine, model, vision) {
-  const read = vision
+  const read = model.kind === 'transformer'
+    ? () => {
+      const [{ input }] = model.examples({ count: 1 });
+      const s = model.inspect(input);
+      if (!s.attention.flat().every((a) => finite(a.data))) throw new Error('inspect: attention is not finite');
+      if (!s.predictions.every((row) => row.every((x) => Number.isFinite(x.p)))) throw new Error('inspect: predictions are not finite');
+    }
+    : vision
     ? () => {
       const p = model.predict(STROKE);
       if (!p.steps.every((s) => finite(s.weights.data))) throw new Error('predict: attention weights are not finite');
@@ -143,7 +172,7 @@ function uses(engine, model, vision) {
   return [
     ['read', read],
     ['train', () => model.train({ steps: 1, batch: Math.min(2, model.config.batch) })],
-    ['save+load', async () => (vision ? await engine.loadVisionModel(model.save()) : engine.loadSeq2Seq(model.save())).destroy()],
+    ['save+load', async () => (await engine.loadModel(model.save())).destroy()],
   ];
 }
 
@@ -151,15 +180,15 @@ describe('model files: mutated bytes load cleanly or fail with an AttnlabError',
   let engine;
   before(async () => { engine = await loadEngine({ simd: false }); });
 
-  test(`mutants of ${FILES.length} saved models (${FILES.filter((f) => f.endsWith('.vis')).length} image models)`, async () => {
+  test(`mutants of ${FILES.length} saved models (${FILES.filter((f) => f.endsWith('.vis')).length} image models, ${FILES.filter((f) => f.endsWith('.tfm')).length} transformers)`, async () => {
     const findings = []; // { mutant, detail }
     let count = 0;
     const rand = mulberry32(7);
     const memory = () => engine.heap.exports.memory.buffer.byteLength;
     for (const file of FILES) {
       const vision = file.endsWith('.vis');
-      const format = vision ? VISION : SEQ2SEQ;
-      const load = (b) => (vision ? engine.loadVisionModel(b) : engine.loadSeq2Seq(b));
+      const { format, load: loader } = KINDS[file.slice(file.lastIndexOf('.') + 1)];
+      const load = (b) => loader(engine, b);
       const bytes = new Uint8Array(readFileSync(new URL(file, DIR)));
       (await load(bytes)).destroy(); // the file itself loads (and the digit set is in the heap before measuring)
       for (const [mutant, b] of mutants(file, bytes, format, rand)) {

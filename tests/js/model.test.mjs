@@ -1,19 +1,19 @@
-// The model base class (web/engine/model.js): both model kinds extend it and
+// The model base class (web/engine/model.js): every model kind extends it and
 // take train, save, destroy, steps and liveness from it, none of their own; a
 // further kind needs only its spec (here one over the seq2seq exports) to
 // train, save, count steps, refuse calls once destroyed, and report errors
 // with codes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AttnlabError, Model, Seq2SeqModel, VisionModel, loadEngine } from '../../web/engine/index.js';
+import { AttnlabError, Model, Seq2SeqModel, TransformerModel, VisionModel, loadEngine } from '../../web/engine/index.js';
 import { loadHandle, modelFile } from '../../web/engine/model.js';
 import { SEQ2SEQ } from '../../web/engine/constants.js';
 
 const engine = await loadEngine({ simd: false, threads: 1 });
 const S2S = { task: 'copy', minLength: 2, maxLength: 4, hidden: 8, embed: 4, batch: 8, seed: 4 };
 
-test('both kinds extend Model and share its train, save, destroy and steps', () => {
-  for (const Kind of [Seq2SeqModel, VisionModel]) {
+test('every kind extends Model and shares its train, save, destroy and steps', () => {
+  for (const Kind of [Seq2SeqModel, VisionModel, TransformerModel]) {
     assert.equal(Object.getPrototypeOf(Kind.prototype), Model.prototype, `${Kind.name} extends Model`);
     for (const name of ['kind', 'train', 'save', 'destroy', 'steps', 'guarded', 'info']) {
       assert.ok(!Object.hasOwn(Kind.prototype, name), `${Kind.name} has no ${name} of its own`);

@@ -1,9 +1,11 @@
 // The transformer through the JS API on both builds: the shape of every
 // call's result, errors for bad options, ablation changing the output, and
-// head scores on a model whose heads are set by hand.
+// head scores on models whose heads are set by hand (a previous-token head, and an
+// induction head reading it), save and engine.loadModel.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { throwsCode } from '../lib/assert.mjs';
+import { TransformerModel } from '../../web/engine/index.js';
 import { withEngines } from './builds.mjs';
 
 const SMALL = { task: 'copy', layers: 2, heads: 2, dModel: 16, dFF: 32, context: 16, batch: 8, seed: 3 };
@@ -96,7 +98,7 @@ for (const { engine, ...build } of await withEngines()) {
     });
 
     test('every position encoding and score trains', async () => {
-      for (const positional of ['learned', 'sinusoidal', 'none', 'alibi']) {
+      for (const positional of ['learned', 'sinusoidal', 'none', 'alibi', 'rope']) {
         for (const score of ['scaled_dot', 'dot', 'cosine']) {
           const m = await engine.createTransformer({ ...SMALL, positional, score });
           assert.equal(m.config.positional, positional);
@@ -117,13 +119,28 @@ for (const { engine, ...build } of await withEngines()) {
       await rejects({ context: 257 }, 'ERR_LIMIT', /context: 257; need 8\.\.256/);
       await rejects({ heads: 3 }, 'ERR_SHAPE', /3 heads do not divide dModel 64/);
       await rejects({ score: 'additive' }, 'ERR_ARG', /score: unknown value 'additive'/);
-      await rejects({ positional: 'rope' }, 'ERR_ARG', /positional/);
+      await rejects({ positional: 'spiral' }, 'ERR_ARG', /positional: unknown value 'spiral'/);
+      await rejects({ layers: 0 }, 'ERR_SHAPE', /layers: 0; need 1\.\.8/);
+      await rejects({ dFF: 4096 }, 'ERR_LIMIT', /dFF: 4096; need 0\.\.2048/);
+      await rejects({ context: 4 }, 'ERR_SHAPE', /context: 4; need 8\.\.256/);
+      await rejects({ batch: 257 }, 'ERR_LIMIT', /batch: 257/);
+      await rejects({ layers: 1.5 }, 'ERR_VALUE', /layers/);
       await rejects({ task: 'text' }, 'ERR_ARG', /needs a text/);
       await rejects({ task: 'copy', text: 'abc' }, 'ERR_ARG', /only the 'text' task/);
       await rejects({ seed: -1 }, 'ERR_VALUE', /seed/);
       const m = await engine.createTransformer(SMALL);
       throwsCode(() => m.train({ lr: 0 }), 'ERR_VALUE', /lr must be a finite number > 0/);
       throwsCode(() => m.train({ steps: 0 }), 'ERR_SHAPE', /steps/);
+      throwsCode(() => m.train({ steps: 1e6 }), 'ERR_LIMIT', /steps/);
+      throwsCode(() => m.train({ batch: 300 }), 'ERR_LIMIT', /batch/);
+      throwsCode(() => m.train({ weightDecay: -1 }), 'ERR_VALUE', /weightDecay/);
+      throwsCode(() => m.train({ warmup: -1 }), 'ERR_SHAPE', /warmup must be at least 0/);
+      throwsCode(() => m.train({ clip: -1 }), 'ERR_VALUE', /clip/);
+      throwsCode(() => m.evaluate({ count: 0 }), 'ERR_SHAPE', /count/);
+      throwsCode(() => m.evaluate({ split: 'dev' }), 'ERR_ARG', /split/);
+      throwsCode(() => m.generate('12', { temperature: -1 }), 'ERR_VALUE', /temperature/);
+      throwsCode(() => m.headScores({ count: 0 }), 'ERR_SHAPE', /count/);
+      assert.equal(m.steps, 0, 'a rejected call takes no step');
       throwsCode(() => m.inspect('12x'), 'ERR_VALUE', /"x" is not in the vocabulary/);
       throwsCode(() => m.inspect('1'.repeat(17)), 'ERR_LIMIT', /1\.\.16/);
       throwsCode(() => m.evaluate({ ablate: [{ layer: 2, head: 0 }] }), 'ERR_LIMIT', /ablate\[0\]\.layer/);
@@ -153,6 +170,77 @@ for (const { engine, ...build } of await withEngines()) {
       assert.notDeepEqual(ablated.predictions, plain.predictions);
       assert.deepEqual(m.inspect('1234=12').predictions, plain.predictions, 'the heads are back afterwards');
       assert.notEqual(m.evaluate({ count: 16, ablate: [{ layer: 1, head: 1 }] }).loss, m.evaluate({ count: 16 }).loss);
+      m.destroy();
+    });
+
+    test('save and engine.loadModel: the same model, the same bytes', async () => {
+      const o = { ...SMALL, positional: 'rope' };
+      const a = await engine.createTransformer(o), b = await engine.createTransformer(o);
+      a.train({ steps: 3 });
+      b.train({ steps: 3 });
+      const bytes = a.save();
+      assert.ok(bytes instanceof Uint8Array && bytes.length > 4 * a.config.parameters);
+      assert.deepEqual(b.save(), bytes, 'same seed, same steps: the same bytes');
+      const l = await engine.loadModel(bytes);
+      assert.ok(l instanceof TransformerModel && l.kind === 'transformer');
+      assert.deepEqual(l.config, a.config);
+      assert.equal(l.steps, 3);
+      assert.deepEqual(l.save(), bytes);
+      assert.deepEqual(l.evaluate({ count: 24 }), a.evaluate({ count: 24 }));
+      assert.deepEqual(l.inspect('3141=31'), a.inspect('3141=31'));
+      assert.deepEqual(l.headScores({ count: 4 }), a.headScores({ count: 4 }));
+      assert.deepEqual(l.train({ steps: 1 }).losses, a.train({ steps: 1 }).losses, 'training goes on from the saved stream');
+      for (const m of [a, b, l]) m.destroy();
+      throwsCode(() => l.save(), 'ERR_ARG', /^save: this model was destroyed/);
+    });
+
+    test('a text model saves its text: the loaded one has its vocabulary', async () => {
+      const text = 'Sphinx of black quartz, judge my vow! '.repeat(8);
+      const m = await engine.createTransformer({ task: 'text', text, layers: 1, heads: 2, dModel: 16, dFF: 16, context: 16, batch: 4 });
+      m.train({ steps: 2 });
+      const l = await engine.loadModel(m.save().buffer);
+      assert.deepEqual(l.config.vocabulary, m.config.vocabulary);
+      assert.deepEqual(l.examples({ count: 3, seed: 2 }), m.examples({ count: 3, seed: 2 }));
+      assert.deepEqual(l.generate('judge ', { tokens: 8, seed: 5 }), m.generate('judge ', { tokens: 8, seed: 5 }));
+      const damaged = m.save();
+      damaged[damaged.length - 9] ^= 4;
+      await assert.rejects(engine.loadModel(damaged), (e) => e.code === 'ERR_VALUE' && /loadModel: model file: checksum/.test(e.message));
+      await assert.rejects(engine.loadModel(m.save().subarray(0, 40)), (e) => e.code === 'ERR_VALUE' && /truncated/.test(e.message));
+      m.destroy();
+      l.destroy();
+    });
+
+    test('headScores finds an induction head built by hand on a previous-token head', async () => {
+      // 'copy' head-score sequences repeat distinct digits. The residual stream holds the
+      // token (dims 0..V-1), the position (V..V+15) and, written by layer 0's head 0, the
+      // previous token (P..P+V-1). Layer 0, head 0: query position t, key position j + 1.
+      // Layer 1, head 0: query the token, key the previous token; a constant query dim keys
+      // position 0 away (its "previous token" is its own). The other heads are zero: uniform.
+      const C = 40, s = 3;
+      const m = await engine.createTransformer({ task: 'copy', layers: 2, heads: 2, dModel: C, dFF: 0, context: 16, batch: 8 });
+      const V = m.config.vocabulary.length, P = V + 16, D = C / 2, C3 = 3 * C;
+      const wte = new Float32Array(V * C), wpe = new Float32Array(16 * C);
+      const qkv0 = new Float32Array(C * C3), proj0 = new Float32Array(C * C), qkv1 = new Float32Array(C * C3), b1 = new Float32Array(C3);
+      for (let v = 0; v < V; v++) {
+        wte[v * C + v] = 1;
+        qkv0[v * C3 + 2 * C + v] = 1;
+        proj0[v * C + P + v] = 1;
+        qkv1[v * C3 + v] = s;
+        qkv1[(P + v) * C3 + C + v] = s;
+      }
+      for (let t = 0; t < 16; t++) {
+        wpe[t * C + V + t] = 1;
+        qkv0[(V + t) * C3 + t] = s;
+        if (t + 1 < D) qkv0[(V + t) * C3 + C + t + 1] = s;
+      }
+      b1[D - 1] = 1;
+      qkv1[V * C3 + C + D - 1] = -10;
+      m.setWeights({ wte, wpe, 'h0.qkv_w': qkv0, 'h0.proj_w': proj0, 'h1.qkv_w': qkv1, 'h1.qkv_b': b1 });
+      const h = m.headScores({ count: 16 });
+      assert.ok(h[0][0].previousToken > 0.99, `layer 0 head 0: previousToken ${h[0][0].previousToken}`);
+      assert.ok(h[1][0].induction > 0.99, `layer 1 head 0: induction ${h[1][0].induction}`);
+      for (const [l, k] of [[0, 1], [1, 0], [1, 1]]) assert.ok(h[l][k].previousToken < 0.5, `head ${l}.${k}: previousToken ${h[l][k].previousToken}`);
+      for (const [l, k] of [[0, 0], [0, 1], [1, 1]]) assert.ok(h[l][k].induction < 0.5, `head ${l}.${k}: induction ${h[l][k].induction}`);
       m.destroy();
     });
 

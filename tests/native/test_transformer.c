@@ -1,6 +1,6 @@
 /* The transformer (include/attnlab/transformer.h): finite-difference checks
  * of causal attention's backward (under each score, with a head ablated) and
- * of the whole model's gradient (LayerNorm and the GELU MLP alone are
+ * of the whole model's gradient (under each position encoding, RoPE included) (LayerNorm and the GELU MLP alone are
  * checked in test_layers.c); the
  * forward against a float64 reference written here from the formulas; the
  * limits' errors; same seed, same weights; the loss falls on 'copy'.
@@ -12,6 +12,7 @@
 #include "attnlab/transformer.h"
 #include "check.h"
 #include "fd.h"
+#include "core/vec.h"
 #include "layers/layernorm.h"
 #include "models/transformer_internal.h"
 
@@ -184,6 +185,17 @@ static void ref_linear(double *y, const double *x, const nn_real *w, const nn_re
     }
 }
 
+/* RoPE at position t: each head's query and key pairs (2i, 2i+1) turned by t base^(-2i/D) */
+static void ref_rope(double *qkv, int t, int C, int H) {
+    int D = C / H;
+    for (int s = 0; s < 2 * H; s++)
+        for (int i = 0; i < D / 2; i++) {
+            double *x = qkv + s * D + 2 * i, a = t * pow(TF_ROPE_BASE, -2.0 * i / D), x0 = x[0], x1 = x[1];
+            x[0] = x0 * cos(a) - x1 * sin(a);
+            x[1] = x0 * sin(a) + x1 * cos(a);
+        }
+}
+
 /* logits (T, V) of one sequence */
 static void ref_forward(const Transformer *m, const int32_t *tok, int T, double *logits) {
     const TfConfig *c = &m->c;
@@ -205,6 +217,7 @@ static void ref_forward(const Transformer *m, const int32_t *tok, int T, double 
         for (int t = 0; t < T; t++) {
             ref_ln(h + t * C, x + t * C, w->ln1w[l], w->ln1b[l], C);
             ref_linear(qkv + t * 3 * C, h + t * C, w->qkvw[l], w->qkvb[l], C, 3 * C);
+            if (c->positional == TF_POS_ROPE) ref_rope(qkv + t * 3 * C, t, C, H);
         }
         for (int hd = 0; hd < H; hd++)
             for (int i = 0; i < T; i++) {
@@ -266,6 +279,31 @@ static void check_reference(Rng *r, TfPositional pos, AttnScore score, int d_ff,
         CHECK_ARRAY(m->a.logits + (size_t)b * w.T * m->V, want, (size_t)w.T * m->V, m->V, 20 * TOL_FWD_ATOL,
                     20 * TOL_FWD_RTOL, "logits");
     }
+    tf_destroy(m);
+}
+
+/* RoPE makes a score depend on the distance only: the same query and key
+ * tokens at (i, j) and (i + s, j + s) score the same; without positions they
+ * would too, so the check is that the scores do differ with the distance. */
+static void check_rope_relative(void) {
+    check_case("RoPE: scores depend on i - j only");
+    TfConfig c = {TF_TASK_INDUCTION, 1, 2, 16, 0, 16, TF_POS_ROPE, ATTN_SCORE_DOT, 1, 4};
+    Transformer *m = NULL;
+    CHECK(tf_create(&m, &c, NULL, 0) == NN_OK, "tf_create: %s", nn_last_error());
+    if (!m) return;
+    int C = c.d_model, T = 12, D = C / c.heads;
+    nn_real *qkv = alloc_random(&(Rng){3}, (size_t)T * 3 * C, -1, 1);
+    for (int t = 1; t < T; t++) /* every row the same query and key */
+        memcpy(qkv + (size_t)t * 3 * C, qkv, sizeof(nn_real) * 3 * C);
+    tf_rope_forward(qkv, m->rope, 1, T, C, c.heads);
+    double worst = 0, spread = 0;
+    for (int dist = 0; dist < 4; dist++) {
+        double first = (double)vec_dot(qkv + (size_t)dist * 3 * C, qkv + C, D);
+        spread = fmax(spread, fabs(first - (double)vec_dot(qkv, qkv + C, D)));
+        for (int j = 1; j + dist < T; j++)
+            worst = fmax(worst, fabs((double)vec_dot(qkv + (size_t)(j + dist) * 3 * C, qkv + (size_t)j * 3 * C + C, D) - first));
+    }
+    CHECK(worst < 1e-4 && spread > 1e-3, "scores at one distance differ by %.3g; across distances by %.3g", worst, spread);
     tf_destroy(m);
 }
 
@@ -370,6 +408,9 @@ int main(void) {
     for (int s = 0; s < 3; s++) check_whole(&r, TF_POS_LEARNED, scores[s], s == 0 ? 12 : 0);
     check_whole(&r, TF_POS_SINUSOIDAL, ATTN_SCORE_SCALED_DOT, 12);
     check_whole(&r, TF_POS_ALIBI, ATTN_SCORE_SCALED_DOT, 0);
+    check_whole(&r, TF_POS_ROPE, ATTN_SCORE_SCALED_DOT, 12);
+    check_whole(&r, TF_POS_ROPE, ATTN_SCORE_COSINE, 0);
+    check_rope_relative();
     for (int p = 0; p < TF_POS_COUNT; p++)
         for (int s = 0; s < 3; s++) check_reference(&r, (TfPositional)p, scores[s], p == 1 ? 0 : 12, s == 2);
     check_limits();

@@ -200,9 +200,9 @@ export class Engine {
   }
 
   /**
-   * The model a saved file holds, whichever its kind: a Seq2SeqModel or a
-   * VisionModel (model.kind says which). Its format tag picks the loader.
-   * @returns {Promise<Seq2SeqModel | VisionModel>}
+   * The model a saved file holds, whichever its kind: a Seq2SeqModel, a
+   * VisionModel or a TransformerModel (model.kind says which). Its format tag picks the loader.
+   * @returns {Promise<Seq2SeqModel | VisionModel | TransformerModel>}
    */
   loadModel(bytes) {
     return guardAsync('loadModel', () => loadModel(this.heap, bytes));

@@ -5,12 +5,14 @@
 import { AttnlabError, argError, describe } from './errors.js';
 import { toBytes } from './matrix.js';
 import { loadSeq2Seq } from './seq2seq.js';
+import { loadTransformer } from './transformer.js';
 import { loadVisionModel } from './vision.js';
 
 /** The files a model can be loaded from: format tag -> loader(heap, bytes) (may return a promise). */
 const LOADERS = Object.freeze({
   ATNLTRN: loadSeq2Seq, // a seq2seq model with its task (trainer.h): Seq2SeqModel.save()
   ATNLVIS: loadVisionModel, // an image model (vision.h): VisionModel.save()
+  ATNLTFM: loadTransformer, // a transformer with its task (transformer.h): TransformerModel.save()
 });
 
 /** attnlab files that are not models the engine loads, and what they are instead. */
@@ -33,8 +35,8 @@ function formatTag(file) {
 }
 
 /**
- * The model a saved file holds, of its kind (a Seq2SeqModel or a
- * VisionModel); anything else rejects with an AttnlabError.
+ * The model a saved file holds, of its kind (a Seq2SeqModel, a VisionModel
+ * or a TransformerModel); anything else rejects with an AttnlabError.
  */
 export async function loadModel(heap, bytes) {
   const file = toBytes(bytes);

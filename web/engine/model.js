@@ -4,14 +4,18 @@
 //
 // A model kind is a subclass that
 //   - calls super(heap, handle, spec) with spec:
-//       kind        its name for callers ('seq2seq', 'vision'): model.kind;
+//       kind        its name for callers ('seq2seq', 'vision', 'transformer'): model.kind;
 //       prefix      the prefix of its C exports (wasm.js BINDINGS): `${prefix}_info`,
 //                   `_train`, `_save_size`, `_save`, `_destroy`;
-//       info        the name of the record `_info` fills (src/wasm/boundary.h), and
+//       info        the name of the record `_info` fills (src/wasm/boundary.h), or a
+//                   function (handle) => that record, for a kind that reads its own; and
 //       stepsField  its field counting optimiser steps;
 //       train       { maxSteps, batch(config) and maxBatch(config): the default and largest
 //                   batch, lr(adam): the default learning rate for Adam (true) or SGD,
-//                   optimizers, tokens (whether `_train` also counts tokens) };
+//                   optimizers (null: the kind has one optimiser and no option for it),
+//                   clip: the default clip (5 if not given),
+//                   tokens: true when `_train` counts tokens, or (steps, batch, config) => tokens,
+//                   options: the kind's own options, { name: (value) => argument of `_train` } };
 //   - sets this.config, its configuration (what batch(config) reads);
 //   - runs the body of each public method of its own through this.guarded(name, fn):
 //     fn gets the live handle, and anything it throws reaches the caller as an
@@ -33,7 +37,7 @@ export class Model {
     this.#spec = spec;
   }
 
-  /** 'seq2seq' or 'vision': which kind of model this is (engine.loadModel returns either). */
+  /** 'seq2seq', 'vision' or 'transformer': which kind of model this is (engine.loadModel returns any). */
   get kind() {
     return this.#spec.kind;
   }
@@ -53,7 +57,8 @@ export class Model {
 
   /** The C core's record of this model (its configuration, sizes and steps). */
   info() {
-    return this.guarded('info', (model) => this.#heap.callRecord(`${this.#spec.prefix}_info`, this.#spec.info, { model }));
+    const { info, prefix } = this.#spec;
+    return this.guarded('info', (model) => (typeof info === 'function' ? info(model) : this.#heap.callRecord(`${prefix}_info`, info, { model })));
   }
 
   /** Optimiser steps taken so far. */
@@ -63,26 +68,29 @@ export class Model {
 
   /**
    * Trains `steps` optimiser steps (default 1) on batches of `batch` train
-   * examples; the limits and defaults are the kind's (see the subclass).
+   * examples; the limits, defaults and further options are the kind's (see the subclass).
    * @returns {{ loss, losses: Float32Array, steps, examples, seconds, examplesPerSecond, tokensPerSecond? }}
    */
   train(args = {}) {
     return this.guarded('train', (model) => {
       const t = this.#spec.train;
-      const o = options('train', args, ['steps', 'batch', 'optimizer', 'lr', 'clip']);
+      const own = t.options ?? {};
+      const o = options('train', args, ['steps', 'batch', ...(t.optimizers ? ['optimizer'] : []), 'lr', 'clip', ...Object.keys(own)]);
       // steps sizes the losses block, so its limit is checked before allocating.
       const steps = toInteger('steps', o.steps, 1, 1, t.maxSteps);
       const batch = toInteger('batch', o.batch, t.batch(this.config), 1, t.maxBatch(this.config));
-      const optimizer = toChoice('optimizer', o.optimizer, t.optimizers, 'adam');
-      const lr = toNumber('lr', o.lr, t.lr(optimizer === t.optimizers.adam));
-      if (!(lr > 0)) throw valueError(`lr must be > 0 (got ${lr})`);
-      const clip = toNumber('clip', o.clip, 5);
+      const optimizer = t.optimizers ? { optimizer: toChoice('optimizer', o.optimizer, t.optimizers, 'adam') } : {};
+      const lr = toNumber('lr', o.lr, t.lr(!t.optimizers || optimizer.optimizer === t.optimizers.adam));
+      if (!(lr > 0)) throw valueError(`lr must be a finite number > 0 (got ${lr})`);
+      const clip = toNumber('clip', o.clip, t.clip ?? 5);
       if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
+      const kindArgs = Object.fromEntries(Object.entries(own).map(([name, parse]) => [name, parse(o[name])]));
+      const counted = t.tokens === true;
       const heap = this.#heap;
-      return heap.withBlock({ losses: F32 * steps, tokens: t.tokens ? F64 : 0 }, (p) => {
+      return heap.withBlock({ losses: F32 * steps, tokens: counted ? F64 : 0 }, (p) => {
         const t0 = now();
         heap.call[`${this.#spec.prefix}_train`]({
-          model, optimizer, lr, clip, steps, batch, losses: p.losses, ...(t.tokens ? { tokens: p.tokens } : {}),
+          model, ...optimizer, lr, clip, steps, batch, losses: p.losses, ...kindArgs, ...(counted ? { tokens: p.tokens } : {}),
         });
         const seconds = Math.max((now() - t0) / 1000, 1e-9);
         const losses = heap.readF32(p.losses, steps);
@@ -91,7 +99,8 @@ export class Model {
           loss: losses.reduce((s, x) => s + x, 0) / steps,
           losses, steps: this.steps, examples, seconds, examplesPerSecond: examples / seconds,
         };
-        if (t.tokens) result.tokensPerSecond = heap.readF64(p.tokens) / seconds;
+        if (counted) result.tokensPerSecond = heap.readF64(p.tokens) / seconds;
+        else if (t.tokens) result.tokensPerSecond = t.tokens(steps, batch, this.config) / seconds;
         return result;
       });
     });

@@ -4,12 +4,12 @@
 // calls train() a few steps at a time to show progress. The model's names,
 // codes and limits come from the core (attnlab_tf_constants).
 import { SCORES } from './constants.js';
-import { AttnlabError, argError, describe, guard, limitError, shapeError, valueError } from './errors.js';
+import { argError, describe, limitError, shapeError, valueError } from './errors.js';
 import { options, toChoice, toInteger, toNumber } from './matrix.js';
+import { Model, loadHandle, modelFile } from './model.js';
 import { F32, F64, I32, U8 } from './wasm.js';
 
 const nameOf = (table, code) => Object.keys(table).find((k) => table[k] === code);
-const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
 
 /** The core's transformer names and limits, read once per loaded build. */
 const tables = new WeakMap();
@@ -59,84 +59,61 @@ export function createTransformer(heap, args) {
   return new TransformerModel(heap, handle);
 }
 
-/** A decoder-only transformer learning its task. */
-export class TransformerModel {
+/** A saved transformer (TransformerModel.save()), as engine.loadModel reads it. */
+export function loadTransformer(heap, bytes) {
+  const file = modelFile('loadModel', bytes);
+  return new TransformerModel(heap, loadHandle(heap, file, (args) => heap.call.tf_load(args)));
+}
+
+/** info (12 x i32, src/wasm/transformer_exports.c) as a record. */
+function readInfo(heap, model) {
+  const v = heap.withBlock({ info: I32 * 12 }, (p) => {
+    heap.call.tf_info({ model, info: p.info });
+    return heap.readI32(p.info, 12);
+  });
+  const fields = ['task', 'layers', 'heads', 'dModel', 'dFF', 'context', 'positional', 'score', 'batch', 'vocabulary', 'sequenceLength', 'steps'];
+  return Object.fromEntries(fields.map((f, i) => [f, v[i]]));
+}
+
+/**
+ * A decoder-only transformer learning its task. steps, save and destroy: see
+ * model.js; train takes, besides steps, batch, lr and clip, AdamW's
+ * weightDecay, warmup (steps of linear warm-up from the model's first) and
+ * decaySteps (the step where the cosine decay reaches lr / 10; default: the
+ * end of this call), and returns tokensPerSecond.
+ */
+export class TransformerModel extends Model {
   constructor(heap, handle) {
-    this.heap = heap;
-    this.handle = handle;
     const K = transformerConstants(heap);
+    super(heap, handle, {
+      kind: 'transformer', prefix: 'tf', stepsField: 'steps', info: (model) => readInfo(heap, model),
+      train: {
+        maxSteps: K.limits.maxSteps, batch: (c) => c.batch, maxBatch: () => K.limits.maxBatch, lr: () => 3e-3,
+        optimizers: null, clip: 1, tokens: (steps, batch, config) => steps * batch * config.sequenceLength,
+        options: {
+          weightDecay: (v) => toNumber('weightDecay', v, 0),
+          warmup: (v) => toInteger('warmup', v, 0, 0),
+          decaySteps: (v) => toInteger('decaySteps', v, 0, 0),
+        },
+      },
+    });
     this.K = K;
-    const info = this.#info();
+    const info = this.info();
     const vocabulary = [];
-    for (let id = 0; id < info[9]; id++) vocabulary.push(heap.readString(heap.call.tf_token({ model: handle, id })));
+    for (let id = 0; id < info.vocabulary; id++) vocabulary.push(heap.readString(heap.call.tf_token({ model: handle, id })));
     this.vocabulary = Object.freeze(vocabulary);
     this.ids = new Map(vocabulary.map((name, id) => [name, id]));
     /** Every option resolved, the vocabulary and the parameter count. */
     this.config = Object.freeze({
-      task: nameOf(K.tasks, info[0]), layers: info[1], heads: info[2], dModel: info[3], dFF: info[4], context: info[5],
-      positional: nameOf(K.positional, info[6]), score: nameOf(K.scores, info[7]), batch: info[8],
-      seed: heap.call.tf_seed({ model: handle }), vocabulary: this.vocabulary, sequenceLength: info[10],
-      parameters: heap.call.tf_parameters({ model: handle }),
-    });
-  }
-
-  /**
-   * Runs fn(handle) as the public method `name`, as Model.guarded does
-   * (web/engine/model.js): the model must be live; every error is an AttnlabError.
-   */
-  guarded(name, fn) {
-    return guard(name, () => {
-      if (!this.handle) throw new AttnlabError('ERR_ARG', `${name}: this model was destroyed`);
-      return fn(this.handle);
-    });
-  }
-
-  #info() {
-    return this.heap.withBlock({ info: I32 * 12 }, (p) => {
-      this.heap.call.tf_info({ model: this.handle, info: p.info });
-      return this.heap.readI32(p.info, 12);
-    });
-  }
-
-  /** Optimiser steps taken so far. */
-  get steps() {
-    return this.guarded('steps', () => this.#info()[11]);
-  }
-
-  /**
-   * `steps` AdamW steps on batches of `batch` sequences: warm-up over the
-   * model's first `warmup` steps, then a cosine decay to lr / 10 at step
-   * `decaySteps` (default: the end of this call).
-   * @returns {{ loss, losses: Float32Array, steps, seconds, tokensPerSecond }}
-   */
-  train(args = {}) {
-    return this.guarded('train', (handle) => {
-      const o = options('train', args, ['steps', 'batch', 'lr', 'weightDecay', 'warmup', 'decaySteps', 'clip']);
-      const L = this.K.limits;
-      const steps = toInteger('steps', o.steps, 1, 1, L.maxSteps);
-      const batch = toInteger('batch', o.batch, this.config.batch, 1, L.maxBatch);
-      const lr = toNumber('lr', o.lr, 3e-3);
-      const weightDecay = toNumber('weightDecay', o.weightDecay, 0);
-      const warmup = toInteger('warmup', o.warmup, 0, 0);
-      const decaySteps = toInteger('decaySteps', o.decaySteps, 0, 0);
-      const clip = toNumber('clip', o.clip, 1);
-      const heap = this.heap;
-      return heap.withBlock({ losses: F32 * steps }, (p) => {
-        const t0 = now();
-        heap.call.tf_train({ model: handle, steps, batch, lr, weightDecay, warmup, decaySteps, clip, losses: p.losses });
-        const seconds = Math.max((now() - t0) / 1000, 1e-9);
-        const losses = heap.readF32(p.losses, steps);
-        return {
-          loss: losses.reduce((s, x) => s + x, 0) / steps, losses, steps: this.steps, seconds,
-          tokensPerSecond: (steps * batch * this.config.sequenceLength) / seconds,
-        };
-      });
+      task: nameOf(K.tasks, info.task), layers: info.layers, heads: info.heads, dModel: info.dModel, dFF: info.dFF,
+      context: info.context, positional: nameOf(K.positional, info.positional), score: nameOf(K.scores, info.score),
+      batch: info.batch, seed: heap.call.tf_seed({ model: handle }), vocabulary: this.vocabulary,
+      sequenceLength: info.sequenceLength, parameters: heap.call.tf_parameters({ model: handle }),
     });
   }
 
   /** Runs fn with the heads of `ablate` ([{ layer, head }]) zeroed, then restores them. */
-  #ablated(name, ablate, fn) {
-    const handle = this.handle;
+  #ablated(handle, name, ablate, fn) {
     if (ablate === undefined || ablate === null) return fn();
     if (!Array.isArray(ablate)) throw argError(`${name}: ablate: expected an array of { layer, head } (got ${describe(ablate)})`);
     const pairs = new Int32Array(2 * ablate.length);
@@ -169,7 +146,7 @@ export class TransformerModel {
       const split = toChoice('split', o.split, this.K.splits, 'test');
       const count = toInteger('count', o.count, 500, 1, this.K.limits.maxEvaluate);
       const heap = this.heap;
-      return this.#ablated('evaluate', o.ablate, () => heap.withBlock({ out: 2 * F64 }, (p) => {
+      return this.#ablated(handle, 'evaluate', o.ablate, () => heap.withBlock({ out: 2 * F64 }, (p) => {
         heap.call.tf_evaluate({ model: handle, split, count, out: p.out });
         return { loss: heap.readF64(p.out), accuracy: heap.readF64(p.out + 8), count };
       }));
@@ -261,7 +238,7 @@ export class TransformerModel {
       const { layers: L, heads: H } = this.config;
       const top = this.K.limits.top;
       const heap = this.heap;
-      return this.#ablated('inspect', o.ablate, () => heap.withBlock({
+      return this.#ablated(handle, 'inspect', o.ablate, () => heap.withBlock({
         tokens: I32 * n, attention: F32 * L * H * n * n, ids: I32 * n * top, p: F32 * n * top, lens: I32 * L * n,
       }, (p) => {
         heap.writeI32(p.tokens, ids);
@@ -382,10 +359,4 @@ export class TransformerModel {
     });
   }
 
-  /** Frees the model; calling it again does nothing. */
-  destroy() {
-    if (!this.handle) return;
-    this.heap.call.tf_destroy({ model: this.handle });
-    this.handle = 0;
-  }
 }

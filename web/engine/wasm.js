@@ -122,6 +122,9 @@ const BINDINGS = Object.freeze({
   tf_inspect: { status: 'inspect', args: ['model', 'tokens', 'n', 'attention', 'ids', 'p', 'lens'] },
   tf_generate: { status: 'generate', args: ['model', 'tokens', 'nPrompt', 'nNew', 'temperature', 'topK', 'seed'] },
   tf_head_scores: { status: 'headScores', args: ['model', 'count', 'prev', 'ind'] },
+  tf_save_size: { args: ['model'] },
+  tf_save: { status: 'save', args: ['model', 'bytes', 'size'] },
+  tf_load: { status: 'loadModel', args: ['bytes', 'size', 'out'] },
 });
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
@@ -392,7 +395,7 @@ export class Heap {
     return { rows, cols, data: new Float32Array(this.#buffer, ptr, rows * cols) };
   }
 
-  /** The saved file of a model: the bytes `${kind}_save` writes, `${kind}_save_size` of them (kind 's2s' or 'vis'). */
+  /** The saved file of a model: the bytes `${kind}_save` writes, `${kind}_save_size` of them (kind 's2s', 'vis' or 'tf'). */
   savedBytes(kind, model) {
     const size = this.call[`${kind}_save_size`]({ model });
     return this.withBlock({ bytes: U8 * size }, (p) => {
