@@ -9,8 +9,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DESKTOP, PHONE, SHOTS, axeViolations, openPlayground, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
-import { alibiSlope, sinusoidTable } from '../../web/playground/positions.js';
-import { permutation } from '../../web/playground/permute.js';
+import { alibiSlope, sinusoidTable } from '../../web/ui/positions.js';
+import { permutation } from '../../web/ui/permutation.js';
 
 let env;
 let engine;

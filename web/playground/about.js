@@ -4,7 +4,7 @@
 // edit it names what changed from the preset and describes the setting shown now,
 // so it never vouches for numbers that are no longer there. No DOM.
 import { fixed } from '../ui/format.js';
-import { POSITION_NAMES } from './positions.js';
+import { POSITION_NAMES } from '../ui/positions.js';
 import { PRESETS } from './presets.js';
 import { PARAMS, dims, fromPreset, generatedParam, scoreName } from './state.js';
 

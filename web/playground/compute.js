@@ -1,6 +1,6 @@
 // Engine calls: turns the state into every step's matrices through the WASM
 // engine (attend or selfAttention, with positions from positions.js). Synchronous, no DOM.
-import { selfAttentionWith } from './positions.js';
+import { selfAttentionWith } from '../ui/positions.js';
 
 /** Nested rows -> the engine's { rows, cols, data }. */
 export function toMatrix(rows) {

@@ -2,7 +2,7 @@
 // e.g. the q·k terms of a score or the softmax numerator and denominator.
 // Reads the state and the computed steps; no DOM. Indices are 1-based, as the axes.
 import { fixed, num } from '../ui/format.js';
-import { alibiSlope, sinusoidTable } from './positions.js';
+import { alibiSlope, sinusoidTable } from '../ui/positions.js';
 import { scoreName } from './state.js';
 
 const SUB = '₀₁₂₃₄₅₆₇₈₉';

@@ -4,7 +4,7 @@
 // Reads the state to sync them; sends edits to the store. A preset is a whole state.
 import { byId as $, h, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
-import { POSITIONS, POSITION_LABELS } from './positions.js';
+import { POSITIONS, POSITION_LABELS } from '../ui/positions.js';
 import { PRESETS } from './presets.js';
 import { LIMITS, SCORES, SCORE_LABELS, SELF_SCORES, defaults, dims, enterMode, fromPreset, headChoices, PARAM_NAMES } from './state.js';
 

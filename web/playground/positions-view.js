@@ -7,8 +7,9 @@
 import { h, setHidden, setText } from '../ui/dom.js';
 import { fixed, num } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
-import { SAME, permutation, permutationReport, permuted } from './permute.js';
-import { POSITION_NAMES, alibiSlope } from './positions.js';
+import { SAME, permutation, permuted } from '../ui/permutation.js';
+import { permutationReport } from './permute.js';
+import { POSITION_NAMES, alibiSlope } from '../ui/positions.js';
 
 const ABOUT = {
   none: 'No positions (the tutorial’s self-attention): nothing in the scores depends on where a token is.',

@@ -10,7 +10,7 @@
 // migrated (MIGRATIONS[1]); a bad field falls back to its default on its own.
 import { createUrlState } from '../ui/url-state.js';
 import { PRESETS, PRESET_IDS, presetOptions } from './presets.js';
-import { POSITIONS } from './positions.js';
+import { POSITIONS } from '../ui/positions.js';
 import { randomMatrix } from './rng.js';
 
 export const LIMITS = Object.freeze({ tokens: 128, dims: 64, name: 24, hidden: 64, heads: 16, value: 1000, seed: 2 ** 31 - 1 });

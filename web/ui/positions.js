@@ -1,5 +1,6 @@
-// Positions for the self-attention view: where each token sits, put into the
-// computation in one of the three ways transformers do it. No DOM.
+// Positions for self-attention (the playground's view, Learn's chapter 9): where
+// each token sits, put into the computation in one of the three ways transformers
+// do it. No DOM.
 //   sinusoidal (Vaswani et al. 2017)  X + P before the projections
 //   rope (Su et al. 2021)             each head's q and k rotated pair by pair by an angle i·θₖ
 //   alibi (Press et al. 2022)         −mₕ·|i − j| added to head h's scores
