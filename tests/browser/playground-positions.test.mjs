@@ -83,13 +83,13 @@ test('positions: none by default; each kind changes the weights as it should', a
     }
   }
 
-  // ALiBi: exactly −m·|i − j| added, m = 1/2 for one head
+  // ALiBi: exactly −s·|i − j| added, slope s = 1/2 for one head
   await page.selectOption('#positions', 'alibi');
   await page.waitForTimeout(400);
   m = await readMatrices(page);
   assert.equal(alibiSlope(0, 1), 0.5);
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) assert.ok(Math.abs(m.term[i * n + j] + 0.5 * Math.abs(i - j)) < 1e-5, `ALiBi term (${i}, ${j})`);
-  assert.match(await page.locator('[data-testid="position-term-caption"]').textContent(), /bias −m·\|i − j\| with m = 0\.5/);
+  assert.match(await page.locator('[data-testid="position-term-caption"]').textContent(), /bias −s·\|i − j\| with slope s = 0\.5/);
   assert.match(await page.locator('#preset-about').textContent(), /positions: no positions → ALiBi/);
   assert.match(page.url(), /positions=alibi/);
   assert.deepEqual(errors, []);

@@ -87,10 +87,10 @@ export function explainCell(s, r, step, h, i, j) {
       const e = value(r.scores[h]);
       if (s.mode === 'self' && s.positions === 'alibi' && e !== -Infinity) {
         // the bias comes after the score: explain q·k first, then what ALiBi adds
-        const m = alibiSlope(h, r.weights.length);
-        const b = -m * Math.abs(i - j) || 0;
+        const slope = alibiSlope(h, r.weights.length);
+        const b = -slope * Math.abs(i - j) || 0;
         const [first, ...rest] = scoreLines(s, r, h, i, j, e - b);
-        return { title: `${tok[i]} → ${tok[j]}`, value: e, lines: [`e${sub(i + 1)}${sub(j + 1)} = ${f4(e)} = score + ALiBi bias`, first, ...rest, `bias −m·|i − j| = −${num(m)} × ${Math.abs(i - j)} = ${num(b)}`] };
+        return { title: `${tok[i]} → ${tok[j]}`, value: e, lines: [`e${sub(i + 1)}${sub(j + 1)} = ${f4(e)} = score + ALiBi bias`, first, ...rest, `bias −s·|i − j| = −${num(slope)} × ${Math.abs(i - j)} = ${num(b)}`] };
       }
       return { title: `${tok[i]} → ${tok[j]}`, value: e, lines: scoreLines(s, r, h, i, j, e) };
     }

@@ -15,7 +15,7 @@ const ABOUT = {
   none: 'No positions (the tutorial’s self-attention): nothing in the scores depends on where a token is.',
   sinusoidal: 'Sinusoidal (Vaswani et al. 2017): each embedding gets P(i, 2k) = sin(i / 10000^(2k/d)), P(i, 2k+1) = cos(…) added before the projections, so every score gains cross terms of token and position.',
   rope: 'RoPE (Su et al. 2021): each head’s q and k are rotated pair by pair by the angle i·θₖ, θₖ = 10000^(−2k/dₕ), so q·k depends on the two vectors and on the offset i − j only (an odd dₕ leaves its last dimension unrotated).',
-  alibi: 'ALiBi (Press et al. 2022): each head adds −m·|i − j| to its scores (−m·(i − j) under the causal mask), a penalty growing with distance; head k of H has the slope m = 2^(−8k / max(H, 8)): with fewer than 8 heads, the first slopes of the 8-head set (½, ¼, …).',
+  alibi: 'ALiBi (Press et al. 2022): each head adds −s·|i − j| to its scores (−s·(i − j) under the causal mask), a penalty growing with distance. The slope s halves from head to head: ½, ¼, … (Press et al.’s 2^(−8m/h) for head m of h ≥ 8 heads; fewer heads take the first slopes of the 8-head set).',
 };
 
 const sameList = (a, b) => a.length === b.length && a.every((v, i) => (Array.isArray(v) ? sameList(v, b[i]) : v === b[i]));
@@ -104,7 +104,7 @@ export function createPositionsView(engine, opts) {
           rowLabels: s.tokens, colLabels: s.tokens, kind: 'signed', legend: 'score with positions − without',
           describe: (i, j) => ({ title: `${s.tokens[i]} → ${s.tokens[j]}`, value: t.data[i * n + j], lines: [`added to e${i + 1},${j + 1}: ${fixed(t.data[i * n + j], 4)}`] }),
         });
-        const what = s.positions === 'alibi' ? `the bias −m·|i − j| with m = ${num(alibiSlope(head, s.heads))}` : 'the scores with positions minus the scores without';
+        const what = s.positions === 'alibi' ? `the bias −s·|i − j| with slope s = ${num(alibiSlope(head, s.heads))}` : 'the scores with positions minus the scores without';
         setText(termCaption, `Head ${head + 1}${s.heads > 1 ? ` of ${s.heads}` : ''}: ${what}, from ${fixed(lo, 3)} to ${fixed(hi, 3)}. Red raises a score, blue lowers it.`);
       }
       if (last && !sameList(s.tokens, last.now.tokens)) last = null;

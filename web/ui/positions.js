@@ -3,7 +3,7 @@
 // do it. No DOM.
 //   sinusoidal (Vaswani et al. 2017)  X + P before the projections
 //   rope (Su et al. 2021)             each head's q and k rotated pair by pair by an angle i·θₖ
-//   alibi (Press et al. 2022)         −mₕ·|i − j| added to head h's scores
+//   alibi (Press et al. 2022)         −s·|i − j| added to each head's scores (a slope s per head)
 // The engine's selfAttention takes no position and its attend takes no additive bias, so
 // the positional step happens here around engine calls: sinusoidal changes X, RoPE
 // rotates the Q and K the engine projected and scores each head with engine.attend;
@@ -67,7 +67,7 @@ export function rotateHead(m, from, width) {
  */
 export const alibiSlope = (h, heads) => 2 ** (-8 * (h + 1) / Math.max(heads, 8));
 
-/** −m·|i − j| for n tokens (equal to Press et al.'s −m·(i − j) on the keys a causal mask keeps). */
+/** −slope·|i − j| for n tokens (equal to Press et al.'s −m·(i − j) on the keys a causal mask keeps). */
 export function alibiBias(n, slope) {
   const b = matrix(n, n);
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) b.data[i * n + j] = -slope * Math.abs(i - j) || 0;
