@@ -28,12 +28,15 @@ async function openLearn(viewport = DESKTOP) {
   await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
   return opened;
 }
+// chapters 1–8 load pretrained models and the digit set: tests 1–3 share one laptop page (closed with the browser)
+let shared = null;
+const laptop = () => (shared ??= openLearn());
 const ch9 = (page) => page.locator('[data-testid="chapter-transformer"]');
 const textOf = (page, id) => page.locator(`[data-testid="${id}"]`).textContent();
 const solved = (page) => page.getAttribute('[data-testid="challenge-transformer"]', 'data-solved');
 
 test('order: without positions a shuffle only moves the weights; each kind changes them', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await laptop();
   assert.match(await textOf(page, 'ch9-order-text'), /The sentence in its order, with no positions/);
   await page.locator('[data-testid="ch9-shuffle"]').click();
   const perm = permutation(6, 1);
@@ -57,11 +60,10 @@ test('order: without positions a shuffle only moves the weights; each kind chang
   assert.match(await ch9(page).locator('[data-role=term-caption]').textContent(), /−m·\|i − j\| with m = 0\.5: from −2\.500 to 0\.000/);
   assert.match(await page.getAttribute('[data-testid="open-transformer"]', 'href'), /index\.html#ver=2&.*positions=alibi/);
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('√d trained: both models train live, and the sentence is their numbers', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await laptop();
   await page.locator('[data-testid="ch9-sqrt-train"]').click();
   await page.waitForSelector('[data-testid="chapter-transformer"][data-sqrt-done="true"]', { timeout: 120000 });
   assert.equal(await page.locator('[data-testid="ch9-sqrt-progress"]').evaluate((p) => p.value), 1);
@@ -73,11 +75,10 @@ test('√d trained: both models train live, and the sentence is their numbers', 
   assert.ok(text.includes(`Scaled dot reached dot's final loss, ${fixed(s.dotEnd, 3)}, by step ${s.betterAt}: ${Math.round((100 * s.betterAt) / 300)}% of the steps. Scaled dot learns faster.`), text);
   assert.ok(s.betterAt < 300);
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('induction heads: trained live, then the challenge passes only for the head that matters most', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await laptop();
   // nothing shipped: the chapter offers to train (and cannot be solved yet)
   assert.match(await textOf(page, 'ch9-status'), /Not trained yet/);
   assert.equal(await solved(page), 'false');
@@ -93,6 +94,9 @@ test('induction heads: trained live, then the challenge passes only for the head
   console.log(`learn ch9: the induction model trained in the page in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   assert.equal(await page.locator('[data-testid="ch9-progress"]').evaluate((p) => p.value), 1);
   assert.equal(await page.locator('[data-testid^="heatmap-ch9-head-"]').count(), 4, 'layer × head maps');
+  assert.ok(await ch9(page).locator('[data-role=ind-loss] path').count() >= 2, 'loss and accuracy curves');
+  assert.ok(await ch9(page).locator('[data-role=ind-scores] path').count() >= 4, 'a score curve per head');
+  assert.equal(await ch9(page).locator('[data-role=ind-scores-legend] > *').count(), 4, 'and their legend');
   const facts = await page.evaluate(() => {
     const { model, history, drops } = window.attnlabLearn.ch9;
     return { history: history.map((p) => ({ step: p.step, accuracy: p.accuracy, scores: p.scores })), drops, config: model.config };
@@ -123,7 +127,6 @@ test('induction heads: trained live, then the challenge passes only for the head
   assert.deepEqual(await axeViolations(page), [], 'axe after training');
   await ch9(page).screenshot({ path: `${SHOTS}learn-transformer-laptop.png` });
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('a pretrained model listed in models.json is fetched; one that does not load leaves Train it', async () => {
