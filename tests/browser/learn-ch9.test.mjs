@@ -87,9 +87,9 @@ test('induction heads: trained live, then the challenge passes only for the head
   await page.locator('[data-testid="ch9-train"]').focus();
   await page.keyboard.press('Enter');
   await page.waitForSelector('[data-testid="chapter-transformer"][data-training="true"]');
-  // the page answers while it trains: a frame comes within a chunk's time
+  // the page answers while it trains: a frame comes within a chunk's time (25 steps, ~0.1 s; 1 s allows a busy machine)
   const frame = await page.evaluate(() => new Promise((ok) => { const t = performance.now(); requestAnimationFrame(() => ok(performance.now() - t)); }));
-  assert.ok(frame < 500, `a frame within ${frame} ms while training`);
+  assert.ok(frame < 1000, `a frame within ${frame} ms while training`);
   await page.waitForSelector('[data-testid="chapter-transformer"][data-trained="true"]', { timeout: 180000 });
   console.log(`learn ch9: the induction model trained in the page in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   assert.equal(await page.locator('[data-testid="ch9-progress"]').evaluate((p) => p.value), 1);
