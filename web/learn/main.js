@@ -1,8 +1,9 @@
 // The Learn page: loads the engine and the pretrained models, then mounts each
 // chapter's widgets (chapter 1 first, so the page is interactive early).
 // Wiring only: each chapter's file owns its widgets, numbers.js the quoted figures.
-// Chapters 2-8 are imported once chapter 1 is up, so they are off its critical path;
-// the image models (and the digit set they need) load after chapters 2-6 are up.
+// Chapters 2-9 are imported once chapter 1 is up, so they are off its critical path;
+// the image models (and the digit set they need) load after chapters 2-6 are up, and
+// chapter 9 (which trains its transformers when asked) comes last.
 import { loadEngine } from '../engine/index.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
@@ -12,7 +13,7 @@ import { onProgress, progress } from './progress.js';
 
 const header = mountHeader({ current: 'learn', skipTo: 'main', tagline: 'attention, chapter by chapter' });
 const notice = createNotice(document.getElementById('notice'));
-const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates', 'kinds', 'images'];
+const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates', 'kinds', 'images', 'transformer'];
 
 async function fetchBytes(url) {
   const res = await fetch(url);
@@ -52,7 +53,7 @@ async function main() {
   const [engine, manifest, attention, bottleneck] = await Promise.all([loadEngine({ threads: 1 }), manifestP, bytes.attention, bytes.bottleneck]);
   header.engine(engine);
   const models = { attention: engine.loadSeq2Seq(attention), bottleneck: engine.loadSeq2Seq(bottleneck) };
-  const ctx = { engine, models, manifest };
+  const ctx = { engine, models, manifest, fetchBytes };
   const $ = (id) => document.getElementById(id);
   const ch1 = mountBottleneck($('ch-bottleneck'), ctx);
   document.body.dataset.firstReady = String(Math.round(performance.now())); // ms since navigation
@@ -78,9 +79,12 @@ async function main() {
   const ch8 = mountImages($('ch-images'), ctx);
   await nextTask();
   ch8.measure((await ch7.measure()).accSoft);
+  // chapter 9 trains its models on demand (or loads a pretrained one): last, off every other chapter's path
+  const { mountTransformer } = await import('./ch9-transformer.js');
+  const ch9 = mountTransformer($('ch-transformer'), ctx);
   showProgress(progress());
   onProgress(showProgress);
-  window.attnlabLearn = { numbers, engine, models };
+  window.attnlabLearn = { numbers, engine, models, ch9 };
   document.body.dataset.ready = 'true';
 }
 

@@ -4,6 +4,7 @@
 // edit it names what changed from the preset and describes the setting shown now,
 // so it never vouches for numbers that are no longer there. No DOM.
 import { fixed } from '../ui/format.js';
+import { POSITION_NAMES } from '../ui/positions.js';
 import { PRESETS } from './presets.js';
 import { PARAMS, dims, fromPreset, generatedParam, scoreName } from './state.js';
 
@@ -53,6 +54,7 @@ export function changesFrom(s, p) {
   if (s.mask !== p.mask) was('mask', p.mask, s.mask);
   else if (s.mask === 'padding' && s.padLength !== p.padLength) was('L', p.padLength, s.padLength);
   if (s.mode === 'self' && s.heads !== p.heads) was('h', p.heads, s.heads);
+  if (s.mode === 'self' && s.positions !== p.positions) was('positions', POSITION_NAMES[p.positions], POSITION_NAMES[s.positions]);
   if (s.mode === 'self' && s.trainable !== p.trainable) out.push(s.trainable ? 'trainable projections on' : 'no projections (Q = K = V = X)');
   if (s.compare !== p.compare) out.push(s.compare === 'none' ? 'no comparison' : `compared with ${scoreName(s.compare)}`);
   if (s.mode === 'attend' && s.score === 'additive' && s.hidden !== p.hidden) was('dₐ', p.hidden, s.hidden);
@@ -84,7 +86,7 @@ export function settingNow(s) {
   if (s.mode === 'self') {
     const proj = s.trainable ? 'Q = XWq, K = XWk, V = XWv' : 'Q = K = V = X';
     const heads = s.heads === 1 ? 'one head' : `h = ${s.heads} heads of width ${dims(s) / s.heads}`;
-    return `Now: self-attention over ${size}, ${proj}, ${heads}, ${scoreName(s.score)} scores, softmax, ${mask}.`;
+    return `Now: self-attention over ${size}, ${proj}, ${heads}, ${POSITION_NAMES[s.positions]}, ${scoreName(s.score)} scores, softmax, ${mask}.`;
   }
   const norm = s.normalize === 'sum' ? 'the naive sum e / Σe' : `softmax at τ = ${fixed(s.temperature, 2)}`;
   return `Now: ${scoreName(s.score)} scores of ${size} (q = k = v = x), ${norm}, ${mask}.`;

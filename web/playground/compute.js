@@ -1,5 +1,6 @@
 // Engine calls: turns the state into every step's matrices through the WASM
-// engine (attend or selfAttention). Synchronous, no DOM.
+// engine (attend or selfAttention, with positions from positions.js). Synchronous, no DOM.
+import { selfAttentionWith } from '../ui/positions.js';
 
 /** Nested rows -> the engine's { rows, cols, data }. */
 export function toMatrix(rows) {
@@ -68,20 +69,21 @@ export function mixedSignRange(scores, weights) {
 
 /**
  * Every step for the state: { mode, q, k, v, scores: [per head], weights: [per head],
- * context, output (self-attention with W: Z·Wo, else null), headSize,
+ * context, output (self-attention with W: Z·Wo, else null), headSize, term (self-attention with
+ * positions: [per head] what they add to the scores, else null),
  * compare?: { weights, diff } (of the enlarged head) }. Throws the engine's AttnlabError.
  */
 export function computeSteps(engine, s) {
   const X = toMatrix(s.x);
   let r;
   if (s.mode === 'self') {
-    const sa = engine.selfAttention({
+    const sa = selfAttentionWith(engine, {
       x: X, heads: s.heads, causal: s.mask === 'causal', score: s.score,
       ...(s.trainable ? { wq: s.wq, wk: s.wk, wv: s.wv, wo: s.wo } : {}),
-    });
+    }, s.positions);
     r = {
       mode: 'self', x: X, q: sa.q, k: sa.k, v: sa.v, scores: sa.scores, weights: sa.weights, context: sa.context,
-      output: s.trainable ? sa.output : null, headSize: sa.q.cols / s.heads,
+      output: s.trainable ? sa.output : null, headSize: sa.q.cols / s.heads, term: sa.term,
     };
   } else {
     const a = attendWith(engine, s, X, s.score);

@@ -2,6 +2,7 @@
 // e.g. the q·k terms of a score or the softmax numerator and denominator.
 // Reads the state and the computed steps; no DOM. Indices are 1-based, as the axes.
 import { fixed, num } from '../ui/format.js';
+import { alibiSlope, sinusoidTable } from '../ui/positions.js';
 import { scoreName } from './state.js';
 
 const SUB = '₀₁₂₃₄₅₆₇₈₉';
@@ -84,6 +85,13 @@ export function explainCell(s, r, step, h, i, j) {
   switch (step) {
     case 'scores': {
       const e = value(r.scores[h]);
+      if (s.mode === 'self' && s.positions === 'alibi' && e !== -Infinity) {
+        // the bias comes after the score: explain q·k first, then what ALiBi adds
+        const slope = alibiSlope(h, r.weights.length);
+        const b = -slope * Math.abs(i - j) || 0;
+        const [first, ...rest] = scoreLines(s, r, h, i, j, e - b);
+        return { title: `${tok[i]} → ${tok[j]}`, value: e, lines: [`e${sub(i + 1)}${sub(j + 1)} = ${f4(e)} = score + ALiBi bias`, first, ...rest, `bias −s·|i − j| = −${num(slope)} × ${Math.abs(i - j)} = ${num(b)}`] };
+      }
       return { title: `${tok[i]} → ${tok[j]}`, value: e, lines: scoreLines(s, r, h, i, j, e) };
     }
     case 'weights': {
@@ -109,9 +117,15 @@ export function explainCell(s, r, step, h, i, j) {
       const m = r[step];
       const val = value(m);
       const W = s[`w${step}`];
+      // sinusoidal positions are added to x before the projections
+      const sin = s.mode === 'self' && s.positions === 'sinusoidal';
+      const P = sin ? sinusoidTable(s.x.length, s.x[i].length) : null;
+      const x = sin ? s.x[i].map((v, a) => v + P.data[i * P.cols + a]) : s.x[i];
+      const xi = `${sin ? '(x + p)' : 'x'}${sub(i + 1)}`;
       const lines = s.mode === 'self' && s.trainable
-        ? [`${step}${sub(i + 1)},${sub(j + 1)} = ${f4(val)} = Σₐ x${sub(i + 1)}ₐ W${step}ₐ,${sub(j + 1)}`, `= ${terms(s.x[i].map((x, a) => [x, W[a][j]]))}`]
-        : [`${step}${sub(i + 1)},${sub(j + 1)} = x${sub(i + 1)},${sub(j + 1)} = ${f4(val)}  (no projection)`];
+        ? [`${step}${sub(i + 1)},${sub(j + 1)} = ${f4(val)} = Σₐ ${xi}ₐ W${step}ₐ,${sub(j + 1)}`, `= ${terms(x.map((xv, a) => [xv, W[a][j]]))}`]
+        : [`${step}${sub(i + 1)},${sub(j + 1)} = ${xi},${sub(j + 1)} = ${f4(val)}  (no projection)`];
+      if (s.mode === 'self' && s.positions === 'rope' && step !== 'v') lines.push(`then rotated by RoPE: pairs of the head’s dims turn by ${i} × θₖ`);
       return { title: `${tok[i]}, dim ${j + 1}`, value: val, lines };
     }
     case 'output': {

@@ -12,6 +12,7 @@ import { computeSteps, mixedSignRange } from './compute.js';
 import { exportCsv, exportJson, importJson } from './exporter.js';
 import { bindOptions } from './options.js';
 import { bindParams } from './params.js';
+import { createPositionsView } from './positions-view.js';
 import { createProjection } from './projection.js';
 import { codec, copyState } from './state.js';
 import { createSteps } from './steps.js';
@@ -54,11 +55,17 @@ async function main() {
     },
   });
   $('steps').append(steps.el);
+  // the shuffle reorders tokens and vectors together, as a row move in the token editor does
+  const positions = createPositionsView(engine, {
+    state: () => store.state,
+    onPermute: ({ tokens, x }) => store.update((s) => { s.tokens = tokens; s.x = x; }, { source: 'permute', structural: true }),
+  });
+  $('steps').append(positions.el);
   // skip links after the header's own: one per step (kept by the steps view), then the inputs
   const skipTo = (id, text) => h('a', { className: 'skip', href: `#${id}`, textContent: text });
   header.el.before(h('nav', { className: 'skips', attrs: { 'aria-label': 'Skip to a figure' } },
     steps.skips, skipTo('drag-view', 'Skip to the 2-D view (drag the vectors)'), skipTo('embeddings', 'Skip to the embeddings'),
-    skipTo('parameters', 'Skip to the parameters')));
+    skipTo('parameters', 'Skip to the parameters'), skipTo('step-positions', 'Skip to positions and order')));
 
   let results = null;
   let hashTimer = 0;
@@ -82,10 +89,12 @@ async function main() {
       sumRange = s.mode === 'attend' && s.normalize === 'sum' ? mixedSignRange(results.scores[0], results.weights[0]) : null;
       steps.showError(null);
       steps.update(s, results, { sumRange });
+      positions.update(s, results);
     } catch (err) {
       if (!err.code) throw err;
       results = null;
       steps.showError(err.message);
+      positions.update(s, null);
     }
     options.update(s, { sumRange });
     setText($('preset-about'), describeState(s));

@@ -1,9 +1,10 @@
 // The control bar and the option fields written in index.html (preset, Reset, mode,
-// score, normalisation, temperature, mask and its length L, heads, compare, lock
+// score, normalisation, temperature, mask and its length L, heads, positions, compare, lock
 // scale, seeds, hidden size, β, trainable): each control maps to one state property.
 // Reads the state to sync them; sends edits to the store. A preset is a whole state.
 import { byId as $, h, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
+import { POSITIONS, POSITION_LABELS } from '../ui/positions.js';
 import { PRESETS } from './presets.js';
 import { LIMITS, SCORES, SCORE_LABELS, SELF_SCORES, defaults, dims, enterMode, fromPreset, headChoices, PARAM_NAMES } from './state.js';
 
@@ -13,6 +14,7 @@ const clampInt = (v, lo, hi) => (Number.isInteger(v) && v >= lo && v <= hi ? v :
 export function bindOptions(store) {
   $('preset').replaceChildren(...Object.entries(PRESETS).map(([id, p]) => option(id, p.label)));
   $('score').replaceChildren(...SCORES.map((s) => option(s, SCORE_LABELS[s])));
+  $('positions').replaceChildren(...POSITIONS.map((p) => option(p, POSITION_LABELS[p])));
   $('compare').replaceChildren(option('none', 'Off'), ...SCORES.map((s) => option(s, SCORE_LABELS[s])));
 
   const set = (fn, structural = false) => store.update(fn, { source: 'options', structural });
@@ -64,6 +66,7 @@ export function bindOptions(store) {
   $('trainable').addEventListener('change', () => set((s) => { s.trainable = $('trainable').checked; }, true));
   $('heads').addEventListener('change', () => set((s) => { s.heads = Number($('heads').value); s.head = 0; }, true));
   $('compare').addEventListener('change', () => set((s) => { s.compare = $('compare').value; }));
+  $('positions').addEventListener('change', () => set((s) => { s.positions = $('positions').value; }));
   $('lock').addEventListener('change', () => set((s) => { s.lock = $('lock').checked; }));
 
   let shown = '';
@@ -72,7 +75,7 @@ export function bindOptions(store) {
       // an edit of the data changes none of these controls: writing a value or `hidden` again,
       // even the same one, would still make the browser restyle and repaint the bar
       const key = JSON.stringify([s.preset, s.dataSeed, s.mode, s.score, s.normalize, s.temperature, s.mask, s.tokens.length,
-        s.padLength, s.hidden, s.beta, s.paramSeed, s.trainable, s.lock, s.heads, s.compare, dims(s), extra.sumRange ?? null]);
+        s.padLength, s.hidden, s.beta, s.paramSeed, s.trainable, s.lock, s.heads, s.compare, s.positions, dims(s), extra.sumRange ?? null]);
       if (key === shown) return;
       shown = key;
       const self = s.mode === 'self';
@@ -107,6 +110,8 @@ export function bindOptions(store) {
         $('heads').replaceChildren(...choices.map(([c, text]) => option(c, text)));
       }
       $('heads').value = s.heads;
+      $('positions-box').hidden = !self;
+      $('positions').value = s.positions;
       $('compare').value = s.compare;
       for (const node of document.querySelectorAll('[data-mode]')) node.hidden = node.dataset.mode !== s.mode;
       for (const node of document.querySelectorAll('[data-score]')) node.hidden = self || !node.dataset.score.split(' ').includes(s.score);

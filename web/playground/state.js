@@ -10,6 +10,7 @@
 // migrated (MIGRATIONS[1]); a bad field falls back to its default on its own.
 import { createUrlState } from '../ui/url-state.js';
 import { PRESETS, PRESET_IDS, presetOptions } from './presets.js';
+import { POSITIONS } from '../ui/positions.js';
 import { randomMatrix } from './rng.js';
 
 export const LIMITS = Object.freeze({ tokens: 128, dims: 64, name: 24, hidden: 64, heads: 16, value: 1000, seed: 2 ** 31 - 1 });
@@ -127,6 +128,8 @@ export const PROPS = [
     check: (v, s) => (dims(s) % v ? `${v} heads do not divide the ${dims(s)} dimensions` : null),
   },
   { name: 'head', type: 'int', min: 0, max: LIMITS.heads - 1, def: 0, check: (v, s) => (v >= s.heads ? `there are ${s.heads} heads` : null) },
+  // none by default, as the tutorial: self-attention alone does not know the order of its tokens
+  { name: 'positions', type: 'enum', values: POSITIONS, def: 'none', check: (v, s) => (s.mode !== 'self' && v !== 'none' ? 'positions apply to self-attention only' : null) },
   {
     name: 'compare', type: 'enum', values: ['none', ...SCORES], def: (s) => (selfCompareError(opt('compare')(s), s) ? 'none' : opt('compare')(s)),
     check: (v, s) => selfCompareError(v, s),
@@ -203,6 +206,8 @@ export function fixup(s) {
     if (!SELF_SCORES.includes(s.score)) s.score = 'scaled_dot';
     if (s.mask === 'padding') s.mask = 'none';
     if (selfCompareError(s.compare, s)) s.compare = 'none';
+  } else {
+    s.positions = 'none';
   }
   if (d % s.heads) s.heads = Math.max(...headChoices(d).filter((h) => h <= s.heads));
   s.head = Math.min(s.head, s.heads - 1);

@@ -49,7 +49,7 @@ function weightsNote(s) {
 function compareNote(id, s) {
   if (id === 'diff') return `Where ${scoreName(s.compare)} puts more (red) or less (blue) weight than ${scoreName(s.score)}, query by query.`;
   return s.mode === 'self'
-    ? `Head ${s.head + 1}’s own queries and keys (Q and K ${s.trainable ? 'after the projections' : '= X'}) scored with ${scoreName(s.compare)} instead of ${scoreName(s.score)}; softmax and mask as above.`
+    ? `Head ${s.head + 1}’s own queries and keys (Q and K ${s.trainable ? 'after the projections' : '= X'}) scored with ${scoreName(s.compare)} instead of ${scoreName(s.score)}; softmax and mask as above${s.positions === 'alibi' ? ', without ALiBi’s bias' : ''}.`
     : `The same embeddings (q = k = v = x), normalisation, temperature and mask, scored with ${scoreName(s.compare)} instead of ${scoreName(s.score)}.`;
 }
 

@@ -1,0 +1,166 @@
+// Learn's chapter 9, "From attention to the transformer", used as a learner would:
+// the shuffle leaves the weights only moved without positions and changes them
+// with each kind (the page's sentences checked against a computation here), the
+// √d experiment trains both models and says what the numbers say (recomputed in
+// Node: same seeds, same bytes), the induction model trains with a progress bar
+// and draws its heads, the challenge passes only when the head that costs the
+// most accuracy is switched off, a pretrained model listed in models.json is
+// fetched (and one that does not load leaves the Train button), axe-core finds
+// nothing serious, the equations fit a 390 px phone. Screenshots of the chapter
+// at 1440 × 900 and 390 × 844 go to test-results/browser/.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
+import { loadEngine } from '../../web/engine/index.js';
+import { fixed } from '../../web/ui/format.js';
+import { movedGap, permutation } from '../../web/ui/permutation.js';
+import { orderWeights, shuffleText } from '../../web/learn/ch9-transformer.js';
+import { sqrtDSummary, trainSqrtD } from '../../web/learn/ch9-training.js';
+import { X } from '../../web/learn/tutorial.js';
+
+let env;
+let engine;
+before(async () => { env = await startBrowser(); engine = await loadEngine({ threads: 1 }); });
+after(() => env?.close());
+
+async function openLearn(viewport = DESKTOP) {
+  const opened = await openPage(env.browser, `${env.url}learn.html`, viewport);
+  await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+  return opened;
+}
+// chapters 1–8 load pretrained models and the digit set: tests 1–3 share one laptop page (closed with the browser)
+let shared = null;
+const laptop = () => (shared ??= openLearn());
+const ch9 = (page) => page.locator('[data-testid="chapter-transformer"]');
+const textOf = (page, id) => page.locator(`[data-testid="${id}"]`).textContent();
+const solved = (page) => page.getAttribute('[data-testid="challenge-transformer"]', 'data-solved');
+
+test('order: without positions a shuffle only moves the weights; each kind changes them', async () => {
+  const { page, errors } = await laptop();
+  assert.match(await textOf(page, 'ch9-order-text'), /The sentence in its order, with no positions/);
+  await page.locator('[data-testid="ch9-shuffle"]').click();
+  const perm = permutation(6, 1);
+  const expected = (kind) => {
+    const before = orderWeights(engine, X, kind);
+    const after = orderWeights(engine, perm.map((k) => X[k]), kind);
+    return { gap: movedGap(before.weights, after.weights, perm), text: shuffleText(kind, movedGap(before.weights, after.weights, perm), perm) };
+  };
+  const none = expected('none');
+  assert.ok(none.gap.max < 1e-5, `no positions: the weights only move (${none.gap.max})`);
+  assert.equal(await textOf(page, 'ch9-order-text'), none.text);
+  assert.match(none.text, /every weight moved with its tokens: α′\(i, j\) = α\(π\(i\), π\(j\)\) in all 36 cells \(largest difference 0\.0000\)/);
+  for (const kind of ['sinusoidal', 'rope', 'alibi']) {
+    await page.selectOption('[data-testid="ch9-positions"]', kind);
+    const e = expected(kind);
+    assert.ok(e.gap.max > 0.01 && e.gap.changed > 0, `${kind} changes the weights`);
+    assert.equal(await textOf(page, 'ch9-order-text'), e.text, kind);
+    assert.match(e.text, new RegExp(`${e.gap.changed} of 36 cells differ .* by up to ${fixed(e.gap.max, 4)}`));
+  }
+  // ALiBi's term is −|i − j|/2 for one head (in the shuffled order the positions are still 1…6)
+  assert.match(await ch9(page).locator('[data-role=term-caption]').textContent(), /−m·\|i − j\| with m = 0\.5: from −2\.500 to 0\.000/);
+  assert.match(await page.getAttribute('[data-testid="open-transformer"]', 'href'), /index\.html#ver=2&.*positions=alibi/);
+  assert.deepEqual(errors, []);
+});
+
+test('√d trained: both models train live, and the sentence is their numbers', async () => {
+  const { page, errors } = await laptop();
+  await page.locator('[data-testid="ch9-sqrt-train"]').click();
+  await page.waitForSelector('[data-testid="chapter-transformer"][data-sqrt-done="true"]', { timeout: 120000 });
+  assert.equal(await page.locator('[data-testid="ch9-sqrt-progress"]').evaluate((p) => p.value), 1);
+  assert.equal(await ch9(page).locator('[data-role=sqrt-chart] path').count() >= 2, true, 'two loss curves');
+  const s = sqrtDSummary(await trainSqrtD(engine));
+  const text = await textOf(page, 'ch9-sqrt-text');
+  assert.ok(text.includes(`the loss is ${fixed(s.dotEnd, 3)} with dot and ${fixed(s.scaledEnd, 3)} with scaled dot`), text);
+  assert.ok(s.scaledEnd < s.dotEnd, `scaled dot ends lower (${s.scaledEnd} < ${s.dotEnd})`);
+  assert.ok(text.includes(`Scaled dot reached dot's final loss, ${fixed(s.dotEnd, 3)}, by step ${s.betterAt}: ${Math.round((100 * s.betterAt) / 300)}% of the steps. Scaled dot learns faster.`), text);
+  assert.ok(s.betterAt < 300);
+  assert.deepEqual(errors, []);
+});
+
+test('induction heads: trained live, then the challenge passes only for the head that matters most', async () => {
+  const { page, errors } = await laptop();
+  // nothing shipped: the chapter offers to train (and cannot be solved yet)
+  assert.match(await textOf(page, 'ch9-status'), /Not trained yet/);
+  assert.equal(await solved(page), 'false');
+  assert.equal(await page.locator('[data-testid="ch9-ablate"]').evaluate((f) => f.disabled), true);
+  const t0 = Date.now();
+  await page.locator('[data-testid="ch9-train"]').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('[data-testid="chapter-transformer"][data-training="true"]');
+  // the page answers while it trains: a frame comes within a chunk's time (25 steps, ~0.1 s; 1 s allows a busy machine)
+  const frame = await page.evaluate(() => new Promise((ok) => { const t = performance.now(); requestAnimationFrame(() => ok(performance.now() - t)); }));
+  assert.ok(frame < 1000, `a frame within ${frame} ms while training`);
+  await page.waitForSelector('[data-testid="chapter-transformer"][data-trained="true"]', { timeout: 180000 });
+  console.log(`learn ch9: the induction model trained in the page in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  assert.equal(await page.locator('[data-testid="ch9-progress"]').evaluate((p) => p.value), 1);
+  assert.equal(await page.locator('[data-testid^="heatmap-ch9-head-"]').count(), 4, 'layer × head maps');
+  assert.ok(await ch9(page).locator('[data-role=ind-loss] path').count() >= 2, 'loss and accuracy curves');
+  assert.ok(await ch9(page).locator('[data-role=ind-scores] path').count() >= 4, 'a score curve per head');
+  assert.equal(await ch9(page).locator('[data-role=ind-scores-legend] > *').count(), 4, 'and their legend');
+  const facts = await page.evaluate(() => {
+    const { model, history, drops } = window.attnlabLearn.ch9;
+    return { history: history.map((p) => ({ step: p.step, accuracy: p.accuracy, scores: p.scores })), drops, config: model.config };
+  });
+  const last = facts.history[facts.history.length - 1];
+  assert.equal(last.step, 1000);
+  assert.ok(facts.history.length >= 20, `${facts.history.length} measurements over training`);
+  const text = await textOf(page, 'ch9-induction-text');
+  assert.ok(text.startsWith(`After 1,000 steps: test loss`), text);
+  assert.ok(text.includes(`accuracy ${(last.accuracy * 100).toFixed(1)}%`), text);
+  // the model learned the task and one head of the last layer became an induction head
+  assert.ok(last.accuracy > 0.6, `accuracy ${last.accuracy}`);
+  const best = facts.drops.drops[0];
+  assert.equal(best.layer, 1, 'the head that costs most is in the second layer');
+  const inductions = last.scores[1].map((s) => s.induction);
+  assert.equal(inductions.indexOf(Math.max(...inductions)), best.head, 'and it is the one with the largest induction score');
+
+  const box = (l, h) => page.locator(`[data-testid="ch9-ablate-${l}-${h}"]`);
+  const worst = facts.drops.drops[facts.drops.drops.length - 1];
+  await box(worst.layer, worst.head).check();
+  assert.match(await textOf(page, 'ch9-ablate-text'), new RegExp(`With layer ${worst.layer + 1}, head ${worst.head + 1} off: accuracy`));
+  assert.equal(await solved(page), 'false', 'another head does not solve it');
+  await box(best.layer, best.head).check();
+  assert.equal(await solved(page), 'false', 'two heads off do not solve it');
+  await box(worst.layer, worst.head).uncheck();
+  assert.equal(await solved(page), 'true');
+  assert.match(await textOf(page, 'progress'), /^1 of 9 challenges solved/);
+  assert.deepEqual(await axeViolations(page), [], 'axe after training');
+  await ch9(page).screenshot({ path: `${SHOTS}learn-transformer-laptop.png` });
+  assert.deepEqual(errors, []);
+});
+
+test('a pretrained model listed in models.json is fetched; one that does not load leaves Train it', async () => {
+  const page = await env.browser.newPage({ viewport: DESKTOP });
+  const asked = [];
+  await page.route('**/models/models.json', async (route) => {
+    const res = await route.fetch();
+    const json = await res.json();
+    json.models.induction = { file: 'induction.tfm', kind: 'transformer' };
+    await route.fulfill({ response: res, json });
+  });
+  await page.route('**/models/induction.tfm', (route) => { asked.push(route.request().url()); return route.fulfill({ status: 200, body: 'not a model' }); });
+  await page.goto(`${env.url}learn.html`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+  await page.waitForFunction(() => /did not load/.test(document.querySelector('[data-testid="ch9-status"]').textContent));
+  assert.equal(asked.length, 1);
+  assert.match(await textOf(page, 'ch9-status'), /press Train it/);
+  assert.ok(await page.locator('[data-testid="ch9-train"]').isEnabled());
+  await page.close();
+});
+
+test('at 390 px the equations fit, nothing scrolls sideways; screenshots and axe at both sizes', async () => {
+  for (const [size, viewport] of [['phone', PHONE], ['laptop', DESKTOP]]) {
+    const { page, errors } = await openLearn(viewport);
+    const wide = await ch9(page).locator('.math.display').evaluateAll((els) => els.map((e) => e.scrollWidth - e.clientWidth));
+    assert.ok(wide.length >= 3 && wide.every((d) => d <= 0), `${size}: display equations overflow by ${wide.join(', ')} px`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `${size}: the page scrolls sideways by ${overflow}px`);
+    await page.locator('[data-testid="ch9-shuffle"]').click();
+    await page.selectOption('[data-testid="ch9-positions"]', 'rope');
+    assert.deepEqual(await axeViolations(page), [], `axe ${size}`);
+    await ch9(page).screenshot({ path: `${SHOTS}learn-transformer-${size}-order.png` });
+    await page.locator('[data-testid="ch9-block"]').screenshot({ path: `${SHOTS}learn-transformer-${size}-block.png` });
+    assert.deepEqual(errors, []);
+    await page.close();
+  }
+});

@@ -1,0 +1,205 @@
+// Chapter 9's induction heads: a two-layer attention-only transformer on the
+// induction task, pretrained when the site ships one (models.json "induction"),
+// else trained here with a progress bar. While it trains: test loss and accuracy,
+// every head's previous-token and induction scores (the phase change), and every
+// head's attention on one test sequence. Then heads can be switched off; the
+// challenge is to find the head whose loss costs the most accuracy.
+import { h, setHidden, setText } from '../ui/dom.js';
+import { drawChart, drawLegend } from '../ui/chart.js';
+import { fixed } from '../ui/format.js';
+import { createHeatmap } from '../ui/heatmap.js';
+import { INDUCTION, headDrops, loadPretrained, trainInChunks } from './ch9-training.js';
+import { createChallenge } from './progress.js';
+
+const HEAD_COLORS = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a', '#66a61e', '#e6ab02', '#a6761d', '#666666'];
+const pct = (v) => `${(v * 100).toFixed(1)}%`;
+const name = ({ layer, head }) => `layer ${layer + 1}, head ${head + 1}`;
+
+/** Where the best induction head's score rose most between two measurements, and the loss then. */
+export function phaseChange(history) {
+  if (history.length < 2) return null;
+  const last = history[history.length - 1].scores;
+  const layer = last.length - 1;
+  let head = 0;
+  last[layer].forEach((s, k) => { if (s.induction > last[layer][head].induction) head = k; });
+  let at = 1;
+  const ind = (k) => history[k].scores[layer][head].induction;
+  for (let k = 2; k < history.length; k++) if (ind(k) - ind(k - 1) > ind(at) - ind(at - 1)) at = k;
+  return {
+    layer, head, from: ind(0), to: ind(history.length - 1), stepFrom: history[at - 1].step, stepTo: history[at].step,
+    jump: ind(at) - ind(at - 1), lossFrom: history[at - 1].loss, lossTo: history[at].loss,
+  };
+}
+
+export function mountInduction(root, { engine, manifest, fetchBytes }) {
+  const $ = (r) => root.querySelector(`[data-role=${r}]`);
+  const button = $('ind-train');
+  const bar = $('ind-progress');
+  const status = $('ind-status');
+  const text = $('ind-text');
+  const ablateSet = $('ablate');
+  const ablateText = $('ablate-text');
+  const challenge = createChallenge($('challenge'), 'transformer',
+    'Train the model, then switch off the one head that brings the accuracy down the most: the induction head.');
+  let model = null;
+  let history = [];
+  let example = null;
+  let drops = null;
+  let maps = [];
+
+  function measure(step) {
+    const ev = model.evaluate({ count: INDUCTION.evalCount });
+    history.push({ step, loss: ev.loss, accuracy: ev.accuracy, scores: model.headScores({ count: INDUCTION.scoreCount }) });
+  }
+
+  function drawCharts() {
+    const pts = (f) => history.map((p) => ({ x: p.step, y: f(p) }));
+    const loss = [
+      { name: 'test loss (nats)', color: '#2166ac', points: pts((p) => p.loss) },
+      { name: 'accuracy on the repeat', color: '#b2182b', points: pts((p) => p.accuracy) },
+    ];
+    drawChart($('ind-loss'), loss, { xLabel: 'step', yLabel: 'loss / accuracy', readout: $('ind-loss-readout'), xMin: 0, yMin: 0, integerX: true });
+    drawLegend($('ind-loss-legend'), loss);
+    const { layers, heads } = model.config;
+    const scores = [];
+    for (let head = 0; head < heads; head++) {
+      scores.push({ name: `${name({ layer: 0, head })}: previous-token`, color: HEAD_COLORS[head % 8], points: pts((p) => p.scores[0][head].previousToken) });
+    }
+    for (let head = 0; head < heads; head++) {
+      scores.push({ name: `${name({ layer: layers - 1, head })}: induction`, color: HEAD_COLORS[(heads + head) % 8], points: pts((p) => p.scores[layers - 1][head].induction) });
+    }
+    drawChart($('ind-scores'), scores, { xLabel: 'step', yLabel: 'score', readout: $('ind-scores-readout'), xMin: 0, yMin: 0, yMax: 1, integerX: true });
+    drawLegend($('ind-scores-legend'), scores);
+  }
+
+  function drawHeads() {
+    const { layers, heads } = model.config;
+    const v = model.inspect(example.input);
+    const last = history[history.length - 1]?.scores;
+    if (maps.length !== layers * heads) {
+      maps = [];
+      const host = $('ind-heads');
+      host.replaceChildren();
+      // one row per layer (CSSOM, which the page's CSP allows; no style attribute)
+      host.style.setProperty('--heads', String(heads));
+      for (let layer = 0; layer < layers; layer++) {
+        for (let head = 0; head < heads; head++) {
+          const hm = createHeatmap({ id: `ch9-head-${layer}-${head}`, label: `Attention of ${name({ layer, head })}`, axes: 'query ↓ key →', uprightCols: true });
+          const title = h('h5', { textContent: name({ layer, head }) });
+          host.append(h('div', { className: 'head-map' }, title, hm.el));
+          maps.push({ layer, head, hm, title });
+        }
+      }
+    }
+    for (const m of maps) {
+      const a = v.attention[m.layer][m.head];
+      const s = last?.[m.layer][m.head];
+      setText(m.title, s ? `${name(m)}: previous-token ${fixed(s.previousToken, 2)}, induction ${fixed(s.induction, 2)}` : name(m));
+      m.hm.update(a, {
+        rowLabels: v.tokens, colLabels: v.tokens, kind: 'unit', legend: 'attention weight', maxCell: 12, showValues: false,
+        describe: (i, j) => ({ title: `“${v.tokens[i]}” (${i + 1}) → “${v.tokens[j]}” (${j + 1})`, lines: [`α = ${fixed(a.data[i * a.cols + j], 3)}`] }),
+      });
+    }
+    setText($('ind-example'), `(“${example.input}”; the repeated stretch is “${example.target}”)`);
+  }
+
+  function describe() {
+    const end = history[history.length - 1];
+    const p = phaseChange(history);
+    let t = `After ${end.step.toLocaleString('en')} steps: test loss ${fixed(end.loss, 3)}, accuracy ${pct(end.accuracy)} on the repeated letters.`;
+    if (p) {
+      t += ` The induction score of ${name(p)} went from ${fixed(p.from, 2)} to ${fixed(p.to, 2)}; it rose most between steps ${p.stepFrom} and ${p.stepTo} (by ${fixed(p.jump, 2)}), while the test loss went from ${fixed(p.lossFrom, 3)} to ${fixed(p.lossTo, 3)}.`;
+    }
+    const first = end.scores[0];
+    let prev = 0;
+    first.forEach((sc, k) => { if (sc.previousToken > first[prev].previousToken) prev = k; });
+    t += ` In layer 1 the highest previous-token score is ${fixed(first[prev].previousToken, 2)} (${name({ layer: 0, head: prev })}).`;
+    setText(text, t);
+  }
+
+  function setupAblation() {
+    const { layers, heads } = model.config;
+    drops = headDrops(model);
+    const boxes = [];
+    for (let layer = 0; layer < layers; layer++) {
+      for (let head = 0; head < heads; head++) {
+        const input = h('input', { type: 'checkbox', dataset: { layer, head, testid: `ch9-ablate-${layer}-${head}` } });
+        input.addEventListener('change', ablate);
+        boxes.push(h('label', { className: 'check' }, input, h('span', { textContent: ` ${name({ layer, head })}` })));
+      }
+    }
+    $('ablate-boxes').replaceChildren(...boxes);
+    ablateSet.disabled = false;
+    setText(ablateText, `With every head on: ${pct(drops.base)} of ${INDUCTION.evalCount} test sequences' repeated letters right.`);
+  }
+
+  function ablate() {
+    const off = [...ablateSet.querySelectorAll('input:checked')].map((i) => ({ layer: Number(i.dataset.layer), head: Number(i.dataset.head) }));
+    const acc = model.evaluate({ count: INDUCTION.evalCount, ablate: off }).accuracy;
+    const which = off.length ? off.map(name).join('; ') : 'no head';
+    setText(ablateText, `With ${which} off: accuracy ${pct(acc)} (every head on: ${pct(drops.base)}; ${acc <= drops.base ? 'a drop' : 'a rise'} of ${fixed(Math.abs(drops.base - acc) * 100, 1)} points).`);
+    const best = drops.drops[0];
+    // solved: one head off, the one whose loss costs the most, and a real cost (a trained model)
+    challenge.check(off.length === 1 && off[0].layer === best.layer && off[0].head === best.head && best.drop >= 0.2);
+  }
+
+  async function adopt(m, source) {
+    model?.destroy();
+    model = m;
+    [example] = model.examples({ split: 'test', count: 1 });
+    history = [];
+    maps = [];
+    ablateSet.disabled = true;
+    $('ablate-boxes').replaceChildren();
+    setText(ablateText, '');
+    setText(status, source);
+  }
+
+  async function train() {
+    button.disabled = true;
+    await adopt(await engine.createTransformer(INDUCTION.model), 'Training…');
+    measure(0);
+    drawCharts();
+    drawHeads();
+    bar.value = 0;
+    root.dataset.training = 'true';
+    try {
+      await trainInChunks(model, {
+        steps: INDUCTION.steps, lr: INDUCTION.lr, warmup: INDUCTION.warmup,
+        onChunk: ({ step }) => {
+          bar.value = step / INDUCTION.steps;
+          if (step % INDUCTION.every && step !== INDUCTION.steps) return;
+          measure(step);
+          drawCharts();
+          drawHeads();
+          describe();
+        },
+      });
+      setText(status, `Trained here: ${INDUCTION.steps.toLocaleString('en')} steps of ${INDUCTION.model.batch} sequences.`);
+      setupAblation();
+      root.dataset.trained = 'true';
+    } catch (err) {
+      setText(status, `Training stopped: ${err.message}`);
+    } finally {
+      root.dataset.training = 'false';
+      button.disabled = false;
+      button.textContent = 'Train it again';
+    }
+  }
+  button.addEventListener('click', train);
+
+  setText(status, `Not trained yet: ${INDUCTION.steps.toLocaleString('en')} steps, a few seconds.`);
+  setHidden(bar, false);
+  // a pretrained model, when the site ships one, shows at once; training it again stays possible
+  const ready = loadPretrained(engine, manifest, fetchBytes).then(async (m) => {
+    if (!m || model) return;
+    await adopt(m, 'A model trained in advance (models.json: induction).');
+    measure(m.steps);
+    drawCharts();
+    drawHeads();
+    describe();
+    setupAblation();
+    root.dataset.trained = 'true';
+  }).catch((err) => setText(status, `The pretrained model did not load (${err.message}): press Train it.`));
+  return { ready, get model() { return model; }, get history() { return history; }, get drops() { return drops; } };
+}

@@ -1,0 +1,113 @@
+// Chapter 9's training runs, without DOM: two tiny transformers that differ only
+// in their score (dot against scaled dot), and a two-layer attention-only model
+// on the induction task whose heads are measured as it learns. Training runs on
+// the page's thread in short chunks, each followed by a yield to the browser, so
+// the page keeps scrolling and answering while it learns (a chunk is tens of ms).
+
+/** The √d experiment: one head of width 64, so unscaled scores are √64 = 8 times too wide. */
+export const SQRT_D = Object.freeze({
+  model: { task: 'copy', layers: 2, heads: 1, dModel: 64, dFF: 0, context: 16, batch: 16, seed: 1 },
+  steps: 300, lr: 3e-3, warmup: 10,
+});
+
+/** The induction run: small enough to learn in a few seconds (about 1,000 steps of 32 sequences). */
+export const INDUCTION = Object.freeze({
+  model: { task: 'induction', layers: 2, heads: 2, dModel: 32, dFF: 0, context: 32, batch: 32, seed: 1 },
+  steps: 1000, lr: 3e-3, warmup: 50, every: 50, evalCount: 128, scoreCount: 32,
+});
+
+const pause = () => new Promise((ok) => setTimeout(ok, 0));
+
+/**
+ * Trains `model` for `steps` in chunks of `chunk` steps on one cosine schedule (decaySteps:
+ * the whole run), calling onChunk({ step, losses }) after each and yielding between chunks.
+ * Stops early when stop() is true. Returns every step's loss.
+ */
+export async function trainInChunks(model, { steps, lr, warmup, chunk = 25, onChunk, stop = () => false }) {
+  const losses = [];
+  const start = model.steps;
+  while (model.steps - start < steps && !stop()) {
+    const n = Math.min(chunk, steps - (model.steps - start));
+    const r = model.train({ steps: n, lr, warmup, decaySteps: steps });
+    losses.push(...r.losses);
+    await onChunk?.({ step: model.steps - start, losses });
+    await pause();
+  }
+  return losses;
+}
+
+/** The mean of each window of `width` values, as chart points { x: step, y }. */
+export function smoothed(values, width = 10) {
+  const out = [];
+  for (let i = width; i <= values.length; i += Math.max(1, Math.floor(width / 2))) {
+    let sum = 0;
+    for (let k = i - width; k < i; k++) sum += values[k];
+    out.push({ x: i, y: sum / width });
+  }
+  return out;
+}
+
+/** The first step at which the smoothed loss is at or below `level`, or null. */
+export function firstBelow(points, level) {
+  return points.find((p) => p.y <= level)?.x ?? null;
+}
+
+/** Trains both √d models one after the other (same seed, data and steps). [{ score, losses }] */
+export async function trainSqrtD(engine, onProgress) {
+  const runs = [];
+  for (const score of ['dot', 'scaled_dot']) {
+    const m = await engine.createTransformer({ ...SQRT_D.model, score });
+    try {
+      const losses = await trainInChunks(m, {
+        steps: SQRT_D.steps, lr: SQRT_D.lr, warmup: SQRT_D.warmup,
+        onChunk: ({ losses: l }) => onProgress?.({ score, losses: l, runs }),
+      });
+      runs.push({ score, losses });
+    } finally {
+      m.destroy();
+    }
+  }
+  return runs;
+}
+
+/**
+ * What the two runs show, from their numbers: the loss each ends at (mean of the last 20 steps),
+ * and the first step at which the one that ends lower reached the other's final loss.
+ */
+export function sqrtDSummary(runs) {
+  const by = Object.fromEntries(runs.map((r) => [r.score, smoothed(r.losses, 20)]));
+  const end = (pts) => pts[pts.length - 1].y;
+  const dotEnd = end(by.dot);
+  const scaledEnd = end(by.scaled_dot);
+  const better = scaledEnd <= dotEnd ? 'scaled_dot' : 'dot';
+  const level = Math.max(dotEnd, scaledEnd);
+  return { dotEnd, scaledEnd, better, level, betterAt: firstBelow(by[better], level), steps: SQRT_D.steps };
+}
+
+/**
+ * Each head's drop in accuracy when it alone is zeroed: [{ layer, head, accuracy, drop }],
+ * largest drop first, beside the intact model's accuracy.
+ */
+export function headDrops(model, count = INDUCTION.evalCount) {
+  const base = model.evaluate({ count }).accuracy;
+  const { layers, heads } = model.config;
+  const drops = [];
+  for (let layer = 0; layer < layers; layer++) {
+    for (let head = 0; head < heads; head++) {
+      const accuracy = model.evaluate({ count, ablate: [{ layer, head }] }).accuracy;
+      drops.push({ layer, head, accuracy, drop: base - accuracy });
+    }
+  }
+  drops.sort((a, b) => b.drop - a.drop);
+  return { base, drops };
+}
+
+/**
+ * The pretrained induction model when the site ships one (models.json names it "induction",
+ * e.g. web/models/induction.tfm), else null: the chapter then offers to train it.
+ */
+export async function loadPretrained(engine, manifest, fetchBytes) {
+  const entry = manifest?.models?.induction;
+  if (!entry) return null;
+  return engine.loadModel(await fetchBytes(`models/${entry.file}`));
+}
