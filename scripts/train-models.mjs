@@ -9,6 +9,8 @@
 //                           attention over the 7 x 7 feature grid, 3 glimpses (chapters 7, 8)
 //   cluttered-hard.vis      the same task with hard attention (one sampled cell per
 //                           glimpse, REINFORCE), smaller so that all files fit 400 KB (chapter 7)
+//   induction.tfm           a 2-layer, 2-head attention-only transformer on the induction task,
+//                           chapter 9's own model trained longer (its heads already formed)
 //   node scripts/train-models.mjs [--only name,name]   (npm run train:models)
 // --only retrains the models named and keeps the others' files and manifest entries.
 // The same seeds give the same files natively and in WASM; the page computes every
@@ -30,8 +32,18 @@ export const MODELS = {
   dates: { kind: 'seq2seq', options: { task: 'dates', cell: 'gru', hidden: 64, embed: 32, attention: 'dot', seed: 1 }, steps: 1000, batch: 64, lr: 0.01 },
   'cluttered-soft': { kind: 'vision', options: { ...CLUTTERED, hidden: 24, mode: 'soft' }, steps: 1500, batch: 32, lr: 0.002 },
   'cluttered-hard': { kind: 'vision', options: { ...CLUTTERED, hidden: 16, mode: 'hard' }, steps: 1500, batch: 32, lr: 0.002 },
+  induction: {
+    kind: 'transformer', options: { task: 'induction', layers: 2, heads: 2, dModel: 32, dFF: 0, context: 32, batch: 32, seed: 1 },
+    steps: 3000, batch: 32, lr: 0.003, warmup: 50,
+  },
 };
-const EXT = { seq2seq: 's2s', vision: 'vis' };
+const EXT = { seq2seq: 's2s', vision: 'vis', transformer: 'tfm' };
+const create = (spec) => (spec.kind === 'vision' ? engine.createVisionModel(spec.options)
+  : spec.kind === 'transformer' ? engine.createTransformer(spec.options) : engine.createSeq2Seq(spec.options));
+/** One round of `steps` training steps (the transformer on one warm-up and cosine schedule over the whole run). */
+const trainRound = (m, spec, steps) => m.train(spec.kind === 'transformer'
+  ? { steps, batch: spec.batch, lr: spec.lr, warmup: spec.warmup, decaySteps: spec.steps }
+  : { steps, batch: spec.batch, lr: spec.lr });
 /** How many test examples the recorded accuracy (and the page) evaluates. */
 export const EVAL_COUNT = 500;
 
@@ -49,15 +61,16 @@ for (const [name, spec] of Object.entries(MODELS)) {
     continue;
   }
   const t0 = performance.now();
-  const m = spec.kind === 'vision' ? await engine.createVisionModel(spec.options) : engine.createSeq2Seq(spec.options);
+  const m = await create(spec);
   try {
-    for (let done = 0; done < spec.steps; done += 100) m.train({ steps: Math.min(100, spec.steps - done), batch: spec.batch, lr: spec.lr });
+    for (let done = 0; done < spec.steps; done += 100) trainRound(m, spec, Math.min(100, spec.steps - done));
     const ev = m.evaluate({ split: 'test', count: EVAL_COUNT });
+    ev.sequenceAccuracy ??= ev.accuracy; // the transformer's accuracy is over the task's scored positions
     const bytes = m.save();
     const file = `${name}.${EXT[spec.kind]}`;
     await writeFile(`${out}${file}`, bytes);
     manifest.models[name] = {
-      file, kind: spec.kind, options: spec.options, steps: spec.steps, batch: spec.batch, lr: spec.lr,
+      file, kind: spec.kind, options: spec.options, steps: spec.steps, batch: spec.batch, lr: spec.lr, ...(spec.warmup ? { warmup: spec.warmup } : {}),
       accuracy: ev.accuracy, sequenceAccuracy: ev.sequenceAccuracy, bytes: bytes.length,
     };
     console.log(`${name}: ${spec.steps} steps in ${((performance.now() - t0) / 1000).toFixed(1)} s, test accuracy ${ev.accuracy.toFixed(3)}, sequence accuracy ${ev.sequenceAccuracy.toFixed(3)}, ${bytes.length} bytes`);
