@@ -162,6 +162,16 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
   await train(page, 5);
   assert.deepEqual(await axeViolations(page), []);
   await fullScreenshot(page, `${SHOTS}lab-transformer-phone.png`);
+  // to a text task and back: each family shows its own panels and Train drives its own model
+  await page.selectOption('#task', 'reverse');
+  await page.waitForFunction(() => window.attnlabLab.session.model && !document.querySelector('[aria-labelledby=h-align]').hidden);
+  assert.equal(await page.isVisible('#tf-heads-card'), false);
+  assert.equal(await page.isEnabled('#save'), true);
+  await page.selectOption('#task', 'transformer');
+  await page.waitForFunction(() => window.attnlabLab.tf.model && document.querySelectorAll('.tf-head').length === 3);
+  assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
+  assert.equal(await page.isEnabled('#save'), false);
+  await train(page, 2);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -62,6 +62,7 @@ function start() {
   const showStatus = () => {
     status.update(active(), state, isTf() ? {} : origin, Boolean(pickPretrained(manifest, { ...state, start: 'pretrained' }, TASK_FIELDS)));
     status.previous(previous);
+    showPlaying(active());
   };
 
   const controls = createControls();
@@ -211,7 +212,8 @@ function start() {
     if (isTf()) return newTransformer(rollback);
     await tf.drop();
     const vision = isImageTask(state.task);
-    const kept = await keepCurrent(rollback ?? state);
+    // coming from a transformer, the model of this family was kept when it was left
+    const kept = rollback?.task === 'transformer' ? null : await keepCurrent(rollback ?? state);
     let pick = given ? pretrainedFor(given) : null;
     let bytes = null;
     if (pick) bytes = await fetchPretrained(pick.spec).catch(() => null);
@@ -265,6 +267,8 @@ function start() {
    * settings there were come back (`rollback`) with the engine's reason.
    */
   async function newTransformer(rollback) {
+    // the text or image model there was is kept, to go back to
+    if (rollback && rollback.task !== 'transformer') previous = (await keepCurrent(rollback)) ?? previous;
     session.pause();
     await session.busy;
     clearViews();
@@ -295,7 +299,8 @@ function start() {
     session.pause();
     await session.busy;
     const target = previous;
-    const kept = await keepCurrent();
+    const kept = isTf() ? null : await keepCurrent();
+    if (isTf()) await tf.drop();
     showError(null);
     clearViews();
     Object.assign(state, target.state);
@@ -399,7 +404,8 @@ function start() {
     showError(null);
     try {
       const bytes = await readModelFile(file);
-      const kept = await keepCurrent();
+      const kept = isTf() ? null : await keepCurrent();
+      if (isTf()) await tf.drop();
       const loaded = await session.load(bytes);
       Object.assign(state, settingsOf(loaded.config), { start: 'scratch' });
       controls.fill(state);

@@ -145,6 +145,9 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
     const name = headName(hd);
     state.tfAblate = state.tfAblate.includes(name) ? state.tfAblate.filter((n) => n !== name) : [...state.tfAblate, name];
     writeHash();
+    // ablation acts on the live model: the time-lapse comes back to it
+    stopReplay();
+    live = true;
     show();
   }
 
@@ -243,8 +246,6 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
       if (byId('tfText').value !== state.tfText) byId('tfText').value = state.tfText;
       inputBox.value = session.input || state.tfInput;
       promptBox.value = state.tfPrompt;
-      byId('save').disabled = state.task === 'transformer';
-      byId('save').title = state.task === 'transformer' ? 'A transformer cannot be saved to a file yet' : 'Download the trained model';
     },
     /** A new model from the settings: views start again on the input in the link, or a test example. */
     async newModel() {
