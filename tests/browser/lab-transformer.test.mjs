@@ -164,7 +164,8 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
   await fullScreenshot(page, `${SHOTS}lab-transformer-phone.png`);
   // to a text task and back: each family shows its own panels and Train drives its own model
   await page.selectOption('#task', 'reverse');
-  await page.waitForFunction(() => window.attnlabLab.session.model && !document.querySelector('[aria-labelledby=h-align]').hidden);
+  await page.waitForFunction(() => window.attnlabLab.session.model && !document.querySelector('[aria-labelledby=h-align]').hidden
+    && document.querySelector('[data-testid=output]').textContent !== '–');
   assert.equal(await page.isVisible('#tf-heads-card'), false);
   assert.equal(await page.isEnabled('#save'), true);
   await page.selectOption('#task', 'transformer');
@@ -172,6 +173,14 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
   assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
   assert.equal(await page.isEnabled('#save'), false);
   await train(page, 2);
+  // switching away and straight back: the pretrained text model still loading must not take the task back
+  await page.selectOption('#task', 'reverse');
+  await page.selectOption('#task', 'transformer');
+  await page.waitForFunction(() => window.attnlabLab.tf.model);
+  await page.waitForTimeout(1500);
+  assert.equal(await page.evaluate(() => window.attnlabLab.state.task), 'transformer');
+  assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
+  assert.equal(await page.isVisible('#tf-heads-card'), true);
   assert.deepEqual(errors, []);
   await page.close();
 });

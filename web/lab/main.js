@@ -222,6 +222,8 @@ function start() {
       if (!vision) clearViews();
       if (pick) {
         await session.load(bytes);
+        // another family was chosen while the file loaded: its choice stands
+        if (isTf()) return false;
         Object.assign(state, pick.settings);
         controls.fill(state);
         writeHash();
@@ -274,6 +276,7 @@ function start() {
     clearViews();
     try {
       await tf.newModel();
+      if (!isTf()) return false; // another family was chosen meanwhile
       progress.update(tf.session);
       showStatus();
       return true;

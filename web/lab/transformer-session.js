@@ -19,8 +19,10 @@ export const SCORE_EVERY = 100;
 const scoreGap = (step) => Math.min(SCORE_EVERY, Math.max(10, Math.round(step / 2)));
 /** Induction sequences the scores are measured on. */
 const SCORE_COUNT = 32;
-/** Test sequences behind the accuracy beside Train and the ablation readout. */
-export const EVAL_COUNT = 200;
+/** Test sequences behind the accuracy beside Train and the ablation readout (some 1,400 scored tokens for induction). */
+export const EVAL_COUNT = 64;
+/** A chunk's training takes about this long, or twice what its evaluation and frame take, if more. */
+const CHUNK_MS = 120;
 
 const push = (list, points) => {
   list.push(...points);
@@ -59,7 +61,6 @@ export class TransformerSession extends TrainingSession {
     const r = await this.client.call('train', { model: this.model, options });
     const ms = performance.now() - t0;
     const ev = await this.evaluate();
-    this.chunk = Math.max(1, Math.min(200, Math.round((options.steps * 120) / Math.max(ms, 1))));
     const first = r.steps - r.losses.length;
     this.losses = push(this.losses, Array.from(r.losses, (value, i) => ({ step: first + i + 1, value })));
     this.steps = r.steps;
@@ -68,6 +69,9 @@ export class TransformerSession extends TrainingSession {
     this.accuracy = push(this.accuracy, [{ step: r.steps, value: ev.accuracy }]);
     this.lastEval = ev;
     await this.record();
+    // a bigger model evaluates slowly: chunks grow so that training keeps most of the time
+    const target = Math.max(CHUNK_MS, 2 * (performance.now() - t0 - ms));
+    this.chunk = Math.max(1, Math.min(200, Math.round((options.steps * target) / Math.max(ms, 1))));
     this.hooks.onProgress?.(this);
   }
 
