@@ -20,6 +20,8 @@ const SMALL = '#ver=2&task=transformer&tfLayers=2&tfHeads=2&tfDModel=16&tfContex
 
 async function open(hash, viewport = DESKTOP) {
   const opened = await openPage(env.browser, `${env.url}lab.html${hash}`, viewport);
+  // the machine may be busy: a worker answer can take seconds, not a failure
+  opened.page.setDefaultTimeout(60000);
   await opened.page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
   await opened.page.waitForSelector('[data-testid^="tf-head-"]', { timeout: 30000 });
   return opened;
@@ -183,4 +185,12 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
   assert.equal(await page.isVisible('#tf-heads-card'), true);
   assert.deepEqual(errors, []);
   await page.close();
+  // sizes the codec reads but the engine refuses (modular needs a context of 8 or more): the default model, said
+  const refused = await open('#ver=2&task=transformer&tfTask=modular&tfContext=4&tfLayers=1&tfHeads=2&tfDModel=16');
+  assert.match(await text(refused.page, '[data-testid=notice]'), /could not be made .*context/);
+  assert.match(await text(refused.page, '[data-testid=error]'), /context/);
+  assert.equal(await refused.page.evaluate(() => window.attnlabLab.state.tfContext), 64);
+  assert.equal(await refused.page.$$eval('.tf-head', (b) => b.length), 8);
+  assert.doesNotMatch(refused.page.url(), /tfContext/);
+  await refused.page.close();
 });

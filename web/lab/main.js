@@ -266,7 +266,8 @@ function start() {
   /**
    * A new transformer from the settings; the seq2seq or image model there was
    * pauses (its family keeps it). When the settings cannot make one, the
-   * settings there were come back (`rollback`) with the engine's reason.
+   * engine's reason is shown and the transformer there was comes back
+   * (`rollback`), or, from a link or another family, the default one.
    */
   async function newTransformer(rollback) {
     // the text or image model there was is kept, to go back to
@@ -281,16 +282,21 @@ function start() {
       showStatus();
       return true;
     } catch (err) {
-      const back = rollback && rollback.task === 'transformer';
-      showError(err, { doing: 'create', kept: false });
-      if (back) {
-        Object.assign(state, rollback);
-        controls.fill(state);
-        tf.fill();
-        writeHash();
-        await tf.newModel().catch(() => {});
-        progress.update(tf.session);
+      showError(err, { doing: 'create' });
+      // back to the transformer there was; from a link or another family, to the default one
+      let fallback = rollback?.task === 'transformer' ? rollback : null;
+      if (!fallback) {
+        const defaults = codec.defaults();
+        fallback = { ...state, tfAblate: [] };
+        for (const k of TF_MODEL_KEYS) fallback[k] = defaults[k];
+        if (!rollback) notice.show(`The link's transformer could not be made (${err.message}), so the default one is shown.`, 'error');
       }
+      Object.assign(state, fallback);
+      controls.fill(state);
+      tf.fill();
+      writeHash();
+      await tf.newModel().catch(() => {});
+      progress.update(tf.session);
       showStatus();
       return false;
     }
