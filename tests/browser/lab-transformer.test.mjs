@@ -114,6 +114,8 @@ test('the Transformer family: train in the worker, layers × heads maps redrawn,
 
   // the head's playground link carries its tokens and its weights: the playground shows them back
   await page.selectOption('[data-testid=tf-open-head]', 'L0H1');
+  // the chosen head, large, with the input's tokens as its labels
+  assert.equal(await page.$eval('[data-testid="heatmap-tf-chosen"]', (c) => c.width), [...input].length);
   const href = await page.getAttribute('[data-testid=tf-open]', 'href');
   assert.match(href, /^index\.html#ver=2&preset=self&tokens=/);
   const head = await page.evaluate(async () => {

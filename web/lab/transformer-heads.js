@@ -10,8 +10,8 @@ import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { headName } from './transformer-state.js';
 
-/** The largest cell of a thumbnail, in CSS pixels: short inputs get bigger cells. */
-const THUMB_CELL = 10;
+/** The largest cell of a thumbnail, in CSS pixels: a map is about 150 px wide, less for a short input (at most this per cell). */
+const THUMB_CELL = 28;
 
 /** A colour bar for the 0..1 scale every map shares, with its ticks and title. */
 function drawLegend(el) {

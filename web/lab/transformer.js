@@ -7,8 +7,9 @@
 // progress card and the settings form are the lab's (main.js drives them).
 import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
+import { createHeatmap } from '../ui/heatmap.js';
 import { createHeadsView } from './transformer-heads.js';
-import { createLensView } from './transformer-lens.js';
+import { createLensView, shown } from './transformer-lens.js';
 import { createScoresView } from './transformer-scores.js';
 import { TransformerSession } from './transformer-session.js';
 import { ablation, checkNames, headName, parseHead, playgroundState, transformerOptions } from './transformer-state.js';
@@ -44,6 +45,9 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
   const inputBox = byId('tfInput');
   const promptBox = byId('tfPrompt');
   const message = byId('tf-input-message');
+  // the chosen head, large, with its tokens: hover or arrow keys read a weight
+  const chosen = createHeatmap({ id: 'tf-chosen', label: 'The chosen head\'s attention', uprightCols: true });
+  byId('tf-chosen').append(chosen.el);
   let config = null;
   let example = null; // the test example the input and prompt default to
   let live = true;
@@ -94,8 +98,8 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
       + `(${dLoss >= 0 ? '+' : '−'}${fixed(Math.abs(dLoss), 3)} nats, ${dAcc >= 0 ? '+' : '−'}${fixed(Math.abs(dAcc), 1)} points). Every head: ${all}.`);
   }
 
-  /** The playground link of the chosen head over the shown input. */
-  function showPlaygroundLink() {
+  /** The chosen head's map, large, and its playground link, over the shown input. */
+  function showChosenHead() {
     const select = byId('tf-open-head');
     const link = byId('tf-open');
     const hd = parseHead(select.value);
@@ -105,6 +109,11 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
       return;
     }
     const map = shownView.attention[hd.layer][hd.head];
+    const labels = shownView.tokens.map(shown);
+    chosen.update(map, {
+      rowLabels: labels, colLabels: labels, kind: 'unit', legend: `attention weight of ${headName(hd)}: rows are queries ↓, columns keys →`, maxCell: 14,
+      describe: (i, j) => ({ title: `${headName(hd)}: position ${i} (${labels[i]}) → ${j} (${labels[j]})`, lines: [`weight ${fixed(map.data[i * map.cols + j], 3)}`] }),
+    });
     const p = playgroundState(shownView.tokens, map);
     link.href = `index.html${p.hash}`;
     setText(byId('tf-open-note'), `Opens the playground's self-attention view with ${p.cut ? `the first ${p.tokens} of the ${shownView.tokens.length}` : `the ${p.tokens}`} tokens `
@@ -133,7 +142,7 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
     heads.update(view, { layers: config.layers, heads: config.heads, ablated: new Set(state.tfAblate), scores: points.at(-1)?.heads });
     lens.update(view);
     scores.update(points);
-    showPlaygroundLink();
+    showChosenHead();
     try {
       if (!f) await showAblation();
     } catch (err) {
@@ -223,7 +232,7 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
   byId('tf-generate').addEventListener('click', () => generate());
   byId('tf-example').addEventListener('click', () => pickExample(1).catch((err) => onError(err, { doing: 'read' })));
   byId('tf-random').addEventListener('click', () => pickExample(2 + Math.floor(Math.random() * 1e9)).catch((err) => onError(err, { doing: 'read' })));
-  byId('tf-open-head').addEventListener('change', showPlaygroundLink);
+  byId('tf-open-head').addEventListener('change', showChosenHead);
   byId('tfText').addEventListener('change', () => {
     state.tfText = byId('tfText').value.slice(0, 4000) || state.tfText;
     writeHash();
