@@ -5,10 +5,11 @@ import { byId } from '../ui/dom.js';
 import { PROPERTIES, SEQUENCE_TASKS, isImageTask } from './state.js';
 
 /** Controls whose id is a state property and that change the state when they change. */
-export const CONTROL_NAMES = Object.keys(PROPERTIES).filter((name) => !['text', 'beam', 'image', 'start'].includes(name));
+export const CONTROL_NAMES = Object.keys(PROPERTIES).filter((name) => !['text', 'beam', 'image', 'start', 'tfText', 'tfInput', 'tfPrompt', 'tfAblate'].includes(name));
 
 function valid(p, raw) {
   if (p.type === 'bool') return raw;
+  if (p.type === 'string') return p.pattern && !p.pattern.test(raw) ? undefined : raw;
   if (p.type === 'enum') return p.values.includes(raw) ? raw : undefined;
   const x = Number(raw);
   if (raw === '' || !Number.isFinite(x) || x < p.min || x > p.max || (p.type === 'int' && !Number.isInteger(x))) return undefined;
@@ -33,10 +34,11 @@ export function createControls() {
     byId('beam').disabled = state.beam === 1;
     byId('seq-options').hidden = !SEQUENCE_TASKS.includes(state.task);
     byId('pairs-box').hidden = state.task !== 'pairs';
-    // text models and image models each show only their own settings and panels
-    const images = isImageTask(state.task);
-    for (const node of document.querySelectorAll('[data-for=text]')) node.hidden = images;
-    for (const node of document.querySelectorAll('[data-for=images]')) node.hidden = !images;
+    // text models, image models and transformers each show only their own settings and panels
+    const family = state.task === 'transformer' ? 'transformer' : isImageTask(state.task) ? 'images' : 'text';
+    for (const node of document.querySelectorAll('[data-for]')) node.hidden = !node.dataset.for.split(' ').includes(family);
+    byId('save').disabled = family === 'transformer';
+    byId('save').title = family === 'transformer' ? 'A transformer cannot be saved to a file yet' : 'Download the trained model';
     byId('clutter-field').hidden = state.task !== 'cluttered';
   }
 

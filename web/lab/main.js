@@ -2,7 +2,8 @@
 // (mirrored in the URL by the shared codec), training runs in the worker through
 // session.js, and the panels are the views of controls.js, progress.js,
 // alignment.js and bottleneck.js (text tasks), images.js and modes.js (image
-// tasks), with the run bar of model-status.js. A task opens on its pretrained
+// tasks), with the run bar of model-status.js; the Transformer family is
+// transformer.js, with its own session, driven by the same run bar. A task opens on its pretrained
 // model when web/models has one (pretrained.js); a new model keeps the one
 // before it, to go back to. Everything lives inside start(): no module state.
 import { byId, setText } from '../ui/dom.js';
@@ -20,6 +21,8 @@ import { fetchPretrained, linkFields, loadManifest, pickPretrained } from './pre
 import { createProgressView } from './progress.js';
 import { TrainingSession } from './session.js';
 import { codec, isImageTask, MODEL_KEYS, modelOptions, trainOptions, visionOptions } from './state.js';
+import { createTransformerFamily } from './transformer.js';
+import { TF_MODEL_KEYS, transformerTrainOptions } from './transformer-state.js';
 
 /** The fields of a task change that choose its pretrained model. */
 const TASK_FIELDS = new Set(['task', 'mode']);
@@ -52,9 +55,14 @@ function start() {
   let origin = {}; // where the model in hand came from: { pretrained } | { file } | {} (made here)
   let previous = null; // the model before the last new one: { state, run, bytes, origin, label }
   const pretrainedFor = (fields) => pickPretrained(manifest, state, fields);
+  const isTf = () => state.task === 'transformer';
+  /** The session the run bar drives: the transformer's in its family, else the seq2seq / image one. */
+  const active = () => (isTf() ? tf.session : session);
+  const runOptions = () => (isTf() ? transformerTrainOptions(state) : trainOptions(state));
   const showStatus = () => {
-    status.update(session, state, origin, Boolean(pickPretrained(manifest, { ...state, start: 'pretrained' }, TASK_FIELDS)));
+    status.update(active(), state, isTf() ? {} : origin, Boolean(pickPretrained(manifest, { ...state, start: 'pretrained' }, TASK_FIELDS)));
     status.previous(previous);
+    showPlaying(active());
   };
 
   const controls = createControls();
@@ -82,10 +90,28 @@ function start() {
       showStatus();
       showModel();
     },
-    onState: () => {
-      setText(byId('play'), session.playing ? '❚❚ Pause' : '▶ Train');
-      byId('play').setAttribute('aria-pressed', String(session.playing));
-      byId('step').disabled = session.playing;
+    onState: (s) => showPlaying(s),
+  });
+  function showPlaying(s) {
+    if (s !== active()) return;
+    setText(byId('play'), s.playing ? '❚❚ Pause' : '▶ Train');
+    byId('play').setAttribute('aria-pressed', String(s.playing));
+    byId('step').disabled = s.playing;
+  }
+  const tf = createTransformerFamily({
+    client, state, writeHash, onError: showError,
+    hooks: {
+      onProgress: (s) => {
+        progress.update(s);
+        showStatus();
+        tf.show();
+      },
+      onError: (err) => {
+        showError(err, { doing: 'train' });
+        progress.update(tf.session);
+        showStatus();
+      },
+      onState: (s) => showPlaying(s),
     },
   });
   const bottleneck = createBottleneckView({
@@ -145,7 +171,7 @@ function start() {
   /** Empties every curve, number and readout of the last model. */
   function clearViews() {
     progress.clear();
-    progress.label(isImageTask(state.task) ? state.task : 'text');
+    progress.label(isTf() ? 'transformer' : isImageTask(state.task) ? state.task : 'text');
     alignment.clear();
     bottleneck.clear();
     images.clear();
@@ -183,8 +209,11 @@ function start() {
    */
   async function newModel({ rollback = null, given = null } = {}) {
     showError(null);
+    if (isTf()) return newTransformer(rollback);
+    await tf.drop();
     const vision = isImageTask(state.task);
-    const kept = await keepCurrent(rollback ?? state);
+    // coming from a transformer, the model of this family was kept when it was left
+    const kept = rollback?.task === 'transformer' ? null : await keepCurrent(rollback ?? state);
     let pick = given ? pretrainedFor(given) : null;
     let bytes = null;
     if (pick) bytes = await fetchPretrained(pick.spec).catch(() => null);
@@ -193,6 +222,8 @@ function start() {
       if (!vision) clearViews();
       if (pick) {
         await session.load(bytes);
+        // another family was chosen while the file loaded: its choice stands
+        if (isTf()) return false;
         Object.assign(state, pick.settings);
         controls.fill(state);
         writeHash();
@@ -232,13 +263,53 @@ function start() {
     }
   }
 
+  /**
+   * A new transformer from the settings; the seq2seq or image model there was
+   * pauses (its family keeps it). When the settings cannot make one, the
+   * engine's reason is shown and the transformer there was comes back
+   * (`rollback`), or, from a link or another family, the default one.
+   */
+  async function newTransformer(rollback) {
+    // the text or image model there was is kept, to go back to
+    if (rollback && rollback.task !== 'transformer') previous = (await keepCurrent(rollback)) ?? previous;
+    session.pause();
+    await session.busy;
+    clearViews();
+    try {
+      await tf.newModel();
+      if (!isTf()) return false; // another family was chosen meanwhile
+      progress.update(tf.session);
+      showStatus();
+      return true;
+    } catch (err) {
+      showError(err, { doing: 'create' });
+      // back to the transformer there was; from a link or another family, to the default one
+      let fallback = rollback?.task === 'transformer' ? rollback : null;
+      if (!fallback) {
+        const defaults = codec.defaults();
+        fallback = { ...state, tfAblate: [] };
+        for (const k of TF_MODEL_KEYS) fallback[k] = defaults[k];
+        if (!rollback) notice.show(`The link's transformer could not be made (${err.message}), so the default one is shown.`, 'error');
+      }
+      Object.assign(state, fallback);
+      controls.fill(state);
+      tf.fill();
+      writeHash();
+      await tf.newModel().catch(() => {});
+      progress.update(tf.session);
+      showStatus();
+      return false;
+    }
+  }
+
   /** Back to the model kept from before; the one in hand is kept in its place. */
   async function goBack() {
     if (!previous) return;
     session.pause();
     await session.busy;
     const target = previous;
-    const kept = await keepCurrent();
+    const kept = isTf() ? null : await keepCurrent();
+    if (isTf()) await tf.drop();
     showError(null);
     clearViews();
     Object.assign(state, target.state);
@@ -260,26 +331,32 @@ function start() {
     if (state.maxLength < state.minLength) state.maxLength = state.minLength;
     if (name === 'task' || name === 'alphabet') state.text = '';
     if (state.task === 'pairs' && !byId('pairs').value) byId('pairs').value = PAIRS_EXAMPLE;
+    if (name === 'tfTask') state.tfInput = '';
     writeHash();
     controls.fill(state);
+    tf.fill();
     byId('text').value = state.text;
-    if (MODEL_KEYS.includes(name)) {
-      const wasPlaying = session.playing;
-      session.pause();
-      await session.busy;
+    const remake = isTf() ? name === 'task' || TF_MODEL_KEYS.includes(name) : MODEL_KEYS.includes(name);
+    if (remake) {
+      const was = before.task === 'transformer' ? tf.session : session;
+      const wasPlaying = was.playing;
+      was.pause();
+      await was.busy;
       const given = TASK_FIELDS.has(name) ? TASK_FIELDS : new Set(MODEL_KEYS);
-      if ((await newModel({ rollback: before, given })) && wasPlaying) session.play(trainOptions(state));
+      if ((await newModel({ rollback: before, given })) && wasPlaying) active().play(runOptions());
     } else if (name === 'beam') {
       showInput();
     } else if (name === 'speed') {
       session.stepsPerUpdate = state.speed;
-    } else if (session.playing) {
-      session.trainOptions = trainOptions(state);
+      tf.session.stepsPerUpdate = state.speed;
+    } else if (active().playing) {
+      active().trainOptions = runOptions();
     }
   }
 
   for (const id of controls.ids) byId(id).addEventListener('change', () => onControl(id));
   byId('pairs').addEventListener('change', () => newModel());
+  byId('tfText').addEventListener('change', () => newModel());
   byId('back').addEventListener('click', () => goBack().catch((err) => showError(err, { doing: 'load' })));
   byId('pretrained').addEventListener('click', () => {
     state.start = 'pretrained';
@@ -291,23 +368,25 @@ function start() {
     showInput();
   });
   byId('play').addEventListener('click', () => {
-    if (session.playing) session.pause();
+    const s = active();
+    if (s.playing) s.pause();
     else {
       showError(null);
-      session.play(trainOptions(state));
+      s.play(runOptions());
     }
   });
   byId('step').addEventListener('click', () => {
     showError(null);
-    session.step(trainOptions(state));
+    active().step(runOptions());
   });
   byId('reset').addEventListener('click', async () => {
-    const wasPlaying = session.playing;
-    session.pause();
-    await session.busy;
+    const s = active();
+    const wasPlaying = s.playing;
+    s.pause();
+    await s.busy;
     state.start = 'scratch';
     writeHash();
-    if ((await newModel()) && wasPlaying) session.play(trainOptions(state));
+    if ((await newModel()) && wasPlaying) active().play(runOptions());
   });
   const showImage = (seed) => {
     state.image = seed;
@@ -334,7 +413,8 @@ function start() {
     showError(null);
     try {
       const bytes = await readModelFile(file);
-      const kept = await keepCurrent();
+      const kept = isTf() ? null : await keepCurrent();
+      if (isTf()) await tf.drop();
       const loaded = await session.load(bytes);
       Object.assign(state, settingsOf(loaded.config), { start: 'scratch' });
       controls.fill(state);
@@ -350,13 +430,20 @@ function start() {
   });
 
   controls.fill(state);
+  tf.fill();
   if (state.task === 'pairs') byId('pairs').value = PAIRS_EXAMPLE;
   byId('text').value = state.text;
   session.stepsPerUpdate = state.speed;
+  tf.session.stepsPerUpdate = state.speed;
   writeHash();
   Promise.all([client.call('init', {}), loadManifest()]).then(async ([engine, models]) => {
     header.engine(engine, 'training in a worker');
     manifest = models;
+    // the transformer's tasks and positions are the engine's: a link's name it does not know is put back
+    const reset = tf.setNames(engine.transformer);
+    if (reset.length) notice.linkFields([...decoded.ignored, ...reset]);
+    controls.fill(state);
+    writeHash();
     await newModel({ given });
     // a link about an experiment (Learn's "train both yourself") opens at it
     const at = EXPERIMENTS.find((x) => x.fields.some((f) => given.has(f)) && !byId(x.id).hidden);
@@ -368,7 +455,7 @@ function start() {
   }).catch((err) => showError(err, { doing: 'start' }));
 
   // for the browser tests: the session and the state, to read
-  window.attnlabLab = { session, state, images };
+  window.attnlabLab = { session, state, images, tf: tf.session };
 }
 
 start();

@@ -14,6 +14,9 @@ export const UNTRAINED_NOTE = '(untrained model: random weights, so this is nois
 
 /** A short name for a model, as its settings say: task and attention. */
 export function modelName(state) {
+  if (state.task === 'transformer') {
+    return `transformer on ${state.tfTask}, ${state.tfLayers} × ${state.tfHeads} heads, dModel ${state.tfDModel}${state.tfDFF ? `, dFF ${state.tfDFF}` : ', attention only'}`;
+  }
   return isImageTask(state.task) ? `${state.task} digits, ${state.mode} attention` : `${state.task}, attention ${state.attention}`;
 }
 

@@ -9,6 +9,7 @@ const LABELS = {
   text: { loss: 'Training loss (cross-entropy per character)', acc: 'Validation sequence accuracy', stat: 'Validation accuracy' },
   centered: { loss: 'Training loss (cross-entropy per digit)', acc: 'Test accuracy (digits read right)', stat: 'Test accuracy' },
   cluttered: { loss: 'Training loss (cross-entropy per digit)', acc: 'Test accuracy (digits read right)', stat: 'Test accuracy' },
+  transformer: { loss: 'Training loss (cross-entropy per scored token)', acc: 'Test accuracy (scored tokens predicted right)', stat: 'Test accuracy' },
   multi: { loss: 'Training loss (cross-entropy per answer token)', acc: 'Test accuracy (whole answers read right)', stat: 'Test accuracy' },
 };
 

@@ -13,7 +13,7 @@
 // forming of the alignment one jump between two stops).
 
 const CHUNK_MS = 120;
-const MAX_POINTS = 1500; // loss points kept (older ones are merged pairwise)
+export const MAX_POINTS = 1500; // loss points kept (older ones are merged pairwise)
 const MAX_SNAPSHOTS = 120; // model snapshots kept for the timeline
 const MAX_SNAPSHOT_BYTES = 48 << 20; // ... and at most this many bytes of them
 const EVAL_COUNT = 200;
@@ -29,7 +29,7 @@ const IMAGE_EVAL = { split: 'test', count: 100 };
 const evalOptions = (kind, count = EVAL_COUNT) => (kind === 'vision' ? { ...IMAGE_EVAL, count: Math.min(count, IMAGE_EVAL.count) } : { split: 'validation', count });
 
 /** Halves an array of { step, value } by averaging neighbours (keeps memory flat). */
-function thin(points) {
+export function thin(points) {
   const out = [];
   for (let i = 0; i + 1 < points.length; i += 2) {
     out.push({ step: points[i + 1].step, value: (points[i].value + points[i + 1].value) / 2 });

@@ -6,6 +6,7 @@
 // "decode=greedy|beam" and "beam=2..16"); 2 folds them into one "beam" (1 =
 // greedy). Links of version 1 are migrated, so every link ever shared still opens.
 import { createUrlState } from '../ui/url-state.js';
+import { TRANSFORMER_PROPS } from './transformer-state.js';
 
 export const SEQUENCE_TASKS = ['reverse', 'sort', 'copy'];
 /** The image tasks (MNIST digits, read by a CNN with attention over its feature grid). */
@@ -26,7 +27,7 @@ export const SPEEDS = [0, 100, 25, 10, 5, 2, 1, -4, -1];
 export const STARTS = ['pretrained', 'scratch'];
 
 const PROPS = [
-  { name: 'task', type: 'enum', values: ['reverse', 'sort', 'copy', 'dates', 'pairs', ...IMAGE_TASKS], def: 'reverse' },
+  { name: 'task', type: 'enum', values: ['reverse', 'sort', 'copy', 'dates', 'pairs', ...IMAGE_TASKS, 'transformer'], def: 'reverse' },
   { name: 'alphabet', type: 'enum', values: ['digits', 'letters'], def: 'digits' },
   { name: 'minLength', type: 'int', min: 1, max: 30, def: 4 },
   {
@@ -54,6 +55,7 @@ const PROPS = [
   { name: 'modeSteps', type: 'int', min: 25, max: 5000, def: 200 },
   { name: 'image', type: 'int', min: 1, max: 2 ** 31 - 1, def: 1 }, // the test image shown: its draw's seed
   { name: 'text', type: 'string', maxLength: 64, pattern: /^[^\x00-\x1f\x7f]*$/u, def: '' }, // any text without control characters
+  ...TRANSFORMER_PROPS,
 ];
 
 const MIGRATIONS = {

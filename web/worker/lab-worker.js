@@ -4,13 +4,14 @@
 // The same file runs as a browser module worker and under Node's worker_threads.
 import { AttnlabError, loadEngine } from '../engine/index.js';
 import { describe } from '../engine/errors.js';
+import { transformerConstants } from '../engine/transformer.js';
 
 const port = typeof self === 'object' && typeof self.postMessage === 'function' && typeof window === 'undefined'
   ? self
   : (await import('node:worker_threads')).parentPort;
 
 let engine = null;
-const models = new Map(); // handle -> Seq2SeqModel | VisionModel
+const models = new Map(); // handle -> Seq2SeqModel | VisionModel | TransformerModel
 let nextHandle = 1;
 
 function model(args) {
@@ -27,8 +28,8 @@ function ready() {
 function adopt(m) {
   const handle = nextHandle++;
   models.set(handle, m);
-  const { kind, config, steps } = m;
-  if (kind === 'vision') return { model: handle, kind, config, steps };
+  const { kind = 'transformer', config, steps } = m;
+  if (kind !== 'seq2seq') return { model: handle, kind, config, steps };
   return { model: handle, kind, config, inputAlphabet: m.inputAlphabet, outputAlphabet: m.outputAlphabet, steps };
 }
 
@@ -52,8 +53,12 @@ function readImage(m, image) {
 const ACTIONS = {
   async init({ simd }) {
     engine ??= await loadEngine(simd === undefined ? {} : { simd });
-    return { simd: engine.simd, threads: engine.threads, threadsReason: engine.threadsReason };
+    // the transformer's names (tasks, positions, scores) and limits, for the lab's controls
+    const K = transformerConstants(engine.heap);
+    const transformer = { tasks: Object.keys(K.tasks), positional: Object.keys(K.positional), scores: Object.keys(K.scores), limits: K.limits };
+    return { simd: engine.simd, threads: engine.threads, threadsReason: engine.threadsReason, transformer };
   },
+  createTransformer: async ({ options }) => adopt(await ready().createTransformer(options)),
   create: ({ options }) => adopt(ready().createSeq2Seq(options)),
   createVision: async ({ options }) => adopt(await ready().createVisionModel(options)),
   load: async ({ bytes }) => adopt(await ready().loadModel(bytes)),
@@ -62,6 +67,9 @@ const ACTIONS = {
   translate: (a) => model(a).translate(a.text, a.options ?? {}),
   examples: (a) => model(a).examples(a.options ?? {}),
   readImage: (a) => readImage(model(a), a.image),
+  inspect: (a) => model(a).inspect(a.input, a.options ?? {}),
+  generate: (a) => model(a).generate(a.prompt, a.options ?? {}),
+  headScores: (a) => model(a).headScores(a.options ?? {}),
   save: (a) => model(a).save(),
   destroy(a) {
     const m = models.get(a.model);

@@ -1,0 +1,198 @@
+// The lab's Transformer family in headless Chromium, used as a person would: pick
+// the family, train a small model a few steps in the worker, see a layers × heads
+// grid of attention maps and the logit lens, ablate a head from the keyboard and
+// see the test loss change, scrub the time-lapse, generate, follow a head into
+// the playground (its weights come back there), open the link again and open bad
+// links, audit with axe-core. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
+// The model is small (1–2 layers, dModel 16) and trains a few dozen steps: seconds, not minutes.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DESKTOP, PHONE, SHOTS, axeViolations, fullScreenshot, hoverCell, openPage, startBrowser } from './browser.mjs';
+
+let env;
+before(async () => {
+  env = await startBrowser();
+});
+after(() => env?.close());
+
+/** A small induction model: 2 layers of 2 heads, dModel 16, attention only, context 32. */
+const SMALL = '#ver=2&task=transformer&tfLayers=2&tfHeads=2&tfDModel=16&tfContext=32&tfBatch=16&tfLr=0.003';
+
+async function open(hash, viewport = DESKTOP) {
+  const opened = await openPage(env.browser, `${env.url}lab.html${hash}`, viewport);
+  // the machine may be busy: a worker answer can take seconds, not a failure
+  opened.page.setDefaultTimeout(60000);
+  await opened.page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
+  await opened.page.waitForSelector('[data-testid^="tf-head-"]', { timeout: 30000 });
+  return opened;
+}
+
+const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim());
+const steps = (page) => page.evaluate(() => window.attnlabLab.tf.steps);
+
+/** Trains with the Train button until `n` steps are done, then pauses and waits for the worker and the redraw. */
+async function train(page, n) {
+  await page.click('#play');
+  await page.waitForFunction((k) => window.attnlabLab.tf.steps >= k, n, { timeout: 60000, polling: 50 });
+  await page.click('#play');
+  await page.waitForFunction(() => !window.attnlabLab.tf.playing);
+  await page.evaluate(() => window.attnlabLab.tf.busy);
+}
+
+/** The ablation readout's numbers once it has them (with `ablated`: once it names the ablated loss). */
+async function ablationNumbers(page, ablated) {
+  await page.waitForFunction((want) => {
+    const d = document.querySelector('[data-testid=tf-ablation]').dataset;
+    return d.loss !== undefined && (d.ablatedLoss !== undefined) === want;
+  }, ablated);
+  return page.$eval('[data-testid=tf-ablation]', (e) => ({ loss: Number(e.dataset.loss), ablated: Number(e.dataset.ablatedLoss), text: e.textContent }));
+}
+
+test('the Transformer family: train in the worker, layers × heads maps redrawn, the lens, ablation from the keyboard, the link round-trips', async () => {
+  const { page, errors } = await open(SMALL);
+  // the task list is the engine's, and the family's own settings show (the seq2seq ones do not)
+  const tasks = await page.$$eval('#tfTask option', (os) => os.map((o) => o.value));
+  for (const t of ['induction', 'copy', 'reverse', 'sort', 'modular', 'text']) assert.ok(tasks.includes(t), `task ${t} in ${tasks}`);
+  assert.equal(await page.isVisible('#tfLayers'), true);
+  assert.equal(await page.isVisible('#cell'), false);
+  assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
+
+  // 2 layers × 2 heads: four maps labelled L0 H0 .. L1 H1, over the default input (a test sequence)
+  const names = await page.$$eval('.tf-head .tf-name', (ns) => ns.map((n) => n.textContent));
+  assert.deepEqual(names, ['L0 H0', 'L0 H1', 'L1 H0', 'L1 H1']);
+  const input = await page.inputValue('#tfInput');
+  assert.ok(input.length > 10, `default input ${input}`);
+  const firstMap = () => page.$eval('[data-testid="heatmap-tf-L0H0"]', (c) => ({
+    w: c.width, h: c.height, data: Array.from(c.getContext('2d').getImageData(0, 0, c.width, c.height).data),
+  }));
+  const before0 = await firstMap();
+  assert.equal(before0.w, [...input].length, 'one column per input token');
+  assert.equal(before0.h, before0.w);
+  assert.ok(await page.isVisible('#tf-legend .legend-bar'), 'a legend for the colour scale');
+
+  await train(page, 30);
+  assert.ok((await steps(page)) >= 30);
+  assert.notEqual(await text(page, '[data-testid=loss]'), '–');
+  const after0 = await firstMap();
+  assert.notDeepEqual(after0.data, before0.data, 'the maps are redrawn as the model trains');
+  // the lens: one row per layer plus input, next, output and p, one column per position
+  const lensRows = await page.$$eval('[data-testid=tf-lens-table] tbody tr', (rs) => rs.map((r) => r.firstElementChild.textContent));
+  assert.deepEqual(lensRows, ['input', 'next', 'after layer 0', 'after layer 1', 'output', 'p']);
+  // the scores over training: a point at step 0 at least, a line per head
+  assert.equal(await page.$$eval('[data-testid=tf-ind-chart] path.series', (ps) => ps.length), 4);
+  assert.match(await text(page, '[data-testid=tf-scores-readout]'), /strongest induction head L\dH\d/);
+
+  // ablate L1 H0 from the keyboard: the grid marks it, the link holds it, the readout shows both losses
+  const full = await ablationNumbers(page, false);
+  await page.focus('[data-testid="tf-head-L1H0"]');
+  await page.keyboard.press('Enter');
+  const cut = await ablationNumbers(page, true);
+  assert.equal(await page.getAttribute('[data-testid="tf-head-L1H0"]', 'aria-pressed'), 'true');
+  assert.ok(await page.$eval('[data-testid="tf-head-L1H0"]', (b) => b.classList.contains('ablated')));
+  assert.ok(Math.abs(cut.loss - full.loss) < 1e-9, 'the full model\'s loss is unchanged');
+  assert.notEqual(cut.ablated, cut.loss, 'ablating a head changes the shown loss');
+  assert.match(cut.text, /with L1 H0 ablated/);
+  assert.match(page.url(), /tfAblate=L1H0/);
+  // Space brings it back
+  await page.keyboard.press('Space');
+  await ablationNumbers(page, false);
+  await page.keyboard.press('Enter');
+  await ablationNumbers(page, true);
+
+  // the time-lapse: an earlier frame shows the recorded maps, labelled by its step
+  const frames = await page.$eval('#tf-timeline', (s) => Number(s.max) + 1);
+  assert.ok(frames >= 3, `${frames} frames`);
+  await page.$eval('#tf-timeline', (s) => { s.value = '0'; s.dispatchEvent(new Event('input')); });
+  await page.waitForFunction(() => /step 0 \(recorded\)/.test(document.querySelector('[data-testid=tf-timeline-label]').textContent));
+  assert.deepEqual((await firstMap()).data, before0.data, 'frame 0 is the untrained model\'s maps');
+  await page.$eval('#tf-timeline', (s) => { s.value = s.max; s.dispatchEvent(new Event('input')); });
+  await page.waitForFunction(() => /^live/.test(document.querySelector('[data-testid=tf-timeline-label]').textContent));
+
+  // generate completes the default prompt (the example up to its answer)
+  await page.click('[data-testid=tf-generate]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=tf-generated]').textContent.includes('▸'));
+
+  // the head's playground link carries its tokens and its weights: the playground shows them back
+  await page.selectOption('[data-testid=tf-open-head]', 'L0H1');
+  // the chosen head, large, with the input's tokens as its labels
+  assert.equal(await page.$eval('[data-testid="heatmap-tf-chosen"]', (c) => c.width), [...input].length);
+  const href = await page.getAttribute('[data-testid=tf-open]', 'href');
+  assert.match(href, /^index\.html#ver=2&preset=self&tokens=/);
+  const head = await page.evaluate(async () => {
+    const v = await window.attnlabLab.tf.inspect(window.attnlabLab.tf.input, []);
+    return { n: v.tokens.length, data: Array.from(v.attention[0][1].data) };
+  });
+  const pg = await openPage(env.browser, `${env.url}${href}`, DESKTOP);
+  await pg.page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
+  // the playground's weight of query 3, key 1 (its readout) is the head's
+  const tip = await hoverCell(pg.page, 'weights', 3, 1);
+  const shownWeight = Number(tip.match(/= ([0-9.]+)/)?.[1]);
+  assert.ok(Math.abs(shownWeight - head.data[3 * head.n + 1]) < 0.01, `playground ${tip} vs head ${head.data[3 * head.n + 1]}`);
+  assert.equal(await pg.page.$eval('#mask', (s) => s.value), 'causal');
+  assert.deepEqual(pg.errors, []);
+  await pg.page.close();
+
+  assert.deepEqual(await axeViolations(page), []);
+  await fullScreenshot(page, `${SHOTS}lab-transformer-desktop.png`);
+
+  // the link round-trips: the same settings, input and ablated head come back
+  const link = page.url();
+  const again = await open(new URL(link).hash);
+  const back = await again.page.evaluate(() => {
+    const s = window.attnlabLab.state;
+    return { task: s.task, tfLayers: s.tfLayers, tfHeads: s.tfHeads, tfDModel: s.tfDModel, tfAblate: s.tfAblate };
+  });
+  assert.deepEqual(back, { task: 'transformer', tfLayers: 2, tfHeads: 2, tfDModel: 16, tfAblate: ['L1H0'] });
+  assert.equal(await again.page.getAttribute('[data-testid="tf-head-L1H0"]', 'aria-pressed'), 'true');
+  assert.equal(await again.page.inputValue('#tfInput'), input);
+  assert.deepEqual(again.errors, []);
+  await again.page.close();
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('bad links fall back safely with a note; the phone layout puts the heads first', async () => {
+  // an unknown task, a head past the model and heads that do not divide dModel: each back to its default, named
+  const { page, errors } = await open('#ver=2&task=transformer&tfTask=nonesuch&tfLayers=1&tfHeads=3&tfDModel=16&tfAblate=L5H0&tfContext=32', PHONE);
+  const note = await text(page, '[data-testid=notice]');
+  assert.match(note, /tfTask/);
+  assert.match(note, /tfDModel/);
+  assert.match(note, /tfAblate/);
+  const s = await page.evaluate(() => ({ ...window.attnlabLab.state }));
+  assert.equal(s.tfTask, 'induction');
+  assert.equal(s.tfDModel, 48, 'a width the 3 heads divide');
+  assert.deepEqual(s.tfAblate, []);
+  assert.equal(await page.$$eval('.tf-head', (b) => b.length), 3);
+  await train(page, 5);
+  assert.deepEqual(await axeViolations(page), []);
+  await fullScreenshot(page, `${SHOTS}lab-transformer-phone.png`);
+  // to a text task and back: each family shows its own panels and Train drives its own model
+  await page.selectOption('#task', 'reverse');
+  await page.waitForFunction(() => window.attnlabLab.session.model && !document.querySelector('[aria-labelledby=h-align]').hidden
+    && document.querySelector('[data-testid=output]').textContent !== '–');
+  assert.equal(await page.isVisible('#tf-heads-card'), false);
+  assert.equal(await page.isEnabled('#save'), true);
+  await page.selectOption('#task', 'transformer');
+  await page.waitForFunction(() => window.attnlabLab.tf.model && document.querySelectorAll('.tf-head').length === 3);
+  assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
+  assert.equal(await page.isEnabled('#save'), false);
+  await train(page, 2);
+  // switching away and straight back: the pretrained text model still loading must not take the task back
+  await page.selectOption('#task', 'reverse');
+  await page.selectOption('#task', 'transformer');
+  await page.waitForFunction(() => window.attnlabLab.tf.model);
+  await page.waitForTimeout(1500);
+  assert.equal(await page.evaluate(() => window.attnlabLab.state.task), 'transformer');
+  assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
+  assert.equal(await page.isVisible('#tf-heads-card'), true);
+  assert.deepEqual(errors, []);
+  await page.close();
+  // sizes the codec reads but the engine refuses (modular needs a context of 8 or more): the default model, said
+  const refused = await open('#ver=2&task=transformer&tfTask=modular&tfContext=4&tfLayers=1&tfHeads=2&tfDModel=16');
+  assert.match(await text(refused.page, '[data-testid=notice]'), /could not be made .*context/);
+  assert.match(await text(refused.page, '[data-testid=error]'), /context/);
+  assert.equal(await refused.page.evaluate(() => window.attnlabLab.state.tfContext), 64);
+  assert.equal(await refused.page.$$eval('.tf-head', (b) => b.length), 8);
+  assert.doesNotMatch(refused.page.url(), /tfContext/);
+  await refused.page.close();
+});

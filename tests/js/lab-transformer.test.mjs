@@ -1,0 +1,107 @@
+// The lab's Transformer family without a browser: the worker's transformer
+// actions through the page's client (names from the engine, create, train,
+// inspect, headScores, generate, evaluate with an ablated head), the family's
+// link fields (round trip, bad values back to their defaults), and the
+// playground state that shows one head's weights exactly.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Worker } from 'node:worker_threads';
+import { LabClient } from '../../web/worker/lab-client.js';
+import { codec } from '../../web/lab/state.js';
+import { PLAYGROUND_TOKENS, checkNames, playgroundState, transformerOptions } from '../../web/lab/transformer-state.js';
+
+let lab;
+let names;
+before(async () => {
+  lab = new LabClient(new Worker(new URL('../../web/worker/lab-worker.js', import.meta.url)));
+  ({ transformer: names } = await lab.call('init', {}));
+});
+after(() => lab.terminate());
+
+test('init names the transformer tasks and positions the engine has; a transformer trains and is read through the worker', async () => {
+  for (const t of ['induction', 'copy', 'reverse', 'sort', 'modular', 'text']) assert.ok(names.tasks.includes(t), t);
+  assert.ok(names.positional.includes('learned') && names.positional.includes('none'));
+  const s = codec.decode('#ver=2&task=transformer&tfLayers=2&tfHeads=2&tfDModel=16&tfContext=32').state;
+  const made = await lab.call('createTransformer', { options: transformerOptions(s) });
+  assert.equal(made.kind, 'transformer');
+  assert.equal(made.config.layers, 2);
+  const r = await lab.call('train', { model: made.model, options: { steps: 3, batch: 8, lr: 3e-3, warmup: 100, decaySteps: 4000 } });
+  assert.equal(r.steps, 3);
+  const [ex] = await lab.call('examples', { model: made.model, options: { split: 'test', count: 1, seed: 1 } });
+  const view = await lab.call('inspect', { model: made.model, input: ex.input, options: { ablate: [] } });
+  assert.equal(view.attention.length, 2);
+  assert.equal(view.attention[1].length, 2);
+  assert.equal(view.attention[0][0].rows, [...ex.input].length);
+  assert.equal(view.lens.length, 2);
+  const scores = await lab.call('headScores', { model: made.model, options: { count: 8 } });
+  assert.ok(Number.isFinite(scores[1][1].induction));
+  const g = await lab.call('generate', { model: made.model, prompt: ex.input, options: { tokens: 4, temperature: 0 } });
+  assert.equal(g.tokens.length, 4);
+  const full = await lab.call('evaluate', { model: made.model, options: { split: 'test', count: 50 } });
+  const cut = await lab.call('evaluate', { model: made.model, options: { split: 'test', count: 50, ablate: [{ layer: 0, head: 1 }] } });
+  assert.notEqual(cut.loss, full.loss);
+  await assert.rejects(lab.call('inspect', { model: made.model, input: ex.input, options: { ablate: [{ layer: 2, head: 0 }] } }), (err) => err.code === 'ERR_VALUE' || err.code === 'ERR_ARG' || err.code === 'ERR_LIMIT');
+  await lab.call('destroy', { model: made.model });
+});
+
+test('the family\'s link round-trips; a bad field falls back to its default and is named', () => {
+  const s = codec.decode('#ver=2&task=transformer&tfTask=copy&tfLayers=3&tfHeads=2&tfDModel=32&tfDFF=64&tfAblate=L2H1,L0H0&tfInput=abc').state;
+  const back = codec.decode(codec.encode(s)).state;
+  assert.deepEqual(back, s);
+  assert.deepEqual(back.tfAblate, ['L2H1', 'L0H0']);
+  const bad = codec.decode('#ver=2&task=transformer&tfHeads=3&tfDModel=16&tfAblate=L0H5&tfLayers=99');
+  assert.deepEqual(bad.ignored.map((f) => f.name).sort(), ['tfAblate', 'tfDModel', 'tfLayers']);
+  assert.equal(bad.state.tfDModel % bad.state.tfHeads, 0, 'the default width fits the heads');
+  assert.deepEqual(bad.state.tfAblate, []);
+  const odd = codec.decode('#ver=2&task=transformer&tfTask=nonesuch&tfPositional=rope').state;
+  const reset = checkNames(odd, { tasks: ['induction', 'copy'], positional: ['learned', 'none'] });
+  assert.deepEqual(reset.map((f) => f.name), ['tfTask', 'tfPositional']);
+  assert.equal(odd.tfTask, 'induction');
+  assert.equal(odd.tfPositional, 'learned');
+});
+
+/** The playground's causal softmax of (X Wq)(X Wk)ᵀ / √d for the link's fields (heads = 1, X and Wk one-hot). */
+function playgroundWeights(hash) {
+  const f = Object.fromEntries(hash.slice(1).split('&').map((kv) => kv.split('=')));
+  const matrix = (t) => t.split(';').map((r) => r.split(',').map(Number));
+  const x = matrix(f.x);
+  const wq = matrix(f.wq);
+  const wk = matrix(f.wk);
+  const n = x.length;
+  const mul = (a, b) => a.map((r) => b[0].map((_, j) => r.reduce((s, v, k) => s + v * b[k][j], 0)));
+  const q = mul(x, wq);
+  const k = mul(x, wk);
+  return {
+    fields: f,
+    weights: q.map((qi, i) => {
+      const e = k.slice(0, i + 1).map((kj) => Math.exp(qi.reduce((s, v, d) => s + v * kj[d], 0) / Math.sqrt(n)));
+      const sum = e.reduce((a, b) => a + b, 0);
+      return e.map((v) => v / sum);
+    }),
+  };
+}
+
+test('a head opens in the playground with its tokens and its weights (one-hot tokens, log-weights as queries)', () => {
+  const n = 6;
+  // a causal attention map: row i spread over keys 0..i, with weights down to 1e-12
+  const data = new Float32Array(n * n);
+  for (let i = 0; i < n; i++) {
+    const raw = Array.from({ length: i + 1 }, (_, j) => (j === 0 && i > 2 ? 1e-12 : 1 + ((i * 7 + j * 3) % 5)));
+    const sum = raw.reduce((a, b) => a + b, 0);
+    raw.forEach((v, j) => { data[i * n + j] = v / sum; });
+  }
+  const tokens = ['a', ' ', '<', ',', '\n', 'b'];
+  const p = playgroundState(tokens, { rows: n, cols: n, data });
+  const { fields, weights } = playgroundWeights(p.hash);
+  assert.equal(fields.mode, 'self');
+  assert.equal(fields.mask, 'causal');
+  assert.equal(fields.heads, '1');
+  assert.deepEqual(fields.tokens.split(',').map(decodeURIComponent), ['a', '␣', '‹', '‚', '↵', 'b']);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j <= i; j++) assert.ok(Math.abs(weights[i][j] - data[i * n + j]) < 0.01, `weight ${i},${j}: ${weights[i][j]} vs ${data[i * n + j]}`);
+  }
+  // a longer input is cut to the playground's 64 tokens (exact: causal rows read only earlier tokens)
+  const long = playgroundState(Array.from({ length: 80 }, (_, i) => String(i % 10)), { rows: 80, cols: 80, data: new Float32Array(6400).fill(1 / 80) });
+  assert.equal(long.tokens, PLAYGROUND_TOKENS);
+  assert.equal(long.cut, true);
+});

@@ -1,0 +1,95 @@
+// The layers × heads grid: one small attention map per head over the inspected
+// input (the shared heatmap as a thumbnail, on one fixed 0..1 colour scale so
+// heads compare by colour, with one legend for all), each a button labelled
+// "L0 H1" with its latest previous-token and induction scores. Pressing a head
+// (click, Enter or Space) asks to ablate it or bring it back; an ablated head is
+// struck through. No model calls here: update() draws what it is given.
+import { TABLES } from '../ui/colors.js';
+import { byId, h, setText } from '../ui/dom.js';
+import { fixed } from '../ui/format.js';
+import { createHeatmap } from '../ui/heatmap.js';
+import { headName } from './transformer-state.js';
+
+/** The largest cell of a thumbnail, in CSS pixels: a map is about 150 px wide, less for a short input (at most this per cell). */
+const THUMB_CELL = 28;
+
+/** A colour bar for the 0..1 scale every map shares, with its ticks and title. */
+function drawLegend(el) {
+  const bar = h('canvas', { width: 256, height: 1, className: 'legend-bar' });
+  const ctx = bar.getContext('2d');
+  const img = ctx.createImageData(256, 1);
+  for (let i = 0; i < 256; i++) {
+    img.data.set([TABLES.sequential[3 * i], TABLES.sequential[3 * i + 1], TABLES.sequential[3 * i + 2], 255], 4 * i);
+  }
+  ctx.putImageData(img, 0, 0);
+  const ticks = h('div', { className: 'legend-ticks' },
+    ...[0, 0.25, 0.5, 0.75, 1].map((v) => h('span', { textContent: String(v), style: { left: `${v * 100}%` } })));
+  el.replaceChildren(h('div', { className: 'legend' }, bar, ticks,
+    h('div', { className: 'legend-title', textContent: 'attention weight: row = query position ↓, column = key position →' })));
+}
+
+/** What a head's button says to a screen reader after its visible name and scores: its state and what pressing does. */
+const pressText = (off) => (off ? ', ablated: press to bring it back' : ': press to ablate it (zero its output)');
+
+/** onToggle({ layer, head }) when a head is pressed. */
+export function createHeadsView({ onToggle }) {
+  const box = byId('tf-heads');
+  drawLegend(byId('tf-legend'));
+  let cells = []; // [layer][head] -> { hm, button, score }
+  let shape = '';
+
+  function build(layers, heads) {
+    shape = `${layers}x${heads}`;
+    box.style.setProperty('--heads', String(heads));
+    const rows = [];
+    cells = Array.from({ length: layers }, (_, layer) => {
+      rows.push(h('span', { className: 'tf-layer', textContent: `Layer ${layer}` }));
+      return Array.from({ length: heads }, (_, head) => {
+        const name = headName({ layer, head });
+        const hm = createHeatmap({ id: `tf-${name}`, label: name, interactive: false, legend: false });
+        const score = h('span', { className: 'tf-score' });
+        const press = h('span', { className: 'sr-only' });
+        const button = h('button', {
+          type: 'button', className: 'thumb tf-head', dataset: { testid: `tf-head-${name}` }, attrs: { 'aria-pressed': 'false' },
+          title: `Layer ${layer}, head ${head}: press to ablate it or bring it back`,
+        }, h('span', { className: 'tf-name', textContent: `L${layer} H${head}` }), hm.el, score, press);
+        button.addEventListener('click', () => onToggle({ layer, head }));
+        rows.push(button);
+        return { hm, button, score, press };
+      });
+    });
+    box.replaceChildren(...rows);
+  }
+
+  return {
+    /**
+     * Draws `view` (inspect()'s result, or null: nothing to show) for a model of
+     * `layers` × `heads`, with the `ablated` head names marked and `scores`
+     * ([layer][head] -> { previousToken, induction }, or null) under each map.
+     */
+    update(view, { layers, heads, ablated, scores }) {
+      if (shape !== `${layers}x${heads}`) build(layers, heads);
+      const n = view?.tokens.length ?? 0;
+      cells.forEach((row, layer) => row.forEach(({ hm, button, score, press }, head) => {
+        const name = headName({ layer, head });
+        const off = ablated.has(name);
+        const s = scores?.[layer]?.[head];
+        if (view) {
+          hm.update(view.attention[layer][head], {
+            rowLabels: view.tokens.map(() => ''), colLabels: view.tokens.map(() => ''), kind: 'unit', maxCell: Math.max(2, Math.min(THUMB_CELL, 150 / n)),
+          });
+        }
+        button.classList.toggle('ablated', off);
+        button.setAttribute('aria-pressed', String(off));
+        setText(press, pressText(off));
+        setText(score, s ? `prev ${fixed(s.previousToken, 2)} · ind ${fixed(s.induction, 2)}` : '');
+      }));
+    },
+    /** Removes every map (a new model). */
+    clear() {
+      shape = '';
+      cells = [];
+      box.replaceChildren();
+    },
+  };
+}

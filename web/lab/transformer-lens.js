@@ -1,0 +1,42 @@
+// The logit lens: what each layer's residual stream would predict if the model
+// stopped there (read through the final LayerNorm and the output layer), as a
+// table of each layer's top next token per position, then the model's own top
+// prediction with its probability, under the input's tokens and the token that
+// actually comes next. A guess that matches the next token is marked.
+import { byId, h } from '../ui/dom.js';
+import { fixed } from '../ui/format.js';
+
+/** A token as a table cell shows it: spaces and line ends made visible. */
+export const shown = (t) => (t === ' ' ? '␣' : t === '\n' ? '↵' : t === '\t' ? '⇥' : t);
+
+export function createLensView() {
+  const box = byId('tf-lens');
+
+  const cell = (tag, text, next, extra = {}) => h(tag, {
+    textContent: shown(text ?? ''), className: next !== undefined && text === next ? 'hit' : '', ...extra,
+  });
+
+  return {
+    /** Draws inspect()'s { tokens, lens, predictions }, or says why there is nothing. */
+    update(view) {
+      if (!view) {
+        box.replaceChildren(h('p', { className: 'hint', textContent: 'Nothing to read yet: the model reads the input once it is made.' }));
+        return;
+      }
+      const { tokens, lens, predictions } = view;
+      const next = (t) => tokens[t + 1];
+      const head = h('tr', {}, h('th', { scope: 'col', textContent: 'position' }), ...tokens.map((_, t) => h('th', { scope: 'col', textContent: String(t) })));
+      const row = (label, cells) => h('tr', {}, h('th', { scope: 'row', textContent: label }), ...cells);
+      const rows = [
+        row('input', tokens.map((t) => cell('td', t))),
+        row('next', tokens.map((_, t) => cell('td', next(t) ?? '–'))),
+        ...lens.map((guesses, layer) => row(`after layer ${layer}`, guesses.map((g, t) => cell('td', g, next(t))))),
+        row('output', predictions.map((p, t) => cell('td', p[0]?.token, next(t), { title: p.map((q) => `${q.token} ${fixed(q.p, 2)}`).join(', ') }))),
+        row('p', predictions.map((p) => h('td', { textContent: p[0] ? fixed(p[0].p, 2) : '' }))),
+      ];
+      box.replaceChildren(h('table', { className: 'tf-lens', dataset: { testid: 'tf-lens-table' } },
+        h('caption', { className: 'sr-only', textContent: 'Logit lens: each layer’s top next-token guess per position' }),
+        h('thead', {}, head), h('tbody', {}, ...rows)));
+    },
+  };
+}

@@ -1,0 +1,56 @@
+// The heads over training: each head's previous-token score and induction score
+// (headScores, measured every SCORE_EVERY steps) as two line charts, one line per
+// head, beside the loss curve, where the induction bump shows as a jump, and
+// a readout naming the strongest head of each kind.
+import { drawChart, drawLegend } from '../ui/chart.js';
+import { byId, setText } from '../ui/dom.js';
+import { fixed } from '../ui/format.js';
+import { headName } from './transformer-state.js';
+
+/** One colour per head of a layer; layers differ by shade (dark, then light). */
+const COLORS = ['#2f56d6', '#c92a2a', '#2b8a3e', '#9c4a00', '#5f3dc4', '#0b7285', '#a61e4d', '#495057'];
+const LIGHT = ['#7c95e8', '#e07b7b', '#6fbf7f', '#d08a4a', '#9c85e0', '#4fb0c0', '#d9739a', '#8d959e'];
+const colorOf = (layer, head) => ((layer % 2 ? LIGHT : COLORS)[(head + Math.floor(layer / 2)) % COLORS.length]);
+
+/** The head with the largest `key` score in `heads` ([layer][head]). */
+function strongest(heads, key) {
+  let best = null;
+  heads.forEach((row, layer) => row.forEach((s, head) => {
+    if (!best || s[key] > best.value) best = { layer, head, value: s[key] };
+  }));
+  return best;
+}
+
+export function createScoresView() {
+  const prev = byId('tf-prev-chart');
+  const ind = byId('tf-ind-chart');
+  const legend = byId('tf-scores-legend');
+  const readout = byId('tf-scores-readout');
+
+  function series(points, key) {
+    const [first] = points;
+    if (!first) return [];
+    return first.heads.flatMap((row, layer) => row.map((_, head) => ({
+      name: headName({ layer, head }), color: colorOf(layer, head),
+      points: points.map((p) => ({ step: p.step, value: p.heads[layer][head][key] })),
+    })));
+  }
+
+  return {
+    /** Draws the scores measured so far ([{ step, heads }]). */
+    update(points) {
+      const p = series(points, 'previousToken');
+      drawChart(prev, p, { xLabel: 'step', yLabel: 'previous-token score', yMin: 0, yMax: 1, integerX: true, readout });
+      drawChart(ind, series(points, 'induction'), { xLabel: 'step', yLabel: 'induction score', yMin: 0, yMax: 1, integerX: true, readout });
+      drawLegend(legend, p);
+      const last = points.at(-1);
+      if (!last) { setText(readout, ''); return; }
+      const [a, b] = ['previousToken', 'induction'].map((k) => strongest(last.heads, k));
+      setText(readout, `At step ${last.step.toLocaleString('en')}: the strongest previous-token head is ${headName(a)} (${fixed(a.value, 2)}), `
+        + `the strongest induction head ${headName(b)} (${fixed(b.value, 2)}).`);
+    },
+    clear() {
+      this.update([]);
+    },
+  };
+}

@@ -1,0 +1,123 @@
+// The Transformer family's settings: rows of the lab's property table (state.js
+// reads them into the one URL codec), the options they give the engine, the
+// ablated heads as link text ("L1H0"), and the playground link of one head.
+// No DOM.
+//
+// The task and position names are the engine's (read from its constants when the
+// worker starts), so a task the engine gains appears without an edit here: the
+// link keeps any plain name, and the page puts back the default, with a note,
+// when the engine does not know it. The sizes' bounds are the engine's limits
+// (include/attnlab/transformer.h); the engine checks them again, with its own
+// message, when the model is made.
+
+/** The link's bounds on the sizes; the engine's limits (maxLayers, maxHeads, ...) are the same numbers. */
+const BOUNDS = { layers: 8, heads: 16, dModel: 512, dFF: 2048, context: 256 };
+
+const HEAD_RE = /^L(\d+)H(\d+)$/;
+/** "L1H0" -> { layer: 1, head: 0 }. */
+export const parseHead = (text) => {
+  const m = HEAD_RE.exec(text);
+  return m ? { layer: Number(m[1]), head: Number(m[2]) } : null;
+};
+export const headName = ({ layer, head }) => `L${layer}H${head}`;
+
+/** The text a user's own text task starts with (any text works: the model learns its characters). */
+export const SAMPLE_TEXT = 'Attention is a weighted average. A query asks, the keys answer, and the values are mixed by how well each key '
+  + 'answers. Self-attention lets every token ask every token before it. A transformer stacks such layers with a '
+  + 'residual stream between them, and its heads learn to look back: at the previous token, or at what followed '
+  + 'the last time the current token was seen. ';
+
+export const TRANSFORMER_PROPS = [
+  { name: 'tfTask', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: 'induction' },
+  { name: 'tfLayers', type: 'int', min: 1, max: BOUNDS.layers, def: 2 },
+  { name: 'tfHeads', type: 'int', min: 1, max: BOUNDS.heads, def: 4 },
+  {
+    // 64, or a width the heads divide (16 per head) when they do not divide 64
+    name: 'tfDModel', type: 'int', min: 1, max: BOUNDS.dModel, def: (s) => (64 % s.tfHeads ? 16 * s.tfHeads : 64),
+    check: (v, s) => (v % s.tfHeads ? `is not a multiple of the ${s.tfHeads} heads` : null),
+  },
+  { name: 'tfDFF', type: 'int', min: 0, max: BOUNDS.dFF, def: 0 },
+  { name: 'tfContext', type: 'int', min: 1, max: BOUNDS.context, def: 64 },
+  { name: 'tfPositional', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: 'learned' },
+  { name: 'tfScore', type: 'enum', values: ['scaled_dot', 'dot', 'cosine'], def: 'scaled_dot' },
+  { name: 'tfLr', type: 'number', min: 1e-6, max: 1, def: 1e-3 },
+  { name: 'tfBatch', type: 'int', min: 1, max: 256, def: 32 },
+  { name: 'tfText', type: 'string', maxLength: 4000, def: SAMPLE_TEXT },
+  // the inspected input ('' : the test split's first example) and the generate box's prompt
+  { name: 'tfInput', type: 'string', maxLength: 256, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
+  { name: 'tfPrompt', type: 'string', maxLength: 256, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
+  {
+    name: 'tfAblate', type: 'list', maxItems: BOUNDS.layers * BOUNDS.heads, def: [],
+    item: (t) => (HEAD_RE.test(t) ? null : 'is not a head like L1H0'),
+    check: (list, s) => {
+      const bad = list.map(parseHead).find((h) => h.layer >= s.tfLayers || h.head >= s.tfHeads);
+      if (bad) return `${headName(bad)} is not a head of ${s.tfLayers} layers of ${s.tfHeads} heads`;
+      return new Set(list).size === list.length ? null : 'names a head twice';
+    },
+  },
+];
+
+/** The settings that define a transformer: changing one makes a new model. */
+export const TF_MODEL_KEYS = ['tfTask', 'tfLayers', 'tfHeads', 'tfDModel', 'tfDFF', 'tfContext', 'tfPositional', 'tfScore', 'tfText', 'seed'];
+
+/** createTransformer options for a state. */
+export function transformerOptions(s) {
+  return {
+    task: s.tfTask, layers: s.tfLayers, heads: s.tfHeads, dModel: s.tfDModel, dFF: s.tfDFF, context: s.tfContext,
+    positional: s.tfPositional, score: s.tfScore, batch: s.tfBatch, seed: s.seed, ...(s.tfTask === 'text' ? { text: s.tfText } : {}),
+  };
+}
+
+/** The cosine of the learning rate ends here (steps): about what a few minutes in a browser train. */
+export const DECAY_STEPS = 4000;
+/** train() options: AdamW at lr after a warm-up, decaying over DECAY_STEPS however the steps are chunked. */
+export const transformerTrainOptions = (s) => ({ batch: s.tfBatch, lr: s.tfLr, warmup: 100, decaySteps: DECAY_STEPS });
+
+/** The ablated heads of a state, as the engine takes them. */
+export const ablation = (s) => s.tfAblate.map(parseHead);
+
+/**
+ * The state after the engine's names are known: a task or position the engine
+ * does not have goes back to its default. Returns the fields put back, with why.
+ */
+export function checkNames(s, names) {
+  const reset = [];
+  for (const [field, list, def] of [['tfTask', names.tasks, 'induction'], ['tfPositional', names.positional, 'learned']]) {
+    if (!list.includes(s[field])) {
+      reset.push({ name: field, reason: `'${s[field]}' is not one of ${list.join(', ')}` });
+      s[field] = def;
+    }
+  }
+  return reset;
+}
+
+/** The playground's one-token-per-name rules: no control characters, < or > (those are shown as look-alikes). */
+const TOKEN_LOOKS = { '\n': '↵', '\t': '⇥', ' ': '␣', '<': '‹', '>': '›', ',': '‚' };
+const playgroundToken = (t) => (t in TOKEN_LOOKS ? TOKEN_LOOKS[t] : t).slice(0, 24);
+
+/** The playground's embeddings are at most 64-d: one-hot tokens, so at most 64 tokens. */
+export const PLAYGROUND_TOKENS = 64;
+const round = (v) => Math.round(v * 100) / 100;
+
+/**
+ * The playground's self-attention state showing one head's weights exactly:
+ * one-hot tokens (X = I, d = n), Wk = I and Wq = √n · log A, so the scaled dot
+ * scores Q Kᵀ / √n are log A and the causal softmax of row i gives back A's row i
+ * (a row sums to 1 over keys 0..i). Causal attention of the first n tokens reads
+ * only those tokens, so a longer input is cut to its first PLAYGROUND_TOKENS exactly.
+ * Weights below e^-20 are shown as e^-20 (the link holds numbers of at most 1000).
+ * Returns { hash, tokens, cut }.
+ */
+export function playgroundState(tokens, map) {
+  const n = Math.min(tokens.length, PLAYGROUND_TOKENS);
+  const eye = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
+  const root = Math.sqrt(n);
+  const wq = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (j > i ? 0 : round(root * Math.log(Math.max(map.data[i * map.cols + j], Math.exp(-20)))))));
+  const names = tokens.slice(0, n).map(playgroundToken);
+  const rows = (m) => m.map((r) => r.join(',')).join(';');
+  const fields = {
+    ver: 2, preset: 'self', tokens: names.map(encodeURIComponent).join(','), x: rows(eye), mode: 'self', score: 'scaled_dot',
+    normalize: 'softmax', temperature: 1, mask: 'causal', trainable: true, heads: 1, head: 0, compare: 'none', wq: rows(wq), wk: rows(eye),
+  };
+  return { hash: `#${Object.entries(fields).map(([k, v]) => `${k}=${v}`).join('&')}`, tokens: n, cut: tokens.length > n };
+}

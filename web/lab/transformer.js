@@ -1,0 +1,293 @@
+// The lab's Transformer family: a decoder-only transformer trained in the worker
+// (transformer-session.js) with every head watched. Wiring of its views: the
+// layers × heads maps over the inspected input (transformer-heads.js), the
+// heads' scores over training (transformer-scores.js), the logit lens
+// (transformer-lens.js), the time-lapse, ablation by pressing a head, the
+// generate box and a head's "Open in the playground" link. The run bar, the
+// progress card and the settings form are the lab's (main.js drives them).
+import { byId, h, setHidden, setText } from '../ui/dom.js';
+import { fixed } from '../ui/format.js';
+import { createHeatmap } from '../ui/heatmap.js';
+import { createHeadsView } from './transformer-heads.js';
+import { createLensView, shown } from './transformer-lens.js';
+import { createScoresView } from './transformer-scores.js';
+import { TransformerSession } from './transformer-session.js';
+import { ablation, checkNames, headName, parseHead, playgroundState, transformerOptions } from './transformer-state.js';
+
+/** Words for the engine's task and position names; a name the engine gains shows as itself. */
+const TASK_LABELS = {
+  induction: 'induction (a segment seen twice)', copy: 'copy a sequence', reverse: 'reverse a sequence',
+  sort: 'sort a sequence', modular: 'a + b mod 31', dates: 'dates → ISO (2009-06-25)',
+  names: 'first names', text: 'my own text…',
+};
+const POSITION_LABELS = {
+  learned: 'learned', sinusoidal: 'sinusoidal', rope: 'RoPE (rotary)', alibi: 'ALiBi (distance bias)', none: 'none (order-blind)',
+};
+/** Tasks whose sequences are text to continue, not a prompt and an answer. */
+const TEXT_TASKS = ['text', 'names'];
+const REPLAY_MS = 160;
+
+function fillSelect(select, names, labels) {
+  select.replaceChildren(...names.map((n) => h('option', { value: n, textContent: labels[n] ?? n })));
+}
+
+/**
+ * state: the lab's state (its tf* fields); writeHash(); onError(err, context);
+ * hooks: the session's { onProgress, onError, onState } (main.js: the run bar and progress card).
+ */
+export function createTransformerFamily({ client, state, writeHash, onError, hooks }) {
+  const session = new TransformerSession(client, hooks);
+  const heads = createHeadsView({ onToggle: toggle });
+  const scores = createScoresView();
+  const lens = createLensView();
+  const slider = byId('tf-timeline');
+  const replay = byId('tf-replay');
+  const inputBox = byId('tfInput');
+  const promptBox = byId('tfPrompt');
+  const message = byId('tf-input-message');
+  // the chosen head, large, with its tokens: hover or arrow keys read a weight
+  const chosen = createHeatmap({ id: 'tf-chosen', label: 'The chosen head\'s attention', uprightCols: true });
+  byId('tf-chosen').append(chosen.el);
+  let config = null;
+  let example = null; // the test example the input and prompt default to
+  let live = true;
+  let timer = null;
+  let shownView = null;
+
+  const fits = (name) => {
+    const hd = parseHead(name);
+    return config && hd.layer < config.layers && hd.head < config.heads;
+  };
+
+  function say(text) {
+    setHidden(message, !text);
+    setText(message, text ?? '');
+  }
+
+  /** The frame the time-lapse points at (null: the live model). */
+  const frame = () => (live ? null : session.frames[Number(slider.value)] ?? null);
+
+  function syncTimeline() {
+    const n = session.frames.length;
+    slider.max = String(Math.max(0, n - 1));
+    slider.disabled = n < 2;
+    replay.disabled = n < 2;
+    if (live) slider.value = slider.max;
+    const f = frame();
+    setText(byId('tf-timeline-label'), f ? `step ${f.step.toLocaleString('en')} (recorded)` : `live, step ${session.steps.toLocaleString('en')}`);
+  }
+
+  /** The test loss and accuracy with the ablated heads and without them. */
+  async function showAblation() {
+    const out = byId('tf-ablation');
+    const full = session.lastEval ?? await session.evaluate();
+    session.lastEval = full;
+    out.dataset.loss = String(full.loss);
+    const all = `loss ${fixed(full.loss, 3)} nats per scored token, accuracy ${fixed(100 * full.accuracy, 1)}%`;
+    if (!state.tfAblate.length) {
+      delete out.dataset.ablatedLoss;
+      setText(out, `Test split, every head: ${all}. Press a head to ablate it.`);
+      return;
+    }
+    const cut = await session.evaluate(ablation(state));
+    out.dataset.ablatedLoss = String(cut.loss);
+    const names = state.tfAblate.map((n) => n.replace('H', ' H')).join(', ');
+    const dLoss = cut.loss - full.loss;
+    const dAcc = 100 * (cut.accuracy - full.accuracy);
+    setText(out, `Test split with ${names} ablated: loss ${fixed(cut.loss, 3)}, accuracy ${fixed(100 * cut.accuracy, 1)}% `
+      + `(${dLoss >= 0 ? '+' : '−'}${fixed(Math.abs(dLoss), 3)} nats, ${dAcc >= 0 ? '+' : '−'}${fixed(Math.abs(dAcc), 1)} points). Every head: ${all}.`);
+  }
+
+  /** The chosen head's map, large, and its playground link, over the shown input. */
+  function showChosenHead() {
+    const select = byId('tf-open-head');
+    const link = byId('tf-open');
+    const hd = parseHead(select.value);
+    if (!shownView || !hd) {
+      link.removeAttribute('href');
+      setText(byId('tf-open-note'), '');
+      return;
+    }
+    const map = shownView.attention[hd.layer][hd.head];
+    const labels = shownView.tokens.map(shown);
+    chosen.update(map, {
+      rowLabels: labels, colLabels: labels, kind: 'unit', legend: `attention weight of ${headName(hd)}: rows are queries ↓, columns keys →`, maxCell: 14,
+      describe: (i, j) => ({ title: `${headName(hd)}: position ${i} (${labels[i]}) → ${j} (${labels[j]})`, lines: [`weight ${fixed(map.data[i * map.cols + j], 3)}`] }),
+    });
+    const p = playgroundState(shownView.tokens, map);
+    link.href = `index.html${p.hash}`;
+    setText(byId('tf-open-note'), `Opens the playground's self-attention view with ${p.cut ? `the first ${p.tokens} of the ${shownView.tokens.length}` : `the ${p.tokens}`} tokens `
+      + `and ${headName(hd).replace('H', ' H')}'s weights, exactly: the tokens are one-hot and the query weights hold the head's log-weights, `
+      + 'so the playground\'s causal softmax gives them back. The model\'s embeddings, values and other layers are not carried.');
+  }
+
+  // The maps, lens, scores and ablation of the live model or of a recorded frame; the newest request wins.
+  let request = 0;
+  async function show() {
+    if (!config) return;
+    const ticket = ++request;
+    syncTimeline();
+    const f = frame();
+    let view = f?.view ?? null;
+    try {
+      if (!f && session.input) view = await session.inspect(session.input, ablation(state));
+      if (ticket !== request) return;
+      say(null);
+    } catch (err) {
+      if (ticket !== request) return;
+      say(`The model cannot read this input: ${String(err.message).replace(/^inspect: /, '')}.`);
+    }
+    shownView = view;
+    const points = f ? session.scores.filter((s) => s.step <= f.step) : session.scores;
+    heads.update(view, { layers: config.layers, heads: config.heads, ablated: new Set(state.tfAblate), scores: points.at(-1)?.heads });
+    lens.update(view);
+    scores.update(points);
+    showChosenHead();
+    try {
+      if (!f) await showAblation();
+    } catch (err) {
+      if (ticket === request) onError(err, { doing: 'read' });
+    }
+  }
+
+  function toggle(hd) {
+    const name = headName(hd);
+    state.tfAblate = state.tfAblate.includes(name) ? state.tfAblate.filter((n) => n !== name) : [...state.tfAblate, name];
+    writeHash();
+    // ablation acts on the live model: the time-lapse comes back to it
+    stopReplay();
+    live = true;
+    show();
+  }
+
+  /** Inspects `text` from now on (the next frames record it too). */
+  async function setInput(text) {
+    session.input = text;
+    inputBox.value = text;
+    await session.record().catch(() => {});
+    await show();
+  }
+
+  async function pickExample(seed) {
+    [example] = await session.examples(1, seed);
+    const text = Array.from(example.input + example.target).slice(0, config.context).join('');
+    state.tfInput = seed === 1 ? '' : text;
+    writeHash();
+    promptBox.placeholder = defaultPrompt();
+    await setInput(text);
+  }
+
+  const defaultPrompt = () => (TEXT_TASKS.includes(config?.task) ? Array.from(example?.input ?? '').slice(0, 8).join('') : example?.input ?? '');
+
+  async function generate() {
+    const out = byId('tf-generated');
+    const prompt = state.tfPrompt || defaultPrompt();
+    if (!prompt) { setText(out, 'Type a prompt first.'); return; }
+    const room = config.context - Array.from(prompt).length;
+    const tokens = Math.max(1, Math.min(TEXT_TASKS.includes(config.task) ? 60 : 24, room));
+    try {
+      const r = await session.generate(prompt, { tokens, temperature: Number(byId('tf-temperature').value), topK: 0, seed: state.seed });
+      setText(out, `${prompt}▸${r.text}`);
+    } catch (err) {
+      setText(out, `No output: ${String(err.message).replace(/^generate: /, '')}.`);
+    }
+  }
+
+  function stopReplay() {
+    clearInterval(timer);
+    timer = null;
+    setText(replay, '▶ Replay');
+    replay.setAttribute('aria-pressed', 'false');
+  }
+
+  slider.addEventListener('input', () => {
+    stopReplay();
+    live = Number(slider.value) === Number(slider.max);
+    show();
+  });
+  replay.addEventListener('click', () => {
+    if (timer) { stopReplay(); return; }
+    live = false;
+    slider.value = '0';
+    setText(replay, '❚❚ Stop');
+    replay.setAttribute('aria-pressed', 'true');
+    show();
+    timer = setInterval(() => {
+      if (Number(slider.value) >= Number(slider.max)) {
+        stopReplay();
+        live = true;
+      } else slider.value = String(Number(slider.value) + 1);
+      show();
+    }, REPLAY_MS);
+  });
+  inputBox.addEventListener('change', () => {
+    state.tfInput = inputBox.value;
+    writeHash();
+    if (session.model) setInput(inputBox.value || Array.from((example?.input ?? '') + (example?.target ?? '')).slice(0, config.context).join(''));
+  });
+  promptBox.addEventListener('change', () => {
+    state.tfPrompt = promptBox.value;
+    writeHash();
+  });
+  byId('tf-generate').addEventListener('click', () => generate());
+  byId('tf-example').addEventListener('click', () => pickExample(1).catch((err) => onError(err, { doing: 'read' })));
+  byId('tf-random').addEventListener('click', () => pickExample(2 + Math.floor(Math.random() * 1e9)).catch((err) => onError(err, { doing: 'read' })));
+  byId('tf-open-head').addEventListener('change', showChosenHead);
+  byId('tfText').addEventListener('change', () => {
+    state.tfText = byId('tfText').value.slice(0, 4000) || state.tfText;
+    writeHash();
+  });
+
+  return {
+    session,
+    /**
+     * The engine's names ({ tasks, positional, scores }) fill the task and
+     * position lists; returns the fields of the state put back to their default.
+     */
+    setNames(names) {
+      fillSelect(byId('tfTask'), names.tasks, TASK_LABELS);
+      fillSelect(byId('tfPositional'), names.positional, POSITION_LABELS);
+      return checkNames(state, names);
+    },
+    /** Shows the family's own fields of the form (the text box for the text task). */
+    fill() {
+      setHidden(byId('tf-text-box'), state.tfTask !== 'text');
+      if (byId('tfText').value !== state.tfText) byId('tfText').value = state.tfText;
+      inputBox.value = session.input || state.tfInput;
+      promptBox.value = state.tfPrompt;
+    },
+    /** A new model from the settings: views start again on the input in the link, or a test example. */
+    async newModel() {
+      stopReplay();
+      live = true;
+      config = null;
+      heads.clear();
+      scores.clear();
+      await session.create(transformerOptions(state));
+      config = session.info.config;
+      const kept = state.tfAblate.filter(fits);
+      if (kept.length !== state.tfAblate.length) state.tfAblate = kept;
+      const select = byId('tf-open-head');
+      const names = Array.from({ length: config.layers * config.heads }, (_, k) => headName({ layer: Math.floor(k / config.heads), head: k % config.heads }));
+      fillSelect(select, names, Object.fromEntries(names.map((n) => [n, n.replace('H', ' H')])));
+      [example] = await session.examples(1, 1);
+      setText(byId('tf-generate-hint'), TEXT_TASKS.includes(config.task)
+        ? 'The model continues a prompt one character at a time, each drawn from its prediction.'
+        : 'The model completes a prompt (by default, a test example up to its answer), one token at a time.');
+      promptBox.placeholder = defaultPrompt();
+      setText(byId('tf-generated'), '–');
+      await setInput(state.tfInput || Array.from(example.input + example.target).slice(0, config.context).join(''));
+      writeHash();
+    },
+    /** Redraws after a chunk of training. */
+    show,
+    /** Stops and frees the model (another family is chosen). */
+    async drop() {
+      stopReplay();
+      session.pause();
+      await session.busy;
+      await session.drop();
+      config = null;
+    },
+  };
+}
