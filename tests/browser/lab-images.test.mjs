@@ -271,7 +271,16 @@ test('the soft / hard / none experiment trains three models from one seed and pl
   const points = await page.$$eval('[data-testid=modes-chart] path.series', (ps) => ps.map((p) => p.getAttribute('d').split('L').length));
   assert.deepEqual(points, [2, 2, 2]);
   assert.deepEqual(await page.$$eval('[data-testid=modes-legend] .legend-item', (items) => items.map((i) => i.textContent)), names);
-  assert.match(await text(page, '[data-testid=modes-readout]'), /^After 25 steps, test accuracy: soft attention \d+\.\d%, hard attention \d+\.\d%, none \(average pooling\) \d+\.\d%\.$/);
+  // the final accuracies: 1,000 test images each, with 95% intervals drawn at the last step and compared in words
+  const readout = await text(page, '[data-testid=modes-readout]');
+  const m = readout.match(/^After 25 steps, on 1,000 test images: soft attention (\d+\.\d)% \(95% interval (\d+\.\d)% to (\d+\.\d)%\), hard attention (\d+\.\d)% \(95% interval (\d+\.\d)% to (\d+\.\d)%\), none \(average pooling\) (\d+\.\d)% \(95% interval (\d+\.\d)% to (\d+\.\d)%\)\. soft vs hard: the intervals (do not )?overlap.*; soft vs none: .*; hard vs none: .*\. The bars/);
+  assert.ok(m, readout);
+  for (let k = 0; k < 3; k++) {
+    const [p, lo, hi] = m.slice(1 + 3 * k, 4 + 3 * k).map(Number);
+    assert.ok(lo <= p && p <= hi && hi - lo < 7, `interval ${lo}..${hi} around ${p}`);
+  }
+  assert.deepEqual(await page.$$eval('[data-testid=modes-chart] path.interval', (ps) => ps.map((p) => p.dataset.name)), names);
+  await page.locator('[data-testid=modes-chart]').locator('xpath=..').screenshot({ path: `${SHOTS}lab-modes-intervals.png` });
   // the experiment's models are freed: only the lab's own model is left in the worker
   assert.equal(await lab(page).then((l) => l.steps), 0, 'the lab model did not train');
   // another mode clears the result (nothing stale)

@@ -60,3 +60,19 @@ test('agreement: signs ignored, k clamped to the map, lengths checked, an all-ze
   assert.equal(z.active, 0);
   assert.throws(() => agreement([1, 2], [1]), (e) => e.code === 'ERR_SHAPE' && /lengths 2 and 1/.test(e.message));
 });
+
+test('wilson: the 95% interval of a proportion, against values worked out by hand', async () => {
+  const { wilson } = await import('../../web/engine/stats.js');
+  // 80 of 100: centre (0.8 + 1.9208/100) / 1.038416 = 0.78891; half 1.96·√(0.0016 + 0.00009604) / 1.038416 = 0.07773
+  const r = wilson(80, 100);
+  assert.ok(Math.abs(r.lo - 0.71118) < 1e-4 && Math.abs(r.hi - 0.86665) < 1e-4, `${r.lo} ${r.hi}`);
+  // at 0 and at n the interval stays in [0, 1] and has width
+  const zero = wilson(0, 1000);
+  assert.equal(zero.lo, 0);
+  assert.ok(zero.hi > 0.003 && zero.hi < 0.004, `${zero.hi}`);
+  const all = wilson(1000, 1000);
+  assert.ok(all.hi === 1 && all.lo > 0.996 && all.lo < 0.997, `${all.lo}`);
+  // more images, a narrower interval
+  assert.ok(wilson(900, 1000).hi - wilson(900, 1000).lo < wilson(180, 200).hi - wilson(180, 200).lo);
+  assert.throws(() => wilson(1, 0), (e) => e.code === 'ERR_SHAPE');
+});

@@ -22,7 +22,7 @@ export { LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, VISION_LIMITS } from '.
 export { Model } from './model.js';
 export { Seq2SeqModel } from './seq2seq.js';
 export { VisionModel, kendallTau } from './vision.js';
-export { agreement } from './stats.js';
+export { agreement, wilson } from './stats.js';
 export { TransformerModel } from './transformer.js';
 
 const MASK_KINDS = Object.freeze({ none: 'none', causal: 'causal' });

@@ -70,3 +70,17 @@ export function agreement(attention, saliency, { k = 3, floor = 0.05 } = {}) {
     n,
   };
 }
+
+/**
+ * The Wilson score interval of a proportion: `successes` of `n` trials, at
+ * z = 1.96 (95%) unless given. Unlike p ± z·√(p(1−p)/n) it stays inside [0, 1]
+ * and is sound near 0% and 100%. -> { p, lo, hi, n }
+ */
+export function wilson(successes, n, z = 1.96) {
+  if (!(n > 0)) throw shapeError(`wilson: n must be > 0 (got ${n})`);
+  const p = successes / n;
+  const z2 = z * z;
+  const centre = (p + z2 / (2 * n)) / (1 + z2 / n);
+  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / (1 + z2 / n);
+  return { p, lo: Math.max(0, centre - half), hi: Math.min(1, centre + half), n };
+}

@@ -360,12 +360,20 @@ export function runComparison(client, optionsA, optionsB, { steps, batch, lr, on
   });
 }
 
+/** How many test images the soft / hard / none experiment's final accuracies are measured on. */
+export const MODES_FINAL_COUNT = 1000;
+
 /**
  * Image models that differ only in how they attend (createVisionModel options,
  * one per model), trained side by side from one seed: test accuracy curves
- * (whole answers right, on the same held-out digits every time).
+ * (whole answers right, on the same 200 held-out digits every time), then each
+ * model's accuracy on MODES_FINAL_COUNT test images: final [{ loss, accuracy, sequenceAccuracy, count }].
  */
 export function runImageModes(client, optionsList, { steps, batch, lr, onProgress, shouldStop }) {
   const specs = optionsList.map((options) => ({ action: 'createVision', options }));
-  return trainTogether(client, specs, { steps, batch, lr, onProgress, shouldStop, evaluate: { split: 'test', count: 200 } });
+  return trainTogether(client, specs, { steps, batch, lr, onProgress, shouldStop, evaluate: { split: 'test', count: 200 } }, async (models) => {
+    const final = [];
+    for (const m of models) final.push(await client.call('evaluate', { model: m, options: { split: 'test', count: MODES_FINAL_COUNT } }));
+    return { final };
+  });
 }

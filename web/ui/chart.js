@@ -3,7 +3,9 @@
 // ("with attention: input length 7, accuracy 0.83"), by mouse or keyboard.
 //
 //   drawChart(figure, series, opts)   draws into `figure` (any element; the <svg> is created once)
-//     series  [{ name, color, points: [{ x, y }] }]   (points may also be { step, value })
+//     series  [{ name, color, points: [{ x, y }], interval? }]   (points may also be { step, value });
+//             interval { x, lo, hi }: a vertical bar with caps at x (e.g. a 95% confidence
+//             interval at the last step), offset a little per series so that bars at one x stay apart
 //     opts    { xLabel, yLabel, readout (element), xMin?, xMax?, yMin?, yMax?, integerX? }
 //             the readout reads "<series>: <xLabel> <x>, <yLabel> <y>"; the svg is focusable:
 //             ←/→ move between points, Home/End jump to the ends
@@ -85,6 +87,13 @@ export function drawChart(figure, series, opts) {
     const d = s.points.map((p, i) => `${i ? 'L' : 'M'}${x(xOf(p)).toFixed(1)},${y(yOf(p)).toFixed(1)}`).join('');
     svg.append(el('path', { d, fill: 'none', stroke: s.color, 'stroke-width': 2, class: 'series', 'data-name': s.name }));
   }
+  series.forEach((s, k) => {
+    if (!s.interval) return;
+    const cx = x(s.interval.x) - 6 * (series.length - 1 - k);
+    const [top, bottom] = [y(s.interval.hi), y(s.interval.lo)];
+    const d = `M${cx - 3},${top.toFixed(1)}H${cx + 3}M${cx},${top.toFixed(1)}V${bottom.toFixed(1)}M${cx - 3},${bottom.toFixed(1)}H${cx + 3}`;
+    svg.append(el('path', { d, fill: 'none', stroke: s.color, 'stroke-width': 1.5, class: 'interval', 'data-name': s.name }));
+  });
   const marker = el('circle', { r: 4, class: 'marker', visibility: 'hidden' });
   svg.append(marker);
   const flat = series.flatMap((s) => s.points.map((p) => ({ s, p }))).sort((a, b) => xOf(a.p) - xOf(b.p));
