@@ -17,6 +17,7 @@
 #include "layers/mlp.h"
 #include "layers/output.h"
 #include "layers/shards.h"
+#include "models/seq2seq_internal.h" /* the loss's gradient buffer, d_logits */
 
 /* ---- the output layer -------------------------------------------------------------- */
 
@@ -128,6 +129,45 @@ static void test_output_gradients(void) {
     opt_free(&c.p);
 }
 #endif
+
+/* seq2seq's loss is the output layer's cross-entropy: after a forward and
+ * backward, each step's d_logits is crossentropy_backward of its
+ * probabilities, to the bit (weight 1/count on a target, 0 past a row's
+ * length), and the loss is the mean of crossentropy_forward. */
+static void test_seq2seq_loss(void) {
+    check_case("seq2seq's loss is the shared cross-entropy, to the bit");
+    enum { B = 3, LEN = 5 };
+    S2sConfig c = {RNN_CELL_GRU, 1, 0, 6, 8, ATTN_SCORE_DOT, 0, 9, 9, LEN, LEN, 0, B, 4};
+    Seq2Seq *m = NULL;
+    if (!CHECK_OK(s2s_create(&m, &c), "s2s_create")) return;
+    int32_t in_ids[B * LEN], out_ids[B * LEN], in_len[B] = {5, 2, 4}, out_len[B] = {3, 5, 1};
+    for (int i = 0; i < B * LEN; i++) {
+        in_ids[i] = 1 + (i * 5) % 8;
+        out_ids[i] = 2 + (i * 3) % 7;
+    }
+    nn_real loss = 0;
+    s2s_zero_grad(m);
+    CHECK_OK(s2s_forward(m, B, in_ids, in_len, out_ids, out_len, &loss), "forward");
+    CHECK_OK(s2s_backward(m), "backward");
+    int U = m->U, nv = c.out_vocab, count = 0, same = 1;
+    double total = 0;
+    nn_real want[16];
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < U; t++) {
+            size_t row = ((size_t)b * U + t) * nv;
+            int target = t < out_len[b];
+            if (target) {
+                total += crossentropy_forward(m->a.probs + row, out_ids[b * LEN + t]);
+                count++;
+            }
+            crossentropy_backward(want, m->a.probs + row, target ? out_ids[b * LEN + t] : S2S_PAD,
+                                  target ? (nn_real)1 / (out_len[0] + out_len[1] + out_len[2]) : 0, nv);
+            same &= memcmp(want, m->a.d_logits + row, sizeof(nn_real) * nv) == 0;
+        }
+    CHECK(same, "d_logits is crossentropy_backward of each step's probabilities");
+    CHECK(loss == (nn_real)(total / count), "the loss %.9g is the mean cross-entropy %.9g", (double)loss, total / count);
+    s2s_destroy(m);
+}
 
 /* ---- embedding ------------------------------------------------------------------ */
 
@@ -339,6 +379,7 @@ static void test_replicas(void) {
 int main(void) {
     test_output_forward();
     test_crossentropy();
+    test_seq2seq_loss();
 #ifdef NN_DOUBLE
     test_output_gradients();
 #endif
