@@ -166,9 +166,9 @@ static void beam_extend(Seq2Seq *m, Beam *s, const BeamChoice *ch, int i, int t,
 /* One step of the search at output position t; returns 1 when it is over. */
 static int beam_step(Seq2Seq *m, Beam *s, int beam, int t, int T, int n, int *status) {
     S2sActs *a = &m->a;
-    int D = m->D, U = m->c.max_out;
+    int U = m->c.max_out;
     for (int r = 0; r < s->live; r++) m->row_len[r] = n;
-    nn_real *ho = a->dec_h, *co = a->dec_c ? a->dec_c : a->dec_h + (size_t)S2S_MAX_BEAM * D;
+    nn_real *ho = a->dec_h, *co = a->dec_c; /* the hypotheses' next states (c: LSTM only) */
     *status = decode_step(m, s->live, T, 1, a->beam_h[s->cur], a->beam_c[s->cur], ho, co);
     if (*status != NN_OK) return 1;
     BeamChoice chosen[S2S_MAX_BEAM];
@@ -199,6 +199,7 @@ int s2s_beam(Seq2Seq *m, int beam, const int32_t *in_ids, int n, int32_t *out_id
     if (beam < 1 || beam > S2S_MAX_BEAM) return nn_fail(NN_ERR_LIMIT, "beam: %d; it must be within 1..%d", beam, S2S_MAX_BEAM);
     int32_t len = n;
     NN_TRY(s2s_check_batch(m, 1, in_ids, &len, NULL, NULL));
+    NN_TRY(s2s_reserve(m, beam)); /* one row per hypothesis (a loaded model starts with one) */
     const S2sConfig *c = &m->c;
     S2sActs *a = &m->a;
     int D = m->D, U = c->max_out, Tmax = c->max_in;
