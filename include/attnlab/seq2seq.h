@@ -80,7 +80,8 @@ int s2s_steps(const Seq2Seq *m); /* optimiser steps taken */
  * The weights, optimiser state and saved file are unchanged. On NN_ERR_NOMEM
  * the model keeps its old buffers. */
 int s2s_reserve(Seq2Seq *m, int batch);
-/* Rows a batch may have now (at least config.batch and S2S_MAX_BEAM). */
+/* Rows a batch may have now: at least config.batch and S2S_MAX_BEAM when
+ * created, S2S_MAX_BEAM when loaded (a trainer's loaded model: 1 at first). */
 int s2s_capacity(const Seq2Seq *m);
 
 /* Teacher-forced forward: mean cross-entropy over the B sequences' valid

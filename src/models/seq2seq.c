@@ -43,7 +43,9 @@ static void build_acts(Seq2Seq *m) {
            H = (size_t)c->hidden, D = (size_t)m->D, V = (size_t)c->out_vocab, W = (size_t)m->W;
     size_t Se = (size_t)rnn_step_cache(c->cell, c->hidden), Sd = (size_t)rnn_step_cache(c->cell, m->D);
     size_t attn = c->attention >= 0, lstm = c->cell == RNN_CELL_LSTM;
-    size_t K = m->is_replica ? 0 : S2S_MAX_BEAM, dec = !m->is_replica; /* a shard does not decode */
+    /* beam search runs as many rows as its width: a model of fewer rows than
+     * S2S_MAX_BEAM grows before a wider search (s2s_beam); a shard does not decode */
+    size_t K = m->is_replica ? 0 : B < S2S_MAX_BEAM ? B : S2S_MAX_BEAM, dec = !m->is_replica;
     AttnConfig ac = m->attn_cfg;
     ac.n_q = (int)U;
     ac.n_k = (int)T;
@@ -261,11 +263,17 @@ static int alloc_rows(Seq2Seq *m) {
 
 
 int s2s_create(Seq2Seq **out, const S2sConfig *c) {
+    return s2s_create_rows(out, c, c->batch > S2S_MAX_BEAM ? c->batch : S2S_MAX_BEAM);
+}
+
+int s2s_create_rows(Seq2Seq **out, const S2sConfig *c, int rows) {
     *out = NULL;
     nn_clear_error();
     NN_TRY(check_config(c));
+    if (rows < 1 || rows > S2S_MAX_BATCH) return nn_fail(NN_ERR_LIMIT, "rows: %d; it must be within 1..%d", rows, S2S_MAX_BATCH);
     Seq2Seq *m = model_new(c);
     if (!m) return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory");
+    m->Bm = rows;
     /* the weights first: the shard replicas (alloc_rows) share this weight view */
     int st = opt_create(&m->opt, &m->w, &m->g, c->seed);
     m->key_lengths = calloc((size_t)c->max_out, sizeof(int32_t));

@@ -10,10 +10,11 @@
 
 /* One decoder step for R rows. Row r continues from (h_prev, c_prev) row r
  * with previous symbol m->dec_ids[r], attending over the encoder outputs of
- * example ex[r] (ex = NULL: example 0 for every row; its input length is
- * m->row_len[r]). Writes h_out, c_out (R, D), the attention weights of each
- * row over T inputs to a->weights (R, T) and log-probabilities to a->logp (R, V). */
-static int decode_step(Seq2Seq *m, int R, int T, const int *ex, const nn_real *h_prev, const nn_real *c_prev,
+ * example r (shared: example 0 for every row, the hypotheses of one input),
+ * of which it sees m->row_len[r]. Writes h_out, c_out (R, D), the attention
+ * weights of each row over T inputs to a->weights (R, T) and
+ * log-probabilities to a->logp (R, V). */
+static int decode_step(Seq2Seq *m, int R, int T, int shared, const nn_real *h_prev, const nn_real *c_prev,
                        nn_real *h_out, nn_real *c_out) {
     const S2sConfig *c = &m->c;
     S2sActs *a = &m->a;
@@ -23,16 +24,11 @@ static int decode_step(Seq2Seq *m, int R, int T, const int *ex, const nn_real *h
     rnn_step_forward(c->cell, R, E, D, &dw, h_out, lstm ? c_out : NULL, a->dec_cache, a->dec_x, E, h_prev,
                      lstm ? c_prev : NULL, NULL, a->scratch);
     if (c->attention >= 0) {
-        AttnParams ap = attend_params(&m->w.attn);
         AttnConfig ac = m->attn_cfg;
         ac.n_q = 1;
         ac.n_k = T;
-        for (int r = 0; r < R; r++) {
-            ac.key_lengths = m->row_len + r;
-            const nn_real *keys = a->enc_out[c->layers - 1] + (size_t)(ex ? ex[r] : 0) * T * D;
-            NN_TRY(attn_forward(&ac, &ap, a->scores + (size_t)r * T, a->weights + (size_t)r * T, a->ctx + (size_t)r * D,
-                                h_out + (size_t)r * D, keys, keys, a->scratch));
-        }
+        AttendGrid x = {h_out, a->enc_out[c->layers - 1], shared, m->row_len, NULL, a->scores, a->weights, a->ctx};
+        NN_TRY(attend_forward(&x, &m->w.attn, &ac, R, a->scratch));
     }
     s2s_concat_forward(m, R, a->cat, a->ctx, h_out);
     s2s_output_forward(m, R, a->cat, a->o, a->probs);
@@ -64,9 +60,7 @@ int s2s_greedy(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, 
     int T = c->attention == ATTN_SCORE_LOCATION ? c->fixed_in : batch_steps(in_len, B);
     m->have_forward = 0; /* decoding overwrites the training activations */
     s2s_encoder_forward(m, B, T, in_ids, in_len);
-    int ex[S2S_MAX_BATCH]; /* the example of each decoding row */
     for (int b = 0; b < B; b++) {
-        ex[b] = b;
         m->dec_ids[b] = S2S_BOS;
         m->row_len[b] = in_len[b];
         out_len[b] = U;
@@ -77,7 +71,7 @@ int s2s_greedy(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, 
     int live = B;
     for (int t = 0; t < U && live > 0; t++) {
         nn_real *ho = a->dec_h + (size_t)t * B * D, *co = a->dec_c ? a->dec_c + (size_t)t * B * D : NULL;
-        NN_TRY(decode_step(m, B, T, ex, h, cs, ho, co));
+        NN_TRY(decode_step(m, B, T, 0, h, cs, ho, co));
         h = ho;
         cs = co;
         for (int b = 0; b < B; b++) {
@@ -172,10 +166,10 @@ static void beam_extend(Seq2Seq *m, Beam *s, const BeamChoice *ch, int i, int t,
 /* One step of the search at output position t; returns 1 when it is over. */
 static int beam_step(Seq2Seq *m, Beam *s, int beam, int t, int T, int n, int *status) {
     S2sActs *a = &m->a;
-    int D = m->D, U = m->c.max_out;
+    int U = m->c.max_out;
     for (int r = 0; r < s->live; r++) m->row_len[r] = n;
-    nn_real *ho = a->dec_h, *co = a->dec_c ? a->dec_c : a->dec_h + (size_t)S2S_MAX_BEAM * D;
-    *status = decode_step(m, s->live, T, NULL, a->beam_h[s->cur], a->beam_c[s->cur], ho, co);
+    nn_real *ho = a->dec_h, *co = a->dec_c; /* the hypotheses' next states (c: LSTM only) */
+    *status = decode_step(m, s->live, T, 1, a->beam_h[s->cur], a->beam_c[s->cur], ho, co);
     if (*status != NN_OK) return 1;
     BeamChoice chosen[S2S_MAX_BEAM];
     nn_real new_logp[S2S_MAX_BEAM];
@@ -205,6 +199,7 @@ int s2s_beam(Seq2Seq *m, int beam, const int32_t *in_ids, int n, int32_t *out_id
     if (beam < 1 || beam > S2S_MAX_BEAM) return nn_fail(NN_ERR_LIMIT, "beam: %d; it must be within 1..%d", beam, S2S_MAX_BEAM);
     int32_t len = n;
     NN_TRY(s2s_check_batch(m, 1, in_ids, &len, NULL, NULL));
+    NN_TRY(s2s_reserve(m, beam)); /* one row per hypothesis (a loaded model starts with one) */
     const S2sConfig *c = &m->c;
     S2sActs *a = &m->a;
     int D = m->D, U = c->max_out, Tmax = c->max_in;

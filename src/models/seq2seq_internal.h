@@ -67,7 +67,7 @@ typedef struct {
     nn_real *d_logits;                  /* (B, U, V) dL/d(o Wout + bout) */
     nn_real *logp;                      /* (B, V) decoding: log-probabilities of one step */
     /* beam search */
-    nn_real *beam_h[2], *beam_c[2];     /* (K, D) beam states, current and next */
+    nn_real *beam_h[2], *beam_c[2];     /* (K, D) beam states, current and next; K = min(Bm, S2S_MAX_BEAM) */
     nn_real *beam_align[2];             /* (K, U, T) alignments of live hypotheses, current and next */
     nn_real *best_align;                /* (U, T) the best finished hypothesis */
     nn_real *beam_logp;                 /* (K) log-probabilities of the live hypotheses */
@@ -90,7 +90,7 @@ struct Seq2Seq {
     int D;                /* decoder hidden = encoder output width = hidden * dirs */
     int A;                /* additive attention's hidden size */
     int W;                /* width of the output layer's input: 2D with attention, D without */
-    int Bm;               /* rows the buffers hold now: max(batch, S2S_MAX_BEAM), grown by s2s_reserve */
+    int Bm;               /* rows the buffers hold now: max(batch, S2S_MAX_BEAM) when created, grown by s2s_reserve */
     AttnConfig attn_cfg;  /* template: sizes and score; n_q, n_k, key_lengths per call */
     OptParams opt;        /* the parameter table, params, grads, Adam's state, steps taken (saved) */
     size_t n_acts;        /* reals in acts */
@@ -132,6 +132,16 @@ int s2s_set_shards(Seq2Seq *m, int n);
 
 int s2s_check_batch(const Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *in_len, const int32_t *out_ids,
                     const int32_t *out_len);
+
+/* s2s_create with buffers for `rows` rows (1..S2S_MAX_BATCH) instead of
+ * max(batch, S2S_MAX_BEAM): the loader's probe runs on one row, so a file
+ * it rejects costs little more than its weights; s2s_reserve grows the rows
+ * with the batches that come, and s2s_beam to the beam's width. */
+int s2s_create_rows(Seq2Seq **out, const S2sConfig *c, int rows);
+
+/* s2s_load whose model has buffers for `rows` rows (1..S2S_MAX_BATCH;
+ * s2s_load: S2S_MAX_BEAM), after a probe pass on one row. */
+int s2s_load_rows(Seq2Seq **out, const uint8_t *bytes, size_t size, int rows);
 
 /* Checks a configuration and counts its parameters without allocating
  * (the loader checks a file's length against it first). */

@@ -75,7 +75,9 @@ int s2s_load_config(const uint8_t *bytes, size_t size, S2sConfig *c) {
     return read_header(&r, bytes, size, c, &steps, &n);
 }
 
-int s2s_load(Seq2Seq **out, const uint8_t *bytes, size_t size) {
+int s2s_load(Seq2Seq **out, const uint8_t *bytes, size_t size) { return s2s_load_rows(out, bytes, size, S2S_MAX_BEAM); }
+
+int s2s_load_rows(Seq2Seq **out, const uint8_t *bytes, size_t size, int rows) {
     *out = NULL;
     nn_clear_error();
     ModelFileReader r;
@@ -83,20 +85,20 @@ int s2s_load(Seq2Seq **out, const uint8_t *bytes, size_t size) {
     int steps;
     size_t n;
     NN_TRY(read_header(&r, bytes, size, &c, &steps, &n));
-    /* the buffers start small (S2S_MAX_BEAM rows) and grow with the batches
-     * that come; the configuration keeps the batch it was saved with */
-    S2sConfig small = c;
-    small.batch = c.batch < S2S_MAX_BEAM ? c.batch : S2S_MAX_BEAM;
+    /* one row first, what the probe below runs on, so a file it rejects grows
+     * memory by little more than its weights; then `rows`, and later as many
+     * as the batches (and beams) that come. The configuration keeps its batch. */
     Seq2Seq *m;
-    NN_TRY(s2s_create(&m, &small));
-    m->c.batch = c.batch;
+    NN_TRY(s2s_create_rows(&m, &c, 1));
     model_file_params(&r, m->opt.params, n);
     m->opt.steps = steps;
     /* weights in range can still overflow together: no model that loads fails its first pass */
     int st = s2s_check_forward(m);
+    if (st != NN_OK) st = nn_fail(st, "model file: %s; the file is damaged", nn_last_error());
+    else st = s2s_reserve(m, rows);
     if (st != NN_OK) {
         s2s_destroy(m);
-        return nn_fail(st, "model file: %s; the file is damaged", nn_last_error());
+        return st;
     }
     *out = m;
     return NN_OK;

@@ -179,50 +179,34 @@ void s2s_decoder_backward(Seq2Seq *m, int B, int U) {
 
 /* ---- attention ---------------------------------------------------------------- */
 
-/* The attention problem of one sequence: U queries over its T encoder outputs. */
-static AttnConfig attention_config(Seq2Seq *m, int T, int U, int in_len) {
-    AttnConfig ac = m->attn_cfg;
-    ac.n_q = U;
-    ac.n_k = T;
-    for (int t = 0; t < U; t++) m->key_lengths[t] = in_len;
-    ac.key_lengths = m->key_lengths;
-    return ac;
+/* The attention layer's buffers (src/layers/attend.h): row b's U queries over
+ * its T encoder outputs, of which it sees in_len[b]. */
+static AttendGrid attention_grid(Seq2Seq *m, int T, int U, const int32_t *in_len, AttnConfig *cfg) {
+    S2sActs *a = &m->a;
+    *cfg = m->attn_cfg;
+    cfg->n_q = U;
+    cfg->n_k = T;
+    return (AttendGrid){a->query, a->enc_out[m->c.layers - 1], 0, in_len, m->key_lengths, a->scores, a->weights, a->ctx};
 }
 
-/* Row b: ctx (U, D) = attention(query (U, D), keys = values = enc_out[top] (T, D)),
- * one call of the core per sequence; scores and weights (B, U, T) kept. */
+/* ctx (B, U, D) = attention(query (B, U, D), keys = values = enc_out[top] (B, T, D));
+ * scores and weights (B, U, T) kept. */
 int s2s_attention_forward(Seq2Seq *m, int B, int T, int U, const int32_t *in_len) {
-    S2sActs *a = &m->a;
-    int D = m->D;
-    AttnParams ap = attend_params(&m->w.attn);
-    for (int b = 0; b < B; b++) {
-        AttnConfig ac = attention_config(m, T, U, in_len[b]);
-        const nn_real *keys = a->enc_out[m->c.layers - 1] + (size_t)b * T * D;
-        NN_TRY(attn_forward(&ac, &ap, a->scores + (size_t)b * U * T, a->weights + (size_t)b * U * T,
-                            a->ctx + (size_t)b * U * D, a->query + (size_t)b * U * D, keys, keys, a->scratch));
-    }
-    return NN_OK;
+    AttnConfig cfg;
+    AttendGrid x = attention_grid(m, T, U, in_len, &cfg);
+    return attend_forward(&x, &m->w.attn, &cfg, B, m->a.scratch);
 }
 
 /* From d_ctx: d_query += (queries), d_enc_out[top] = (keys and values are the
  * same encoder outputs: both gradients land there), attention parameters +=. */
 int s2s_attention_backward(Seq2Seq *m, int B, int T, int U, const int32_t *in_len) {
     S2sActs *a = &m->a;
-    S2sWeights *g = &m->g;
-    int D = m->D, top = m->c.layers - 1;
-    AttnParams ap = attend_params(&m->w.attn);
-    AttnParamGrads apg = attend_grads(&g->attn);
-    memset(a->d_enc_out[top], 0, sizeof(nn_real) * (size_t)B * T * D);
-    for (int b = 0; b < B; b++) {
-        AttnConfig ac = attention_config(m, T, U, in_len[b]);
-        const nn_real *keys = a->enc_out[top] + (size_t)b * T * D;
-        nn_real *dkeys = a->d_enc_out[top] + (size_t)b * T * D;
-        NN_TRY(attn_backward(&ac, &ap, &apg, a->d_query + (size_t)b * U * D, dkeys, dkeys, a->d_ctx + (size_t)b * U * D,
-                             NULL, a->scores + (size_t)b * U * T, a->weights + (size_t)b * U * T,
-                             a->query + (size_t)b * U * D, keys, keys, a->scratch));
-    }
-    attend_grads_end(&g->attn, &apg);
-    return NN_OK;
+    int top = m->c.layers - 1;
+    AttnConfig cfg;
+    AttendGrid x = attention_grid(m, T, U, in_len, &cfg);
+    memset(a->d_enc_out[top], 0, sizeof(nn_real) * (size_t)B * T * m->D);
+    AttendGridGrads d = {a->d_ctx, NULL, a->d_query, a->d_enc_out[top]};
+    return attend_backward(&d, &m->g.attn, &x, &m->w.attn, &cfg, B, a->scratch);
 }
 
 /* ---- output layer ------------------------------------------------------------- */

@@ -11,34 +11,29 @@
 /* ---- loss ------------------------------------------------------------------ */
 
 /* The loss's sum -sum log p_target over each row's out_len targets (PAD past
- * them), in double; the caller divides by the batch's target count. */
+ * them), in double: the output layer's cross-entropy (src/layers/output.c);
+ * the caller divides by the batch's target count. */
 static double loss_forward(const Seq2Seq *m, int B, int U, const int32_t *out_ids, const int32_t *out_len) {
-    const nn_real *probs = m->a.probs; /* (B, U, V) */
     int V = m->c.out_vocab;
     double total = 0;
     for (int b = 0; b < B; b++)
-        for (int t = 0; t < out_len[b]; t++) {
-            nn_real p = probs[((size_t)b * U + t) * V + out_ids[(size_t)b * m->c.max_out + t]];
-            total -= log(p > S2S_MIN_PROB ? p : S2S_MIN_PROB);
-        }
+        for (int t = 0; t < out_len[b]; t++)
+            total += crossentropy_forward(m->a.probs + ((size_t)b * U + t) * V, out_ids[(size_t)b * m->c.max_out + t]);
     return total;
 }
 
-/* d_logits (B, U, V) = (p - onehot(target)) / count on targets, 0 on padding;
+/* d_logits (B, U, V) = (p - onehot(target)) / count on targets, 0 on padding
+ * (weight 0; its target is PAD, as ids past out_len are not read);
  * count: the target tokens of the whole batch, whichever rows these are. */
 static void loss_backward(Seq2Seq *m, int count, int B, int U, const int32_t *out_ids, const int32_t *out_len) {
     int V = m->c.out_vocab;
     nn_real inv = (nn_real)1 / count;
     for (int b = 0; b < B; b++)
         for (int t = 0; t < U; t++) {
-            nn_real *d = m->a.d_logits + ((size_t)b * U + t) * V;
-            if (t >= out_len[b]) {
-                memset(d, 0, sizeof(nn_real) * V);
-                continue;
-            }
-            memcpy(d, m->a.probs + ((size_t)b * U + t) * V, sizeof(nn_real) * V);
-            d[out_ids[(size_t)b * m->c.max_out + t]] -= 1;
-            vec_scale(d, inv, V);
+            size_t row = ((size_t)b * U + t) * V;
+            int target = t < out_len[b];
+            crossentropy_backward(m->a.d_logits + row, m->a.probs + row,
+                                  target ? out_ids[(size_t)b * m->c.max_out + t] : S2S_PAD, target ? inv : 0, V);
         }
 }
 

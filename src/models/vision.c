@@ -79,6 +79,7 @@ static void build_acts(VisionModel *m, nn_real *block) {
     carve(&a->xin, block, &at, T * B * I);
     carve(&a->scores, block, &at, T * B * G);
     carve(&a->weights, block, &at, T * B * G);
+    carve(&a->ctx, block, &at, T * B * H);
     carve(&a->cat, block, &at, T * B * 2 * H);
     carve(&a->o, block, &at, T * B * H);
     carve(&a->probs, block, &at, T * B * V);
@@ -90,9 +91,10 @@ static void build_acts(VisionModel *m, nn_real *block) {
     carve(&a->dc2, block, &at, B * H);
     carve(&a->dxin, block, &at, B * I);
     carve(&a->dcat, block, &at, B * 2 * H);
+    carve(&a->d_ctx, block, &at, B * H);
     carve(&a->d_o, block, &at, B * H);
     carve(&a->dlogits, block, &at, B * V);
-    carve(&a->dweights, block, &at, G);
+    carve(&a->dweights, block, &at, B * G);
     carve(&a->zeros, block, &at, B * H);
     if (c->attention != VIS_ATTN_NONE) {
         AttnConfig ac = m->attn_cfg;

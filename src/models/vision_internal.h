@@ -41,7 +41,8 @@ typedef struct {
     nn_real *cache;                   /* (T, B, S) cell caches */
     nn_real *xin;                     /* (T, B, I) cell inputs [c_t; onehot(y_t)] */
     nn_real *scores, *weights;        /* (T, B, G) */
-    nn_real *cat;                     /* (T, B, 2H) [c_t; s_t] */
+    nn_real *ctx;                     /* (T, B, H) context vectors c_t */
+    nn_real *cat;                     /* (T, B, 2H) [c_t; s_t], the output layer's input */
     nn_real *o;                       /* (T, B, H) */
     nn_real *probs;                   /* (T, B, V) */
     nn_real *lw;                      /* (T, B) loss weight of each step: 1/count or 0 */
@@ -49,9 +50,10 @@ typedef struct {
     nn_real *dh, *dc, *dh2, *dc2;     /* (B, H) carried state gradients */
     nn_real *dxin;                    /* (B, I) */
     nn_real *dcat;                    /* (B, 2H) */
+    nn_real *d_ctx;                   /* (B, H) dc_t: dcat's first half */
     nn_real *d_o;                     /* (B, H) the output layer's d_o; after the steps, start_backward's dmean */
     nn_real *dlogits;                 /* (B, V) */
-    nn_real *dweights;                /* (G) REINFORCE gradient of one row */
+    nn_real *dweights;                /* (B, G) REINFORCE gradient of the attention weights */
     nn_real *zeros;                   /* (max(H, B*H)) a zero context gradient / zero LSTM cell */
     nn_real *scratch;                 /* a cell step's, attention's or im2col's scratch */
 } VisActs;

@@ -139,66 +139,75 @@ static int pick_location(const nn_real *a, int n, int sample, double u) {
     return best; /* rounding left u past the sum: the last location with weight */
 }
 
-/* c_t (cat's first half) = attention(s_t, kv) for every row: soft, the
- * weighted sum; hard, the cell the weights pick (drawn when sampling);
- * none, the mean of the grid. */
-static int attend_forward(VisionModel *m, int B, int t, const VisRows *r) {
+/* The attention layer's buffers at step t (src/layers/attend.h): row b's
+ * query s_t over its grid kv (G, H). */
+static AttendGrid attention_grid(VisionModel *m, int B, int t) {
+    VisActs *a = &m->a;
+    size_t tb = (size_t)t * B;
+    return (AttendGrid){a->hs + tb * m->c.hidden, a->kv, 0, NULL, NULL, a->scores + tb * m->G, a->weights + tb * m->G,
+                        a->ctx + tb * m->c.hidden};
+}
+
+/* c_t = attention(s_t, kv) for every row: soft, the weighted sum; hard, the
+ * cell the weights pick (drawn when sampling); none, the mean of the grid. */
+static int attention_forward(VisionModel *m, int B, int t, const VisRows *r) {
     const VisConfig *c = &m->c;
     VisActs *a = &m->a;
     int H = c->hidden, G = m->G;
-    AttnParams p = attend_params(&m->w.attn);
+    AttendGrid x = attention_grid(m, B, t);
+    if (c->attention == VIS_ATTN_NONE) {
+        for (int b = 0; b < B; b++) {
+            for (int g = 0; g < G; g++) x.weights[(size_t)b * G + g] = (nn_real)1 / G;
+            memcpy(x.context + (size_t)b * H, a->mean + (size_t)b * H, sizeof(nn_real) * H);
+        }
+    } else {
+        NN_TRY(attend_forward(&x, &m->w.attn, &m->attn_cfg, B, a->scratch));
+    }
     for (int b = 0; b < B; b++) {
         size_t tb = (size_t)t * B + b;
-        nn_real *w = a->weights + tb * G, *ctx = a->cat + tb * 2 * H;
-        const nn_real *kv = a->kv + (size_t)b * G * H;
         m->loc[tb] = -1;
-        if (c->attention == VIS_ATTN_NONE) {
-            for (int g = 0; g < G; g++) w[g] = (nn_real)1 / G;
-            memcpy(ctx, a->mean + (size_t)b * H, sizeof(nn_real) * H);
-            continue;
-        }
-        NN_TRY(attn_forward(&m->attn_cfg, &p, a->scores + tb * G, w, ctx, a->hs + tb * H, kv, kv, a->scratch));
-        if (c->mode == VIS_HARD) {
-            int l = pick_location(w, G, r->sample, r->sample ? r->draws[(size_t)t * r->ld + b] : 0);
-            m->loc[tb] = l;
-            memcpy(ctx, kv + (size_t)l * H, sizeof(nn_real) * H);
-        }
+        if (c->mode != VIS_HARD || c->attention == VIS_ATTN_NONE) continue;
+        int l = pick_location(x.weights + (size_t)b * G, G, r->sample, r->sample ? r->draws[(size_t)t * r->ld + b] : 0);
+        m->loc[tb] = l;
+        memcpy(x.context + (size_t)b * H, a->kv + ((size_t)b * G + l) * H, sizeof(nn_real) * H);
     }
     return NN_OK;
 }
 
-/* From dc_t (dcat's first half): dq into dh (B, H), dkv into d_kv; hard mode's
- * scores learn from REINFORCE (and the entropy bonus) on trained rows. */
-static int attend_backward(VisionModel *m, int B, int t) {
+/* From dc_t (dcat's first half, copied to d_ctx): dq into dh (B, H), dkv into
+ * d_kv; hard mode's scores learn from REINFORCE (and the entropy bonus) on
+ * trained rows. */
+static int attention_backward(VisionModel *m, int B, int t) {
     const VisConfig *c = &m->c;
     VisActs *a = &m->a;
     int H = c->hidden, G = m->G;
-    AttnParams p = attend_params(&m->w.attn);
-    AttnParamGrads g = attend_grads(&m->g.attn);
+    for (int b = 0; b < B; b++) memcpy(a->d_ctx + (size_t)b * H, a->dcat + (size_t)b * 2 * H, sizeof(nn_real) * H);
+    AttendGrid x = attention_grid(m, B, t);
+    AttendGridGrads d = {a->d_ctx, NULL, a->dh, a->d_kv};
+    if (c->attention == VIS_ATTN_NONE) { /* c_t = mean_g kv_g */
+        for (int b = 0; b < B; b++)
+            for (int g = 0; g < G; g++) vec_axpy(a->d_kv + ((size_t)b * G + g) * H, (nn_real)1 / G, a->d_ctx + (size_t)b * H, H);
+        return NN_OK;
+    }
+    if (c->mode == VIS_SOFT) return attend_backward(&d, &m->g.attn, &x, &m->w.attn, &m->attn_cfg, B, a->scratch);
+    /* hard: c_t = kv_l, so the context's gradient goes to that cell alone; the
+     * weights learn from the REINFORCE gradient only (a zero context gradient),
+     * on trained rows (the others' are zero: they add nothing) */
     for (int b = 0; b < B; b++) {
         size_t tb = (size_t)t * B + b;
-        const nn_real *dc = a->dcat + (size_t)b * 2 * H, *kv = a->kv + (size_t)b * G * H;
-        nn_real *dkv = a->d_kv + (size_t)b * G * H, *q = a->hs + tb * H;
-        if (c->attention == VIS_ATTN_NONE) { /* c_t = mean_g kv_g */
-            for (int gi = 0; gi < G; gi++) vec_axpy(dkv + (size_t)gi * H, (nn_real)1 / G, dc, H);
-            continue;
-        }
-        const nn_real *sc = a->scores + tb * G, *w = a->weights + tb * G;
-        if (c->mode == VIS_SOFT) {
-            NN_TRY(attn_backward(&m->attn_cfg, &p, &g, a->dh + (size_t)b * H, dkv, dkv, dc, NULL, sc, w, q, kv, kv, a->scratch));
-            continue;
-        }
-        /* hard: c_t = kv_l */
-        int l = m->loc[tb];
-        vec_axpy(dkv + (size_t)l * H, 1, dc, H);
-        if (!m->trained_forward || a->lw[tb] == 0) continue;
-        memset(a->dweights, 0, sizeof(nn_real) * G);
-        vis_reinforce_dweights(a->dweights, w, G, l, a->adv[tb], c->entropy, a->lw[tb]);
-        NN_TRY(attn_backward(&m->attn_cfg, &p, &g, a->dh + (size_t)b * H, dkv, NULL, a->zeros, a->dweights, sc, w, q, kv,
-                             kv, a->scratch));
+        vec_axpy(a->d_kv + ((size_t)b * G + m->loc[tb]) * H, 1, a->d_ctx + (size_t)b * H, H);
     }
-    attend_grads_end(&m->g.attn, &g);
-    return NN_OK;
+    if (!m->trained_forward) return NN_OK;
+    memset(a->dweights, 0, sizeof(nn_real) * B * G);
+    for (int b = 0; b < B; b++) {
+        size_t tb = (size_t)t * B + b;
+        if (a->lw[tb] != 0)
+            vis_reinforce_dweights(a->dweights + (size_t)b * G, x.weights + (size_t)b * G, G, m->loc[tb], a->adv[tb],
+                                   c->entropy, a->lw[tb]);
+    }
+    d.d_context = a->zeros;
+    d.d_weights = a->dweights;
+    return attend_backward(&d, &m->g.attn, &x, &m->w.attn, &m->attn_cfg, B, a->scratch);
 }
 
 /* ---- decoder: the output layer over [c_t; s_t] ---------------------------------------- */
@@ -208,7 +217,11 @@ static void output_step_forward(VisionModel *m, int B, int t) {
     VisActs *a = &m->a;
     int H = m->c.hidden, V = m->V;
     nn_real *cat = a->cat + (size_t)t * B * 2 * H;
-    for (int b = 0; b < B; b++) memcpy(cat + (size_t)b * 2 * H + H, a->hs + ((size_t)t * B + b) * H, sizeof(nn_real) * H);
+    for (int b = 0; b < B; b++) {
+        size_t tb = (size_t)t * B + b;
+        memcpy(cat + (size_t)b * 2 * H, a->ctx + tb * H, sizeof(nn_real) * H);
+        memcpy(cat + (size_t)b * 2 * H + H, a->hs + tb * H, sizeof(nn_real) * H);
+    }
     output_forward(a->o + (size_t)t * B * H, a->probs + (size_t)t * B * V, cat, &m->w.out, B, 2 * H, H, V);
 }
 
@@ -265,7 +278,7 @@ static void cell_forward(VisionModel *m, int B, int t) {
     memset(xin, 0, sizeof(nn_real) * B * I);
     for (int b = 0; b < B; b++) {
         size_t tb = (size_t)t * B + b;
-        memcpy(xin + (size_t)b * I, a->cat + tb * 2 * H, sizeof(nn_real) * H);
+        memcpy(xin + (size_t)b * I, a->ctx + tb * H, sizeof(nn_real) * H);
         if (c->sequence) xin[(size_t)b * I + H + m->tok[tb]] = 1;
     }
     RnnWeights cw = cell_weights(&m->w.cell);
@@ -309,7 +322,7 @@ int vis_rows_forward(VisionModel *m, int B, const VisRows *r, double *total) {
     start_forward(m, B);
     *total = 0;
     for (int t = 0; t < T; t++) {
-        NN_TRY(attend_forward(m, B, t, r));
+        NN_TRY(attention_forward(m, B, t, r));
         output_step_forward(m, B, t);
         loss_forward(m, B, t, r, total);
         if (t + 1 < T) cell_forward(m, B, t);
@@ -342,7 +355,7 @@ int vis_rows_backward(VisionModel *m, nn_real *dimages) {
         if (t + 1 < c->steps) cell_backward(m, B, t);
         loss_backward(m, B, t);
         output_step_backward(m, B, t);
-        NN_TRY(attend_backward(m, B, t));
+        NN_TRY(attention_backward(m, B, t));
     }
     start_backward(m, B);
     project_backward(m, B);

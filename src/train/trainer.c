@@ -8,6 +8,7 @@
 #include "base/bytes.h"
 #include "base/error.h"
 #include "layers/model_file.h"
+#include "models/seq2seq_internal.h" /* s2s_load_rows */
 
 #define TRAIN_STREAM 0x9e3779b97f4a7c15ull /* xor'ed into the seed: the training draws */
 #define EVAL_STREAM 0x5eed0e7a1ull         /* + split: the fixed evaluation draws */
@@ -124,7 +125,7 @@ static int trainer_build(Trainer **out, const TaskConfig *tc, const char *text, 
     t->max_in = c->max_in;
     t->max_out = c->max_out;
     t->stream = c->seed ^ TRAIN_STREAM;
-    /* a loaded model starts with small buffers (S2S_MAX_BEAM rows); both grow with the batches */
+    /* a loaded model starts with one row; both grow with the batches */
     if ((st = alloc_batches(t, c->batch < s2s_capacity(t->model) ? c->batch : s2s_capacity(t->model))) != NN_OK) goto fail;
     /* the copy a failed training call goes back to, allocated now: training allocates nothing */
     if ((st = s2s_checkpoint(t->model)) != NN_OK) goto fail;
@@ -331,7 +332,8 @@ int trainer_load(Trainer **out, const uint8_t *bytes, size_t size) {
     Task *task;
     Seq2Seq *m;
     int st = load_task(&task, &tc, text_len ? text : NULL, text_len, model, (size_t)(end - model));
-    if (st == NN_OK && (st = s2s_load(&m, model, (size_t)(end - model))) != NN_OK) task_destroy(task);
+    /* one row, as the probe needs: the trainer grows it with its batches */
+    if (st == NN_OK && (st = s2s_load_rows(&m, model, (size_t)(end - model), 1)) != NN_OK) task_destroy(task);
     if (st == NN_OK) st = trainer_build(out, &tc, text_len ? text : NULL, text_len, task, NULL, m);
     if (st != NN_OK) return nn_fail(st, "%s%s", strncmp(nn_last_error(), "model file", 10) ? "model file: " : "", nn_last_error());
     (*out)->stream = stream;

@@ -2,7 +2,10 @@
  * float64 reference, its cross-entropy (the floor under a probability, rows
  * of weight 0), embedding rows and their gradient (padding carries none); in
  * the double build, finite-difference gradient checks of the output layer
- * with its loss and of the embedding. Every backward accumulates (+=).
+ * with its loss and of the embedding. seq2seq's loss is that cross-entropy
+ * to the bit. Attention over a grid (attend.c): each row the core's
+ * attention over its own keys, and in the double build its dQuery, dKeys and
+ * tensors' gradients against finite differences. Every backward accumulates (+=).
  * Layer norm and the GELU perceptron (the next model's blocks): forward
  * against float64, gradients against finite differences (double build).
  * Shard replicas: each sized for the largest shard, none left behind when
@@ -12,11 +15,13 @@
 
 #include "check.h"
 #include "fd.h"
+#include "layers/attend.h"
 #include "layers/embedding.h"
 #include "layers/layernorm.h"
 #include "layers/mlp.h"
 #include "layers/output.h"
 #include "layers/shards.h"
+#include "models/seq2seq_internal.h" /* the loss's gradient buffer, d_logits */
 
 /* ---- the output layer -------------------------------------------------------------- */
 
@@ -128,6 +133,135 @@ static void test_output_gradients(void) {
     opt_free(&c.p);
 }
 #endif
+
+/* seq2seq's loss is the output layer's cross-entropy: after a forward and
+ * backward, each step's d_logits is crossentropy_backward of its
+ * probabilities, to the bit (weight 1/count on a target, 0 past a row's
+ * length), and the loss is the mean of crossentropy_forward. */
+static void test_seq2seq_loss(void) {
+    check_case("seq2seq's loss is the shared cross-entropy, to the bit");
+    enum { B = 3, LEN = 5 };
+    S2sConfig c = {RNN_CELL_GRU, 1, 0, 6, 8, ATTN_SCORE_DOT, 0, 9, 9, LEN, LEN, 0, B, 4};
+    Seq2Seq *m = NULL;
+    if (!CHECK_OK(s2s_create(&m, &c), "s2s_create")) return;
+    int32_t in_ids[B * LEN], out_ids[B * LEN], in_len[B] = {5, 2, 4}, out_len[B] = {3, 5, 1};
+    for (int i = 0; i < B * LEN; i++) {
+        in_ids[i] = 1 + (i * 5) % 8;
+        out_ids[i] = 2 + (i * 3) % 7;
+    }
+    nn_real loss = 0;
+    s2s_zero_grad(m);
+    CHECK_OK(s2s_forward(m, B, in_ids, in_len, out_ids, out_len, &loss), "forward");
+    CHECK_OK(s2s_backward(m), "backward");
+    int U = m->U, nv = c.out_vocab, count = 0, same = 1;
+    double total = 0;
+    nn_real want[16];
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < U; t++) {
+            size_t row = ((size_t)b * U + t) * nv;
+            int target = t < out_len[b];
+            if (target) {
+                total += crossentropy_forward(m->a.probs + row, out_ids[b * LEN + t]);
+                count++;
+            }
+            crossentropy_backward(want, m->a.probs + row, target ? out_ids[b * LEN + t] : S2S_PAD,
+                                  target ? (nn_real)1 / (out_len[0] + out_len[1] + out_len[2]) : 0, nv);
+            same &= memcmp(want, m->a.d_logits + row, sizeof(nn_real) * nv) == 0;
+        }
+    CHECK(same, "d_logits is crossentropy_backward of each step's probabilities");
+    CHECK(loss == (nn_real)(total / count), "the loss %.9g is the mean cross-entropy %.9g", (double)loss, total / count);
+    s2s_destroy(m);
+}
+
+/* ---- attention over a grid ---------------------------------------------------------- */
+
+/* Rows, queries of a row, keys of a row, width, additive hidden. */
+enum { GB = 2, GQ = 3, GK = 4, GD = 5, GA = 3 };
+
+typedef struct {
+    OptParams p;
+    AttnWeights w, g;
+    AttnConfig cfg;
+    AttendGrid x;
+    nn_real *query, *keys, *scratch;
+    const nn_real *r_ctx, *r_w; /* the loss's coefficients on the context and the weights */
+    int32_t lengths[GB], visible[GQ];
+} GridCase;
+
+static void grid_case(GridCase *c, AttnScore score, Rng *r) {
+    memset(c, 0, sizeof *c);
+    attend_add(&c->p, &c->w, score, GD, GK, GA);
+    if (!CHECK_OK(opt_alloc(&c->p), "opt_alloc")) return;
+    opt_bind(&c->p, &c->w, &c->g);
+    for (size_t i = 0; i < c->p.n; i++) c->p.params[i] = (nn_real)rng_uniform(r, -1, 1);
+    if (c->w.beta) c->w.beta[0] = 1.5f;
+    c->cfg = (AttnConfig){GQ, GK, GD, GD, GD, score == ATTN_SCORE_ADDITIVE ? GA : 0, score, ATTN_NORM_SOFTMAX, 1, 0, NULL};
+    c->lengths[0] = GK; /* row 1 sees its first two keys only */
+    c->lengths[1] = 2;
+    c->query = alloc_random(r, (size_t)GB * GQ * GD, -1, 1);
+    c->keys = alloc_random(r, (size_t)GB * GK * GD, -1, 1);
+    c->r_ctx = alloc_random(r, (size_t)GB * GQ * GD, -1, 1);
+    c->r_w = alloc_random(r, (size_t)GB * GQ * GK, -1, 1);
+    c->scratch = alloc_reals(attn_scratch_size(&c->cfg));
+    c->x = (AttendGrid){c->query, c->keys, 0, c->lengths, c->visible, alloc_reals((size_t)GB * GQ * GK),
+                        alloc_reals((size_t)GB * GQ * GK), alloc_reals((size_t)GB * GQ * GD)};
+}
+
+/* L = r_ctx . context + r_w . weights */
+static double grid_loss(void *ctx) {
+    GridCase *c = ctx;
+    if (attend_forward(&c->x, &c->w, &c->cfg, GB, c->scratch) != NN_OK) return NAN;
+    double L = 0;
+    for (int i = 0; i < GB * GQ * GD; i++) L += (double)c->r_ctx[i] * c->x.context[i];
+    for (int i = 0; i < GB * GQ * GK; i++) L += (double)c->r_w[i] * c->x.weights[i];
+    return L;
+}
+
+/* The forward is the core's attention of each row on its own keys; the
+ * backward's dQuery, dKeys (keys and values both) and tensors' gradients
+ * against finite differences (double build). */
+static void test_attend_grid(void) {
+    static const AttnScore scores[] = {ATTN_SCORE_DOT, ATTN_SCORE_GENERAL, ATTN_SCORE_ADDITIVE, ATTN_SCORE_COSINE,
+                                       ATTN_SCORE_LOCATION};
+    for (size_t k = 0; k < sizeof scores / sizeof scores[0]; k++) {
+        AttnScore score = scores[k];
+        check_case("attention over a grid: %s", attn_score_name(score));
+        size_t mark = alloc_mark();
+        Rng r = {31 + k};
+        GridCase c;
+        grid_case(&c, score, &r);
+        if (!c.p.params) return;
+        double L = grid_loss(&c);
+        CHECK(isfinite(L), "forward: %s", nn_last_error());
+        /* row 1 against the core's own call on its keys, seeing 2 of them */
+        AttnConfig one = c.cfg;
+        int32_t two[GQ] = {2, 2, 2};
+        one.key_lengths = two;
+        nn_real *ctx1 = alloc_reals((size_t)GQ * GD), *w1 = alloc_reals((size_t)GQ * GK), *s1 = alloc_reals((size_t)GQ * GK);
+        AttnParams ap = attend_params(&c.w);
+        const nn_real *k1 = c.keys + (size_t)GK * GD;
+        CHECK_OK(attn_forward(&one, &ap, s1, w1, ctx1, c.query + (size_t)GQ * GD, k1, k1, c.scratch), "attn_forward");
+        CHECK(memcmp(ctx1, c.x.context + (size_t)GQ * GD, sizeof(nn_real) * GQ * GD) == 0 &&
+                  memcmp(w1, c.x.weights + (size_t)GQ * GK, sizeof(nn_real) * GQ * GK) == 0,
+              "row 1 is the core's attention over its own keys");
+        CHECK(c.x.weights[(size_t)GQ * GK + 3] == 0, "row 1 gives its unseen keys no weight");
+#ifdef NN_DOUBLE
+        nn_real *dq = alloc_zeros((size_t)GB * GQ * GD), *dk = alloc_zeros((size_t)GB * GK * GD);
+        opt_zero_grad(&c.p);
+        AttendGridGrads d = {c.r_ctx, c.r_w, dq, dk};
+        CHECK_OK(attend_backward(&d, &c.g, &c.x, &c.w, &c.cfg, GB, c.scratch), "attend_backward");
+        CHECK(fd_worst(grid_loss, &c, c.query, dq, (size_t)GB * GQ * GD) < 1e-6, "dQuery");
+        CHECK(fd_worst(grid_loss, &c, c.keys, dk, (size_t)GB * GK * GD) < 1e-6, "dKeys");
+        if (c.w.W) CHECK(fd_worst(grid_loss, &c, c.w.W, c.g.W, (size_t)(score == ATTN_SCORE_LOCATION ? GK : GD) * GD) < 1e-6, "dW");
+        if (c.w.Wq) CHECK(fd_worst(grid_loss, &c, c.w.Wq, c.g.Wq, (size_t)GA * GD) < 1e-6, "dWq");
+        if (c.w.Wk) CHECK(fd_worst(grid_loss, &c, c.w.Wk, c.g.Wk, (size_t)GA * GD) < 1e-6, "dWk");
+        if (c.w.v) CHECK(fd_worst(grid_loss, &c, c.w.v, c.g.v, GA) < 1e-6, "dv");
+        if (c.w.beta) CHECK(fd_worst(grid_loss, &c, c.w.beta, c.g.beta, 1) < 1e-6, "dbeta");
+#endif
+        opt_free(&c.p);
+        alloc_release(mark);
+    }
+}
 
 /* ---- embedding ------------------------------------------------------------------ */
 
@@ -339,6 +473,8 @@ static void test_replicas(void) {
 int main(void) {
     test_output_forward();
     test_crossentropy();
+    test_seq2seq_loss();
+    test_attend_grid();
 #ifdef NN_DOUBLE
     test_output_gradients();
 #endif
