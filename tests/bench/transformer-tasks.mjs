@@ -10,6 +10,11 @@
 //    names sampled at temperature 0.8.
 // Prints the figures; exits 1 when a model misses 99% on dates or names
 // does not beat a character bigram model fitted to the training names.
+// Measured 2026-11-25 (a shared 2-core machine under heavy load; CPU seconds):
+// dates, seq2seq 99.1% after 1,200 steps in 19.1 s, the transformer 99.9%
+// after 2,150 steps in 172.8 s (93.5% in 240 s with the cosine ending at step
+// 6,000: the decay matters); names, 1,000 steps in 120 s, test loss 2.114
+// nats/char (bigram 2.424, uniform 3.332).
 //   node tests/bench/transformer-tasks.mjs [--dates-seconds 240] [--names-seconds 120] [--only dates|names]
 import { loadEngine } from '../../web/engine/index.js';
 import { loadNames } from '../../web/engine/names.js';
@@ -89,6 +94,8 @@ async function names() {
   const text = await loadNames();
   const bigram = bigramLoss(text);
   const before = m.evaluate({ split: 'test', count: 256 }).loss;
+  // the cosine's end: about twice the steps the budget allows (some 8.5 a CPU second): in so short
+  // a run a rate kept high learns more (2.114 nats/char, against 2.153 with the end at the budget's)
   const horizon = Math.round(NAMES_SECONDS * 18);
   let cpu = 0;
   let wall = 0;
