@@ -12,6 +12,7 @@ fuzz=1
 bash scripts/setup.sh --fuzz >/dev/null 2>&1 || fuzz=0
 make -s wasm || { echo "attnlab: the WASM build failed"; exit 1; }
 node scripts/mnist.mjs || { echo "attnlab: building the digit set (web/data/mnist.bin.gz) failed"; exit 1; }
+node scripts/names.mjs || { echo "attnlab: building the names list (web/data/names.txt) failed"; exit 1; }
 
 failed=()
 run() {

@@ -60,7 +60,9 @@ typedef enum {
     TF_TASK_SORT = 3,      /* "cab=abc" */
     TF_TASK_MODULAR = 4,   /* "a + b = c", c = (a + b) mod TF_MODULUS, one token per number */
     TF_TASK_TEXT = 5,      /* the user's text, character (byte) level */
-    TF_TASK_COUNT = 6
+    TF_TASK_DATES = 6,     /* "25th of June, 2009=2009-06-25": the seq2seq dates task (tasks.h), the answer scored */
+    TF_TASK_NAMES = 7,     /* first names (the text: one per line), character level, every character scored */
+    TF_TASK_COUNT = 8
 } TfTaskKind;
 
 #define TF_MODULUS 31

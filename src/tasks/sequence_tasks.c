@@ -32,8 +32,8 @@ int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, si
     if (context < SEQ_MIN_CONTEXT || context > TF_MAX_CONTEXT)
         return nn_fail(context < SEQ_MIN_CONTEXT ? NN_ERR_SHAPE : NN_ERR_LIMIT, "context: %d; need %d..%d", context,
                        SEQ_MIN_CONTEXT, TF_MAX_CONTEXT);
-    if (kind != TF_TASK_TEXT && text_len)
-        return nn_fail(NN_ERR_ARG, "text: only the 'text' task takes a text");
+    if (kind != TF_TASK_TEXT && kind != TF_TASK_NAMES && text_len)
+        return nn_fail(NN_ERR_ARG, "text: only the 'text' and 'names' tasks take a text");
     switch (kind) {
     case TF_TASK_INDUCTION:
         t->vocab = t->symbols = LETTERS;
@@ -62,6 +62,8 @@ int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, si
         strcpy(t->names[TF_MODULUS], "+");
         strcpy(t->names[TF_MODULUS + 1], "=");
         return NN_OK;
+    case TF_TASK_DATES: return seq_dates_init(t, context);
+    case TF_TASK_NAMES: return seq_names_init(t, context, text, text_len);
     case TF_TASK_TEXT: {
         if (!text || text_len < SEQ_MIN_TEXT)
             return nn_fail(NN_ERR_SHAPE, "text: the 'text' task needs a text of at least %d characters (got %zu)",
@@ -103,6 +105,7 @@ int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, si
 }
 
 void seq_task_free(SeqTask *t) {
+    seq_data_free(t);
     free(t->text);
     t->text = NULL;
 }
@@ -162,6 +165,8 @@ void seq_task_sample(const SeqTask *t, TfSplit split, uint64_t *rng, int32_t *to
         tgt[3] = s[4];
         return;
     }
+    case TF_TASK_DATES: seq_dates_sample(t, split, rng, tok, tgt); return;
+    case TF_TASK_NAMES: seq_names_sample(t, split, rng, tok, tgt); return;
     case TF_TASK_TEXT: {
         size_t from = split == TF_SPLIT_TEST ? t->split_at : 0;
         size_t span = (split == TF_SPLIT_TEST ? t->text_len : t->split_at) - from - (size_t)n; /* >= 1 */

@@ -12,6 +12,8 @@
 #define SEQ_MIN_CONTEXT 8
 #define SEQ_MIN_TEXT 20 /* bytes of the 'text' task */
 
+struct Task; /* the seq2seq task the 'dates' task draws from (attnlab/tasks.h) */
+
 typedef struct SeqTask {
     TfTaskKind kind;
     int vocab;          /* V: token ids 0..V-1 */
@@ -19,13 +21,25 @@ typedef struct SeqTask {
     int len;            /* n: every sequence's length, <= context */
     int max_in;         /* copy / reverse / sort: longest input */
     char names[256][8]; /* each token's text */
-    uint8_t *text;      /* 'text': the user's bytes as token ids (owned), train part then test part */
+    uint8_t *text;      /* 'text': the user's bytes as token ids (owned), train part then test part;
+                           'names': every name's ids, each followed by the end token */
     size_t text_len, split_at;
+    struct Task *dates;    /* 'dates': the seq2seq dates task (owned) */
+    int16_t byte_id[256];  /* 'dates': a character's token id, -1 if none */
+    uint32_t *name_at[2];  /* 'names': where each name of a split starts in text (owned, one block) */
+    int n_names[2];        /* 'names': names in each split */
 } SeqTask;
 
 /* Checks the context (and the text) and fills t; NN_ERR_* with a message. */
 int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, size_t text_len);
 void seq_task_free(SeqTask *t);
+
+/* The tasks on data (src/tasks/sequence_data.c), called by the two above. */
+int seq_dates_init(SeqTask *t, int context);
+void seq_dates_sample(const SeqTask *t, TfSplit split, uint64_t *rng, int32_t *tokens, int32_t *targets);
+int seq_names_init(SeqTask *t, int context, const char *text, size_t text_len);
+void seq_names_sample(const SeqTask *t, TfSplit split, uint64_t *rng, int32_t *tokens, int32_t *targets);
+void seq_data_free(SeqTask *t);
 
 /* One sequence: tokens (n) and targets (n) from the stream *rng. */
 void seq_task_sample(const SeqTask *t, TfSplit split, uint64_t *rng, int32_t *tokens, int32_t *targets);

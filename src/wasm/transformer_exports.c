@@ -13,12 +13,12 @@ EMSCRIPTEN_KEEPALIVE const char *attnlab_tf_constants(void) {
     static char json[1024];
     if (!json[0])
         snprintf(json, sizeof json,
-                 "{\"tasks\":{\"induction\":%d,\"copy\":%d,\"reverse\":%d,\"sort\":%d,\"modular\":%d,\"text\":%d},"
+                 "{\"tasks\":{\"induction\":%d,\"copy\":%d,\"reverse\":%d,\"sort\":%d,\"modular\":%d,\"text\":%d,\"dates\":%d,\"names\":%d},"
                  "\"positional\":{\"learned\":%d,\"sinusoidal\":%d,\"none\":%d,\"alibi\":%d,\"rope\":%d},"
                  "\"splits\":{\"train\":%d,\"test\":%d},"
                  "\"limits\":{\"maxLayers\":%d,\"maxHeads\":%d,\"maxDModel\":%d,\"maxDFF\":%d,\"maxContext\":%d,"
                  "\"maxBatch\":%d,\"maxTextBytes\":%d,\"maxSteps\":%d,\"maxEvaluate\":%d,\"maxGenerate\":%d,\"top\":%d,\"modulus\":%d}}",
-                 TF_TASK_INDUCTION, TF_TASK_COPY, TF_TASK_REVERSE, TF_TASK_SORT, TF_TASK_MODULAR, TF_TASK_TEXT,
+                 TF_TASK_INDUCTION, TF_TASK_COPY, TF_TASK_REVERSE, TF_TASK_SORT, TF_TASK_MODULAR, TF_TASK_TEXT, TF_TASK_DATES, TF_TASK_NAMES,
                  TF_POS_LEARNED, TF_POS_SINUSOIDAL, TF_POS_NONE, TF_POS_ALIBI, TF_POS_ROPE, TF_SPLIT_TRAIN, TF_SPLIT_TEST, TF_MAX_LAYERS,
                  TF_MAX_HEADS, TF_MAX_DMODEL, TF_MAX_DFF, TF_MAX_CONTEXT, TF_MAX_BATCH, TF_MAX_TEXT_BYTES,
                  TF_MAX_STEPS, TF_MAX_EVALUATE, TF_MAX_GENERATE, TF_TOP, TF_MODULUS);

@@ -373,7 +373,7 @@ export interface LoadOptions {
 
 export function loadEngine(options?: LoadOptions): Promise<Engine>;
 
-export type TransformerTask = 'induction' | 'copy' | 'reverse' | 'sort' | 'modular' | 'text';
+export type TransformerTask = 'induction' | 'copy' | 'reverse' | 'sort' | 'modular' | 'text' | 'dates' | 'names';
 
 export interface TransformerOptions {
   /** default 'induction'; 'text' needs `text` */

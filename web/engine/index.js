@@ -11,6 +11,7 @@ import { F32, I32, instantiate, simdSupported } from './wasm.js';
 import { createSeq2Seq, loadSeq2Seq } from './seq2seq.js';
 import { createVisionModel, loadVisionModel } from './vision.js';
 import { createTransformer } from './transformer.js';
+import { loadNames } from './names.js';
 import { loadModel } from './load-model.js';
 import { LIMITS, NORMALIZATIONS, SCORES, adoptConstants } from './constants.js';
 import { options, toBoolean, toChoice, toInteger, toList, toMatrix, toNumber, toVector } from './matrix.js';
@@ -176,12 +177,16 @@ export class Engine {
 
   /**
    * A decoder-only transformer bound to a task ('induction', 'copy',
-   * 'reverse', 'sort', 'modular' or the user's 'text'), trained in C; every
-   * head can be watched and ablated. See transformer.js.
+   * 'reverse', 'sort', 'modular', 'dates', 'names' or the user's 'text'),
+   * trained in C; every head can be watched and ablated. 'names' loads its
+   * list on first use (names.js). See transformer.js.
    * @returns {Promise<TransformerModel>}
    */
   async createTransformer(options) {
-    return guard('createTransformer', () => createTransformer(this.heap, options));
+    return guardAsync('createTransformer', async () => {
+      const names = options?.task === 'names' ? await loadNames() : undefined;
+      return createTransformer(this.heap, options, names);
+    });
   }
 
   /**

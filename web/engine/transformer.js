@@ -29,7 +29,8 @@ function seedOf(value, fallback) {
   return seed;
 }
 
-export function createTransformer(heap, args) {
+/** names: the 'names' task's list (web/engine/names.js), which the engine loads, not the caller. */
+export function createTransformer(heap, args, names) {
   const K = transformerConstants(heap);
   const o = options('createTransformer', args, ['task', 'text', 'layers', 'heads', 'dModel', 'dFF', 'context', 'positional', 'score', 'batch', 'seed']);
   const task = toChoice('task', o.task, K.tasks, 'induction');
@@ -41,6 +42,7 @@ export function createTransformer(heap, args) {
   } else if (o.text !== undefined) {
     throw argError(`text: only the 'text' task takes a text (task is '${nameOf(K.tasks, task)}')`);
   }
+  if (task === K.tasks.names && typeof names === 'string') text = new TextEncoder().encode(names);
   // Sizes: integers here; their ranges are the core's (it names the limit and the code).
   const dModel = toInteger('dModel', o.dModel, 64);
   const a = {
