@@ -110,3 +110,20 @@ test('the builder on a tiny hand-made series', () => {
   assert.ok(Math.min(...prev.map((p) => p[1]), ...ind.map((p) => p[1])) > accuracy[0][1], 'the scores panel is below the loss panel');
   assert.ok(svg.includes(`stroke="${HEAD_COLORS[0]}"`));
 });
+
+test("README and docs/api.md quote the figure's own numbers", () => {
+  const { step, from, head, lossBefore, lossAfter } = data.phaseChange;
+  const at = (s) => data.step.indexOf(s);
+  const last = data.step.length - 1;
+  const quotes = [
+    `at step ${step}`,
+    `${data.induction[1][head][at(from)].toFixed(2)} → ${data.induction[1][head][at(step)].toFixed(2)} in ${step - from} steps`,
+    `${lossBefore.toFixed(2)} to ${lossAfter.toFixed(2)} nats`,
+    `${(100 * data.accuracy[last]).toFixed(1)}%`,
+  ];
+  for (const file of ['../../README.md', '../../docs/api.md']) {
+    const text = readFileSync(new URL(file, import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    for (const q of quotes) assert.ok(text.includes(q), `${file.slice(6)} says "${q}"`);
+    assert.match(text, /!\[[^\]]+\]\((docs\/)?induction\.svg\)/, `${file.slice(6)} shows the figure`);
+  }
+});
