@@ -117,6 +117,22 @@ for (const { engine, ...build } of await withEngines()) {
       m.destroy();
     });
 
+    test("'dates' and 'names' models save and load as themselves (the names list travels in the file)", async () => {
+      for (const task of ['dates', 'names']) {
+        const m = await engine.createTransformer({ task, layers: 1, heads: 2, dModel: 16, dFF: 16, context: task === 'dates' ? 48 : 32, seed: 2 });
+        m.train({ steps: 2 });
+        const bytes = m.save();
+        const back = await engine.loadModel(bytes);
+        assert.equal(back.config.task, task);
+        assert.deepEqual(back.config.vocabulary, m.config.vocabulary);
+        assert.deepEqual(back.evaluate({ count: 16 }), m.evaluate({ count: 16 }));
+        assert.deepEqual(back.examples({ count: 3 }), m.examples({ count: 3 }));
+        assert.ok(back.save().every((x, i) => x === bytes[i]) && back.save().length === bytes.length, `${task}: saves the same bytes`);
+        m.destroy();
+        back.destroy();
+      }
+    });
+
     test('errors: a text for dates or names, a context too short for the longest date', async () => {
       await rejectsCode(engine.createTransformer({ task: 'names', text: 'anna\nbob\n' }), 'ERR_ARG', /only the 'text' task takes a text \(task is 'names'\)/);
       await rejectsCode(engine.createTransformer({ task: 'dates', text: 'x' }), 'ERR_ARG', /task is 'dates'/);
