@@ -232,6 +232,10 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
     return { input: tf.input, attention: (await tf.inspect(tf.input, [])).attention.map((l) => l.map((m) => Array.from(m.data))) };
   });
   const pretrained = await maps();
+  await fullScreenshot(page, `${SHOTS}lab-transformer-pretrained-desktop.png`);
+  await page.setViewportSize(PHONE);
+  await fullScreenshot(page, `${SHOTS}lab-transformer-pretrained-phone.png`);
+  await page.setViewportSize(DESKTOP);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
   assert.match(download.suggestedFilename(), /^attnlab-transformer-induction-2x2-step3000\.tfm$/);
   const file = await download.path();
