@@ -5,7 +5,7 @@
 // had them, and the heads' previous-token and induction scores, measured every
 // SCORE_EVERY steps (a few milliseconds each), and the model's weights (its
 // saved bytes), so that an input typed later is read by the model as it was at
-// that step. The lab's transformers are small (the default one is some 180 KB),
+// that step. The lab's transformers are small (the default one is some 165 KB),
 // so 120 frames of weights cost a few MB; a model past FRAME_WEIGHTS_MAX keeps
 // only what was shown (saving it every chunk would cost more than its training).
 // Frames are thinned as the lab's snapshots are (dense at the start, where heads

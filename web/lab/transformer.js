@@ -134,7 +134,9 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
       if (f) view = (await session.inspectAt(f, session.input)) ?? f.view;
       else if (session.input) view = await session.inspect(session.input, ablation(state));
       if (ticket !== request) return;
-      say(f && view === f.view && f.input !== session.input ? `Step ${f.step.toLocaleString('en')}'s weights are not kept (a model this large keeps only what it showed): its maps are of “${f.input}”.` : null);
+      say(f && view === f.view && f.input !== session.input
+        ? `Step ${f.step.toLocaleString('en')}'s weights were not kept (the time-lapse keeps at most 48 MB of them), so its maps are of “${f.input}”, the input it recorded.`
+        : null);
     } catch (err) {
       if (ticket !== request) return;
       say(`The model cannot read this input: ${String(err.message).replace(/^inspect: /, '')}.`);
