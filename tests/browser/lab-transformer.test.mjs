@@ -3,7 +3,8 @@
 // grid of attention maps and the logit lens, ablate a head from the keyboard and
 // see the test loss change, scrub the time-lapse, generate, follow a head into
 // the playground (its weights come back there), open the link again and open bad
-// links, audit with axe-core. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
+// links, audit with axe-core; open on the pretrained induction model, save it, go
+// back to it after a new one, load the file (the same maps). Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 // The model is small (1–2 layers, dModel 16) and trains a few dozen steps: seconds, not minutes.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -105,6 +106,20 @@ test('the Transformer family: train in the worker, layers × heads maps redrawn,
   await page.$eval('#tf-timeline', (s) => { s.value = '0'; s.dispatchEvent(new Event('input')); });
   await page.waitForFunction(() => /step 0 \(recorded\)/.test(document.querySelector('[data-testid=tf-timeline-label]').textContent));
   assert.deepEqual((await firstMap()).data, before0.data, 'frame 0 is the untrained model\'s maps');
+  // a new input at frame 0 is read with that step's weights (the frame keeps them), not the recorded maps
+  const other = [...input].slice(0, 6).reverse().join('');
+  await page.fill('#tfInput', other);
+  await page.dispatchEvent('#tfInput', 'change');
+  await page.waitForFunction((n) => document.querySelector('[data-testid="heatmap-tf-L0H0"]').width === n, 6);
+  assert.match(await text(page, '[data-testid=tf-timeline-label]'), /step 0 \(recorded\)/);
+  const untrained = await page.evaluate(async (t) => {
+    const tf = window.attnlabLab.tf;
+    return { at0: (await tf.inspectAt(tf.frames[0], t)).attention[0][0].data, live: (await tf.inspect(t)).attention[0][0].data };
+  }, other);
+  assert.notDeepEqual(untrained.at0, untrained.live, 'step 0\'s weights are not the trained ones');
+  await page.fill('#tfInput', input);
+  await page.dispatchEvent('#tfInput', 'change');
+  await page.waitForFunction((n) => document.querySelector('[data-testid="heatmap-tf-L0H0"]').width === n, [...input].length);
   await page.$eval('#tf-timeline', (s) => { s.value = s.max; s.dispatchEvent(new Event('input')); });
   await page.waitForFunction(() => /^live/.test(document.querySelector('[data-testid=tf-timeline-label]').textContent));
 
@@ -175,7 +190,7 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
   await page.selectOption('#task', 'transformer');
   await page.waitForFunction(() => window.attnlabLab.tf.model && document.querySelectorAll('.tf-head').length === 3);
   assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
-  assert.equal(await page.isEnabled('#save'), false);
+  assert.equal(await page.isEnabled('#save'), true, 'a transformer saves to a file');
   await train(page, 2);
   // switching away and straight back: the pretrained text model still loading must not take the task back
   await page.selectOption('#task', 'reverse');
@@ -195,4 +210,58 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
   assert.equal(await refused.page.$$eval('.tf-head', (b) => b.length), 8);
   assert.doesNotMatch(refused.page.url(), /tfContext/);
   await refused.page.close();
+});
+
+test('the family opens on the pretrained induction model; Train from scratch, Back to it, and a saved file loads with the same maps', async () => {
+  const { page, errors } = await open('#ver=2&task=transformer');
+  const status = () => text(page, '#model-status');
+  // the default settings open the shipped model, with its sizes, labelled
+  assert.match(await status(), /^Pretrained model \(transformer on induction, 2 layers × 2 heads, dModel 32, attention only\): trained 3,000 steps/);
+  const s = await page.evaluate(() => ({ ...window.attnlabLab.state }));
+  assert.deepEqual([s.tfTask, s.tfLayers, s.tfHeads, s.tfDModel, s.tfDFF, s.tfContext], ['induction', 2, 2, 32, 0, 32]);
+  assert.equal(await steps(page), 3000);
+  assert.equal(await page.$$eval('.tf-head', (b) => b.length), 4);
+  assert.equal(await page.isVisible('#pretrained'), false);
+  assert.equal(await page.isVisible('#reset'), true, 'Train from scratch is one click away');
+  // it has learned: its accuracy beside Train, and an induction head in layer 1
+  const acc = Number((await text(page, '#run-acc')).match(/([\d.]+)%/)[1]);
+  assert.ok(acc > 80, `accuracy ${acc}`);
+  assert.match(await text(page, '[data-testid=tf-scores-readout]'), /strongest induction head L1H\d/);
+  const maps = () => page.evaluate(async () => {
+    const tf = window.attnlabLab.tf;
+    return { input: tf.input, attention: (await tf.inspect(tf.input, [])).attention.map((l) => l.map((m) => Array.from(m.data))) };
+  });
+  const pretrained = await maps();
+  await fullScreenshot(page, `${SHOTS}lab-transformer-pretrained-desktop.png`);
+  await page.setViewportSize(PHONE);
+  await fullScreenshot(page, `${SHOTS}lab-transformer-pretrained-phone.png`);
+  await page.setViewportSize(DESKTOP);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
+  assert.match(download.suggestedFilename(), /^attnlab-transformer-induction-2x2-step3000\.tfm$/);
+  const file = await download.path();
+
+  // Train from scratch: an untrained model of the same settings, the pretrained one kept
+  await page.click('#reset');
+  await page.waitForFunction(() => window.attnlabLab.tf.steps === 0 && /^Untrained/.test(document.querySelector('#model-status').textContent));
+  assert.equal(await page.isVisible('#pretrained'), true, 'the pretrained model is one click away');
+  assert.match(await text(page, '#previous-text'), /transformer on induction, 2 × 2 heads, dModel 32, attention only, 3,000 steps/);
+  await page.click('#back');
+  await page.waitForFunction(() => window.attnlabLab.tf.steps === 3000 && /^Pretrained/.test(document.querySelector('#model-status').textContent));
+  assert.deepEqual(await maps(), pretrained, 'back to the same model');
+  assert.equal(await page.isVisible('#previous'), false, 'an untrained model is not kept');
+
+  // from another family, Load of the saved file opens the Transformer family with its settings and the same maps
+  await page.selectOption('#task', 'reverse');
+  await page.waitForFunction(() => window.attnlabLab.session.model && document.querySelector('[data-testid=output]').textContent !== '–');
+  await page.setInputFiles('#load', file);
+  await page.waitForFunction(() => window.attnlabLab.state.task === 'transformer' && window.attnlabLab.tf.steps === 3000
+    && /^Loaded from/.test(document.querySelector('#model-status').textContent));
+  assert.match(await text(page, '[data-testid=notice]'), /Loaded .*transformer on induction, 2 × 2 heads, dModel 32, attention only, 3000 steps trained/);
+  assert.deepEqual(await maps(), pretrained, 'the loaded file reads as the saved model');
+  assert.equal(await page.isVisible('#tf-heads-card'), true);
+  assert.match(page.url(), /tfDModel=32/);
+  // the pretrained model it replaced is kept
+  assert.match(await text(page, '#previous-text'), /3,000 steps/);
+  assert.deepEqual(errors, []);
+  await page.close();
 });

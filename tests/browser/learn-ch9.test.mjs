@@ -5,8 +5,9 @@
 // Node: same seeds, same bytes), the induction model trains with a progress bar
 // and draws its heads, the challenge passes only when the head that costs the
 // most accuracy is switched off, a pretrained model listed in models.json is
-// fetched (and one that does not load leaves the Train button), axe-core finds
-// nothing serious, the equations fit a 390 px phone. Screenshots of the chapter
+// fetched (and one that does not load leaves the Train button), the chapter's
+// model opens in the lab's Transformer family (on the same pretrained model),
+// axe-core finds nothing serious, the equations fit a 390 px phone. Screenshots of the chapter
 // at 1440 × 900 and 390 × 844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -79,10 +80,9 @@ test('√d trained: both models train live, and the sentence is their numbers', 
 
 test('induction heads: trained live, then the challenge passes only for the head that matters most', async () => {
   const { page, errors } = await laptop();
-  // nothing shipped: the chapter offers to train (and cannot be solved yet)
-  assert.match(await textOf(page, 'ch9-status'), /Not trained yet/);
+  // the shipped model is shown first (models.json: induction); training one here replaces it
+  await page.waitForFunction(() => /trained in advance/.test(document.querySelector('[data-testid="ch9-status"]').textContent));
   assert.equal(await solved(page), 'false');
-  assert.equal(await page.locator('[data-testid="ch9-ablate"]').evaluate((f) => f.disabled), true);
   const t0 = Date.now();
   await page.locator('[data-testid="ch9-train"]').focus();
   await page.keyboard.press('Enter');
@@ -127,6 +127,22 @@ test('induction heads: trained live, then the challenge passes only for the head
   assert.deepEqual(await axeViolations(page), [], 'axe after training');
   await ch9(page).screenshot({ path: `${SHOTS}learn-transformer-laptop.png` });
   assert.deepEqual(errors, []);
+});
+
+test('Open in the lab: the Transformer family with the chapter\'s model settings, opening on the same pretrained model', async () => {
+  const { page } = await laptop();
+  const href = await page.getAttribute('[data-testid="open-lab-transformer"]', 'href');
+  const fields = Object.fromEntries(new URLSearchParams(href.replace(/^lab\.html#/, '')));
+  assert.deepEqual(fields, {
+    task: 'transformer', tfTask: 'induction', tfLayers: '2', tfHeads: '2', tfDModel: '32', tfDFF: '0', tfContext: '32', tfLr: '0.003', tfBatch: '32', seed: '1',
+  });
+  const lab = await openPage(env.browser, `${env.url}${href}`, DESKTOP);
+  await lab.page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
+  await lab.page.waitForFunction(() => window.attnlabLab.tf.steps === 3000, null, { timeout: 30000 });
+  assert.match(await lab.page.textContent('#model-status'), /^Pretrained model \(transformer on induction, 2 layers × 2 heads, dModel 32/);
+  assert.equal(await lab.page.locator('.tf-head').count(), 4);
+  assert.deepEqual(lab.errors, []);
+  await lab.page.close();
 });
 
 test('a pretrained model listed in models.json is fetched; one that does not load leaves Train it', async () => {

@@ -2,12 +2,17 @@
 // actions through the page's client (names from the engine, create, train,
 // inspect, headScores, generate, evaluate with an ablated head), the family's
 // link fields (round trip, bad values back to their defaults), and the
-// playground state that shows one head's weights exactly.
+// playground state that shows one head's weights exactly; save and load through
+// the worker, the shipped pretrained transformer picked by its settings, and the
+// time-lapse's frames keeping weights that read a new input as the model was.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { LabClient } from '../../web/worker/lab-client.js';
+import { readFile } from 'node:fs/promises';
 import { codec } from '../../web/lab/state.js';
+import { pickPretrainedTransformer, transformerSettings } from '../../web/lab/pretrained.js';
+import { TransformerSession } from '../../web/lab/transformer-session.js';
 import { PLAYGROUND_TOKENS, checkNames, playgroundState, transformerOptions } from '../../web/lab/transformer-state.js';
 
 let lab;
@@ -104,4 +109,70 @@ test('a head opens in the playground with its tokens and its weights (one-hot to
   const long = playgroundState(Array.from({ length: 80 }, (_, i) => String(i % 10)), { rows: 80, cols: 80, data: new Float32Array(6400).fill(1 / 80) });
   assert.equal(long.tokens, PLAYGROUND_TOKENS);
   assert.equal(long.cut, true);
+});
+
+test('a transformer saved through the worker loads back as a transformer with its config, steps and maps', async () => {
+  const s = codec.decode('#ver=2&task=transformer&tfLayers=2&tfHeads=2&tfDModel=16&tfContext=32&tfPositional=rope&seed=5').state;
+  const made = await lab.call('createTransformer', { options: transformerOptions(s) });
+  await lab.call('train', { model: made.model, options: { steps: 4, batch: 8, lr: 3e-3 } });
+  const bytes = await lab.call('save', { model: made.model });
+  const loaded = await lab.call('load', { bytes });
+  assert.equal(loaded.kind, 'transformer');
+  assert.equal(loaded.steps, 4);
+  assert.deepEqual(loaded.config, made.config);
+  // the lab's settings of the loaded config are the ones it was made from
+  const settings = transformerSettings(loaded.config);
+  for (const k of ['tfTask', 'tfLayers', 'tfHeads', 'tfDModel', 'tfDFF', 'tfContext', 'tfPositional', 'tfScore', 'seed']) assert.equal(settings[k], s[k], k);
+  const input = 'abcabcab';
+  const a = await lab.call('inspect', { model: made.model, input, options: {} });
+  const b = await lab.call('inspect', { model: loaded.model, input, options: {} });
+  assert.deepEqual(b.attention, a.attention);
+  for (const m of [made, loaded]) await lab.call('destroy', { model: m.model });
+});
+
+test('the pretrained transformer is picked when the settings named match it, and not otherwise', async () => {
+  const manifest = JSON.parse(await readFile(new URL('../../web/models/models.json', import.meta.url), 'utf8'));
+  const spec = manifest.models.induction;
+  const state = { ...codec.defaults(), task: 'transformer', ...transformerSettings(spec.options) };
+  const all = new Set(['tfTask', 'tfLayers', 'tfHeads', 'tfDModel', 'tfDFF', 'tfContext', 'tfPositional', 'tfScore', 'seed']);
+  assert.equal(pickPretrainedTransformer(manifest, state, all)?.name, 'induction');
+  assert.equal(pickPretrainedTransformer(manifest, { ...state, tfHeads: 4 }, all), null, 'another size');
+  assert.equal(pickPretrainedTransformer(manifest, { ...state, tfHeads: 4 }, new Set()).name, 'induction', 'a size not named');
+  assert.equal(pickPretrainedTransformer(manifest, { ...state, tfTask: 'copy' }, new Set()), null, 'another task');
+  assert.equal(pickPretrainedTransformer(manifest, { ...state, start: 'scratch' }, all), null, 'from scratch');
+  // the file is what the manifest says it is
+  const bytes = new Uint8Array(await readFile(new URL(`../../web/models/${spec.file}`, import.meta.url)));
+  const loaded = await lab.call('load', { bytes });
+  assert.equal(loaded.kind, 'transformer');
+  const got = transformerSettings(loaded.config);
+  for (const k of all) assert.equal(got[k], state[k], k);
+  await lab.call('destroy', { model: loaded.model });
+});
+
+test('the time-lapse keeps weights: an input typed later is read as the model was at an earlier step', async () => {
+  const s = codec.decode('#ver=2&task=transformer&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=32').state;
+  const session = new TransformerSession(lab, {});
+  await session.create(transformerOptions(s));
+  session.input = 'abcdabcd';
+  await session.record();
+  const untrained = await session.inspect('xyzxyz');
+  for (let k = 0; k < 3; k++) await session.step({ batch: 8, lr: 1e-2 });
+  assert.equal(session.steps, 3);
+  assert.ok(session.frames.every((f) => f.bytes instanceof Uint8Array), 'every frame keeps its weights');
+  assert.equal(session.frameBytes, session.frames.reduce((n, f) => n + f.bytes.length, 0));
+  // frame 0 reads a new input with the untrained weights; the recorded input comes from its view
+  const at0 = await session.inspectAt(session.frames[0], 'xyzxyz');
+  assert.deepEqual(at0.attention, untrained.attention);
+  assert.notDeepEqual((await session.inspect('xyzxyz')).attention, untrained.attention, 'training moved the maps');
+  assert.equal(await session.inspectAt(session.frames[0], 'abcdabcd'), session.frames[0].view);
+  // a kept run comes back with its frames and weights
+  const run = session.run();
+  const bytes = await session.save();
+  const back = new TransformerSession(lab, {});
+  await back.restore(run, bytes);
+  assert.equal(back.steps, 3);
+  assert.equal(back.frames.length, session.frames.length);
+  assert.deepEqual((await back.inspect('xyzxyz')).attention, (await session.inspect('xyzxyz')).attention);
+  await session.drop();
+  await back.drop();
 });

@@ -37,8 +37,6 @@ export function createControls() {
     // text models, image models and transformers each show only their own settings and panels
     const family = state.task === 'transformer' ? 'transformer' : isImageTask(state.task) ? 'images' : 'text';
     for (const node of document.querySelectorAll('[data-for]')) node.hidden = !node.dataset.for.split(' ').includes(family);
-    byId('save').disabled = family === 'transformer';
-    byId('save').title = family === 'transformer' ? 'A transformer cannot be saved to a file yet' : 'Download the trained model';
     byId('clutter-field').hidden = state.task !== 'cluttered';
   }
 

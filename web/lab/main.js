@@ -3,9 +3,9 @@
 // session.js, and the panels are the views of controls.js, progress.js,
 // alignment.js and bottleneck.js (text tasks), images.js and modes.js (image
 // tasks), with the run bar of model-status.js; the Transformer family is
-// transformer.js, with its own session, driven by the same run bar. A task opens on its pretrained
-// model when web/models has one (pretrained.js); a new model keeps the one
-// before it, to go back to. Everything lives inside start(): no module state.
+// transformer.js, with its own session, driven by the same run bar. A task (and
+// the Transformer family) opens on its pretrained model when web/models has one
+// (pretrained.js); a new model of either family keeps the one before it, to go back to. Everything lives inside start(): no module state.
 import { byId, setText } from '../ui/dom.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
@@ -17,7 +17,7 @@ import { createImageView } from './images.js';
 import { createModesView } from './modes.js';
 import { readModelFile, saveModel, settingsOf } from './model-file.js';
 import { createModelStatus, modelName } from './model-status.js';
-import { fetchPretrained, linkFields, loadManifest, pickPretrained } from './pretrained.js';
+import { fetchPretrained, linkFields, loadManifest, pickPretrained, pickPretrainedTransformer, transformerSettings } from './pretrained.js';
 import { createProgressView } from './progress.js';
 import { TrainingSession } from './session.js';
 import { codec, isImageTask, MODEL_KEYS, modelOptions, trainOptions, visionOptions } from './state.js';
@@ -26,6 +26,8 @@ import { TF_MODEL_KEYS, transformerTrainOptions } from './transformer-state.js';
 
 /** The fields of a task change that choose its pretrained model. */
 const TASK_FIELDS = new Set(['task', 'mode']);
+/** The pretrained transformer button's fields: any one of the task, whatever its sizes. */
+const ANY_SIZE = new Set();
 /** A link that sets an experiment's fields opens at that experiment. */
 const EXPERIMENTS = [{ id: 'bottleneck', fields: ['compare', 'compareSteps'] }, { id: 'modes', fields: ['modeSteps'] }];
 
@@ -53,6 +55,7 @@ function start() {
   const showError = (err, context) => status.error(err, context);
   let manifest = null; // the pretrained models (web/models/models.json)
   let origin = {}; // where the model in hand came from: { pretrained } | { file } | {} (made here)
+  let tfOrigin = {}; // the same for the transformer in hand
   let previous = null; // the model before the last new one: { state, run, bytes, origin, label }
   const pretrainedFor = (fields) => pickPretrained(manifest, state, fields);
   const isTf = () => state.task === 'transformer';
@@ -60,7 +63,9 @@ function start() {
   const active = () => (isTf() ? tf.session : session);
   const runOptions = () => (isTf() ? transformerTrainOptions(state) : trainOptions(state));
   const showStatus = () => {
-    status.update(active(), state, isTf() ? {} : origin, Boolean(pickPretrained(manifest, { ...state, start: 'pretrained' }, TASK_FIELDS)));
+    const pretrained = { ...state, start: 'pretrained' };
+    const can = isTf() ? pickPretrainedTransformer(manifest, pretrained, ANY_SIZE) : pickPretrained(manifest, pretrained, TASK_FIELDS);
+    status.update(active(), state, isTf() ? tfOrigin : origin, Boolean(can));
     status.previous(previous);
     showPlaying(active());
   };
@@ -179,12 +184,20 @@ function start() {
     modes.label(state.task);
   }
 
-  /** The model in hand, its run and its settings, to come back to (null: nothing trained to keep). */
+  /**
+   * The model in hand of the family `settings` name (a transformer or the other
+   * session's), its run and its settings, to come back to (null: nothing trained to keep).
+   */
   async function keepCurrent(settings = state) {
-    session.pause();
-    await session.busy;
-    if (!session.model || session.steps === 0) return null;
-    return { state: { ...settings }, run: session.run(), bytes: await session.save(), origin, label: `${modelName(settings)}, ${session.steps.toLocaleString('en')} steps` };
+    const tfModel = settings.task === 'transformer';
+    const s = tfModel ? tf.session : session;
+    s.pause();
+    await s.busy;
+    if (!s.model || s.steps === 0) return null;
+    return {
+      state: { ...settings }, run: s.run(), bytes: await s.save(), origin: tfModel ? tfOrigin : origin,
+      label: `${modelName(settings)}, ${s.steps.toLocaleString('en')} steps`,
+    };
   }
 
   /** Shows the model the session now holds (after create, load or restore). */
@@ -209,11 +222,11 @@ function start() {
    */
   async function newModel({ rollback = null, given = null } = {}) {
     showError(null);
-    if (isTf()) return newTransformer(rollback);
+    if (isTf()) return newTransformer(rollback, given && (given === ANY_SIZE ? given : chosenTransformer(given)));
+    // the model there was is kept, a transformer as well (coming from one, this family's was kept when it was left)
+    const kept = await keepCurrent(rollback ?? state);
     await tf.drop();
     const vision = isImageTask(state.task);
-    // coming from a transformer, the model of this family was kept when it was left
-    const kept = rollback?.task === 'transformer' ? null : await keepCurrent(rollback ?? state);
     let pick = given ? pretrainedFor(given) : null;
     let bytes = null;
     if (pick) bytes = await fetchPretrained(pick.spec).catch(() => null);
@@ -264,26 +277,68 @@ function start() {
   }
 
   /**
-   * A new transformer from the settings; the seq2seq or image model there was
-   * pauses (its family keeps it). When the settings cannot make one, the
-   * engine's reason is shown and the transformer there was comes back
-   * (`rollback`), or, from a link or another family, the default one.
+   * The transformer settings a pretrained model must match: the ones `given`
+   * names (the link's, the one changed) and every one a link or the learner set
+   * away from its default, so that opening the family on the default settings
+   * opens the pretrained model, and chosen sizes are kept.
    */
-  async function newTransformer(rollback) {
-    // the text or image model there was is kept, to go back to
-    if (rollback && rollback.task !== 'transformer') previous = (await keepCurrent(rollback)) ?? previous;
+  function chosenTransformer(given) {
+    const defaults = codec.defaults();
+    return new Set([...given, ...TF_MODEL_KEYS.filter((k) => state[k] !== defaults[k])]);
+  }
+
+  /**
+   * A new transformer from the settings, or the pretrained one when `given`
+   * fields pick it; the model there was (of either family) is kept to go back
+   * to. When the settings cannot make one, the engine's reason is shown and the
+   * transformer there was comes back (`rollback`), or, from a link or another
+   * family, the default one.
+   */
+  async function newTransformer(rollback, given) {
+    const before = previous;
+    const kept = await keepCurrent(rollback ?? state);
+    if (kept) previous = kept;
     session.pause();
     await session.busy;
     clearViews();
     try {
-      await tf.newModel();
-      if (!isTf()) return false; // another family was chosen meanwhile
+      const pick = given ? pickPretrainedTransformer(manifest, state, given) : null;
+      const bytes = pick ? await fetchPretrained(pick.spec).catch(() => null) : null;
+      const made = bytes ? await client.call('load', { bytes }) : null;
+      if (!isTf()) { // another family was chosen meanwhile
+        if (made) await client.call('destroy', { model: made.model });
+        return false;
+      }
+      if (made) {
+        Object.assign(state, pick.settings);
+        controls.fill(state);
+        tf.fill();
+        await tf.adopt(made, state.tfInput);
+        tfOrigin = { pretrained: pick };
+      } else {
+        await tf.newModel();
+        tfOrigin = {};
+      }
+      if (!isTf()) return false;
       progress.update(tf.session);
       showStatus();
       return true;
     } catch (err) {
       showError(err, { doing: 'create' });
-      // back to the transformer there was; from a link or another family, to the default one
+      if (kept?.state.task === 'transformer') {
+        // the trained transformer there was comes back as it was
+        previous = before;
+        Object.assign(state, kept.state);
+        controls.fill(state);
+        tf.fill();
+        writeHash();
+        await tf.restore(kept.run, kept.bytes).catch(() => {});
+        tfOrigin = kept.origin;
+        progress.update(tf.session);
+        showStatus();
+        return false;
+      }
+      // back to the (untrained) transformer there was; from a link or another family, to the default one
       let fallback = rollback?.task === 'transformer' ? rollback : null;
       if (!fallback) {
         const defaults = codec.defaults();
@@ -296,6 +351,7 @@ function start() {
       tf.fill();
       writeHash();
       await tf.newModel().catch(() => {});
+      tfOrigin = {};
       progress.update(tf.session);
       showStatus();
       return false;
@@ -305,20 +361,28 @@ function start() {
   /** Back to the model kept from before; the one in hand is kept in its place. */
   async function goBack() {
     if (!previous) return;
-    session.pause();
-    await session.busy;
     const target = previous;
-    const kept = isTf() ? null : await keepCurrent();
-    if (isTf()) await tf.drop();
+    const kept = await keepCurrent();
     showError(null);
-    clearViews();
     Object.assign(state, target.state);
     controls.fill(state);
+    tf.fill();
     byId('text').value = state.text;
     writeHash();
+    clearViews();
+    previous = kept;
+    if (isTf()) {
+      session.pause();
+      await session.busy;
+      await tf.restore(target.run, target.bytes);
+      tfOrigin = target.origin;
+      progress.update(tf.session);
+      showStatus();
+      return;
+    }
+    await tf.drop();
     await session.restore(target.run, target.bytes);
     origin = target.origin;
-    previous = kept;
     await showNewModel();
   }
 
@@ -342,7 +406,7 @@ function start() {
       const wasPlaying = was.playing;
       was.pause();
       await was.busy;
-      const given = TASK_FIELDS.has(name) ? TASK_FIELDS : new Set(MODEL_KEYS);
+      const given = TASK_FIELDS.has(name) ? TASK_FIELDS : new Set(isTf() ? TF_MODEL_KEYS : MODEL_KEYS);
       if ((await newModel({ rollback: before, given })) && wasPlaying) active().play(runOptions());
     } else if (name === 'beam') {
       showInput();
@@ -360,7 +424,7 @@ function start() {
   byId('back').addEventListener('click', () => goBack().catch((err) => showError(err, { doing: 'load' })));
   byId('pretrained').addEventListener('click', () => {
     state.start = 'pretrained';
-    newModel({ given: TASK_FIELDS });
+    newModel({ given: isTf() ? ANY_SIZE : TASK_FIELDS });
   });
   byId('text').addEventListener('input', () => {
     state.text = byId('text').value.slice(0, 64);
@@ -405,7 +469,7 @@ function start() {
     }
   });
 
-  byId('save').addEventListener('click', () => saveModel(session, state).catch((err) => showError(err, { doing: 'save' })));
+  byId('save').addEventListener('click', () => saveModel(active(), state).catch((err) => showError(err, { doing: 'save' })));
   byId('load').addEventListener('change', async (e) => {
     const file = e.target.files?.[0];
     e.target.value = '';
@@ -413,7 +477,26 @@ function start() {
     showError(null);
     try {
       const bytes = await readModelFile(file);
-      const kept = isTf() ? null : await keepCurrent();
+      const kept = await keepCurrent();
+      const made = await client.call('load', { bytes });
+      if (made.kind === 'transformer') {
+        // a transformer file opens the Transformer family with its settings
+        session.pause();
+        await session.busy;
+        Object.assign(state, transformerSettings(made.config), { start: 'scratch', tfAblate: [] });
+        controls.fill(state);
+        tf.fill();
+        writeHash();
+        clearViews();
+        await tf.adopt(made);
+        tfOrigin = { file: file.name };
+        if (kept) previous = kept;
+        progress.update(tf.session);
+        showStatus();
+        notice.show(`Loaded ${file.name}: ${modelName(state)}, ${made.steps} steps trained.`);
+        return;
+      }
+      await client.call('destroy', { model: made.model });
       if (isTf()) await tf.drop();
       const loaded = await session.load(bytes);
       Object.assign(state, settingsOf(loaded.config), { start: 'scratch' });

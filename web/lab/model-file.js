@@ -7,8 +7,10 @@ const MAX_FILE_BYTES = 64 << 20;
 
 export async function saveModel(session, state) {
   const bytes = await session.save();
-  const attention = isImageTask(state.task) ? state.mode : state.attention;
-  download(`attnlab-${state.task}-${attention}-step${session.steps}.attnlab`, new Blob([bytes], { type: 'application/octet-stream' }));
+  const name = state.task === 'transformer'
+    ? `attnlab-transformer-${state.tfTask}-${state.tfLayers}x${state.tfHeads}-step${session.steps}.tfm`
+    : `attnlab-${state.task}-${isImageTask(state.task) ? state.mode : state.attention}-step${session.steps}.attnlab`;
+  download(name, new Blob([bytes], { type: 'application/octet-stream' }));
 }
 
 /** The bytes of a chosen file (too large a file is refused before it is read). */

@@ -30,6 +30,38 @@ export function pickPretrained(manifest, state, given) {
   return null;
 }
 
+/**
+ * The lab's Transformer settings of a transformer's options or config (a
+ * manifest entry's options, or a loaded model's config): the engine's defaults
+ * for what the options leave out.
+ */
+export function transformerSettings(o) {
+  return {
+    task: 'transformer', tfTask: o.task, tfLayers: o.layers, tfHeads: o.heads, tfDModel: o.dModel, tfDFF: o.dFF ?? 0,
+    tfContext: o.context, tfPositional: o.positional ?? 'learned', tfScore: o.score ?? 'scaled_dot', ...(o.batch ? { tfBatch: o.batch } : {}),
+    seed: o.seed ?? 1,
+  };
+}
+
+/** The settings that must match a pretrained transformer's (its text aside: no text-task model ships). */
+const TF_MATCH = ['tfTask', 'tfLayers', 'tfHeads', 'tfDModel', 'tfDFF', 'tfContext', 'tfPositional', 'tfScore', 'seed'];
+
+/**
+ * The pretrained transformer { name, spec, settings } for `state`, or null: one
+ * of the state's transformer task whose settings equal the state's on every
+ * setting named in `given`. With start=scratch there is none.
+ */
+export function pickPretrainedTransformer(manifest, state, given) {
+  if (state.start !== 'pretrained' || !manifest?.models) return null;
+  for (const [name, spec] of Object.entries(manifest.models)) {
+    if (spec.kind !== 'transformer') continue;
+    const settings = transformerSettings(spec.options);
+    if (settings.tfTask !== state.tfTask) continue;
+    if (TF_MATCH.every((k) => !given.has(k) || settings[k] === state[k])) return { name, spec, settings };
+  }
+  return null;
+}
+
 /** The model fields a link sets ("#ver=2&task=dates&..."), by name. */
 export function linkFields(hash) {
   return new Set(hash.replace(/^#/, '').split('&').map((kv) => decodeURIComponent(kv.split('=')[0])).filter(Boolean));
@@ -37,9 +69,9 @@ export function linkFields(hash) {
 
 /** One line on a pretrained model: what it does and how well, for the label over the lab. */
 export function describePretrained({ spec, settings }) {
-  const what = isImageTask(settings.task)
-    ? `${settings.task} digits, ${settings.mode} attention`
-    : `${settings.task}, attention ${settings.attention}`;
+  const what = settings.task === 'transformer'
+    ? `transformer on ${settings.tfTask}, ${settings.tfLayers} layers × ${settings.tfHeads} heads, dModel ${settings.tfDModel}${settings.tfDFF ? '' : ', attention only'}`
+    : isImageTask(settings.task) ? `${settings.task} digits, ${settings.mode} attention` : `${settings.task}, attention ${settings.attention}`;
   // its accuracy is the one the lab measures beside Train (on the lab's own test draw), not the manifest's
   return `Pretrained model (${what}): trained ${spec.steps.toLocaleString('en')} steps ahead of time, ready to read inputs. `
     + 'Train on to improve it, or start over with Train from scratch.';

@@ -23,7 +23,7 @@ const EVAL_COUNT = 200;
  * about lr whatever its gradient: at full rate they undid a pretrained model (99% to
  * 55% in ten steps); ramped, it keeps what it knows and trains on.
  */
-const WARMUP_STEPS = 200;
+export const WARMUP_STEPS = 200;
 /** Image models: the held-out digits (their task has no validation split), fewer as a forward pass costs more. */
 const IMAGE_EVAL = { split: 'test', count: 100 };
 const evalOptions = (kind, count = EVAL_COUNT) => (kind === 'vision' ? { ...IMAGE_EVAL, count: Math.min(count, IMAGE_EVAL.count) } : { split: 'validation', count });
@@ -44,6 +44,12 @@ export function thin(points) {
  */
 export function thinSnapshots(list) {
   if (list.length <= 2) return list;
+  const drop = thinIndex(list);
+  return list.filter((_, i) => i !== drop);
+}
+
+/** The index thinSnapshots drops from `list` (3 or more items): the one whose neighbours are closest in log(1 + step). */
+export function thinIndex(list) {
   const at = (i) => Math.log1p(list[i].step);
   let drop = 1;
   let gap = Infinity;
@@ -51,7 +57,7 @@ export function thinSnapshots(list) {
     const g = at(i + 1) - at(i - 1);
     if (g < gap) { gap = g; drop = i; }
   }
-  return list.filter((_, i) => i !== drop);
+  return drop;
 }
 
 /** Steps the next chunk may take: 1 at first, then about a fifth of the steps done (so early updates stay dense). */

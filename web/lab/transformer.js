@@ -130,9 +130,13 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
     const f = frame();
     let view = f?.view ?? null;
     try {
-      if (!f && session.input) view = await session.inspect(session.input, ablation(state));
+      // an earlier step reads the input in the box with that step's weights (kept in the frame)
+      if (f) view = (await session.inspectAt(f, session.input)) ?? f.view;
+      else if (session.input) view = await session.inspect(session.input, ablation(state));
       if (ticket !== request) return;
-      say(null);
+      say(f && view === f.view && f.input !== session.input
+        ? `Step ${f.step.toLocaleString('en')}'s weights were not kept (the time-lapse keeps at most 48 MB of them), so its maps are of “${f.input}”, the input it recorded.`
+        : null);
     } catch (err) {
       if (ticket !== request) return;
       say(`The model cannot read this input: ${String(err.message).replace(/^inspect: /, '')}.`);
@@ -238,6 +242,33 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
     writeHash();
   });
 
+  /** Views start again (a new model is coming). */
+  function reset() {
+    stopReplay();
+    live = true;
+    config = null;
+    heads.clear();
+    scores.clear();
+  }
+
+  /** Views of the model the session now holds, on `input` ('' : a test example). */
+  async function prepare(input) {
+    config = session.info.config;
+    const kept = state.tfAblate.filter(fits);
+    if (kept.length !== state.tfAblate.length) state.tfAblate = kept;
+    const select = byId('tf-open-head');
+    const names = Array.from({ length: config.layers * config.heads }, (_, k) => headName({ layer: Math.floor(k / config.heads), head: k % config.heads }));
+    fillSelect(select, names, Object.fromEntries(names.map((n) => [n, n.replace('H', ' H')])));
+    [example] = await session.examples(1, 1);
+    setText(byId('tf-generate-hint'), TEXT_TASKS.includes(config.task)
+      ? 'The model continues a prompt one character at a time, each drawn from its prediction.'
+      : 'The model completes a prompt (by default, a test example up to its answer), one token at a time.');
+    promptBox.placeholder = defaultPrompt();
+    setText(byId('tf-generated'), '–');
+    await setInput(input || Array.from(example.input + example.target).slice(0, config.context).join(''));
+    writeHash();
+  }
+
   return {
     session,
     /**
@@ -258,26 +289,25 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
     },
     /** A new model from the settings: views start again on the input in the link, or a test example. */
     async newModel() {
-      stopReplay();
-      live = true;
-      config = null;
-      heads.clear();
-      scores.clear();
+      reset();
       await session.create(transformerOptions(state));
-      config = session.info.config;
-      const kept = state.tfAblate.filter(fits);
-      if (kept.length !== state.tfAblate.length) state.tfAblate = kept;
-      const select = byId('tf-open-head');
-      const names = Array.from({ length: config.layers * config.heads }, (_, k) => headName({ layer: Math.floor(k / config.heads), head: k % config.heads }));
-      fillSelect(select, names, Object.fromEntries(names.map((n) => [n, n.replace('H', ' H')])));
-      [example] = await session.examples(1, 1);
-      setText(byId('tf-generate-hint'), TEXT_TASKS.includes(config.task)
-        ? 'The model continues a prompt one character at a time, each drawn from its prediction.'
-        : 'The model completes a prompt (by default, a test example up to its answer), one token at a time.');
-      promptBox.placeholder = defaultPrompt();
-      setText(byId('tf-generated'), '–');
-      await setInput(state.tfInput || Array.from(example.input + example.target).slice(0, config.context).join(''));
-      writeHash();
+      await prepare(state.tfInput);
+    },
+    /**
+     * The model the worker loaded (`made`: its load answer), from a file or a
+     * pretrained model; views start again on `input` ('' : a test example).
+     */
+    async adopt(made, input = '') {
+      reset();
+      await session.adopt(made, true);
+      state.tfInput = input;
+      await prepare(input);
+    },
+    /** Back to a run kept by session.run(), with its model's bytes: its curves, time-lapse and input come back. */
+    async restore(run, bytes) {
+      reset();
+      await session.restore(run, bytes);
+      await prepare(session.input);
     },
     /** Redraws after a chunk of training. */
     show,

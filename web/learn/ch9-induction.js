@@ -9,6 +9,7 @@ import { drawChart, drawLegend } from '../ui/chart.js';
 import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { INDUCTION, headDrops, loadPretrained, trainInChunks } from './ch9-training.js';
+import { labLink, transformerLabFields } from './links.js';
 import { createChallenge } from './progress.js';
 
 const HEAD_COLORS = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a', '#66a61e', '#e6ab02', '#a6761d', '#666666'];
@@ -150,6 +151,7 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
     history = [];
     maps = [];
     ablateSet.disabled = true;
+    root.dataset.trained = 'false'; // a model trained before (the pretrained one) is gone
     $('ablate-boxes').replaceChildren();
     setText(ablateText, '');
     setText(status, source);
@@ -187,6 +189,13 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
     }
   }
   button.addEventListener('click', train);
+
+  // the same model in the lab's Transformer family (on the pretrained one when the site ships it)
+  const shipped = manifest?.models?.induction;
+  const spec = shipped?.options ? shipped : { options: INDUCTION.model, lr: INDUCTION.lr };
+  const open = h('a', { href: labLink(transformerLabFields(spec)), dataset: { role: 'open-lab', testid: 'open-lab-transformer' },
+    textContent: 'Watch every head of this model in the lab (the Transformer family: time-lapse, ablation, logit lens) →' });
+  ablateSet.after(h('p', { className: 'open' }, open));
 
   setText(status, `Not trained yet: ${INDUCTION.steps.toLocaleString('en')} steps, a few seconds.`);
   setHidden(bar, false);

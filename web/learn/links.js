@@ -37,6 +37,20 @@ export function labFieldsFor(spec, extra = {}) {
 }
 
 /**
+ * The lab's Transformer family with a transformer's settings (web/lab/transformer-state.js:
+ * tfTask, tfLayers, tfHeads, tfDModel, tfDFF, tfContext, tfLr, tfBatch, seed); a spec
+ * { options, lr, batch } as models.json lists it. The lab opens on the pretrained model
+ * when these match one it ships.
+ */
+export function transformerLabFields(spec, extra = {}) {
+  const o = spec.options;
+  return {
+    task: 'transformer', tfTask: o.task, tfLayers: o.layers, tfHeads: o.heads, tfDModel: o.dModel, tfDFF: o.dFF ?? 0,
+    tfContext: o.context, tfLr: spec.lr, tfBatch: spec.batch ?? o.batch, seed: o.seed ?? 1, ...extra,
+  };
+}
+
+/**
  * The lab's Images task with an image model's settings (web/lab/state.js: task, clutter,
  * channels, cell, hidden, mode, lr, batch, seed). The lab has no field for the number of
  * glimpses: it trains one-glimpse models.
