@@ -40,6 +40,7 @@ void tf_destroy(Transformer *m) {
     if (!m) return;
     if (m->task) seq_task_free(m->task);
     free(m->task);
+    tf_shards_free(m);
     tf_model_destroy(m);
 }
 
@@ -105,10 +106,11 @@ int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
     for (int s = 0; s < o->steps; s++) {
         fill_batch(m, TF_SPLIT_TRAIN, &m->train_rng, o->batch);
         int scored = 0;
-        double loss = tf_forward(m, o->batch, T, 1, &scored);
+        double loss = 0;
+        NN_TRY(tf_shards_forward(m, o->batch, T, &loss, &scored));
         if (!isfinite(loss)) return nn_fail(NN_ERR_VALUE, "step %d: the loss is %g; the step is not taken", s, loss);
-        memset(m->grads, 0, sizeof(nn_real) * m->n_params);
-        if (scored) tf_backward(m, o->batch, T, scored);
+        if (scored) NN_TRY(tf_shards_backward(m, o->batch, T, scored));
+        else memset(m->grads, 0, sizeof(nn_real) * m->n_params);
         NN_TRY(adamw_step(m, o, schedule(o, m->steps, horizon)));
         if (losses) losses[s] = (float)loss;
     }
