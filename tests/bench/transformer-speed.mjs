@@ -5,24 +5,28 @@
 // one thread): token embedding, learned positions, pre-LayerNorm blocks of
 // causal multi-head attention and a GELU MLP with residuals, a final
 // LayerNorm, the output layer, softmax cross-entropy, Adam. Steps/s of each,
-// interleaved best-of rounds (the machine is shared: drift hits all alike).
+// interleaved best-of rounds (the machine is shared: drift hits all alike;
+// the best by CPU time is printed beside the clock's for one thread).
 // Then the share of the one-core WASM SIMD peak (tests/bench/peak.mjs, sampled
-// in the same run) that the step's matrix products reach: their FLOPs per
+// in the same run) that the step's matrix products reach, their FLOPs per
 // step (forward and both backward products of each, attention's T x T
-// products in full, as the kernels compute them) over the whole step's time,
-// so GELU, LayerNorm, softmax and the optimiser count against it. And 2
+// products in full, as the kernels compute them) over their own time (the
+// same shapes timed alone on the engine's kernels, tests/bench/products.c),
+// and over the whole step's time (GELU, LayerNorm, softmax, AdamW count
+// against it). And 2
 // threads (the threaded build, each batch split into one shard per thread)
 // against one. A miss is printed as MISS; the bench does not fail on it.
 //   node tests/bench/transformer-speed.mjs [--quick]
 import os from 'node:os';
 import path from 'node:path';
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadEngine } from '../../web/engine/index.js';
 import { mulberry32 } from '../lib/random.mjs';
 import { loadTfWasm } from '../lib/tfjs.mjs';
 import { loadPeak, peakTogether } from './peak.mjs';
-import { median, timeInterleaved } from './timing.mjs';
+import { median } from './timing.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const QUICK = process.argv.includes('--quick');
@@ -32,11 +36,67 @@ const TARGETS = { vsTf: 5, ofPeak: 0.5, threads: 1.7 };
 const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '-');
 const verdict = (ok) => (ok ? 'PASS' : 'MISS');
 
-/** FLOPs of one training step's matrix products: forward, and dA and dB of each in the backward. */
-function matmulFlops({ layers: L, heads: H, dModel: C, dFF: F, batch: B }, T, V) {
-  const N = B * T;
-  const perLayer = 2 * N * C * 3 * C + 2 * 2 * B * T * T * C + 2 * N * C * C + 2 * 2 * N * C * F; // qkv, QK^T and PV over H heads of C/H, proj, MLP
-  return 3 * (L * perLayer + 2 * N * C * V);
+/**
+ * The matrix products of one training step as src/models/transformer.c and
+ * the layers it calls make them: [what, kind (0 A B, 1 A^T B, 2 A B^T), M, N,
+ * K, lda, ldb, ldc, calls a step]. Each forward product has two in the
+ * backward (dA and dB); attention's are per sequence and head, T x T in full.
+ */
+function stepProducts({ layers: L, heads: H, dModel: C, dFF: F, batch: B }, T, V) {
+  const N = B * T, D = C / H, BH = B * H, C3 = 3 * C;
+  const linear = (what, IC, OC, count) => [
+    [`${what} forward`, 0, N, OC, IC, IC, OC, OC, count],
+    [`${what} dx`, 2, N, IC, OC, OC, OC, IC, count],
+    [`${what} dW`, 1, IC, OC, N, IC, OC, OC, count],
+  ];
+  return [
+    ...linear('qkv', C, C3, L),
+    ['Q K^T', 2, T, T, D, C3, C3, T, L * BH], ['P V', 0, T, D, T, T, C3, C, L * BH],
+    ['dP = dY V^T', 2, T, T, D, C, C3, T, L * BH], ['dV = P^T dY', 1, T, D, T, T, C, C3, L * BH],
+    ['dQ = dS K', 0, T, D, T, T, C3, C3, L * BH], ['dK = dS^T Q', 1, T, D, T, T, C3, C3, L * BH],
+    ...linear('proj', C, C, L),
+    ...(F ? [...linear('fc', C, F, L), ...linear('fcproj', F, C, L)] : []),
+    ...linear('output', C, V, 1),
+  ];
+}
+
+const productFlops = (products) => products.reduce((s, [, , M, N, K, , , , count]) => s + 2 * M * N * K * count, 0);
+
+/**
+ * The step's products alone on the engine's kernels (tests/bench/products.c),
+ * each shape's best of `rounds` samples of ~sampleMs, by the clock and by CPU
+ * time: ms a step.
+ */
+async function timeProducts(products, { rounds, sampleMs }) {
+  const wasm = path.join(ROOT, 'build/bench/products.wasm');
+  const made = spawnSync('make', ['-s', 'build/bench/products.wasm'], { cwd: ROOT, stdio: 'inherit' });
+  if (made.status !== 0) throw new Error('make build/bench/products.wasm failed');
+  const { instance } = await WebAssembly.instantiate(readFileSync(wasm), {
+    env: { emscripten_notify_memory_growth() {} },
+    wasi_snapshot_preview1: { proc_exit() {}, fd_write: () => 0, fd_close: () => 0, fd_seek: () => 0 },
+  });
+  const e = instance.exports;
+  e._initialize?.();
+  const size = Math.max(...products.flatMap(([, , M, N, K, lda, ldb, ldc]) => [Math.max(M, K) * Math.max(lda, K), K * Math.max(ldb, N), M * ldc]));
+  if (!e.products_init(size)) throw new Error('products.wasm: out of memory');
+  let wall = 0, cpu = 0;
+  for (const [, kind, M, N, K, lda, ldb, ldc, count] of products) {
+    const run = (reps) => e.products_run(kind, M, N, K, lda, ldb, ldc, reps);
+    const t0 = performance.now();
+    run(1);
+    const reps = Math.max(1, Math.round(sampleMs / Math.max(performance.now() - t0, 1e-3)));
+    let bestWall = Infinity, bestCpu = Infinity;
+    for (let r = 0; r < rounds; r++) {
+      const w0 = performance.now(), c0 = process.cpuUsage();
+      run(reps);
+      const c = process.cpuUsage(c0);
+      bestWall = Math.min(bestWall, (performance.now() - w0) / reps);
+      bestCpu = Math.min(bestCpu, (c.user + c.system) / 1000 / reps);
+    }
+    wall += bestWall * count;
+    cpu += bestCpu * count;
+  }
+  return { wall, cpu };
 }
 
 // ---- the same model in TensorFlow.js ops -----------------------------------------------------
@@ -105,6 +165,37 @@ function tfTransformer(tf, { layers: L, heads: H, dModel: C, dFF: F, batch: B },
   return { parameters, step };
 }
 
+/**
+ * Interleaved rounds of `subjects` (each warmed up first), in rotating order
+ * so drift on a shared machine hits them alike; each sample runs enough
+ * steps to last `sampleMs`. Per subject, ms per step: the best and the median
+ * sample by the clock, and the best by this process's CPU time (a thread the
+ * machine's other work pauses costs no CPU time; with two threads it adds
+ * both threads' time, so it is shown for one thread only).
+ */
+function timeSteps(subjects, { rounds, sampleMs, warmMs }) {
+  const state = subjects.map((s) => {
+    let calls = 0;
+    const t0 = performance.now();
+    while (calls < 3 || performance.now() - t0 < warmMs) {
+      s.call();
+      calls++;
+    }
+    return { batch: Math.max(1, Math.round((sampleMs * calls) / (performance.now() - t0))), wall: [], cpu: [] };
+  });
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < subjects.length; k++) {
+      const i = (k + r) % subjects.length, st = state[i];
+      const t0 = performance.now(), c0 = process.cpuUsage();
+      for (let c = 0; c < st.batch; c++) subjects[i].call();
+      const cpu = process.cpuUsage(c0);
+      st.wall.push((performance.now() - t0) / st.batch);
+      st.cpu.push((cpu.user + cpu.system) / 1000 / st.batch);
+    }
+  }
+  return subjects.map((s, i) => ({ name: s.name, best: Math.min(...state[i].wall), ms: median(state[i].wall), cpu: Math.min(...state[i].cpu) }));
+}
+
 // ---- the run -------------------------------------------------------------------------------
 
 async function main() {
@@ -114,12 +205,23 @@ async function main() {
   if (two.threads === 2) models.two = await two.createTransformer(MODEL);
   const { sequenceLength: T, vocabulary, parameters } = models.one.config;
   const V = vocabulary.length;
-  const flops = matmulFlops(MODEL, T, V);
+  const products = stepProducts(MODEL, T, V);
+  const flops = productFlops(products);
   console.log('\n== transformer training speed: the default model, one step of batch 32');
   console.log(`   ${JSON.stringify(MODEL)}: ${parameters} parameters, sequences of ${T}, ${V} tokens; ${fmt(flops / 1e9, 3)} GFLOP of matrix products a step`);
   console.log(`   machine load before (1-minute average): ${os.loadavg()[0].toFixed(2)} on ${os.availableParallelism?.() ?? os.cpus().length} cores`);
   const peak = await loadPeak();
-  const peakSamples = peak.samples(5);
+  const peakSamples = [], peakCpu = [];
+  const samplePeak = (count) => { // GFLOP/s by the clock and by this process's CPU time
+    for (let i = 0; i < count; i++) {
+      const t0 = performance.now(), c0 = process.cpuUsage();
+      const g = peak.samples(1)[0];
+      const wall = performance.now() - t0, cpu = process.cpuUsage(c0);
+      peakSamples.push(g);
+      peakCpu.push((g * wall) / ((cpu.user + cpu.system) / 1000));
+    }
+  };
+  samplePeak(5);
 
   let tf = null;
   try {
@@ -136,18 +238,22 @@ async function main() {
   const subjects = [{ key: 'one', name: 'ours, SIMD WASM, 1 thread', call: () => models.one.train(TRAIN).loss }];
   if (models.two) subjects.push({ key: 'two', name: 'ours, threaded build, 2 threads', call: () => models.two.train(TRAIN).loss });
   if (tf) subjects.push({ key: 'tf', name: `TF.js ${tf.info.version} WASM, 1 thread (tf ops)`, call: () => tf.step() });
-  const rows = await timeInterleaved(subjects, {
-    rounds: QUICK ? 3 : 7, sampleMs: QUICK ? 300 : 1500, warmMs: QUICK ? 300 : 1500, warmCalls: 3, consume: () => {},
-  });
-  peakSamples.push(...peak.samples(5));
-  const peakG = median(peakSamples);
+  const rows = timeSteps(subjects, { rounds: QUICK ? 3 : 7, sampleMs: QUICK ? 300 : 1500, warmMs: QUICK ? 300 : 1500 });
+  const alone = await timeProducts(products, { rounds: QUICK ? 3 : 5, sampleMs: QUICK ? 20 : 60 });
+  samplePeak(5);
+  const peakG = median(peakSamples), peakCpuG = median(peakCpu);
   const by = Object.fromEntries(subjects.map((s, i) => [s.key, rows[i]]));
-  console.log(`   WASM SIMD peak, one core: median ${fmt(peakG, 1)} GFLOP/s (5 samples before and 5 after the runs)`);
-  console.log(`  ${'implementation'.padEnd(44)}${'best ms'.padStart(9)}${'median'.padStart(9)}${'steps/s'.padStart(9)}${'GFLOP/s'.padStart(9)}${'% peak'.padStart(8)}`);
-  for (const r of rows) {
+  console.log(`   WASM SIMD peak, one core: median ${fmt(peakG, 1)} GFLOP/s by the clock, ${fmt(peakCpuG, 1)} by CPU time (5 samples before and 5 after the runs)`);
+  console.log(`  ${'implementation'.padEnd(44)}${'best ms'.padStart(9)}${'median'.padStart(9)}${'CPU ms'.padStart(9)}${'steps/s'.padStart(9)}${'GFLOP/s'.padStart(9)}${'% peak'.padStart(8)}`);
+  for (const [i, r] of rows.entries()) {
     const g = flops / (r.best * 1e6);
-    console.log(`  ${r.name.padEnd(44)}${fmt(r.best, 1).padStart(9)}${fmt(r.ms, 1).padStart(9)}${fmt(1000 / r.best, 2).padStart(9)}${fmt(g, 1).padStart(9)}${(fmt((100 * g) / peakG, 1) + '%').padStart(8)}`);
+    const cpu = subjects[i].key === 'two' ? '-' : fmt(r.cpu, 1);
+    console.log(`  ${r.name.padEnd(44)}${fmt(r.best, 1).padStart(9)}${fmt(r.ms, 1).padStart(9)}${cpu.padStart(9)}${fmt(1000 / r.best, 2).padStart(9)}${fmt(g, 1).padStart(9)}${(fmt((100 * g) / peakG, 1) + '%').padStart(8)}`);
   }
+  const aloneG = flops / (alone.wall * 1e6), aloneCpuG = flops / (alone.cpu * 1e6);
+  console.log(`   the step's ${products.length} kinds of product alone on the engine's kernels (tests/bench/products.c), best of each: ` +
+    `${fmt(alone.wall, 1)} ms a step (${fmt(alone.cpu, 1)} ms CPU), ${fmt(aloneG, 1)} GFLOP/s, ${fmt((100 * aloneG) / peakG, 1)}% of the peak ` +
+    `(by CPU time ${fmt((100 * aloneCpuG) / peakCpuG, 1)}%); ${fmt((100 * alone.cpu) / by.one.cpu, 0)}% of ours' step by CPU time`);
   let ceiling = NaN;
   if (by.two) {
     const together = await peakTogether(2);
@@ -158,9 +264,11 @@ async function main() {
 
   console.log('\ntargets (best-of times, interleaved; a MISS is reported, not an error):');
   const vsTf = by.tf ? by.tf.best / by.one.best : NaN;
-  console.log(`  ours (1 thread) >= ${TARGETS.vsTf}× TF.js WASM steps/s          ${by.tf ? `${fmt(vsTf)}×   ${verdict(vsTf >= TARGETS.vsTf)}` : 'TF.js unavailable'}`);
-  const ofPeak = flops / (by.one.best * 1e6) / peakG;
-  console.log(`  matrix products >= ${TARGETS.ofPeak * 100}% of the one-core peak          ${fmt(100 * ofPeak, 1)}%   ${verdict(ofPeak >= TARGETS.ofPeak)}`);
+  console.log(`  ours (1 thread) >= ${TARGETS.vsTf}× TF.js WASM steps/s          ${by.tf ? `${fmt(vsTf)}×   ${verdict(vsTf >= TARGETS.vsTf)}  (by CPU time ${fmt(by.tf.cpu / by.one.cpu)}×)` : 'TF.js unavailable'}`);
+  const ofPeak = aloneG / peakG;
+  console.log(`  matrix products >= ${TARGETS.ofPeak * 100}% of the one-core peak          ${fmt(100 * ofPeak, 1)}%   ${verdict(ofPeak >= TARGETS.ofPeak)}  (by CPU time ${fmt((100 * aloneCpuG) / peakCpuG, 1)}%)`);
+  const stepOfPeak = flops / (by.one.best * 1e6) / peakG;
+  console.log(`    and their FLOPs over the whole step's time     ${fmt(100 * stepOfPeak, 1)}%   ${verdict(stepOfPeak >= TARGETS.ofPeak)}  (by CPU time ${fmt((100 * flops) / (by.one.cpu * 1e6) / peakCpuG, 1)}%)`);
   if (by.two) {
     const speedup = by.one.best / by.two.best;
     console.log(`  2 threads >= ${TARGETS.threads}× one thread                      ${fmt(speedup)}×   ${verdict(speedup >= TARGETS.threads)}  (of the machine's ${fmt(ceiling)}× now)`);
