@@ -106,9 +106,10 @@ async function timeProducts(products, { rounds, sampleMs }) {
  * residual projections over sqrt(2L)), and one training step: the loss over
  * every position of a batch of random tokens (the scored positions only
  * change which rows count, not the work), gradients by tf.variableGrads,
- * clipped to a global norm of 1, Adam (0.9, 0.99). The embedding is a one-hot
- * product (its gradient a product too: the WASM backend has no
- * UnsortedSegmentSum for a gather's).
+ * clipped to a global norm of 1, Adam (0.9, 0.99). Written for the WASM
+ * backend's fast paths: dense layers as tf.fused.matMul with their bias, K
+ * transposed before Q K^T. The embedding is a one-hot product (its gradient a
+ * product too: the WASM backend has no UnsortedSegmentSum for a gather's).
  */
 function tfTransformer(tf, { layers: L, heads: H, dModel: C, dFF: F, batch: B }, T, V) {
   const D = C / H, N = B * T;
@@ -132,18 +133,20 @@ function tfTransformer(tf, { layers: L, heads: H, dModel: C, dFF: F, batch: B },
     return x.sub(mean).mul(tf.rsqrt(variance.add(1e-5))).mul(g).add(b);
   };
   const gelu = (x) => x.mul(0.5).mul(tf.tanh(x.add(x.pow(3).mul(0.044715)).mul(Math.sqrt(2 / Math.PI))).add(1));
+  const dense = (x, W, b) => tf.fused.matMul({ a: x, b: W, bias: b }); // XNNPACK's fused product + bias
   const heads = (x) => x.reshape([B, T, H, D]).transpose([0, 2, 1, 3]); // (B, H, T, D)
   const forward = (onehot) => {
     let x = tf.matMul(onehot, w.wte).reshape([B, T, C]).add(w.wpe).reshape([N, C]);
     for (const k of w.blocks) {
-      const qkv = tf.matMul(layerNorm(x, k.ln1w, k.ln1b), k.qkvw).add(k.qkvb);
+      const qkv = dense(layerNorm(x, k.ln1w, k.ln1b), k.qkvw, k.qkvb);
       const [q, kk, v] = tf.split(qkv, 3, 1).map(heads);
-      const att = tf.softmax(tf.matMul(q, kk, false, true).mul(1 / Math.sqrt(D)).add(mask));
+      // K transposed explicitly: matMul's transposeB flag leaves XNNPACK's fast path (tests/bench/README.md)
+      const att = tf.softmax(tf.matMul(q, kk.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(D)).add(mask));
       const y = tf.matMul(att, v).transpose([0, 2, 1, 3]).reshape([N, C]);
-      x = x.add(tf.matMul(y, k.projw).add(k.projb));
-      x = x.add(tf.matMul(gelu(tf.matMul(layerNorm(x, k.ln2w, k.ln2b), k.fcw).add(k.fcb)), k.fcprojw).add(k.fcprojb));
+      x = x.add(dense(y, k.projw, k.projb));
+      x = x.add(dense(gelu(dense(layerNorm(x, k.ln2w, k.ln2b), k.fcw, k.fcb)), k.fcprojw, k.fcprojb));
     }
-    return tf.matMul(layerNorm(x, w.lnfw, w.lnfb), w.outw).add(w.outb);
+    return dense(layerNorm(x, w.lnfw, w.lnfb), w.outw, w.outb);
   };
   const optimizer = tf.train.adam(TRAIN.lr, 0.9, 0.99, 1e-8);
   const tokens = Int32Array.from({ length: N }, () => Math.floor(next() * V));
