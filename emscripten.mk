@@ -56,10 +56,15 @@ $(WASM_DIR)/attnlab-simd-mt.wasm: $(WASM_DEPS) emscripten.mk
 BENCH_DIR := build/bench
 BENCH_FLAGS := -O3 -std=c11 -Wall -Wextra -msimd128 -sSTANDALONE_WASM --no-entry
 
-bench-wasm: $(BENCH_DIR)/peak.wasm
+bench-wasm: $(BENCH_DIR)/peak.wasm $(BENCH_DIR)/products.wasm
 
 $(BENCH_DIR)/peak.wasm: tests/bench/peak.c emscripten.mk
 	@mkdir -p $(BENCH_DIR)
 	$(EM_ENV) $(EMCC) $(BENCH_FLAGS) $< -o $@
+
+# The engine's matrix products alone, for tests/bench/transformer-speed.mjs.
+$(BENCH_DIR)/products.wasm: tests/bench/products.c src/core/vec.c src/core/vec.h src/core/simd.h emscripten.mk
+	@mkdir -p $(BENCH_DIR)
+	$(EM_ENV) $(EMCC) $(BENCH_FLAGS) -Iinclude -Isrc -sALLOW_MEMORY_GROWTH=1 $< src/core/vec.c -o $@
 
 .PHONY: bench-wasm

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "attnlab/transformer.h"
+#include "base/pool.h"
 #include "layers/mlp.h"
 
 /* token ids fit a byte: generation's buffers hold a whole vocabulary */
@@ -92,6 +93,13 @@ struct Transformer {
     nn_real *acts_block;
     TfActs a;
     int acts_batch; /* batch the activations hold */
+    /* Data-parallel training (src/layers/shards.h): a batch splits into
+     * min(n_shards, B) row ranges; shard 0 runs on the model, shard s on
+     * replica[s] (the model's weights, its own activations and gradients),
+     * the gradients then added in shard order. n_shards is 0 until the first
+     * training call makes the replicas (the pool's threads, or tf_set_shards'). */
+    int n_shards;
+    struct Transformer *replica[NN_MAX_THREADS]; /* [1..n_shards-1] */
     uint8_t ablate[TF_MAX_LAYERS][TF_MAX_HEADS];
     int steps;
     uint64_t train_rng;
@@ -131,5 +139,18 @@ double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored);
 void tf_backward(Transformer *m, int B, int T, int scored);
 /* Grows the activations to hold batch B (NN_ERR_NOMEM / NN_ERR_LIMIT). */
 int tf_reserve(Transformer *m, int B);
+
+/* Data-parallel passes (transformer_shards.c) over the batch in m->a.tokens
+ * and m->a.targets (B, T): the forward's mean loss over the scored
+ * positions (their count in *scored), then the gradients of that loss into
+ * m->grads (zeroed first). One shard runs tf_forward / tf_backward on the
+ * model as they are; more split the rows. NN_OK or NN_ERR_NOMEM. */
+int tf_shards_forward(Transformer *m, int B, int T, double *loss, int *scored);
+int tf_shards_backward(Transformer *m, int B, int T, int scored);
+/* Splits batches into n shards (1..NN_MAX_THREADS) from now on, or as many
+ * as the pool has threads (n = 0): the sharded arithmetic without a pool,
+ * for the native tests. tf_shards_free frees the replicas. */
+int tf_set_shards(Transformer *m, int n);
+void tf_shards_free(Transformer *m);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "layers/shards.h"
 #include "models/transformer_internal.h"
 #include "tasks/sequence_tasks.h"
 
@@ -44,6 +45,7 @@ void tf_destroy(Transformer *m) {
     if (!m) return;
     if (m->task) seq_task_free(m->task);
     free(m->task);
+    tf_shards_free(m);
     tf_model_destroy(m);
 }
 
@@ -60,25 +62,61 @@ static double schedule(const TfTrainOptions *o, int step, int horizon) {
     return o->lr * (TF_LR_FLOOR + (1 - TF_LR_FLOOR) * 0.5 * (1 + cos(3.14159265358979323846 * x)));
 }
 
+/* AdamW's passes over the parameters in contiguous ranges, one per shard
+ * (nn_pool_range), as the other models' optimiser: the gradient's squared
+ * norm as the ranges' sums added in range order (one range: one sum, as
+ * without threads), then the update, each weight's on its own. */
+typedef struct {
+    Transformer *m;
+    int ranges;
+    nn_real wd;       /* the decoupled weight decay of decayed tensors */
+    nn_real scale;    /* the clip's factor on the gradient */
+    double lr, c1, c2; /* the step's rate, Adam's bias corrections 1 - b^t */
+} AdamPass;
+
+static int norm_task(void *ctx, int r, double *sq) {
+    const AdamPass *p = ctx;
+    int b, e;
+    nn_pool_range((int)p->m->n_params, r, p->ranges, &b, &e);
+    for (int i = b; i < e; i++) *sq += (double)p->m->grads[i] * p->m->grads[i];
+    return NN_OK;
+}
+
 /* p -= lr (mhat / (sqrt(vhat) + eps) + wd p) on decayed tensors, without the wd term on the rest;
  * m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, g the clipped gradient. */
-static int adamw_step(Transformer *m, const TfTrainOptions *o, double lr) {
-    double sq = 0;
-    for (size_t i = 0; i < m->n_params; i++) sq += (double)m->grads[i] * m->grads[i];
-    double norm = sqrt(sq);
-    if (!isfinite(norm)) return nn_fail(NN_ERR_VALUE, "the gradient norm is %g; the step is not taken", norm);
-    nn_real scale = (nn_real)(o->clip > 0 && norm > o->clip ? o->clip / norm : 1);
-    double c1 = 1 - pow(ADAMW_BETA1, m->steps + 1), c2 = 1 - pow(ADAMW_BETA2, m->steps + 1);
+static int update_task(void *ctx, int r, double *unused) {
+    (void)unused;
+    const AdamPass *p = ctx;
+    Transformer *m = p->m;
+    int b, e;
+    nn_pool_range((int)m->n_params, r, p->ranges, &b, &e);
     for (int k = 0; k < m->n_tensors; k++) {
         const TfTensor *t = &m->tensors[k];
-        nn_real wd = t->decay ? o->weight_decay : 0;
-        for (size_t i = t->offset; i < t->offset + t->count; i++) {
-            nn_real g = m->grads[i] * scale;
+        size_t lo = t->offset > (size_t)b ? t->offset : (size_t)b;
+        size_t hi = t->offset + t->count < (size_t)e ? t->offset + t->count : (size_t)e;
+        nn_real wd = t->decay ? p->wd : 0;
+        for (size_t i = lo; i < hi; i++) {
+            nn_real g = m->grads[i] * p->scale;
             m->m1[i] = (nn_real)(ADAMW_BETA1 * m->m1[i] + (1 - ADAMW_BETA1) * g);
             m->m2[i] = (nn_real)(ADAMW_BETA2 * m->m2[i] + (1 - ADAMW_BETA2) * g * g);
-            m->params[i] -= (nn_real)(lr * ((m->m1[i] / c1) / (sqrt(m->m2[i] / c2) + ADAMW_EPS) + wd * m->params[i]));
+            m->params[i] -=
+                (nn_real)(p->lr * ((m->m1[i] / p->c1) / (sqrt(m->m2[i] / p->c2) + ADAMW_EPS) + wd * m->params[i]));
         }
     }
+    return NN_OK;
+}
+
+static int adamw_step(Transformer *m, const TfTrainOptions *o, double lr) {
+    AdamPass p = {m, m->n_shards > 1 ? m->n_shards : 1, o->weight_decay, 1, lr, 0, 0};
+    double sq = 0, P = (double)m->n_params;
+    NN_TRY(shards_run(norm_task, &p, p.ranges, P, &sq));
+    double norm = sqrt(sq);
+    if (!isfinite(norm)) return nn_fail(NN_ERR_VALUE, "the gradient norm is %g; the step is not taken", norm);
+    p.scale = (nn_real)(o->clip > 0 && norm > o->clip ? o->clip / norm : 1);
+    p.c1 = 1 - pow(ADAMW_BETA1, m->steps + 1);
+    p.c2 = 1 - pow(ADAMW_BETA2, m->steps + 1);
+    /* a step costs some 30 multiply-adds' time (a square root, a division), as in layers/optim.c */
+    NN_TRY(shards_run(update_task, &p, p.ranges, 30 * P, NULL));
     m->steps++;
     return NN_OK;
 }
@@ -109,10 +147,11 @@ int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
     for (int s = 0; s < o->steps; s++) {
         fill_batch(m, TF_SPLIT_TRAIN, &m->train_rng, o->batch);
         int scored = 0;
-        double loss = tf_forward(m, o->batch, T, 1, &scored);
+        double loss = 0;
+        NN_TRY(tf_shards_forward(m, o->batch, T, &loss, &scored));
         if (!isfinite(loss)) return nn_fail(NN_ERR_VALUE, "step %d: the loss is %g; the step is not taken", s, loss);
-        memset(m->grads, 0, sizeof(nn_real) * m->n_params);
-        if (scored) tf_backward(m, o->batch, T, scored);
+        if (scored) NN_TRY(tf_shards_backward(m, o->batch, T, scored));
+        else memset(m->grads, 0, sizeof(nn_real) * m->n_params);
         NN_TRY(adamw_step(m, o, schedule(o, m->steps, horizon)));
         if (losses) losses[s] = (float)loss;
     }

@@ -1,0 +1,166 @@
+/* Data-parallel training of a transformer (src/layers/shards.h): a batch of
+ * B sequences splits into min(n_shards, B) contiguous row ranges, each
+ * shard's forward and backward run on one thread with its own activations
+ * and gradients, and the gradients are added in shard order, so a seed and
+ * a thread count give one model bit for bit. One shard is the model alone:
+ * tf_forward and tf_backward exactly as without threads. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "core/vec.h"
+#include "layers/shards.h"
+#include "models/transformer_internal.h"
+
+/* ---- replicas ------------------------------------------------------------------ */
+
+/* A replica owns its gradient block and its activations, nothing else. */
+static void replica_destroy(void *replica) {
+    Transformer *r = replica;
+    if (!r) return;
+    free(r->grads);
+    free(r->acts_block);
+    free(r);
+}
+
+/* One shard's buffers for up to `rows` sequences: the model's configuration,
+ * tensor table, weight view and position tables (read only while training),
+ * its own gradients, with the gradient view pointed into them, and activations. */
+static void *replica_create(const void *model, int rows) {
+    const Transformer *m = model;
+    Transformer *r = malloc(sizeof *r);
+    if (!r) return NULL;
+    *r = *m;
+    r->task = NULL;
+    r->block = r->m1 = r->m2 = NULL;
+    r->acts_block = NULL;
+    r->acts_batch = 0;
+    memset(&r->a, 0, sizeof r->a);
+    r->n_shards = 1;
+    memset(r->replica, 0, sizeof r->replica);
+    r->grads = calloc(m->n_params, sizeof(nn_real));
+    if (!r->grads || tf_reserve(r, rows) != NN_OK) {
+        replica_destroy(r);
+        return NULL;
+    }
+    for (int i = 0; i < m->n_tensors; i++) { /* each tensor's field of TfWeights, in r->g */
+        size_t field = (size_t)((char *)m->tensors[i].slot - (char *)&m->w);
+        *(nn_real **)((char *)&r->g + field) = r->grads + m->tensors[i].offset;
+    }
+    return r;
+}
+
+void tf_shards_free(Transformer *m) {
+    for (int s = 1; s < m->n_shards; s++) replica_destroy(m->replica[s]);
+    memset(m->replica, 0, sizeof m->replica);
+    m->n_shards = 0;
+}
+
+/* Replicas for n shards of batches of up to the model's batch; on failure the old ones stay. */
+static int make_shards(Transformer *m, int n) {
+    void *made[NN_MAX_THREADS];
+    if (shards_replicas(made, n, m->acts_batch, m, replica_create, replica_destroy) != NN_OK)
+        return nn_fail(NN_ERR_NOMEM, "train: out of memory for the buffers of %d threads (batches of %d)", n,
+                       m->acts_batch);
+    tf_shards_free(m);
+    for (int s = 0; s < NN_MAX_THREADS; s++) m->replica[s] = made[s];
+    m->n_shards = n;
+    return NN_OK;
+}
+
+int tf_set_shards(Transformer *m, int n) {
+    if (n < 0 || n > NN_MAX_THREADS) return nn_fail(NN_ERR_LIMIT, "shards: %d is outside 0..%d", n, NN_MAX_THREADS);
+    return make_shards(m, n ? n : nn_pool_threads());
+}
+
+/* ---- the passes ------------------------------------------------------------------ */
+
+/* A pass over the batch's shards: its sizes, and each shard's mean loss and scored positions. */
+typedef struct {
+    Transformer *m;
+    int B, T, shards;
+    int scored;                   /* backward: the whole batch's scored positions */
+    double loss[NN_MAX_THREADS];  /* forward: each shard's mean loss */
+    int count[NN_MAX_THREADS];    /* and its scored positions */
+} TfPass;
+
+/* Rows [b0, b1) of shard s, and the model (s = 0) or the replica that runs them. */
+static Transformer *shard_rows(const TfPass *p, int s, int *b0, int *b1) {
+    nn_pool_range(p->B, s, p->shards, b0, b1);
+    return s ? p->m->replica[s] : p->m;
+}
+
+/* Shard s's forward; a replica first takes its rows of the batch and the ablated heads. */
+static int forward_task(void *ctx, int s, double *total) {
+    (void)total;
+    TfPass *p = ctx;
+    int b0, b1;
+    Transformer *r = shard_rows(p, s, &b0, &b1);
+    size_t at = (size_t)b0 * p->T, n = (size_t)(b1 - b0) * p->T;
+    if (s) {
+        memcpy(r->a.tokens, p->m->a.tokens + at, sizeof(int32_t) * n);
+        memcpy(r->a.targets, p->m->a.targets + at, sizeof(int32_t) * n);
+        memcpy(r->ablate, p->m->ablate, sizeof r->ablate);
+    }
+    p->loss[s] = tf_forward(r, b1 - b0, p->T, 1, &p->count[s]);
+    return NN_OK;
+}
+
+/* Shard s's backward of the whole batch's mean loss: into the model's
+ * gradients (shard 0, +=) or into its replica's, cleared first. */
+static int backward_task(void *ctx, int s, double *total) {
+    (void)total;
+    TfPass *p = ctx;
+    int b0, b1;
+    Transformer *r = shard_rows(p, s, &b0, &b1);
+    if (s) memset(r->grads, 0, sizeof(nn_real) * p->m->n_params);
+    tf_backward(r, b1 - b0, p->T, p->scored);
+    return NN_OK;
+}
+
+/* Multiply-adds of a pass, roughly: one per parameter and token. */
+static double pass_work(const Transformer *m, int B, int T) { return (double)m->n_params * B * T; }
+
+/* The shards of B rows, the replicas made (first call) and sized for them. */
+static int prepare(Transformer *m, int B, TfPass *p) {
+    if (!m->n_shards) NN_TRY(make_shards(m, nn_pool_threads()));
+    int shards = B < m->n_shards ? B : m->n_shards, largest = (B + shards - 1) / shards;
+    for (int s = 1; s < shards; s++) NN_TRY(tf_reserve(m->replica[s], largest));
+    p->m = m;
+    p->B = B;
+    p->shards = shards;
+    return NN_OK;
+}
+
+int tf_shards_forward(Transformer *m, int B, int T, double *loss, int *scored) {
+    TfPass p = {0};
+    NN_TRY(prepare(m, B, &p));
+    p.T = T;
+    NN_TRY(shards_run(forward_task, &p, p.shards, pass_work(m, B, T), NULL));
+    if (p.shards == 1) { /* the model alone: its own mean, as without threads */
+        *loss = p.loss[0];
+        *scored = p.count[0];
+        return NN_OK;
+    }
+    double sum = 0;
+    int count = 0;
+    for (int s = 0; s < p.shards; s++) {
+        sum += p.loss[s] * p.count[s];
+        count += p.count[s];
+    }
+    *loss = count ? sum / count : 0;
+    *scored = count;
+    return NN_OK;
+}
+
+int tf_shards_backward(Transformer *m, int B, int T, int scored) {
+    TfPass p = {0};
+    NN_TRY(prepare(m, B, &p));
+    p.T = T;
+    p.scored = scored;
+    memset(m->grads, 0, sizeof(nn_real) * m->n_params);
+    NN_TRY(shards_run(backward_task, &p, p.shards, pass_work(m, B, T), NULL));
+    /* the model's gradients hold shard 0's; add the others' in shard order */
+    for (int s = 1; s < p.shards; s++) vec_axpy(m->grads, 1, m->replica[s]->grads, (int)m->n_params);
+    return NN_OK;
+}
