@@ -6,13 +6,17 @@
 //   cluttered  soft attention; the `none` baseline (global average pooling) of the same size and
 //              hard attention (REINFORCE), each trained exactly as many steps
 //   multi      3 digits, soft attention: sequence accuracy
+// Each trained model is also evaluated with attention: 'uniform' (every attention map replaced by
+// the uniform one): how far it falls shows how much its answer depends on where it looks. The
+// shipped pretrained image models (web/models/cluttered-*.vis) are measured the same way (`shipped`).
 // Training time is the CPU time the training calls took (process.cpuUsage: the time the one core
 // spent on them); the wall time and the load average are printed beside it, since on a shared
 // machine the wall time mostly measures the other jobs.
 // Throughput: images/s of one training step (forward, backward, Adam) for our model and the same
 // model in TensorFlow.js on its WASM backend (one thread), same batch, interleaved rounds, best of each;
 // and ours on two threads (the threaded build: each batch split into one shard per thread).
-//   node tests/bench/vision.mjs [--only throughput|cluttered|multi|cluttered-soft|...] [--quick]
+//   node tests/bench/vision.mjs [--only throughput|shipped|cluttered|multi|cluttered-soft|...] [--quick]
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { loadEngine } from '../../web/engine/index.js';
 import { mulberry32 } from '../lib/random.mjs';
@@ -58,8 +62,9 @@ async function run(engine, name, options, metric, steps) {
     process.stderr.write(`  ${name}: ${done} steps, lr ${lrAt(done - n / 2, steps).toPrecision(2)}, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test ${metric} ${fmt(100 * e[metric])}%\n`);
   }
   const final = m.evaluate({ split: 'test', count: FINAL });
+  const uniform = m.evaluate({ split: 'test', count: FINAL, attention: 'uniform' });
   m.destroy();
-  return { name, steps, cpu, wall, load: os.loadavg()[0], final, curve };
+  return { name, metric, steps, cpu, wall, load: os.loadavg()[0], final, uniform, curve };
 }
 
 // ---- training throughput against TensorFlow.js -------------------------------------------------
@@ -215,9 +220,25 @@ const RUNS = {
 for (const [key, start] of Object.entries(RUNS)) if (!ONLY || key.startsWith(ONLY)) rows.push(await start());
 if (rows.length) {
   console.log(`\n== accuracy (test split, ${FINAL} images; batch ${BATCH}, Adam, cosine lr ${LR0} -> ${LR1})`);
-  console.log(`| run | steps | training time (CPU) | wall time (load) | test accuracy | sequence accuracy |`);
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  console.log(`| run | steps | training time (CPU) | wall time (load) | test accuracy | sequence accuracy | with uniform attention (drop) |`);
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
-    console.log(`| ${r.name} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load, 1)}) | ${fmt(100 * r.final.accuracy)}% | ${fmt(100 * r.final.sequenceAccuracy)}% |`);
+    const own = r.final[r.metric];
+    const flat = r.uniform[r.metric];
+    console.log(`| ${r.name} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load, 1)}) | ${fmt(100 * r.final.accuracy)}% | ${fmt(100 * r.final.sequenceAccuracy)}% | ${fmt(100 * flat)}% (${fmt(100 * (own - flat))} points) |`);
+  }
+}
+if (!ONLY || ONLY === 'shipped') {
+  const manifest = JSON.parse(await readFile(new URL('../../web/models/models.json', import.meta.url), 'utf8'));
+  console.log(`\n== the shipped image models (web/models), test split, ${FINAL} images: their own attention and uniform attention`);
+  console.log('| model | start | training steps | test accuracy | with uniform attention | drop |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: |');
+  for (const [name, spec] of Object.entries(manifest.models)) {
+    if (spec.kind !== 'vision') continue;
+    const m = await engine.loadModel(await readFile(new URL(`../../web/models/${spec.file}`, import.meta.url)));
+    const own = m.evaluate({ split: 'test', count: FINAL }).accuracy;
+    const flat = m.evaluate({ split: 'test', count: FINAL, attention: 'uniform' }).accuracy;
+    console.log(`| ${name} | ${m.config.start} | ${spec.steps} | ${fmt(100 * own)}% | ${fmt(100 * flat)}% | ${fmt(100 * (own - flat))} points |`);
+    m.destroy();
   }
 }
