@@ -71,7 +71,7 @@ async function run(engine, name, options, metric, steps) {
 // The same model in TF.js (tfjs-core ops on the WASM backend, one thread): 3 x (conv 3x3 same +
 // bias, ReLU, max-pool 2x2), 1x1 projection + learned positions, s0 = tanh(mean W0 + b0), scaled-dot
 // soft attention over the grid, o = tanh([c; s0] Wc + bc), softmax cross-entropy, Adam with
-// global-norm clipping: the work of our one-step (T = 1) cluttered model.
+// global-norm clipping: the work of our one-step (T = 1) cluttered model with `start: 'mean'`.
 
 /** TF.js on its WASM backend, one thread. Its 4.x WASM backend has no Conv2DBackpropFilter kernel
  * (a conv2d cannot be trained there); we register one that runs the backend's own
