@@ -24,7 +24,7 @@ import { loadEngine } from '../web/engine/index.js';
 const out = fileURLToPath(new URL('../web/models/', import.meta.url));
 
 const REVERSE = { task: 'reverse', alphabet: 'digits', minLength: 2, maxLength: 16, cell: 'gru', hidden: 32, embed: 16, seed: 1 };
-const CLUTTERED = { task: 'cluttered', clutter: 4, channels: [8, 16, 32], cell: 'gru', attention: 'scaled_dot', steps: 3, batch: 32, seed: 1 };
+const CLUTTERED = { task: 'cluttered', clutter: 4, channels: [8, 16, 32], cell: 'gru', attention: 'scaled_dot', steps: 3, batch: 32, seed: 1, start: 'constant' };
 /** name -> kind ('seq2seq' | 'vision'), create options and training schedule. */
 export const MODELS = {
   'reverse-attention': { kind: 'seq2seq', options: { ...REVERSE, attention: 'dot' }, steps: 2000, batch: 64, lr: 0.01 },

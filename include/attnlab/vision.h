@@ -23,7 +23,11 @@
  *   encoder  L times: conv 3x3 (same padding) -> ReLU -> max-pool 2x2, then a
  *            1x1 conv to H plus a learned position per cell: the grid's
  *            cells are the keys and values kv_g = proj(f_g) + pos_g       (G, H)
- *   decoder  s_0 = tanh(W0 mean_g kv_g + b0) (LSTM: c_0 = 0); for t < T:
+ *   decoder  start `constant`: s_0 = a learned vector, the same for every image, so
+ *            the first query is content-based and the only route from the
+ *            image to the answer is what the model attends to; start `mean`
+ *            (files of format 1): s_0 = tanh(W0 mean_g kv_g + b0). LSTM c_0 = 0
+ *            either way (h_0 alone carries the learned start). For t < T:
  *              a_t = attention(query s_t, keys kv, values kv)            (G)
  *              soft: c_t = sum_g a_tg kv_g;  hard: c_t = kv_l, l ~ a_t (argmax
  *              when evaluating);  none: c_t = mean_g kv_g (global average pooling)
@@ -119,6 +123,9 @@ int img_place(const ImgTaskConfig *c, const nn_real *image, int rows, int cols, 
 
 /* ---- the model (src/models/vision.c) --------------------------------------- */
 typedef enum { VIS_SOFT = 0, VIS_HARD = 1 } VisMode;
+/* The decoder's start state: from the grid's mean (0, as models before the
+ * constant start were), or a learned constant. */
+typedef enum { VIS_START_MEAN = 0, VIS_START_CONSTANT = 1 } VisStart;
 
 typedef struct {
     int rows, cols;                  /* canvas R x Q */
@@ -133,6 +140,7 @@ typedef struct {
     nn_real entropy;                 /* hard mode's entropy bonus lambda */
     int batch;                       /* largest batch */
     uint64_t seed;                   /* initial weights and hard mode's samples */
+    VisStart start;                  /* the decoder's start state */
 } VisConfig;
 
 typedef struct VisionModel VisionModel; /* opaque */
@@ -163,6 +171,17 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
 int vis_backward(VisionModel *m, nn_real *dimages);
 void vis_zero_grad(VisionModel *m);
 int vis_update(VisionModel *m, const NnTrainOptions *o, nn_real *norm);
+
+/* Evaluation with every attention map replaced by the uniform one (on != 0):
+ * soft, c_t = the grid's mean; hard, a location drawn uniformly from a stream
+ * that restarts at a fixed seed with each call (the training stream is not
+ * touched). Ignored with attention none. The forwards it governs cannot be
+ * differentiated (vis_backward fails on them). */
+void vis_set_uniform(VisionModel *m, int on);
+
+/* The decoder's start state of row b of the last forward: s_0 (H) and, for
+ * LSTM, c_0 (H) (c0 may be NULL). */
+void vis_start_state(const VisionModel *m, int b, nn_real *s0, nn_real *c0);
 
 /* What the last forward showed for row b: attention weights (T, G) and hard
  * mode's locations (T) (-1 without); either may be NULL. */
@@ -207,7 +226,8 @@ int vtr_batch(const VisionTrainer *t);
  * streams go back to where the call found them; divergence is NN_ERR_VALUE,
  * "training diverged at step N ...". The copy is allocated with the model. */
 int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float *losses);
-int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, VisEval *r);
+/* uniform: every attention map replaced by the uniform one (vis_set_uniform). */
+int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, int uniform, VisEval *r);
 /* One image (rows x cols greys) placed on the canvas and read greedily:
  * tokens (T), weights (T, G), locations (T). */
 int vtr_predict(VisionTrainer *t, const nn_real *image, int rows, int cols, int32_t *tokens, nn_real *weights,
@@ -219,9 +239,11 @@ const nn_real *vtr_canvas(const VisionTrainer *t);
 /* A sampled example of a split with its labels (labels (img_max_out), *n). */
 int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n, VisBox *boxes);
 /* Saving (src/train/vision_io.c), the task and the model together, little-endian:
- * "ATNLVIS\0" | u32 version | 4 x i32 task | 13 x i32 model config | f64 entropy
+ * "ATNLVIS\0" | u32 version | 4 x i32 task | 13 x i32 model config | [version 2: i32 start] | f64 entropy
  * | u64 seed | u32 optimiser steps | T x f64 baselines | u64 sampling stream
  * | u64 training stream | u64 P | P x f32 parameters | u32 FNV-1a of all before.
+ * Models that start from the mean are written as version 1 (so files saved
+ * before the constant start round-trip byte for byte), the others as 2.
  * The optimiser's moments are not saved: training resumes with fresh ones.
  * Loading checks every field (the task, the configuration against it, the
  * step count, baselines in [0, 1]), the exact length, the checksum and every

@@ -37,8 +37,12 @@ static void build_table(VisionModel *m) {
     add_tensor(m, &m->w.proj_w, (size_t)CL * H, CL, OPT_INIT_UNIFORM);
     add_tensor(m, &m->w.proj_b, (size_t)H, 0, OPT_INIT_ZERO);
     add_tensor(m, &m->w.pos, (size_t)m->G * H, 4 * H, OPT_INIT_UNIFORM);
-    add_tensor(m, &m->w.init_w, (size_t)H * H, H, OPT_INIT_UNIFORM);
-    add_tensor(m, &m->w.init_b, (size_t)H, 0, OPT_INIT_ZERO);
+    if (c->start == VIS_START_CONSTANT) {
+        add_tensor(m, &m->w.s0, (size_t)H, H, OPT_INIT_UNIFORM); /* not zero: a zero query scores every cell alike */
+    } else {
+        add_tensor(m, &m->w.init_w, (size_t)H * H, H, OPT_INIT_UNIFORM);
+        add_tensor(m, &m->w.init_b, (size_t)H, 0, OPT_INIT_ZERO);
+    }
     cell_add(&m->opt, &m->w.cell, c->cell, m->I, H);
     attend_add(&m->opt, &m->w.attn, c->attention, H, m->G, H);
     output_add(&m->opt, &m->w.out, 2 * H, H, m->V);
@@ -216,6 +220,8 @@ static int check_config(const VisConfig *c) {
     if (c->attention != VIS_ATTN_NONE && (c->attention < 0 || c->attention >= ATTN_SCORE_COUNT))
         return nn_fail(NN_ERR_ARG, "attention: unknown score %d", c->attention);
     if (c->mode != VIS_SOFT && c->mode != VIS_HARD) return nn_fail(NN_ERR_ARG, "mode: unknown mode %d", (int)c->mode);
+    if (c->start != VIS_START_MEAN && c->start != VIS_START_CONSTANT)
+        return nn_fail(NN_ERR_ARG, "start: unknown start %d", (int)c->start);
     if (c->steps < 1 || c->steps > VIS_MAX_STEPS)
         return nn_fail(NN_ERR_LIMIT, "steps: %d; allowed 1..%d", c->steps, VIS_MAX_STEPS);
     if (!(c->entropy >= 0) || !isfinite(c->entropy))
@@ -312,6 +318,7 @@ typedef struct {
     nn_real *dimages;           /* backward: (B, R, Q) += or NULL */
     int count;                  /* the batch's valid steps: each one's loss weight is 1/count */
     int sample;                 /* hard mode, training: locations are drawn */
+    int uniform;                /* uniform attention (vis_set_uniform) */
     int hits[NN_MAX_THREADS][VIS_MAX_STEPS]; /* sampling: per shard and step, rows whose argmax is the label */
     int seen[NN_MAX_THREADS][VIS_MAX_STEPS]; /* and rows with a label at that step */
 } VisPass;
@@ -330,7 +337,7 @@ static int forward_task(void *ctx, int s, double *total) {
     VisionModel *r = shard_rows(p->m, s, &b0, &b1);
     VisRows rows = {p->images + (size_t)b0 * c->rows * c->cols, p->labels ? p->labels + (size_t)b0 * T : NULL,
                     p->n_labels ? p->n_labels + b0 : NULL, p->pred ? p->pred + (size_t)b0 * T : NULL,
-                    p->m->draws + b0, p->m->batch_B, p->m->baseline, p->count, p->sample, p->hits[s], p->seen[s]};
+                    p->m->draws + b0, p->m->batch_B, p->m->baseline, p->count, p->sample, p->uniform, p->hits[s], p->seen[s]};
     return vis_rows_forward(r, b1 - b0, &rows, total);
 }
 
@@ -347,12 +354,15 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
     const VisConfig *c = &m->c;
     int T = c->steps;
     VisPass p = {.m = m, .images = images, .labels = labels, .n_labels = n_labels, .pred = pred};
-    p.sample = train && c->mode == VIS_HARD && c->attention != VIS_ATTN_NONE;
+    p.sample = train && c->mode == VIS_HARD && c->attention != VIS_ATTN_NONE && !m->uniform;
+    p.uniform = m->uniform && c->attention != VIS_ATTN_NONE;
     if (labels)
         for (int b = 0; b < B; b++) p.count += n_labels[b];
     /* the draws in the order one thread takes them, so every split of the batch draws alike */
     if (p.sample)
         for (int i = 0; i < T * B; i++) m->draws[i] = uniform(&m->rng);
+    if (p.uniform && c->mode == VIS_HARD)
+        for (int i = 0; i < T * B; i++) m->draws[i] = uniform(&m->uniform_rng);
     m->have_forward = 0;
     m->batch_B = B;
     m->shards = B < m->n_shards ? B : m->n_shards;
@@ -367,9 +377,10 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
             }
             if (seen) m->baseline[t] = 0.9 * m->baseline[t] + 0.1 * hits / seen;
         }
+    m->uniform_forward = p.uniform;
     if (labels) {
         if (loss) *loss = (nn_real)(total / p.count);
-        m->have_forward = 1;
+        m->have_forward = !p.uniform; /* uniform attention is for evaluation: nothing to differentiate */
         m->trained_forward = p.sample;
     }
     return NN_OK;
@@ -395,15 +406,33 @@ int vis_backward(VisionModel *m, nn_real *dimages) {
     return NN_OK;
 }
 
-void vis_attention(const VisionModel *m, int b, nn_real *weights, int32_t *locations) {
-    for (int s = 1; s < m->shards; s++) { /* row b is in the shard whose rows hold it */
+/* The model or replica whose buffers hold row b of the last forward, and *b its row there. */
+static const VisionModel *row_owner(const VisionModel *m, int *b) {
+    for (int s = 1; s < m->shards; s++) {
         int b0, b1;
         nn_pool_range(m->batch_B, s, m->shards, &b0, &b1);
-        if (b >= b0 && b < b1) {
-            vis_attention(m->replica[s], b - b0, weights, locations);
-            return;
+        if (*b >= b0 && *b < b1) {
+            *b -= b0;
+            return m->replica[s];
         }
     }
+    return m;
+}
+
+void vis_set_uniform(VisionModel *m, int on) {
+    m->uniform = on != 0;
+    m->uniform_rng = 0x0F1A7A77E4710Dull; /* the same locations every evaluation */
+}
+
+void vis_start_state(const VisionModel *m, int b, nn_real *s0, nn_real *c0) {
+    m = row_owner(m, &b);
+    size_t H = (size_t)m->c.hidden;
+    memcpy(s0, m->a.hs + (size_t)b * H, sizeof(nn_real) * H);
+    if (c0) memcpy(c0, m->a.cs + (size_t)b * H, sizeof(nn_real) * H);
+}
+
+void vis_attention(const VisionModel *m, int b, nn_real *weights, int32_t *locations) {
+    m = row_owner(m, &b);
     int B = m->B, G = m->G;
     for (int t = 0; t < m->c.steps; t++) {
         size_t tb = (size_t)t * B + b;

@@ -22,7 +22,8 @@ typedef struct {
     nn_real *conv_b[VIS_MAX_LAYERS]; /* (C_l) */
     nn_real *proj_w, *proj_b;        /* 1x1 conv (C_L, H), (H) */
     nn_real *pos;                    /* (G, H) learned position of each grid cell, added to kv */
-    nn_real *init_w, *init_b;        /* s_0 = tanh(mean W0 + b0): (H, H), (H) */
+    nn_real *init_w, *init_b;        /* start mean: s_0 = tanh(mean W0 + b0): (H, H), (H); else NULL */
+    nn_real *s0;                     /* start constant: (H) s_0 itself; else NULL */
     CellWeights cell;                /* the decoder's cell: I = H + V inputs, H units */
     AttnWeights attn;                /* d = H, n_k = G (location), A = H */
     OutputWeights out;               /* (2H, H), (H), (H, V), (V) */
@@ -78,6 +79,9 @@ struct VisionModel {
     int rows;                     /* rows the buffers hold: c.batch, or a shard's */
     int B;                        /* rows of the last forward in these buffers */
     int have_forward, trained_forward;
+    int uniform;                  /* vis_set_uniform: forwards read uniform attention */
+    int uniform_forward;          /* the last forward did (it has no backward) */
+    uint64_t uniform_rng;         /* hard mode's uniform locations, restarted by vis_set_uniform */
     /* Data-parallel training (src/layers/shards.h): shard 0 runs on the
      * model's buffers, shard s on replica[s] (its own activations, indices
      * and gradients, the model's weights); n_shards is the pool's thread
@@ -101,6 +105,7 @@ typedef struct {
     const double *baseline;  /* (T) hard mode's reward baseline */
     int count;               /* the whole batch's labels: each one's loss weight is 1/count */
     int sample;              /* hard mode, training: locations are drawn */
+    int uniform;             /* every attention map is the uniform one (hard: locations from draws) */
     int *hits, *seen;        /* (T) sampling: these rows whose argmax is the label, rows with a label */
 } VisRows;
 

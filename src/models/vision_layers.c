@@ -77,7 +77,9 @@ static void project_backward(VisionModel *m, int B) {
 
 /* ---- decoder: the start state ------------------------------------------------------ */
 
-/* mean_b = (1/G) sum_g kv_bg;  s_0 = tanh(mean W0 + b0), LSTM c_0 = 0 */
+/* mean_b = (1/G) sum_g kv_bg (start mean, and attention none's context);
+ * start mean: s_0 = tanh(mean W0 + b0); start constant: s_0 = the learned s0
+ * for every row. LSTM c_0 = 0. */
 static void start_forward(VisionModel *m, int B) {
     VisActs *a = &m->a;
     int H = m->c.hidden, G = m->G;
@@ -86,19 +88,29 @@ static void start_forward(VisionModel *m, int B) {
         memset(mu, 0, sizeof(nn_real) * H);
         for (int g = 0; g < G; g++) vec_axpy(mu, (nn_real)1 / G, a->kv + ((size_t)b * G + g) * H, H);
     }
+    memset(a->cs, 0, sizeof(nn_real) * B * H);
+    if (m->c.start == VIS_START_CONSTANT) {
+        for (int b = 0; b < B; b++) memcpy(a->hs + (size_t)b * H, m->w.s0, sizeof(nn_real) * H);
+        return;
+    }
     vec_gemm_nn(a->hs, H, a->mean, H, m->w.init_w, H, B, H, H, 0);
     for (int b = 0; b < B; b++) {
         vec_axpy(a->hs + (size_t)b * H, 1, m->w.init_b, H);
         vec_tanh(a->hs + (size_t)b * H, a->hs + (size_t)b * H, H);
     }
-    memset(a->cs, 0, sizeof(nn_real) * B * H);
 }
 
-/* From ds_0 in dh: dpre = ds_0 (1 - s_0^2), in place; dmean (in d_o, whose
- * output-layer lifetime ended with step 0's backward) spreads 1/G to every cell of d_kv. */
+/* From ds_0 in dh. Start constant: ds0 += sum_b ds_0 (the image gets nothing
+ * from the start). Start mean: dpre = ds_0 (1 - s_0^2), in place; dmean (in
+ * d_o, whose output-layer lifetime ended with step 0's backward) spreads 1/G
+ * to every cell of d_kv. */
 static void start_backward(VisionModel *m, int B) {
     VisActs *a = &m->a;
     int H = m->c.hidden, G = m->G;
+    if (m->c.start == VIS_START_CONSTANT) {
+        for (int b = 0; b < B; b++) vec_axpy(m->g.s0, 1, a->dh + (size_t)b * H, H);
+        return;
+    }
     nn_real *dmean = a->d_o;
     for (size_t i = 0; i < (size_t)B * H; i++) a->dh[i] *= 1 - a->hs[i] * a->hs[i];
     vec_gemm_tn(m->g.init_w, H, a->mean, H, a->dh, H, H, H, B, 1);
@@ -149,13 +161,15 @@ static AttendGrid attention_grid(VisionModel *m, int B, int t) {
 }
 
 /* c_t = attention(s_t, kv) for every row: soft, the weighted sum; hard, the
- * cell the weights pick (drawn when sampling); none, the mean of the grid. */
+ * cell the weights pick (drawn when sampling); none, the mean of the grid.
+ * Uniform (evaluation only): weights 1/G, so soft reads the mean of the grid
+ * (as none does) and hard a location drawn uniformly. */
 static int attention_forward(VisionModel *m, int B, int t, const VisRows *r) {
     const VisConfig *c = &m->c;
     VisActs *a = &m->a;
     int H = c->hidden, G = m->G;
     AttendGrid x = attention_grid(m, B, t);
-    if (c->attention == VIS_ATTN_NONE) {
+    if (c->attention == VIS_ATTN_NONE || r->uniform) {
         for (int b = 0; b < B; b++) {
             for (int g = 0; g < G; g++) x.weights[(size_t)b * G + g] = (nn_real)1 / G;
             memcpy(x.context + (size_t)b * H, a->mean + (size_t)b * H, sizeof(nn_real) * H);
@@ -167,7 +181,8 @@ static int attention_forward(VisionModel *m, int B, int t, const VisRows *r) {
         size_t tb = (size_t)t * B + b;
         m->loc[tb] = -1;
         if (c->mode != VIS_HARD || c->attention == VIS_ATTN_NONE) continue;
-        int l = pick_location(x.weights + (size_t)b * G, G, r->sample, r->sample ? r->draws[(size_t)t * r->ld + b] : 0);
+        int draw = r->sample || r->uniform;
+        int l = pick_location(x.weights + (size_t)b * G, G, draw, draw ? r->draws[(size_t)t * r->ld + b] : 0);
         m->loc[tb] = l;
         memcpy(x.context + (size_t)b * H, a->kv + ((size_t)b * G + l) * H, sizeof(nn_real) * H);
     }

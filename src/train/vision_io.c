@@ -11,19 +11,23 @@
 #include "models/vision_internal.h"
 #include "train/vision_train.h"
 
-static const uint32_t VERSIONS[] = {1};
-#define VIS_FORMAT_VERSION 1u
+/* 1: the decoder starts from the grid's mean; 2: adds the start field. A
+ * mean-start model is still written as 1, so its file round-trips unchanged. */
+static const uint32_t VERSIONS[] = {1, 2};
 #define TASK_FIELDS 4
 #define MODEL_FIELDS 13
 #define PROBE_STREAM 0x9B0BE1ull /* the test image a loaded model is first run on */
 
-static size_t header_size(int steps) {
-    return MODEL_FILE_MAGIC + 4 + 4 * (TASK_FIELDS + MODEL_FIELDS) + 8 + 8 + 4 + 8 * (size_t)steps + 8 + 8 + 8;
+static uint32_t version_of(const VisConfig *c) { return c->start == VIS_START_MEAN ? 1u : 2u; }
+
+static size_t header_size(uint32_t version, int steps) {
+    return MODEL_FILE_MAGIC + 4 + 4 * (TASK_FIELDS + MODEL_FIELDS) + (version >= 2 ? 4 : 0) + 8 + 8 + 4 +
+           8 * (size_t)steps + 8 + 8 + 8;
 }
 
 size_t vtr_save_size(const VisionTrainer *t) {
     const VisionModel *m = t->model;
-    return header_size(m->c.steps) + 4 * m->opt.n + 4;
+    return header_size(version_of(&m->c), m->c.steps) + 4 * m->opt.n + 4;
 }
 
 int vtr_save(const VisionTrainer *t, uint8_t *bytes, size_t size) {
@@ -32,12 +36,17 @@ int vtr_save(const VisionTrainer *t, uint8_t *bytes, size_t size) {
     const VisConfig *c = &m->c;
     if (size < vtr_save_size(t)) return nn_fail(NN_ERR_SHAPE, "save: %zu bytes is too small (%zu needed)", size, vtr_save_size(t));
     uint8_t *p = bytes;
-    model_file_put_magic(&p, MODEL_FILE_VISION, VIS_FORMAT_VERSION);
+    uint32_t version = version_of(c);
+    model_file_put_magic(&p, MODEL_FILE_VISION, version);
     int32_t f[TASK_FIELDS + MODEL_FIELDS] = {
         (int32_t)t->task.kind, t->task.clutter, t->task.min_digits, t->task.max_digits,
         c->rows, c->cols, c->layers, c->channels[0], c->channels[1], c->channels[2], (int32_t)c->cell, c->hidden,
         c->attention, (int32_t)c->mode, c->steps, c->sequence, t->batch};
     model_file_put_i32s(&p, f, TASK_FIELDS + MODEL_FIELDS);
+    if (version >= 2) {
+        int32_t start = (int32_t)c->start;
+        model_file_put_i32s(&p, &start, 1);
+    }
     model_file_put_f64(&p, (double)c->entropy);
     nn_put_u64(&p, c->seed);
     nn_put_u32(&p, (uint32_t)m->opt.steps);
@@ -63,13 +72,22 @@ typedef struct {
 /* Checks the whole file and leaves r at its parameters. */
 static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, VisFile *v) {
     uint32_t version;
-    NN_TRY(model_file_open(r, MODEL_FILE_VISION, bytes, size, VERSIONS, 1, &version));
-    NN_TRY(model_file_need(r, header_size(0) - r->at + 4));
+    NN_TRY(model_file_open(r, MODEL_FILE_VISION, bytes, size, VERSIONS, 2, &version));
+    NN_TRY(model_file_need(r, header_size(version, 0) - r->at + 4));
     int32_t f[TASK_FIELDS + MODEL_FIELDS];
     model_file_i32s(r, f, TASK_FIELDS + MODEL_FIELDS);
     /* a cluttered canvas's side is its rows (files hold rows and cols; before sizes, both were 60) */
     v->task = (ImgTaskConfig){(ImgTaskKind)f[0], f[1], f[2], f[3], f[0] == IMG_CLUTTERED ? f[4] : 0};
-    VisConfig c = {f[4], f[5], f[6], {f[7], f[8], f[9]}, (RnnCellKind)f[10], f[11], f[12], (VisMode)f[13], f[14], f[15], 0, f[16], 0};
+    VisConfig c = {f[4], f[5], f[6], {f[7], f[8], f[9]}, (RnnCellKind)f[10], f[11], f[12], (VisMode)f[13], f[14], f[15], 0, f[16], 0,
+                   VIS_START_MEAN};
+    if (version >= 2) {
+        int32_t start;
+        model_file_i32s(r, &start, 1);
+        /* version 2 is written only for the constant start */
+        if (start != VIS_START_CONSTANT)
+            return nn_fail(NN_ERR_VALUE, "model file: start %d in a version 2 file; the file is damaged", start);
+        c.start = VIS_START_CONSTANT;
+    }
     double entropy = model_file_f64(r);
     c.entropy = (nn_real)entropy;
     /* saved from a real, so it reads back as the same real (else a load and a save would differ) */
@@ -79,7 +97,7 @@ static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, Vi
     c.seed = model_file_u64(r);
     if (c.steps < 1 || c.steps > VIS_MAX_STEPS)
         return nn_fail(NN_ERR_VALUE, "model file: %d decoder steps; allowed 1..%d; the file is damaged", c.steps, VIS_MAX_STEPS);
-    NN_TRY(model_file_need(r, header_size(c.steps) - r->at + 4));
+    NN_TRY(model_file_need(r, header_size(version, c.steps) - r->at + 4));
     /* the configuration of its task: the canvas, the answer kind, every size in range */
     int st = vtr_config(&v->task, &c, &v->c, &v->n_params);
     if (st != NN_OK) return nn_fail(st, "model file: bad configuration: %s", nn_last_error());
@@ -103,7 +121,7 @@ static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, Vi
     if (count != v->n_params)
         return nn_fail(NN_ERR_VALUE, "model file: %llu parameters, but its configuration has %zu; the file is damaged",
                        (unsigned long long)count, v->n_params);
-    NN_TRY(model_file_length(r, header_size(c.steps) + 4 * v->n_params + 4));
+    NN_TRY(model_file_length(r, header_size(version, c.steps) + 4 * v->n_params + 4));
     NN_TRY(model_file_checksum(bytes, bytes + size));
     return model_file_check_params(r, v->n_params);
 }

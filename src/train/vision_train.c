@@ -211,8 +211,8 @@ int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float
     return st;
 }
 
-int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, VisEval *r) {
-    nn_clear_error();
+/* The evaluation's batches, with the model's attention as set (vtr_evaluate). */
+static int evaluate_batches(VisionTrainer *t, VisSplit split, int count, int uniform, VisEval *r) {
     if (count < 1 || count > VTR_MAX_EVAL)
         return nn_fail(count < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "count: %d; it must be within 1..%d", count, VTR_MAX_EVAL);
     if (split != VIS_SPLIT_TRAIN && split != VIS_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
@@ -220,6 +220,7 @@ int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, VisEval *r) {
      * loaded model evaluates exactly like the one that was saved */
     int chunk = t->batch;
     NN_TRY(reserve(t, count < chunk ? count : chunk));
+    vis_set_uniform(t->model, uniform); /* on the model reserve may have replaced */
     const VisConfig *c = vis_config(t->model);
     uint64_t rng = EVAL_STREAM + (uint64_t)split;
     double loss_sum = 0;
@@ -258,6 +259,14 @@ int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, VisEval *r) {
     r->sequence_accuracy = (double)whole / count;
     r->loss = loss_sum / (c->sequence ? (double)tokens : (double)count * c->steps);
     return NN_OK;
+}
+
+int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, int uniform, VisEval *r) {
+    nn_clear_error();
+    if (uniform != 0 && uniform != 1) return nn_fail(NN_ERR_ARG, "attention: unknown evaluation attention %d", uniform);
+    int st = evaluate_batches(t, split, count, uniform, r);
+    vis_set_uniform(t->model, 0);
+    return st;
 }
 
 int vtr_predict(VisionTrainer *t, const nn_real *image, int rows, int cols, int32_t *tokens, nn_real *weights,

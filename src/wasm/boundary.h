@@ -56,6 +56,7 @@ typedef struct {
     int32_t grid_rows;                /* the feature grid gr x gc */
     int32_t grid_cols;
     int32_t sequence;                 /* 1 when answers are sequences */
+    int32_t start;                    /* VisStart */
     double parameters;                /* parameter count */
     double optimizer_steps;           /* optimiser steps taken */
     double seed;                      /* initial weights and hard mode's samples */

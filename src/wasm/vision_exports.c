@@ -17,10 +17,10 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_data_destroy(VisData *d) { vis_data_destro
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_create(const VisData *d, int task, int clutter, int size, int min_digits, int max_digits,
                                             int layers, int c0, int c1, int c2, int cell, int hidden, int attention,
                                             int mode, int steps, float entropy, int batch, double seed,
-                                            VisionTrainer **out) {
+                                            int start, VisionTrainer **out) {
     ImgTaskConfig tc = {(ImgTaskKind)task, clutter, min_digits, max_digits, size};
     VisConfig mc = {0, 0, layers, {c0, c1, c2}, (RnnCellKind)cell, hidden, attention, (VisMode)mode, steps, 0,
-                    entropy, batch, (uint64_t)seed};
+                    entropy, batch, (uint64_t)seed, (VisStart)start};
     return vtr_create(out, d, &tc, &mc);
 }
 
@@ -36,7 +36,7 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, AttnlabVisInfo *inf
         .rows = c->rows, .cols = c->cols, .layers = c->layers, .cell = (int32_t)c->cell, .hidden = c->hidden,
         .attention = c->attention, .mode = (int32_t)c->mode, .steps = c->steps, .batch = vtr_batch(t), .sequence = c->sequence,
         .parameters = (double)vis_num_params(m), .optimizer_steps = (double)vis_steps_taken(m), .seed = (double)c->seed,
-        .entropy = (double)c->entropy,
+        .entropy = (double)c->entropy, .start = (int32_t)c->start,
     };
     memcpy(info->channels, c->channels, sizeof info->channels);
     int gr, gc;
@@ -51,8 +51,8 @@ EMSCRIPTEN_KEEPALIVE int attnlab_vis_train(VisionTrainer *t, int optimizer, floa
     return vtr_train(t, &o, steps, batch, losses);
 }
 
-EMSCRIPTEN_KEEPALIVE int attnlab_vis_evaluate(VisionTrainer *t, int split, int count, VisEval *result) {
-    return vtr_evaluate(t, (VisSplit)split, count, result);
+EMSCRIPTEN_KEEPALIVE int attnlab_vis_evaluate(VisionTrainer *t, int split, int count, int uniform, VisEval *result) {
+    return vtr_evaluate(t, (VisSplit)split, count, uniform, result);
 }
 
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_predict(VisionTrainer *t, const float *image, int rows, int cols, int32_t *tokens,
@@ -104,7 +104,8 @@ static const AttnlabField vis_info_fields[] = {
     VIS_INFO(layers, "layers", I32), VIS_INFO(channels, "channels", I32), VIS_INFO(cell, "cell", I32),
     VIS_INFO(hidden, "hidden", I32), VIS_INFO(attention, "attention", I32), VIS_INFO(mode, "mode", I32),
     VIS_INFO(steps, "steps", I32), VIS_INFO(batch, "batch", I32), VIS_INFO(grid_rows, "gridRows", I32),
-    VIS_INFO(grid_cols, "gridCols", I32), VIS_INFO(sequence, "sequence", I32), VIS_INFO(parameters, "parameters", F64),
+    VIS_INFO(grid_cols, "gridCols", I32), VIS_INFO(sequence, "sequence", I32),
+    VIS_INFO(start, "start", I32), VIS_INFO(parameters, "parameters", F64),
     VIS_INFO(optimizer_steps, "optimizerSteps", F64), VIS_INFO(seed, "seed", F64), VIS_INFO(entropy, "entropy", F64),
 };
 

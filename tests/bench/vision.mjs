@@ -6,13 +6,17 @@
 //   cluttered  soft attention; the `none` baseline (global average pooling) of the same size and
 //              hard attention (REINFORCE), each trained exactly as many steps
 //   multi      3 digits, soft attention: sequence accuracy
+// Each trained model is also evaluated with attention: 'uniform' (every attention map replaced by
+// the uniform one): how far it falls shows how much its answer depends on where it looks. The
+// shipped pretrained image models (web/models/cluttered-*.vis) are measured the same way (`shipped`).
 // Training time is the CPU time the training calls took (process.cpuUsage: the time the one core
 // spent on them); the wall time and the load average are printed beside it, since on a shared
 // machine the wall time mostly measures the other jobs.
 // Throughput: images/s of one training step (forward, backward, Adam) for our model and the same
 // model in TensorFlow.js on its WASM backend (one thread), same batch, interleaved rounds, best of each;
 // and ours on two threads (the threaded build: each batch split into one shard per thread).
-//   node tests/bench/vision.mjs [--only throughput|cluttered|multi|cluttered-soft|...] [--quick]
+//   node tests/bench/vision.mjs [--only throughput|shipped|cluttered|multi|cluttered-soft|...] [--quick]
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { loadEngine } from '../../web/engine/index.js';
 import { mulberry32 } from '../lib/random.mjs';
@@ -58,15 +62,16 @@ async function run(engine, name, options, metric, steps) {
     process.stderr.write(`  ${name}: ${done} steps, lr ${lrAt(done - n / 2, steps).toPrecision(2)}, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test ${metric} ${fmt(100 * e[metric])}%\n`);
   }
   const final = m.evaluate({ split: 'test', count: FINAL });
+  const uniform = m.evaluate({ split: 'test', count: FINAL, attention: 'uniform' });
   m.destroy();
-  return { name, steps, cpu, wall, load: os.loadavg()[0], final, curve };
+  return { name, metric, steps, cpu, wall, load: os.loadavg()[0], final, uniform, curve };
 }
 
 // ---- training throughput against TensorFlow.js -------------------------------------------------
 // The same model in TF.js (tfjs-core ops on the WASM backend, one thread): 3 x (conv 3x3 same +
 // bias, ReLU, max-pool 2x2), 1x1 projection + learned positions, s0 = tanh(mean W0 + b0), scaled-dot
 // soft attention over the grid, o = tanh([c; s0] Wc + bc), softmax cross-entropy, Adam with
-// global-norm clipping: the work of our one-step (T = 1) cluttered model.
+// global-norm clipping: the work of our one-step (T = 1) cluttered model with `start: 'mean'`.
 
 /** TF.js on its WASM backend, one thread. Its 4.x WASM backend has no Conv2DBackpropFilter kernel
  * (a conv2d cannot be trained there); we register one that runs the backend's own
@@ -151,11 +156,13 @@ function tfVisionModel(tf, { rows, cols, channels, hidden: H, batch: B, lr, clip
 /** Our step (on one thread and on two) and TF.js's on the same shapes, interleaved; the best images/s of each. */
 async function throughput(engine) {
   const threaded = await loadEngine({ threads: 2 });
-  const two = threaded.threads === 2 ? await threaded.createVisionModel({ ...MODEL, task: 'cluttered', mode: 'soft' }) : null;
+  // the mean start, as the TF.js model computes it: the same work on both sides
+  const SAME = { ...MODEL, task: 'cluttered', mode: 'soft', start: 'mean' };
+  const two = threaded.threads === 2 ? await threaded.createVisionModel(SAME) : null;
   const tf = await loadTf();
   const steps = QUICK ? 2 : 10;
   const rounds = QUICK ? 1 : 3;
-  const ours = await engine.createVisionModel({ ...MODEL, task: 'cluttered', mode: 'soft' });
+  const ours = await engine.createVisionModel(SAME);
   const theirs = tfVisionModel(tf, { rows: 60, cols: 60, channels: MODEL.channels, hidden: MODEL.hidden, batch: BATCH, lr: LR0, clip: 5 });
   const next = mulberry32(3);
   const x = tf.tensor4d(Float32Array.from({ length: BATCH * 3600 }, () => next()), [BATCH, 60, 60, 1]);
@@ -215,9 +222,25 @@ const RUNS = {
 for (const [key, start] of Object.entries(RUNS)) if (!ONLY || key.startsWith(ONLY)) rows.push(await start());
 if (rows.length) {
   console.log(`\n== accuracy (test split, ${FINAL} images; batch ${BATCH}, Adam, cosine lr ${LR0} -> ${LR1})`);
-  console.log(`| run | steps | training time (CPU) | wall time (load) | test accuracy | sequence accuracy |`);
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  console.log(`| run | steps | training time (CPU) | wall time (load) | test accuracy | sequence accuracy | with uniform attention (drop) |`);
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
-    console.log(`| ${r.name} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load, 1)}) | ${fmt(100 * r.final.accuracy)}% | ${fmt(100 * r.final.sequenceAccuracy)}% |`);
+    const own = r.final[r.metric];
+    const flat = r.uniform[r.metric];
+    console.log(`| ${r.name} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load, 1)}) | ${fmt(100 * r.final.accuracy)}% | ${fmt(100 * r.final.sequenceAccuracy)}% | ${fmt(100 * flat)}% (${fmt(100 * (own - flat))} points) |`);
+  }
+}
+if (!ONLY || ONLY === 'shipped') {
+  const manifest = JSON.parse(await readFile(new URL('../../web/models/models.json', import.meta.url), 'utf8'));
+  console.log(`\n== the shipped image models (web/models), test split, ${FINAL} images: their own attention and uniform attention`);
+  console.log('| model | start | training steps | test accuracy | with uniform attention | drop |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: |');
+  for (const [name, spec] of Object.entries(manifest.models)) {
+    if (spec.kind !== 'vision') continue;
+    const m = await engine.loadModel(await readFile(new URL(`../../web/models/${spec.file}`, import.meta.url)));
+    const own = m.evaluate({ split: 'test', count: FINAL }).accuracy;
+    const flat = m.evaluate({ split: 'test', count: FINAL, attention: 'uniform' }).accuracy;
+    console.log(`| ${name} | ${m.config.start} | ${spec.steps} | ${fmt(100 * own)}% | ${fmt(100 * flat)}% | ${fmt(100 * (own - flat))} points |`);
+    m.destroy();
   }
 }

@@ -1,7 +1,8 @@
 // Attention over images through the JS API on both builds: configuration and
 // image errors with codes (and no leaks), predict / saliency shapes, hard
-// mode's glimpse, save/load, SIMD vs scalar for one seed, WASM vs native C
-// for one seed, and a small model learning centred digits.
+// mode's glimpse, save/load, the decoder's start, the uniform-attention
+// ablation, SIMD vs scalar for one seed, WASM vs native C for one seed (both
+// starts), and a small model learning centred digits.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -195,10 +196,54 @@ for (const { engine, ...build } of await withEngines()) {
       m2.destroy();
     });
 
-    test('learns centred digits: test accuracy far above chance (10%) after 200 small steps', async () => {
+    test('start: the constant start by default, the mean start on request; bad values name the option', async () => {
+      const m = await engine.createVisionModel(SMALL);
+      const mean = await engine.createVisionModel({ ...SMALL, start: 'mean' });
+      assert.equal(m.config.start, 'constant');
+      assert.equal(mean.config.start, 'mean');
+      // the mean start's map W0 (H x H) and b0 (H) against the constant's s0 (H)
+      assert.equal(mean.config.parameters - m.config.parameters, 16 * 16);
+      await rejectsCode(engine.createVisionModel({ ...SMALL, start: 'zero' }), 'ERR_ARG', /start: unknown value 'zero'/);
+      for (const model of [m, mean]) {
+        const again = await engine.loadModel(model.save());
+        assert.equal(again.config.start, model.config.start);
+        again.destroy();
+      }
+      m.destroy();
+      mean.destroy();
+    });
+
+    test('evaluate({ attention: "uniform" }): soft attention made uniform is average pooling with the same weights', async () => {
+      // scaled dot has no tensors of its own: the same seed gives a 'none' model the same weights
+      const soft = await engine.createVisionModel({ ...SMALL, task: 'cluttered', attention: 'scaled_dot' });
+      const none = await engine.createVisionModel({ ...SMALL, task: 'cluttered', attention: 'none' });
+      assert.equal(soft.config.parameters, none.config.parameters);
+      const uniform = soft.evaluate({ count: 100, attention: 'uniform' });
+      assert.deepEqual(uniform, none.evaluate({ count: 100 }));
+      assert.notEqual(uniform.loss, soft.evaluate({ count: 100, attention: 'model' }).loss, 'the model\'s own attention reads otherwise');
+      assert.deepEqual(none.evaluate({ count: 50, attention: 'uniform' }), none.evaluate({ count: 50 }), 'none is uniform already');
+      throwsCode(() => soft.evaluate({ attention: 'random' }), 'ERR_ARG', /attention: unknown value 'random'/);
+      throwsCode(() => soft.evaluate({ attention: 1 }), 'ERR_ARG', /attention/);
+      soft.destroy();
+      none.destroy();
+    });
+
+    test('evaluate({ attention: "uniform" }), hard mode: random locations from a fixed stream, training unmoved', async () => {
+      const m = await engine.createVisionModel({ ...SMALL, task: 'cluttered', mode: 'hard', batch: 8 });
+      m.train({ steps: 3, batch: 8 });
+      const bytes = m.save();
+      const a = m.evaluate({ count: 60, attention: 'uniform' });
+      assert.deepEqual(m.evaluate({ count: 60, attention: 'uniform' }), a, 'the same every call');
+      assert.notDeepEqual(a, m.evaluate({ count: 60 }));
+      assert.deepEqual(m.save(), bytes, 'the sampling and training streams did not move');
+      m.destroy();
+    });
+
+    // 300 steps: with the constant start, the answer learns from the attended context alone
+    test('learns centred digits: test accuracy far above chance (10%) after 300 small steps', async () => {
       const m = await engine.createVisionModel({ task: 'centered', channels: [4, 8], hidden: 16, batch: 16, seed: 1 });
       const before = m.evaluate({ count: 300 }).accuracy;
-      m.train({ steps: 200, batch: 16, lr: 0.005 });
+      m.train({ steps: 300, batch: 16, lr: 0.005 });
       const e = m.evaluate({ count: 300 });
       assert.ok(e.accuracy > 0.4 && e.accuracy > before + 0.25, `test accuracy ${before} -> ${e.accuracy}`);
       m.destroy();
@@ -228,25 +273,27 @@ test('SIMD and scalar builds train alike from one seed', { skip: BUILDS[0].skip 
 });
 
 const hasGcc = spawnSync('gcc', ['--version']).status === 0;
-test('WASM trains like native C from one seed (cluttered, soft attention)', { skip: hasGcc ? false : 'gcc is not installed' }, async () => {
+test('WASM trains like native C from one seed (cluttered, soft attention, either start)', { skip: hasGcc ? false : 'gcc is not installed' }, async () => {
   const bin = 'build/tools/vision_losses';
   execFileSync('make', ['-s', bin], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   const dir = mkdtempSync(join(tmpdir(), 'attnlab-'));
   const digits = join(dir, 'mnist.bin');
   writeFileSync(digits, gunzipSync(readFileSync(`${ROOT}web/data/mnist.bin.gz`)));
   const STEPS = 8;
-  const native = JSON.parse(execFileSync(`${ROOT}${bin}`, [digits, 1, 1, 0, 6, STEPS, 8], { encoding: 'utf8' }));
-  assert.equal(native.length, STEPS);
-  for (const build of BUILDS) {
-    if (build.skip) continue;
-    const engine = await loadEngine({ simd: build.simd, threads: 1 });
-    const m = await engine.createVisionModel({
-      task: 'cluttered', channels: [4, 8], hidden: 16, attention: 'scaled_dot', mode: 'soft', batch: 8, seed: 6,
-    });
-    const { losses } = m.train({ steps: STEPS, batch: 8, lr: 0.002, clip: 5 });
-    m.destroy();
-    for (let i = 0; i < STEPS; i++) {
-      assert.ok(Math.abs(losses[i] - native[i]) <= 2e-3 * Math.abs(native[i]), `${build.name}, step ${i}: WASM ${losses[i]} vs native ${native[i]}`);
+  for (const [start, code] of [['mean', 0], ['constant', 1]]) {
+    const native = JSON.parse(execFileSync(`${ROOT}${bin}`, [digits, 1, 1, 0, 6, STEPS, 8, code], { encoding: 'utf8' }));
+    assert.equal(native.length, STEPS);
+    for (const build of BUILDS) {
+      if (build.skip) continue;
+      const engine = await loadEngine({ simd: build.simd, threads: 1 });
+      const m = await engine.createVisionModel({
+        task: 'cluttered', channels: [4, 8], hidden: 16, attention: 'scaled_dot', mode: 'soft', batch: 8, seed: 6, start,
+      });
+      const { losses } = m.train({ steps: STEPS, batch: 8, lr: 0.002, clip: 5 });
+      m.destroy();
+      for (let i = 0; i < STEPS; i++) {
+        assert.ok(Math.abs(losses[i] - native[i]) <= 2e-3 * Math.abs(native[i]), `${start}, ${build.name}, step ${i}: WASM ${losses[i]} vs native ${native[i]}`);
+      }
     }
   }
 });

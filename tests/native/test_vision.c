@@ -16,20 +16,7 @@
 #include "fd.h"
 #include "models/vision_internal.h" /* vis_set_shards, the baseline */
 #include "train/vision_train.h"   /* VTR_MAX_STEPS */
-
-/* ---- a synthetic digit set in the asset's format ---------------------------- */
-
-static uint8_t *make_asset(Rng *r, int n, size_t *size) {
-    *size = 24 + (size_t)n * (1 + 784);
-    uint8_t *b = check_track(malloc(*size));
-    memcpy(b, "ATNLDIG", 8);
-    uint32_t head[4] = {1, (uint32_t)n, 28, 28};
-    for (int i = 0; i < 4; i++)
-        for (int k = 0; k < 4; k++) b[8 + 4 * i + k] = (uint8_t)(head[i] >> (8 * k));
-    for (int i = 0; i < n; i++) b[24 + i] = (uint8_t)(i % 10);
-    for (size_t i = 0; i < (size_t)n * 784; i++) b[24 + n + i] = (uint8_t)rng_int(r, 0, 255);
-    return b;
-}
+#include "vis_asset.h"
 
 /* ---- op level ------------------------------------------------------------------ */
 
@@ -176,10 +163,10 @@ static double model_loss(void *p) {
     return loss;
 }
 
-static void model_gradcheck(RnnCellKind cell, int attention, VisMode mode, int steps, int sequence) {
-    check_case("gradcheck model cell=%s attention=%d mode=%d steps=%d sequence=%d", CELLS[cell], attention, mode, steps,
-               sequence);
-    VisConfig mc = {GR, GQ, 2, {3, 4, 0}, cell, 5, attention, mode, steps, sequence, 0.05, GB, 7};
+static void model_gradcheck(RnnCellKind cell, int attention, VisMode mode, int steps, int sequence, VisStart start) {
+    check_case("gradcheck model cell=%s attention=%d mode=%d steps=%d sequence=%d start=%d", CELLS[cell], attention, mode,
+               steps, sequence, start);
+    VisConfig mc = {GR, GQ, 2, {3, 4, 0}, cell, 5, attention, mode, steps, sequence, 0.05, GB, 7, start};
     ModelCase c;
     if (!CHECK(vis_create(&c.m, &mc) == NN_OK, "create: %s", nn_last_error())) return;
     Rng r = {101 + (uint64_t)attention * 7 + cell};
@@ -279,9 +266,10 @@ static void reinforce_matches_exact(void) {
  * here one shard after another) gives the whole batch's loss, gradients,
  * pixel gradients, answers, attention and hard mode's draws and baseline
  * within rounding; the same shard count trains the same weights bit for bit. */
-static void shards_match(RnnCellKind cell, int attention, VisMode mode, int steps, int sequence) {
-    check_case("shards cell=%s attention=%d mode=%d steps=%d sequence=%d", CELLS[cell], attention, mode, steps, sequence);
-    VisConfig mc = {GR, GQ, 2, {3, 4, 0}, cell, 5, attention, mode, steps, sequence, 0.05, SB, 7};
+static void shards_match(RnnCellKind cell, int attention, VisMode mode, int steps, int sequence, VisStart start) {
+    check_case("shards cell=%s attention=%d mode=%d steps=%d sequence=%d start=%d", CELLS[cell], attention, mode, steps,
+               sequence, start);
+    VisConfig mc = {GR, GQ, 2, {3, 4, 0}, cell, 5, attention, mode, steps, sequence, 0.05, SB, 7, start};
     Rng r = {303 + (uint64_t)attention * 5 + cell};
     size_t N = (size_t)SB * GR * GQ;
     nn_real *images = alloc_random(&r, N, 0, 1);
@@ -352,7 +340,7 @@ static void shards_match(RnnCellKind cell, int attention, VisMode mode, int step
 static void tasks_and_splits(void) {
     Rng r = {3};
     size_t size;
-    uint8_t *asset = make_asset(&r, 200, &size);
+    uint8_t *asset = make_vis_asset(&r, 200, &size);
     VisData *d;
     check_case("digit set");
     if (!CHECK(vis_data_create(&d, asset, size) == NN_OK, "create: %s", nn_last_error())) return;
@@ -471,14 +459,16 @@ static void tasks_and_splits(void) {
 static void train_save_load(void) {
     Rng r = {31};
     size_t size;
-    uint8_t *asset = make_asset(&r, 300, &size);
+    uint8_t *asset = make_vis_asset(&r, 300, &size);
     VisData *d;
     vis_data_create(&d, asset, size);
     const VisMode modes[2] = {VIS_SOFT, VIS_HARD};
     for (int k = 0; k < 2; k++) {
         check_case("train, save, load (multi, mode %d)", modes[k]);
         ImgTaskConfig tc = {IMG_MULTI, 4, 2, 3, 0};
-        VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_LSTM, 16, ATTN_SCORE_ADDITIVE, modes[k], 4, 0, 0.01, 8, 3};
+        /* hard mode with the constant start: a format-2 file */
+        VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_LSTM, 16, ATTN_SCORE_ADDITIVE, modes[k], 4, 0, 0.01, 8, 3,
+                        modes[k] == VIS_HARD ? VIS_START_CONSTANT : VIS_START_MEAN};
         VisionTrainer *t, *u;
         if (!CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "create: %s", nn_last_error())) continue;
         NnTrainOptions o = {NN_ADAM, 0.003f, 5};
@@ -490,8 +480,8 @@ static void train_save_load(void) {
         CHECK(vtr_save(t, bytes, n) == NN_OK, "save: %s", nn_last_error());
         CHECK(vtr_load(&u, d, bytes, n) == NN_OK, "load: %s", nn_last_error());
         VisEval a, b;
-        vtr_evaluate(t, VIS_SPLIT_TEST, 20, &a);
-        vtr_evaluate(u, VIS_SPLIT_TEST, 20, &b);
+        vtr_evaluate(t, VIS_SPLIT_TEST, 20, 0, &a);
+        vtr_evaluate(u, VIS_SPLIT_TEST, 20, 0, &b);
         /* parameters are saved as float32: exact in the float builds, rounded in the double one */
         CHECK(fabs(a.loss - b.loss) <= 1e-5 * fabs(a.loss) && a.accuracy == b.accuracy, "same evaluation after load (loss %g, %g; accuracy %g, %g)",
               a.loss, b.loss, a.accuracy, b.accuracy);
@@ -531,7 +521,7 @@ static void train_save_load(void) {
     }
     check_case("errors");
     ImgTaskConfig tc = {IMG_CLUTTERED, 4, 2, 3, 0};
-    VisConfig mc = {0, 0, 2, {8, 16, 0}, RNN_CELL_GRU, 32, ATTN_SCORE_DOT, VIS_SOFT, 1, 0, 0.01, 8, 1};
+    VisConfig mc = {0, 0, 2, {8, 16, 0}, RNN_CELL_GRU, 32, ATTN_SCORE_DOT, VIS_SOFT, 1, 0, 0.01, 8, 1, VIS_START_MEAN};
     VisionTrainer *t;
     mc.hidden = 0;
     CHECK(vtr_create(&t, d, &tc, &mc) == NN_ERR_LIMIT && t == NULL && strstr(nn_last_error(), "hidden"), "hidden 0: %s",
@@ -559,7 +549,7 @@ static void train_save_load(void) {
     o.lr = NAN;
     CHECK(vtr_train(t, &o, 1, 8, NULL) == NN_ERR_VALUE, "lr NaN: %s", nn_last_error());
     VisEval e;
-    CHECK(vtr_evaluate(t, VIS_SPLIT_TEST, 0, &e) == NN_ERR_VALUE, "count 0: %s", nn_last_error());
+    CHECK(vtr_evaluate(t, VIS_SPLIT_TEST, 0, 0, &e) == NN_ERR_VALUE, "count 0: %s", nn_last_error());
     CHECK(vis_backward(vtr_model(t), NULL) == NN_ERR_ARG, "backward without forward: %s", nn_last_error());
     vtr_destroy(t);
     vis_data_destroy(d);
@@ -578,7 +568,7 @@ static uint8_t *vis_saved(VisionTrainer *t, size_t *n) {
 static void train_rolls_back(void) {
     Rng r = {41};
     size_t size;
-    uint8_t *asset = make_asset(&r, 300, &size);
+    uint8_t *asset = make_vis_asset(&r, 300, &size);
     VisData *d;
     vis_data_create(&d, asset, size);
     static const float LRS[] = {1e10f, 1e20f, 1e30f};
@@ -589,7 +579,7 @@ static void train_rolls_back(void) {
                 check_case("lr %g, %d steps, mode %d: ERR_VALUE naming the step; weights, optimiser, baselines, "
                            "streams as before", (double)LRS[i], steps, mode);
                 ImgTaskConfig tc = {IMG_CLUTTERED, 2, 2, 3, 0};
-                VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, (VisMode)mode, 2, 0, 0.01, 8, 3};
+                VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, (VisMode)mode, 2, 0, 0.01, 8, 3, VIS_START_MEAN};
                 VisionTrainer *t = NULL, *twin = NULL;
                 if (!CHECK_OK(vtr_create(&t, d, &tc, &mc), "create") || !CHECK_OK(vtr_create(&twin, d, &tc, &mc), "twin"))
                     goto next;
@@ -618,7 +608,7 @@ static void train_rolls_back(void) {
             }
     check_case("a batch larger than at creation (or after loading) grows the model: the losses of one created for it");
     ImgTaskConfig tc = {IMG_CENTERED, 0, 1, 1, 0};
-    VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, VIS_HARD, 2, 0, 0.01, 8, 9};
+    VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, VIS_HARD, 2, 0, 0.01, 8, 9, VIS_START_MEAN};
     VisionTrainer *small = NULL, *big = NULL, *loaded = NULL;
     CHECK_OK(vtr_create(&small, d, &tc, &mc), "create");
     mc.batch = 20;
@@ -640,7 +630,7 @@ static void train_rolls_back(void) {
         uint8_t *again = vis_saved(small, &m);
         CHECK(m == n && again[76] == 8, "saved batch %d", again[76]);
         VisEval e;
-        CHECK(vtr_evaluate(small, VIS_SPLIT_TEST, 30, &e) == NN_OK && e.count == 30, "evaluate: %s", nn_last_error());
+        CHECK(vtr_evaluate(small, VIS_SPLIT_TEST, 30, 0, &e) == NN_OK && e.count == 30, "evaluate: %s", nn_last_error());
     }
     vtr_destroy(small);
     vtr_destroy(big);
@@ -648,17 +638,22 @@ static void train_rolls_back(void) {
     vis_data_destroy(d);
 }
 
-/* The model-level cases: every score and cell, soft and hard, single answers and sequences. */
+/* The model-level cases: every score and cell, soft and hard, single answers and sequences, both starts. */
 static const struct {
     RnnCellKind cell;
     int attention;
     VisMode mode;
     int steps, sequence;
+    VisStart start;
 } MODEL_CASES[] = {
-    {RNN_CELL_GRU, ATTN_SCORE_SCALED_DOT, VIS_SOFT, 1, 0}, {RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, VIS_SOFT, 3, 1},
-    {RNN_CELL_LSTM, ATTN_SCORE_GENERAL, VIS_SOFT, 3, 1},   {RNN_CELL_LSTM, ATTN_SCORE_COSINE, VIS_SOFT, 2, 0},
-    {RNN_CELL_RNN, ATTN_SCORE_LOCATION, VIS_SOFT, 2, 1},   {RNN_CELL_GRU, ATTN_SCORE_DOT, VIS_HARD, 3, 1},
-    {RNN_CELL_LSTM, ATTN_SCORE_GENERAL, VIS_HARD, 2, 0},   {RNN_CELL_GRU, VIS_ATTN_NONE, VIS_SOFT, 2, 1},
+    {RNN_CELL_GRU, ATTN_SCORE_SCALED_DOT, VIS_SOFT, 1, 0, 0}, {RNN_CELL_GRU, ATTN_SCORE_ADDITIVE, VIS_SOFT, 3, 1, 0},
+    {RNN_CELL_LSTM, ATTN_SCORE_GENERAL, VIS_SOFT, 3, 1, 0},   {RNN_CELL_LSTM, ATTN_SCORE_COSINE, VIS_SOFT, 2, 0, 0},
+    {RNN_CELL_RNN, ATTN_SCORE_LOCATION, VIS_SOFT, 2, 1, 0},   {RNN_CELL_GRU, ATTN_SCORE_DOT, VIS_HARD, 3, 1, 0},
+    {RNN_CELL_LSTM, ATTN_SCORE_GENERAL, VIS_HARD, 2, 0, 0},   {RNN_CELL_GRU, VIS_ATTN_NONE, VIS_SOFT, 2, 1, 0},
+    {RNN_CELL_GRU, ATTN_SCORE_SCALED_DOT, VIS_SOFT, 2, 0, VIS_START_CONSTANT},
+    {RNN_CELL_LSTM, ATTN_SCORE_ADDITIVE, VIS_SOFT, 3, 1, VIS_START_CONSTANT},
+    {RNN_CELL_LSTM, ATTN_SCORE_GENERAL, VIS_HARD, 2, 0, VIS_START_CONSTANT},
+    {RNN_CELL_GRU, VIS_ATTN_NONE, VIS_SOFT, 2, 1, VIS_START_CONSTANT},
 };
 
 int main(void) {
@@ -671,9 +666,9 @@ int main(void) {
         RnnCellKind cell = MODEL_CASES[i].cell;
         int attention = MODEL_CASES[i].attention, steps = MODEL_CASES[i].steps, sequence = MODEL_CASES[i].sequence;
 #ifdef NN_DOUBLE
-        model_gradcheck(cell, attention, MODEL_CASES[i].mode, steps, sequence);
+        model_gradcheck(cell, attention, MODEL_CASES[i].mode, steps, sequence, MODEL_CASES[i].start);
 #endif
-        shards_match(cell, attention, MODEL_CASES[i].mode, steps, sequence);
+        shards_match(cell, attention, MODEL_CASES[i].mode, steps, sequence, MODEL_CASES[i].start);
     }
 #ifdef NN_DOUBLE
     reinforce_matches_exact();

@@ -1,6 +1,6 @@
 /* Prints the losses of a short seeded image-model training run as JSON, for
  * the JS test that checks the WASM builds train like native C.
- *   vision_losses <digits.bin> <task> <attention> <mode> <seed> <steps> <batch>
+ *   vision_losses <digits.bin> <task> <attention> <mode> <seed> <steps> <batch> <start>
  * (channels 4, 8; hidden 16; GRU; Adam, lr 0.002, clip 5: the JS test's model) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +8,8 @@
 #include "attnlab/vision.h"
 
 int main(int argc, char **argv) {
-    if (argc != 8) {
-        fprintf(stderr, "usage: %s digits.bin task attention mode seed steps batch\n", argv[0]);
+    if (argc != 9) {
+        fprintf(stderr, "usage: %s digits.bin task attention mode seed steps batch start\n", argv[0]);
         return 2;
     }
     FILE *f = fopen(argv[1], "rb");
@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
     int steps = atoi(argv[6]), batch = atoi(argv[7]);
     ImgTaskConfig tc = {(ImgTaskKind)atoi(argv[2]), 4, 2, 3, 0};
     VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, atoi(argv[3]), (VisMode)atoi(argv[4]), 1, 0, 0.01f, batch,
-                    (uint64_t)atoll(argv[5])};
+                    (uint64_t)atoll(argv[5]), (VisStart)atoi(argv[8])};
     NnTrainOptions o = {NN_ADAM, 0.002f, 5};
     VisionTrainer *t;
     float *losses = malloc(sizeof(float) * (size_t)steps);

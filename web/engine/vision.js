@@ -15,6 +15,10 @@ import { F32, I32, U8 } from './wasm.js';
 export { kendallTau };
 
 const { TASKS, CELLS, ATTENTIONS, MODES, OPTIMIZERS, SPLITS } = VISION;
+/** The decoder's start state (VisStart in include/attnlab/vision.h): a learned constant, or the grid's mean (older files). */
+const STARTS = Object.freeze({ mean: 0, constant: 1 });
+/** evaluate()'s attention: the model's own, or the uniform map (vtr_evaluate's flag). */
+const EVAL_ATTENTION = Object.freeze({ model: 0, uniform: 1 });
 
 /** Output tokens: '0'-'9', then the end of a multi-digit answer. */
 export const END_TOKEN = '</s>';
@@ -106,19 +110,20 @@ function createArgs(o) {
     mode: toChoice('mode', o.mode, MODES, 'soft'),
     steps: toInteger('steps', o.steps, task === TASKS.multi ? digits[1] + 1 : 1, 1, VISION_LIMITS.maxSteps),
     batch: toInteger('batch', o.batch, 32, 1, VISION_LIMITS.maxBatch),
+    start: toChoice('start', o.start, STARTS, 'constant'),
   };
 }
 
 export async function createVisionModel(heap, args) {
   const a = createArgs(options('createVisionModel', args, [
-    'task', 'digits', 'seed', 'entropy', 'clutter', 'size', 'channels', 'cell', 'hidden', 'attention', 'mode', 'steps', 'batch',
+    'task', 'digits', 'seed', 'entropy', 'clutter', 'size', 'channels', 'cell', 'hidden', 'attention', 'mode', 'steps', 'batch', 'start',
   ]));
   const data = await loadDigits(heap);
   const [c0, c1 = 0, c2 = 0] = a.channels;
   const handle = heap.withHandle((out) => heap.call.vis_create({
     data, task: a.task, clutter: a.clutter, size: a.size, minDigits: a.digits[0], maxDigits: a.digits[1], layers: a.channels.length,
     c0, c1, c2, cell: a.cell, hidden: a.hidden, attention: a.attention, mode: a.mode, steps: a.steps,
-    entropy: a.entropy, batch: a.batch, seed: a.seed, out,
+    entropy: a.entropy, batch: a.batch, seed: a.seed, start: a.start, out,
   }));
   return new VisionModel(heap, handle);
 }
@@ -174,7 +179,7 @@ export class VisionModel extends Model {
       task: nameOf(TASKS, s.task), clutter: s.clutter, size: s.task === TASKS.cluttered ? s.rows : null, digits: [s.minDigits, s.maxDigits],
       channels: Array.from(s.channels.subarray(0, s.layers)), cell: nameOf(CELLS, s.cell), hidden: s.hidden,
       attention: nameOf(ATTENTIONS, s.attention), mode: nameOf(MODES, s.mode), steps: s.steps, batch: s.batch,
-      seed: s.seed, entropy: s.entropy, parameters: s.parameters,
+      seed: s.seed, entropy: s.entropy, start: nameOf(STARTS, s.start), parameters: s.parameters,
       canvas: Object.freeze({ rows: s.rows, cols: s.cols }), grid: Object.freeze({ rows: s.gridRows, cols: s.gridCols }),
     });
   }
@@ -182,14 +187,18 @@ export class VisionModel extends Model {
   /**
    * Teacher-forced loss and greedy accuracies on a fixed set of `count` images of a split.
    * accuracy: answer tokens right (multi: digits and the end token); sequenceAccuracy: whole answers right.
+   * attention 'uniform' (the ablation): every attention map replaced by the uniform one (soft: the
+   * grid's mean; hard: uniformly random locations from a fixed stream), so the drop from 'model'
+   * (the default) shows how much the answer depends on where the model looks.
    * @returns {{ loss, accuracy, sequenceAccuracy, count, split }}
    */
   evaluate(args = {}) {
     return this.guarded('evaluate', (model) => {
-      const o = options('evaluate', args, ['split', 'count']);
+      const o = options('evaluate', args, ['split', 'count', 'attention']);
       const split = toChoice('split', o.split, SPLITS, 'test');
       const count = toInteger('count', o.count, 500, 1, VISION_LIMITS.maxEvaluate);
-      return { ...this.heap.callRecord('vis_evaluate', 'VisEval', { model, split, count }), split: nameOf(SPLITS, split) };
+      const uniform = toChoice('attention', o.attention, EVAL_ATTENTION, 'model');
+      return { ...this.heap.callRecord('vis_evaluate', 'VisEval', { model, split, count, uniform }), split: nameOf(SPLITS, split) };
     });
   }
 
