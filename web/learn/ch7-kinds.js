@@ -19,7 +19,7 @@ import { labLink, visionLabFields } from './links.js';
 import { percent, quote } from './numbers.js';
 import { createBars } from './bars.js';
 import { largest, updateOnScale } from './scale.js';
-import { DISAGREE_TARGET, MEASURE_IMAGES, agreementByImage, mean, meanPeak, receptiveField, sampleGlimpses, seqAgreement, testImage, totalVariation } from './vision-measures.js';
+import { DISAGREE_TARGET, MEASURE_IMAGES, agreementByImage, mean, meanPeak, receptiveField, reverseOffsets, sampleGlimpses, seqAgreement, sizesText, testImage, totalVariation } from './vision-measures.js';
 
 /** The date the text comparison starts from. */
 export const TEXT_EXAMPLE = '25th of June, 2009';
@@ -31,6 +31,12 @@ export const DRAWS = [1, 3, 10, 30, 100, 300, 1000];
 export const agreementWords = (inTop, chance) => (inTop >= 5 * chance ? 'the two maps light up the same few cells'
   : inTop >= 2 * chance ? 'the two maps overlap, but the saliency spreads wider than the attention'
     : 'the two maps light up different places');
+
+/** The prose's reading of r_K over all cells against r_K over the bright ones (a gap of 0.1 or more is named). */
+export const gapWords = (all, bright) => (bright - all >= 0.1
+  ? 'over all cells it is lower, pulled down by how the many near-zero cells happen to rank, which no eye sees'
+  : bright - all <= -0.1 ? 'over all cells it is higher: the near-zero cells happen to rank alike in both maps'
+    : 'the near-zero cells change it little here');
 
 /** "r_K" with its subscript, then `text`: the contents of a readout. */
 const rK = (text) => ['r', h('sub', { textContent: 'K' }), text];
@@ -46,6 +52,7 @@ export function imageFigures(rows, cells) {
   const top = rows.filter((r) => r.topMatch).length;
   const inTop = mean(rows.map((r) => r.saliencyInTopK));
   const words = agreementWords(inTop, rows[0].k / cells);
+  const gap = gapWords(mean(taus), mean(bright));
   return {
     'ch7.topMatch': [top, `${top} of ${rows.length}`],
     'ch7.inTop': [inTop, percent(inTop)],
@@ -54,6 +61,7 @@ export function imageFigures(rows, cells) {
     'ch7.tauMax': [Math.max(...taus), fixed(Math.max(...taus), 2)],
     'ch7.tauActive': [mean(bright), fixed(mean(bright), 2)],
     'ch7.tauVerdict': [words, words],
+    'ch7.tauGap': [gap, gap],
   };
 }
 
@@ -70,6 +78,7 @@ export function mountKinds(root, { models, manifest }) {
   quote('ch7.cellSide', cellOf(soft).height, `${cellOf(soft).height} × ${cellOf(soft).width}`);
   quote('ch7.images', MEASURE_IMAGES, String(MEASURE_IMAGES));
   const K = 3; // the most-attended cells the measures look at (stats.js agreement's default)
+  quote('ch7.k', K, String(K));
   const rf = receptiveField(soft.config.channels.length);
   const covered = grid.rows * cellOf(soft).height;
   const { canvas } = soft.config;
@@ -178,7 +187,10 @@ export function mountKinds(root, { models, manifest }) {
     const accHard = hard.evaluate({ split: 'test', count }).accuracy;
     quote('ch7.accHard', accHard, percent(accHard));
     quote('ch7.hardHidden', hard.config.hidden, String(hard.config.hidden));
-    quote('ch7.softHidden', soft.config.hidden, String(soft.config.hidden));
+    const sizes = sizesText(soft.config, hard.config);
+    const race = sizes.same ? `the two are ${sizes.text}, so this compares like with like`
+      : `but the two are ${sizes.text}, so this is no like-for-like race`;
+    quote('ch7.race', sizes.same, race);
     await yieldToPage();
     for (const [key, value] of Object.entries(imageFigures(agreementByImage(soft), G))) quote(key, value[0], value[1]);
     await yieldToPage();
@@ -189,6 +201,9 @@ export function mountKinds(root, { models, manifest }) {
     const reverse = seqAgreement(models.attention);
     quote('ch7.tauReverse', reverse.tau, fixed(reverse.tau, 2));
     quote('ch7.topReverse', reverse.topMatch, percent(reverse.topMatch));
+    const offsets = reverseOffsets(models.attention);
+    quote('ch7.reverseNext', offsets.next, percent(offsets.next));
+    quote('ch7.reverseOwn', offsets.own, percent(offsets.own));
     await yieldToPage();
     const peakSoft = meanPeak(soft);
     const peakHard = meanPeak(hard);
@@ -196,7 +211,7 @@ export function mountKinds(root, { models, manifest }) {
     quote('ch7.peakHard', peakHard, percent(peakHard));
     const peaked = peakHard > peakSoft ? 'here the hard model’s weights are the more peaked' : 'here the hard model’s weights are not the more peaked';
     quote('ch7.peakVerdict', peaked, peaked);
-    return { accSoft };
+    return { accSoft, accHard, count };
   }
   return { measure };
 }

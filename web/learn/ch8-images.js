@@ -2,19 +2,23 @@
 // reader draws a digit among clutter (ui/drawing.js) and steps through the
 // glimpses: at each, the attention over the CNN's feature grid laid over the image
 // (ui/image-overlay.js), what the glimpse answers, and for the hard model the cell
-// it reads.
+// it reads. The two models' sizes and starts are read from their files; their
+// accuracy beside their accuracy with uniform attention (evaluate's ablation) is
+// measured on a button press, since it takes two evaluations.
 import { h, setText } from '../ui/dom.js';
 import { createDrawing } from '../ui/drawing.js';
 import { createImageOverlay } from '../ui/image-overlay.js';
 import { createChallenge } from './progress.js';
 import { labLink, visionLabFields } from './links.js';
 import { percent, quote } from './numbers.js';
-import { makeClutter, testImage } from './vision-measures.js';
+import { ablationText, interval, intervalText, makeClutter, sizesText, testImage } from './vision-measures.js';
 
 /** The challenge: this digit, drawn in the top-left quarter, read right with the last glimpse there. */
 export const TARGET = '7';
 /** Share of the last glimpse's weight that must fall on the top-left quarter's cells. */
 export const QUARTER_SHARE = 0.5;
+/** The models of the chapter, by the name the page gives them. */
+export const NAMES = ['soft', 'hard'];
 
 /** The share of a step's weights on the grid cells whose centres lie in the canvas's top-left quarter. */
 export function topLeftShare(weights, cell, canvas) {
@@ -27,18 +31,39 @@ export function topLeftShare(weights, cell, canvas) {
   return s;
 }
 
+/** How both models' decoders start (config.start of each), in words. */
+export function startText(configs) {
+  const starts = configs.map((c) => c.start);
+  if (starts.every((s) => s === 'constant')) return 'Both start from that learned constant (their files say so), so nothing but their glimpses carries the image to '
+    + 'the answer';
+  if (starts.every((s) => s === 'mean')) return 'Both start from the mean of the feature grid, so they see the whole image before they look';
+  return `The soft one starts from ${starts[0] === 'constant' ? 'a learned constant' : 'the grid’s mean'}, the hard one from ${starts[1] === 'constant' ? 'a learned constant' : 'the grid’s mean'}: one of them sees the whole image before it looks`;
+}
+
+/** The training runs of the two models (models.json: steps, batch), in words. */
+export function trainedText(specs) {
+  const [a, b] = specs.map((s) => `${s.steps.toLocaleString('en')} training steps of ${s.batch} images`);
+  return a === b ? `${a} each` : `${a} (soft) and ${b} (hard)`;
+}
+
 export function mountImages(root, { models, manifest }) {
   const spec = manifest.models['cluttered-soft'];
+  const specs = NAMES.map((n) => manifest.models[`cluttered-${n}`]);
   const byName = { soft: models.softVision, hard: models.hardVision };
   const soft = byName.soft;
+  const configs = NAMES.map((n) => byName[n].config);
   const { canvas, grid } = soft.config;
   const side = 2 ** soft.config.channels.length;
+  quote('ch8.layers', soft.config.channels.length, String(soft.config.channels.length));
   quote('ch8.canvas', canvas.rows, `${canvas.rows} × ${canvas.cols}`);
   quote('ch8.grid', grid.rows, `${grid.rows} × ${grid.cols}`);
   quote('ch8.clutter', soft.config.clutter, String(soft.config.clutter));
-  quote('ch8.parameters', soft.config.parameters, soft.config.parameters.toLocaleString('en'));
-  quote('ch8.steps', spec.steps, spec.steps.toLocaleString('en'));
-  quote('ch8.batch', spec.batch, String(spec.batch));
+  quote('ch8.trained', specs.map((s) => [s.steps, s.batch]), trainedText(specs));
+  quote('ch8.start', configs.map((c) => c.start), startText(configs));
+  const sizes = sizesText(...configs);
+  quote('ch8.sizes', [configs[0].hidden, configs[0].parameters, configs[1].hidden, configs[1].parameters], sizes.text);
+  const race = sizes.same ? 'so their accuracies compare like with like' : 'so their accuracies do not compare like with like; each model against itself does';
+  quote('ch8.race', sizes.same, race);
 
   const $ = (role) => root.querySelector(`[data-role=${role}]`);
   const overlay = createImageOverlay({ id: 'ch8', label: 'Your image with the model’s attention at the chosen glimpse', size: 260 });
@@ -113,10 +138,75 @@ export function mountImages(root, { models, manifest }) {
   drawing.setImage(makeClutter(soft, soft.config.clutter, clutterSeed));
   update(drawing);
 
-  /** The prose's accuracy (evaluated once, by chapter 7's measure). */
-  function measure(accSoft) {
-    quote('ch8.acc', accSoft, percent(accSoft));
-    quote('ch8.count', manifest.evalCount, String(manifest.evalCount));
+  const ablation = mountAblation(root, byName, configs);
+  /** The models' own accuracies, evaluated once (by chapter 7's measure): { accSoft, accHard, count }. */
+  function measure({ accSoft, accHard, count }) {
+    quote('ch8.count', count, count.toLocaleString('en'));
+    ablation.own({ soft: accSoft, hard: accHard }, count);
   }
   return { measure };
+}
+
+/**
+ * The table of the two models (sizes from their files, accuracy with its 95%
+ * interval) and the uniform-attention ablation: a button evaluates both with
+ * every attention map made uniform, on the same test images as their own accuracy.
+ */
+function mountAblation(root, byName, configs) {
+  const $ = (role) => root.querySelector(`[data-role=${role}]`);
+  const button = $('ablate');
+  const bar = $('ablate-progress');
+  const readout = $('ablate-readout');
+  const rows = {};
+  $('models').replaceChildren(...NAMES.map((name, k) => {
+    const cells = { own: h('td', { textContent: '…' }), uniform: h('td', { textContent: '—' }) };
+    rows[name] = cells;
+    return h('tr', { dataset: { model: name } }, h('th', { scope: 'row', textContent: name }),
+      h('td', {}, `${configs[k].hidden} hidden units`, h('br'), h('small', { textContent: `${configs[k].parameters.toLocaleString('en')} parameters` })),
+      cells.own, cells.uniform);
+  }));
+  // the interval under the accuracy, so the table fits a phone's width
+  const span = (v) => (v * 100).toFixed(1);
+  const cellText = (c) => [percent(c.p), h('br'), h('small', { textContent: `${span(c.lo)}–${span(c.hi)}%` })];
+  let own = null;
+  let count = 0;
+  button.disabled = true;
+  button.addEventListener('click', () => run());
+  return {
+    own(acc, n) {
+      count = n;
+      own = Object.fromEntries(NAMES.map((name) => [name, interval(acc[name], n)]));
+      for (const name of NAMES) rows[name].own.replaceChildren(...cellText(own[name]));
+      button.disabled = false;
+      setText(readout, `Press the button to evaluate both models on the same ${n.toLocaleString('en')} test images with uniform attention.`);
+    },
+  };
+
+  async function run() {
+    button.disabled = true;
+    bar.hidden = false;
+    bar.value = 0;
+    readout.dataset.state = 'running';
+    const uniform = {};
+    const texts = [];
+    // one evaluation a task, so the page answers input in between
+    for (const [k, name] of NAMES.entries()) {
+      setText(readout, `Evaluating the ${name} model with uniform attention (${k + 1} of ${NAMES.length})…`);
+      await new Promise((ok) => setTimeout(ok, 0));
+      const acc = byName[name].evaluate({ split: 'test', count, attention: 'uniform' }).accuracy;
+      uniform[name] = interval(acc, count);
+      quote(`ch8.uniform.${name}`, acc, intervalText(uniform[name]));
+      rows[name].uniform.replaceChildren(...cellText(uniform[name]));
+      texts.push(ablationText(name, own[name], uniform[name]));
+      bar.value = (k + 1) / NAMES.length;
+    }
+    const apart = NAMES.every((name) => uniform[name].hi < own[name].lo);
+    const verdict = apart ? 'Both models’ answers come through where they look: with uniform attention each falls below its own interval.'
+      : 'At least one model stays within its interval without looking: its answer does not come only through its attention.';
+    quote('ch8.ablationApart', apart, verdict);
+    readout.replaceChildren(`With uniform attention on the same ${count.toLocaleString('en')} test images, ${texts.join('; ')}. ${verdict}`);
+    readout.dataset.state = 'done';
+    bar.hidden = true;
+    button.disabled = false;
+  }
 }

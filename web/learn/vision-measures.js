@@ -10,6 +10,11 @@
 //   meanPeak(model, count)       the mean largest attention weight at the last glimpse
 //   sampleGlimpses(w, n, seed)   n locations drawn from the weights w (hard attention's draw)
 //   totalVariation(counts, w)    ½ Σ |counts_j / n − w_j|: how far the draws' frequencies are from w
+//   reverseOffsets(model, count) where the reverse model looks for the digit it writes: its own state or the next
+//   sizesText(a, b)              whether two image models are the same size, in words
+//   interval(accuracy, count)    an accuracy on `count` images with its 95% (Wilson) interval
+//   ablationText(name, own, uniform)  a model's accuracy against its accuracy with uniform attention, in words
+import { wilson } from '../engine/stats.js';
 import { mulberry32 } from '../ui/rng.js';
 
 /** Chapter 7's challenge: an output character whose most-attended input character holds less than this share of its saliency. */
@@ -131,4 +136,58 @@ export function seqAgreement(model, count = MEASURE_IMAGES) {
     matches += c.steps.filter((s) => s.agreement.topMatch).length;
   }
   return { tau: mean(taus), topMatch: matches / steps };
+}
+
+/**
+ * On the reverse task output step t writes input digit n − 1 − t. The share of
+ * the output digits of `count` test examples whose most-attended encoder state
+ * is that digit's own (own) or the one after it (next): a state left to right
+ * has read its digit only once it is past it.
+ */
+export function reverseOffsets(model, count = MEASURE_IMAGES) {
+  let own = 0;
+  let next = 0;
+  let steps = 0;
+  for (const x of model.examples({ split: 'test', count, seed: 1 })) {
+    const c = model.compareAttention(x.input);
+    const n = c.inputTokens.length;
+    c.steps.slice(0, n).forEach((s, t) => {
+      const a = s.attention.data;
+      let top = 0;
+      for (let j = 1; j < a.length; j++) if (a[j] > a[top]) top = j;
+      steps++;
+      if (top === n - 1 - t) own++;
+      else if (top === n - t) next++;
+    });
+  }
+  return { own: own / steps, next: next / steps, steps };
+}
+
+const count = (v) => v.toLocaleString('en');
+
+/** Whether two image models' configs (.hidden, .parameters) are the same size, and that in words. */
+export function sizesText(soft, hard) {
+  const same = soft.hidden === hard.hidden && soft.parameters === hard.parameters;
+  const text = same ? `the same size (${soft.hidden} hidden units, ${count(soft.parameters)} parameters each)`
+    : `not the same size (the soft one: ${soft.hidden} hidden units, ${count(soft.parameters)} parameters; `
+      + `the hard one: ${hard.hidden} and ${count(hard.parameters)})`;
+  return { same, text };
+}
+
+/** An accuracy measured on `n` images, with its 95% Wilson interval: { p, lo, hi, n }. */
+export const interval = (accuracy, n) => wilson(Math.round(accuracy * n), n);
+
+const pct = (v) => `${(v * 100).toFixed(1)}%`;
+/** "83.0% (95% interval 79.5% to 86.0%)" */
+export const intervalText = (c) => `${pct(c.p)} (95% interval ${pct(c.lo)} to ${pct(c.hi)})`;
+
+/**
+ * A model's own accuracy against its accuracy with uniform attention (each an
+ * interval()), in words: the fall in points and whether the two intervals are apart.
+ */
+export function ablationText(name, own, uniform) {
+  const drop = (own.p - uniform.p) * 100;
+  const apart = uniform.hi < own.lo;
+  return `the ${name} model falls from ${intervalText(own)} to ${intervalText(uniform)}, ${drop.toFixed(1)} points`
+    + (apart ? ' (the two intervals do not overlap)' : ' (the two intervals overlap: the fall is within the noise)');
 }
