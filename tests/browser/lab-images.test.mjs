@@ -3,7 +3,8 @@
 // checked), step through a multi-digit answer, see hard attention's glimpse,
 // draw a digit with the mouse and watch it read, run the soft / hard / none
 // experiment, open bad links, lose the digits file without losing the model,
-// audit with axe-core. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
+// audit with axe-core; on a phone the maps, the box and the experiment's
+// intervals fit the screen. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DESKTOP, PHONE, SHOTS, axeViolations, fullScreenshot, openPage, startBrowser } from './browser.mjs';
@@ -368,6 +369,58 @@ test('a saved image model loads back and reads the test image the same', async (
   assert.deepEqual([state.task, state.mode, state.channels], ['centered', 'hard', '8,16']);
   await page.waitForFunction((b) => document.querySelector('[data-testid=image-output]').textContent === b, before);
   assert.equal(await lab(page).then((l) => l.steps), trained);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+/** Nothing on the page is wider than the screen, and every element of `selector` lies inside it. */
+async function fitsScreen(page, selector) {
+  const r = await page.evaluate((sel) => {
+    const wide = Array.from(document.querySelectorAll(`${sel} *`))
+      .filter((e) => e.getClientRects().length > 0 && e.getBoundingClientRect().right > innerWidth + 1)
+      .map((e) => `${e.tagName.toLowerCase()}#${e.id || e.dataset.testid || ''}`);
+    return { page: document.documentElement.scrollWidth, screen: innerWidth, wide: wide.slice(0, 5) };
+  }, selector);
+  assert.ok(r.page <= r.screen, `the page is ${r.page} px wide on a ${r.screen} px screen`);
+  assert.deepEqual(r.wide, [], `${selector}: elements past the screen's right edge`);
+}
+
+test('on a phone (390×844): the image panel’s maps, legends and glimpse box, and the soft / hard / none experiment with its intervals', async () => {
+  const { page, errors } = await open('#ver=2&task=cluttered&mode=hard&batch=16&modeSteps=25', PHONE);
+  await train(page, 2);
+  for (const id of ['attention', 'saliency']) {
+    const stats = colourStats(await pixels(page, `overlay-${id}`));
+    assert.ok(stats.colours > 20, `the ${id} map is drawn (${stats.colours} colours)`);
+    assert.equal(await page.isVisible(`[data-testid=legend-overlay-${id}]`), true, `the ${id} legend`);
+  }
+  // the glimpse box: one 8-pixel cell of the 60-pixel canvas, inside the picture, on the cell read
+  const glimpse = page.locator('[data-testid=glimpse-attention]');
+  await glimpse.scrollIntoViewIfNeeded();
+  const box = await glimpse.boundingBox();
+  const frame = await page.locator('[data-testid=overlay-attention]').boundingBox();
+  assert.ok(frame.x >= 0 && frame.x + frame.width <= PHONE.width, `the picture spans ${frame.x}..${frame.x + frame.width}`);
+  assert.ok(Math.abs(box.width - (frame.width * 8) / 60) < 1.5, `box ${box.width} px wide in a ${frame.width} px picture`);
+  const cell = await page.evaluate(async () => {
+    const s = window.attnlabLab.session;
+    return (await s.readImage((await s.examples(1, window.attnlabLab.state.image))[0].image)).steps[0].location;
+  });
+  assert.ok(Math.abs(box.x - frame.x - (frame.width * cell.col * 8) / 60) < 1.5, 'the box sits on the cell read');
+  assert.ok(Math.abs(box.y - frame.y - (frame.height * cell.row * 8) / 60) < 1.5);
+  assert.match(await text(page, '[data-testid=image-tau]'), /most-attended cell/);
+  // the experiment's controls are on screen and usable by touch-sized targets
+  for (const sel of ['[data-testid=mode-steps]', '#run-modes']) {
+    const b = await page.locator(sel).boundingBox();
+    assert.ok(b.x >= 0 && b.x + b.width <= PHONE.width && b.height >= 24, `${sel}: ${JSON.stringify(b)}`);
+  }
+  await page.click('#run-modes');
+  await page.waitForFunction(() => document.querySelector('#run-modes').textContent === 'Run', null, { timeout: 120000 });
+  const readout = await text(page, '[data-testid=modes-readout]');
+  assert.match(readout, /^After 25 steps, on 1,000 test images: soft attention \d+\.\d% \(95% interval \d+\.\d% to \d+\.\d%\), hard attention .* none \(average pooling\) \d+\.\d% \(95% interval/);
+  assert.deepEqual(await page.$$eval('[data-testid=modes-chart] path.interval', (ps) => ps.length), 3, 'three interval bars');
+  const chart = await page.locator('[data-testid=modes-chart] svg').boundingBox();
+  assert.ok(chart.x >= 0 && chart.x + chart.width <= PHONE.width, `the chart spans ${chart.x}..${chart.x + chart.width}`);
+  await fitsScreen(page, 'main');
+  await fullScreenshot(page, `${SHOTS}lab-images-phone-experiment.png`);
   assert.deepEqual(errors, []);
   await page.close();
 });
