@@ -119,15 +119,20 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
       : agreementText(step, config.grid.rows * config.grid.cols));
   }
 
-  /** Where attention and saliency (summed per cell) are both bright, then τ over every cell and why it says less. */
+  /**
+   * Where attention and saliency (summed per cell) are both bright, then τ over every cell and over the
+   * bright ones; the faint cells are blamed only when they pull τ down (by 0.1 or more) on this image.
+   */
   function agreementText(step, n) {
     const a = step.agreement;
     if (!a) return '';
+    const bright = a.tauActive === null ? '.'
+      : `; over the ${a.active} cells where either map is bright: ${fixed(a.tauActive, 2)}`
+        + (a.tauActive - step.tau >= 0.1 ? ', higher: the faint cells, whose order no eye sees, pull τ down.' : '.');
     return `Attention and saliency (summed per cell): the most-attended cell is ${a.topMatch ? '' : 'not '}the most salient one; `
       + `the ${a.k} most-attended cells hold ${fixed(100 * a.saliencyInTopK, 0)}% of the saliency (an unrelated map: about ${fixed((100 * a.k) / n, 0)}%); `
       + `${Math.round(a.topKOverlap * a.k)} of the ${a.k} most-attended cells are among the ${a.k} most salient. `
-      + `Kendall's τ over all ${n} cells: ${fixed(step.tau, 2)}, decided mostly by how the faint cells rank`
-      + (a.tauActive === null ? '.' : `; over the ${a.active} cells where either map is bright: ${fixed(a.tauActive, 2)}.`);
+      + `Kendall's τ over all ${n} cells: ${fixed(step.tau, 2)}${bright}`;
   }
 
   async function showTest() {
