@@ -83,7 +83,7 @@ test('chapters 7 and 8 quote the engine’s figures, and their prose types no nu
   const figures = imageFigures(rows, grid.rows * grid.cols);
   const dates = seqAgreement(models.dates);
   const reverse = seqAgreement(models['reverse-attention']);
-  const offsets = reverseOffsets(models['reverse-attention']);
+  const offsets = reverseOffsets(reverse.comparisons);
   const sizes = sizesText(soft.config, hard.config);
   const specs = NAMES.map((name) => manifest.models[`cluttered-${name}`]);
   const rf = receptiveField(soft.config.channels.length);

@@ -201,7 +201,7 @@ export function mountKinds(root, { models, manifest }) {
     const reverse = seqAgreement(models.attention);
     quote('ch7.tauReverse', reverse.tau, fixed(reverse.tau, 2));
     quote('ch7.topReverse', reverse.topMatch, percent(reverse.topMatch));
-    const offsets = reverseOffsets(models.attention);
+    const offsets = reverseOffsets(reverse.comparisons);
     quote('ch7.reverseNext', offsets.next, percent(offsets.next));
     quote('ch7.reverseOwn', offsets.own, percent(offsets.own));
     await yieldToPage();

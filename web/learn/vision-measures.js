@@ -10,7 +10,7 @@
 //   meanPeak(model, count)       the mean largest attention weight at the last glimpse
 //   sampleGlimpses(w, n, seed)   n locations drawn from the weights w (hard attention's draw)
 //   totalVariation(counts, w)    ½ Σ |counts_j / n − w_j|: how far the draws' frequencies are from w
-//   reverseOffsets(model, count) where the reverse model looks for the digit it writes: its own state or the next
+//   reverseOffsets(comparisons)  where the reverse model looks for the digit it writes: its own state or the next
 //   sizesText(a, b)              whether two image models are the same size, in words
 //   interval(accuracy, count)    an accuracy on `count` images with its 95% (Wilson) interval
 //   ablationText(name, own, uniform)  a model's accuracy against its accuracy with uniform attention, in words
@@ -123,33 +123,33 @@ export function makeClutter(model, count, seed, ink = 8) {
  * Explicit against implicit attention on a seq2seq model, over the output steps
  * of `count` test examples (seed 1; Seq2SeqModel.compareAttention):
  * { tau: the mean over examples of the mean Kendall's τ over the input tokens,
- *   topMatch: the share of steps whose most-attended input token is the most salient }.
+ *   topMatch: the share of steps whose most-attended input token is the most salient,
+ *   comparisons: each example's compareAttention (for reverseOffsets, without computing them again) }.
  */
 export function seqAgreement(model, count = MEASURE_IMAGES) {
   const taus = [];
   let steps = 0;
   let matches = 0;
-  for (const x of model.examples({ split: 'test', count, seed: 1 })) {
-    const c = model.compareAttention(x.input);
+  const comparisons = model.examples({ split: 'test', count, seed: 1 }).map((x) => model.compareAttention(x.input));
+  for (const c of comparisons) {
     taus.push(mean(c.steps.map((s) => s.tau)));
     steps += c.steps.length;
     matches += c.steps.filter((s) => s.agreement.topMatch).length;
   }
-  return { tau: mean(taus), topMatch: matches / steps };
+  return { tau: mean(taus), topMatch: matches / steps, comparisons };
 }
 
 /**
- * On the reverse task output step t writes input digit n − 1 − t. The share of
- * the output digits of `count` test examples whose most-attended encoder state
- * is that digit's own (own) or the one after it (next): a state left to right
- * has read its digit only once it is past it.
+ * On the reverse task output step t writes input digit n − 1 − t. Over the
+ * comparisons of a reverse model (seqAgreement's), the share of the output digits
+ * whose most-attended encoder state is that digit's own (own) or the one after it
+ * (next): a state left to right has read its digit only once it is past it.
  */
-export function reverseOffsets(model, count = MEASURE_IMAGES) {
+export function reverseOffsets(comparisons) {
   let own = 0;
   let next = 0;
   let steps = 0;
-  for (const x of model.examples({ split: 'test', count, seed: 1 })) {
-    const c = model.compareAttention(x.input);
+  for (const c of comparisons) {
     const n = c.inputTokens.length;
     c.steps.slice(0, n).forEach((s, t) => {
       const a = s.attention.data;
