@@ -53,6 +53,12 @@ function learn(size) {
   })();
   return pages[size];
 }
+/** A shipped image model's accuracy on the page's test images, with its own attention or uniform (each evaluated once). */
+const accuracies = {};
+function accuracy(name, attention = 'model') {
+  accuracies[`${name} ${attention}`] ??= models[`cluttered-${name}`].evaluate({ split: 'test', count: manifest.evalCount, attention }).accuracy;
+  return accuracies[`${name} ${attention}`];
+}
 const text = (page, sel) => page.$eval(sel, (e) => e.textContent.replace(/\s+/g, ' ').trim());
 const solved = (page, id) => page.getAttribute(`[data-testid="challenge-${id}"]`, 'data-solved');
 const numbers = (page) => page.evaluate(() => window.attnlabLearn.numbers);
@@ -76,7 +82,7 @@ test('chapters 7 and 8 quote the engine’s figures, and their prose types no nu
   const soft = models['cluttered-soft'];
   const hard = models['cluttered-hard'];
   const n = manifest.evalCount;
-  const [accSoft, accHard] = [soft, hard].map((m) => m.evaluate({ split: 'test', count: n }).accuracy);
+  const [accSoft, accHard] = NAMES.map((name) => accuracy(name));
   const { grid, canvas } = soft.config;
   const side = 2 ** soft.config.channels.length;
   const rows = agreementByImage(soft);
@@ -288,8 +294,7 @@ test('chapter 8’s ablation: each model against itself with uniform attention, 
   const n = manifest.evalCount;
   const expected = {};
   for (const name of NAMES) {
-    const m = models[`cluttered-${name}`];
-    expected[name] = { own: interval(m.evaluate({ split: 'test', count: n }).accuracy, n), uniform: interval(m.evaluate({ split: 'test', count: n, attention: 'uniform' }).accuracy, n) };
+    expected[name] = { own: interval(accuracy(name), n), uniform: interval(accuracy(name, 'uniform'), n) };
   }
   for (const size of Object.keys(SIZES)) {
     const { page, errors } = await learn(size);
