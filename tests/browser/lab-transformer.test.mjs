@@ -302,6 +302,8 @@ test('a saved text model loads with its own text in the text box, and a note whe
   m.destroy();
   await page.setInputFiles('#load', longFile);
   await page.waitForFunction(() => /^Loaded long-text\.tfm/.test(document.querySelector('[data-testid=notice]').textContent));
+  // an untrained model's accuracy beside Train is its first evaluation's, a number
+  await page.waitForFunction(() => /accuracy [\d.]+%/.test(document.querySelector('#run-acc').textContent));
   const shown = await page.inputValue('#tfText');
   assert.equal(shown, long.slice(0, shown.length), 'the box shows the text\'s beginning');
   assert.ok(shown.length >= 1000 && shown.length < long.length, `${shown.length} characters shown`);
