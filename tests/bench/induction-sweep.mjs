@@ -1,5 +1,12 @@
-// Sweep helper: one induction run with the given settings (JSON argument),
-// printing per-checkpoint accuracy and each layer-1 head's ablation drop.
+// One run of the induction target's sweep (tests/bench/RESULTS.md, "Induction"):
+// the bench's model (2 layers, 4 heads, dModel 64, attention only) trained with
+// the settings given as JSON, printing the test accuracy at every check and,
+// from probeFrom on, the layer-1 heads' induction scores and each one's
+// ablation drop in points; stops at 95% or after `seconds` CPU s of training.
+//   node tests/bench/induction-sweep.mjs '{"positional":"rope","batch":8,"lr":3e-3,"warmup":0,"weightDecay":3}'
+// Settings (defaults): lr (1e-3), warmup (100), weightDecay (0), clip (1), batch (32), seed (1), positional
+// ('learned'), context (64), seconds (120), round (50: steps between checks), horizon (3600: the cosine's end),
+// probeFrom (0.6: the accuracy from which heads are probed).
 import { loadEngine } from '../../web/engine/index.js';
 
 const s = { lr: 1e-3, warmup: 100, weightDecay: 0, clip: 1, batch: 32, seed: 1, positional: 'learned', context: 64, seconds: 120, round: 50, horizon: 3600, probeFrom: 0.6, ...JSON.parse(process.argv[2] ?? '{}') };
