@@ -4,10 +4,15 @@
 // see the test loss change, scrub the time-lapse, generate, follow a head into
 // the playground (its weights come back there), open the link again and open bad
 // links, audit with axe-core; open on the pretrained induction model, save it, go
-// back to it after a new one, load the file (the same maps). Screenshots at 1440×900 and 390×844 go to test-results/browser/.
+// back to it after a new one, load the file (the same maps); a saved 'text' model
+// loads with its own text in the text box (and a note when the box cannot hold it all). Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 // The model is small (1–2 layers, dModel 16) and trains a few dozen steps: seconds, not minutes.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadEngine } from '../../web/engine/index.js';
 import { DESKTOP, PHONE, SHOTS, axeViolations, fullScreenshot, hoverCell, openPage, startBrowser } from './browser.mjs';
 
 let env;
@@ -262,6 +267,52 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
   assert.match(page.url(), /tfDModel=32/);
   // the pretrained model it replaced is kept
   assert.match(await text(page, '#previous-text'), /3,000 steps/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a saved text model loads with its own text in the text box, and a note when the box holds only part of it', async () => {
+  const first = 'Heads look back. A query asks, keys answer, values mix: the weighted average is all there is. ';
+  const second = 'A different text entirely, typed after the model was saved, with other letters: zebra quiz jog.';
+  const { page, errors } = await open(`#ver=2&task=transformer&tfTask=text&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=16&tfText=${encodeURIComponent(first)}`);
+  assert.equal(await page.inputValue('#tfText'), first);
+  await train(page, 3);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
+  const file = await download.path();
+  const trained = await steps(page);
+
+  // another text makes another model; loading the file brings the file's text back into the box and the link
+  await page.fill('#tfText', second);
+  await page.dispatchEvent('#tfText', 'change');
+  await page.waitForFunction((t) => window.attnlabLab.state.tfText === t && window.attnlabLab.tf.steps === 0, second);
+  await page.setInputFiles('#load', file);
+  await page.waitForFunction((n) => window.attnlabLab.tf.steps === n && /^Loaded from/.test(document.querySelector('#model-status').textContent), trained);
+  assert.equal(await page.inputValue('#tfText'), first, 'the box shows the loaded model\'s text');
+  assert.equal(await page.evaluate(() => window.attnlabLab.state.tfText), first);
+  assert.equal(new URL(page.url()).hash.includes(`tfText=${encodeURIComponent(first).slice(0, 20)}`), true, 'the link holds it');
+  assert.equal(await page.isVisible('[data-testid=tf-text-note]'), false, 'the whole text fits: no note');
+
+  // a file whose text is longer than the box holds: its first part, and a note that says so
+  const engine = await loadEngine({ threads: 1 });
+  const long = Array.from({ length: 5000 }, (_, i) => 'abcdefghij klmnopqrst. '[i % 23]).join('');
+  const m = await engine.createTransformer({ task: 'text', text: long, layers: 1, heads: 2, dModel: 16, dFF: 0, context: 16 });
+  const dir = await mkdtemp(join(tmpdir(), 'attnlab-'));
+  const longFile = join(dir, 'long-text.tfm');
+  await writeFile(longFile, m.save());
+  m.destroy();
+  await page.setInputFiles('#load', longFile);
+  await page.waitForFunction(() => /^Loaded long-text\.tfm/.test(document.querySelector('[data-testid=notice]').textContent));
+  // an untrained model's accuracy beside Train is its first evaluation's, a number
+  await page.waitForFunction(() => /accuracy [\d.]+%/.test(document.querySelector('#run-acc').textContent));
+  const shown = await page.inputValue('#tfText');
+  assert.equal(shown, long.slice(0, shown.length), 'the box shows the text\'s beginning');
+  assert.ok(shown.length >= 1000 && shown.length < long.length, `${shown.length} characters shown`);
+  assert.match(await text(page, '[data-testid=tf-text-note]'), /long-text\.tfm was trained on a text of 5,000 characters; the box shows its first [\d,]+/);
+  // typing a text of one's own puts the note away
+  await page.fill('#tfText', second);
+  await page.dispatchEvent('#tfText', 'change');
+  await page.waitForFunction(() => document.querySelector('[data-testid=tf-text-note]').hidden);
+  await rm(dir, { recursive: true, force: true });
   assert.deepEqual(errors, []);
   await page.close();
 });

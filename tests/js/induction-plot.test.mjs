@@ -66,7 +66,7 @@ test('the numbers show the induction target met at the end, with the heads forme
   const last = data.step.length - 1;
   assert.deepEqual(
     { task: data.config.task, layers: data.config.layers, heads: data.config.heads, dModel: data.config.dModel, dFF: data.config.dFF, context: data.config.context, batch: data.config.batch, seed: data.config.seed },
-    { task: 'induction', layers: 2, heads: 4, dModel: 64, dFF: 0, context: 64, batch: 32, seed: 1 });
+    { task: 'induction', layers: 2, heads: 4, dModel: 64, dFF: 0, context: 64, batch: 8, seed: 1 });
   assert.equal(data.step[0], 0);
   data.step.forEach((s, i) => i && assert.equal(s - data.step[i - 1], data.every));
   assert.ok(data.accuracy[last] >= 0.95, `accuracy ${data.accuracy[last]} at the end`);

@@ -3,9 +3,11 @@
 // session.js, and the panels are the views of controls.js, progress.js,
 // alignment.js and bottleneck.js (text tasks), images.js and modes.js (image
 // tasks), with the run bar of model-status.js; the Transformer family is
-// transformer.js, with its own session, driven by the same run bar. A task (and
+// transformer.js, with its own session, driven by the same run bar, and its
+// models are made, loaded and restored by transformer-models.js. A task (and
 // the Transformer family) opens on its pretrained model when web/models has one
-// (pretrained.js); a new model of either family keeps the one before it, to go back to. Everything lives inside start(): no module state.
+// (pretrained.js); a new model of either family keeps the one before it, to go
+// back to. Everything lives inside start(): no module state.
 import { byId, setText } from '../ui/dom.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
@@ -17,17 +19,16 @@ import { createImageView } from './images.js';
 import { createModesView } from './modes.js';
 import { readModelFile, saveModel, settingsOf } from './model-file.js';
 import { createModelStatus, modelName } from './model-status.js';
-import { fetchPretrained, linkFields, loadManifest, pickPretrained, pickPretrainedTransformer, transformerSettings } from './pretrained.js';
+import { fetchPretrained, linkFields, loadManifest, pickPretrained, pickPretrainedTransformer } from './pretrained.js';
 import { createProgressView } from './progress.js';
 import { TrainingSession } from './session.js';
 import { codec, isImageTask, MODEL_KEYS, modelOptions, trainOptions, visionOptions } from './state.js';
 import { createTransformerFamily } from './transformer.js';
+import { ANY_SIZE, createTransformerModels } from './transformer-models.js';
 import { TF_MODEL_KEYS, transformerTrainOptions } from './transformer-state.js';
 
 /** The fields of a task change that choose its pretrained model. */
 const TASK_FIELDS = new Set(['task', 'mode']);
-/** The pretrained transformer button's fields: any one of the task, whatever its sizes. */
-const ANY_SIZE = new Set();
 /** A link that sets an experiment's fields opens at that experiment. */
 const EXPERIMENTS = [{ id: 'bottleneck', fields: ['compare', 'compareSteps'] }, { id: 'modes', fields: ['modeSteps'] }];
 
@@ -55,8 +56,7 @@ function start() {
   const showError = (err, context) => status.error(err, context);
   let manifest = null; // the pretrained models (web/models/models.json)
   let origin = {}; // where the model in hand came from: { pretrained } | { file } | {} (made here)
-  let tfOrigin = {}; // the same for the transformer in hand
-  let previous = null; // the model before the last new one: { state, run, bytes, origin, label }
+  const backTo = { previous: null }; // the model before the last new one: { state, run, bytes, origin, label }
   const pretrainedFor = (fields) => pickPretrained(manifest, state, fields);
   const isTf = () => state.task === 'transformer';
   /** The session the run bar drives: the transformer's in its family, else the seq2seq / image one. */
@@ -65,8 +65,8 @@ function start() {
   const showStatus = () => {
     const pretrained = { ...state, start: 'pretrained' };
     const can = isTf() ? pickPretrainedTransformer(manifest, pretrained, ANY_SIZE) : pickPretrained(manifest, pretrained, TASK_FIELDS);
-    status.update(active(), state, isTf() ? tfOrigin : origin, Boolean(can));
-    status.previous(previous);
+    status.update(active(), state, isTf() ? tfModels.origin : origin, Boolean(can));
+    status.previous(backTo.previous);
     showPlaying(active());
   };
 
@@ -117,6 +117,23 @@ function start() {
         showStatus();
       },
       onState: (s) => showPlaying(s),
+    },
+  });
+  const tfModels = createTransformerModels({
+    tf, state, client, controls, notice, writeHash, onError: showError, backTo,
+    lab: {
+      keep: (settings) => keepCurrent(settings),
+      async pauseOther() {
+        session.pause();
+        await session.busy;
+      },
+      clearViews: () => clearViews(),
+      shown() {
+        progress.update(tf.session);
+        showStatus();
+      },
+      manifest: () => manifest,
+      isTf,
     },
   });
   const bottleneck = createBottleneckView({
@@ -195,7 +212,7 @@ function start() {
     await s.busy;
     if (!s.model || s.steps === 0) return null;
     return {
-      state: { ...settings }, run: s.run(), bytes: await s.save(), origin: tfModel ? tfOrigin : origin,
+      state: { ...settings }, run: s.run(), bytes: await s.save(), origin: tfModel ? tfModels.origin : origin,
       label: `${modelName(settings)}, ${s.steps.toLocaleString('en')} steps`,
     };
   }
@@ -222,7 +239,7 @@ function start() {
    */
   async function newModel({ rollback = null, given = null } = {}) {
     showError(null);
-    if (isTf()) return newTransformer(rollback, given && (given === ANY_SIZE ? given : chosenTransformer(given)));
+    if (isTf()) return tfModels.make(rollback, given);
     // the model there was is kept, a transformer as well (coming from one, this family's was kept when it was left)
     const kept = await keepCurrent(rollback ?? state);
     await tf.drop();
@@ -248,7 +265,7 @@ function start() {
       }
       if (vision) clearViews();
       origin = pick ? { pretrained: pick } : {};
-      if (kept) previous = kept;
+      if (kept) backTo.previous = kept;
       await showNewModel();
       return true;
     } catch (err) {
@@ -276,92 +293,10 @@ function start() {
     }
   }
 
-  /**
-   * The transformer settings a pretrained model must match: the ones `given`
-   * names (the link's, the one changed) and every one a link or the learner set
-   * away from its default, so that opening the family on the default settings
-   * opens the pretrained model, and chosen sizes are kept.
-   */
-  function chosenTransformer(given) {
-    const defaults = codec.defaults();
-    return new Set([...given, ...TF_MODEL_KEYS.filter((k) => state[k] !== defaults[k])]);
-  }
-
-  /**
-   * A new transformer from the settings, or the pretrained one when `given`
-   * fields pick it; the model there was (of either family) is kept to go back
-   * to. When the settings cannot make one, the engine's reason is shown and the
-   * transformer there was comes back (`rollback`), or, from a link or another
-   * family, the default one.
-   */
-  async function newTransformer(rollback, given) {
-    const before = previous;
-    const kept = await keepCurrent(rollback ?? state);
-    if (kept) previous = kept;
-    session.pause();
-    await session.busy;
-    clearViews();
-    try {
-      const pick = given ? pickPretrainedTransformer(manifest, state, given) : null;
-      const bytes = pick ? await fetchPretrained(pick.spec).catch(() => null) : null;
-      const made = bytes ? await client.call('load', { bytes }) : null;
-      if (!isTf()) { // another family was chosen meanwhile
-        if (made) await client.call('destroy', { model: made.model });
-        return false;
-      }
-      if (made) {
-        Object.assign(state, pick.settings);
-        controls.fill(state);
-        tf.fill();
-        await tf.adopt(made, state.tfInput);
-        tfOrigin = { pretrained: pick };
-      } else {
-        await tf.newModel();
-        tfOrigin = {};
-      }
-      if (!isTf()) return false;
-      progress.update(tf.session);
-      showStatus();
-      return true;
-    } catch (err) {
-      showError(err, { doing: 'create' });
-      if (kept?.state.task === 'transformer') {
-        // the trained transformer there was comes back as it was
-        previous = before;
-        Object.assign(state, kept.state);
-        controls.fill(state);
-        tf.fill();
-        writeHash();
-        await tf.restore(kept.run, kept.bytes).catch(() => {});
-        tfOrigin = kept.origin;
-        progress.update(tf.session);
-        showStatus();
-        return false;
-      }
-      // back to the (untrained) transformer there was; from a link or another family, to the default one
-      let fallback = rollback?.task === 'transformer' ? rollback : null;
-      if (!fallback) {
-        const defaults = codec.defaults();
-        fallback = { ...state, tfAblate: [] };
-        for (const k of TF_MODEL_KEYS) fallback[k] = defaults[k];
-        if (!rollback) notice.show(`The link's transformer could not be made (${err.message}), so the default one is shown.`, 'error');
-      }
-      Object.assign(state, fallback);
-      controls.fill(state);
-      tf.fill();
-      writeHash();
-      await tf.newModel().catch(() => {});
-      tfOrigin = {};
-      progress.update(tf.session);
-      showStatus();
-      return false;
-    }
-  }
-
   /** Back to the model kept from before; the one in hand is kept in its place. */
   async function goBack() {
-    if (!previous) return;
-    const target = previous;
+    if (!backTo.previous) return;
+    const target = backTo.previous;
     const kept = await keepCurrent();
     showError(null);
     Object.assign(state, target.state);
@@ -370,14 +305,9 @@ function start() {
     byId('text').value = state.text;
     writeHash();
     clearViews();
-    previous = kept;
+    backTo.previous = kept;
     if (isTf()) {
-      session.pause();
-      await session.busy;
-      await tf.restore(target.run, target.bytes);
-      tfOrigin = target.origin;
-      progress.update(tf.session);
-      showStatus();
+      await tfModels.restore(target);
       return;
     }
     await tf.drop();
@@ -479,23 +409,8 @@ function start() {
       const bytes = await readModelFile(file);
       const kept = await keepCurrent();
       const made = await client.call('load', { bytes });
-      if (made.kind === 'transformer') {
-        // a transformer file opens the Transformer family with its settings
-        session.pause();
-        await session.busy;
-        Object.assign(state, transformerSettings(made.config), { start: 'scratch', tfAblate: [] });
-        controls.fill(state);
-        tf.fill();
-        writeHash();
-        clearViews();
-        await tf.adopt(made);
-        tfOrigin = { file: file.name };
-        if (kept) previous = kept;
-        progress.update(tf.session);
-        showStatus();
-        notice.show(`Loaded ${file.name}: ${modelName(state)}, ${made.steps} steps trained.`);
-        return;
-      }
+      // a transformer file opens the Transformer family with its settings
+      if (made.kind === 'transformer') return tfModels.adoptFile(made, bytes, file.name, kept);
       await client.call('destroy', { model: made.model });
       if (isTf()) await tf.drop();
       const loaded = await session.load(bytes);
@@ -504,7 +419,7 @@ function start() {
       writeHash();
       clearViews();
       origin = { file: file.name };
-      if (kept) previous = kept;
+      if (kept) backTo.previous = kept;
       await showNewModel();
       notice.show(`Loaded ${file.name}: ${modelName(state)}, ${loaded.steps} steps trained.`);
     } catch (err) {

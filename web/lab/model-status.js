@@ -24,7 +24,9 @@ export function createModelStatus() {
   const status = byId('model-status');
   const errorBox = byId('error');
   const accText = (session) => {
-    const acc = session.accuracy[session.accuracy.length - 1] ?? (session.lastEval ? { value: session.lastEval.sequenceAccuracy } : null);
+    // the last evaluation: a seq2seq model's whole sequences right, a transformer's scored tokens
+    const last = session.lastEval ? session.lastEval.sequenceAccuracy ?? session.lastEval.accuracy : undefined;
+    const acc = session.accuracy[session.accuracy.length - 1] ?? (Number.isFinite(last) ? { value: last } : null);
     return acc ? `accuracy ${fixed(100 * acc.value, 1)}%` : 'accuracy –';
   };
 

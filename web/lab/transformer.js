@@ -11,6 +11,7 @@ import { createHeatmap } from '../ui/heatmap.js';
 import { createHeadsView } from './transformer-heads.js';
 import { createLensView, shown } from './transformer-lens.js';
 import { createScoresView } from './transformer-scores.js';
+import { PROPERTIES } from './state.js';
 import { TransformerSession } from './transformer-session.js';
 import { ablation, checkNames, headName, parseHead, playgroundState, transformerOptions } from './transformer-state.js';
 
@@ -45,6 +46,10 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
   const inputBox = byId('tfInput');
   const promptBox = byId('tfPrompt');
   const message = byId('tf-input-message');
+  // why the text box does not hold a loaded model's whole text, when it does not
+  const textNote = h('p', { id: 'tf-text-note', className: 'hint small', hidden: true, dataset: { testid: 'tf-text-note' } });
+  byId('tf-text-box').after(textNote);
+  byId('tfText').setAttribute('aria-describedby', textNote.id);
   // the chosen head, large, with its tokens: hover or arrow keys read a weight
   const chosen = createHeatmap({ id: 'tf-chosen', label: 'The chosen head\'s attention', uprightCols: true });
   byId('tf-chosen').append(chosen.el);
@@ -238,13 +243,15 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
   byId('tf-random').addEventListener('click', () => pickExample(2 + Math.floor(Math.random() * 1e9)).catch((err) => onError(err, { doing: 'read' })));
   byId('tf-open-head').addEventListener('change', showChosenHead);
   byId('tfText').addEventListener('change', () => {
-    state.tfText = byId('tfText').value.slice(0, 4000) || state.tfText;
+    state.tfText = byId('tfText').value.slice(0, PROPERTIES.tfText.maxLength) || state.tfText;
     writeHash();
+    setHidden(textNote, true);
   });
 
   /** Views start again (a new model is coming). */
   function reset() {
     stopReplay();
+    setHidden(textNote, true);
     live = true;
     config = null;
     heads.clear();
@@ -283,9 +290,15 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
     /** Shows the family's own fields of the form (the text box for the text task). */
     fill() {
       setHidden(byId('tf-text-box'), state.tfTask !== 'text');
+      if (state.tfTask !== 'text') setHidden(textNote, true);
       if (byId('tfText').value !== state.tfText) byId('tfText').value = state.tfText;
       inputBox.value = session.input || state.tfInput;
       promptBox.value = state.tfPrompt;
+    },
+    /** Says under the text box why it does not hold the model's whole text (null: it does). */
+    textNote(text) {
+      setText(textNote, text ?? '');
+      setHidden(textNote, !text);
     },
     /** A new model from the settings: views start again on the input in the link, or a test example. */
     async newModel() {
