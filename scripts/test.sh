@@ -21,8 +21,11 @@ run() {
   "$@" || failed+=("$name")
 }
 run native make -s -j"$(nproc)" test-native
-run js node --test tests/js/
-run browser node --test tests/browser/
+# Two test files at a time: each file is mostly one busy thread (WASM in Node, or
+# one page's renderer), so on the usual 2 cores the suites take about half as long.
+jobs=$(nproc); [ "$jobs" -lt 2 ] && jobs=2
+run js node --test --test-concurrency="$jobs" tests/js/
+run browser node --test --test-concurrency="$jobs" tests/browser/
 if [ $fuzz = 1 ]; then
   run fuzz bash tests/fuzz/run.sh "${FUZZ_SECONDS:-30}"
 else
