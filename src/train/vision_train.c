@@ -21,6 +21,12 @@ int vtr_config(const ImgTaskConfig *tc, const VisConfig *mc, VisConfig *c, size_
     c->rows = img_rows(tc);
     c->cols = img_cols(tc);
     c->sequence = tc->kind == IMG_MULTI;
+    if (c->sensor == VIS_SENSOR_RETINA) { /* 0: the defaults, the finest scale about a fifth of the canvas */
+        int side = c->rows < c->cols ? c->rows : c->cols, size = (side + 2) / 5;
+        if (c->retina_size == 0) c->retina_size = size < 8 ? 8 : size > 16 ? 16 : size;
+        if (c->retina_scales == 0) c->retina_scales = 3;
+        if (c->sigma == 0) c->sigma = (nn_real)0.15;
+    }
     if (c->sequence && c->steps != img_max_out(tc))
         return nn_fail(NN_ERR_VALUE, "steps: the multi task with up to %d digits answers in %d steps (got %d)", tc->max_digits,
                        img_max_out(tc), c->steps);
@@ -283,6 +289,8 @@ int vtr_saliency(VisionTrainer *t, const nn_real *image, int rows, int cols, int
 }
 
 const nn_real *vtr_canvas(const VisionTrainer *t) { return t->images; }
+
+void vtr_glimpses(const VisionTrainer *t, nn_real *xy) { vis_glimpses(t->model, 0, xy); }
 
 int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n, VisBox *boxes) {
     if (split != VIS_SPLIT_TRAIN && split != VIS_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);

@@ -20,7 +20,7 @@ EMSCRIPTEN_KEEPALIVE int attnlab_vis_create(const VisData *d, int task, int clut
                                             int start, VisionTrainer **out) {
     ImgTaskConfig tc = {(ImgTaskKind)task, clutter, min_digits, max_digits, size};
     VisConfig mc = {0, 0, layers, {c0, c1, c2}, (RnnCellKind)cell, hidden, attention, (VisMode)mode, steps, 0,
-                    entropy, batch, (uint64_t)seed, (VisStart)start};
+                    entropy, batch, (uint64_t)seed, (VisStart)start, VIS_SENSOR_GRID, 0, 0, 0};
     return vtr_create(out, d, &tc, &mc);
 }
 

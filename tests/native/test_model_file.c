@@ -181,7 +181,7 @@ static VisData *digits(void) {
 
 static uint8_t *saved_vision(const VisData *d, VisMode mode, size_t *n) {
     ImgTaskConfig tc = {IMG_CLUTTERED, 2, 2, 3, 0};
-    VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, mode, 2, 0, 0.01, 8, 7, VIS_START_MEAN};
+    VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, mode, 2, 0, 0.01, 8, 7, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0};
     VisionTrainer *t = NULL;
     if (!CHECK_OK(vtr_create(&t, d, &tc, &mc), "create")) return NULL;
     CHECK_OK(vtr_train(t, &ADAM, 2, 8, NULL), "train");
