@@ -264,8 +264,11 @@ int vtr_predict(VisionTrainer *t, const nn_real *image, int rows, int cols, int3
                 int32_t *locations);
 /* d log p(token of step) / d pixels of the canvas (R, Q) for the greedy answer. */
 int vtr_saliency(VisionTrainer *t, const nn_real *image, int rows, int cols, int step, nn_real *saliency);
-/* The retina's locations of the last vtr_predict (T, 2), as vis_glimpses. */
-void vtr_glimpses(const VisionTrainer *t, nn_real *xy);
+/* The retina's glimpses of the last vtr_predict on the canvas, VIS_GLIMPSE_INTS
+ * per step (T of them): the centre pixel x, y, then each scale's square
+ * patch top, left, side (zeros past the scales, and with the grid). */
+#define VIS_GLIMPSE_INTS (2 + 3 * VIS_MAX_SCALES)
+void vtr_glimpses(const VisionTrainer *t, int32_t *glimpses);
 /* The canvas the last vtr_predict / vtr_saliency read (R, Q). */
 const nn_real *vtr_canvas(const VisionTrainer *t);
 /* A sampled example of a split with its labels (labels (img_max_out), *n). */
