@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "attnlab/vision.h"
+#include "base/bytes.h"
 #include "check.h"
 #include "fd.h"
 #include "models/vision_internal.h"
@@ -229,7 +230,199 @@ static void reinforce_matches_exact(void) {
 }
 #endif
 
+/* Two images: the same s_0 and the same first location (the policy reads s_0
+ * alone), then the glimpses read different pixels and the states part. */
+static void constant_start(void) {
+    check_case("retina: the constant start");
+    VisionModel *m = retina_model(T, B, 4, 2);
+    if (!m) return;
+    Rng r = {31};
+    nn_real *images = alloc_random(&r, (size_t)B * R * Q, 0, 1);
+    for (int i = 0; i < 2 * H; i++) m->w.loc_w[i] = (nn_real)rng_uniform(&r, -2, 2); /* later steps move */
+    for (int train = 0; train <= 1; train++) {
+        int32_t labels[B * T] = {0}, n[B] = {T, T, T};
+        nn_real loss, s[2][H], xy[2][2 * T];
+        CHECK_OK(vis_forward(m, B, images, labels, n, train, &loss, NULL), "forward");
+        for (int b = 0; b < 2; b++) {
+            vis_start_state(m, b, s[b], NULL);
+            vis_glimpses(m, b, xy[b]);
+        }
+        CHECK(memcmp(s[0], s[1], sizeof s[0]) == 0, "s_0 is the same for both images");
+        const nn_real *mu = m->a.mu;
+        CHECK(mu[0] == mu[2] && mu[1] == mu[3], "train %d: the first location's mean is the same (%g, %g)", train,
+              (double)mu[0], (double)mu[1]);
+        if (!train) CHECK(xy[0][0] == xy[1][0] && xy[0][1] == xy[1][1], "evaluating, the first glimpse is the same");
+        double later = 0;
+        for (int i = 2; i < 2 * T; i++) later = fmax(later, fabs(xy[0][i] - xy[1][i]));
+        CHECK(later > 1e-4, "train %d: later glimpses depend on what the first one saw (%g)", train, later);
+        vis_zero_grad(m);
+    }
+    vis_destroy(m);
+}
+
+/* Uniform locations: from their own stream, the same each evaluation,
+ * spread over the canvas, no backward, the training stream untouched. */
+static void uniform_locations(void) {
+    check_case("retina: uniform locations");
+    VisionModel *m = retina_model(T, B, 4, 2);
+    if (!m) return;
+    Rng r = {37};
+    nn_real *images = alloc_random(&r, (size_t)B * R * Q, 0, 1), xy[2][2 * T], greedy[2 * T];
+    int32_t labels[B * T] = {0}, n[B] = {T, T, T};
+    uint64_t rng = m->rng;
+    nn_real loss;
+    for (int k = 0; k < 2; k++) {
+        vis_set_uniform(m, 1);
+        CHECK_OK(vis_forward(m, B, images, labels, n, 0, &loss, NULL), "forward");
+        vis_glimpses(m, 2, xy[k]);
+    }
+    CHECK(vis_backward(m, NULL) == NN_ERR_ARG, "a uniform forward has no backward");
+    vis_set_uniform(m, 0);
+    CHECK_OK(vis_forward(m, B, images, labels, n, 0, &loss, NULL), "forward");
+    vis_glimpses(m, 2, greedy);
+    CHECK(memcmp(xy[0], xy[1], sizeof xy[0]) == 0, "restarted: the same locations");
+    double spread = 0, off = 0;
+    for (int i = 0; i < 2 * T; i++) {
+        spread = fmax(spread, fabs(xy[0][i] - xy[0][i % 2]));
+        off = fmax(off, fabs(xy[0][i] - greedy[i]));
+    }
+    CHECK(spread > 0.1 && off > 0.1, "spread over the canvas (%g), not the policy's (%g)", spread, off);
+    CHECK(m->rng == rng, "the training stream did not move");
+    vis_destroy(m);
+}
+
+/* The batch in 2, 3 or one-row shards: the whole batch's loss, gradients
+ * (REINFORCE's too: the draws are the batch's), answers and glimpses. */
+static void retina_shards(void) {
+    check_case("retina: shards match the whole batch");
+    enum { SBR = 5 };
+    VisConfig c = retina_config(T, SBR, 4, 2);
+    Rng r = {41};
+    size_t N = (size_t)SBR * R * Q;
+    nn_real *images = alloc_random(&r, N, 0, 1);
+    int32_t labels[SBR * T], n[SBR];
+    for (int b = 0; b < SBR; b++) {
+        n[b] = T;
+        for (int t = 0; t < T; t++) labels[b * T + t] = rng_int(&r, 0, 9);
+    }
+    VisionModel *one;
+    if (!CHECK(vis_create(&one, &c) == NN_OK, "create: %s", nn_last_error())) return;
+    size_t P = vis_num_params(one);
+    nn_real l1, ln, *d1 = alloc_zeros(N), *dn = alloc_zeros(N), xy1[2 * T], xyn[2 * T];
+    int32_t p1[SBR * T], pn[SBR * T];
+    vis_zero_grad(one);
+    CHECK_OK(vis_forward(one, SBR, images, labels, n, 1, &l1, p1), "forward");
+    vis_glimpses(one, SBR - 1, xy1);
+    CHECK_OK(vis_backward(one, d1), "backward");
+    double gmax = 0, dmax = 0;
+    for (size_t i = 0; i < P; i++) gmax = fmax(gmax, fabs(vis_grads(one)[i]));
+    for (size_t i = 0; i < N; i++) dmax = fmax(dmax, fabs(d1[i]));
+    const int counts[] = {2, 3, SBR};
+    for (int k = 0; k < 3; k++) {
+        VisionModel *many;
+        if (!CHECK(vis_create(&many, &c) == NN_OK && vis_set_shards(many, counts[k]) == NN_OK, "%d shards: %s", counts[k],
+                   nn_last_error()))
+            continue;
+        memset(dn, 0, sizeof(nn_real) * N);
+        vis_zero_grad(many);
+        CHECK_OK(vis_forward(many, SBR, images, labels, n, 1, &ln, pn), "forward");
+        vis_glimpses(many, SBR - 1, xyn);
+        CHECK_OK(vis_backward(many, dn), "backward");
+        CHECK_CLOSE(ln, l1, 0, 8 * TOL_EPS, "loss");
+        CHECK_ARRAY_R(vis_grads(many), vis_grads(one), P, P, 64 * TOL_EPS * gmax, 0, "gradients");
+        CHECK_ARRAY_R(dn, d1, N, N, 64 * TOL_EPS * dmax, 0, "pixel gradients");
+        CHECK(memcmp(pn, p1, sizeof pn) == 0, "%d shards: the same answers", counts[k]);
+        CHECK_ARRAY_R(xyn, xy1, 2 * T, 2, 0, 0, "the last row's glimpses");
+        vis_destroy(many);
+    }
+    vis_destroy(one);
+}
+
+/* Version 3 files: written for the retina, loaded back to the same model;
+ * a damaged sensor field or retina size is refused. Bad configurations name their option. */
+static void files_and_errors(void) {
+    Rng r = {43};
+    size_t size;
+    uint8_t *asset = make_vis_asset(&r, 200, &size);
+    VisData *d;
+    vis_data_create(&d, asset, size);
+    ImgTaskConfig tc = {IMG_CLUTTERED, 2, 0, 0, 32};
+    VisConfig mc = {0, 0, 1, {1, 0, 0}, RNN_CELL_LSTM, 8, ATTN_SCORE_DOT, VIS_HARD, 3, 0, 0.01, 8, 3, VIS_START_CONSTANT,
+                    VIS_SENSOR_RETINA, 0, 0, 0};
+    VisionTrainer *t, *u;
+    check_case("retina: defaults, file version 3");
+    if (CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "create: %s", nn_last_error())) {
+        const VisConfig *c = vis_config(vtr_model(t));
+        CHECK(c->retina_size == 8 && c->retina_scales == 3 && fabs(c->sigma - 0.15) < 1e-7, "defaults on 32 x 32: %d, %d, %g",
+              c->retina_size, c->retina_scales, (double)c->sigma);
+        NnTrainOptions o = {NN_ADAM, 0.01f, 5};
+        CHECK_OK(vtr_train(t, &o, 2, 8, NULL), "train");
+        size_t n = vtr_save_size(t);
+        uint8_t *bytes = check_track(malloc(n)), *again = check_track(malloc(n));
+        vtr_save(t, bytes, n);
+        const uint8_t *at = bytes + 8;
+        CHECK(nn_get_u32(&at) == 3, "written as version 3");
+        if (CHECK(vtr_load(&u, d, bytes, n) == NN_OK, "load: %s", nn_last_error())) {
+            CHECK(vtr_save_size(u) == n && vtr_save(u, again, n) == NN_OK && memcmp(bytes, again, n) == 0,
+                  "saved back byte for byte");
+            VisEval a, b;
+            vtr_evaluate(t, VIS_SPLIT_TEST, 20, 0, &a);
+            vtr_evaluate(u, VIS_SPLIT_TEST, 20, 0, &b);
+            /* the file holds float32 weights: the double build rounds them */
+            CHECK(fabs(a.loss - b.loss) <= 1e-5 * fabs(a.loss) && a.accuracy == b.accuracy, "evaluates alike after a load");
+            vtr_destroy(u);
+        }
+        /* the sensor field follows the start field (4 + 4 + 17 x 4 + 4 bytes in); damaged files are refused */
+        size_t sensor_at = 8 + 4 + 17 * 4 + 4;
+        const int32_t bad[][2] = {{0, 0}, {4, 0}, {8, 0}};
+        for (int k = 0; k < 3; k++) {
+            memcpy(again, bytes, n);
+            again[sensor_at + bad[k][0]] = (uint8_t)bad[k][1];
+            /* the checksum is checked after the header: a header refused first names its field */
+            CHECK(vtr_load(&u, d, again, n) == NN_ERR_VALUE && strstr(nn_last_error(), k ? "retina" : "sensor"),
+                  "field %d set to 0: %s", k, nn_last_error());
+        }
+        vtr_destroy(t);
+    }
+    check_case("retina: errors name the option");
+    const struct {
+        int sequence, mode, start, size, scales;
+        double sigma;
+        int status;
+        const char *says;
+    } cases[] = {
+        {0, VIS_SOFT, VIS_START_CONSTANT, 4, 2, 0.1, NN_ERR_ARG, "sensor: the retina is hard attention"},
+        {1, VIS_HARD, VIS_START_CONSTANT, 4, 2, 0.1, NN_ERR_ARG, "sensor: the retina reads one-digit tasks"},
+        {0, VIS_HARD, VIS_START_MEAN, 4, 2, 0.1, NN_ERR_ARG, "sensor: the retina starts from the learned constant"},
+        {0, VIS_HARD, VIS_START_CONSTANT, 1, 2, 0.1, NN_ERR_LIMIT, "retina.size"},
+        {0, VIS_HARD, VIS_START_CONSTANT, 33, 2, 0.1, NN_ERR_LIMIT, "retina.size"},
+        {0, VIS_HARD, VIS_START_CONSTANT, 4, 4, 0.1, NN_ERR_LIMIT, "retina.scales"},
+        {0, VIS_HARD, VIS_START_CONSTANT, 4, 2, 0, NN_ERR_VALUE, "sigma"},
+        {0, VIS_HARD, VIS_START_CONSTANT, 4, 2, NAN, NN_ERR_VALUE, "sigma"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        VisConfig c = retina_config(2, 1, cases[i].size, cases[i].scales);
+        c.sequence = cases[i].sequence;
+        c.mode = (VisMode)cases[i].mode;
+        c.start = (VisStart)cases[i].start;
+        c.sigma = (nn_real)cases[i].sigma;
+        VisionModel *m = NULL;
+        CHECK(vis_create(&m, &c) == cases[i].status && strstr(nn_last_error(), cases[i].says), "case %zu: %s", i,
+              nn_last_error());
+        vis_destroy(m);
+    }
+    VisConfig c = retina_config(2, 1, 4, 2);
+    c.sensor = (VisSensor)2;
+    VisionModel *m = NULL;
+    CHECK(vis_create(&m, &c) == NN_ERR_ARG && strstr(nn_last_error(), "sensor"), "sensor 2: %s", nn_last_error());
+    vis_data_destroy(d);
+}
+
 int main(void) {
+    constant_start();
+    uniform_locations();
+    retina_shards();
+    files_and_errors();
     retina_matches_reference();
 #ifdef NN_DOUBLE
     retina_gradcheck(RNN_CELL_GRU);
