@@ -54,8 +54,8 @@
  * same for every image. The classifier learns by backprop; the policy by
  * REINFORCE with reward R = [the last step's answer is right]:
  *   loss += -(R - b_t) log N(l_t; mu_t, sigma^2) + (R - b_t)^2 / 2, b_t's gradient
- * into W_b, b_b only, the policy's into W_loc, b_loc and s_t (l_t is a sample:
- * no gradient flows back through it).
+ * into W_b, b_b only, the policy's into W_loc, b_loc only (the core learns from
+ * the answers; l_t is a sample: no gradient flows back through it).
  *
  * Memory: parameters, gradients, optimiser state and activations each live in
  * one allocation sized from a table at create time; forward passes do not

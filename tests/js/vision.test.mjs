@@ -143,7 +143,7 @@ for (const { engine, ...build } of await withEngines()) {
     });
 
     test('cluttered, hard mode, 3 layers: the glimpse box is the cell\'s 8 pixels, not canvas / grid', async () => {
-      const m = await engine.createVisionModel({ task: 'cluttered', channels: [2, 2, 2], hidden: 8, mode: 'hard', batch: 4, seed: 2 });
+      const m = await engine.createVisionModel({ task: 'cluttered', channels: [2, 2, 2], hidden: 8, mode: 'hard', sensor: 'grid', batch: 4, seed: 2 });
       assert.deepEqual(m.config.grid, { rows: 7, cols: 7 }); // 60 -> 30 -> 15 -> 7
       const p = m.predict(m.examples({ count: 1, seed: 4 })[0].image);
       const { row, col, box } = p.steps[0].location;
