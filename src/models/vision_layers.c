@@ -5,6 +5,7 @@
  *   decoder  the start state s_0, then per step t: attention over the grid
  *            (c_t), the output layer (src/layers/output.c) over [c_t; s_t],
  *            its cross-entropy, and the cell s_{t+1} = cell([c_t; onehot(y_t)], s_t)
+ *   retina   no encoder; c_t is the glimpse g_t of vision_retina.c's layers
  * Shapes use the letters of vision.c; decoder buffers are time-major (T, B, .)
  * and a step's backward reads the block of step t. A backward pass reads its
  * forward's buffers and accumulates into the parameter gradients m->g. */
