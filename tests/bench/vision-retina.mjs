@@ -2,7 +2,7 @@
 // as in Mnih et al. 2014 on `cluttered`, trained with the bench's cosine schedule; reports the test
 // accuracy, the accuracy with uniformly random glimpses, and the share of test images where one of
 // the model's glimpses is centred inside the digit's box (examples() gives the boxes).
-//   node tests/bench/vision-retina.mjs [--quick] [--size 100 --clutter 8] [--steps N]
+//   node tests/bench/vision-retina.mjs [--quick] [--size 100 --clutter 8] [--steps N] [--lr L] [--sigma S] [--hidden H]
 import os from 'node:os';
 
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
@@ -33,8 +33,8 @@ export function glimpsesOnDigit(m, count, seed = 1) {
  * train calls' CPU; returns the bench's row ({ name, metric, steps, cpu, wall, load, final, uniform })
  * with `onDigit` beside it.
  */
-export async function retinaRun(engine, { name, task, steps, round, evalCount, final, lr0, lr1, batch, seed = 1 }) {
-  const m = await engine.createVisionModel({ ...RETINA, ...task, batch, seed });
+export async function retinaRun(engine, { name, task, steps, round, evalCount, final, lr0, lr1, batch, seed = 1, model = {} }) {
+  const m = await engine.createVisionModel({ ...RETINA, ...task, ...model, batch, seed });
   const lrAt = (step) => lr1 + 0.5 * (lr0 - lr1) * (1 + Math.cos(Math.PI * Math.min(1, step / steps)));
   let cpu = 0;
   let wall = 0;
@@ -69,6 +69,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     name: `cluttered ${task.size} x ${task.size}, ${task.clutter} pieces, hard (retina)`, task,
     steps: arg('--steps', quick ? 40 : 25000), round: quick ? 20 : 1000, evalCount: quick ? 100 : 500, final: quick ? 200 : 2000,
     lr0: arg('--lr', 0.003), lr1: 0.0001, batch: 32,
+    model: { sigma: arg('--sigma', 0.15), hidden: arg('--hidden', RETINA.hidden) },
   });
   console.log(`| ${r.name} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load)}) | ${fmt(100 * r.final.accuracy)}% | ${fmt(100 * r.uniform.accuracy)}% | ${fmt(100 * r.onDigit)}% |`);
 }
