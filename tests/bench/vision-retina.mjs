@@ -68,7 +68,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await retinaRun(engine, {
     name: `cluttered ${task.size} x ${task.size}, ${task.clutter} pieces, hard (retina)`, task,
     steps: arg('--steps', quick ? 40 : 25000), round: quick ? 20 : 1000, evalCount: quick ? 100 : 500, final: quick ? 200 : 2000,
-    lr0: arg('--lr', 0.003), lr1: 0.0001, batch: 32,
+    lr0: arg('--lr', 0.002), lr1: 0.0001, batch: 32,
     model: { sigma: arg('--sigma', 0.15), hidden: arg('--hidden', RETINA.hidden) },
   });
   console.log(`| ${r.name} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load)}) | ${fmt(100 * r.final.accuracy)}% | ${fmt(100 * r.uniform.accuracy)}% | ${fmt(100 * r.onDigit)}% |`);
