@@ -41,6 +41,22 @@
  * Single-label tasks: every step predicts the label (each step is a glimpse);
  * the answer is the last step's.
  *
+ * Sensor `retina` (Mnih et al. 2014, src/models/vision_retina.c), hard mode on
+ * one-digit tasks: no CNN and no grid; at every step t
+ *   policy   mu_t = tanh(s_t W_loc + b_loc) (2), baseline b_t = s_t W_b + b_b;
+ *            l_t ~ N(mu_t, sigma^2) clipped to [-1, 1]^2 while training, mu_t when evaluating
+ *            (l = (x, y), -1 the canvas's left / top edge, +1 its right / bottom one)
+ *   retina   rho_t: `scales` patches of side size * 2^k centred on l_t (pixels outside
+ *            the canvas are 0), each box-averaged down to size x size
+ *   glimpse  g_t = ReLU([ReLU(rho_t W_g + b_g); ReLU(l_t W_l + b_l)] W_gl + b_gl)   (H)
+ *   then c_t = g_t in the decoder above (the output layer over [g_t; s_t], the cell).
+ * s_0 is the learned constant, so the first location's distribution is the
+ * same for every image. The classifier learns by backprop; the policy by
+ * REINFORCE with reward R = [the last step's answer is right]:
+ *   loss += -(R - b_t) log N(l_t; mu_t, sigma^2) + (R - b_t)^2 / 2, b_t's gradient
+ * into W_b, b_b only, the policy's into W_loc, b_loc only (the core learns from
+ * the answers; l_t is a sample: no gradient flows back through it).
+ *
  * Memory: parameters, gradients, optimiser state and activations each live in
  * one allocation sized from a table at create time; forward passes do not
  * allocate. Errors: NnStatus codes with nn_last_error(). */
@@ -74,6 +90,11 @@ extern "C" {
 #define VIS_CLUTTER_SIDE 8
 #define VIS_CLUTTERED_SIDE 60     /* the cluttered canvas's side by default */
 #define VIS_MAX_CLUTTERED_SIDE 100 /* and at most */
+
+#define VIS_MIN_RETINA 2
+#define VIS_MAX_RETINA 32
+#define VIS_MAX_SCALES 3
+#define VIS_MAX_SIGMA 1
 
 #define VIS_ATTN_NONE (-1)   /* global average pooling, no attention */
 
@@ -126,6 +147,8 @@ typedef enum { VIS_SOFT = 0, VIS_HARD = 1 } VisMode;
 /* The decoder's start state: from the grid's mean (0, as models before the
  * constant start were), or a learned constant. */
 typedef enum { VIS_START_MEAN = 0, VIS_START_CONSTANT = 1 } VisStart;
+/* What the decoder reads: the CNN's feature grid, or a retina (hard mode only). */
+typedef enum { VIS_SENSOR_GRID = 0, VIS_SENSOR_RETINA = 1 } VisSensor;
 
 typedef struct {
     int rows, cols;                  /* canvas R x Q */
@@ -141,6 +164,10 @@ typedef struct {
     int batch;                       /* largest batch */
     uint64_t seed;                   /* initial weights and hard mode's samples */
     VisStart start;                  /* the decoder's start state */
+    VisSensor sensor;                /* the grid (the fields above) or the retina (below; hard mode, one-digit tasks) */
+    int retina_size;                 /* retina: each scale's side after averaging, VIS_MIN_RETINA..VIS_MAX_RETINA */
+    int retina_scales;               /* retina: patches of side size * 2^k, k < scales, 1..VIS_MAX_SCALES */
+    nn_real sigma;                   /* retina: the location policy's standard deviation while training, > 0 */
 } VisConfig;
 
 typedef struct VisionModel VisionModel; /* opaque */
@@ -186,6 +213,9 @@ void vis_start_state(const VisionModel *m, int b, nn_real *s0, nn_real *c0);
 /* What the last forward showed for row b: attention weights (T, G) and hard
  * mode's locations (T) (-1 without); either may be NULL. */
 void vis_attention(const VisionModel *m, int b, nn_real *weights, int32_t *locations);
+/* The retina's locations of row b of the last forward: (T, 2) as (x, y) in
+ * [-1, 1] (zeros with the grid). */
+void vis_glimpses(const VisionModel *m, int b, nn_real *xy);
 
 /* Implicit attention: d log p_step(y) / d pixels (R, Q) for the greedy answer
  * y of one image. Leaves the model's gradients dirty (zero them before training). */
@@ -234,16 +264,23 @@ int vtr_predict(VisionTrainer *t, const nn_real *image, int rows, int cols, int3
                 int32_t *locations);
 /* d log p(token of step) / d pixels of the canvas (R, Q) for the greedy answer. */
 int vtr_saliency(VisionTrainer *t, const nn_real *image, int rows, int cols, int step, nn_real *saliency);
+/* The retina's glimpses of the last vtr_predict on the canvas, VIS_GLIMPSE_INTS
+ * per step (T of them): the centre pixel x, y, then each scale's square
+ * patch top, left, side (zeros past the scales, and with the grid). */
+#define VIS_GLIMPSE_INTS (2 + 3 * VIS_MAX_SCALES)
+void vtr_glimpses(const VisionTrainer *t, int32_t *glimpses);
 /* The canvas the last vtr_predict / vtr_saliency read (R, Q). */
 const nn_real *vtr_canvas(const VisionTrainer *t);
 /* A sampled example of a split with its labels (labels (img_max_out), *n). */
 int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n, VisBox *boxes);
 /* Saving (src/train/vision_io.c), the task and the model together, little-endian:
- * "ATNLVIS\0" | u32 version | 4 x i32 task | 13 x i32 model config | [version 2: i32 start] | f64 entropy
+ * "ATNLVIS\0" | u32 version | 4 x i32 task | 13 x i32 model config | [version >= 2: i32 start]
+ * | [version 3: i32 sensor | i32 retina size | i32 retina scales | f64 sigma] | f64 entropy
  * | u64 seed | u32 optimiser steps | T x f64 baselines | u64 sampling stream
  * | u64 training stream | u64 P | P x f32 parameters | u32 FNV-1a of all before.
  * Models that start from the mean are written as version 1 (so files saved
- * before the constant start round-trip byte for byte), the others as 2.
+ * before the constant start round-trip byte for byte), grid models with the
+ * constant start as 2, retina models as 3.
  * The optimiser's moments are not saved: training resumes with fresh ones.
  * Loading checks every field (the task, the configuration against it, the
  * step count, baselines in [0, 1]), the exact length, the checksum and every

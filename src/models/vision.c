@@ -29,6 +29,24 @@ static void build_table(VisionModel *m) {
     int H = c->hidden;
     m->opt.n_tensors = 0;
     m->opt.n = 0;
+    if (c->sensor == VIS_SENSOR_RETINA) {
+        int K = vis_retina_k(c);
+        add_tensor(m, &m->w.glimpse_w, (size_t)K * H, K, OPT_INIT_HE);
+        add_tensor(m, &m->w.glimpse_b, (size_t)H, 0, OPT_INIT_ZERO);
+        add_tensor(m, &m->w.where_w, (size_t)2 * H, 2, OPT_INIT_HE);
+        add_tensor(m, &m->w.where_b, (size_t)H, 0, OPT_INIT_ZERO);
+        add_tensor(m, &m->w.join_w, (size_t)2 * H * H, 2 * H, OPT_INIT_HE);
+        add_tensor(m, &m->w.join_b, (size_t)H, 0, OPT_INIT_ZERO);
+        /* small: the first locations stay near the centre, and tanh far from saturation */
+        add_tensor(m, &m->w.loc_w, (size_t)H * 2, 4 * H, OPT_INIT_UNIFORM);
+        add_tensor(m, &m->w.loc_b, 2, 0, OPT_INIT_ZERO);
+        add_tensor(m, &m->w.base_w, (size_t)H, H, OPT_INIT_UNIFORM);
+        add_tensor(m, &m->w.base_b, 1, 0, OPT_INIT_ZERO);
+        add_tensor(m, &m->w.s0, (size_t)H, H, OPT_INIT_UNIFORM);
+        cell_add(&m->opt, &m->w.cell, c->cell, m->I, H);
+        output_add(&m->opt, &m->w.out, 2 * H, H, m->V);
+        return;
+    }
     for (int l = 0; l < c->layers; l++) {
         add_tensor(m, &m->w.conv_w[l], (size_t)9 * m->cin[l] * c->channels[l], 9 * m->cin[l], OPT_INIT_HE);
         add_tensor(m, &m->w.conv_b[l], (size_t)c->channels[l], 0, OPT_INIT_ZERO);
@@ -64,7 +82,8 @@ static void build_acts(VisionModel *m, nn_real *block) {
     NnLayout at = {0};
     carve(&a->x, block, &at, B * c->rows * c->cols);
     size_t scratch = rnn_step_scratch(c->cell, (int)B, c->hidden);
-    for (int l = 0; l < c->layers; l++) {
+    int conv = c->sensor == VIS_SENSOR_GRID; /* the retina has no CNN */
+    for (int l = 0; conv && l < c->layers; l++) {
         size_t full = (size_t)m->hl[l] * m->wl[l] * c->channels[l];
         size_t half = (size_t)(m->hl[l] / 2) * (m->wl[l] / 2) * c->channels[l];
         carve(&a->relu[l], block, &at, B * full);
@@ -100,7 +119,25 @@ static void build_acts(VisionModel *m, nn_real *block) {
     carve(&a->dlogits, block, &at, B * V);
     carve(&a->dweights, block, &at, B * G);
     carve(&a->zeros, block, &at, B * H);
-    if (c->attention != VIS_ATTN_NONE) {
+    if (!conv) {
+        size_t K = (size_t)vis_retina_k(c);
+        carve(&a->mu, block, &at, T * B * 2);
+        carve(&a->lsamp, block, &at, T * B * 2);
+        carve(&a->lclip, block, &at, T * B * 2);
+        carve(&a->base, block, &at, T * B);
+        carve(&a->reward, block, &at, B);
+        carve(&a->rho, block, &at, T * B * K);
+        carve(&a->hg, block, &at, T * B * H);
+        carve(&a->hl, block, &at, T * B * H);
+        carve(&a->join, block, &at, T * B * 2 * H);
+        carve(&a->d_join, block, &at, B * 2 * H);
+        carve(&a->d_hg, block, &at, B * H);
+        carve(&a->d_hl, block, &at, B * H);
+        carve(&a->d_rho, block, &at, B * K);
+        carve(&a->d_mu, block, &at, B * 2);
+        carve(&a->d_base, block, &at, B);
+    }
+    if (conv && c->attention != VIS_ATTN_NONE) {
         AttnConfig ac = m->attn_cfg;
         if (attn_scratch_size(&ac) > scratch) scratch = attn_scratch_size(&ac);
     }
@@ -113,7 +150,7 @@ static void build_acts(VisionModel *m, nn_real *block) {
 static size_t carve_ints(VisionModel *m, int32_t *block) {
     const VisConfig *c = &m->c;
     size_t at = 0;
-    for (int l = 0; l < c->layers; l++) {
+    for (int l = 0; c->sensor == VIS_SENSOR_GRID && l < c->layers; l++) {
         if (block) m->idx[l] = block + at;
         at += (size_t)m->rows * (m->hl[l] / 2) * (m->wl[l] / 2) * c->channels[l];
     }
@@ -136,9 +173,11 @@ static void plan(VisionModel *m, const VisConfig *c, int rows) {
         w /= 2;
         cin = c->channels[l];
     }
-    m->gr = h;
-    m->gc = w;
-    m->G = h * w;
+    /* the retina reads no grid */
+    int grid = c->sensor == VIS_SENSOR_GRID;
+    m->gr = grid ? h : 0;
+    m->gc = grid ? w : 0;
+    m->G = m->gr * m->gc;
     m->V = VIS_TOKENS;
     m->I = c->hidden + m->V;
     int H = c->hidden;
@@ -204,6 +243,27 @@ int vis_set_shards(VisionModel *m, int n) {
 
 /* ---- create / destroy ------------------------------------------------------ */
 
+/* The sensor, and the retina's fields when it is one. */
+static int check_retina(const VisConfig *c) {
+    if (c->sensor != VIS_SENSOR_GRID && c->sensor != VIS_SENSOR_RETINA)
+        return nn_fail(NN_ERR_ARG, "sensor: unknown sensor %d", (int)c->sensor);
+    if (c->sensor == VIS_SENSOR_GRID) return NN_OK;
+    if (c->mode != VIS_HARD || c->attention == VIS_ATTN_NONE)
+        return nn_fail(NN_ERR_ARG, "sensor: the retina is hard attention; it takes mode 'hard' (not soft or none)");
+    if (c->sequence)
+        return nn_fail(NN_ERR_ARG, "sensor: the retina reads one-digit tasks (centered, cluttered), not multi");
+    if (c->start != VIS_START_CONSTANT)
+        return nn_fail(NN_ERR_ARG, "sensor: the retina starts from the learned constant (start 'constant')");
+    if (c->retina_size < VIS_MIN_RETINA || c->retina_size > VIS_MAX_RETINA)
+        return nn_fail(NN_ERR_LIMIT, "retina.size: %d; allowed %d..%d", c->retina_size, VIS_MIN_RETINA, VIS_MAX_RETINA);
+    if (c->retina_scales < 1 || c->retina_scales > VIS_MAX_SCALES)
+        return nn_fail(NN_ERR_LIMIT, "retina.scales: %d; allowed 1..%d", c->retina_scales, VIS_MAX_SCALES);
+    if (!(c->sigma > 0 && c->sigma <= VIS_MAX_SIGMA))
+        return nn_fail(NN_ERR_VALUE, "sigma: %g; the location policy's spread must be within (0, %d]", (double)c->sigma,
+                       VIS_MAX_SIGMA);
+    return NN_OK;
+}
+
 static int check_config(const VisConfig *c) {
     if (c->rows < 2 || c->cols < 2 || c->rows > VIS_MAX_IMAGE || c->cols > VIS_MAX_IMAGE)
         return nn_fail(NN_ERR_SHAPE, "canvas: %d x %d; allowed 2..%d on each side", c->rows, c->cols, VIS_MAX_IMAGE);
@@ -228,7 +288,7 @@ static int check_config(const VisConfig *c) {
         return nn_fail(NN_ERR_VALUE, "entropy: %g; must be a finite number >= 0", (double)c->entropy);
     if (c->batch < 1 || c->batch > VIS_MAX_BATCH)
         return nn_fail(NN_ERR_LIMIT, "batch: %d; allowed 1..%d", c->batch, VIS_MAX_BATCH);
-    return NN_OK;
+    return check_retina(c);
 }
 
 int vis_plan(const VisConfig *c, size_t *n_params) {
@@ -250,7 +310,7 @@ int vis_create(VisionModel **out, const VisConfig *c) {
     int st = opt_create(&m->opt, &m->w, &m->g, c->seed);
     m->acts = calloc(m->n_acts, sizeof(nn_real));
     m->ints = calloc(carve_ints(m, NULL), sizeof(int32_t));
-    m->draws = calloc((size_t)c->steps * c->batch, sizeof(double));
+    m->draws = calloc((size_t)2 * c->steps * c->batch, sizeof(double)); /* the retina's x and y */
     if (st != NN_OK || !m->acts || !m->ints || !m->draws) {
         size_t params = m->opt.n, acts = m->n_acts;
         vis_destroy(m);
@@ -290,6 +350,12 @@ void vis_grid(const VisionModel *m, int *gr, int *gc) {
 
 /* A uniform draw in [0, 1) of 53 bits. */
 static double uniform(uint64_t *rng) { return (double)(nn_rng_next(rng) >> 11) / 9007199254740992.0; }
+
+/* A standard normal draw (Box-Muller; 1 - u is in (0, 1], so its log is finite). */
+static double normal(uint64_t *rng) {
+    double u = 1 - uniform(rng), v = uniform(rng);
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
 
 static int check_batch(const VisionModel *m, int B, const nn_real *images, const int32_t *labels,
                        const int32_t *n_labels) {
@@ -344,6 +410,7 @@ static int forward_task(void *ctx, int s, double *total) {
 /* Multiply-adds of a pass over B rows, roughly: the convolutions, and one per parameter and row. */
 static double pass_work(const VisionModel *m, int B) {
     double per_row = (double)m->opt.n;
+    if (m->c.sensor == VIS_SENSOR_RETINA) return per_row * m->c.steps * B; /* every weight once a step */
     for (int l = 0; l < m->c.layers; l++) per_row += 9.0 * m->hl[l] * m->wl[l] * m->cin[l] * m->c.channels[l];
     return per_row * B;
 }
@@ -358,11 +425,15 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
     p.uniform = m->uniform && c->attention != VIS_ATTN_NONE;
     if (labels)
         for (int b = 0; b < B; b++) p.count += n_labels[b];
-    /* the draws in the order one thread takes them, so every split of the batch draws alike */
-    if (p.sample)
-        for (int i = 0; i < T * B; i++) m->draws[i] = uniform(&m->rng);
+    /* the draws in the order one thread takes them, so every split of the
+     * batch draws alike; the retina's, x's plane then y's, each (T, B) */
+    int retina = c->sensor == VIS_SENSOR_RETINA, n_draws = (retina ? 2 : 1) * T * B;
+    if (p.sample && retina)
+        for (int i = 0; i < n_draws; i++) m->draws[i] = normal(&m->rng);
+    else if (p.sample)
+        for (int i = 0; i < n_draws; i++) m->draws[i] = uniform(&m->rng);
     if (p.uniform && c->mode == VIS_HARD)
-        for (int i = 0; i < T * B; i++) m->draws[i] = uniform(&m->uniform_rng);
+        for (int i = 0; i < n_draws; i++) m->draws[i] = uniform(&m->uniform_rng);
     m->have_forward = 0;
     m->batch_B = B;
     m->shards = B < m->n_shards ? B : m->n_shards;
@@ -439,6 +510,13 @@ void vis_attention(const VisionModel *m, int b, nn_real *weights, int32_t *locat
         if (weights) memcpy(weights + (size_t)t * G, m->a.weights + tb * G, sizeof(nn_real) * G);
         if (locations) locations[t] = m->loc[tb];
     }
+}
+
+void vis_glimpses(const VisionModel *m, int b, nn_real *xy) {
+    m = row_owner(m, &b);
+    for (int t = 0; t < m->c.steps; t++)
+        for (int k = 0; k < 2; k++)
+            xy[t * 2 + k] = m->c.sensor == VIS_SENSOR_RETINA ? m->a.lclip[((size_t)t * m->B + b) * 2 + k] : 0;
 }
 
 /* ---- the parameter table and the optimiser ------------------------------------ */

@@ -12,8 +12,10 @@
 #include "layers/output.h"
 
 /* Tensors in the parameter table: 2 per conv layer, the 1x1 projection's 2,
- * positions, the initial state's 2, the cell's 4, up to 3 attention and 4 output tensors. */
+ * positions, the initial state's 2, the cell's 4, up to 3 attention and 4
+ * output tensors (the retina's 10, s_0, the cell's and the output's are fewer). */
 #define VIS_MAX_TENSORS (2 * VIS_MAX_LAYERS + 2 + 1 + 2 + 4 + 3 + 4)
+_Static_assert(10 + 1 + 4 + 4 <= VIS_MAX_TENSORS, "the retina model's table fits too");
 _Static_assert(VIS_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every image-model tensor");
 
 /* One pointer per tensor into the parameter (or gradient) block. */
@@ -27,6 +29,12 @@ typedef struct {
     CellWeights cell;                /* the decoder's cell: I = H + V inputs, H units */
     AttnWeights attn;                /* d = H, n_k = G (location), A = H */
     OutputWeights out;               /* (2H, H), (H), (H, V), (V) */
+    /* the retina sensor (K = scales * size^2 its values), else NULL */
+    nn_real *glimpse_w, *glimpse_b;  /* h_g = ReLU(rho W_g + b_g): (K, H), (H) */
+    nn_real *where_w, *where_b;      /* h_l = ReLU(l W_l + b_l): (2, H), (H) */
+    nn_real *join_w, *join_b;        /* g = ReLU([h_g; h_l] W_gl + b_gl): (2H, H), (H) */
+    nn_real *loc_w, *loc_b;          /* mu = tanh(s W_loc + b_loc): (H, 2), (2) */
+    nn_real *base_w, *base_b;        /* b = s W_b + b_b: (H, 1), (1) */
 } VisWeights;
 
 /* Activations for Bm rows (time-major decoder buffers: a step reads one block). */
@@ -56,6 +64,15 @@ typedef struct {
     nn_real *dlogits;                 /* (B, V) */
     nn_real *dweights;                /* (B, G) REINFORCE gradient of the attention weights */
     nn_real *zeros;                   /* (max(H, B*H)) a zero context gradient / zero LSTM cell */
+    /* the retina (vision_retina.c): time-major (T, B, .) for the forward, (B, .) gradients */
+    nn_real *mu, *lsamp, *lclip;      /* (T, B, 2) the policy's mean, the drawn location, it clipped */
+    nn_real *base;                    /* (T, B) the baseline b_t */
+    nn_real *reward;                  /* (B) R: the last step's answer is right (sampled rows) */
+    nn_real *rho;                     /* (T, B, K) the retina's values */
+    nn_real *hg, *hl, *join;          /* (T, B, H), (T, B, H), (T, B, 2H) [h_g; h_l] */
+    nn_real *d_join, *d_hg, *d_hl;    /* (B, 2H), (B, H), (B, H) */
+    nn_real *d_rho;                   /* (B, K) */
+    nn_real *d_mu, *d_base;           /* (B, 2), (B) */
     nn_real *scratch;                 /* a cell step's, attention's or im2col's scratch */
 } VisActs;
 
@@ -108,6 +125,19 @@ typedef struct {
     int uniform;             /* every attention map is the uniform one (hard: locations from draws) */
     int *hits, *seen;        /* (T) sampling: these rows whose argmax is the label, rows with a label */
 } VisRows;
+
+/* The retina's values per glimpse, K = scales * size^2. */
+static inline int vis_retina_k(const VisConfig *c) { return c->retina_scales * c->retina_size * c->retina_size; }
+
+/* The retina's layers (vision_retina.c), step t of B rows: the policy, the
+ * location, the retina and the glimpse network into the context c_t
+ * (forward); the reward after the last step; the glimpse network's and the
+ * policy's backward (d s_t into dh, d pixels into dimages += or NULL). */
+void retina_step_forward(VisionModel *m, int B, int t, const VisRows *r);
+void retina_reward_forward(VisionModel *m, int B, const VisRows *r);
+void retina_step_backward(VisionModel *m, int B, int t, nn_real *dimages);
+/* The pixel box of scale k's patch around the location (x, y) in [-1, 1] on an R x Q canvas. */
+void retina_box(const VisConfig *c, const nn_real *xy, int k, int *top, int *left, int *side);
 
 /* The model as its layers (vision_layers.c): the forward of B rows on m (the
  * model, or a shard's replica), += their loss's sum into *total (from 0);

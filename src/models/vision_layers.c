@@ -5,6 +5,7 @@
  *   decoder  the start state s_0, then per step t: attention over the grid
  *            (c_t), the output layer (src/layers/output.c) over [c_t; s_t],
  *            its cross-entropy, and the cell s_{t+1} = cell([c_t; onehot(y_t)], s_t)
+ *   retina   no encoder; c_t is the glimpse g_t of vision_retina.c's layers
  * Shapes use the letters of vision.c; decoder buffers are time-major (T, B, .)
  * and a step's backward reads the block of step t. A backward pass reads its
  * forward's buffers and accumulates into the parameter gradients m->g. */
@@ -331,17 +332,24 @@ int vis_rows_forward(VisionModel *m, int B, const VisRows *r, double *total) {
     int T = c->steps, V = m->V;
     m->have_forward = 0;
     m->B = B;
+    int retina = c->sensor == VIS_SENSOR_RETINA;
     memcpy(m->a.x, r->images, sizeof(nn_real) * B * c->rows * c->cols);
-    for (int l = 0; l < c->layers; l++) conv_block_forward(m, B, l);
-    project_forward(m, B);
+    if (!retina) {
+        for (int l = 0; l < c->layers; l++) conv_block_forward(m, B, l);
+        project_forward(m, B);
+    }
     start_forward(m, B);
     *total = 0;
     for (int t = 0; t < T; t++) {
-        NN_TRY(attention_forward(m, B, t, r));
+        if (retina)
+            retina_step_forward(m, B, t, r);
+        else
+            NN_TRY(attention_forward(m, B, t, r));
         output_step_forward(m, B, t);
         loss_forward(m, B, t, r, total);
         if (t + 1 < T) cell_forward(m, B, t);
     }
+    if (retina) retina_reward_forward(m, B, r);
     if (r->sample) /* the rewards of these rows, for the baseline */
         for (int t = 0; t < T; t++) {
             r->hits[t] = r->seen[t] = 0;
@@ -370,9 +378,13 @@ int vis_rows_backward(VisionModel *m, nn_real *dimages) {
         if (t + 1 < c->steps) cell_backward(m, B, t);
         loss_backward(m, B, t);
         output_step_backward(m, B, t);
-        NN_TRY(attention_backward(m, B, t));
+        if (c->sensor == VIS_SENSOR_RETINA)
+            retina_step_backward(m, B, t, dimages);
+        else
+            NN_TRY(attention_backward(m, B, t));
     }
     start_backward(m, B);
+    if (c->sensor == VIS_SENSOR_RETINA) return NN_OK;
     project_backward(m, B);
     for (int l = c->layers - 1; l >= 0; l--) conv_block_backward(m, B, l, dimages);
     return NN_OK;

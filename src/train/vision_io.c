@@ -11,17 +11,21 @@
 #include "models/vision_internal.h"
 #include "train/vision_train.h"
 
-/* 1: the decoder starts from the grid's mean; 2: adds the start field. A
- * mean-start model is still written as 1, so its file round-trips unchanged. */
-static const uint32_t VERSIONS[] = {1, 2};
+/* 1: the decoder starts from the grid's mean; 2: adds the start field; 3:
+ * adds the sensor and the retina's fields. A model is written in the oldest
+ * version that holds it, so older files round-trip unchanged. */
+static const uint32_t VERSIONS[] = {1, 2, 3};
 #define TASK_FIELDS 4
 #define MODEL_FIELDS 13
 #define PROBE_STREAM 0x9B0BE1ull /* the test image a loaded model is first run on */
 
-static uint32_t version_of(const VisConfig *c) { return c->start == VIS_START_MEAN ? 1u : 2u; }
+static uint32_t version_of(const VisConfig *c) {
+    return c->sensor == VIS_SENSOR_RETINA ? 3u : c->start == VIS_START_MEAN ? 1u : 2u;
+}
 
 static size_t header_size(uint32_t version, int steps) {
-    return MODEL_FILE_MAGIC + 4 + 4 * (TASK_FIELDS + MODEL_FIELDS) + (version >= 2 ? 4 : 0) + 8 + 8 + 4 +
+    return MODEL_FILE_MAGIC + 4 + 4 * (TASK_FIELDS + MODEL_FIELDS) + (version >= 2 ? 4 : 0) + (version >= 3 ? 12 + 8 : 0) +
+           8 + 8 + 4 +
            8 * (size_t)steps + 8 + 8 + 8;
 }
 
@@ -46,6 +50,11 @@ int vtr_save(const VisionTrainer *t, uint8_t *bytes, size_t size) {
     if (version >= 2) {
         int32_t start = (int32_t)c->start;
         model_file_put_i32s(&p, &start, 1);
+    }
+    if (version >= 3) {
+        int32_t sensor[3] = {(int32_t)c->sensor, c->retina_size, c->retina_scales};
+        model_file_put_i32s(&p, sensor, 3);
+        model_file_put_f64(&p, (double)c->sigma);
     }
     model_file_put_f64(&p, (double)c->entropy);
     nn_put_u64(&p, c->seed);
@@ -72,14 +81,14 @@ typedef struct {
 /* Checks the whole file and leaves r at its parameters. */
 static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, VisFile *v) {
     uint32_t version;
-    NN_TRY(model_file_open(r, MODEL_FILE_VISION, bytes, size, VERSIONS, 2, &version));
+    NN_TRY(model_file_open(r, MODEL_FILE_VISION, bytes, size, VERSIONS, 3, &version));
     NN_TRY(model_file_need(r, header_size(version, 0) - r->at + 4));
     int32_t f[TASK_FIELDS + MODEL_FIELDS];
     model_file_i32s(r, f, TASK_FIELDS + MODEL_FIELDS);
     /* a cluttered canvas's side is its rows (files hold rows and cols; before sizes, both were 60) */
     v->task = (ImgTaskConfig){(ImgTaskKind)f[0], f[1], f[2], f[3], f[0] == IMG_CLUTTERED ? f[4] : 0};
     VisConfig c = {f[4], f[5], f[6], {f[7], f[8], f[9]}, (RnnCellKind)f[10], f[11], f[12], (VisMode)f[13], f[14], f[15], 0, f[16], 0,
-                   VIS_START_MEAN};
+                   VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0};
     if (version >= 2) {
         int32_t start;
         model_file_i32s(r, &start, 1);
@@ -87,6 +96,24 @@ static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, Vi
         if (start != VIS_START_CONSTANT)
             return nn_fail(NN_ERR_VALUE, "model file: start %d in a version 2 file; the file is damaged", start);
         c.start = VIS_START_CONSTANT;
+    }
+    if (version >= 3) {
+        int32_t sensor[3];
+        model_file_i32s(r, sensor, 3);
+        /* version 3 is written only for the retina */
+        if (sensor[0] != VIS_SENSOR_RETINA)
+            return nn_fail(NN_ERR_VALUE, "model file: sensor %d in a version 3 file; the file is damaged", sensor[0]);
+        if (sensor[1] == 0 || sensor[2] == 0) /* vtr_config would read 0 as "the default": a file says what it holds */
+            return nn_fail(NN_ERR_VALUE, "model file: a retina of size %d and %d scales; the file is damaged", sensor[1],
+                           sensor[2]);
+        c.sensor = VIS_SENSOR_RETINA;
+        c.retina_size = sensor[1];
+        c.retina_scales = sensor[2];
+        double sigma = model_file_f64(r);
+        c.sigma = (nn_real)sigma;
+        if (!((double)c.sigma == sigma && sigma > 0 && sigma <= VIS_MAX_SIGMA))
+            return nn_fail(NN_ERR_VALUE, "model file: sigma %.17g; it must be a kept value in (0, %d]; the file is damaged",
+                           sigma, VIS_MAX_SIGMA);
     }
     double entropy = model_file_f64(r);
     c.entropy = (nn_real)entropy;

@@ -21,6 +21,12 @@ int vtr_config(const ImgTaskConfig *tc, const VisConfig *mc, VisConfig *c, size_
     c->rows = img_rows(tc);
     c->cols = img_cols(tc);
     c->sequence = tc->kind == IMG_MULTI;
+    if (c->sensor == VIS_SENSOR_RETINA) { /* 0: the defaults, the finest scale about a fifth of the canvas */
+        int side = c->rows < c->cols ? c->rows : c->cols, size = (side + 2) / 5;
+        if (c->retina_size == 0) c->retina_size = size < 8 ? 8 : size > 16 ? 16 : size;
+        if (c->retina_scales == 0) c->retina_scales = 3;
+        if (c->sigma == 0) c->sigma = (nn_real)0.15;
+    }
     if (c->sequence && c->steps != img_max_out(tc))
         return nn_fail(NN_ERR_VALUE, "steps: the multi task with up to %d digits answers in %d steps (got %d)", tc->max_digits,
                        img_max_out(tc), c->steps);
@@ -283,6 +289,28 @@ int vtr_saliency(VisionTrainer *t, const nn_real *image, int rows, int cols, int
 }
 
 const nn_real *vtr_canvas(const VisionTrainer *t) { return t->images; }
+
+void vtr_glimpses(const VisionTrainer *t, int32_t *glimpses) {
+    const VisConfig *c = vis_config(t->model);
+    nn_real xy[VIS_MAX_STEPS * 2];
+    vis_glimpses(t->model, 0, xy);
+    memset(glimpses, 0, sizeof(int32_t) * VIS_GLIMPSE_INTS * c->steps);
+    if (c->sensor != VIS_SENSOR_RETINA) return;
+    for (int s = 0; s < c->steps; s++) {
+        int32_t *g = glimpses + s * VIS_GLIMPSE_INTS;
+        for (int k = 0; k < c->retina_scales; k++) {
+            int top, left, side;
+            retina_box(c, xy + 2 * s, k, &top, &left, &side);
+            g[2 + 3 * k] = top;
+            g[3 + 3 * k] = left;
+            g[4 + 3 * k] = side;
+            if (k == 0) {
+                g[0] = left + side / 2;
+                g[1] = top + side / 2;
+            }
+        }
+    }
+}
 
 int vtr_sample(VisionTrainer *t, VisSplit split, uint64_t *rng, nn_real *image, int32_t *labels, int *n, VisBox *boxes) {
     if (split != VIS_SPLIT_TRAIN && split != VIS_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);

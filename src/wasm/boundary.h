@@ -57,10 +57,14 @@ typedef struct {
     int32_t grid_cols;
     int32_t sequence;                 /* 1 when answers are sequences */
     int32_t start;                    /* VisStart */
+    int32_t sensor;                   /* VisSensor */
+    int32_t retina_size;              /* the retina's side per scale (0 with the grid) */
+    int32_t retina_scales;            /* its scales (0 with the grid) */
     double parameters;                /* parameter count */
     double optimizer_steps;           /* optimiser steps taken */
     double seed;                      /* initial weights and hard mode's samples */
     double entropy;                   /* hard mode's entropy bonus */
+    double sigma;                     /* the retina's location spread (0 with the grid) */
 } AttnlabVisInfo;
 
 typedef enum { ATTNLAB_I32, ATTNLAB_F64 } AttnlabFieldType;

@@ -17,10 +17,11 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_data_destroy(VisData *d) { vis_data_destro
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_create(const VisData *d, int task, int clutter, int size, int min_digits, int max_digits,
                                             int layers, int c0, int c1, int c2, int cell, int hidden, int attention,
                                             int mode, int steps, float entropy, int batch, double seed,
-                                            int start, VisionTrainer **out) {
+                                            int start, int sensor, int retina_size, int retina_scales, float sigma,
+                                            VisionTrainer **out) {
     ImgTaskConfig tc = {(ImgTaskKind)task, clutter, min_digits, max_digits, size};
     VisConfig mc = {0, 0, layers, {c0, c1, c2}, (RnnCellKind)cell, hidden, attention, (VisMode)mode, steps, 0,
-                    entropy, batch, (uint64_t)seed, (VisStart)start};
+                    entropy, batch, (uint64_t)seed, (VisStart)start, (VisSensor)sensor, retina_size, retina_scales, sigma};
     return vtr_create(out, d, &tc, &mc);
 }
 
@@ -37,6 +38,7 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, AttnlabVisInfo *inf
         .attention = c->attention, .mode = (int32_t)c->mode, .steps = c->steps, .batch = vtr_batch(t), .sequence = c->sequence,
         .parameters = (double)vis_num_params(m), .optimizer_steps = (double)vis_steps_taken(m), .seed = (double)c->seed,
         .entropy = (double)c->entropy, .start = (int32_t)c->start,
+        .sensor = (int32_t)c->sensor, .retina_size = c->retina_size, .retina_scales = c->retina_scales, .sigma = (double)c->sigma,
     };
     memcpy(info->channels, c->channels, sizeof info->channels);
     int gr, gc;
@@ -79,6 +81,9 @@ EMSCRIPTEN_KEEPALIVE int attnlab_vis_sample(VisionTrainer *t, int split, uint32_
     return st;
 }
 
+/* The retina's glimpses of the last predict (T x VIS_GLIMPSE_INTS, vtr_glimpses). */
+EMSCRIPTEN_KEEPALIVE void attnlab_vis_glimpses(VisionTrainer *t, int32_t *glimpses) { vtr_glimpses(t, glimpses); }
+
 /* The canvas the last predict or saliency read (R, Q). */
 EMSCRIPTEN_KEEPALIVE const float *attnlab_vis_canvas(VisionTrainer *t) { return vtr_canvas(t); }
 
@@ -105,7 +110,8 @@ static const AttnlabField vis_info_fields[] = {
     VIS_INFO(hidden, "hidden", I32), VIS_INFO(attention, "attention", I32), VIS_INFO(mode, "mode", I32),
     VIS_INFO(steps, "steps", I32), VIS_INFO(batch, "batch", I32), VIS_INFO(grid_rows, "gridRows", I32),
     VIS_INFO(grid_cols, "gridCols", I32), VIS_INFO(sequence, "sequence", I32),
-    VIS_INFO(start, "start", I32), VIS_INFO(parameters, "parameters", F64),
+    VIS_INFO(start, "start", I32), VIS_INFO(sensor, "sensor", I32), VIS_INFO(retina_size, "retinaSize", I32),
+    VIS_INFO(retina_scales, "retinaScales", I32), VIS_INFO(sigma, "sigma", F64), VIS_INFO(parameters, "parameters", F64),
     VIS_INFO(optimizer_steps, "optimizerSteps", F64), VIS_INFO(seed, "seed", F64), VIS_INFO(entropy, "entropy", F64),
 };
 

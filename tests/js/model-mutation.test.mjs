@@ -160,7 +160,9 @@ function uses(engine, model, vision) {
     : vision
     ? () => {
       const p = model.predict(STROKE);
-      if (!p.steps.every((s) => finite(s.weights.data))) throw new Error('predict: attention weights are not finite');
+      // the retina has no attention map: its glimpses are whole canvas pixels
+      const fine = (s) => (s.weights ? finite(s.weights.data) : Number.isInteger(s.location.x) && Number.isInteger(s.location.y));
+      if (!p.steps.every(fine)) throw new Error('predict: attention weights (or glimpses) are not finite');
       if (!finite(model.saliency(STROKE).data)) throw new Error('saliency is not finite');
     }
     : () => {

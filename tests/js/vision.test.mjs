@@ -1,6 +1,6 @@
 // Attention over images through the JS API on both builds: configuration and
 // image errors with codes (and no leaks), predict / saliency shapes, hard
-// mode's glimpse, save/load, the decoder's start, the uniform-attention
+// mode's glimpse, the retina sensor (options, glimpses, file format 3), save/load, the decoder's start, the uniform-attention
 // ablation, SIMD vs scalar for one seed, WASM vs native C for one seed (both
 // starts), and a small model learning centred digits.
 import { describe, test } from 'node:test';
@@ -143,7 +143,7 @@ for (const { engine, ...build } of await withEngines()) {
     });
 
     test('cluttered, hard mode, 3 layers: the glimpse box is the cell\'s 8 pixels, not canvas / grid', async () => {
-      const m = await engine.createVisionModel({ task: 'cluttered', channels: [2, 2, 2], hidden: 8, mode: 'hard', batch: 4, seed: 2 });
+      const m = await engine.createVisionModel({ task: 'cluttered', channels: [2, 2, 2], hidden: 8, mode: 'hard', sensor: 'grid', batch: 4, seed: 2 });
       assert.deepEqual(m.config.grid, { rows: 7, cols: 7 }); // 60 -> 30 -> 15 -> 7
       const p = m.predict(m.examples({ count: 1, seed: 4 })[0].image);
       const { row, col, box } = p.steps[0].location;
@@ -229,7 +229,7 @@ for (const { engine, ...build } of await withEngines()) {
     });
 
     test('evaluate({ attention: "uniform" }), hard mode: random locations from a fixed stream, training unmoved', async () => {
-      const m = await engine.createVisionModel({ ...SMALL, task: 'cluttered', mode: 'hard', batch: 8 });
+      const m = await engine.createVisionModel({ ...SMALL, task: 'cluttered', mode: 'hard', sensor: 'grid', batch: 8 });
       m.train({ steps: 3, batch: 8 });
       const bytes = m.save();
       const a = m.evaluate({ count: 60, attention: 'uniform' });
@@ -237,6 +237,91 @@ for (const { engine, ...build } of await withEngines()) {
       assert.notDeepEqual(a, m.evaluate({ count: 60 }));
       assert.deepEqual(m.save(), bytes, 'the sampling and training streams did not move');
       m.destroy();
+    });
+
+    const RETINA = { task: 'cluttered', mode: 'hard', hidden: 16, batch: 8, seed: 4 };
+
+    test("sensor 'retina' (the default for hard mode on one-digit tasks): its resolved options in config", async () => {
+      const m = await engine.createVisionModel(RETINA);
+      const c = m.config;
+      assert.equal(c.sensor, 'retina');
+      assert.deepEqual(c.retina, { size: 12, scales: 3 }, 'a fifth of the 60 x 60 canvas, 3 scales');
+      assert.equal(c.sigma, Math.fround(0.15));
+      assert.equal(c.steps, 6);
+      assert.equal(c.grid, null);
+      assert.equal(c.channels, null);
+      m.destroy();
+      const big = await engine.createVisionModel({ ...RETINA, size: 100, retina: { size: 10, scales: 2 }, sigma: 0.2, steps: 3 });
+      assert.deepEqual([big.config.retina, big.config.sigma, big.config.steps], [{ size: 10, scales: 2 }, Math.fround(0.2), 3]);
+      big.destroy();
+      const soft = await engine.createVisionModel({ ...SMALL, mode: 'soft' });
+      const multi = await engine.createVisionModel({ task: 'multi', channels: [4, 8], hidden: 8, mode: 'hard' });
+      assert.deepEqual([soft.config.sensor, soft.config.retina, soft.config.sigma, multi.config.sensor], ['grid', null, null, 'grid']);
+      soft.destroy();
+      multi.destroy();
+    });
+
+    test('retina: bad options reject with the option named, and leak nothing', async () => {
+      const base = engine.heapUsed();
+      await rejectsCode(engine.createVisionModel({ ...RETINA, sensor: 'fovea' }), 'ERR_ARG', /sensor: unknown value 'fovea'/);
+      await rejectsCode(engine.createVisionModel({ ...RETINA, mode: 'soft', sensor: 'retina' }), 'ERR_ARG', /sensor: the retina is hard attention/);
+      await rejectsCode(engine.createVisionModel({ task: 'multi', mode: 'hard', sensor: 'retina' }), 'ERR_ARG', /sensor: the retina reads one-digit tasks/);
+      await rejectsCode(engine.createVisionModel({ ...RETINA, start: 'mean' }), 'ERR_ARG', /sensor: the retina starts from the learned constant/);
+      await rejectsCode(engine.createVisionModel({ ...RETINA, retina: { size: 1 } }), 'ERR_LIMIT', /retina\.size: 1; allowed 2\.\.32/);
+      await rejectsCode(engine.createVisionModel({ ...RETINA, retina: { scales: 4 } }), 'ERR_LIMIT', /retina\.scales: 4; allowed 1\.\.3/);
+      await rejectsCode(engine.createVisionModel({ ...RETINA, retina: 12 }), 'ERR_ARG', /retina: expected \{ size, scales \}/);
+      await rejectsCode(engine.createVisionModel({ ...RETINA, sigma: 0 }), 'ERR_VALUE', /sigma: the location policy's spread must be > 0/);
+      await rejectsCode(engine.createVisionModel({ ...RETINA, sigma: 2 }), 'ERR_VALUE', /sigma: 2/);
+      await rejectsCode(engine.createVisionModel({ ...SMALL, sigma: 0.1 }), 'ERR_ARG', /sigma: only sensor 'retina' takes sigma/);
+      await rejectsCode(engine.createVisionModel({ ...SMALL, retina: { size: 8 } }), 'ERR_ARG', /retina: only sensor 'retina'/);
+      assert.equal(engine.heapUsed(), base);
+    });
+
+    test('retina: train, evaluate (and uniform locations from a fixed stream), predict glimpses inside the canvas', async () => {
+      const m = await engine.createVisionModel(RETINA);
+      const r = m.train({ steps: 3 });
+      assert.ok(Number.isFinite(r.loss));
+      const e = m.evaluate({ count: 40 });
+      assert.equal(e.count, 40);
+      const bytes = m.save();
+      const u = m.evaluate({ count: 40, attention: 'uniform' });
+      assert.deepEqual(m.evaluate({ count: 40, attention: 'uniform' }), u, 'the same every call');
+      assert.notDeepEqual(u, e);
+      assert.deepEqual(m.save(), bytes, 'the sampling and training streams did not move');
+      const [a, b] = m.examples({ count: 2, seed: 3 });
+      const p = m.predict(a.image);
+      assert.equal(p.steps.length, 6);
+      assert.equal(p.output, p.tokens.at(-1));
+      for (const { weights, location: { x, y, box, boxes } } of p.steps) {
+        assert.equal(weights, null, 'the retina has no attention map');
+        assert.ok(x >= 0 && x < 60 && y >= 0 && y < 60, `centre ${x}, ${y} on the canvas`);
+        assert.deepEqual(boxes.map((q) => q.width), [12, 24, 48]);
+        assert.deepEqual(box, boxes[0]);
+        boxes.forEach((q, k) => {
+          assert.deepEqual([q.left + q.width / 2, q.top + q.height / 2, q.height], [x, y, q.width], `scale ${k} is a square centred on the glimpse`);
+        });
+      }
+      // the constant start: the first glimpse is where it is before the model has seen anything
+      assert.deepEqual(m.predict(b.image).steps[0].location, p.steps[0].location);
+      const s = m.saliency(a.image, { step: 5 });
+      assert.ok(s.data.every(Number.isFinite) && s.data.some((v) => v !== 0));
+      throwsCode(() => m.compareAttention(a.image), 'ERR_ARG', /compareAttention: the retina has no attention map/);
+      m.destroy();
+    });
+
+    test('retina: save / loadModel round trip in file format 3', async () => {
+      const m = await engine.createVisionModel({ ...RETINA, retina: { size: 8, scales: 2 }, sigma: 0.25, steps: 4 });
+      m.train({ steps: 2 });
+      const bytes = m.save();
+      assert.equal(new DataView(bytes.buffer, bytes.byteOffset).getUint32(8, true), 3, 'format 3');
+      const again = await engine.loadModel(bytes);
+      assert.deepEqual(again.config, m.config);
+      const [ex] = m.examples({ count: 1, seed: 8 });
+      assert.deepEqual(again.predict(ex.image), m.predict(ex.image));
+      assert.deepEqual(again.save(), bytes);
+      assert.deepEqual(again.evaluate({ count: 20 }), m.evaluate({ count: 20 }));
+      m.destroy();
+      again.destroy();
     });
 
     // 300 steps: with the constant start, the answer learns from the attended context alone

@@ -181,7 +181,7 @@ static VisData *digits(void) {
 
 static uint8_t *saved_vision(const VisData *d, VisMode mode, size_t *n) {
     ImgTaskConfig tc = {IMG_CLUTTERED, 2, 2, 3, 0};
-    VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, mode, 2, 0, 0.01, 8, 7, VIS_START_MEAN};
+    VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, mode, 2, 0, 0.01, 8, 7, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0};
     VisionTrainer *t = NULL;
     if (!CHECK_OK(vtr_create(&t, d, &tc, &mc), "create")) return NULL;
     CHECK_OK(vtr_train(t, &ADAM, 2, 8, NULL), "train");
@@ -301,12 +301,14 @@ static void kinds(void) {
     uint8_t *v = saved_vision(d, VIS_SOFT, &m);
     vis_data_destroy(d);
     if (v) CHECK(model_file_kind(v, m, &kind, &version) == NN_OK && kind == MODEL_FILE_VISION, "vision: %d", kind);
-    if (v) { /* image files have two formats (2: the constant start); a third is refused by the kind check already */
+    if (v) { /* image files have three formats (2: the constant start, 3: the retina); a fourth is refused by the kind check already */
         put32(v, 8, 2);
         CHECK(model_file_kind(v, m, &kind, &version) == NN_OK && version == 2, "vision format 2: %s", nn_last_error());
         put32(v, 8, 3);
-        CHECK(model_file_kind(v, m, &kind, &version) == NN_ERR_VALUE && strstr(nn_last_error(), "versions 1..2"),
-              "vision format 3: %s", nn_last_error());
+        CHECK(model_file_kind(v, m, &kind, &version) == NN_OK && version == 3, "vision format 3: %s", nn_last_error());
+        put32(v, 8, 4);
+        CHECK(model_file_kind(v, m, &kind, &version) == NN_ERR_VALUE && strstr(nn_last_error(), "versions 1..3"),
+              "vision format 4: %s", nn_last_error());
         put32(v, 8, 1);
     }
     CHECK(model_file_kind(v, 11, &kind, &version) == NN_ERR_VALUE && kind == 0 && strstr(nn_last_error(), "truncated"),

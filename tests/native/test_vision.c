@@ -166,7 +166,7 @@ static double model_loss(void *p) {
 static void model_gradcheck(RnnCellKind cell, int attention, VisMode mode, int steps, int sequence, VisStart start) {
     check_case("gradcheck model cell=%s attention=%d mode=%d steps=%d sequence=%d start=%d", CELLS[cell], attention, mode,
                steps, sequence, start);
-    VisConfig mc = {GR, GQ, 2, {3, 4, 0}, cell, 5, attention, mode, steps, sequence, 0.05, GB, 7, start};
+    VisConfig mc = {GR, GQ, 2, {3, 4, 0}, cell, 5, attention, mode, steps, sequence, 0.05, GB, 7, start, VIS_SENSOR_GRID, 0, 0, 0};
     ModelCase c;
     if (!CHECK(vis_create(&c.m, &mc) == NN_OK, "create: %s", nn_last_error())) return;
     Rng r = {101 + (uint64_t)attention * 7 + cell};
@@ -269,7 +269,7 @@ static void reinforce_matches_exact(void) {
 static void shards_match(RnnCellKind cell, int attention, VisMode mode, int steps, int sequence, VisStart start) {
     check_case("shards cell=%s attention=%d mode=%d steps=%d sequence=%d start=%d", CELLS[cell], attention, mode, steps,
                sequence, start);
-    VisConfig mc = {GR, GQ, 2, {3, 4, 0}, cell, 5, attention, mode, steps, sequence, 0.05, SB, 7, start};
+    VisConfig mc = {GR, GQ, 2, {3, 4, 0}, cell, 5, attention, mode, steps, sequence, 0.05, SB, 7, start, VIS_SENSOR_GRID, 0, 0, 0};
     Rng r = {303 + (uint64_t)attention * 5 + cell};
     size_t N = (size_t)SB * GR * GQ;
     nn_real *images = alloc_random(&r, N, 0, 1);
@@ -468,7 +468,7 @@ static void train_save_load(void) {
         ImgTaskConfig tc = {IMG_MULTI, 4, 2, 3, 0};
         /* hard mode with the constant start: a format-2 file */
         VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_LSTM, 16, ATTN_SCORE_ADDITIVE, modes[k], 4, 0, 0.01, 8, 3,
-                        modes[k] == VIS_HARD ? VIS_START_CONSTANT : VIS_START_MEAN};
+                        modes[k] == VIS_HARD ? VIS_START_CONSTANT : VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0};
         VisionTrainer *t, *u;
         if (!CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "create: %s", nn_last_error())) continue;
         NnTrainOptions o = {NN_ADAM, 0.003f, 5};
@@ -521,7 +521,7 @@ static void train_save_load(void) {
     }
     check_case("errors");
     ImgTaskConfig tc = {IMG_CLUTTERED, 4, 2, 3, 0};
-    VisConfig mc = {0, 0, 2, {8, 16, 0}, RNN_CELL_GRU, 32, ATTN_SCORE_DOT, VIS_SOFT, 1, 0, 0.01, 8, 1, VIS_START_MEAN};
+    VisConfig mc = {0, 0, 2, {8, 16, 0}, RNN_CELL_GRU, 32, ATTN_SCORE_DOT, VIS_SOFT, 1, 0, 0.01, 8, 1, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0};
     VisionTrainer *t;
     mc.hidden = 0;
     CHECK(vtr_create(&t, d, &tc, &mc) == NN_ERR_LIMIT && t == NULL && strstr(nn_last_error(), "hidden"), "hidden 0: %s",
@@ -579,7 +579,7 @@ static void train_rolls_back(void) {
                 check_case("lr %g, %d steps, mode %d: ERR_VALUE naming the step; weights, optimiser, baselines, "
                            "streams as before", (double)LRS[i], steps, mode);
                 ImgTaskConfig tc = {IMG_CLUTTERED, 2, 2, 3, 0};
-                VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, (VisMode)mode, 2, 0, 0.01, 8, 3, VIS_START_MEAN};
+                VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, (VisMode)mode, 2, 0, 0.01, 8, 3, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0};
                 VisionTrainer *t = NULL, *twin = NULL;
                 if (!CHECK_OK(vtr_create(&t, d, &tc, &mc), "create") || !CHECK_OK(vtr_create(&twin, d, &tc, &mc), "twin"))
                     goto next;
@@ -608,7 +608,7 @@ static void train_rolls_back(void) {
             }
     check_case("a batch larger than at creation (or after loading) grows the model: the losses of one created for it");
     ImgTaskConfig tc = {IMG_CENTERED, 0, 1, 1, 0};
-    VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, VIS_HARD, 2, 0, 0.01, 8, 9, VIS_START_MEAN};
+    VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, ATTN_SCORE_DOT, VIS_HARD, 2, 0, 0.01, 8, 9, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0};
     VisionTrainer *small = NULL, *big = NULL, *loaded = NULL;
     CHECK_OK(vtr_create(&small, d, &tc, &mc), "create");
     mc.batch = 20;

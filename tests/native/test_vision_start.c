@@ -28,7 +28,7 @@
 #define H 6
 
 static VisionModel *model(RnnCellKind cell, int attention, VisMode mode, VisStart start) {
-    VisConfig c = {R, Q, 2, {3, 4, 0}, cell, H, attention, mode, 2, 0, 0.01, B, 5, start};
+    VisConfig c = {R, Q, 2, {3, 4, 0}, cell, H, attention, mode, 2, 0, 0.01, B, 5, start, VIS_SENSOR_GRID, 0, 0, 0};
     VisionModel *m = NULL;
     CHECK(vis_create(&m, &c) == NN_OK, "create: %s", nn_last_error());
     return m;
@@ -148,7 +148,7 @@ static void files_and_evaluate(void) {
     ImgTaskConfig tc = {IMG_CLUTTERED, 2, 0, 0, 32};
     for (int start = VIS_START_MEAN; start <= VIS_START_CONSTANT; start++) {
         check_case("file version and uniform evaluation, start %d", start);
-        VisConfig mc = {0, 0, 2, {3, 4, 0}, RNN_CELL_GRU, 8, ATTN_SCORE_SCALED_DOT, VIS_HARD, 2, 0, 0.01, 8, 3, (VisStart)start};
+        VisConfig mc = {0, 0, 2, {3, 4, 0}, RNN_CELL_GRU, 8, ATTN_SCORE_SCALED_DOT, VIS_HARD, 2, 0, 0.01, 8, 3, (VisStart)start, VIS_SENSOR_GRID, 0, 0, 0};
         VisionTrainer *t, *u;
         if (!CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "create: %s", nn_last_error())) continue;
         size_t n = vtr_save_size(t);
@@ -172,7 +172,7 @@ static void files_and_evaluate(void) {
         vtr_destroy(u);
     }
     check_case("start: unknown value");
-    VisConfig bad = {R, Q, 1, {3, 0, 0}, RNN_CELL_GRU, H, ATTN_SCORE_DOT, VIS_SOFT, 1, 0, 0, 1, 1, (VisStart)2};
+    VisConfig bad = {R, Q, 1, {3, 0, 0}, RNN_CELL_GRU, H, ATTN_SCORE_DOT, VIS_SOFT, 1, 0, 0, 1, 1, (VisStart)2, VIS_SENSOR_GRID, 0, 0, 0};
     VisionModel *m;
     CHECK(vis_create(&m, &bad) == NN_ERR_ARG && strstr(nn_last_error(), "start"), "start 2: %s", nn_last_error());
     vis_data_destroy(d);

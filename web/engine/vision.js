@@ -17,6 +17,10 @@ export { kendallTau };
 const { TASKS, CELLS, ATTENTIONS, MODES, OPTIMIZERS, SPLITS } = VISION;
 /** The decoder's start state (VisStart in include/attnlab/vision.h): a learned constant, or the grid's mean (older files). */
 const STARTS = Object.freeze({ mean: 0, constant: 1 });
+/** What the decoder reads (VisSensor): the CNN's feature grid, or a retina of glimpses (hard mode). */
+const SENSORS = Object.freeze({ grid: 0, retina: 1 });
+/** Per step from vtr_glimpses: the centre x, y, then each scale's top, left, side (VIS_GLIMPSE_INTS). */
+const GLIMPSE_INTS = 11;
 /** evaluate()'s attention: the model's own, or the uniform map (vtr_evaluate's flag). */
 const EVAL_ATTENTION = Object.freeze({ model: 0, uniform: 1 });
 
@@ -91,6 +95,32 @@ function toSize(value, task) {
   return toInteger('size', value, 60, VISION_LIMITS.minSize, VISION_LIMITS.maxSize);
 }
 
+/**
+ * The sensor (hard attention on a one-digit task defaults to the retina, all
+ * else to the grid) and the retina's options: { size, scales } (0: the core's
+ * defaults, a fifth of the canvas and 3) and sigma; the core checks their ranges.
+ */
+function sensorArgs(o, task, mode, attention) {
+  const retinaByDefault = mode === MODES.hard && task !== TASKS.multi && attention !== ATTENTIONS.none;
+  const sensor = toChoice('sensor', o.sensor, SENSORS, retinaByDefault ? 'retina' : 'grid');
+  if (sensor !== SENSORS.retina) {
+    for (const name of ['retina', 'sigma']) {
+      if (o[name] !== undefined) throw argError(`${name}: only sensor 'retina' takes ${name} (sensor is 'grid')`);
+    }
+    return { sensor, retinaSize: 0, retinaScales: 0, sigma: 0 };
+  }
+  const r = o.retina === undefined ? {} : o.retina;
+  if (r === null || typeof r !== 'object' || Array.isArray(r)) throw argError(`retina: expected { size, scales } (got ${describe(r)})`);
+  const { size, scales } = options('retina', r, ['size', 'scales']);
+  const sigma = toNumber('sigma', o.sigma, 0.15);
+  if (!(sigma > 0)) throw valueError(`sigma: the location policy's spread must be > 0 (got ${sigma})`);
+  return {
+    sensor, sigma,
+    retinaSize: toInteger('retina.size', size, 0, 1, 1 << 20),
+    retinaScales: toInteger('retina.scales', scales, 0, 1, 1 << 20),
+  };
+}
+
 /** The creation options, validated, as the C call's arguments. */
 function createArgs(o) {
   const task = toChoice('task', o.task, TASKS, 'cluttered');
@@ -99,16 +129,18 @@ function createArgs(o) {
   if (!Number.isSafeInteger(seed) || seed < 0) throw valueError(`seed must be an integer in 0..2^53-1 (got ${describe(seed)})`);
   const entropy = toNumber('entropy', o.entropy, 0.01);
   if (entropy < 0) throw valueError(`entropy must be >= 0 (got ${entropy})`);
+  const attention = toChoice('attention', o.attention, ATTENTIONS, 'scaled_dot');
+  const mode = toChoice('mode', o.mode, MODES, 'soft');
+  const sensor = sensorArgs(o, task, mode, attention);
+  const steps = task === TASKS.multi ? digits[1] + 1 : sensor.sensor === SENSORS.retina ? 6 : 1;
   return {
-    task, digits, seed, entropy,
+    task, digits, seed, entropy, attention, mode, ...sensor,
     clutter: toInteger('clutter', o.clutter, 4, 0, VISION_LIMITS.maxClutter),
     size: toSize(o.size, task),
     channels: toChannels(o.channels),
     cell: toChoice('cell', o.cell, CELLS, 'gru'),
     hidden: toInteger('hidden', o.hidden, 32, 1, VISION_LIMITS.maxHidden),
-    attention: toChoice('attention', o.attention, ATTENTIONS, 'scaled_dot'),
-    mode: toChoice('mode', o.mode, MODES, 'soft'),
-    steps: toInteger('steps', o.steps, task === TASKS.multi ? digits[1] + 1 : 1, 1, VISION_LIMITS.maxSteps),
+    steps: toInteger('steps', o.steps, steps, 1, VISION_LIMITS.maxSteps),
     batch: toInteger('batch', o.batch, 32, 1, VISION_LIMITS.maxBatch),
     start: toChoice('start', o.start, STARTS, 'constant'),
   };
@@ -117,13 +149,15 @@ function createArgs(o) {
 export async function createVisionModel(heap, args) {
   const a = createArgs(options('createVisionModel', args, [
     'task', 'digits', 'seed', 'entropy', 'clutter', 'size', 'channels', 'cell', 'hidden', 'attention', 'mode', 'steps', 'batch', 'start',
+    'sensor', 'retina', 'sigma',
   ]));
   const data = await loadDigits(heap);
   const [c0, c1 = 0, c2 = 0] = a.channels;
   const handle = heap.withHandle((out) => heap.call.vis_create({
     data, task: a.task, clutter: a.clutter, size: a.size, minDigits: a.digits[0], maxDigits: a.digits[1], layers: a.channels.length,
     c0, c1, c2, cell: a.cell, hidden: a.hidden, attention: a.attention, mode: a.mode, steps: a.steps,
-    entropy: a.entropy, batch: a.batch, seed: a.seed, start: a.start, out,
+    entropy: a.entropy, batch: a.batch, seed: a.seed, start: a.start,
+    sensor: a.sensor, retinaSize: a.retinaSize, retinaScales: a.retinaScales, sigma: a.sigma, out,
   }));
   return new VisionModel(heap, handle);
 }
@@ -174,13 +208,20 @@ export class VisionModel extends Model {
       },
     });
     const s = this.info();
-    /** The model's configuration (as createVisionModel options) and its sizes. */
+    const retina = s.sensor === SENSORS.retina;
+    /**
+     * The model's configuration (as createVisionModel options) and its sizes. The retina
+     * reads no grid and has no CNN: its grid and channels are null (and attention unused);
+     * the grid's retina and sigma are null.
+     */
     this.config = Object.freeze({
       task: nameOf(TASKS, s.task), clutter: s.clutter, size: s.task === TASKS.cluttered ? s.rows : null, digits: [s.minDigits, s.maxDigits],
-      channels: Array.from(s.channels.subarray(0, s.layers)), cell: nameOf(CELLS, s.cell), hidden: s.hidden,
+      channels: retina ? null : Array.from(s.channels.subarray(0, s.layers)), cell: nameOf(CELLS, s.cell), hidden: s.hidden,
       attention: nameOf(ATTENTIONS, s.attention), mode: nameOf(MODES, s.mode), steps: s.steps, batch: s.batch,
       seed: s.seed, entropy: s.entropy, start: nameOf(STARTS, s.start), parameters: s.parameters,
-      canvas: Object.freeze({ rows: s.rows, cols: s.cols }), grid: Object.freeze({ rows: s.gridRows, cols: s.gridCols }),
+      sensor: nameOf(SENSORS, s.sensor),
+      retina: retina ? Object.freeze({ size: s.retinaSize, scales: s.retinaScales }) : null, sigma: retina ? s.sigma : null,
+      canvas: Object.freeze({ rows: s.rows, cols: s.cols }), grid: retina ? null : Object.freeze({ rows: s.gridRows, cols: s.gridCols }),
     });
   }
 
@@ -213,10 +254,13 @@ export class VisionModel extends Model {
   }
 
   #predict(model, img) {
-    const { steps: T, grid, canvas: cv, mode, task } = this.config;
-    const G = grid.rows * grid.cols;
+    const { steps: T, grid, canvas: cv, mode, task, sensor } = this.config;
+    const G = grid ? grid.rows * grid.cols : 0;
     const heap = this.heap;
-    const sizes = { image: F32 * img.data.length, tokens: I32 * T, weights: F32 * T * G, locations: I32 * T };
+    const sizes = {
+      image: F32 * img.data.length, tokens: I32 * T, weights: F32 * Math.max(1, T * G), locations: I32 * T,
+      glimpses: I32 * T * GLIMPSE_INTS,
+    };
     return heap.withBlock(sizes, (p) => {
       heap.writeF32(p.image, img.data);
       heap.call.vis_predict({
@@ -225,6 +269,10 @@ export class VisionModel extends Model {
       const ids = Array.from(heap.readI32(p.tokens, T));
       const locs = Array.from(heap.readI32(p.locations, T));
       const canvas = heap.readMatrix(heap.call.vis_canvas({ model }), cv.rows, cv.cols);
+      if (sensor === 'retina') {
+        heap.call.vis_glimpses({ model, glimpses: p.glimpses });
+        return this.#retinaSteps(ids, Array.from(heap.readI32(p.glimpses, T * GLIMPSE_INTS)), canvas);
+      }
       // a cell covers 2^layers canvas pixels a side (each layer pools 2 x 2; a floored
       // remainder at the bottom and right edges is in no cell)
       const side = 2 ** this.config.channels.length;
@@ -248,6 +296,25 @@ export class VisionModel extends Model {
       const output = task === 'multi' ? tokens.filter((s) => s !== END_TOKEN).join('') : tokens[tokens.length - 1];
       return { output, tokens, canvas, steps };
     });
+  }
+
+  /**
+   * The retina's steps: each glimpse's centre pixel (x, y) and its patches on the canvas, the
+   * finest scale's as `box` and every scale's in `boxes` (they may reach past the canvas, whose
+   * outside the retina reads as 0); no attention map (weights null).
+   */
+  #retinaSteps(ids, g, canvas) {
+    const steps = ids.map((id, t) => {
+      const at = t * GLIMPSE_INTS;
+      const boxes = [];
+      for (let k = 0; k < this.config.retina.scales; k++) {
+        const [top, left, side] = g.slice(at + 2 + 3 * k, at + 5 + 3 * k);
+        boxes.push({ top, left, height: side, width: side });
+      }
+      return { token: tokenName(id), weights: null, location: { x: g[at], y: g[at + 1], box: boxes[0], boxes } };
+    });
+    const tokens = steps.map((s) => s.token);
+    return { output: tokens[tokens.length - 1], tokens, canvas, steps };
   }
 
   /**
@@ -282,6 +349,9 @@ export class VisionModel extends Model {
    */
   compareAttention(image) {
     return this.guarded('compareAttention', (model) => {
+      if (this.config.sensor === 'retina') {
+        throw argError("compareAttention: the retina has no attention map to compare (predict() gives its glimpses' boxes)");
+      }
       const img = toImage('compareAttention: image', image); // read once for every step's calls
       const p = this.#predict(model, img);
       const { grid, canvas } = this.config;

@@ -88,7 +88,7 @@ const BINDINGS = Object.freeze({
   vis_create: {
     status: 'createVisionModel',
     args: ['data', 'task', 'clutter', 'size', 'minDigits', 'maxDigits', 'layers', 'c0', 'c1', 'c2', 'cell', 'hidden',
-      'attention', 'mode', 'steps', 'entropy', 'batch', 'seed', 'start', 'out'],
+      'attention', 'mode', 'steps', 'entropy', 'batch', 'seed', 'start', 'sensor', 'retinaSize', 'retinaScales', 'sigma', 'out'],
   },
   vis_load: { status: 'loadVisionModel', args: ['data', 'bytes', 'size', 'out'] },
   vis_destroy: { args: ['model'] },
@@ -99,6 +99,7 @@ const BINDINGS = Object.freeze({
   vis_saliency: { status: 'saliency', args: ['model', 'image', 'rows', 'cols', 'step', 'saliency'] },
   vis_sample: { status: 'examples', args: ['model', 'split', 'rng', 'image', 'labels', 'n', 'boxes'] },
   vis_canvas: { args: ['model'] },
+  vis_glimpses: { args: ['model', 'glimpses'] },
   vis_save_size: { args: ['model'] },
   vis_save: { status: 'save', args: ['model', 'bytes', 'size'] },
   tf_constants: { args: [] },

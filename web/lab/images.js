@@ -29,9 +29,10 @@ function attentionTop(weights) {
   return Math.max(hi, 2 / weights.data.length);
 }
 
-/** Hard mode's glimpse on the canvas: the sampled cell's pixels. */
+/** Hard mode's glimpse on the canvas: the sampled cell's pixels, or the retina's finest patch (its own box). */
 function glimpseBox(step, config) {
   if (!step.location) return null;
+  if (step.location.box && !config.grid) return step.location.box;
   const s = cellSide(config);
   return { top: step.location.row * s, left: step.location.col * s, height: s, width: s };
 }

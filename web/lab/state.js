@@ -93,6 +93,8 @@ export function visionOptions(state, mode = state.mode) {
     task: state.task, channels: state.channels.split(',').map(Number), cell: state.cell, hidden: state.hidden,
     attention: mode === 'none' ? 'none' : 'scaled_dot', mode: mode === 'hard' ? 'hard' : 'soft', seed: state.seed, batch: state.batch,
   };
+  // the lab's panels draw attention over the grid: its hard mode samples grid cells, not the retina's glimpses
+  if (mode === 'hard') o.sensor = 'grid';
   if (state.task === 'cluttered') o.clutter = state.clutter;
   return o;
 }

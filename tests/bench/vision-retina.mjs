@@ -1,0 +1,75 @@
+// The retina run of the image bench (tests/bench/vision.mjs --only retina-cluttered): hard attention
+// as in Mnih et al. 2014 on `cluttered`, trained with the bench's cosine schedule; reports the test
+// accuracy, the accuracy with uniformly random glimpses, and the share of test images where one of
+// the model's glimpses is centred inside the digit's box (examples() gives the boxes).
+//   node tests/bench/vision-retina.mjs [--quick] [--size 100 --clutter 8] [--steps N] [--lr L] [--sigma S] [--hidden H]
+import os from 'node:os';
+
+const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
+const cpuSeconds = (since) => {
+  const c = process.cpuUsage(since);
+  return (c.user + c.system) / 1e6;
+};
+
+/** The retina's settings the bench measures (hidden 64, 6 glimpses of 3 scales). */
+export const RETINA = { mode: 'hard', sensor: 'retina', hidden: 64, steps: 6, cell: 'gru' };
+
+/** Share of `count` test examples where some glimpse's centre lies inside the digit's box. */
+export function glimpsesOnDigit(m, count, seed = 1) {
+  let hits = 0;
+  // examples() gives at most 1,000 a call: one seed per thousand
+  for (let done = 0, s = seed; done < count; done += 1000, s++) {
+    for (const { image, boxes: [box] } of m.examples({ split: 'test', count: Math.min(1000, count - done), seed: s })) {
+      const on = m.predict(image).steps.some(({ location: { x, y } }) => (
+        y >= box.top && y < box.top + box.height && x >= box.left && x < box.left + box.width));
+      hits += on;
+    }
+  }
+  return hits / count;
+}
+
+/**
+ * Trains a retina model `steps` steps in rounds of `round` (cosine lr from lr0 to lr1), timing the
+ * train calls' CPU; returns the bench's row ({ name, metric, steps, cpu, wall, load, final, uniform })
+ * with `onDigit` beside it.
+ */
+export async function retinaRun(engine, { name, task, steps, round, evalCount, final, lr0, lr1, batch, seed = 1, model = {} }) {
+  const m = await engine.createVisionModel({ ...RETINA, ...task, ...model, batch, seed });
+  const lrAt = (step) => lr1 + 0.5 * (lr0 - lr1) * (1 + Math.cos(Math.PI * Math.min(1, step / steps)));
+  let cpu = 0;
+  let wall = 0;
+  for (let done = 0; done < steps;) {
+    const n = Math.min(round, steps - done);
+    const c0 = process.cpuUsage();
+    wall += m.train({ steps: n, batch, lr: lrAt(done + n / 2), clip: 5 }).seconds;
+    cpu += cpuSeconds(c0);
+    done += n;
+    const e = m.evaluate({ split: 'test', count: evalCount });
+    process.stderr.write(`  ${name}: ${done} steps, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test accuracy ${fmt(100 * e.accuracy)}%\n`);
+  }
+  const result = {
+    name, metric: 'accuracy', steps, cpu, wall, load: os.loadavg()[0], config: m.config,
+    final: m.evaluate({ split: 'test', count: final }),
+    uniform: m.evaluate({ split: 'test', count: final, attention: 'uniform' }),
+    onDigit: glimpsesOnDigit(m, final),
+  };
+  m.destroy();
+  console.log(`   ${name}: ${result.config.retina.scales} scales of ${result.config.retina.size} x ${result.config.retina.size}, sigma ${fmt(result.config.sigma, 2)}, ${result.config.steps} glimpses, hidden ${result.config.hidden}: ${fmt(100 * result.onDigit)}% of ${final} test images have a glimpse centred on the digit's box`);
+  return result;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { loadEngine } = await import('../../web/engine/index.js');
+  const args = process.argv.slice(2);
+  const arg = (k, d) => (args.includes(k) ? Number(args[args.indexOf(k) + 1]) : d);
+  const quick = args.includes('--quick');
+  const engine = await loadEngine({ simd: true, threads: 1 });
+  const task = { task: 'cluttered', size: arg('--size', 60), clutter: arg('--clutter', 4) };
+  const r = await retinaRun(engine, {
+    name: `cluttered ${task.size} x ${task.size}, ${task.clutter} pieces, hard (retina)`, task,
+    steps: arg('--steps', quick ? 40 : 25000), round: quick ? 20 : 1000, evalCount: quick ? 100 : 500, final: quick ? 200 : 2000,
+    lr0: arg('--lr', 0.002), lr1: 0.0001, batch: 32,
+    model: { sigma: arg('--sigma', 0.15), hidden: arg('--hidden', RETINA.hidden) },
+  });
+  console.log(`| ${r.name} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load)}) | ${fmt(100 * r.final.accuracy)}% | ${fmt(100 * r.uniform.accuracy)}% | ${fmt(100 * r.onDigit)}% |`);
+}
