@@ -239,9 +239,9 @@ for (const { engine, ...build } of await withEngines()) {
       m.destroy();
     });
 
-    const RETINA = { task: 'cluttered', mode: 'hard', hidden: 16, batch: 8, seed: 4 };
+    const RETINA = { task: 'cluttered', mode: 'hard', sensor: 'retina', hidden: 16, batch: 8, seed: 4 };
 
-    test("sensor 'retina' (the default for hard mode on one-digit tasks): its resolved options in config", async () => {
+    test("sensor 'retina' (asked for; hard mode reads the grid by default): its resolved options in config", async () => {
       const m = await engine.createVisionModel(RETINA);
       const c = m.config;
       assert.equal(c.sensor, 'retina');
@@ -256,8 +256,11 @@ for (const { engine, ...build } of await withEngines()) {
       big.destroy();
       const soft = await engine.createVisionModel({ ...SMALL, mode: 'soft' });
       const multi = await engine.createVisionModel({ task: 'multi', channels: [4, 8], hidden: 8, mode: 'hard' });
-      assert.deepEqual([soft.config.sensor, soft.config.retina, soft.config.sigma, multi.config.sensor], ['grid', null, null, 'grid']);
+      const hard = await engine.createVisionModel({ ...SMALL, task: 'cluttered', mode: 'hard' });
+      assert.deepEqual([soft.config.sensor, soft.config.retina, soft.config.sigma, multi.config.sensor, hard.config.sensor],
+        ['grid', null, null, 'grid', 'grid']);
       soft.destroy();
+      hard.destroy();
       multi.destroy();
     });
 

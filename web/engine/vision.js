@@ -96,13 +96,14 @@ function toSize(value, task) {
 }
 
 /**
- * The sensor (hard attention on a one-digit task defaults to the retina, all
- * else to the grid) and the retina's options: { size, scales } (0: the core's
- * defaults, a fifth of the canvas and 3) and sigma; the core checks their ranges.
+ * The sensor (the grid unless 'retina' is asked for: hard mode's attention
+ * map, compareAttention and the files saved before the retina read the grid)
+ * and the retina's options: { size, scales } (0: the core's defaults, a fifth
+ * of the canvas and 3) and sigma; the core checks their ranges and which
+ * tasks and modes take the retina.
  */
-function sensorArgs(o, task, mode, attention) {
-  const retinaByDefault = mode === MODES.hard && task !== TASKS.multi && attention !== ATTENTIONS.none;
-  const sensor = toChoice('sensor', o.sensor, SENSORS, retinaByDefault ? 'retina' : 'grid');
+function sensorArgs(o) {
+  const sensor = toChoice('sensor', o.sensor, SENSORS, 'grid');
   if (sensor !== SENSORS.retina) {
     for (const name of ['retina', 'sigma']) {
       if (o[name] !== undefined) throw argError(`${name}: only sensor 'retina' takes ${name} (sensor is 'grid')`);
@@ -131,7 +132,7 @@ function createArgs(o) {
   if (entropy < 0) throw valueError(`entropy must be >= 0 (got ${entropy})`);
   const attention = toChoice('attention', o.attention, ATTENTIONS, 'scaled_dot');
   const mode = toChoice('mode', o.mode, MODES, 'soft');
-  const sensor = sensorArgs(o, task, mode, attention);
+  const sensor = sensorArgs(o);
   const steps = task === TASKS.multi ? digits[1] + 1 : sensor.sensor === SENSORS.retina ? 6 : 1;
   return {
     task, digits, seed, entropy, attention, mode, ...sensor,
