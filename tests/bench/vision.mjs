@@ -15,6 +15,9 @@
 // where the model looked at the digit: soft, the centre of the first step's most-attended cell
 // lies inside the digit's box; hard, the centre of one of its glimpses' boxes does. The
 // shipped pretrained image models (web/models/cluttered-*.vis) are measured the same way (`shipped`).
+// Training time is the CPU time the training calls took (process.cpuUsage: the time the one core
+// spent on them); the wall time and the load average are printed beside it, since on a shared
+// machine the wall time mostly measures the other jobs.
 // Throughput: images/s of one training step (forward, backward, Adam) for our model and the same
 // model in TensorFlow.js on its WASM backend (one thread), same batch, interleaved rounds, best of each;
 // and ours on two threads (the threaded build: each batch split into one shard per thread).
