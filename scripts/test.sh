@@ -21,11 +21,13 @@ run() {
   "$@" || failed+=("$name")
 }
 run native make -s -j"$(nproc)" test-native
-# Two test files at a time: each file is mostly one busy thread (WASM in Node, or
-# one page's renderer), so on the usual 2 cores the suites take about half as long.
+# The js suite two files at a time (each file is mostly one busy WASM thread,
+# so on 2 cores it takes about half as long); the browser suite one file at a
+# time: its lab tests watch training paced by the clock, and a second page
+# beside them changes what they see.
 jobs=$(nproc); [ "$jobs" -lt 2 ] && jobs=2
 run js node --test --test-concurrency="$jobs" tests/js/
-run browser node --test --test-concurrency="$jobs" tests/browser/
+run browser node --test --test-concurrency=1 tests/browser/
 if [ $fuzz = 1 ]; then
   run fuzz bash tests/fuzz/run.sh "${FUZZ_SECONDS:-30}"
 else
