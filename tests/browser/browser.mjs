@@ -149,6 +149,20 @@ export async function gridCell(page, id, i, j) {
 }
 
 /** A link hash holding `obj` as the page encodes state (base64url JSON). */
+/**
+ * Draws with the drawing canvas's keyboard pen (the focused canvas; the pen
+ * starts in the middle): up and left into the top-left quarter, pen down, a
+ * stroke right and down, pen up.
+ */
+export async function keyboardStroke(page) {
+  for (let k = 0; k < 5; k++) await page.keyboard.press('Shift+ArrowUp');
+  for (let k = 0; k < 4; k++) await page.keyboard.press('Shift+ArrowLeft');
+  await page.keyboard.press('Space');
+  for (let k = 0; k < 12; k++) await page.keyboard.press('ArrowRight');
+  for (let k = 0; k < 12; k++) await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Space');
+}
+
 export const hashOf = (obj) => `#s=${Buffer.from(JSON.stringify(obj)).toString('base64url')}`;
 
 /**

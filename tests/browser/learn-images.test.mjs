@@ -11,7 +11,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { ROOT, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
+import { ROOT, SHOTS, axeViolations, keyboardStroke, openPage, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { gapWords, imageFigures } from '../../web/learn/ch7-kinds.js';
@@ -274,12 +274,7 @@ test('chapter 8 by keyboard: Tab reaches the drawing, arrows move the pen, Space
   await page.focus('[data-testid=drawing-clear-ch8]');
   await page.keyboard.press('Shift+Tab');
   assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'drawing-ch8');
-  for (let k = 0; k < 5; k++) await page.keyboard.press('Shift+ArrowUp');
-  for (let k = 0; k < 4; k++) await page.keyboard.press('Shift+ArrowLeft');
-  await page.keyboard.press('Space');
-  for (let k = 0; k < 12; k++) await page.keyboard.press('ArrowRight');
-  for (let k = 0; k < 12; k++) await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('Space');
+  await keyboardStroke(page);
   await page.waitForFunction((b) => document.querySelector('[data-testid=ch8-reads]').dataset.share !== b, before, { timeout: 5000 });
   // the buttons answer Enter
   await page.focus('[data-testid=ch8-example]');

@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { DESKTOP, PHONE, ROOT, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, ROOT, SHOTS, axeViolations, keyboardStroke, openPage, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { exampleParams, paramsText, SCORE_LIST } from '../../web/learn/ch4-scores.js';
@@ -300,13 +300,7 @@ test('chapter 8: when the drawing takes the keyboard, the caption says how, and 
   await page.click('[data-testid=ch8-clutter]');
   const before = await page.getAttribute('[data-testid=ch8-reads]', 'data-share');
   await canvas.focus();
-  // the pen starts in the middle: up and left into the top-left quarter, down, a stroke to the right and down
-  for (let k = 0; k < 5; k++) await page.keyboard.press('Shift+ArrowUp');
-  for (let k = 0; k < 4; k++) await page.keyboard.press('Shift+ArrowLeft');
-  await page.keyboard.press('Space');
-  for (let k = 0; k < 12; k++) await page.keyboard.press('ArrowRight');
-  for (let k = 0; k < 12; k++) await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('Space');
+  await keyboardStroke(page);
   await page.waitForFunction((b) => document.querySelector('[data-testid=ch8-reads]').dataset.share !== b, before, { timeout: 5000 });
   await cleanAxe(page, 'chapter 8 after drawing with the keyboard');
 });
