@@ -237,7 +237,7 @@ function start() {
    * be made (the digits did not load: ERR_DATA) the model there was stays, with
    * its settings (`rollback`) and curves, and the error says why.
    */
-  async function newModel({ rollback = null, given = null } = {}) {
+  async function makeModel({ rollback = null, given = null } = {}) {
     showError(null);
     if (isTf()) return tfModels.make(rollback, given);
     // the model there was is kept, a transformer as well (coming from one, this family's was kept when it was left)
@@ -293,8 +293,22 @@ function start() {
     }
   }
 
+  /**
+   * Model changes one after another: a task picked while the last one's model
+   * is still loading waits for it, so that the earlier change cannot drop or
+   * replace the model the later one made.
+   */
+  let changing = Promise.resolve();
+  function serial(change) {
+    const done = changing.then(change, change);
+    changing = done.catch(() => {});
+    return done;
+  }
+  const newModel = (options) => serial(() => makeModel(options));
+
   /** Back to the model kept from before; the one in hand is kept in its place. */
-  async function goBack() {
+  const goBack = () => serial(backToKept);
+  async function backToKept() {
     if (!backTo.previous) return;
     const target = backTo.previous;
     const kept = await keepCurrent();
@@ -400,10 +414,12 @@ function start() {
   });
 
   byId('save').addEventListener('click', () => saveModel(active(), state).catch((err) => showError(err, { doing: 'save' })));
-  byId('load').addEventListener('change', async (e) => {
+  byId('load').addEventListener('change', (e) => {
     const file = e.target.files?.[0];
     e.target.value = '';
-    if (!file) return;
+    if (file) serial(() => loadFile(file));
+  });
+  async function loadFile(file) {
     showError(null);
     try {
       const bytes = await readModelFile(file);
@@ -425,7 +441,7 @@ function start() {
     } catch (err) {
       showError(err, { doing: 'load', file: file.name });
     }
-  });
+  }
 
   controls.fill(state);
   tf.fill();
