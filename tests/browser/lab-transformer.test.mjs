@@ -205,6 +205,20 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
   assert.equal(await page.evaluate(() => window.attnlabLab.state.task), 'transformer');
   assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
   assert.equal(await page.isVisible('#tf-heads-card'), true);
+  // picked in one go, faster than any model loads: each change waits for the one before, the last one stands
+  await page.evaluate(() => {
+    const task = document.getElementById('task');
+    for (const v of ['reverse', 'transformer', 'dates', 'transformer']) {
+      task.value = v;
+      task.dispatchEvent(new Event('change'));
+    }
+  });
+  await page.evaluate(() => window.attnlabLab.settled());
+  assert.ok(await page.evaluate(() => window.attnlabLab.tf.model));
+  assert.equal(await page.$$eval('.tf-head', (b) => b.length), 3);
+  await train(page, 2);
+  assert.equal(await page.evaluate(() => window.attnlabLab.state.task), 'transformer');
+  assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
   assert.deepEqual(errors, []);
   await page.close();
   // sizes the codec reads but the engine refuses (modular needs a context of 8 or more): the default model, said

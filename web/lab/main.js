@@ -305,6 +305,14 @@ function start() {
     return done;
   }
   const newModel = (options) => serial(() => makeModel(options));
+  /** Resolves once no model change is under way or queued (a control's change queues its own after the session pauses). */
+  async function settled() {
+    for (let seen = null; seen !== changing;) {
+      seen = changing;
+      await seen;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 
   /** Back to the model kept from before; the one in hand is kept in its place. */
   const goBack = () => serial(backToKept);
@@ -468,8 +476,8 @@ function start() {
     document.body.dataset.ready = 'true';
   }).catch((err) => showError(err, { doing: 'start' }));
 
-  // for the browser tests: the session and the state, to read
-  window.attnlabLab = { session, state, images, tf: tf.session };
+  // for the browser tests: the session and the state, to read; settled() waits for the model changes under way
+  window.attnlabLab = { session, state, images, tf: tf.session, settled };
 }
 
 start();
