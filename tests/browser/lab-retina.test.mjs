@@ -93,6 +93,16 @@ test('the pretrained retina: its glimpses drawn where predict() says, numbered, 
   await page.click('[data-testid=drawing-digit] ~ * button:has-text("Show a test digit"), button:has-text("Show a test digit")');
   await page.waitForFunction((n) => document.querySelectorAll('[data-testid=glimpses-draw] text').length === n, T);
   assert.match(await text(page, '[data-testid=figure-overlay-draw-0] figcaption'), new RegExp(`retina's ${T} glimpses.*no grid map`));
+  // saved and loaded back (from a text task): the settings say retina, and it reads the same
+  const bytes = await page.evaluate(async () => Array.from(await window.attnlabLab.session.save()));
+  await page.selectOption('#task', 'reverse');
+  await page.waitForFunction(() => window.attnlabLab.session.kind === 'seq2seq');
+  await page.setInputFiles('#load', { name: 'retina.attnlab', mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
+  await page.waitForFunction(() => window.attnlabLab.session.info?.config.sensor === 'retina');
+  const state = await page.evaluate(() => ({ ...window.attnlabLab.state }));
+  assert.deepEqual([state.task, state.mode, state.sensor, state.hidden], ['cluttered', 'hard', 'retina', 24]);
+  await page.waitForFunction((out) => document.querySelector('[data-testid=image-output]').textContent === out, p.output);
+  assert.equal(await page.$eval('#sensor', (el) => el.value), 'retina');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -131,6 +141,11 @@ test('the sensor control: disabled with the reason off hard mode and on multi; c
   assert.equal(await sensor.isDisabled(), true);
   assert.match(await text(page, '[data-testid=sensor-why]'), /one digit/);
   assert.equal(await page.evaluate(() => window.attnlabLab.session.info.config.sensor), 'grid');
+  // the grid's map is back, and nothing of the retina stays on screen
+  await page.waitForFunction(() => document.querySelector('[data-testid=image-output]').textContent !== '–');
+  assert.equal(await page.locator('[data-testid=glimpses-attention] rect').count(), 0);
+  assert.equal(await page.isHidden('[data-testid=glimpse-legend-attention]'), true);
+  assert.doesNotMatch(await text(page, '[data-testid=image-tau]'), /retina/);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -159,6 +174,12 @@ test('axe and screenshots at 1280×900 and 390×844: the retina panels fit the s
     await page.locator('[data-testid=figure-overlay-attention]').screenshot({ path: `${SHOTS}lab-retina-glimpses-${name}.png` });
     await page.locator('[data-testid=figure-overlay-draw-0]').screenshot({ path: `${SHOTS}lab-retina-drawing-${name}.png` });
     await page.locator('#image-options').screenshot({ path: `${SHOTS}lab-retina-controls-${name}.png` });
+    // soft attention (the lab's first image screen): the control disabled, saying why
+    await page.selectOption('#mode', 'soft');
+    await page.waitForFunction(() => window.attnlabLab.session.info?.config.mode === 'soft');
+    assert.equal(await page.isDisabled('#sensor'), true);
+    assert.deepEqual(await axeViolations(page), [], `soft, at ${viewport.width}px`);
+    await page.locator('#image-options').screenshot({ path: `${SHOTS}lab-retina-controls-off-${name}.png` });
     assert.deepEqual(errors, []);
     await page.close();
   }
