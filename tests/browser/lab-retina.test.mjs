@@ -135,6 +135,11 @@ test('the sensor control: disabled with the reason off hard mode and on multi; c
   assert.equal(await again.page.$eval('#sensor', (s) => s.value), 'retina');
   assert.equal(await again.page.evaluate(() => window.attnlabLab.session.info.config.sensor), 'retina');
   await again.page.close();
+  // the pretrained model of these settings is the retina, not the grid's hard model
+  await page.click('#pretrained');
+  await page.waitForFunction(() => window.attnlabLab.session.steps > 1000);
+  assert.deepEqual(await page.evaluate(() => [window.attnlabLab.session.info.config.sensor, window.attnlabLab.state.sensor]), ['retina', 'retina']);
+  assert.match(await text(page, '[data-testid=model-status]'), /^Pretrained model/);
   // multi reads several digits: the control is disabled and says why, the model reads the grid
   await page.selectOption('#task', 'multi');
   await page.waitForFunction(() => window.attnlabLab.state.task === 'multi' && window.attnlabLab.session.info?.config.task === 'multi');

@@ -4,7 +4,7 @@
 // (labelled as pretrained, "train from scratch" one click away), instead of an
 // untrained model's noise over a uniform map.
 import { settingsOf } from './model-file.js';
-import { MODEL_KEYS, isImageTask } from './state.js';
+import { MODEL_KEYS, isImageTask, sensorOf } from './state.js';
 
 /** The lab's settings of a pretrained model (its manifest entry). */
 export function settingsOfSpec(spec) {
@@ -15,7 +15,7 @@ export function settingsOfSpec(spec) {
 
 /**
  * The pretrained model { name, spec, settings } for `state`, or null: one of the
- * task (for images, of the attention mode) whose settings equal the state's on
+ * task (for images, of the attention mode and the sensor) whose settings equal the state's on
  * every model setting named in `given` (the link's fields, or the one changed).
  * With start=scratch there is none: the learner asked for an untrained model.
  */
@@ -24,7 +24,8 @@ export function pickPretrained(manifest, state, given) {
   for (const [name, spec] of Object.entries(manifest.models)) {
     const settings = settingsOfSpec(spec);
     if (settings.task !== state.task) continue;
-    if (isImageTask(state.task) && settings.mode !== state.mode) continue;
+    // an image model of the state's mode, and of the sensor its model reads with (the grid's hard model is no retina)
+    if (isImageTask(state.task) && (settings.mode !== state.mode || settings.sensor !== sensorOf(state))) continue;
     if (MODEL_KEYS.every((k) => !given.has(k) || !(k in settings) || settings[k] === state[k])) return { name, spec, settings };
   }
   return null;
