@@ -54,7 +54,7 @@ test('the experiment and the model in hand: only the model in hand reads through
 test('the pretrained retina: its glimpses drawn where predict() says, numbered, with the path; the step selector moves them; no grid map', async () => {
   const { page, errors } = await open(PRETRAINED);
   assert.equal(await page.evaluate(() => window.attnlabLab.session.info.config.sensor), 'retina');
-  assert.match(await text(page, '[data-testid=model-status]'), /^Pretrained model/);
+  assert.match(await text(page, '[data-testid=model-status]'), /^Pretrained model \(cluttered digits, hard attention through the retina\)/);
   await page.waitForSelector('[data-testid=glimpses-attention] rect');
   // the same file and test image read in Node
   const ex = retina.examples({ split: 'test', count: 1, seed: 3 })[0];

@@ -124,6 +124,9 @@ export function visionOptions(state, mode) {
   return o;
 }
 
+/** An image model's reading in words: "soft attention", "hard attention through the retina". */
+export const imageReading = (settings) => `${settings.mode} attention${sensorOf(settings) === 'retina' ? ' through the retina' : ''}`;
+
 /** The lab's attention mode of an image model's config. */
 export const modeOf = (config) => (config.attention === 'none' ? 'none' : config.mode);
 
