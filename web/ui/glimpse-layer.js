@@ -38,7 +38,6 @@ export function createGlimpseLayer({ id }) {
   // through the CSSOM: the pages' Content-Security-Policy refuses style attributes
   Object.assign(root.style, { position: 'absolute', inset: '0', width: '100%', height: '100%', pointerEvents: 'none', overflow: 'hidden' });
   const key = (dash, color, width) => h('i', {
-    className: 'glimpse-key',
     style: { borderTop: `${width}px ${dash} ${color}`, display: 'inline-block', width: '1.6rem', verticalAlign: 'middle', marginRight: '0.35rem' },
   });
   const lines = { fine: h('span'), coarse: h('span'), before: h('span') };
@@ -48,7 +47,7 @@ export function createGlimpseLayer({ id }) {
   },
   h('li', {}, key('solid', NOW, 2), lines.fine),
   h('li', {}, key('dashed', NOW, 2), lines.coarse),
-  h('li', {}, key('solid', BEFORE, 1), lines.before));
+  h('li', {}, key('solid', BEFORE, 2), lines.before));
 
   function rect(box, attrs) {
     svg('rect', {
