@@ -9,6 +9,9 @@
 //                           attention over the 7 x 7 feature grid, 3 glimpses (chapters 7, 8)
 //   cluttered-hard.vis      the same task with hard attention (one sampled cell per
 //                           glimpse, REINFORCE), smaller so that all files fit 400 KB (chapter 7)
+//   cluttered-retina.vis    the same task read by RAM's retina (sensor 'retina': no CNN, a Gaussian
+//                           location policy, 3 scales of 12 x 12 around it, 6 glimpses), trained for
+//                           about the CPU time of cluttered-hard; 24 hidden units to stay under 80 KB (chapter 8)
 //   induction.tfm           a 2-layer, 2-head attention-only transformer on the induction task,
 //                           chapter 9's own model trained longer (its heads already formed)
 //   node scripts/train-models.mjs [--only name,name]   (npm run train:models)
@@ -24,6 +27,8 @@ import { loadEngine } from '../web/engine/index.js';
 const out = fileURLToPath(new URL('../web/models/', import.meta.url));
 
 const REVERSE = { task: 'reverse', alphabet: 'digits', minLength: 2, maxLength: 16, cell: 'gru', hidden: 32, embed: 16, seed: 1 };
+/** The retina's training steps: about the seconds cluttered-hard's 1,500 steps take (its steps are cheaper: no CNN). */
+const RETINA_STEPS = 17000;
 const CLUTTERED = { task: 'cluttered', clutter: 4, channels: [8, 16, 32], cell: 'gru', attention: 'scaled_dot', steps: 3, batch: 32, seed: 1, start: 'constant' };
 /** name -> kind ('seq2seq' | 'vision'), create options and training schedule. */
 export const MODELS = {
@@ -32,6 +37,11 @@ export const MODELS = {
   dates: { kind: 'seq2seq', options: { task: 'dates', cell: 'gru', hidden: 64, embed: 32, attention: 'dot', seed: 1 }, steps: 1000, batch: 64, lr: 0.01 },
   'cluttered-soft': { kind: 'vision', options: { ...CLUTTERED, hidden: 24, mode: 'soft' }, steps: 1500, batch: 32, lr: 0.002 },
   'cluttered-hard': { kind: 'vision', options: { ...CLUTTERED, hidden: 16, mode: 'hard' }, steps: 1500, batch: 32, lr: 0.002 },
+  // lr falls on a cosine to lr1 and gradients are clipped, as in the retina's bench (tests/bench/vision-retina.mjs)
+  'cluttered-retina': {
+    kind: 'vision', options: { task: 'cluttered', clutter: 4, cell: 'gru', hidden: 24, mode: 'hard', sensor: 'retina', steps: 6, batch: 32, seed: 1, start: 'constant' },
+    steps: RETINA_STEPS, batch: 32, lr: 0.002, lr1: 0.0001, clip: 5,
+  },
   induction: {
     kind: 'transformer', options: { task: 'induction', layers: 2, heads: 2, dModel: 32, dFF: 0, context: 32, batch: 32, seed: 1 },
     steps: 3000, batch: 32, lr: 0.003, warmup: 50,
@@ -40,10 +50,16 @@ export const MODELS = {
 const EXT = { seq2seq: 's2s', vision: 'vis', transformer: 'tfm' };
 const create = (spec) => (spec.kind === 'vision' ? engine.createVisionModel(spec.options)
   : spec.kind === 'transformer' ? engine.createTransformer(spec.options) : engine.createSeq2Seq(spec.options));
-/** One round of `steps` training steps (the transformer on one warm-up and cosine schedule over the whole run). */
-const trainRound = (m, spec, steps) => m.train(spec.kind === 'transformer'
+/** A cosine from spec.lr to spec.lr1 over the run, at step `done` (a constant spec.lr without lr1). */
+const lrAt = (spec, done) => (spec.lr1 === undefined ? spec.lr
+  : spec.lr1 + 0.5 * (spec.lr - spec.lr1) * (1 + Math.cos(Math.PI * Math.min(1, done / spec.steps))));
+/**
+ * One round of `steps` training steps from step `done` (the transformer on one warm-up and cosine
+ * schedule over the whole run): the seconds it took.
+ */
+const trainRound = (m, spec, done, steps) => m.train(spec.kind === 'transformer'
   ? { steps, batch: spec.batch, lr: spec.lr, warmup: spec.warmup, decaySteps: spec.steps }
-  : { steps, batch: spec.batch, lr: spec.lr });
+  : { steps, batch: spec.batch, lr: lrAt(spec, done + steps / 2), ...(spec.clip ? { clip: spec.clip } : {}) }).seconds ?? 0;
 /** How many test examples the recorded accuracy (and the page) evaluates. */
 export const EVAL_COUNT = 500;
 
@@ -63,7 +79,8 @@ for (const [name, spec] of Object.entries(MODELS)) {
   const t0 = performance.now();
   const m = await create(spec);
   try {
-    for (let done = 0; done < spec.steps; done += 100) trainRound(m, spec, Math.min(100, spec.steps - done));
+    let seconds = 0;
+    for (let done = 0; done < spec.steps; done += 100) seconds += trainRound(m, spec, done, Math.min(100, spec.steps - done));
     const ev = m.evaluate({ split: 'test', count: EVAL_COUNT });
     ev.sequenceAccuracy ??= ev.accuracy; // the transformer's accuracy is over the task's scored positions
     const bytes = m.save();
@@ -71,7 +88,8 @@ for (const [name, spec] of Object.entries(MODELS)) {
     await writeFile(`${out}${file}`, bytes);
     manifest.models[name] = {
       file, kind: spec.kind, options: spec.options, steps: spec.steps, batch: spec.batch, lr: spec.lr, ...(spec.warmup ? { warmup: spec.warmup } : {}),
-      accuracy: ev.accuracy, sequenceAccuracy: ev.sequenceAccuracy, bytes: bytes.length,
+      ...(spec.lr1 === undefined ? {} : { lr1: spec.lr1, clip: spec.clip }),
+      accuracy: ev.accuracy, sequenceAccuracy: ev.sequenceAccuracy, bytes: bytes.length, seconds: Number(seconds.toFixed(1)),
     };
     console.log(`${name}: ${spec.steps} steps in ${((performance.now() - t0) / 1000).toFixed(1)} s, test accuracy ${ev.accuracy.toFixed(3)}, sequence accuracy ${ev.sequenceAccuracy.toFixed(3)}, ${bytes.length} bytes`);
   } finally {

@@ -5,7 +5,9 @@
 // legends and fit the screen; chapter 7's challenge is judged by its measures;
 // chapter 8's drawing answers the mouse and the keyboard, its clutter and test
 // image buttons work, and its uniform-attention ablation shows the engine's
-// accuracies with their intervals. Screenshots of both chapters at both sizes go to
+// accuracies with their intervals; its retina (RAM) section draws the glimpses
+// predict() gives, quotes its figures as the engine computes them here, runs the
+// random-glimpse ablation and links to the lab's retina. Screenshots of both chapters at both sizes go to
 // test-results/browser/ (learn-images-<chapter>-<size>.png); axe-core audits the
 // states the tests leave.
 import { after, before, test } from 'node:test';
@@ -16,9 +18,12 @@ import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { gapWords, imageFigures } from '../../web/learn/ch7-kinds.js';
 import { NAMES, startText, trainedText } from '../../web/learn/ch8-images.js';
+import { RETINA, firstGlimpse, retinaConfigText, runText, timeText } from '../../web/learn/ch8-retina.js';
+import { labLink, visionLabFields } from '../../web/learn/links.js';
+import { codec as labCodec, visionOptions } from '../../web/lab/state.js';
 import {
-  DISAGREE_TARGET, MEASURE_IMAGES, ablationText, agreementByImage, interval, intervalText, meanPeak, receptiveField,
-  reverseOffsets, seqAgreement, sizesText, testImage,
+  DISAGREE_TARGET, MEASURE_IMAGES, ablationText, agreementByImage, interval, intervalText, meanPeak, onDigitShare, receptiveField,
+  retinaVerdict, reverseOffsets, seqAgreement, sizesText, testImage,
 } from '../../web/learn/vision-measures.js';
 
 const SIZES = { laptop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
@@ -33,7 +38,7 @@ before(async () => {
   env = await startBrowser();
   engine = await loadEngine({ threads: 1 }); // as the page runs
   manifest = JSON.parse(await readFile(`${ROOT}web/models/models.json`, 'utf8'));
-  for (const name of ['cluttered-soft', 'cluttered-hard', 'dates', 'reverse-attention']) {
+  for (const name of ['cluttered-soft', 'cluttered-hard', RETINA, 'dates', 'reverse-attention']) {
     const bytes = new Uint8Array(await readFile(`${ROOT}web/models/${manifest.models[name].file}`));
     models[name] = manifest.models[name].kind === 'vision' ? await engine.loadVisionModel(bytes) : engine.loadSeq2Seq(bytes);
   }
@@ -49,6 +54,8 @@ function learn(size) {
   pages[size] ??= (async () => {
     const opened = await openPage(env.browser, `${env.url}learn.html`, SIZES[size]);
     await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+    // the retina's section loads its own file and measures after the rest of the page
+    await opened.page.waitForSelector('[data-testid=ch8-retina][data-state=measured]', { timeout: 60000 });
     return opened;
   })();
   return pages[size];
@@ -129,6 +136,7 @@ test('chapters 7 and 8 quote the engine’s figures, and their prose types no nu
     'ch8.sizes': [[soft.config.hidden, soft.config.parameters, hard.config.hidden, hard.config.parameters], sizes.text],
     'ch8.count': [n, n.toLocaleString('en')],
     'ch8.race': [sizes.same, sizes.same ? 'so their accuracies compare like with like' : 'so their accuracies do not compare like with like; each model against itself does'],
+    ...retinaFigures(),
   };
   // the shipped models: both start from the learned constant, and the prose says so
   assert.deepEqual(expect['ch8.start'][0], ['constant', 'constant']);
@@ -147,7 +155,7 @@ test('chapters 7 and 8 quote the engine’s figures, and their prose types no nu
   assert.deepEqual(unchecked, [], 'every figure of the two chapters is recomputed here');
 
   // the prose (outside the widgets, the equations and the quoted figures): only these numbers are typed, none about a model
-  const typed = await page.$$eval('#ch-kinds > p, #ch-images > p', (ps) => ps.flatMap((p) => {
+  const typed = await page.$$eval('#ch-kinds > p, #ch-images > p, #ch-images .retina > p', (ps) => ps.flatMap((p) => {
     const c = p.cloneNode(true);
     for (const e of c.querySelectorAll('[data-num], .math')) e.remove();
     return c.textContent.replace(/\s+/g, ' ').match(/[^.;:]*\d[^.;:]*/g) ?? [];
@@ -158,6 +166,7 @@ test('chapters 7 and 8 quote the engine’s figures, and their prose types no nu
     /\(1$/, /^ the same order, 0$/, /^ unrelated, −1$/, // r_K's range
     /at least 5% of its largest value/, // the measure's floor (stats.js agreement)
     /\(1 for a right answer\)/, /1\/√n/, /starts from s0, a learned vector/, // definitions
+    /^[^\d]*\bs0\b[^\d]*$/, // the start state's name, s0, and no other digit
   ];
   for (const t of typed) assert.ok(ALLOWED.some((re) => re.test(t)), `a number typed into the prose: “${t.trim()}”`);
   // the decoder's equation is the one the shipped models run: a one-digit task feeds no answer back into the cell
@@ -167,6 +176,29 @@ test('chapters 7 and 8 quote the engine’s figures, and their prose types no nu
   assert.ok(tex.every((t) => !/GRU\}\(\[/.test(t)), 'no [c_t; y_t] input on the cluttered task');
   assert.deepEqual(errors, []);
 });
+
+/** The retina section's figures as the engine computes them here: { key: [value, text] }. */
+function retinaFigures() {
+  const m = models[RETINA];
+  const n = manifest.evalCount;
+  const [spec, hardSpec] = [manifest.models[RETINA], manifest.models['cluttered-hard']];
+  const own = { retina: interval(accuracy('retina'), n), hard: interval(accuracy('hard'), n) };
+  const first = firstGlimpse(m);
+  const on = onDigitShare(m, n);
+  const { config: c } = m;
+  return {
+    'ch8r.config': [[c.steps, c.retina.size, c.retina.scales, c.hidden, c.parameters], retinaConfigText(c)],
+    'ch8r.trained': [[spec.steps, spec.batch, spec.seconds], runText(spec)],
+    'ch8r.hardTrained': [[hardSpec.steps, hardSpec.batch, hardSpec.seconds], runText(hardSpec)],
+    'ch8r.time': [spec.seconds / hardSpec.seconds, timeText(spec.seconds, hardSpec.seconds)],
+    'ch8r.first': [first.same, first.text],
+    'ch8r.count': [n, n.toLocaleString('en')],
+    'ch8r.acc': [own.retina.p, intervalText(own.retina)],
+    'ch8r.accHard': [own.hard.p, intervalText(own.hard)],
+    'ch8r.verdict': [retinaVerdict(own.retina, own.hard), retinaVerdict(own.retina, own.hard)],
+    'ch8r.onDigit': [on, intervalText(interval(on, n))],
+  };
+}
 
 test('chapter 7 at both sizes: the maps drawn, each with its legend, inside the screen', async () => {
   for (const size of Object.keys(SIZES)) {
@@ -330,4 +362,82 @@ test('chapter 8’s ablation: each model against itself with uniform attention, 
     assert.deepEqual(await axeViolations(page), [], `axe-core, chapter 8 at ${size}`);
     assert.deepEqual(errors, []);
   }
+});
+
+/** The boxes the retina section drew: [{ step, scale, top, left, height, width }] in image pixels, by step then scale. */
+const retinaBoxes = (page) => page.$$eval('[data-testid=glimpses-ch8r] rect[data-step]', (rects) => rects.map((r) => ({
+  step: Number(r.dataset.step), scale: Number(r.dataset.scale),
+  top: Number(r.getAttribute('y')), left: Number(r.getAttribute('x')), height: Number(r.getAttribute('height')), width: Number(r.getAttribute('width')),
+})).sort((a, b) => a.step - b.step || a.scale - b.scale));
+
+test('chapter 8’s retina at both sizes: its glimpses move over the test image where predict() puts them, step by step', async () => {
+  const retina = models[RETINA];
+  for (const size of Object.keys(SIZES)) {
+    const { page, errors } = await learn(size);
+    const shownImage = Number((await text(page, '[data-testid=ch8r-reads]')).match(/^Test image (\d+)/)[1]);
+    const ex = testImage(retina, shownImage);
+    const p = retina.predict(ex.image);
+    const T = p.steps.length;
+    assert.equal(await page.getAttribute('[data-testid=ch8r-glimpse]', 'max'), String(T - 1));
+    for (const t of [0, 1, T - 1]) {
+      await page.$eval('[data-testid=ch8r-glimpse]', (el, v) => { el.value = String(v); el.dispatchEvent(new Event('input')); }, t);
+      const want = [];
+      p.steps.slice(0, t + 1).forEach((s, k) => (k === t ? s.location.boxes : [s.location.box]).forEach((b, scale) => want.push({ step: k, scale, ...b })));
+      assert.deepEqual(await retinaBoxes(page), want, `glimpse ${t + 1}: the boxes predict() gives`);
+      const l = p.steps[t].location;
+      assert.match(await text(page, '[data-testid=ch8r-reads]'), new RegExp(`Glimpse ${t + 1} is centred at \\(${l.x}, ${l.y}\\), (in|out)side the digit’s box, and reads ${p.steps[t].token}\\. The retina's answer, its last glimpse's: ${p.output} \\((right|wrong)\\)`));
+    }
+    // on screen: the last glimpse's finest box lies over the picture where its pixels are
+    const frame = await page.locator('[data-testid=overlay-ch8r]').boundingBox();
+    const drawn = await page.locator(`[data-testid=glimpses-ch8r] rect[data-step="${T - 1}"][data-scale="0"]`).boundingBox();
+    const b = p.steps[T - 1].location.box;
+    const px = frame.width / ex.image.cols;
+    assert.ok(Math.abs(drawn.x - (frame.x + b.left * px)) < 2 && Math.abs(drawn.y - (frame.y + b.top * px)) < 2, `box at ${drawn.x},${drawn.y}`);
+    assert.match(await text(page, '[data-testid=glimpse-legend-ch8r]'), /solid: glimpse \d+'s finest patch/);
+    // Play steps through the glimpses from the first (once: it takes a few seconds); Next shows the next test image
+    if (size === 'laptop') {
+      await page.click('[data-testid=ch8r-play]');
+      await page.waitForFunction(() => document.querySelector('[data-testid=ch8r-reads]').dataset.glimpse === '0');
+      await page.waitForFunction((last) => document.querySelector('[data-testid=ch8r-reads]').dataset.glimpse === String(last), T - 1, { timeout: 10000 });
+    }
+    await page.click('[data-testid=ch8r-next]');
+    const next = retina.predict(testImage(retina, shownImage + 1).image);
+    assert.match(await text(page, '[data-testid=ch8r-reads]'), new RegExp(`^Test image ${shownImage + 1} shows a ${testImage(retina, shownImage + 1).labels[0]}\\.`));
+    assert.equal(await page.getAttribute('[data-testid=ch8r-reads]', 'data-output'), next.output);
+    await fits(page, 'ch-images');
+    await page.locator('[data-testid=ch8-retina]').screenshot({ path: `${SHOTS}learn-images-retina-${size}.png` });
+    assert.deepEqual(errors, []);
+  }
+});
+
+test('chapter 8’s retina: random glimpses against its own, beside the grid’s hard attention, with 95% intervals; the lab link trains a retina', async () => {
+  const n = manifest.evalCount;
+  const rows = [['hard', 'hard, a grid cell'], ['retina', 'retina']];
+  const expected = Object.fromEntries(rows.map(([name]) => [name, { own: interval(accuracy(name), n), uniform: interval(accuracy(name, 'uniform'), n) }]));
+  const { page, errors } = await learn('laptop');
+  const table = () => page.$$eval('[data-testid=ch8r-models] tr', (trs) => trs.map((r) => Array.from(r.children, (c) => c.textContent)));
+  const span = (c) => `${(c.lo * 100).toFixed(1)}–${(c.hi * 100).toFixed(1)}%`;
+  const cell = (c) => `${percent(c.p)}${span(c)}`;
+  const sizeCell = (cfg) => `${cfg.hidden} hidden units${cfg.parameters.toLocaleString('en')} parameters`;
+  const want = (uniform) => rows.map(([name, label]) => [label, sizeCell(models[`cluttered-${name}`].config), cell(expected[name].own), uniform ? cell(expected[name].uniform) : '—']);
+  assert.deepEqual(await table(), want(false));
+  await page.click('[data-testid=ch8r-ablate]');
+  await page.waitForSelector('[data-testid=ch8r-ablate-readout][data-state=done]', { timeout: 30000 });
+  assert.deepEqual(await table(), want(true));
+  const readout = await text(page, '[data-testid=ch8r-ablate-readout]');
+  assert.ok(readout.startsWith(`With uniform attention on the same ${n} test images, ${rows.map(([name]) => ablationText(name, expected[name].own, expected[name].uniform)).join('; ')}. `), readout);
+  const values = await numbers(page);
+  for (const [name] of rows) assert.ok(Math.abs(values[`ch8r.uniform.${name}`] - expected[name].uniform.p) < 1e-6, name);
+  assert.equal(values['ch8r.ablationApart'], rows.every(([name]) => expected[name].uniform.hi < expected[name].own.lo));
+  // the link opens the lab on the retina's settings, from scratch (the lab's codec reads it as the lab does;
+  // lab-retina.test.mjs opens such links in the lab)
+  const href = await page.getAttribute('[data-testid=open-retina]', 'href');
+  assert.equal(href, labLink(visionLabFields(manifest.models[RETINA], { start: 'scratch' })));
+  const { state, ignored } = labCodec.decode(href.slice(href.indexOf('#')));
+  assert.deepEqual(ignored, []);
+  const o = manifest.models[RETINA].options;
+  const made = visionOptions(state);
+  assert.deepEqual([made.sensor, made.mode, made.hidden, made.task, made.clutter, state.start], ['retina', 'hard', o.hidden, o.task, o.clutter, 'scratch']);
+  assert.deepEqual(await axeViolations(page), [], 'axe-core after the retina’s ablation');
+  assert.deepEqual(errors, []);
 });

@@ -18,7 +18,7 @@ const reverse = (s) => [...s].reverse().join('');
 const bytesOf = async (name) => new Uint8Array(await readFile(new URL(manifest.models[name].file, dir)));
 
 test('the models are all there and at most 600 KB together', async () => {
-  assert.deepEqual(Object.keys(manifest.models).sort(), ['cluttered-hard', 'cluttered-soft', 'dates', 'induction', 'reverse-attention', 'reverse-bottleneck']);
+  assert.deepEqual(Object.keys(manifest.models).sort(), ['cluttered-hard', 'cluttered-retina', 'cluttered-soft', 'dates', 'induction', 'reverse-attention', 'reverse-bottleneck']);
   let total = (await stat(new URL('models.json', dir))).size;
   for (const m of Object.values(manifest.models)) {
     const { size } = await stat(new URL(m.file, dir));
@@ -54,6 +54,7 @@ for (const build of BUILDS) {
     assert.ok(acc('dates') >= 0.95, 'the dates model converts almost every test date');
     assert.ok(acc('cluttered-soft') >= 0.75, 'the soft image model reads most cluttered digits');
     assert.ok(acc('cluttered-hard') >= 0.3, 'the hard image model is far above chance (10%)');
+    assert.ok(acc('cluttered-retina') >= 0.3, 'the retina reads cluttered digits far above chance (10%)');
     assert.ok(acc('induction') >= 0.9, 'the pretrained induction model predicts the repeats');
   });
 }

@@ -2,7 +2,7 @@
 // as a validated value (or undefined, marking the control invalid). The
 // decoding pair (greedy / beam search + width) edits the one `beam` setting.
 import { byId } from '../ui/dom.js';
-import { PROPERTIES, SEQUENCE_TASKS, isImageTask } from './state.js';
+import { PROPERTIES, SEQUENCE_TASKS, isImageTask, sensorBlocked, sensorOf } from './state.js';
 
 /** Controls whose id is a state property and that change the state when they change. */
 export const CONTROL_NAMES = Object.keys(PROPERTIES).filter((name) => !['text', 'beam', 'image', 'start', 'tfText', 'tfInput', 'tfPrompt', 'tfAblate'].includes(name));
@@ -38,6 +38,15 @@ export function createControls() {
     const family = state.task === 'transformer' ? 'transformer' : isImageTask(state.task) ? 'images' : 'text';
     for (const node of document.querySelectorAll('[data-for]')) node.hidden = !node.dataset.for.split(' ').includes(family);
     byId('clutter-field').hidden = state.task !== 'cluttered';
+    // the retina's choice is kept where it does not apply; the control then says why, in its tooltip and beside it (touch has no hover)
+    const why = sensorBlocked(state);
+    const field = byId('sensor-field');
+    byId('sensor').disabled = Boolean(why);
+    for (const el of [field, byId('sensor')]) el.title = why ?? field.dataset.tip;
+    byId('sensor-why').textContent = why ?? '';
+    byId('sensor-why').hidden = !why;
+    byId('channels').disabled = sensorOf(state) === 'retina';
+    byId('channels').title = sensorOf(state) === 'retina' ? 'The retina has no CNN: its patches go straight to its glimpse network' : '';
   }
 
   /** { name, value } for a changed control, or null when its text is not a valid value (it is marked). */

@@ -2,11 +2,14 @@
 // decoder's attention upsampled over it per output step (a slider, or animated),
 // hard mode's glimpse as a box, the saliency beside it and how far the two agree
 // (stats.js agreement, and Kendall's tau); and the drawing canvas the model reads as you draw, with the
-// attention of every output step. Draws from readings the worker makes
-// (session.readImage); no engine here.
+// attention of every output step. A retina model (RAM) has no grid map: its
+// glimpses are drawn as boxes instead (ui/glimpse-layer.js), every scale of the
+// chosen one, numbered, with the path between them, and the panels say so.
+// Draws from readings the worker makes (session.readImage); no engine here.
 import { byId, h, setText } from '../ui/dom.js';
 import { createDrawing } from '../ui/drawing.js';
 import { fixed } from '../ui/format.js';
+import { createGlimpseLayer, glimpseText } from '../ui/glimpse-layer.js';
 import { createImageOverlay } from '../ui/image-overlay.js';
 import { UNTRAINED_NOTE } from './model-status.js';
 
@@ -17,6 +20,10 @@ const MAX_DRAW_STEPS = 4;
 
 /** Canvas pixels per feature-grid cell: each conv layer's 2×2 max-pool halves the side. */
 export const cellSide = (config) => 2 ** config.channels.length;
+/** Whether a model reads through the retina (no grid, no attention map: boxes). */
+export const isRetina = (config) => config.sensor === 'retina';
+/** What the lab says where a grid's attention map would be. */
+export const NO_GRID_MAP = 'The retina has no grid map: it reads only the patches in its boxes, so there are no attention weights over the image to draw or to compare with the saliency.';
 
 /**
  * The attention colour scale's top: the largest weight, but at least twice the
@@ -58,6 +65,9 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
   const attention = createImageOverlay({ id: 'attention', label: 'Attention over the test image', size: 260 });
   const saliency = createImageOverlay({ id: 'saliency', label: 'Saliency of the test image', size: 260 });
   byId('image-attention').append(attention.el);
+  const glimpses = createGlimpseLayer({ id: 'attention' });
+  glimpses.attach(attention);
+  const drawGlimpses = createGlimpseLayer({ id: 'draw' });
   byId('image-saliency').append(saliency.el);
   const slider = byId('image-step');
   const stepLabel = byId('image-step-label');
@@ -75,6 +85,7 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
     const o = createImageOverlay({ id: `draw-${drawOverlays.length}`, label: `Attention over the drawing, step ${drawOverlays.length + 1}`, size });
     drawOverlays.push(o);
     drawBox.append(o.el);
+    if (drawOverlays.length === 1) drawGlimpses.attach(o);
   };
   const drawSize = (task) => (task === 'multi' ? 140 : 180);
   const drawing = createDrawing({
@@ -101,6 +112,11 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
     const step = reading.steps[t];
     const T = reading.steps.length;
     setText(stepLabel, `${t + 1} of ${T}: ${tokenText(step.token)}`);
+    if (isRetina(config)) {
+      renderGlimpse(reading, t);
+      return;
+    }
+    glimpses.clear();
     const none = config.attention === 'none';
     const cell = { height: cellSide(config), width: cellSide(config) };
     const box = glimpseBox(step, config);
@@ -118,6 +134,25 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
     setText(byId('image-tau'), none
       ? 'With no attention there is no ranking of cells to compare with the saliency.'
       : agreementText(step, config.grid.rows * config.grid.cols));
+  }
+
+  /** The retina's glimpse t over the test image: its boxes, the saliency beside them, no map. */
+  function renderGlimpse(reading, t) {
+    const T = reading.steps.length;
+    const step = reading.steps[t];
+    const locations = reading.steps.map((s) => s.location);
+    const where = `glimpse ${t + 1} of ${T}, reading ${tokenText(step.token)}`;
+    attention.update({
+      image: reading.canvas, map: null,
+      caption: `The retina's glimpses, up to ${where} (no grid map: the boxes are what it read)`,
+      description: `The test image with the retina's glimpses up to ${where}: centres ${glimpseText(locations.slice(0, t + 1))}`,
+    });
+    glimpses.update({ rows: reading.canvas.rows, cols: reading.canvas.cols, locations, at: t, retina: config.retina });
+    saliency.update({
+      image: reading.canvas, map: step.saliency, legend: '|∂ log p / ∂ pixel|',
+      caption: `Saliency: the pixels that move the answer (${where})`,
+    });
+    setText(byId('image-tau'), NO_GRID_MAP);
   }
 
   /**
@@ -145,6 +180,7 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
       if (ticket !== request) return;
       shown = { reading, labels: ex.labels };
       slider.max = String(reading.steps.length - 1);
+      setText(byId('image-step-name'), isRetina(config) ? 'Glimpse' : 'Output step');
       slider.disabled = reading.steps.length < 2;
       animate.disabled = reading.steps.length < 2;
       if (Number(slider.value) > reading.steps.length - 1) slider.value = '0';
@@ -166,6 +202,7 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
       setText(byId('draw-output'), '–');
       byId('draw-note').hidden = true;
       drawOverlays.forEach((o) => o.clear());
+      drawGlimpses.clear();
       drawOverlays[0]?.clear('Draw a digit on the canvas above: the model reads it here.');
       return;
     }
@@ -176,6 +213,11 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
       if (ticket !== drawRequest) return;
       setText(byId('draw-output'), reading.output || 'no digits');
       noteUntrained('draw-note', trainedSteps());
+      if (isRetina(config)) {
+        showDrawnGlimpses(reading);
+        return;
+      }
+      drawGlimpses.clear();
       const steps = reading.steps.slice(0, MAX_DRAW_STEPS);
       while (drawOverlays.length < steps.length) addDrawOverlay(drawSize(config.task));
       drawOverlays.forEach((o, t) => {
@@ -193,6 +235,19 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
     } catch (err) {
       if (ticket === drawRequest) onError(err);
     }
+  }
+
+  /** The retina over the drawing: one picture with all its glimpses (no grid map per step). */
+  function showDrawnGlimpses(reading) {
+    const T = reading.steps.length;
+    const locations = reading.steps.map((s) => s.location);
+    drawOverlays.forEach((o, t) => { if (t > 0) o.clear(); });
+    drawOverlays[0].update({
+      image: reading.canvas, map: null,
+      caption: `The retina's ${T} glimpses over the drawing, numbered; it reads ${tokenText(reading.steps[T - 1].token)} (no grid map)`,
+      description: `The drawing with the retina's ${T} glimpses: centres ${glimpseText(locations)}`,
+    });
+    drawGlimpses.update({ rows: reading.canvas.rows, cols: reading.canvas.cols, locations, at: T - 1, retina: config.retina });
   }
 
   slider.addEventListener('input', () => {
@@ -233,6 +288,7 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
       }
       if (overlayTask !== cfg.task) {
         drawOverlays.length = 0;
+        drawGlimpses.clear();
         drawBox.replaceChildren();
         overlayTask = cfg.task;
         addDrawOverlay(drawSize(cfg.task));
@@ -265,8 +321,10 @@ export function createImageView({ read, example, steps: trainedSteps, onError })
       byId('image-note').hidden = true;
       byId('draw-note').hidden = true;
       attention.clear('The model reads a test image here once it is made.');
+      glimpses.clear();
       saliency.clear();
       drawOverlays.forEach((o) => o.clear());
+      drawGlimpses.clear();
     },
   };
 }

@@ -23,8 +23,9 @@ export async function readModelFile(file) {
 export function settingsOf(config) {
   const s = {};
   const image = isImageTask(config.task);
-  const values = image ? { ...config, mode: modeOf(config), channels: config.channels.join(',') } : config;
-  const keys = image ? ['task', 'cell', 'hidden', 'mode', 'channels', 'clutter'] : ['task', 'cell', 'layers', 'bidirectional', 'embed', 'hidden', 'attention'];
+  // the retina has no CNN (channels null); files and manifest entries from before it read the grid
+  const values = image ? { ...config, mode: modeOf(config), channels: config.channels?.join(','), sensor: config.sensor ?? 'grid' } : config;
+  const keys = image ? ['task', 'cell', 'hidden', 'mode', 'sensor', 'channels', 'clutter'] : ['task', 'cell', 'layers', 'bidirectional', 'embed', 'hidden', 'attention'];
   for (const k of keys) {
     const p = PROPERTIES[k];
     const v = values[k];

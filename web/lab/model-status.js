@@ -7,7 +7,7 @@ import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 import { explain } from './messages.js';
 import { describePretrained } from './pretrained.js';
-import { isImageTask } from './state.js';
+import { imageReading, isImageTask } from './state.js';
 
 /** What to say next to an output the model made at `step` (0: untrained). */
 export const UNTRAINED_NOTE = '(untrained model: random weights, so this is noise; press ▶ Train)';
@@ -17,7 +17,7 @@ export function modelName(state) {
   if (state.task === 'transformer') {
     return `transformer on ${state.tfTask}, ${state.tfLayers} × ${state.tfHeads} heads, dModel ${state.tfDModel}${state.tfDFF ? `, dFF ${state.tfDFF}` : ', attention only'}`;
   }
-  return isImageTask(state.task) ? `${state.task} digits, ${state.mode} attention` : `${state.task}, attention ${state.attention}`;
+  return isImageTask(state.task) ? `${state.task} digits, ${imageReading(state)}` : `${state.task}, attention ${state.attention}`;
 }
 
 export function createModelStatus() {

@@ -4,7 +4,7 @@
 // (labelled as pretrained, "train from scratch" one click away), instead of an
 // untrained model's noise over a uniform map.
 import { settingsOf } from './model-file.js';
-import { MODEL_KEYS, isImageTask } from './state.js';
+import { MODEL_KEYS, imageReading, isImageTask, sensorOf } from './state.js';
 
 /** The lab's settings of a pretrained model (its manifest entry). */
 export function settingsOfSpec(spec) {
@@ -15,7 +15,7 @@ export function settingsOfSpec(spec) {
 
 /**
  * The pretrained model { name, spec, settings } for `state`, or null: one of the
- * task (for images, of the attention mode) whose settings equal the state's on
+ * task (for images, of the attention mode and the sensor) whose settings equal the state's on
  * every model setting named in `given` (the link's fields, or the one changed).
  * With start=scratch there is none: the learner asked for an untrained model.
  */
@@ -24,7 +24,8 @@ export function pickPretrained(manifest, state, given) {
   for (const [name, spec] of Object.entries(manifest.models)) {
     const settings = settingsOfSpec(spec);
     if (settings.task !== state.task) continue;
-    if (isImageTask(state.task) && settings.mode !== state.mode) continue;
+    // an image model of the state's mode, and of the sensor its model reads with (the grid's hard model is no retina)
+    if (isImageTask(state.task) && (settings.mode !== state.mode || settings.sensor !== sensorOf(state))) continue;
     if (MODEL_KEYS.every((k) => !given.has(k) || !(k in settings) || settings[k] === state[k])) return { name, spec, settings };
   }
   return null;
@@ -71,7 +72,7 @@ export function linkFields(hash) {
 export function describePretrained({ spec, settings }) {
   const what = settings.task === 'transformer'
     ? `transformer on ${settings.tfTask}, ${settings.tfLayers} layers × ${settings.tfHeads} heads, dModel ${settings.tfDModel}${settings.tfDFF ? '' : ', attention only'}`
-    : isImageTask(settings.task) ? `${settings.task} digits, ${settings.mode} attention` : `${settings.task}, attention ${settings.attention}`;
+    : isImageTask(settings.task) ? `${settings.task} digits, ${imageReading(settings)}` : `${settings.task}, attention ${settings.attention}`;
   // its accuracy is the one the lab measures beside Train (on the lab's own test draw), not the manifest's
   return `Pretrained model (${what}): trained ${spec.steps.toLocaleString('en')} steps ahead of time, ready to read inputs. `
     + 'Train on to improve it, or start over with Train from scratch.';

@@ -13,6 +13,20 @@ export const SEQUENCE_TASKS = ['reverse', 'sort', 'copy'];
 export const IMAGE_TASKS = ['cluttered', 'multi', 'centered'];
 /** How an image model attends: soft (expectation), hard (one sampled cell), none (average pooling). */
 export const IMAGE_MODES = ['soft', 'hard', 'none'];
+/**
+ * What hard attention reads: 'grid', one sampled cell of the CNN's feature grid; 'retina', RAM's
+ * glimpses (Mnih et al. 2014: a Gaussian location policy and patches at 3 scales around each
+ * location, no CNN). The retina reads one digit, so only with hard mode on one-digit tasks.
+ */
+export const SENSORS = ['grid', 'retina'];
+/** Why the state's sensor choice does not apply (the control is then disabled), or null. */
+export function sensorBlocked(state) {
+  if (state.mode !== 'hard') return 'The retina is a kind of hard attention: choose hard attention over the image first.';
+  if (state.task === 'multi') return 'The retina reads one digit per answer: choose a one-digit task (a digit among clutter, or centred).';
+  return null;
+}
+/** The sensor a state's model reads with: its choice where that applies, else the grid. */
+export const sensorOf = (state) => (sensorBlocked(state) ? 'grid' : state.sensor);
 /** Channels of the conv layers; each layer halves the grid (a 60-pixel side: 30, 15, 7 cells). */
 export const CHANNELS = ['8', '8,16', '8,16,32', '16,32,64'];
 export const isImageTask = (task) => IMAGE_TASKS.includes(task);
@@ -50,6 +64,8 @@ const PROPS = [
   { name: 'compare', type: 'enum', values: ['none', 'dot', 'additive', 'general', 'cosine', 'scaled_dot'], def: 'none' },
   { name: 'compareSteps', type: 'int', min: 25, max: 5000, def: 300 },
   { name: 'mode', type: 'enum', values: IMAGE_MODES, def: 'soft' },
+  // kept when it does not apply (soft mode, multi): the model then reads the grid and the control says why
+  { name: 'sensor', type: 'enum', values: SENSORS, def: 'grid' },
   { name: 'channels', type: 'enum', values: CHANNELS, def: '8,16,32' },
   { name: 'clutter', type: 'int', min: 0, max: 32, def: 4 },
   { name: 'modeSteps', type: 'int', min: 25, max: 5000, def: 200 },
@@ -87,17 +103,29 @@ export function modelOptions(state, attention = state.attention, pairs = undefin
   return o;
 }
 
-/** createVisionModel options for a state (an image task), with attention `mode`. */
-export function visionOptions(state, mode = state.mode) {
+/**
+ * createVisionModel options for a state (an image task). The model in hand (no `mode`
+ * given) reads with the state's sensor (sensorOf); the soft / hard / none experiment names
+ * each `mode` and its hard model always samples grid cells: the experiment compares the
+ * three ways of reading the same feature grid at the same steps, and the retina, with no
+ * CNN and several glimpses, needs many more steps than the experiment's budget to learn.
+ */
+export function visionOptions(state, mode) {
+  const retina = mode === undefined && sensorOf(state) === 'retina';
+  mode ??= state.mode;
   const o = {
-    task: state.task, channels: state.channels.split(',').map(Number), cell: state.cell, hidden: state.hidden,
+    task: state.task, cell: state.cell, hidden: state.hidden,
     attention: mode === 'none' ? 'none' : 'scaled_dot', mode: mode === 'hard' ? 'hard' : 'soft', seed: state.seed, batch: state.batch,
   };
-  // the lab's panels draw attention over the grid: its hard mode samples grid cells, not the retina's glimpses
-  if (mode === 'hard') o.sensor = 'grid';
+  // the retina has no CNN: its patches go straight to the glimpse network
+  if (!retina) o.channels = state.channels.split(',').map(Number);
+  if (mode === 'hard') o.sensor = retina ? 'retina' : 'grid';
   if (state.task === 'cluttered') o.clutter = state.clutter;
   return o;
 }
+
+/** An image model's reading in words: "soft attention", "hard attention through the retina". */
+export const imageReading = (settings) => `${settings.mode} attention${sensorOf(settings) === 'retina' ? ' through the retina' : ''}`;
 
 /** The lab's attention mode of an image model's config. */
 export const modeOf = (config) => (config.attention === 'none' ? 'none' : config.mode);
@@ -107,4 +135,4 @@ export const trainOptions = (state) => ({ batch: state.batch, lr: state.lr });
 
 /** The settings that define the model: changing one makes a new model. */
 export const MODEL_KEYS = ['task', 'alphabet', 'minLength', 'maxLength', 'cell', 'bidirectional', 'layers', 'embed', 'hidden', 'attention', 'seed',
-  'mode', 'channels', 'clutter'];
+  'mode', 'sensor', 'channels', 'clutter'];

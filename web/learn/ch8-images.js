@@ -4,14 +4,17 @@
 // (ui/image-overlay.js), what the glimpse answers, and for the hard model the cell
 // it reads. The two models' sizes and starts are read from their files; their
 // accuracy beside their accuracy with uniform attention (evaluate's ablation) is
-// measured on a button press, since it takes two evaluations.
+// measured on a button press, since it takes two evaluations (ablation.js). Then
+// the retina (RAM) against the grid's hard attention: ch8-retina.js.
 import { h, setText } from '../ui/dom.js';
 import { createDrawing } from '../ui/drawing.js';
 import { createImageOverlay } from '../ui/image-overlay.js';
 import { createChallenge } from './progress.js';
 import { labLink, visionLabFields } from './links.js';
+import { mountAblation } from './ablation.js';
+import { mountRetina } from './ch8-retina.js';
 import { percent, quote } from './numbers.js';
-import { ablationText, interval, intervalText, makeClutter, sizesText, testImage } from './vision-measures.js';
+import { makeClutter, sizesText, testImage } from './vision-measures.js';
 
 /** The challenge: this digit, drawn in the top-left quarter, read right with the last glimpse there. */
 export const TARGET = '7';
@@ -46,7 +49,8 @@ export function trainedText(specs) {
   return a === b ? `${a} each` : `${a} (soft) and ${b} (hard)`;
 }
 
-export function mountImages(root, { models, manifest }) {
+export function mountImages(root, ctx) {
+  const { models, manifest } = ctx;
   const spec = manifest.models['cluttered-soft'];
   const specs = NAMES.map((n) => manifest.models[`cluttered-${n}`]);
   const byName = { soft: models.softVision, hard: models.hardVision };
@@ -138,75 +142,19 @@ export function mountImages(root, { models, manifest }) {
   drawing.setImage(makeClutter(soft, soft.config.clutter, clutterSeed));
   update(drawing);
 
-  const ablation = mountAblation(root, byName, configs);
-  /** The models' own accuracies, evaluated once (by chapter 7's measure): { accSoft, accHard, count }. */
+  const ablation = mountAblation(root.querySelector('[data-role=grid-models]'), {
+    prefix: 'ch8', head: 'attention', action: 'Evaluate with uniform attention', rows: NAMES.map((name) => ({ name, model: byName[name] })),
+    caption: 'The two models, read from their files, and their accuracy on the test images with their own attention and with uniform attention (under each, its 95% interval)',
+  });
+  const retina = mountRetina(root.querySelector('[data-role=retina]'), ctx);
+  /**
+   * The models' own accuracies, evaluated once (by chapter 7's measure): { accSoft, accHard, count };
+   * then the retina's section, measured on the same test images (a promise: it loads its own file).
+   */
   function measure({ accSoft, accHard, count }) {
     quote('ch8.count', count, count.toLocaleString('en'));
     ablation.own({ soft: accSoft, hard: accHard }, count);
+    return retina.measure({ accHard, count });
   }
   return { measure };
-}
-
-/**
- * The table of the two models (sizes from their files, accuracy with its 95%
- * interval) and the uniform-attention ablation: a button evaluates both with
- * every attention map made uniform, on the same test images as their own accuracy.
- */
-function mountAblation(root, byName, configs) {
-  const $ = (role) => root.querySelector(`[data-role=${role}]`);
-  const button = $('ablate');
-  const bar = $('ablate-progress');
-  const readout = $('ablate-readout');
-  const rows = {};
-  $('models').replaceChildren(...NAMES.map((name, k) => {
-    const cells = { own: h('td', { textContent: '…' }), uniform: h('td', { textContent: '—' }) };
-    rows[name] = cells;
-    return h('tr', { dataset: { model: name } }, h('th', { scope: 'row', textContent: name }),
-      h('td', {}, `${configs[k].hidden} hidden units`, h('br'), h('small', { textContent: `${configs[k].parameters.toLocaleString('en')} parameters` })),
-      cells.own, cells.uniform);
-  }));
-  // the interval under the accuracy, so the table fits a phone's width
-  const span = (v) => (v * 100).toFixed(1);
-  const cellText = (c) => [percent(c.p), h('br'), h('small', { textContent: `${span(c.lo)}–${span(c.hi)}%` })];
-  let own = null;
-  let count = 0;
-  button.disabled = true;
-  button.addEventListener('click', () => run());
-  return {
-    own(acc, n) {
-      count = n;
-      own = Object.fromEntries(NAMES.map((name) => [name, interval(acc[name], n)]));
-      for (const name of NAMES) rows[name].own.replaceChildren(...cellText(own[name]));
-      button.disabled = false;
-      setText(readout, `Press the button to evaluate both models on the same ${n.toLocaleString('en')} test images with uniform attention.`);
-    },
-  };
-
-  async function run() {
-    button.disabled = true;
-    bar.hidden = false;
-    bar.value = 0;
-    readout.dataset.state = 'running';
-    const uniform = {};
-    const texts = [];
-    // one evaluation a task, so the page answers input in between
-    for (const [k, name] of NAMES.entries()) {
-      setText(readout, `Evaluating the ${name} model with uniform attention (${k + 1} of ${NAMES.length})…`);
-      await new Promise((ok) => setTimeout(ok, 0));
-      const acc = byName[name].evaluate({ split: 'test', count, attention: 'uniform' }).accuracy;
-      uniform[name] = interval(acc, count);
-      quote(`ch8.uniform.${name}`, acc, intervalText(uniform[name]));
-      rows[name].uniform.replaceChildren(...cellText(uniform[name]));
-      texts.push(ablationText(name, own[name], uniform[name]));
-      bar.value = (k + 1) / NAMES.length;
-    }
-    const apart = NAMES.every((name) => uniform[name].hi < own[name].lo);
-    const verdict = apart ? 'Both models’ answers come through where they look: with uniform attention each falls below its own interval.'
-      : 'At least one model stays within its interval without looking: its answer does not come only through its attention.';
-    quote('ch8.ablationApart', apart, verdict);
-    readout.replaceChildren(`With uniform attention on the same ${count.toLocaleString('en')} test images, ${texts.join('; ')}. ${verdict}`);
-    readout.dataset.state = 'done';
-    bar.hidden = true;
-    button.disabled = false;
-  }
 }

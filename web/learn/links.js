@@ -52,13 +52,14 @@ export function transformerLabFields(spec, extra = {}) {
 
 /**
  * The lab's Images task with an image model's settings (web/lab/state.js: task, clutter,
- * channels, cell, hidden, mode, lr, batch, seed). The lab has no field for the number of
- * glimpses: it trains one-glimpse models.
+ * channels, cell, hidden, mode, sensor, lr, batch, seed). The lab has no field for the number of
+ * glimpses: it trains the engine's default (the grid: one; the retina: six). The retina has
+ * no CNN, so no channels.
  */
 export function visionLabFields(spec, extra = {}) {
   const o = spec.options;
   return {
-    task: o.task, clutter: o.clutter, channels: o.channels.join(','), cell: o.cell, hidden: o.hidden, mode: o.mode,
-    lr: spec.lr, batch: spec.batch, seed: o.seed, ...extra,
+    task: o.task, clutter: o.clutter, ...(o.channels ? { channels: o.channels.join(',') } : {}), cell: o.cell, hidden: o.hidden, mode: o.mode,
+    ...(o.sensor ? { sensor: o.sensor } : {}), lr: spec.lr, batch: spec.batch, seed: o.seed, ...extra,
   };
 }

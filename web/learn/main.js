@@ -78,7 +78,8 @@ async function main() {
   const ch7 = mountKinds($('ch-kinds'), ctx);
   const ch8 = mountImages($('ch-images'), ctx);
   await nextTask();
-  ch8.measure(await ch7.measure());
+  // chapter 8's retina loads its own file: the page is ready once its figures are in
+  await ch8.measure(await ch7.measure());
   // chapter 9 trains its models on demand (or loads a pretrained one): last, off every other chapter's path
   const { mountTransformer } = await import('./ch9-transformer.js');
   const ch9 = mountTransformer($('ch-transformer'), ctx);

@@ -14,6 +14,9 @@
 //   sizesText(a, b)              whether two image models are the same size, in words
 //   interval(accuracy, count)    an accuracy on `count` images with its 95% (Wilson) interval
 //   ablationText(name, own, uniform)  a model's accuracy against its accuracy with uniform attention, in words
+//   onDigitShare(model, count)   a retina model: the share of test images 1..count with a glimpse centred on the digit's box
+//   onDigitText(location, boxes) one glimpse's centre against the digit's boxes, in words
+//   retinaVerdict(retina, hard)  two accuracies' intervals: which reads better, or within the noise
 import { wilson } from '../engine/stats.js';
 import { mulberry32 } from '../ui/rng.js';
 
@@ -190,4 +193,34 @@ export function ablationText(name, own, uniform) {
   const apart = uniform.hi < own.lo;
   return `the ${name} model falls from ${intervalText(own)} to ${intervalText(uniform)}, ${drop.toFixed(1)} points`
     + (apart ? ' (the two intervals do not overlap)' : ' (the two intervals overlap: the fall is within the noise)');
+}
+
+/** Whether pixel (x, y) lies in a box { top, left, height, width }. */
+const inBox = (x, y, b) => x >= b.left && x < b.left + b.width && y >= b.top && y < b.top + b.height;
+
+/**
+ * Over test images 1..count, the share where one of a retina model's glimpse centres (predict's
+ * location x, y) lies on the digit's box (examples' boxes): where it looked against where the digit is.
+ */
+export function onDigitShare(model, count) {
+  let on = 0;
+  for (let k = 1; k <= count; k++) {
+    const ex = testImage(model, k);
+    const { steps } = model.predict(ex.image);
+    if (steps.some(({ location: l }) => ex.boxes.some((b) => inBox(l.x, l.y, b)))) on++;
+  }
+  return on / count;
+}
+
+/** Glimpse t's centre against the digit's boxes, in words ("inside the digit's box" or not). */
+export const onDigitText = (location, boxes) => (boxes.some((b) => inBox(location.x, location.y, b)) ? 'inside the digit’s box' : 'outside the digit’s box');
+
+/**
+ * The retina against the grid's hard attention (each an interval() on the same images), in words:
+ * which reads better, or that the two intervals overlap.
+ */
+export function retinaVerdict(retina, hard) {
+  if (retina.hi < hard.lo) return 'the retina is the weaker reader: the two intervals do not overlap';
+  if (hard.hi < retina.lo) return 'the retina is the better reader: the two intervals do not overlap';
+  return 'the two intervals overlap: the difference is within the noise';
 }

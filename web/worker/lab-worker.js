@@ -41,11 +41,12 @@ function adopt(m) {
 function readImage(m, image) {
   if (typeof m.predict !== 'function') throw new AttnlabError('ERR_ARG', 'readImage: this model reads text, not images');
   const p = m.predict(image);
-  const compared = m.compareAttention(image);
+  // the retina has no attention map to compare (its steps carry boxes, not weights)
+  const compared = m.config.sensor === 'retina' ? null : m.compareAttention(image);
   const steps = p.steps.map((s, t) => {
     const saliency = m.saliency(image, { step: t });
     for (let i = 0; i < saliency.data.length; i++) saliency.data[i] = Math.abs(saliency.data[i]);
-    return { ...s, tau: compared.steps[t]?.tau ?? NaN, agreement: compared.steps[t]?.agreement ?? null, saliency };
+    return { ...s, tau: compared?.steps[t]?.tau ?? NaN, agreement: compared?.steps[t]?.agreement ?? null, saliency };
   });
   return { output: p.output, tokens: p.tokens, canvas: p.canvas, steps };
 }
