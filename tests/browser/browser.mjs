@@ -86,6 +86,8 @@ export async function startBrowser({ root } = {}) {
 /** A new page that records console errors and uncaught page errors. */
 export async function openPage(browser, url, viewport = { width: 1280, height: 900 }) {
   const page = await browser.newPage({ viewport, acceptDownloads: true });
+  // waits are for a state, not a speed: a machine busy with other jobs gets a minute, not Playwright's 30 s
+  page.setDefaultTimeout(60000);
   const errors = [];
   page.on('console', (msg) => { if (msg.type() === 'error') errors.push(msg.text()); });
   page.on('pageerror', (err) => errors.push(String(err)));

@@ -297,6 +297,7 @@ test('changing the task or the mode clears the old readouts, and the link keeps 
   const { page, errors } = await open('#ver=2&task=centered&channels=8%2C16');
   await train(page, 5);
   await page.selectOption('#mode', 'none');
+  await page.evaluate(() => window.attnlabLab.settled());
   await page.waitForFunction(() => window.attnlabLab.session.steps === 0 && document.querySelector('[data-testid=step]').textContent === '0');
   assert.equal(await page.$$eval('[data-testid=loss-chart] path.series', (p) => p.length), 0, 'no old loss curve');
   await page.waitForFunction(() => /no ranking of cells/.test(document.querySelector('[data-testid=image-tau]').textContent));
