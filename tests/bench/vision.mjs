@@ -57,7 +57,11 @@ const PLAN = {
   // the hard runs keep the model and schedule they were measured with; the glimpse sensor is to replace them
   // hard attention with a soft mix (train's softMix, Xu et al. 2015): the soft models' settings, every image reading
   // the expected context for the first part of the run, then annealed to sampling a cell
-  hardMix: { cluttered: { steps: 3500, ...WARM, mix: [0.5, 0.8] } },
+  hardMix: {
+    cluttered: { steps: 4000, ...WARM, mix: [0.5, 0.8] },
+    large: { steps: 1000, ...WARM, mix: [0.5, 0.8] },
+    multi: { steps: 6000, ...WARM, mix: [0.5, 0.8] },
+  },
   hard: { cluttered: { steps: 6000, peak: LR0, warmup: 0 }, multi: { steps: 7000, peak: LR0, warmup: 0 } },
 };
 const TARGET_RATIO = 5;
@@ -304,7 +308,7 @@ const LARGE = { task: 'cluttered', size: 100, clutter: 8 };
 const RUNS = {
   'cluttered-soft': () => run(engine, 'cluttered, soft', { task: 'cluttered', mode: 'soft', ...SOFT }, 'accuracy', PLAN.cluttered),
   'cluttered-none': () => run(engine, 'cluttered, none (average pooling)', { task: 'cluttered', ...SOFT, attention: 'none' }, 'accuracy', PLAN.cluttered),
-  'cluttered-hardmix': () => run(engine, 'cluttered, hard (soft mix annealed to sampling)', { task: 'cluttered', mode: 'hard', ...SOFT }, 'accuracy', PLAN.hardMix.cluttered),
+  'cluttered-mix': () => run(engine, 'cluttered, hard (soft mix annealed to sampling)', { task: 'cluttered', mode: 'hard', ...SOFT, steps: 2 }, 'accuracy', PLAN.hardMix.cluttered),
   'cluttered-hard': () => run(engine, 'cluttered, hard (REINFORCE)', { task: 'cluttered', mode: 'hard' }, 'accuracy', PLAN.hard.cluttered),
   'retina-cluttered': async () => {
     const r = await retinaRun(engine, {
@@ -318,8 +322,10 @@ const RUNS = {
     };
   },
   'large-soft': () => run(engine, 'cluttered 100 x 100, 8 pieces, soft', { ...LARGE, mode: 'soft', ...LEAN }, 'accuracy', PLAN.large),
+  'large-mix': () => run(engine, 'cluttered 100 x 100, 8 pieces, hard (soft mix annealed to sampling)', { ...LARGE, mode: 'hard', ...LEAN, attention: 'dot' }, 'accuracy', PLAN.hardMix.large),
   'large-none': () => run(engine, 'cluttered 100 x 100, 8 pieces, none', { ...LARGE, ...LEAN, attention: 'none' }, 'accuracy', PLAN.large),
   'multi-soft': () => run(engine, 'multi (3 digits), soft', { task: 'multi', digits: 3, ...LEAN }, 'sequenceAccuracy', PLAN.multi),
+  'multi-mix': () => run(engine, 'multi (3 digits), hard (soft mix annealed to sampling)', { task: 'multi', digits: 3, mode: 'hard', ...LEAN, attention: 'dot' }, 'sequenceAccuracy', PLAN.hardMix.multi),
   'multi-hard': () => run(engine, 'multi (3 digits), hard', { task: 'multi', digits: 3, mode: 'hard' }, 'sequenceAccuracy', PLAN.hard.multi),
 };
 for (const [key, start] of Object.entries(RUNS)) if (!ONLY || key.startsWith(ONLY)) rows.push(await start());
@@ -333,12 +339,13 @@ if (rows.length) {
     const drop = `${withInterval(r.flat)} (${fmt(r.score.p - r.flat.p)} points)`;
     console.log(`| ${r.name} | ${r.settings} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load, 1)}) | ${acc} | ${seq} | ${drop} | ${r.looked ? withInterval(r.looked) : '-'} |`);
   }
-  const soft = rows.find((r) => r.name.startsWith('cluttered 100') && r.name.endsWith('soft'));
-  const none = rows.find((r) => r.name.startsWith('cluttered 100') && r.name.endsWith('none'));
-  if (soft && none) {
-    const apart = soft.score.lo > none.score.hi;
-    console.log(`\n== cluttered 100 x 100, 8 pieces, ${soft.steps} steps each (${fmt(soft.cpu)} s and ${fmt(none.cpu)} s CPU): soft ${withInterval(soft.score)} against none ${withInterval(none.score)}`);
-    console.log(`   soft - none = ${fmt(soft.score.p - none.score.p)} points; the 95% intervals ${apart ? 'do not overlap' : 'overlap'} (target: >= 5 points, apart)`);
+  const large = (kind) => rows.find((r) => r.name.startsWith('cluttered 100') && r.name.includes(`pieces, ${kind}`));
+  const none = large('none');
+  for (const [kind, r] of [['soft', large('soft')], ['hard', large('hard')]]) {
+    if (!r || !none) continue;
+    const apart = r.score.lo > none.score.hi;
+    console.log(`\n== cluttered 100 x 100, 8 pieces, ${r.steps} steps each (${fmt(r.cpu)} s and ${fmt(none.cpu)} s CPU): ${kind} ${withInterval(r.score)} against none ${withInterval(none.score)}`);
+    console.log(`   ${kind} - none = ${fmt(r.score.p - none.score.p)} points; the 95% intervals ${apart ? 'do not overlap' : 'overlap'} (target: >= 5 points, apart)`);
   }
 }
 if (!ONLY || ONLY === 'shipped') {
