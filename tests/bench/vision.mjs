@@ -327,6 +327,7 @@ const RUNS = {
     };
   },
   'large-soft': () => run(engine, 'cluttered 100 x 100, 8 pieces, soft', { ...LARGE, mode: 'soft', ...LEAN }, 'accuracy', PLAN.large),
+  'large-dot-soft': () => run(engine, 'cluttered 100 x 100, 8 pieces, soft (dot scores)', { ...LARGE, mode: 'soft', ...LEAN, attention: 'dot' }, 'accuracy', PLAN.large),
   'large-mix': () => run(engine, 'cluttered 100 x 100, 8 pieces, hard (soft mix annealed to sampling)', { ...LARGE, mode: 'hard', ...LEAN, attention: 'dot' }, 'accuracy', PLAN.hardMix.large),
   'large-none': () => run(engine, 'cluttered 100 x 100, 8 pieces, none', { ...LARGE, ...LEAN, attention: 'none' }, 'accuracy', PLAN.large),
   'multi-soft': () => run(engine, 'multi (3 digits), soft', { task: 'multi', digits: 3, ...LEAN }, 'sequenceAccuracy', PLAN.multi),
@@ -344,9 +345,9 @@ if (rows.length) {
     const drop = `${withInterval(r.flat)} (${fmt(r.score.p - r.flat.p)} points)`;
     console.log(`| ${r.name} | ${r.settings} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load, 1)}) | ${acc} | ${seq} | ${drop} | ${r.looked ? withInterval(r.looked) : '-'} |`);
   }
-  const large = (kind) => rows.find((r) => r.name.startsWith('cluttered 100') && r.name.includes(`pieces, ${kind}`));
+  const large = (kind) => rows.find((r) => r.name === `cluttered 100 x 100, 8 pieces, ${kind}`);
   const none = large('none');
-  for (const [kind, r] of [['soft', large('soft')], ['hard', large('hard')]]) {
+  for (const [kind, r] of [['soft', large('soft')], ['soft (dot)', large('soft (dot scores)')], ['hard', large('hard (soft mix annealed to sampling)')]]) {
     if (!r || !none) continue;
     const apart = r.score.lo > none.score.hi;
     console.log(`\n== cluttered 100 x 100, 8 pieces, ${r.steps} steps each (${fmt(r.cpu)} s and ${fmt(none.cpu)} s CPU): ${kind} ${withInterval(r.score)} against none ${withInterval(none.score)}`);
