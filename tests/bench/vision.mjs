@@ -155,11 +155,11 @@ async function run(engine, name, options, metric, plan) {
   const final = m.evaluate({ split: 'test', count: FINAL });
   const uniform = m.evaluate({ split: 'test', count: FINAL, attention: 'uniform' });
   const looked = m.config.task === 'cluttered' && m.config.attention !== 'none' ? onDigit(m, FINAL) : null;
-  const { channels, hidden, attention, steps: glimpses } = m.config;
+  const { channels, hidden, attention, steps: glimpses, mode, entropy } = m.config;
   m.destroy();
   return {
     name, metric, steps, cpu, wall, load: os.loadavg()[0], final, uniform, looked, curve,
-    settings: `channels [${channels.join(', ')}], hidden ${hidden}, ${attention}, ${glimpses} step${glimpses > 1 ? 's' : ''}, peak lr ${plan.peak}${plan.warmup ? `, warm-up ${plan.warmup}` : ''}${plan.mix ? `, soft mix 1 to ${plan.mix[0]} of the run, 0 from ${plan.mix[1]}` : ''}`,
+    settings: `channels [${channels.join(', ')}], hidden ${hidden}, ${attention}, ${glimpses} step${glimpses > 1 ? 's' : ''}${mode === 'hard' ? `, entropy ${entropy}` : ''}, peak lr ${plan.peak}${plan.warmup ? `, warm-up ${plan.warmup}` : ''}${plan.mix ? `, soft mix 1 to ${plan.mix[0]} of the run, 0 from ${plan.mix[1]}` : ''}`,
     score: interval(final[metric], final.count), flat: interval(uniform[metric], uniform.count),
   };
 }
