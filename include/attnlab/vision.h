@@ -39,7 +39,8 @@
  * r_t = [argmax p_t == y_t], a moving-average baseline per step and an
  * entropy bonus: loss += -(r_t - b_t) log a_tl - lambda H(a_t).
  * Single-label tasks: every step predicts the label (each step is a glimpse);
- * the answer is the last step's.
+ * the answer is the last step's. With a soft mix (vis_set_soft_mix), a share
+ * of the rows read the expected context sum_g a_tg kv_g instead while training.
  *
  * Sensor `retina` (Mnih et al. 2014, src/models/vision_retina.c), hard mode on
  * one-digit tasks: no CNN and no grid; at every step t
@@ -205,6 +206,17 @@ int vis_update(VisionModel *m, const NnTrainOptions *o, nn_real *norm);
  * touched). Ignored with attention none. The forwards it governs cannot be
  * differentiated (vis_backward fails on them). */
 void vis_set_uniform(VisionModel *m, int on);
+
+/* Hard mode on the grid (Xu et al. 2015, sec. 4.1): from the next training
+ * forward on, each row reads, with probability `share`, the expected context
+ * sum_g a_tg kv_g at every step (soft attention's, with its exact gradient)
+ * instead of a sampled cell; those rows take no REINFORCE term and do not move
+ * the baseline. Drawn once per row per forward from the sampling stream (only
+ * when share > 0, so share 0, the default, draws and trains as before).
+ * Annealed to 0 by the end of training, the model learns to answer from one
+ * cell. share in [0, 1] (NN_ERR_VALUE), > 0 only for hard attention over the
+ * grid (NN_ERR_ARG). Evaluation always reads the argmax cell. */
+int vis_set_soft_mix(VisionModel *m, nn_real share);
 
 /* The decoder's start state of row b of the last forward: s_0 (H) and, for
  * LSTM, c_0 (H) (c0 may be NULL). */

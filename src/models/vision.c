@@ -385,6 +385,7 @@ typedef struct {
     int count;                  /* the batch's valid steps: each one's loss weight is 1/count */
     int sample;                 /* hard mode, training: locations are drawn */
     int uniform;                /* uniform attention (vis_set_uniform) */
+    int mix;                    /* sampling with a soft mix: each row's draw follows the locations' */
     int hits[NN_MAX_THREADS][VIS_MAX_STEPS]; /* sampling: per shard and step, rows whose argmax is the label */
     int seen[NN_MAX_THREADS][VIS_MAX_STEPS]; /* and rows with a label at that step */
 } VisPass;
@@ -403,7 +404,8 @@ static int forward_task(void *ctx, int s, double *total) {
     VisionModel *r = shard_rows(p->m, s, &b0, &b1);
     VisRows rows = {p->images + (size_t)b0 * c->rows * c->cols, p->labels ? p->labels + (size_t)b0 * T : NULL,
                     p->n_labels ? p->n_labels + b0 : NULL, p->pred ? p->pred + (size_t)b0 * T : NULL,
-                    p->m->draws + b0, p->m->batch_B, p->m->baseline, p->count, p->sample, p->uniform, p->hits[s], p->seen[s]};
+                    p->m->draws + b0, p->m->batch_B, p->m->baseline, p->count, p->sample, p->uniform, p->hits[s], p->seen[s],
+                    p->mix ? p->m->draws + (size_t)T * p->m->batch_B + b0 : NULL, p->m->soft_mix};
     return vis_rows_forward(r, b1 - b0, &rows, total);
 }
 
@@ -432,6 +434,9 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
         for (int i = 0; i < n_draws; i++) m->draws[i] = normal(&m->rng);
     else if (p.sample)
         for (int i = 0; i < n_draws; i++) m->draws[i] = uniform(&m->rng);
+    /* then each row's soft-mix draw, after the grid's T B locations (draws holds 2 T batch) */
+    p.mix = p.sample && !retina && m->soft_mix > 0;
+    for (int b = 0; p.mix && b < B; b++) m->draws[n_draws + b] = uniform(&m->rng);
     if (p.uniform && c->mode == VIS_HARD)
         for (int i = 0; i < n_draws; i++) m->draws[i] = uniform(&m->uniform_rng);
     m->have_forward = 0;
@@ -493,6 +498,18 @@ static const VisionModel *row_owner(const VisionModel *m, int *b) {
 void vis_set_uniform(VisionModel *m, int on) {
     m->uniform = on != 0;
     m->uniform_rng = 0x0F1A7A77E4710Dull; /* the same locations every evaluation */
+}
+
+int vis_set_soft_mix(VisionModel *m, nn_real share) {
+    const VisConfig *c = &m->c;
+    if (!(share >= 0 && share <= 1))
+        return nn_fail(NN_ERR_VALUE, "softMix: %g; it is a share of the rows, within [0, 1]", (double)share);
+    if (share > 0 && (c->mode != VIS_HARD || c->attention == VIS_ATTN_NONE || c->sensor != VIS_SENSOR_GRID))
+        return nn_fail(NN_ERR_ARG, "softMix: only hard attention over the grid samples a cell to mix with the expected "
+                                   "context (mode 'hard', sensor 'grid'); this model's is %s",
+                       c->sensor == VIS_SENSOR_RETINA ? "the retina" : c->attention == VIS_ATTN_NONE ? "none" : "soft");
+    m->soft_mix = share;
+    return NN_OK;
 }
 
 void vis_start_state(const VisionModel *m, int b, nn_real *s0, nn_real *c0) {

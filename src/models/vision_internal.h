@@ -88,7 +88,7 @@ struct VisionModel {
     VisActs a;
     int32_t *idx[VIS_MAX_LAYERS]; /* (B, h_l/2, w_l/2, C_l) pool argmax, one int block */
     int32_t *ints;
-    int32_t *loc;                 /* (T, B) attended location (hard), -1 otherwise */
+    int32_t *loc;                 /* (T, B) attended location (hard), -1 otherwise (and on rows that read the expected context) */
     int32_t *tok;                 /* (T, B) token fed to the next step */
     double baseline[VIS_MAX_STEPS]; /* hard mode's moving-average reward per step */
     uint64_t rng;                 /* hard mode's sampling stream */
@@ -99,6 +99,7 @@ struct VisionModel {
     int uniform;                  /* vis_set_uniform: forwards read uniform attention */
     int uniform_forward;          /* the last forward did (it has no backward) */
     uint64_t uniform_rng;         /* hard mode's uniform locations, restarted by vis_set_uniform */
+    nn_real soft_mix;             /* vis_set_soft_mix: a setting of the training calls, not saved */
     /* Data-parallel training (src/layers/shards.h): shard 0 runs on the
      * model's buffers, shard s on replica[s] (its own activations, indices
      * and gradients, the model's weights); n_shards is the pool's thread
@@ -124,7 +125,12 @@ typedef struct {
     int sample;              /* hard mode, training: locations are drawn */
     int uniform;             /* every attention map is the uniform one (hard: locations from draws) */
     int *hits, *seen;        /* (T) sampling: these rows whose argmax is the label, rows with a label */
+    const double *mix;       /* sampling with a soft mix: row b's draw is mix[b]; else NULL */
+    nn_real soft_mix;        /* the share: row b reads the expected context when mix[b] < soft_mix */
 } VisRows;
+
+/* Hard mode, sampling: row b reads the expected context this forward (vis_set_soft_mix). */
+static inline int vis_reads_expected(const VisRows *r, int b) { return r->mix && r->mix[b] < r->soft_mix; }
 
 /* The retina's values per glimpse, K = scales * size^2. */
 static inline int vis_retina_k(const VisConfig *c) { return c->retina_scales * c->retina_size * c->retina_size; }

@@ -182,6 +182,7 @@ static int attention_forward(VisionModel *m, int B, int t, const VisRows *r) {
         size_t tb = (size_t)t * B + b;
         m->loc[tb] = -1;
         if (c->mode != VIS_HARD || c->attention == VIS_ATTN_NONE) continue;
+        if (r->sample && vis_reads_expected(r, b)) continue; /* the soft context stays, location -1 */
         int draw = r->sample || r->uniform;
         int l = pick_location(x.weights + (size_t)b * G, G, draw, draw ? r->draws[(size_t)t * r->ld + b] : 0);
         m->loc[tb] = l;
@@ -192,7 +193,8 @@ static int attention_forward(VisionModel *m, int B, int t, const VisRows *r) {
 
 /* From dc_t (dcat's first half, copied to d_ctx): dq into dh (B, H), dkv into
  * d_kv; hard mode's scores learn from REINFORCE (and the entropy bonus) on
- * trained rows. */
+ * trained rows, and on rows that read the expected context (location -1) as
+ * soft attention's do. */
 static int attention_backward(VisionModel *m, int B, int t) {
     const VisConfig *c = &m->c;
     VisActs *a = &m->a;
@@ -209,19 +211,26 @@ static int attention_backward(VisionModel *m, int B, int t) {
     /* hard: c_t = kv_l, so the context's gradient goes to that cell alone; the
      * weights learn from the REINFORCE gradient only (a zero context gradient),
      * on trained rows (the others' are zero: they add nothing) */
+    int expected = 0; /* rows that read sum_g a_g kv_g: their d_ctx row stays for attend_backward */
     for (int b = 0; b < B; b++) {
         size_t tb = (size_t)t * B + b;
+        if (m->loc[tb] < 0) {
+            expected = 1;
+            continue;
+        }
         vec_axpy(a->d_kv + ((size_t)b * G + m->loc[tb]) * H, 1, a->d_ctx + (size_t)b * H, H);
     }
     if (!m->trained_forward) return NN_OK;
     memset(a->dweights, 0, sizeof(nn_real) * B * G);
     for (int b = 0; b < B; b++) {
         size_t tb = (size_t)t * B + b;
+        if (m->loc[tb] < 0) continue;
+        if (expected) memset(a->d_ctx + (size_t)b * H, 0, sizeof(nn_real) * H); /* its cell has its gradient */
         if (a->lw[tb] != 0)
             vis_reinforce_dweights(a->dweights + (size_t)b * G, x.weights + (size_t)b * G, G, m->loc[tb], a->adv[tb],
                                    c->entropy, a->lw[tb]);
     }
-    d.d_context = a->zeros;
+    d.d_context = expected ? a->d_ctx : a->zeros;
     d.d_weights = a->dweights;
     return attend_backward(&d, &m->g.attn, &x, &m->w.attn, &m->attn_cfg, B, a->scratch);
 }
@@ -268,7 +277,7 @@ static void loss_forward(VisionModel *m, int B, int t, const VisRows *r, double 
         m->tok[tb] = y;
         a->lw[tb] = valid ? (nn_real)1 / r->count : 0;
         if (valid) *total += crossentropy_forward(pr, y);
-        a->adv[tb] = valid && r->sample ? (nn_real)((guess == y) - r->baseline[t]) : 0;
+        a->adv[tb] = valid && r->sample && !vis_reads_expected(r, b) ? (nn_real)((guess == y) - r->baseline[t]) : 0;
     }
 }
 
@@ -354,7 +363,7 @@ int vis_rows_forward(VisionModel *m, int B, const VisRows *r, double *total) {
         for (int t = 0; t < T; t++) {
             r->hits[t] = r->seen[t] = 0;
             for (int b = 0; b < B; b++)
-                if (t < r->n_labels[b]) {
+                if (t < r->n_labels[b] && !vis_reads_expected(r, b)) {
                     r->hits[t] += argmax(m->a.probs + ((size_t)t * B + b) * V, V) == r->labels[(size_t)b * T + t];
                     r->seen[t]++;
                 }

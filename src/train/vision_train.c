@@ -134,6 +134,7 @@ static int reserve(VisionTrainer *t, int B) {
     m->opt.kept_steps = old->opt.kept_steps;
     memcpy(m->baseline, old->baseline, sizeof m->baseline);
     m->rng = old->rng;
+    m->soft_mix = old->soft_mix;
     vis_destroy(old);
     return NN_OK;
 }

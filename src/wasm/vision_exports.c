@@ -47,9 +47,11 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, AttnlabVisInfo *inf
     info->grid_cols = gc;
 }
 
+/* soft_mix: hard mode's share of rows reading the expected context in these steps (vis_set_soft_mix). */
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_train(VisionTrainer *t, int optimizer, float lr, float clip, int steps, int batch,
-                                           float *losses) {
+                                           float *losses, float soft_mix) {
     NnTrainOptions o = {(NnOptimizer)optimizer, lr, clip};
+    NN_TRY(vis_set_soft_mix(vtr_model(t), soft_mix));
     return vtr_train(t, &o, steps, batch, losses);
 }
 

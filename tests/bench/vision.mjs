@@ -9,6 +9,9 @@
 //   large      cluttered at 100 x 100 with 8 clutter pieces: soft attention against `none`, the
 //              same budget each (does average pooling fall behind when the canvas is mostly clutter?)
 //   multi      3 digits, soft attention: sequence accuracy
+//   *-mix      hard attention over the grid (one sampled cell per step, REINFORCE) on each task,
+//              trained with an annealed soft mix (train's softMix): the image's answer rests on
+//              the one cell it reads, evaluated at the argmax cell
 // Each trained model is also evaluated with attention: 'uniform' (every attention map replaced by
 // the uniform one): how far it falls shows how much its answer depends on where it looks. On the
 // one-digit tasks, `on digit` is the share of FINAL test images (examples() with seeds 1, 2, ...)
@@ -21,7 +24,7 @@
 // Throughput: images/s of one training step (forward, backward, Adam) for our model and the same
 // model in TensorFlow.js on its WASM backend (one thread), same batch, interleaved rounds, best of each;
 // and ours on two threads (the threaded build: each batch split into one shard per thread).
-//   node tests/bench/vision.mjs [--only throughput|shipped|cluttered|large|multi|cluttered-soft|...] [--quick]
+//   node tests/bench/vision.mjs [--only throughput|shipped|cluttered|large|multi|cluttered-soft|...] [--long] [--quick]
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { loadEngine } from '../../web/engine/index.js';
@@ -33,6 +36,8 @@ import { retinaRun } from './vision-retina.mjs';
 const args = process.argv.slice(2);
 const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : null;
 const QUICK = args.includes('--quick');
+// --long: the 100 x 100 runs (large-*) train 2,500 steps each instead of 1,000
+const LARGE_STEPS = args.includes('--long') ? 2500 : 1000;
 const ROUND = QUICK ? 20 : 500;
 const LR_EVERY = QUICK ? 10 : 100;
 const EVAL = QUICK ? 100 : 1000;
@@ -52,9 +57,16 @@ const LEAN = { channels: [8, 16, 32], hidden: 64 };
 const WARM = { peak: 0.005, warmup: 200 };
 const PLAN = {
   cluttered: { steps: 3500, ...WARM },
-  large: { steps: 1000, ...WARM }, // soft leads none by 5.8 points here; after 2,500 steps none is level (RESULTS.md)
+  large: { steps: LARGE_STEPS, ...WARM }, // soft (scaled dot) leads none by 5.8 points at 1,000 steps; at 2,500 none is level (RESULTS.md)
   multi: { steps: 7000, ...WARM },
-  // the hard runs keep the model and schedule they were measured with; the glimpse sensor is to replace them
+  // hard attention with a soft mix (train's softMix, Xu et al. 2015): the soft models' settings, every image reading
+  // the expected context for the first part of the run, then annealed to sampling a cell
+  hardMix: {
+    cluttered: { steps: 4000, ...WARM, mix: [0.5, 0.8] },
+    large: { steps: LARGE_STEPS, ...WARM, mix: [0.5, 0.8] },
+    multi: { steps: 6000, ...WARM, mix: [0.5, 0.8] },
+  },
+  // the earlier hard runs (REINFORCE from the first step) keep the model and schedule they were measured with
   hard: { cluttered: { steps: 6000, peak: LR0, warmup: 0 }, multi: { steps: 7000, peak: LR0, warmup: 0 } },
 };
 const TARGET_RATIO = 5;
@@ -69,6 +81,16 @@ const cpuSeconds = (since) => {
 function lrAt(step, total, { peak, warmup }) {
   if (step < warmup) return (peak * step) / warmup;
   return LR1 + 0.5 * (peak - LR1) * (1 + Math.cos(Math.PI * Math.min(1, (step - warmup) / (total - warmup))));
+}
+
+/**
+ * Hard mode's soft mix at `step` of `total` (train's softMix): plan.mix = [from, to] as shares of the
+ * run: every image reads the expected context until `from`, then the share falls linearly to 0 at
+ * `to`, and the rest of the run samples cells only (what evaluation's argmax cell is trained for).
+ */
+function mixAt(step, total, { mix: [from, to] }) {
+  const x = step / total;
+  return x < from ? 1 : x >= to ? 0 : (to - x) / (to - from);
 }
 
 /** A share of `n` with its 95% Wilson interval, in percent. */
@@ -120,22 +142,24 @@ async function run(engine, name, options, metric, plan) {
     const c0 = process.cpuUsage();
     for (; done < end; done += LR_EVERY) {
       const n = Math.min(LR_EVERY, end - done);
-      wall += m.train({ steps: n, batch: BATCH, lr: lrAt(done + n / 2, steps, plan), clip: 5 }).seconds;
+      const mix = plan.mix ? { softMix: mixAt(done + n / 2, steps, plan) } : {};
+      wall += m.train({ steps: n, batch: BATCH, lr: lrAt(done + n / 2, steps, plan), clip: 5, ...mix }).seconds;
     }
     cpu += cpuSeconds(c0);
     done = end;
     const e = m.evaluate({ split: 'test', count: EVAL });
     curve.push({ steps: done, cpu, value: e[metric] });
-    process.stderr.write(`  ${name}: ${done} steps, lr ${lrAt(done, steps, plan).toPrecision(2)}, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test ${metric} ${fmt(100 * e[metric])}%\n`);
+    const mixed = plan.mix ? `, soft mix ${fmt(mixAt(done, steps, plan), 2)}` : '';
+    process.stderr.write(`  ${name}: ${done} steps, lr ${lrAt(done, steps, plan).toPrecision(2)}${mixed}, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test ${metric} ${fmt(100 * e[metric])}%\n`);
   }
   const final = m.evaluate({ split: 'test', count: FINAL });
   const uniform = m.evaluate({ split: 'test', count: FINAL, attention: 'uniform' });
   const looked = m.config.task === 'cluttered' && m.config.attention !== 'none' ? onDigit(m, FINAL) : null;
-  const { channels, hidden, attention, steps: glimpses } = m.config;
+  const { channels, hidden, attention, steps: glimpses, mode, entropy } = m.config;
   m.destroy();
   return {
     name, metric, steps, cpu, wall, load: os.loadavg()[0], final, uniform, looked, curve,
-    settings: `channels [${channels.join(', ')}], hidden ${hidden}, ${attention}, ${glimpses} step${glimpses > 1 ? 's' : ''}, peak lr ${plan.peak}${plan.warmup ? `, warm-up ${plan.warmup}` : ''}`,
+    settings: `channels [${channels.join(', ')}], hidden ${hidden}, ${attention}, ${glimpses} step${glimpses > 1 ? 's' : ''}${mode === 'hard' ? `, entropy ${entropy}` : ''}, peak lr ${plan.peak}${plan.warmup ? `, warm-up ${plan.warmup}` : ''}${plan.mix ? `, soft mix 1 to ${plan.mix[0]} of the run, 0 from ${plan.mix[1]}` : ''}`,
     score: interval(final[metric], final.count), flat: interval(uniform[metric], uniform.count),
   };
 }
@@ -289,6 +313,7 @@ const LARGE = { task: 'cluttered', size: 100, clutter: 8 };
 const RUNS = {
   'cluttered-soft': () => run(engine, 'cluttered, soft', { task: 'cluttered', mode: 'soft', ...SOFT }, 'accuracy', PLAN.cluttered),
   'cluttered-none': () => run(engine, 'cluttered, none (average pooling)', { task: 'cluttered', ...SOFT, attention: 'none' }, 'accuracy', PLAN.cluttered),
+  'cluttered-mix': () => run(engine, 'cluttered, hard (soft mix annealed to sampling)', { task: 'cluttered', mode: 'hard', ...SOFT, steps: 2 }, 'accuracy', PLAN.hardMix.cluttered),
   'cluttered-hard': () => run(engine, 'cluttered, hard (REINFORCE)', { task: 'cluttered', mode: 'hard' }, 'accuracy', PLAN.hard.cluttered),
   'retina-cluttered': async () => {
     const r = await retinaRun(engine, {
@@ -302,8 +327,11 @@ const RUNS = {
     };
   },
   'large-soft': () => run(engine, 'cluttered 100 x 100, 8 pieces, soft', { ...LARGE, mode: 'soft', ...LEAN }, 'accuracy', PLAN.large),
+  'large-dot-soft': () => run(engine, 'cluttered 100 x 100, 8 pieces, soft (dot scores)', { ...LARGE, mode: 'soft', ...LEAN, attention: 'dot' }, 'accuracy', PLAN.large),
+  'large-mix': () => run(engine, 'cluttered 100 x 100, 8 pieces, hard (soft mix annealed to sampling)', { ...LARGE, mode: 'hard', ...LEAN, attention: 'dot' }, 'accuracy', PLAN.hardMix.large),
   'large-none': () => run(engine, 'cluttered 100 x 100, 8 pieces, none', { ...LARGE, ...LEAN, attention: 'none' }, 'accuracy', PLAN.large),
   'multi-soft': () => run(engine, 'multi (3 digits), soft', { task: 'multi', digits: 3, ...LEAN }, 'sequenceAccuracy', PLAN.multi),
+  'multi-mix': () => run(engine, 'multi (3 digits), hard (soft mix annealed to sampling)', { task: 'multi', digits: 3, mode: 'hard', ...LEAN, attention: 'dot' }, 'sequenceAccuracy', PLAN.hardMix.multi),
   'multi-hard': () => run(engine, 'multi (3 digits), hard', { task: 'multi', digits: 3, mode: 'hard' }, 'sequenceAccuracy', PLAN.hard.multi),
 };
 for (const [key, start] of Object.entries(RUNS)) if (!ONLY || key.startsWith(ONLY)) rows.push(await start());
@@ -317,12 +345,13 @@ if (rows.length) {
     const drop = `${withInterval(r.flat)} (${fmt(r.score.p - r.flat.p)} points)`;
     console.log(`| ${r.name} | ${r.settings} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load, 1)}) | ${acc} | ${seq} | ${drop} | ${r.looked ? withInterval(r.looked) : '-'} |`);
   }
-  const soft = rows.find((r) => r.name.startsWith('cluttered 100') && r.name.endsWith('soft'));
-  const none = rows.find((r) => r.name.startsWith('cluttered 100') && r.name.endsWith('none'));
-  if (soft && none) {
-    const apart = soft.score.lo > none.score.hi;
-    console.log(`\n== cluttered 100 x 100, 8 pieces, ${soft.steps} steps each (${fmt(soft.cpu)} s and ${fmt(none.cpu)} s CPU): soft ${withInterval(soft.score)} against none ${withInterval(none.score)}`);
-    console.log(`   soft - none = ${fmt(soft.score.p - none.score.p)} points; the 95% intervals ${apart ? 'do not overlap' : 'overlap'} (target: >= 5 points, apart)`);
+  const large = (kind) => rows.find((r) => r.name === `cluttered 100 x 100, 8 pieces, ${kind}`);
+  const none = large('none');
+  for (const [kind, r] of [['soft', large('soft')], ['soft (dot)', large('soft (dot scores)')], ['hard', large('hard (soft mix annealed to sampling)')]]) {
+    if (!r || !none) continue;
+    const apart = r.score.lo > none.score.hi;
+    console.log(`\n== cluttered 100 x 100, 8 pieces, ${r.steps} steps each (${fmt(r.cpu)} s and ${fmt(none.cpu)} s CPU): ${kind} ${withInterval(r.score)} against none ${withInterval(none.score)}`);
+    console.log(`   ${kind} - none = ${fmt(r.score.p - none.score.p)} points; the 95% intervals ${apart ? 'do not overlap' : 'overlap'} (target: >= 5 points, apart)`);
   }
 }
 if (!ONLY || ONLY === 'shipped') {

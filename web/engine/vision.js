@@ -197,6 +197,13 @@ function toImage(name, image) {
   return { rows, cols, data: pixels };
 }
 
+/** train's softMix, a share in [0, 1] (0 by default: every image samples its cells); the core checks which models take it. */
+function toSoftMix(value) {
+  const share = toNumber('softMix', value, 0);
+  if (share < 0 || share > 1) throw valueError(`softMix: a share of the images, within [0, 1] (got ${share})`);
+  return share;
+}
+
 /** A CNN + attention reader of digits, bound to its image task. train, save, destroy and steps: see model.js. */
 export class VisionModel extends Model {
   constructor(heap, handle) {
@@ -206,6 +213,8 @@ export class VisionModel extends Model {
         // up to VISION_LIMITS.maxBatch: the core grows the model's buffers for a batch larger than any before
         maxSteps: VISION_LIMITS.maxTrainSteps, batch: (c) => c.batch, maxBatch: () => VISION_LIMITS.maxBatch,
         lr: (adam) => (adam ? 0.002 : 0.05), optimizers: OPTIMIZERS, tokens: false,
+        // hard mode on the grid: the share of images that read the expected (soft) context in these steps
+        options: { softMix: toSoftMix },
       },
     });
     const s = this.info();

@@ -93,7 +93,7 @@ const BINDINGS = Object.freeze({
   vis_load: { status: 'loadVisionModel', args: ['data', 'bytes', 'size', 'out'] },
   vis_destroy: { args: ['model'] },
   vis_info: { args: ['model', 'result'] },
-  vis_train: { status: 'train', args: ['model', 'optimizer', 'lr', 'clip', 'steps', 'batch', 'losses'] },
+  vis_train: { status: 'train', args: ['model', 'optimizer', 'lr', 'clip', 'steps', 'batch', 'losses', 'softMix'] },
   vis_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'uniform', 'result'] },
   vis_predict: { status: 'predict', args: ['model', 'image', 'rows', 'cols', 'tokens', 'weights', 'locations'] },
   vis_saliency: { status: 'saliency', args: ['model', 'image', 'rows', 'cols', 'step', 'saliency'] },

@@ -1,0 +1,76 @@
+// Hard attention's soft mix (train's softMix) through the JS API on both builds: its checks
+// with codes (and the model usable after them), share 1 training a hard model exactly as soft
+// attention with the same weights, share 0 the same as no share, and the API of a mixed model
+// (predict's per-step location, evaluate's fields) unchanged.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { throwsCode } from '../lib/assert.mjs';
+import { withEngines } from './builds.mjs';
+
+const HARD = { task: 'cluttered', mode: 'hard', channels: [4, 8], hidden: 16, batch: 8, seed: 5 };
+
+for (const { engine, ...build } of await withEngines()) {
+  describe(`vision softMix (${build.name})`, { skip: build.skip }, () => {
+    test('bad shares and models that sample no cell reject with errors naming softMix', async () => {
+      const hard = await engine.createVisionModel(HARD);
+      const soft = await engine.createVisionModel({ ...HARD, mode: 'soft' });
+      const retina = await engine.createVisionModel({ ...HARD, sensor: 'retina', channels: undefined });
+      const none = await engine.createVisionModel({ ...HARD, mode: 'soft', attention: 'none' });
+      try {
+        const base = engine.heapUsed();
+        for (const bad of [-0.1, 1.5]) throwsCode(() => hard.train({ softMix: bad }), 'ERR_VALUE', /softMix: a share of the images, within \[0, 1\]/);
+        throwsCode(() => hard.train({ softMix: 'half' }), 'ERR_VALUE', /softMix must be a finite number/);
+        throwsCode(() => hard.train({ softMix: NaN }), 'ERR_VALUE', /softMix/);
+        throwsCode(() => soft.train({ softMix: 0.5 }), 'ERR_ARG', /softMix: only hard attention over the grid.*this model's is soft/);
+        throwsCode(() => none.train({ softMix: 0.5 }), 'ERR_ARG', /softMix: .*this model's is none/);
+        throwsCode(() => retina.train({ softMix: 0.5 }), 'ERR_ARG', /softMix: .*this model's is the retina/);
+        assert.equal(engine.heapUsed(), base, 'the failed calls leak nothing');
+        assert.equal(hard.steps + soft.steps + retina.steps, 0, 'no step was taken');
+        assert.ok(Number.isFinite(soft.train({ softMix: 0 }).loss), 'share 0 is every model\'s default');
+        assert.ok(Number.isFinite(hard.train({ steps: 2, softMix: 0.5 }).loss), 'the hard model trains after the errors');
+      } finally {
+        for (const m of [hard, soft, retina, none]) m.destroy();
+      }
+    });
+
+    test('share 1: a hard model trains as soft attention with the same weights', async () => {
+      const hard = await engine.createVisionModel(HARD);
+      const soft = await engine.createVisionModel({ ...HARD, mode: 'soft' });
+      try {
+        const h = hard.train({ steps: 4, lr: 0.01, softMix: 1 }).losses;
+        const s = soft.train({ steps: 4, lr: 0.01 }).losses;
+        for (let i = 0; i < 4; i++) assert.ok(Math.abs(h[i] - s[i]) <= 1e-4 * s[i], `step ${i}: hard ${h[i]}, soft ${s[i]}`);
+        // evaluation still reads one cell, the argmax of the same (trained) attention map
+        const [ex] = hard.examples({ count: 1, seed: 3 });
+        const ph = hard.predict(ex.image).steps[0];
+        const ps = soft.predict(ex.image).steps[0];
+        let top = 0;
+        for (let i = 1; i < ps.weights.data.length; i++) if (ps.weights.data[i] > ps.weights.data[top]) top = i;
+        assert.equal(ph.location.cell, top, 'the hard model reads the soft map\'s peak');
+      } finally {
+        hard.destroy();
+        soft.destroy();
+      }
+    });
+
+    test('share 0 trains exactly as no share; a mixed model keeps the hard API', async () => {
+      const a = await engine.createVisionModel(HARD);
+      const b = await engine.createVisionModel(HARD);
+      const c = await engine.createVisionModel(HARD);
+      try {
+        a.train({ steps: 3, lr: 0.01 });
+        b.train({ steps: 3, lr: 0.01, softMix: 0 });
+        assert.deepEqual(b.save(), a.save(), 'the same file, byte for byte');
+        c.train({ steps: 3, lr: 0.01, softMix: 0.5 });
+        assert.notDeepEqual(c.save(), a.save(), 'a share changes training');
+        const e = c.evaluate({ count: 20 });
+        assert.deepEqual(Object.keys(e).sort(), ['accuracy', 'count', 'loss', 'sequenceAccuracy', 'split']);
+        const [ex] = c.examples({ count: 1, seed: 2 });
+        const { steps } = c.predict(ex.image);
+        assert.ok(steps.every((s) => s.location && Number.isInteger(s.location.cell) && s.location.box), 'every step has its cell and box');
+      } finally {
+        for (const m of [a, b, c]) m.destroy();
+      }
+    });
+  });
+}
