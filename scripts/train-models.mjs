@@ -91,7 +91,7 @@ for (const [name, spec] of Object.entries(MODELS)) {
       ...(spec.lr1 === undefined ? {} : { lr1: spec.lr1, clip: spec.clip }),
       accuracy: ev.accuracy, sequenceAccuracy: ev.sequenceAccuracy, bytes: bytes.length, seconds: Number(seconds.toFixed(1)),
     };
-    console.log(`${name}: ${spec.steps} steps in ${((performance.now() - t0) / 1000).toFixed(1)} s, test accuracy ${ev.accuracy.toFixed(3)}, sequence accuracy ${ev.sequenceAccuracy.toFixed(3)}, ${bytes.length} bytes`);
+    console.log(`${name}: ${spec.steps} steps in ${((performance.now() - t0) / 1000).toFixed(1)} s, test accuracy ${(ev.accuracy ?? ev.tokenAccuracy).toFixed(3)}, sequence accuracy ${ev.sequenceAccuracy.toFixed(3)}, ${bytes.length} bytes`);
   } finally {
     m.destroy();
   }
