@@ -99,6 +99,7 @@ test('the pretrained retina: its glimpses drawn where predict() says, numbered, 
   await page.waitForFunction(() => window.attnlabLab.session.kind === 'seq2seq');
   await page.setInputFiles('#load', { name: 'retina.attnlab', mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
   await page.waitForFunction(() => window.attnlabLab.session.info?.config.sensor === 'retina');
+  await page.evaluate(() => window.attnlabLab.settled()); // the file's settings are the state's once its load is done
   const state = await page.evaluate(() => ({ ...window.attnlabLab.state }));
   assert.deepEqual([state.task, state.mode, state.sensor, state.hidden], ['cluttered', 'hard', 'retina', 24]);
   await page.waitForFunction((out) => document.querySelector('[data-testid=image-output]').textContent === out, p.output);
