@@ -48,7 +48,9 @@
  *            l_t ~ N(mu_t, sigma^2) clipped to [-1, 1]^2 while training, mu_t when evaluating
  *            (l = (x, y), -1 the canvas's left / top edge, +1 its right / bottom one)
  *   retina   rho_t: `scales` patches of side size * 2^k centred on l_t (pixels outside
- *            the canvas are 0), each box-averaged down to size x size
+ *            the canvas are 0), each box-averaged down to size x size at a sub-pixel
+ *            position (the bilinear mix of the four whole-pixel box averages around
+ *            it), so rho_t is differentiable in l_t
  *   glimpse  g_t = ReLU([ReLU(rho_t W_g + b_g); ReLU(l_t W_l + b_l)] W_gl + b_gl)   (H)
  *   then c_t = g_t in the decoder above (the output layer over [g_t; s_t], the cell).
  * s_0 is the learned constant, so the first location's distribution is the
@@ -56,7 +58,12 @@
  * REINFORCE with reward R = [the last step's answer is right]:
  *   loss += -(R - b_t) log N(l_t; mu_t, sigma^2) + (R - b_t)^2 / 2, b_t's gradient
  * into W_b, b_b only, the policy's into W_loc, b_loc only (the core learns from
- * the answers; l_t is a sample: no gradient flows back through it).
+ * the answers; l_t is a sample: no gradient flows back through it). With a soft
+ * mix (vis_set_soft_mix), a share of the rows read every glimpse at l_t = mu_t
+ * instead, as evaluation does, and learn where to look from the answers' own
+ * gradient (d loss / d l_t through the retina and the location network, on
+ * into W_loc, b_loc; it stops at s_t, as REINFORCE's does); they take no
+ * REINFORCE term and train no baseline.
  *
  * Memory: parameters, gradients, optimiser state and activations each live in
  * one allocation sized from a table at create time; forward passes do not
@@ -207,15 +214,18 @@ int vis_update(VisionModel *m, const NnTrainOptions *o, nn_real *norm);
  * differentiated (vis_backward fails on them). */
 void vis_set_uniform(VisionModel *m, int on);
 
-/* Hard mode on the grid (Xu et al. 2015, sec. 4.1): from the next training
- * forward on, each row reads, with probability `share`, the expected context
+/* Hard mode (Xu et al. 2015, sec. 4.1): from the next training forward on,
+ * each row reads, with probability `share`, on the grid the expected context
  * sum_g a_tg kv_g at every step (soft attention's, with its exact gradient)
- * instead of a sampled cell; those rows take no REINFORCE term and do not move
- * the baseline. Drawn once per row per forward from the sampling stream (only
- * when share > 0, so share 0, the default, draws and trains as before).
- * Annealed to 0 by the end of training, the model learns to answer from one
- * cell. share in [0, 1] (NN_ERR_VALUE), > 0 only for hard attention over the
- * grid (NN_ERR_ARG). Evaluation always reads the argmax cell. */
+ * instead of a sampled cell; on the retina its glimpses at the policy's mean
+ * mu_t instead of a drawn location, with the pathwise gradient of the loss in
+ * the location. Those rows take no REINFORCE term and do not move the
+ * baseline. Drawn once per row per forward from the sampling stream, after the
+ * locations' draws (only when share > 0, so share 0, the default, draws and
+ * trains as before). Annealed to 0 by the end of training, the model learns to
+ * answer from one sampled cell or location. share in [0, 1] (NN_ERR_VALUE),
+ * > 0 only for hard attention (NN_ERR_ARG). Evaluation always reads the argmax
+ * cell or mu_t. */
 int vis_set_soft_mix(VisionModel *m, nn_real share);
 
 /* The decoder's start state of row b of the last forward: s_0 (H) and, for

@@ -127,6 +127,10 @@ static void build_acts(VisionModel *m, nn_real *block) {
         carve(&a->base, block, &at, T * B);
         carve(&a->reward, block, &at, B);
         carve(&a->rho, block, &at, T * B * K);
+        carve(&a->rho_gx, block, &at, T * B * K);
+        carve(&a->rho_gy, block, &at, T * B * K);
+        carve(&a->path, block, &at, B);
+        carve(&a->d_l, block, &at, B * 2);
         carve(&a->hg, block, &at, T * B * H);
         carve(&a->hl, block, &at, T * B * H);
         carve(&a->join, block, &at, T * B * 2 * H);
@@ -310,7 +314,8 @@ int vis_create(VisionModel **out, const VisConfig *c) {
     int st = opt_create(&m->opt, &m->w, &m->g, c->seed);
     m->acts = calloc(m->n_acts, sizeof(nn_real));
     m->ints = calloc(carve_ints(m, NULL), sizeof(int32_t));
-    m->draws = calloc((size_t)2 * c->steps * c->batch, sizeof(double)); /* the retina's x and y */
+    /* the retina's x and y (the grid's locations fit in one), then each row's soft-mix draw */
+    m->draws = calloc((size_t)(2 * c->steps + 1) * c->batch, sizeof(double));
     if (st != NN_OK || !m->acts || !m->ints || !m->draws) {
         size_t params = m->opt.n, acts = m->n_acts;
         vis_destroy(m);
@@ -386,6 +391,7 @@ typedef struct {
     int sample;                 /* hard mode, training: locations are drawn */
     int uniform;                /* uniform attention (vis_set_uniform) */
     int mix;                    /* sampling with a soft mix: each row's draw follows the locations' */
+    int mix_at;                 /* where in draws they start: after the locations' (T or 2T per row) */
     int hits[NN_MAX_THREADS][VIS_MAX_STEPS]; /* sampling: per shard and step, rows whose argmax is the label */
     int seen[NN_MAX_THREADS][VIS_MAX_STEPS]; /* and rows with a label at that step */
 } VisPass;
@@ -405,7 +411,7 @@ static int forward_task(void *ctx, int s, double *total) {
     VisRows rows = {p->images + (size_t)b0 * c->rows * c->cols, p->labels ? p->labels + (size_t)b0 * T : NULL,
                     p->n_labels ? p->n_labels + b0 : NULL, p->pred ? p->pred + (size_t)b0 * T : NULL,
                     p->m->draws + b0, p->m->batch_B, p->m->baseline, p->count, p->sample, p->uniform, p->hits[s], p->seen[s],
-                    p->mix ? p->m->draws + (size_t)T * p->m->batch_B + b0 : NULL, p->m->soft_mix};
+                    p->mix ? p->m->draws + p->mix_at + b0 : NULL, p->m->soft_mix};
     return vis_rows_forward(r, b1 - b0, &rows, total);
 }
 
@@ -434,8 +440,9 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
         for (int i = 0; i < n_draws; i++) m->draws[i] = normal(&m->rng);
     else if (p.sample)
         for (int i = 0; i < n_draws; i++) m->draws[i] = uniform(&m->rng);
-    /* then each row's soft-mix draw, after the grid's T B locations (draws holds 2 T batch) */
-    p.mix = p.sample && !retina && m->soft_mix > 0;
+    /* then each row's soft-mix draw, after the locations' (draws holds (2 T + 1) batch) */
+    p.mix = p.sample && m->soft_mix > 0;
+    p.mix_at = n_draws;
     for (int b = 0; p.mix && b < B; b++) m->draws[n_draws + b] = uniform(&m->rng);
     if (p.uniform && c->mode == VIS_HARD)
         for (int i = 0; i < n_draws; i++) m->draws[i] = uniform(&m->uniform_rng);
@@ -504,10 +511,10 @@ int vis_set_soft_mix(VisionModel *m, nn_real share) {
     const VisConfig *c = &m->c;
     if (!(share >= 0 && share <= 1))
         return nn_fail(NN_ERR_VALUE, "softMix: %g; it is a share of the rows, within [0, 1]", (double)share);
-    if (share > 0 && (c->mode != VIS_HARD || c->attention == VIS_ATTN_NONE || c->sensor != VIS_SENSOR_GRID))
-        return nn_fail(NN_ERR_ARG, "softMix: only hard attention over the grid samples a cell to mix with the expected "
-                                   "context (mode 'hard', sensor 'grid'); this model's is %s",
-                       c->sensor == VIS_SENSOR_RETINA ? "the retina" : c->attention == VIS_ATTN_NONE ? "none" : "soft");
+    if (share > 0 && (c->mode != VIS_HARD || c->attention == VIS_ATTN_NONE))
+        return nn_fail(NN_ERR_ARG, "softMix: only hard attention samples locations to mix with the expected context "
+                                   "or the policy's mean (mode 'hard'); this model's is %s",
+                       c->attention == VIS_ATTN_NONE ? "none" : "soft");
     m->soft_mix = share;
     return NN_OK;
 }

@@ -69,10 +69,13 @@ typedef struct {
     nn_real *base;                    /* (T, B) the baseline b_t */
     nn_real *reward;                  /* (B) R: the last step's answer is right (sampled rows) */
     nn_real *rho;                     /* (T, B, K) the retina's values */
+    nn_real *rho_gx, *rho_gy;         /* (T, B, K) d rho / dx, d rho / dy of the location */
+    nn_real *path;                    /* (B) 1: the row read mu_t and learns pathwise (the soft mix) */
     nn_real *hg, *hl, *join;          /* (T, B, H), (T, B, H), (T, B, 2H) [h_g; h_l] */
     nn_real *d_join, *d_hg, *d_hl;    /* (B, 2H), (B, H), (B, H) */
     nn_real *d_rho;                   /* (B, K) */
     nn_real *d_mu, *d_base;           /* (B, 2), (B) */
+    nn_real *d_l;                     /* (B, 2) d l_t of pathwise rows */
     nn_real *scratch;                 /* a cell step's, attention's or im2col's scratch */
 } VisActs;
 
@@ -129,7 +132,8 @@ typedef struct {
     nn_real soft_mix;        /* the share: row b reads the expected context when mix[b] < soft_mix */
 } VisRows;
 
-/* Hard mode, sampling: row b reads the expected context this forward (vis_set_soft_mix). */
+/* Hard mode, sampling: row b reads the expected context (the grid) or its
+ * glimpses at the policy's mean (the retina) this forward (vis_set_soft_mix). */
 static inline int vis_reads_expected(const VisRows *r, int b) { return r->mix && r->mix[b] < r->soft_mix; }
 
 /* The retina's values per glimpse, K = scales * size^2. */

@@ -2,7 +2,11 @@
 // as in Mnih et al. 2014 on `cluttered`, trained with the bench's cosine schedule; reports the test
 // accuracy, the accuracy with uniformly random glimpses, and the share of test images where one of
 // the model's glimpses is centred inside the digit's box (examples() gives the boxes).
+// With `mix: [from, to]` the run trains with train's softMix annealed as the grid's mix runs are: every
+// image reads its glimpses at the policy's mean (learning where to look by the pathwise gradient) for
+// the first `from` of the run, then the share falls linearly to 0 at `to`, then REINFORCE alone.
 //   node tests/bench/vision-retina.mjs [--quick] [--size 100 --clutter 8] [--steps N] [--lr L] [--sigma S] [--hidden H]
+//     [--retina SIZE,SCALES] [--glimpses T] [--mix FROM,TO]
 import os from 'node:os';
 
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
@@ -33,19 +37,30 @@ export function glimpsesOnDigit(m, count, seed = 1) {
  * train calls' CPU; returns the bench's row ({ name, metric, steps, cpu, wall, load, final, uniform })
  * with `onDigit` beside it.
  */
-export async function retinaRun(engine, { name, task, steps, round, evalCount, final, lr0, lr1, batch, seed = 1, model = {} }) {
+export async function retinaRun(engine, { name, task, steps, round, evalCount, final, lr0, lr1, batch, seed = 1, model = {}, mix = null }) {
   const m = await engine.createVisionModel({ ...RETINA, ...task, ...model, batch, seed });
   const lrAt = (step) => lr1 + 0.5 * (lr0 - lr1) * (1 + Math.cos(Math.PI * Math.min(1, step / steps)));
+  const mixAt = (step) => {
+    const x = step / steps;
+    return x < mix[0] ? 1 : x >= mix[1] ? 0 : (mix[1] - x) / (mix[1] - mix[0]);
+  };
+  // a mixed run sets its share (and the rate) every 100 steps
+  const every = mix ? Math.min(100, round) : round;
   let cpu = 0;
   let wall = 0;
   for (let done = 0; done < steps;) {
-    const n = Math.min(round, steps - done);
+    const end = Math.min(done + round, steps);
     const c0 = process.cpuUsage();
-    wall += m.train({ steps: n, batch, lr: lrAt(done + n / 2), clip: 5 }).seconds;
+    for (; done < end; done += every) {
+      const n = Math.min(every, end - done);
+      const share = mix ? { softMix: mixAt(done + n / 2) } : {};
+      wall += m.train({ steps: n, batch, lr: lrAt(done + n / 2), clip: 5, ...share }).seconds;
+    }
     cpu += cpuSeconds(c0);
-    done += n;
+    done = end;
     const e = m.evaluate({ split: 'test', count: evalCount });
-    process.stderr.write(`  ${name}: ${done} steps, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test accuracy ${fmt(100 * e.accuracy)}%\n`);
+    const mixed = mix ? `, soft mix ${fmt(mixAt(done), 2)}` : '';
+    process.stderr.write(`  ${name}: ${done} steps${mixed}, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test accuracy ${fmt(100 * e.accuracy)}%\n`);
   }
   const result = {
     name, metric: 'accuracy', steps, cpu, wall, load: os.loadavg()[0], config: m.config,
@@ -65,11 +80,17 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const quick = args.includes('--quick');
   const engine = await loadEngine({ simd: true, threads: 1 });
   const task = { task: 'cluttered', size: arg('--size', 60), clutter: arg('--clutter', 4) };
+  const pair = (k) => (args.includes(k) ? args[args.indexOf(k) + 1].split(',').map(Number) : null);
+  const retina = pair('--retina');
   const r = await retinaRun(engine, {
-    name: `cluttered ${task.size} x ${task.size}, ${task.clutter} pieces, hard (retina)`, task,
-    steps: arg('--steps', quick ? 40 : 25000), round: quick ? 20 : 1000, evalCount: quick ? 100 : 500, final: quick ? 200 : 2000,
-    lr0: arg('--lr', 0.002), lr1: 0.0001, batch: 32,
-    model: { sigma: arg('--sigma', 0.15), hidden: arg('--hidden', RETINA.hidden) },
+    name: `cluttered ${task.size} x ${task.size}, ${task.clutter} pieces, hard (retina${pair('--mix') ? ', soft mix' : ''})`, task,
+    steps: arg('--steps', quick ? 40 : 25000), round: arg('--round', quick ? 20 : 1000), evalCount: quick ? 100 : 500,
+    final: arg('--final', quick ? 200 : 2000), lr0: arg('--lr', 0.002), lr1: 0.0001, batch: arg('--batch', 32),
+    model: {
+      sigma: arg('--sigma', 0.15), hidden: arg('--hidden', RETINA.hidden), steps: arg('--glimpses', RETINA.steps),
+      ...(retina ? { retina: { size: retina[0], scales: retina[1] } } : {}),
+    },
+    mix: pair('--mix'),
   });
   console.log(`| ${r.name} | ${r.steps} | ${fmt(r.cpu)} s | ${fmt(r.wall)} s (${fmt(r.load)}) | ${fmt(100 * r.final.accuracy)}% | ${fmt(100 * r.uniform.accuracy)}% | ${fmt(100 * r.onDigit)}% |`);
 }

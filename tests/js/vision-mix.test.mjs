@@ -1,7 +1,8 @@
 // Hard attention's soft mix (train's softMix) through the JS API on both builds: its checks
 // with codes (and the model usable after them), share 1 training a hard model exactly as soft
 // attention with the same weights, share 0 the same as no share, and the API of a mixed model
-// (predict's per-step location, evaluate's fields) unchanged.
+// (predict's per-step location, evaluate's fields) unchanged; on the retina, share 0 is no share
+// and a share trains the location layer from the answers (glimpses at the policy's mean).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { throwsCode } from '../lib/assert.mjs';
@@ -11,25 +12,43 @@ const HARD = { task: 'cluttered', mode: 'hard', channels: [4, 8], hidden: 16, ba
 
 for (const { engine, ...build } of await withEngines()) {
   describe(`vision softMix (${build.name})`, { skip: build.skip }, () => {
-    test('bad shares and models that sample no cell reject with errors naming softMix', async () => {
+    test('bad shares and models that sample nothing reject with errors naming softMix', async () => {
       const hard = await engine.createVisionModel(HARD);
       const soft = await engine.createVisionModel({ ...HARD, mode: 'soft' });
-      const retina = await engine.createVisionModel({ ...HARD, sensor: 'retina', channels: undefined });
       const none = await engine.createVisionModel({ ...HARD, mode: 'soft', attention: 'none' });
       try {
         const base = engine.heapUsed();
         for (const bad of [-0.1, 1.5]) throwsCode(() => hard.train({ softMix: bad }), 'ERR_VALUE', /softMix: a share of the images, within \[0, 1\]/);
         throwsCode(() => hard.train({ softMix: 'half' }), 'ERR_VALUE', /softMix must be a finite number/);
         throwsCode(() => hard.train({ softMix: NaN }), 'ERR_VALUE', /softMix/);
-        throwsCode(() => soft.train({ softMix: 0.5 }), 'ERR_ARG', /softMix: only hard attention over the grid.*this model's is soft/);
+        throwsCode(() => soft.train({ softMix: 0.5 }), 'ERR_ARG', /softMix: only hard attention samples.*this model's is soft/);
         throwsCode(() => none.train({ softMix: 0.5 }), 'ERR_ARG', /softMix: .*this model's is none/);
-        throwsCode(() => retina.train({ softMix: 0.5 }), 'ERR_ARG', /softMix: .*this model's is the retina/);
         assert.equal(engine.heapUsed(), base, 'the failed calls leak nothing');
-        assert.equal(hard.steps + soft.steps + retina.steps, 0, 'no step was taken');
+        assert.equal(hard.steps + soft.steps + none.steps, 0, 'no step was taken');
         assert.ok(Number.isFinite(soft.train({ softMix: 0 }).loss), 'share 0 is every model\'s default');
         assert.ok(Number.isFinite(hard.train({ steps: 2, softMix: 0.5 }).loss), 'the hard model trains after the errors');
       } finally {
-        for (const m of [hard, soft, retina, none]) m.destroy();
+        for (const m of [hard, soft, none]) m.destroy();
+      }
+    });
+
+    test('the retina: share 0 is no share; share 1 moves the location layer, which sampling alone learns by REINFORCE', async () => {
+      const RETINA = { task: 'cluttered', mode: 'hard', sensor: 'retina', hidden: 16, batch: 8, seed: 6, steps: 3 };
+      const [a, b, c] = await Promise.all([0, 1, 2].map(() => engine.createVisionModel(RETINA)));
+      try {
+        a.train({ steps: 3, lr: 0.01 });
+        b.train({ steps: 3, lr: 0.01, softMix: 0 });
+        assert.deepEqual(b.save(), a.save(), 'the same file, byte for byte');
+        c.train({ steps: 3, lr: 0.01, softMix: 1 });
+        assert.notDeepEqual(c.save(), a.save(), 'a share changes training');
+        // every glimpse read at the policy's mean: evaluation's glimpses, and the same predict API
+        const [ex] = c.examples({ count: 1, seed: 2 });
+        const { steps } = c.predict(ex.image);
+        assert.equal(steps.length, 3);
+        assert.ok(steps.every((s) => s.location && Number.isFinite(s.location.x) && s.location.box), 'every step has its glimpse and box');
+        assert.ok(Number.isFinite(c.evaluate({ count: 20 }).accuracy));
+      } finally {
+        for (const m of [a, b, c]) m.destroy();
       }
     });
 

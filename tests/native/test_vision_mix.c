@@ -10,8 +10,9 @@
  *     model's), the others a sampled cell; split into shards, the batch gives
  *     the same loss, gradients and locations;
  *   - a share outside [0, 1] is NN_ERR_VALUE, a share on a model that does
- *     not sample cells (soft, none, the retina) NN_ERR_ARG, and a trainer
- *     that grows its batch keeps the share. */
+ *     not sample (soft, none) NN_ERR_ARG, the retina takes one (its glimpses
+ *     at the policy's mean: test_vision_retina.c), and a trainer that grows
+ *     its batch keeps the share. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,7 +229,10 @@ static void errors_and_growth(void) {
     VisionTrainer *t = NULL;
     ImgTaskConfig tc = {IMG_CLUTTERED, 2, 1, 1, 0};
     if (CHECK(vis_data_create(&d, asset, size) == NN_OK && vtr_create(&t, d, &tc, &rc) == NN_OK, "retina: %s", nn_last_error())) {
-        CHECK(vis_set_soft_mix(vtr_model(t), 0.5) == NN_ERR_ARG, "the retina: %s", nn_last_error());
+        NnTrainOptions o = {NN_ADAM, 0.01f, 5};
+        float losses[2];
+        CHECK(vis_set_soft_mix(vtr_model(t), 0.5) == NN_OK && vtr_train(t, &o, 2, 4, losses) == NN_OK,
+              "the retina trains with a share: %s", nn_last_error());
         vtr_destroy(t);
         t = NULL;
     }

@@ -4,6 +4,9 @@
  *     glimpse network and the pixels, with the location held still (W_loc = 0:
  *     a location is a sample, no gradient flows back through it); the
  *     baseline's gradient w (b_t - R) s_t;
+ *   - the soft mix: share 1's pathwise gradient (every parameter, the location
+ *     layer's included, and the pixels) against finite differences; share 0
+ *     unchanged; share 0.5 splits the rows;
  *   - REINFORCE's average gradient of the location layer against the exact
  *     gradient of the expected reward, E[R] = integral N(l; mu, sigma^2) R(clip l) dl
  *     by quadrature on a fine grid, within its standard error;
@@ -40,13 +43,20 @@ static VisionModel *retina_model(int steps, int batch, int size, int scales) {
     return m;
 }
 
-/* Row b's retina, recomputed plainly from the image and the location the model used. */
-static double retina_ref(const VisionModel *m, const nn_real *image, const nn_real *xy, int k, int i, int j) {
+/* rows random images, and T random labels per row (labels (rows, T), n (rows)). */
+static nn_real *random_batch(Rng *r, int rows, int32_t *labels, int32_t *n) {
+    nn_real *images = alloc_random(r, (size_t)rows * R * Q, 0, 1);
+    for (int b = 0; b < rows; b++) {
+        n[b] = T;
+        for (int t = 0; t < T; t++) labels[b * T + t] = rng_int(r, 0, 9);
+    }
+    return images;
+}
+
+/* The block average of scale k's cell (i, j) with the patch's top-left pixel at (top, left). */
+static double block_ref(const VisionModel *m, const nn_real *image, int top, int left, int k, int i, int j) {
     const VisConfig *c = &m->c;
-    int cx = (int)floor((xy[0] + 1) / 2 * c->cols), cy = (int)floor((xy[1] + 1) / 2 * c->rows);
-    cx = cx < 0 ? 0 : cx >= c->cols ? c->cols - 1 : cx;
-    cy = cy < 0 ? 0 : cy >= c->rows ? c->rows - 1 : cy;
-    int f = 1 << k, side = c->retina_size * f, top = cy - side / 2, left = cx - side / 2;
+    int f = 1 << k;
     double sum = 0;
     for (int y = top + i * f; y < top + (i + 1) * f; y++)
         for (int x = left + j * f; x < left + (j + 1) * f; x++)
@@ -54,8 +64,22 @@ static double retina_ref(const VisionModel *m, const nn_real *image, const nn_re
     return sum / (f * f);
 }
 
+/* Row b's retina, recomputed plainly from the image and the location the model
+ * used: the bilinear mix of the block averages at the four integer corners
+ * around the patch's continuous corner (x = -1 the canvas's left edge, pixel
+ * centres at half-integers). */
+static double retina_ref(const VisionModel *m, const nn_real *image, const nn_real *xy, int k, int i, int j) {
+    const VisConfig *c = &m->c;
+    int side = c->retina_size << k;
+    double left = (xy[0] + 1) / 2 * c->cols - 0.5 - side / 2, top = (xy[1] + 1) / 2 * c->rows - 0.5 - side / 2;
+    int L = (int)floor(left), T0 = (int)floor(top);
+    double ax = left - L, ay = top - T0;
+    return (1 - ay) * ((1 - ax) * block_ref(m, image, T0, L, k, i, j) + ax * block_ref(m, image, T0, L + 1, k, i, j)) +
+           ay * ((1 - ax) * block_ref(m, image, T0 + 1, L, k, i, j) + ax * block_ref(m, image, T0 + 1, L + 1, k, i, j));
+}
+
 static void retina_matches_reference(void) {
-    check_case("retina: box averages of 3 scales around each step's location");
+    check_case("retina: sub-pixel box averages of 3 scales around each step's location");
     VisionModel *m = retina_model(T, B, 4, 3);
     if (!m) return;
     Rng r = {3};
@@ -85,51 +109,73 @@ typedef struct {
     VisionModel *m;
     nn_real *images;
     int32_t labels[B * T], n[B];
+    int train; /* the forward samples (with a soft mix of 1: every row at mu_t) */
+    nn_real *g, *dimages; /* (P), (B, R, Q) the engine's gradients at the point */
 } Case;
 
 static double case_loss(void *p) {
     Case *c = p;
     nn_real loss;
-    vis_forward(c->m, B, c->images, c->labels, c->n, 0, &loss, NULL);
+    vis_forward(c->m, B, c->images, c->labels, c->n, c->train, &loss, NULL);
     return loss;
 }
 
-/* Every parameter but the location layer's (held at W_loc = 0 so the location
- * does not move under the differences; its gradient is REINFORCE's alone,
- * zero without sampling) and the pixels. */
-static void retina_gradcheck(RnnCellKind cell) {
-    check_case("retina gradcheck cell=%d", (int)cell);
-    VisionModel *m = retina_model(T, B, 4, 2);
-    if (!m) return;
-    Case c = {.m = m};
-    Rng r = {17 + (uint64_t)cell};
-    c.images = alloc_random(&r, (size_t)B * R * Q, 0, 1);
-    for (int b = 0; b < B; b++) {
-        c.n[b] = T;
-        for (int t = 0; t < T; t++) c.labels[b * T + t] = rng_int(&r, 0, 9);
-    }
+/* A gradient check's case: random images, labels and weights, the location
+ * layer held at W_loc = 0 with b_loc off the pixel edges (x = 0.37 is column
+ * 16.44), and the engine's gradients there; share 1 trains with every row pathwise. */
+static int case_setup(Case *c, uint64_t seed, int share) {
+    VisionModel *m = c->m = retina_model(T, B, 4, 2);
+    if (!m) return 0;
+    Rng r = {seed};
     size_t P = vis_num_params(m), N = (size_t)B * R * Q;
+    c->images = random_batch(&r, B, c->labels, c->n);
     nn_real *p = vis_params(m);
     for (size_t i = 0; i < P; i++) p[i] += (nn_real)(0.1 * rng_uniform(&r, -1, 1));
     memset(m->w.loc_w, 0, sizeof(nn_real) * 2 * H);
-    m->w.loc_b[0] = (nn_real)0.37; /* off the pixel edges: x = 0.37 is column 16.44 */
+    m->w.loc_b[0] = (nn_real)0.37;
     m->w.loc_b[1] = (nn_real)-0.41;
-    nn_real loss, *dimages = alloc_zeros(N), *g = alloc_reals(P);
+    c->train = share;
+    CHECK_OK(vis_set_soft_mix(m, (nn_real)share), "share");
+    nn_real loss;
+    c->dimages = alloc_zeros(N);
+    c->g = alloc_reals(P);
     vis_zero_grad(m);
-    CHECK_OK(vis_forward(m, B, c.images, c.labels, c.n, 0, &loss, NULL), "forward");
-    CHECK_OK(vis_backward(m, dimages), "backward");
-    memcpy(g, vis_grads(m), sizeof(nn_real) * P);
-    size_t loc = (size_t)(m->w.loc_w - p), loc_n = 2 * H + 2;
-    double worst = 0;
+    CHECK_OK(vis_forward(m, B, c->images, c->labels, c->n, c->train, &loss, NULL), "forward");
+    CHECK_OK(vis_backward(m, c->dimages), "backward");
+    memcpy(c->g, vis_grads(m), sizeof(nn_real) * P);
+    double wx = fd_worst(case_loss, c, c->images, c->dimages, N);
+    CHECK(wx < 1e-5, "pixels (%zu): worst relative error %.3g", N, wx);
+    return 1;
+}
+
+/* Share 0 (no sampling): every parameter but the location layer's (held at
+ * W_loc = 0 so the location does not move under the differences; its gradient
+ * is REINFORCE's alone, zero without sampling) and the pixels.
+ * Share 1 (the soft mix): every row reads its glimpses at mu_t, so the loss is
+ * a smooth function of every parameter, the location layer's too (through the
+ * sub-pixel retina and the location network); W_loc = 0, so mu_t's gradient
+ * stopping at s_t (as the engine's does) loses nothing. The baseline learns nothing. */
+static void retina_gradcheck(RnnCellKind cell, int share) {
+    check_case("retina gradcheck cell=%d, soft mix %d", (int)cell, share);
+    Case c;
+    if (!case_setup(&c, (share ? 53 : 17) + (uint64_t)cell, share)) return;
+    VisionModel *m = c.m;
+    size_t P = vis_num_params(m);
+    nn_real *p = vis_params(m), *g = c.g;
+    size_t loc = (size_t)(m->w.loc_w - p), loc_n = share ? 0 : 2 * H + 2, base = (size_t)(m->w.base_w - p);
+    double worst = 0, gl = 0, gb = 0;
     /* the tensors before and after the location layer (W_loc, b_loc are adjacent in the table) */
     worst = fmax(worst, fd_worst(case_loss, &c, p, g, loc));
     worst = fmax(worst, fd_worst(case_loss, &c, p + loc + loc_n, g + loc + loc_n, P - loc - loc_n));
     CHECK(worst < 1e-5, "parameters (%zu): worst relative error %.3g", P - loc_n, worst);
-    double wx = fd_worst(case_loss, &c, c.images, dimages, N);
-    CHECK(wx < 1e-5, "pixels (%zu): worst relative error %.3g", N, wx);
-    double gl = 0;
-    for (size_t i = 0; i < loc_n; i++) gl = fmax(gl, fabs(g[loc + i]));
-    CHECK(gl == 0, "no sampling, no REINFORCE: the location layer's gradient is 0 (%g)", gl);
+    for (size_t i = 0; i < 2 * H + 2; i++) gl = fmax(gl, fabs(g[loc + i]));
+    for (size_t i = 0; i < H + 1; i++) gb = fmax(gb, fabs(g[base + i]));
+    if (share) {
+        CHECK(gl > 1e-4, "the location layer learns from the answers (largest gradient %g)", gl);
+        CHECK(gb == 0, "no sampled row: the baseline's gradient is 0 (%g)", gb);
+    } else {
+        CHECK(gl == 0, "no sampling, no REINFORCE: the location layer's gradient is 0 (%g)", gl);
+    }
     vis_destroy(m);
 }
 
@@ -299,12 +345,8 @@ static void retina_shards(void) {
     VisConfig c = retina_config(T, SBR, 4, 2);
     Rng r = {41};
     size_t N = (size_t)SBR * R * Q;
-    nn_real *images = alloc_random(&r, N, 0, 1);
     int32_t labels[SBR * T], n[SBR];
-    for (int b = 0; b < SBR; b++) {
-        n[b] = T;
-        for (int t = 0; t < T; t++) labels[b * T + t] = rng_int(&r, 0, 9);
-    }
+    nn_real *images = random_batch(&r, SBR, labels, n);
     VisionModel *one;
     if (!CHECK(vis_create(&one, &c) == NN_OK, "create: %s", nn_last_error())) return;
     size_t P = vis_num_params(one);
@@ -336,6 +378,62 @@ static void retina_shards(void) {
         vis_destroy(many);
     }
     vis_destroy(one);
+}
+
+/* The soft mix on the retina: share 1 reads every glimpse at mu_t (the
+ * evaluation's locations) and draws one more number per row; share 0 trains
+ * exactly as a model never given a share; a share in between splits the rows. */
+static void retina_soft_mix(void) {
+    check_case("retina: the soft mix's shares");
+    enum { MB = 6 };
+    VisConfig c = retina_config(T, MB, 4, 2);
+    Rng r = {59};
+    int32_t labels[MB * T], n[MB], pred[MB * T];
+    nn_real *images = random_batch(&r, MB, labels, n);
+    VisionModel *a, *z, *one, *half;
+    if (!CHECK(vis_create(&a, &c) == NN_OK && vis_create(&z, &c) == NN_OK && vis_create(&one, &c) == NN_OK &&
+                   vis_create(&half, &c) == NN_OK,
+               "create: %s", nn_last_error()))
+        return;
+    for (int i = 0; i < 2 * H; i++) { /* the same weights that spread the locations, in all four */
+        nn_real w = (nn_real)rng_uniform(&r, -2, 2);
+        a->w.loc_w[i] = z->w.loc_w[i] = one->w.loc_w[i] = half->w.loc_w[i] = w;
+    }
+    size_t P = vis_num_params(a);
+    nn_real la, lz, l1, lh;
+    CHECK_OK(vis_set_soft_mix(z, 0.6) == NN_OK ? vis_set_soft_mix(z, 0) : NN_ERR_VALUE, "share 0");
+    CHECK_OK(vis_set_soft_mix(one, 1), "share 1");
+    CHECK_OK(vis_set_soft_mix(half, 0.5), "share 0.5");
+    VisionModel *all[] = {a, z, one, half};
+    nn_real *loss[] = {&la, &lz, &l1, &lh};
+    for (int k = 0; k < 4; k++) {
+        vis_zero_grad(all[k]);
+        CHECK(vis_forward(all[k], MB, images, labels, n, 1, loss[k], NULL) == NN_OK && vis_backward(all[k], NULL) == NN_OK,
+              "model %d: %s", k, nn_last_error());
+    }
+    CHECK(la == lz && memcmp(vis_grads(a), vis_grads(z), sizeof(nn_real) * P) == 0 && a->rng == z->rng,
+          "share 0: the same loss, gradients and stream as no share");
+    CHECK(memcmp(a->a.lsamp, z->a.lsamp, sizeof(nn_real) * 2 * T * MB) == 0, "share 0: the same draws");
+    double off = 0;
+    for (int i = 0; i < 2 * T * MB; i++) off = fmax(off, fabs(one->a.lsamp[i] - one->a.mu[i]));
+    CHECK(off == 0, "share 1: every glimpse at the policy's mean (%g off)", off);
+    /* an evaluation forward reads mu_t as well: the same loss as share 1's */
+    VisionModel *e;
+    if (CHECK(vis_create(&e, &c) == NN_OK, "create: %s", nn_last_error())) {
+        memcpy(vis_params(e), vis_params(one), sizeof(nn_real) * P);
+        nn_real le;
+        CHECK_OK(vis_forward(e, MB, images, labels, n, 0, &le, pred), "evaluate");
+        CHECK_CLOSE(le, l1, 0, 8 * TOL_EPS, "share 1's loss is the evaluation's");
+        vis_destroy(e);
+    }
+    int at_mu = 0;
+    for (int b = 0; b < MB; b++) {
+        int same = half->a.lsamp[b * 2] == half->a.mu[b * 2] && half->a.lsamp[b * 2 + 1] == half->a.mu[b * 2 + 1];
+        at_mu += same;
+        CHECK(same == (half->a.path[b] != 0), "share 0.5, row %d: at mu exactly when it is pathwise", b);
+    }
+    CHECK(at_mu > 0 && at_mu < MB, "share 0.5 splits the rows (%d of %d at mu)", at_mu, MB);
+    for (int k = 0; k < 4; k++) vis_destroy(all[k]);
 }
 
 /* Version 3 files: written for the retina, loaded back to the same model;
@@ -424,9 +522,12 @@ int main(void) {
     retina_shards();
     files_and_errors();
     retina_matches_reference();
+    retina_soft_mix();
 #ifdef NN_DOUBLE
-    retina_gradcheck(RNN_CELL_GRU);
-    retina_gradcheck(RNN_CELL_LSTM);
+    for (int share = 0; share <= 1; share++) {
+        retina_gradcheck(RNN_CELL_GRU, share);
+        retina_gradcheck(RNN_CELL_LSTM, share);
+    }
     baseline_gradient();
     reinforce_matches_exact();
 #endif

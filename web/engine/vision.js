@@ -197,7 +197,7 @@ function toImage(name, image) {
   return { rows, cols, data: pixels };
 }
 
-/** train's softMix, a share in [0, 1] (0 by default: every image samples its cells); the core checks which models take it. */
+/** train's softMix, a share in [0, 1] (0 by default: every image samples its cells or locations); the core checks which models take it. */
 function toSoftMix(value) {
   const share = toNumber('softMix', value, 0);
   if (share < 0 || share > 1) throw valueError(`softMix: a share of the images, within [0, 1] (got ${share})`);
