@@ -34,6 +34,8 @@ await cp(`${root}web`, out, {
   recursive: true,
   filter: (src) => {
     const rel = src.slice(`${root}web`.length + 1);
+    // a vendor.mjs run beside this one (another build) may be about to rename its temporary file away
+    if (/\.tmp\d+-\w+$/.test(rel)) return false;
     return !(rel.endsWith('.js') && BUNDLED.some((b) => rel === b || rel.startsWith(`${b}/`)));
   },
 });

@@ -22,12 +22,21 @@ run() {
 }
 run native make -s -j"$(nproc)" test-native
 # The js suite two files at a time (each file is mostly one busy WASM thread,
-# so on 2 cores it takes about half as long); the browser suite one file at a
-# time: its lab tests watch training paced by the clock, and several files
-# build the site, which regenerates web/vendor/ that the others' pages read.
+# so on 2 cores it takes about half as long); the browser suite likewise,
+# except the lab's files, one at a time after the others: they measure the
+# page while it trains (its longest main-thread task, steps paced by the
+# clock), and a second browser beside them changes what they measure.
+# web/vendor/ is made once first; the files that build the site rerun
+# scripts/vendor.mjs, which then rewrites nothing the other file's pages read.
 jobs=$(nproc); [ "$jobs" -lt 2 ] && jobs=2
 run js node --test --test-concurrency="$jobs" tests/js/
-run browser node --test --test-concurrency=1 tests/browser/
+node scripts/vendor.mjs >/dev/null || { echo "attnlab: making web/vendor/ failed"; exit 1; }
+pages=(); labs=()
+for f in tests/browser/*.test.mjs; do
+  case ${f##*/} in lab*) labs+=("$f") ;; *) pages+=("$f") ;; esac
+done
+run browser node --test --test-concurrency="$jobs" "${pages[@]}"
+run browser-lab node --test --test-concurrency=1 "${labs[@]}"
 if [ $fuzz = 1 ]; then
   run fuzz bash tests/fuzz/run.sh "${FUZZ_SECONDS:-30}"
 else

@@ -8,12 +8,19 @@
 //                         style attributes become classes in formulas.css, so the page needs no
 //                         'unsafe-inline' style under its Content-Security-Policy
 // Installs the npm dev dependencies first when a fresh clone has none.
+//   node scripts/vendor.mjs [--out dir]   (default web/vendor/)
+// Safe to run while pages read the directory, and twice at once (the site build runs it,
+// and the browser tests build the site beside other tests' pages): a file is written only
+// when its content changed, and then through a temporary file renamed over it, so a reader
+// sees the old file or the new one, never half of one; no directory is ever removed.
 import { execSync } from 'node:child_process';
-import { cp, mkdir, rename, stat, writeFile as writeFileRaw } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile as writeFileRaw } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const out = `${root}web/vendor/`;
+const args = process.argv.slice(2);
+const out = `${resolve(args.includes('--out') ? args[args.indexOf('--out') + 1] : `${root}web/vendor`)}/`;
 
 const exists = (path) => stat(path).then(() => true, () => false);
 
@@ -22,13 +29,29 @@ if (!(await exists(`${root}node_modules/katex/dist/katex.mjs`)) || !(await exist
   execSync('npm install --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
 }
 
-await mkdir(`${out}katex`, { recursive: true });
-/** Writes through a temporary file and a rename, so a page (or a parallel test) never reads half a file. */
-async function writeFile(path, text) {
-  await writeFileRaw(`${path}.tmp${process.pid}`, text);
-  await rename(`${path}.tmp${process.pid}`, path);
+/** Replaces `path` by `data` unless it holds that already: through a temporary file and a rename. */
+async function writeFile(path, data) {
+  const old = await readFile(path).catch(() => null);
+  if (old && old.equals(Buffer.from(data))) return;
+  const tmp = `${path}.tmp${process.pid}-${Math.random().toString(36).slice(2)}`;
+  try {
+    await writeFileRaw(tmp, data);
+    await rename(tmp, path);
+  } finally {
+    await rm(tmp, { force: true });
+  }
 }
 
+/** Copies the tree `from` into `to` through writeFile (recursive mkdir: another run may make the same folder). */
+async function copyTree(from, to, keep) {
+  await mkdir(to, { recursive: true });
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    if (entry.isDirectory()) await copyTree(join(from, entry.name), join(to, entry.name), keep);
+    else if (keep(entry.name)) await writeFile(join(to, entry.name), await readFile(join(from, entry.name)));
+  }
+}
+
+await mkdir(`${out}katex`, { recursive: true });
 const { interpolateRdBu, interpolateViridis } = await import('d3-scale-chromatic');
 const { rgb } = await import('d3-color');
 const sample = (interpolate) => Array.from({ length: 256 }, (_, i) => {
@@ -44,8 +67,8 @@ await writeFile(`${out}colortables.js`, [
 ].join('\n'));
 
 const katexDir = `${root}node_modules/katex/dist/`;
-await cp(`${katexDir}katex.min.css`, `${out}katex/katex.min.css`);
-await cp(`${katexDir}fonts`, `${out}katex/fonts`, { recursive: true, filter: (src) => !/\.(ttf|woff)$/.test(src) });
+await writeFile(`${out}katex/katex.min.css`, await readFile(`${katexDir}katex.min.css`));
+await copyTree(`${katexDir}fonts`, `${out}katex/fonts`, (name) => !/\.(ttf|woff)$/.test(name));
 
 const { default: katex } = await import(`${katexDir}katex.mjs`);
 const { allTex } = await import(`${root}web/playground/tex.js`);

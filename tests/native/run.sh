@@ -10,7 +10,9 @@ trap 'rm -rf "$tmp"' EXIT
 key() { printf '%s' "$1" | tr '/' '_'; }
 export tmp
 export -f key
-printf '%s\n' "$@" | xargs -P "$jobs" -I{} bash -c 'k=$(key "$1"); "$1" >"$tmp/$k.out" 2>&1; echo $? >"$tmp/$k.rc"' _ {}
+# started last first: the make order ends with the double build, whose binaries take longest, so
+# they start early and no core sits idle at the end waiting on one long binary
+printf '%s\n' "$@" | tac | xargs -P "$jobs" -I{} bash -c 'k=$(key "$1"); "$1" >"$tmp/$k.out" 2>&1; echo $? >"$tmp/$k.rc"' _ {}
 passed=0; failed=0; crashed=0
 for bin in "$@"; do
   k=$(key "$bin")

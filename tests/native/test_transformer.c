@@ -391,7 +391,7 @@ static void check_copy_learns(void) {
     if (tf_create(&m, &c, NULL, 0) != NN_OK) return;
     double before, after, acc;
     tf_evaluate(m, TF_SPLIT_TEST, 64, &before, &acc);
-    TfTrainOptions o = {150, 16, (nn_real)3e-3, 0, 10, 0, 1};
+    TfTrainOptions o = {80, 16, (nn_real)1e-2, 0, 10, 0, 1}; /* 2.49 -> 1.09; 150 steps at 3e-3 took twice as long */
     CHECK(tf_train(m, &o, NULL) == NN_OK, "train: %s", nn_last_error());
     tf_evaluate(m, TF_SPLIT_TEST, 64, &after, &acc);
     CHECK(after < 0.7 * before, "test loss %.3f -> %.3f", before, after);
