@@ -10,8 +10,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { loadEngine } from '../../web/engine/index.js';
 import { renderMath } from '../../scripts/render-math.mjs';
 import { BUILDS } from './builds.mjs';
-import { TEXT_EXAMPLE } from '../../web/learn/ch7-kinds.js';
-import { DISAGREE_TARGET, MEASURE_IMAGES, agreementByImage, mean, meanPeak, sampleGlimpses, seqAgreement, totalVariation } from '../../web/learn/vision-measures.js';
+import { DISAGREE_TARGET, MEASURE_IMAGES, TEXT_EXAMPLE, agreementByImage, mean, meanPeak, sampleGlimpses, seqAgreement, totalVariation } from '../../web/learn/vision-measures.js';
 
 const dir = new URL('../../web/models/', import.meta.url);
 const manifest = JSON.parse(await readFile(new URL('models.json', dir), 'utf8'));

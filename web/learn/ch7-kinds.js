@@ -19,10 +19,8 @@ import { labLink, visionLabFields } from './links.js';
 import { percent, quote } from './numbers.js';
 import { createBars } from './bars.js';
 import { largest, updateOnScale } from './scale.js';
-import { DISAGREE_TARGET, MEASURE_IMAGES, agreementByImage, mean, meanPeak, receptiveField, reverseOffsets, sampleGlimpses, seqAgreement, sizesText, testImage, totalVariation } from './vision-measures.js';
+import { DISAGREE_TARGET, MEASURE_IMAGES, TEXT_EXAMPLE, agreementByImage, mean, meanPeak, receptiveField, reverseOffsets, sampleGlimpses, seqAgreement, sizesText, testImage, totalVariation } from './vision-measures.js';
 
-/** The date the text comparison starts from. */
-export const TEXT_EXAMPLE = '25th of June, 2009';
 
 /** Glimpse counts the slider steps through. */
 export const DRAWS = [1, 3, 10, 30, 100, 300, 1000];

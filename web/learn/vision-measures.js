@@ -22,6 +22,9 @@ import { mulberry32 } from '../ui/rng.js';
 
 /** Chapter 7's challenge: an output character whose most-attended input character holds less than this share of its saliency. */
 export const DISAGREE_TARGET = 0.1;
+
+/** The date chapter 7's text comparison starts from: one the two measures agree on (its challenge asks for one they do not). */
+export const TEXT_EXAMPLE = '25th of June, 2009';
 /** How many test images the prose's averages are over. */
 export const MEASURE_IMAGES = 24;
 
