@@ -10,6 +10,28 @@ import { withEngines } from './builds.mjs';
 
 const HARD = { task: 'cluttered', mode: 'hard', channels: [4, 8], hidden: 16, batch: 8, seed: 5 };
 
+/**
+ * Three models made with `options` train 3 steps: with no share and with share 0 they save the
+ * same file, byte for byte; with `share` another. Returns that mixed model (the caller destroys it).
+ */
+async function mixedAfterShareZero(engine, options, share) {
+  const [a, b, c] = await Promise.all([0, 1, 2].map(() => engine.createVisionModel(options)));
+  try {
+    a.train({ steps: 3, lr: 0.01 });
+    b.train({ steps: 3, lr: 0.01, softMix: 0 });
+    assert.deepEqual(b.save(), a.save(), 'the same file, byte for byte');
+    c.train({ steps: 3, lr: 0.01, softMix: share });
+    assert.notDeepEqual(c.save(), a.save(), 'a share changes training');
+    return c;
+  } catch (err) {
+    c.destroy();
+    throw err;
+  } finally {
+    a.destroy();
+    b.destroy();
+  }
+}
+
 for (const { engine, ...build } of await withEngines()) {
   describe(`vision softMix (${build.name})`, { skip: build.skip }, () => {
     test('bad shares and models that sample nothing reject with errors naming softMix', async () => {
@@ -34,13 +56,8 @@ for (const { engine, ...build } of await withEngines()) {
 
     test('the retina: share 0 is no share; share 1 moves the location layer, which sampling alone learns by REINFORCE', async () => {
       const RETINA = { task: 'cluttered', mode: 'hard', sensor: 'retina', hidden: 16, batch: 8, seed: 6, steps: 3 };
-      const [a, b, c] = await Promise.all([0, 1, 2].map(() => engine.createVisionModel(RETINA)));
+      const c = await mixedAfterShareZero(engine, RETINA, 1);
       try {
-        a.train({ steps: 3, lr: 0.01 });
-        b.train({ steps: 3, lr: 0.01, softMix: 0 });
-        assert.deepEqual(b.save(), a.save(), 'the same file, byte for byte');
-        c.train({ steps: 3, lr: 0.01, softMix: 1 });
-        assert.notDeepEqual(c.save(), a.save(), 'a share changes training');
         // every glimpse read at the policy's mean: evaluation's glimpses, and the same predict API
         const [ex] = c.examples({ count: 1, seed: 2 });
         const { steps } = c.predict(ex.image);
@@ -48,7 +65,7 @@ for (const { engine, ...build } of await withEngines()) {
         assert.ok(steps.every((s) => s.location && Number.isFinite(s.location.x) && s.location.box), 'every step has its glimpse and box');
         assert.ok(Number.isFinite(c.evaluate({ count: 20 }).accuracy));
       } finally {
-        for (const m of [a, b, c]) m.destroy();
+        c.destroy();
       }
     });
 
@@ -73,22 +90,15 @@ for (const { engine, ...build } of await withEngines()) {
     });
 
     test('share 0 trains exactly as no share; a mixed model keeps the hard API', async () => {
-      const a = await engine.createVisionModel(HARD);
-      const b = await engine.createVisionModel(HARD);
-      const c = await engine.createVisionModel(HARD);
+      const c = await mixedAfterShareZero(engine, HARD, 0.5);
       try {
-        a.train({ steps: 3, lr: 0.01 });
-        b.train({ steps: 3, lr: 0.01, softMix: 0 });
-        assert.deepEqual(b.save(), a.save(), 'the same file, byte for byte');
-        c.train({ steps: 3, lr: 0.01, softMix: 0.5 });
-        assert.notDeepEqual(c.save(), a.save(), 'a share changes training');
         const e = c.evaluate({ count: 20 });
         assert.deepEqual(Object.keys(e).sort(), ['accuracy', 'count', 'loss', 'sequenceAccuracy', 'split']);
         const [ex] = c.examples({ count: 1, seed: 2 });
         const { steps } = c.predict(ex.image);
         assert.ok(steps.every((s) => s.location && Number.isInteger(s.location.cell) && s.location.box), 'every step has its cell and box');
       } finally {
-        for (const m of [a, b, c]) m.destroy();
+        c.destroy();
       }
     });
   });
