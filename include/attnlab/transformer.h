@@ -18,6 +18,7 @@
 
 #include "attnlab/attention.h"
 #include "attnlab/nn.h"
+#include "attnlab/optim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,7 +35,7 @@ extern "C" {
 /* Reals of activations a model may hold (about 512 MB in float): batch x
  * context x the layers' widths; past it a smaller batch or context is asked for. */
 #define TF_MAX_ACTIVATIONS ((size_t)1 << 27)
-#define TF_MAX_STEPS 100000  /* steps of one train call */
+#define TF_MAX_STEPS NN_MAX_TRAIN_STEPS /* steps of one train call */
 #define TF_MAX_EVALUATE 4096 /* sequences of one evaluate / headScores call */
 #define TF_TOP 5             /* predictions inspect returns per position */
 #define TF_MAX_GENERATE 4096 /* tokens of one generate call */

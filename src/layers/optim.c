@@ -3,6 +3,7 @@
 #include "layers/optim.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,14 +11,24 @@
 #include "base/pool.h"
 #include "base/rng.h"
 
-/* Adam's constants (Kingma & Ba's defaults). */
+/* Adam's constants (Kingma & Ba's defaults); AdamW's second-moment rate is
+ * GPT's (a shorter memory suits the transformer's short runs). */
 #define ADAM_BETA1 0.9
 #define ADAM_BETA2 0.999
+#define ADAMW_BETA2 0.99
 #define ADAM_EPS 1e-8
 
 void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, OptInit init) {
-    p->tensors[p->n_tensors++] = (OptTensor){slot, p->n, count, fan_in, init};
+    p->tensors[p->n_tensors++] = (OptTensor){slot, p->n, count, fan_in, init, 0, 0, ""};
     p->n += count;
+}
+
+void opt_add_named(OptParams *p, nn_real **slot, size_t count, OptInit init, double bound, int decay, const char *name) {
+    OptTensor *t = &p->tensors[p->n_tensors];
+    opt_add(p, slot, count, 0, init);
+    t->bound = bound;
+    t->decay = decay;
+    snprintf(t->name, sizeof t->name, "%s", name);
 }
 
 int opt_alloc(OptParams *p) {
@@ -51,7 +62,10 @@ void opt_init(OptParams *p, uint64_t seed) {
                     : t->init == OPT_INIT_HE  ? sqrt(6.0 / t->fan_in)
                                               : 1 / sqrt((double)t->fan_in);
         int draw = t->init == OPT_INIT_UNIFORM || t->init == OPT_INIT_HE || t->init == OPT_INIT_EMBED;
-        for (size_t j = 0; j < t->count; j++) x[j] = draw ? k * nn_rng_symmetric(&s) : t->init == OPT_INIT_ONE;
+        if (t->init == OPT_INIT_DEVIATION) /* the bound in double, as given */
+            for (size_t j = 0; j < t->count; j++) x[j] = (nn_real)(t->bound * nn_rng_symmetric(&s));
+        else
+            for (size_t j = 0; j < t->count; j++) x[j] = draw ? k * nn_rng_symmetric(&s) : t->init == OPT_INIT_ONE;
         if (t->init == OPT_INIT_FORGET) /* gate order i, f, g, o: the second quarter */
             for (size_t j = t->count / 4; j < t->count / 2; j++) x[j] = 1;
     }
@@ -81,22 +95,27 @@ void opt_zero_grad(OptParams *p) { memset(p->grads, 0, sizeof(nn_real) * p->n); 
 
 /* One parameter's step; returns 0 when the new values would not be finite.
  * SGD: p -= lr s g. Adam: m = b1 m + (1-b1) s g; v = b2 v + (1-b2) (s g)^2;
- * p -= lr mhat / (sqrt(vhat) + eps), mhat = m / c1, vhat = v / c2. */
+ * p -= lr mhat / (sqrt(vhat) + eps), mhat = m / c1, vhat = v / c2.
+ * AdamW: the same moments (its own b2), p -= lr (mhat / (sqrt(vhat) + eps) + wd p),
+ * wd the tensor's decay (0 for tensors not marked). */
 typedef struct {
     NnOptimizer optimizer;
     double lr, c1, c2; /* learning rate, Adam's bias corrections 1 - b^t */
     nn_real scale;     /* clipping factor of the gradients */
+    nn_real wd;        /* AdamW's decay of marked tensors */
 } UpdateRule;
 
-static inline int param_step(const UpdateRule *u, nn_real g, nn_real *p, nn_real *mo, nn_real *vo) {
+static inline int param_step(const UpdateRule *u, nn_real wd, nn_real g, nn_real *p, nn_real *mo, nn_real *vo) {
     if (u->optimizer == NN_SGD) {
         *p -= (nn_real)u->lr * u->scale * g;
         return isfinite(*p);
     }
     nn_real gr = g * u->scale;
+    double b2 = u->optimizer == NN_ADAMW ? ADAMW_BETA2 : ADAM_BETA2;
     *mo = (nn_real)(ADAM_BETA1 * *mo + (1 - ADAM_BETA1) * gr);
-    *vo = (nn_real)(ADAM_BETA2 * *vo + (1 - ADAM_BETA2) * gr * gr);
-    *p -= (nn_real)(u->lr * (*mo / u->c1) / (sqrt(*vo / u->c2) + ADAM_EPS));
+    *vo = (nn_real)(b2 * *vo + (1 - b2) * gr * gr);
+    if (u->optimizer == NN_ADAMW) *p -= (nn_real)(u->lr * ((*mo / u->c1) / (sqrt(*vo / u->c2) + ADAM_EPS) + wd * *p));
+    else *p -= (nn_real)(u->lr * (*mo / u->c1) / (sqrt(*vo / u->c2) + ADAM_EPS));
     return isfinite(*p) && isfinite(*mo) && isfinite(*vo);
 }
 
@@ -131,16 +150,26 @@ static int pass_task(void *ctx, int tid, int n) {
         }
         case PASS_CHECK:
             j->bad[c] = p->n;
-            for (; i < end; i++) {
-                nn_real w = p->params[i], mi = mo[i], vi = vo[i];
-                if (!param_step(j->u, p->grads[i], &w, &mi, &vi)) {
-                    j->bad[c] = i;
-                    break;
+            for (int k = 0; k < p->n_tensors && j->bad[c] == p->n; k++) { /* the range's part of each tensor */
+                const OptTensor *t = &p->tensors[k];
+                size_t lo = t->offset > i ? t->offset : i, hi = t->offset + t->count < end ? t->offset + t->count : end;
+                nn_real wd = t->decay ? j->u->wd : 0;
+                for (size_t x = lo; x < hi; x++) {
+                    nn_real w = p->params[x], mi = mo[x], vi = vo[x];
+                    if (!param_step(j->u, wd, p->grads[x], &w, &mi, &vi)) {
+                        j->bad[c] = x;
+                        break;
+                    }
                 }
             }
             break;
         default:
-            for (; i < end; i++) param_step(j->u, p->grads[i], &p->params[i], &mo[i], &vo[i]);
+            for (int k = 0; k < p->n_tensors; k++) {
+                const OptTensor *t = &p->tensors[k];
+                size_t lo = t->offset > i ? t->offset : i, hi = t->offset + t->count < end ? t->offset + t->count : end;
+                nn_real wd = t->decay ? j->u->wd : 0;
+                for (size_t x = lo; x < hi; x++) param_step(j->u, wd, p->grads[x], &p->params[x], &mo[x], &vo[x]);
+            }
             break;
         }
     }
@@ -155,24 +184,48 @@ static void run_pass(OptPass *j, int pass, double per) {
     else nn_pool_run(pass_task, j, per * (double)j->p->n);
 }
 
-nn_real opt_grad_norm(const OptParams *p) {
+/* sqrt(sum g^2) in double */
+static double grad_norm(const OptParams *p) {
     OptPass j = {(OptParams *)p, NULL, 0, 0, {0}, {0}}; /* the norm pass only reads */
     run_pass(&j, PASS_NORM, 1);
     double sq = j.sq[0];
     for (int c = 1; c < j.chunks; c++) sq += j.sq[c];
-    return (nn_real)sqrt(sq);
+    return sqrt(sq);
+}
+
+nn_real opt_grad_norm(const OptParams *p) { return (nn_real)grad_norm(p); }
+
+int opt_check_options(const NnTrainOptions *o) {
+    if ((unsigned)o->optimizer > NN_ADAMW)
+        return nn_fail(NN_ERR_ARG, "optimizer: unknown optimiser %d (adam, sgd or adamw)", (int)o->optimizer);
+    if (!(o->lr > 0) || !isfinite(o->lr)) return nn_fail(NN_ERR_VALUE, "lr must be a finite number > 0 (got %g)", (double)o->lr);
+    if (!(o->clip >= 0) || !isfinite(o->clip)) return nn_fail(NN_ERR_VALUE, "clip must be a finite number >= 0 (got %g)", (double)o->clip);
+    if (!(o->weight_decay >= 0) || !isfinite(o->weight_decay))
+        return nn_fail(NN_ERR_VALUE, "weightDecay must be a finite number >= 0 (got %g)", (double)o->weight_decay);
+    if ((unsigned)o->schedule > NN_LR_COSINE) return nn_fail(NN_ERR_ARG, "schedule: unknown schedule %d", (int)o->schedule);
+    if (o->warmup < 0 || o->decay_steps < 0)
+        return nn_fail(NN_ERR_VALUE, "%s must be >= 0 (got %d)", o->warmup < 0 ? "warmup" : "decaySteps",
+                       o->warmup < 0 ? o->warmup : o->decay_steps);
+    return NN_OK;
+}
+
+double opt_lr(const NnTrainOptions *o, int step) {
+    if (step < o->warmup) return o->lr * (step + 1.0) / o->warmup;
+    if (o->schedule == NN_LR_CONSTANT || o->decay_steps <= o->warmup) return o->lr;
+    double x = (double)(step - o->warmup) / (o->decay_steps - o->warmup);
+    if (x > 1) x = 1;
+    return o->lr * (NN_LR_FLOOR + (1 - NN_LR_FLOOR) * 0.5 * (1 + cos(3.14159265358979323846 * x)));
 }
 
 int opt_update(OptParams *p, const NnTrainOptions *o, nn_real *norm_out) {
-    if (!(o->lr > 0) || !isfinite(o->lr)) return nn_fail(NN_ERR_VALUE, "lr must be a finite number > 0 (got %g)", (double)o->lr);
-    if (!(o->clip >= 0) || !isfinite(o->clip)) return nn_fail(NN_ERR_VALUE, "clip must be a finite number >= 0 (got %g)", (double)o->clip);
-    if ((unsigned)o->optimizer > NN_SGD) return nn_fail(NN_ERR_ARG, "optimizer: unknown optimiser %d (adam or sgd)", (int)o->optimizer);
+    NN_TRY(opt_check_options(o));
     size_t P = p->n;
-    nn_real norm = opt_grad_norm(p);
-    if (norm_out) *norm_out = norm;
-    if (!isfinite(norm)) return nn_fail(NN_ERR_VALUE, "the gradient norm is %g; the step is not taken", (double)norm);
-    UpdateRule u = {o->optimizer, o->lr, 1 - pow(ADAM_BETA1, p->steps + 1), 1 - pow(ADAM_BETA2, p->steps + 1),
-                    o->clip > 0 && norm > o->clip ? o->clip / norm : 1};
+    double norm = grad_norm(p);
+    if (norm_out) *norm_out = (nn_real)norm;
+    if (!isfinite(norm)) return nn_fail(NN_ERR_VALUE, "the gradient norm is %g; the step is not taken", norm);
+    double b2 = o->optimizer == NN_ADAMW ? ADAMW_BETA2 : ADAM_BETA2;
+    UpdateRule u = {o->optimizer, opt_lr(o, p->steps), 1 - pow(ADAM_BETA1, p->steps + 1), 1 - pow(b2, p->steps + 1),
+                    (nn_real)(o->clip > 0 && norm > o->clip ? o->clip / norm : 1), o->weight_decay};
     /* all or nothing: every new value is checked before any is written; an
      * Adam step costs some 30 multiply-adds' time (a square root, a division) */
     OptPass j = {p, &u, 0, 0, {0}, {0}};

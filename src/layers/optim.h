@@ -11,12 +11,22 @@
 
 /* Room in the table; each model checks at compile time that its largest
  * table fits (S2S_MAX_TENSORS, VIS_MAX_TENSORS). */
-#define OPT_MAX_TENSORS 40
+#define OPT_MAX_TENSORS 104
 
 /* How a tensor starts (opt_init): zeros; uniform(-k, k) with k = 1/sqrt(fan_in);
  * He uniform, k = sqrt(6/fan_in), before a ReLU; uniform(-1, 1) (embeddings);
- * zeros with the LSTM forget-gate biases 1 (remember by default); ones. */
-typedef enum { OPT_INIT_ZERO, OPT_INIT_UNIFORM, OPT_INIT_HE, OPT_INIT_EMBED, OPT_INIT_FORGET, OPT_INIT_ONE } OptInit;
+ * zeros with the LSTM forget-gate biases 1 (remember by default); ones;
+ * GPT-2's N(0, std) as a uniform of that deviation, uniform(-k, k) with
+ * k = std sqrt(3) given per tensor (opt_add_deviation). */
+typedef enum {
+    OPT_INIT_ZERO,
+    OPT_INIT_UNIFORM,
+    OPT_INIT_HE,
+    OPT_INIT_EMBED,
+    OPT_INIT_FORGET,
+    OPT_INIT_ONE,
+    OPT_INIT_DEVIATION
+} OptInit;
 
 typedef struct {
     nn_real **slot; /* the field of the model's weight view that points at it */
@@ -24,6 +34,9 @@ typedef struct {
     size_t count;   /* its reals */
     int fan_in;     /* inputs per output, for the initial scale (0: none) */
     OptInit init;   /* how it starts */
+    double bound;   /* OPT_INIT_DEVIATION: the uniform's half-width k */
+    int decay;      /* AdamW decays it (matrices, embeddings) */
+    char name[24];  /* its name in the model ("h0.qkv_w"), or "" */
 } OptTensor;
 
 typedef struct {
@@ -43,6 +56,9 @@ typedef struct {
 /* Appends a tensor of count reals to the table (before opt_alloc); the
  * table has room for the model's largest one (see OPT_MAX_TENSORS). */
 void opt_add(OptParams *p, nn_real **slot, size_t count, int fan_in, OptInit init);
+/* Appends a named tensor that starts as init (OPT_INIT_DEVIATION: uniform(-bound,
+ * bound); ZERO, ONE: constant), and that AdamW decays when `decay` is set. */
+void opt_add_named(OptParams *p, nn_real **slot, size_t count, OptInit init, double bound, int decay, const char *name);
 /* Allocates params, grads and moments, zeroed: NN_OK, or NN_ERR_NOMEM with
  * no message (the model says what it was creating). */
 int opt_alloc(OptParams *p);
@@ -68,10 +84,14 @@ void opt_zero_grad(OptParams *p);
 /* sqrt(sum g^2) over all gradients, accumulated in double (range by range,
  * then the ranges' sums in order, with p->chunks ranges). */
 nn_real opt_grad_norm(const OptParams *p);
-/* Clips (global norm) and applies one step; the norm before clipping in
- * *norm (or NULL). All or nothing: a bad lr or clip, a gradient norm that is
- * not finite, or an update that would make a weight or the optimiser state
- * non-finite returns NN_ERR_VALUE and changes nothing. */
+/* The options' checks (NN_ERR_VALUE / NN_ERR_ARG naming the option). */
+int opt_check_options(const NnTrainOptions *o);
+/* The learning rate of the model's step `step` (0-based) under o's schedule. */
+double opt_lr(const NnTrainOptions *o, int step);
+/* Clips (global norm) and applies one step at opt_lr(o, p->steps); the norm
+ * before clipping in *norm (or NULL). All or nothing: a bad option, a
+ * gradient norm that is not finite, or an update that would make a weight
+ * or the optimiser state non-finite returns NN_ERR_VALUE and changes nothing. */
 int opt_update(OptParams *p, const NnTrainOptions *o, nn_real *norm);
 /* Copies the weights, the moments and the step count aside (NN_ERR_NOMEM if
  * the copy cannot be allocated); opt_rollback puts them back (if any). */

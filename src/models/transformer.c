@@ -17,12 +17,6 @@
 #include "layers/mlp.h"
 #include "models/transformer_internal.h"
 
-/* How tensors start: GPT-2's N(0, 0.02) (here uniform of that deviation, so
- * native and WASM draw the same reals), residual projections scaled by
- * 1/sqrt(2L); LayerNorm gains 1; biases 0. */
-enum { TF_INIT_ZERO, TF_INIT_ONE, TF_INIT_NORMAL, TF_INIT_RESIDUAL };
-#define TF_INIT_STD 0.02
-
 /* ---- causal multi-head attention ----------------------------------------------- */
 
 static nn_real score_scale(AttnScore score, int D) {
@@ -153,63 +147,50 @@ void tf_rope_backward(nn_real *dqkv, const nn_real *rope, int B, int T, int C, i
     rope_turn(dqkv, rope, B, T, C, H, -1);
 }
 
-/* ---- the tensor table and the blocks ------------------------------------------- */
+/* ---- the tensor table ------------------------------------------------------------ */
 
-static void add_tensor(Transformer *m, nn_real **slot, size_t count, int init, int decay, const char *name, int layer) {
-    TfTensor *t = &m->tensors[m->n_tensors++];
-    if (layer >= 0) snprintf(t->name, sizeof t->name, "h%d.%s", layer, name);
-    else snprintf(t->name, sizeof t->name, "%s", name);
-    t->slot = slot;
-    t->offset = m->n_params;
-    t->count = count;
-    t->init = init;
-    t->decay = decay;
-    m->n_params += count;
+/* How tensors start: GPT-2's N(0, 0.02) (here uniform of that deviation, so
+ * native and WASM draw the same reals), residual projections scaled by
+ * 1/sqrt(2L); LayerNorm gains 1; biases 0. AdamW decays the matrices and
+ * embeddings, not the biases or gains. */
+#define TF_INIT_STD 0.02
+
+static void add(Transformer *m, nn_real **slot, size_t count, OptInit init, double bound, int decay, const char *name,
+                int layer) {
+    char full[24];
+    if (layer >= 0) snprintf(full, sizeof full, "h%d.%s", layer, name);
+    else snprintf(full, sizeof full, "%s", name);
+    opt_add_named(&m->opt, slot, count, init, bound, decay, full);
 }
 
 static void build_table(Transformer *m) {
     const TfConfig *c = &m->c;
     size_t C = (size_t)c->d_model, F = (size_t)c->d_ff, V = (size_t)m->V;
     TfWeights *w = &m->w;
-    add_tensor(m, &w->wte, V * C, TF_INIT_NORMAL, 1, "wte", -1);
-    if (c->positional == TF_POS_LEARNED) add_tensor(m, &w->wpe, (size_t)c->context * C, TF_INIT_NORMAL, 1, "wpe", -1);
-    for (int l = 0; l < c->layers; l++) {
-        add_tensor(m, &w->ln1w[l], C, TF_INIT_ONE, 0, "ln1_w", l);
-        add_tensor(m, &w->ln1b[l], C, TF_INIT_ZERO, 0, "ln1_b", l);
-        add_tensor(m, &w->qkvw[l], C * 3 * C, TF_INIT_NORMAL, 1, "qkv_w", l);
-        add_tensor(m, &w->qkvb[l], 3 * C, TF_INIT_ZERO, 0, "qkv_b", l);
-        add_tensor(m, &w->projw[l], C * C, TF_INIT_RESIDUAL, 1, "proj_w", l);
-        add_tensor(m, &w->projb[l], C, TF_INIT_ZERO, 0, "proj_b", l);
-        if (!F) continue;
-        add_tensor(m, &w->ln2w[l], C, TF_INIT_ONE, 0, "ln2_w", l);
-        add_tensor(m, &w->ln2b[l], C, TF_INIT_ZERO, 0, "ln2_b", l);
-        add_tensor(m, &w->fcw[l], C * F, TF_INIT_NORMAL, 1, "fc_w", l);
-        add_tensor(m, &w->fcb[l], F, TF_INIT_ZERO, 0, "fc_b", l);
-        add_tensor(m, &w->fcprojw[l], F * C, TF_INIT_RESIDUAL, 1, "fcproj_w", l);
-        add_tensor(m, &w->fcprojb[l], C, TF_INIT_ZERO, 0, "fcproj_b", l);
-    }
-    add_tensor(m, &w->lnfw, C, TF_INIT_ONE, 0, "lnf_w", -1);
-    add_tensor(m, &w->lnfb, C, TF_INIT_ZERO, 0, "lnf_b", -1);
-    add_tensor(m, &w->outw, C * V, TF_INIT_NORMAL, 1, "out_w", -1);
-    add_tensor(m, &w->outb, V, TF_INIT_ZERO, 0, "out_b", -1);
-}
-
-/* Points the weight and gradient views into the block and draws the weights. */
-static void bind_and_init(Transformer *m) {
-    uint64_t rng = m->c.seed;
     /* a uniform in [-a, a) has deviation a / sqrt(3) */
-    double a = TF_INIT_STD * sqrt(3.0), residual = a / sqrt(2.0 * m->c.layers);
-    for (int i = 0; i < m->n_tensors; i++) {
-        TfTensor *t = &m->tensors[i];
-        nn_real *p = m->params + t->offset;
-        *t->slot = p;
-        size_t field = (size_t)((char *)t->slot - (char *)&m->w);
-        *(nn_real **)((char *)&m->g + field) = m->grads + t->offset;
-        for (size_t k = 0; k < t->count; k++)
-            p[k] = t->init == TF_INIT_ONE ? 1
-                   : t->init == TF_INIT_ZERO ? 0
-                   : (nn_real)((t->init == TF_INIT_RESIDUAL ? residual : a) * nn_rng_symmetric(&rng));
+    double a = TF_INIT_STD * sqrt(3.0), res = a / sqrt(2.0 * c->layers);
+    const OptInit N = OPT_INIT_DEVIATION, ONE = OPT_INIT_ONE, ZERO = OPT_INIT_ZERO;
+    add(m, &w->wte, V * C, N, a, 1, "wte", -1);
+    if (c->positional == TF_POS_LEARNED) add(m, &w->wpe, (size_t)c->context * C, N, a, 1, "wpe", -1);
+    for (int l = 0; l < c->layers; l++) {
+        add(m, &w->ln1w[l], C, ONE, 0, 0, "ln1_w", l);
+        add(m, &w->ln1b[l], C, ZERO, 0, 0, "ln1_b", l);
+        add(m, &w->qkvw[l], C * 3 * C, N, a, 1, "qkv_w", l);
+        add(m, &w->qkvb[l], 3 * C, ZERO, 0, 0, "qkv_b", l);
+        add(m, &w->projw[l], C * C, N, res, 1, "proj_w", l);
+        add(m, &w->projb[l], C, ZERO, 0, 0, "proj_b", l);
+        if (!F) continue;
+        add(m, &w->ln2w[l], C, ONE, 0, 0, "ln2_w", l);
+        add(m, &w->ln2b[l], C, ZERO, 0, 0, "ln2_b", l);
+        add(m, &w->fcw[l], C * F, N, a, 1, "fc_w", l);
+        add(m, &w->fcb[l], F, ZERO, 0, 0, "fc_b", l);
+        add(m, &w->fcprojw[l], F * C, N, res, 1, "fcproj_w", l);
+        add(m, &w->fcprojb[l], C, ZERO, 0, 0, "fcproj_b", l);
     }
+    add(m, &w->lnfw, C, ONE, 0, 0, "lnf_w", -1);
+    add(m, &w->lnfb, C, ZERO, 0, 0, "lnf_b", -1);
+    add(m, &w->outw, C * V, N, a, 1, "out_w", -1);
+    add(m, &w->outb, V, ZERO, 0, 0, "out_b", -1);
 }
 
 /* Lays out the activations of batch B (base NULL: only counts). */
@@ -263,16 +244,23 @@ static size_t acts_layout(const Transformer *m, int B, nn_real *base, TfActs *a)
     return l.size;
 }
 
-int tf_reserve(Transformer *m, int B) {
-    if (B <= m->acts_batch) return NN_OK;
-    if (B > TF_MAX_BATCH) return nn_fail(NN_ERR_LIMIT, "batch: %d; need 1..%d", B, TF_MAX_BATCH);
+/* Whether activations for batch B fit the limit (counted, not allocated). */
+static int check_activations(const Transformer *m, int B, size_t *size) {
+    if (B > TF_MAX_BATCH) return nn_fail(NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", B, TF_MAX_BATCH);
     TfActs a;
-    size_t size = acts_layout(m, B, NULL, &a);
-    if (size > TF_MAX_ACTIVATIONS)
+    *size = acts_layout(m, B, NULL, &a);
+    if (*size > TF_MAX_ACTIVATIONS)
         return nn_fail(NN_ERR_LIMIT,
                        "batch: %d sequences of %d tokens need %zu activations, past the limit of %zu; use a smaller "
                        "batch, context, width or fewer layers",
-                       B, m->c.context, size, TF_MAX_ACTIVATIONS);
+                       B, m->c.context, *size, TF_MAX_ACTIVATIONS);
+    return NN_OK;
+}
+
+int tf_reserve(Transformer *m, int B) {
+    if (B <= m->acts_batch) return NN_OK;
+    size_t size;
+    NN_TRY(check_activations(m, B, &size));
     nn_real *block = malloc(sizeof(nn_real) * size);
     if (!block) return nn_fail(NN_ERR_NOMEM, "batch: out of memory for %zu activations", size);
     free(m->acts_block);
@@ -310,7 +298,7 @@ size_t tf_param_count(const TfConfig *c, int vocab) {
     m.c = *c;
     m.V = vocab;
     build_table(&m);
-    return m.n_params;
+    return m.opt.n;
 }
 
 int tf_keep_text(Transformer *m, const char *text, size_t text_len) {
@@ -331,21 +319,23 @@ int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
     m->c = *c;
     m->V = vocab;
     build_table(m);
-    size_t P = m->n_params;
-    m->block = calloc(4 * P, sizeof(nn_real));
+    size_t P = m->opt.n, acts;
+    /* every size is checked before anything large is allocated */
+    int st = check_activations(m, c->batch, &acts);
+    if (st != NN_OK) {
+        free(m);
+        return st;
+    }
     int sinusoidal = c->positional == TF_POS_SINUSOIDAL, rope = c->positional == TF_POS_ROPE;
     int half = c->d_model / c->heads / 2;
     if (sinusoidal) m->pos_table = malloc(sizeof(nn_real) * c->context * c->d_model);
     if (rope) m->rope = malloc(sizeof(nn_real) * c->context * (half ? 2 * half : 1));
-    if (!m->block || (sinusoidal && !m->pos_table) || (rope && !m->rope)) {
+    /* the snapshot a failed training call goes back to, allocated now: training allocates nothing */
+    if (opt_create(&m->opt, &m->w, &m->g, c->seed) != NN_OK || opt_snapshot(&m->opt) != NN_OK ||
+        (sinusoidal && !m->pos_table) || (rope && !m->rope)) {
         tf_model_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "out of memory for %zu parameters", P);
     }
-    m->params = m->block;
-    m->grads = m->block + P;
-    m->m1 = m->block + 2 * P;
-    m->m2 = m->block + 3 * P;
-    bind_and_init(m);
     if (m->pos_table) /* PE(t, 2i) = sin(t / 10000^(2i/C)), PE(t, 2i+1) = cos(the same) */
         for (int t = 0; t < c->context; t++)
             for (int i = 0; i < c->d_model; i++) {
@@ -361,7 +351,7 @@ int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
             }
     for (int h = 0; h < c->heads; h++) m->slopes[h] = (nn_real)pow(2.0, -8.0 * (h + 1) / c->heads);
     m->train_rng = c->seed ^ 0x747261696e696e67ull;
-    int st = tf_reserve(m, c->batch);
+    st = tf_reserve(m, c->batch);
     if (st != NN_OK) {
         tf_model_destroy(m);
         return st;
@@ -372,7 +362,7 @@ int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
 
 void tf_model_destroy(Transformer *m) {
     if (!m) return;
-    free(m->block);
+    opt_free(&m->opt);
     free(m->pos_table);
     free(m->rope);
     free(m->text);

@@ -8,6 +8,7 @@
 #include "attnlab/transformer.h"
 #include "base/pool.h"
 #include "layers/mlp.h"
+#include "layers/optim.h"
 
 /* token ids fit a byte: generation's buffers hold a whole vocabulary */
 #define TF_MAX_VOCAB 256
@@ -34,13 +35,7 @@ typedef struct {
     nn_real *outb;                   /* (V) */
 } TfWeights;
 
-typedef struct {
-    char name[24];
-    nn_real **slot; /* its field in the model's TfWeights */
-    size_t offset, count;
-    int init;  /* TF_INIT_* */
-    int decay; /* AdamW decays it */
-} TfTensor;
+_Static_assert(TF_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every transformer tensor");
 
 /* Saved activations for B x T rows (buffers sized for batch x context). */
 typedef struct {
@@ -79,11 +74,9 @@ struct Transformer {
     TfConfig c;
     struct SeqTask *task; /* the task it was created for, owned by src/train/transformer_train.c */
     int V;
-    TfTensor tensors[TF_MAX_TENSORS];
-    int n_tensors;
-    size_t n_params;
-    nn_real *block;   /* (4, n_params): params, grads, Adam's m, v */
-    nn_real *params, *grads, *m1, *m2;
+    /* the tensors (named, with AdamW's decay marks), their gradients, the
+     * moments, the step count and the copy a failed training call goes back to */
+    OptParams opt;
     TfWeights w, g;
     nn_real *pos_table; /* (context, C) sinusoidal positions, else NULL */
     nn_real *rope;      /* (context, D/2, 2) RoPE's cos, sin of t theta_i, else NULL */
@@ -101,7 +94,6 @@ struct Transformer {
     int n_shards;
     struct Transformer *replica[NN_MAX_THREADS]; /* [1..n_shards-1] */
     uint8_t ablate[TF_MAX_LAYERS][TF_MAX_HEADS];
-    int steps;
     uint64_t train_rng;
 };
 

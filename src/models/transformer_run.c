@@ -15,15 +15,15 @@
 
 const TfConfig *tf_config(const Transformer *m) { return &m->c; }
 int tf_vocab(const Transformer *m) { return m->V; }
-size_t tf_num_params(const Transformer *m) { return m->n_params; }
-int tf_steps(const Transformer *m) { return m->steps; }
-nn_real *tf_params(Transformer *m) { return m->params; }
+size_t tf_num_params(const Transformer *m) { return m->opt.n; }
+int tf_steps(const Transformer *m) { return m->opt.steps; }
+nn_real *tf_params(Transformer *m) { return m->opt.params; }
 
 const char *tf_tensor(const Transformer *m, int i, size_t *offset, size_t *count) {
-    if (i < 0 || i >= m->n_tensors) return NULL;
-    *offset = m->tensors[i].offset;
-    *count = m->tensors[i].count;
-    return m->tensors[i].name;
+    if (i < 0 || i >= m->opt.n_tensors) return NULL;
+    *offset = m->opt.tensors[i].offset;
+    *count = m->opt.tensors[i].count;
+    return m->opt.tensors[i].name;
 }
 
 int tf_set_ablation(Transformer *m, const int32_t *pairs, int n) {

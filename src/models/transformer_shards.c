@@ -18,7 +18,7 @@
 static void replica_destroy(void *replica) {
     Transformer *r = replica;
     if (!r) return;
-    free(r->grads);
+    free(r->opt.grads);
     free(r->acts_block);
     free(r);
 }
@@ -32,20 +32,17 @@ static void *replica_create(const void *model, int rows) {
     if (!r) return NULL;
     *r = *m;
     r->task = NULL;
-    r->block = r->m1 = r->m2 = NULL;
+    r->text = NULL;
+    r->opt.moments = r->opt.kept = NULL; /* the model's, never the replica's */
     r->acts_block = NULL;
     r->acts_batch = 0;
     memset(&r->a, 0, sizeof r->a);
     r->n_shards = 1;
     memset(r->replica, 0, sizeof r->replica);
-    r->grads = calloc(m->n_params, sizeof(nn_real));
-    if (!r->grads || tf_reserve(r, rows) != NN_OK) {
+    r->opt.grads = opt_alloc_grads(&m->opt, &m->w, &r->g);
+    if (!r->opt.grads || tf_reserve(r, rows) != NN_OK) {
         replica_destroy(r);
         return NULL;
-    }
-    for (int i = 0; i < m->n_tensors; i++) { /* each tensor's field of TfWeights, in r->g */
-        size_t field = (size_t)((char *)m->tensors[i].slot - (char *)&m->w);
-        *(nn_real **)((char *)&r->g + field) = r->grads + m->tensors[i].offset;
     }
     return r;
 }
@@ -65,6 +62,7 @@ static int make_shards(Transformer *m, int n) {
     tf_shards_free(m);
     for (int s = 0; s < NN_MAX_THREADS; s++) m->replica[s] = made[s];
     m->n_shards = n;
+    m->opt.chunks = n; /* the optimiser's passes split alike */
     return NN_OK;
 }
 
@@ -113,13 +111,13 @@ static int backward_task(void *ctx, int s, double *total) {
     TfPass *p = ctx;
     int b0, b1;
     Transformer *r = shard_rows(p, s, &b0, &b1);
-    if (s) memset(r->grads, 0, sizeof(nn_real) * p->m->n_params);
+    if (s) memset(r->opt.grads, 0, sizeof(nn_real) * p->m->opt.n);
     tf_backward(r, b1 - b0, p->T, p->scored);
     return NN_OK;
 }
 
 /* Multiply-adds of a pass, roughly: one per parameter and token. */
-static double pass_work(const Transformer *m, int B, int T) { return (double)m->n_params * B * T; }
+static double pass_work(const Transformer *m, int B, int T) { return (double)m->opt.n * B * T; }
 
 /* The shards of B rows, the replicas made (first call) and sized for them. */
 static int prepare(Transformer *m, int B, TfPass *p) {
@@ -158,9 +156,9 @@ int tf_shards_backward(Transformer *m, int B, int T, int scored) {
     NN_TRY(prepare(m, B, &p));
     p.T = T;
     p.scored = scored;
-    memset(m->grads, 0, sizeof(nn_real) * m->n_params);
+    opt_zero_grad(&m->opt);
     NN_TRY(shards_run(backward_task, &p, p.shards, pass_work(m, B, T), NULL));
     /* the model's gradients hold shard 0's; add the others' in shard order */
-    for (int s = 1; s < p.shards; s++) vec_axpy(m->grads, 1, m->replica[s]->grads, (int)m->n_params);
+    for (int s = 1; s < p.shards; s++) vec_axpy(m->opt.grads, 1, m->replica[s]->opt.grads, (int)m->opt.n);
     return NN_OK;
 }

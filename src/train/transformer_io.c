@@ -21,7 +21,7 @@ static const uint32_t VERSIONS[] = {1};
 
 static size_t file_size(size_t text_len, size_t n_params) { return HEAD_SIZE + text_len + 8 + 4 * n_params + 4; }
 
-size_t tf_save_size(const Transformer *m) { return file_size(m->text_len, m->n_params); }
+size_t tf_save_size(const Transformer *m) { return file_size(m->text_len, m->opt.n); }
 
 int tf_save(const Transformer *m, uint8_t *bytes, size_t size) {
     nn_clear_error();
@@ -30,15 +30,15 @@ int tf_save(const Transformer *m, uint8_t *bytes, size_t size) {
     uint8_t *p = bytes;
     model_file_put_magic(&p, MODEL_FILE_TRANSFORMER, TF_FORMAT_VERSION);
     const int32_t f[FIELDS] = {(int32_t)c->task, c->layers, c->heads, c->d_model, c->d_ff, c->context,
-                               (int32_t)c->positional, (int32_t)c->score, c->batch, m->V, m->steps};
+                               (int32_t)c->positional, (int32_t)c->score, c->batch, m->V, m->opt.steps};
     model_file_put_i32s(&p, f, FIELDS);
     nn_put_u64(&p, c->seed);
     nn_put_u64(&p, m->train_rng);
     nn_put_u32(&p, (uint32_t)m->text_len);
     if (m->text_len) memcpy(p, m->text, m->text_len);
     p += m->text_len;
-    nn_put_u64(&p, (uint64_t)m->n_params);
-    model_file_put_params(&p, m->params, m->n_params);
+    nn_put_u64(&p, (uint64_t)m->opt.n);
+    model_file_put_params(&p, m->opt.params, m->opt.n);
     model_file_put_checksum(&p, bytes);
     return NN_OK;
 }
@@ -131,8 +131,8 @@ int tf_load(Transformer **out, const uint8_t *bytes, size_t size) {
     Transformer *m;
     NN_TRY(tf_create(&m, &one, (const char *)v.text, v.text_len));
     m->c.batch = v.c.batch;
-    model_file_params(&r, m->params, v.n_params);
-    m->steps = v.steps;
+    model_file_params(&r, m->opt.params, v.n_params);
+    m->opt.steps = v.steps;
     m->train_rng = v.train_rng;
     int st = probe(m);
     if (st != NN_OK) {

@@ -1,8 +1,9 @@
 /* Training a transformer on its task (include/attnlab/transformer.h): the
  * binding between the model (src/models, which knows only sizes and token
- * ids) and its generated task (src/tasks/sequence_tasks.h): creation, AdamW
- * with warm-up and cosine decay over sampled batches, evaluation over the
- * scored positions, sampling, and head scores on repeated sequences. */
+ * ids) and its generated task (src/tasks/sequence_tasks.h): creation, the
+ * one training call (src/train/train_call.c: AdamW with warm-up and cosine
+ * decay, all or nothing) over sampled batches, evaluation over the scored
+ * positions, sampling, and head scores on repeated sequences. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +12,8 @@
 #include "layers/shards.h"
 #include "models/transformer_internal.h"
 #include "tasks/sequence_tasks.h"
+#include "train/train_call.h"
 
-/* AdamW (Loshchilov & Hutter 2019) with GPT-style moment decay rates. */
-#define ADAMW_BETA1 0.9
-#define ADAMW_BETA2 0.99
-#define ADAMW_EPS 1e-8
-/* the cosine decay ends at this share of the peak learning rate */
-#define TF_LR_FLOOR 0.1
 #define TF_TEST_STREAM 0x7465737473706c74ull
 
 int tf_create(Transformer **out, const TfConfig *c, const char *text, size_t text_len) {
@@ -52,110 +48,68 @@ void tf_destroy(Transformer *m) {
 const char *tf_token_name(const Transformer *m, int id) { return id >= 0 && id < m->V ? m->task->names[id] : NULL; }
 int tf_seq_len(const Transformer *m) { return m->task->len; }
 
-/* Linear warm-up over the model's first `warmup` steps, then a cosine from
- * lr down to TF_LR_FLOOR lr at step `horizon`, flat after it. */
-static double schedule(const TfTrainOptions *o, int step, int horizon) {
-    if (step < o->warmup) return o->lr * (step + 1.0) / o->warmup;
-    if (horizon <= o->warmup) return o->lr;
-    double x = (double)(step - o->warmup) / (horizon - o->warmup);
-    if (x > 1) x = 1;
-    return o->lr * (TF_LR_FLOOR + (1 - TF_LR_FLOOR) * 0.5 * (1 + cos(3.14159265358979323846 * x)));
-}
-
-/* AdamW's passes over the parameters in contiguous ranges, one per shard
- * (nn_pool_range), as the other models' optimiser: the gradient's squared
- * norm as the ranges' sums added in range order (one range: one sum, as
- * without threads), then the update, each weight's on its own. */
-typedef struct {
-    Transformer *m;
-    int ranges;
-    nn_real wd;       /* the decoupled weight decay of decayed tensors */
-    nn_real scale;    /* the clip's factor on the gradient */
-    double lr, c1, c2; /* the step's rate, Adam's bias corrections 1 - b^t */
-} AdamPass;
-
-static int norm_task(void *ctx, int r, double *sq) {
-    const AdamPass *p = ctx;
-    int b, e;
-    nn_pool_range((int)p->m->n_params, r, p->ranges, &b, &e);
-    for (int i = b; i < e; i++) *sq += (double)p->m->grads[i] * p->m->grads[i];
-    return NN_OK;
-}
-
-/* p -= lr (mhat / (sqrt(vhat) + eps) + wd p) on decayed tensors, without the wd term on the rest;
- * m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, g the clipped gradient. */
-static int update_task(void *ctx, int r, double *unused) {
-    (void)unused;
-    const AdamPass *p = ctx;
-    Transformer *m = p->m;
-    int b, e;
-    nn_pool_range((int)m->n_params, r, p->ranges, &b, &e);
-    for (int k = 0; k < m->n_tensors; k++) {
-        const TfTensor *t = &m->tensors[k];
-        size_t lo = t->offset > (size_t)b ? t->offset : (size_t)b;
-        size_t hi = t->offset + t->count < (size_t)e ? t->offset + t->count : (size_t)e;
-        nn_real wd = t->decay ? p->wd : 0;
-        for (size_t i = lo; i < hi; i++) {
-            nn_real g = m->grads[i] * p->scale;
-            m->m1[i] = (nn_real)(ADAMW_BETA1 * m->m1[i] + (1 - ADAMW_BETA1) * g);
-            m->m2[i] = (nn_real)(ADAMW_BETA2 * m->m2[i] + (1 - ADAMW_BETA2) * g * g);
-            m->params[i] -=
-                (nn_real)(p->lr * ((m->m1[i] / p->c1) / (sqrt(m->m2[i] / p->c2) + ADAMW_EPS) + wd * m->params[i]));
-        }
-    }
-    return NN_OK;
-}
-
-static int adamw_step(Transformer *m, const TfTrainOptions *o, double lr) {
-    AdamPass p = {m, m->n_shards > 1 ? m->n_shards : 1, o->weight_decay, 1, lr, 0, 0};
-    double sq = 0, P = (double)m->n_params;
-    NN_TRY(shards_run(norm_task, &p, p.ranges, P, &sq));
-    double norm = sqrt(sq);
-    if (!isfinite(norm)) return nn_fail(NN_ERR_VALUE, "the gradient norm is %g; the step is not taken", norm);
-    p.scale = (nn_real)(o->clip > 0 && norm > o->clip ? o->clip / norm : 1);
-    p.c1 = 1 - pow(ADAMW_BETA1, m->steps + 1);
-    p.c2 = 1 - pow(ADAMW_BETA2, m->steps + 1);
-    /* a step costs some 30 multiply-adds' time (a square root, a division), as in layers/optim.c */
-    NN_TRY(shards_run(update_task, &p, p.ranges, 30 * P, NULL));
-    m->steps++;
-    return NN_OK;
-}
-
 static void fill_batch(Transformer *m, TfSplit split, uint64_t *rng, int B) {
     int n = m->task->len;
     for (int b = 0; b < B; b++)
         seq_task_sample(m->task, split, rng, m->a.tokens + (size_t)b * n, m->a.targets + (size_t)b * n);
 }
 
+/* ---- training: the transformer's adapter of the one training call (train_call.h) ---- */
+
+typedef struct {
+    Transformer *m;
+    uint64_t kept_rng; /* the training stream where the call found it */
+} TfCall;
+
+static int call_sample(void *ctx, int B) {
+    Transformer *m = ((TfCall *)ctx)->m;
+    fill_batch(m, TF_SPLIT_TRAIN, &m->train_rng, B);
+    return NN_OK;
+}
+
+static int call_gradients(void *ctx, int B, double *loss) {
+    Transformer *m = ((TfCall *)ctx)->m;
+    int T = m->task->len, scored = 0;
+    NN_TRY(tf_shards_forward(m, B, T, loss, &scored));
+    if (!isfinite(*loss)) return NN_OK; /* the call refuses the step */
+    if (scored) return tf_shards_backward(m, B, T, scored);
+    opt_zero_grad(&m->opt);
+    return NN_OK;
+}
+
+/* The first sequence of the batch through the updated weights: its
+ * probabilities and loss finite. */
+static int call_probe(void *ctx) {
+    Transformer *m = ((TfCall *)ctx)->m;
+    int T = m->task->len, scored = 0;
+    double loss = tf_forward(m, 1, T, 1, &scored);
+    int st = nn_check_finite("probabilities", m->a.probs, (size_t)T * m->V);
+    if (st == NN_OK && !isfinite(loss)) st = nn_fail(NN_ERR_VALUE, "the loss is %g", loss);
+    if (st != NN_OK) return nn_fail(st, "its forward pass on a probe sequence is not finite (%s)", nn_last_error());
+    return NN_OK;
+}
+
+static void call_keep(void *ctx) {
+    TfCall *c = ctx;
+    c->kept_rng = c->m->train_rng;
+}
+
+static void call_restore(void *ctx) {
+    TfCall *c = ctx;
+    c->m->train_rng = c->kept_rng;
+}
+
 int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
     nn_clear_error();
-    if (o->steps < 1 || o->steps > TF_MAX_STEPS)
-        return nn_fail(o->steps < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "steps: %d; need 1..%d", o->steps, TF_MAX_STEPS);
     if (o->batch < 1 || o->batch > TF_MAX_BATCH)
-        return nn_fail(o->batch < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "batch: %d; need 1..%d", o->batch, TF_MAX_BATCH);
-    if (!(o->lr > 0) || !isfinite(o->lr))
-        return nn_fail(NN_ERR_VALUE, "lr must be a finite number > 0 (got %g)", (double)o->lr);
-    if (!(o->weight_decay >= 0) || !isfinite(o->weight_decay))
-        return nn_fail(NN_ERR_VALUE, "weightDecay must be a finite number >= 0 (got %g)", (double)o->weight_decay);
-    if (!(o->clip >= 0) || !isfinite(o->clip))
-        return nn_fail(NN_ERR_VALUE, "clip must be a finite number >= 0 (got %g)", (double)o->clip);
-    if (o->warmup < 0 || o->decay_steps < 0)
-        return nn_fail(NN_ERR_VALUE, "%s must be >= 0 (got %d)", o->warmup < 0 ? "warmup" : "decaySteps",
-                       o->warmup < 0 ? o->warmup : o->decay_steps);
+        return nn_fail(o->batch < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", o->batch, TF_MAX_BATCH);
+    /* AdamW with warm-up and a cosine decay to lr / 10 */
+    NnTrainOptions opt = {NN_ADAMW, o->lr, o->clip, o->weight_decay, NN_LR_COSINE, o->warmup, o->decay_steps};
+    NN_TRY(opt_check_options(&opt));
     NN_TRY(tf_reserve(m, o->batch));
-    int T = m->task->len, horizon = o->decay_steps ? o->decay_steps : m->steps + o->steps;
-    for (int s = 0; s < o->steps; s++) {
-        fill_batch(m, TF_SPLIT_TRAIN, &m->train_rng, o->batch);
-        int scored = 0;
-        double loss = 0;
-        NN_TRY(tf_shards_forward(m, o->batch, T, &loss, &scored));
-        if (!isfinite(loss)) return nn_fail(NN_ERR_VALUE, "step %d: the loss is %g; the step is not taken", s, loss);
-        if (scored) NN_TRY(tf_shards_backward(m, o->batch, T, scored));
-        else memset(m->grads, 0, sizeof(nn_real) * m->n_params);
-        NN_TRY(adamw_step(m, o, schedule(o, m->steps, horizon)));
-        if (losses) losses[s] = (float)loss;
-    }
-    return NN_OK;
+    TfCall call = {m, 0};
+    TrainAdapter a = {&m->opt, &call, call_sample, call_gradients, call_probe, call_keep, call_restore};
+    return train_call(&a, &opt, o->steps, o->batch, losses);
 }
 
 int tf_evaluate(Transformer *m, TfSplit split, int count, double *loss_out, double *accuracy) {

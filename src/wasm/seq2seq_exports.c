@@ -61,7 +61,7 @@ EMSCRIPTEN_KEEPALIVE int attnlab_s2s_split_size(Trainer *t, int split) {
 
 EMSCRIPTEN_KEEPALIVE int attnlab_s2s_train(Trainer *t, int optimizer, float lr, float clip, int steps, int batch,
                                            float *losses, double *tokens) {
-    NnTrainOptions o = {(NnOptimizer)optimizer, lr, clip};
+    NnTrainOptions o = {.optimizer = (NnOptimizer)optimizer, .lr = lr, .clip = clip};
     return trainer_train(t, &o, steps, batch, losses, tokens);
 }
 

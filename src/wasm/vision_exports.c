@@ -50,7 +50,7 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, AttnlabVisInfo *inf
 /* soft_mix: hard mode's share of rows reading the expected context in these steps (vis_set_soft_mix). */
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_train(VisionTrainer *t, int optimizer, float lr, float clip, int steps, int batch,
                                            float *losses, float soft_mix) {
-    NnTrainOptions o = {(NnOptimizer)optimizer, lr, clip};
+    NnTrainOptions o = {.optimizer = (NnOptimizer)optimizer, .lr = lr, .clip = clip};
     NN_TRY(vis_set_soft_mix(vtr_model(t), soft_mix));
     return vtr_train(t, &o, steps, batch, losses);
 }

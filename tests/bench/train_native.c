@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
         in_len[b] = N_IN;
         out_len[b] = N_OUT;
     }
-    NnTrainOptions o = {NN_ADAM, (nn_real)0.001, 0};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = (nn_real)0.001, .clip = 0};
     nn_real loss;
     for (int i = 0; i < 3; i++) s2s_train_step(m, &o, B, in_ids, in_len, out_ids, out_len, &loss); /* warm-up */
     double t0 = now();

@@ -26,21 +26,21 @@ typedef struct {
  * (vocabularies, lengths, fixed_in from the task), batch, seed */
 static const FingerprintCase CASES[] = {
     {"reverse, GRU, additive", {TASK_REVERSE, TASK_DIGITS, 3, 8}, NULL,
-     {RNN_CELL_GRU, 1, 0, 16, 24, ATTN_SCORE_ADDITIVE, 0, 0, 0, 0, 0, 0, 16, 4}, {NN_ADAM, 0.01f, 5}, 4, 8},
+     {RNN_CELL_GRU, 1, 0, 16, 24, ATTN_SCORE_ADDITIVE, 0, 0, 0, 0, 0, 0, 16, 4}, {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5}, 4, 8},
     {"sort, LSTM 2 layers bidirectional, dot", {TASK_SORT, TASK_DIGITS, 2, 7}, NULL,
-     {RNN_CELL_LSTM, 2, 1, 12, 16, ATTN_SCORE_DOT, 0, 0, 0, 0, 0, 0, 8, 7}, {NN_ADAM, 0.005f, 1}, 3, 8},
+     {RNN_CELL_LSTM, 2, 1, 12, 16, ATTN_SCORE_DOT, 0, 0, 0, 0, 0, 0, 8, 7}, {.optimizer = NN_ADAM, .lr = 0.005f, .clip = 1}, 3, 8},
     {"copy letters, RNN, general, SGD", {TASK_COPY, TASK_LETTERS, 2, 6}, NULL,
-     {RNN_CELL_RNN, 1, 0, 10, 12, ATTN_SCORE_GENERAL, 0, 0, 0, 0, 0, 0, 6, 11}, {NN_SGD, 0.1f, 0}, 3, 6},
+     {RNN_CELL_RNN, 1, 0, 10, 12, ATTN_SCORE_GENERAL, 0, 0, 0, 0, 0, 0, 6, 11}, {.optimizer = NN_SGD, .lr = 0.1f, .clip = 0}, 3, 6},
     {"dates, LSTM bidirectional, cosine", {TASK_DATES, TASK_DIGITS, 1, 1}, NULL,
-     {RNN_CELL_LSTM, 1, 1, 16, 16, ATTN_SCORE_COSINE, 0, 0, 0, 0, 0, 0, 4, 3}, {NN_ADAM, 0.01f, 5}, 2, 4},
+     {RNN_CELL_LSTM, 1, 1, 16, 16, ATTN_SCORE_COSINE, 0, 0, 0, 0, 0, 0, 4, 3}, {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5}, 2, 4},
     {"copy fixed length, GRU, location", {TASK_COPY, TASK_DIGITS, 5, 5}, NULL,
-     {RNN_CELL_GRU, 1, 0, 8, 16, ATTN_SCORE_LOCATION, 0, 0, 0, 0, 0, 0, 8, 5}, {NN_ADAM, 0.01f, 5}, 3, 8},
+     {RNN_CELL_GRU, 1, 0, 8, 16, ATTN_SCORE_LOCATION, 0, 0, 0, 0, 0, 0, 8, 5}, {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5}, 3, 8},
     {"reverse, GRU 2 layers, scaled dot", {TASK_REVERSE, TASK_DIGITS, 2, 6}, NULL,
-     {RNN_CELL_GRU, 2, 0, 8, 12, ATTN_SCORE_SCALED_DOT, 0, 0, 0, 0, 0, 0, 8, 9}, {NN_ADAM, 0.01f, 5}, 3, 8},
+     {RNN_CELL_GRU, 2, 0, 8, 12, ATTN_SCORE_SCALED_DOT, 0, 0, 0, 0, 0, 0, 8, 9}, {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5}, 3, 8},
     {"sort, LSTM, no attention", {TASK_SORT, TASK_DIGITS, 3, 6}, NULL,
-     {RNN_CELL_LSTM, 1, 0, 8, 16, S2S_ATTN_NONE, 0, 0, 0, 0, 0, 0, 8, 2}, {NN_ADAM, 0.01f, 5}, 3, 8},
+     {RNN_CELL_LSTM, 1, 0, 8, 16, S2S_ATTN_NONE, 0, 0, 0, 0, 0, 0, 8, 2}, {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5}, 3, 8},
     {"pairs, RNN bidirectional, additive 8", {TASK_PAIRS, TASK_DIGITS, 1, 1}, PAIRS_TEXT,
-     {RNN_CELL_RNN, 1, 1, 8, 8, ATTN_SCORE_ADDITIVE, 8, 0, 0, 0, 0, 0, 4, 21}, {NN_ADAM, 0.02f, 5}, 3, 4},
+     {RNN_CELL_RNN, 1, 1, 8, 8, ATTN_SCORE_ADDITIVE, 8, 0, 0, 0, 0, 0, 4, 21}, {.optimizer = NN_ADAM, .lr = 0.02f, .clip = 5}, 3, 4},
 };
 #define N_CASES (int)(sizeof CASES / sizeof CASES[0])
 

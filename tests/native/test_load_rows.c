@@ -38,7 +38,7 @@ static Seq2Seq *trained(RnnCellKind cell, int attention, int32_t *in_ids, int32_
         for (int t = 0; t < T; t++) in_ids[b * T + t] = 1 + (b * 3 + t) % 8;
         for (int t = 0; t < U; t++) out_ids[b * U + t] = t + 1 == out_len[b] ? S2S_EOS : 3 + (b + 2 * t) % 6;
     }
-    NnTrainOptions o = {NN_ADAM, 0.05f, 5};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.05f, .clip = 5};
     nn_real loss;
     for (int i = 0; i < 20; i++) CHECK_OK(s2s_train_step(m, &o, B, in_ids, in_len, out_ids, out_len, &loss), "train");
     return m;

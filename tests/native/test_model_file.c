@@ -23,7 +23,7 @@
 #define HUGE_WEIGHT 3e38f
 #endif
 
-static const NnTrainOptions ADAM = {NN_ADAM, (nn_real)0.01, 5};
+static const NnTrainOptions ADAM = {.optimizer = NN_ADAM, .lr = (nn_real)0.01, .clip = 5};
 
 static void put32(uint8_t *b, size_t at, uint32_t v) {
     uint8_t *p = b + at;

@@ -54,7 +54,7 @@ static void test_steps(Rng *r) {
             OptParams p;
             View w, g;
             if (!make(&p, &w, &g, r)) return;
-            NnTrainOptions o = {sgd ? NN_SGD : NN_ADAM, (nn_real)0.01, clip ? (nn_real)0.5 : 0};
+            NnTrainOptions o = {.optimizer = sgd ? NN_SGD : NN_ADAM, .lr = (nn_real)0.01, .clip = clip ? (nn_real)0.5 : 0};
             double x[N], m[N] = {0}, v[N] = {0};
             for (int i = 0; i < N; i++) x[i] = p.params[i];
             for (int t = 1; t <= 3; t++) {
@@ -106,7 +106,7 @@ static int after_step(AfterStep *f, Rng *r, const NnTrainOptions *o) {
 
 static void test_refused(Rng *r) {
     check_case("refused steps change nothing");
-    const NnTrainOptions adam = {NN_ADAM, (nn_real)0.01, 0};
+    const NnTrainOptions adam = {.optimizer = NN_ADAM, .lr = (nn_real)0.01, .clip = 0};
     AfterStep f;
     if (!after_step(&f, r, &adam)) return;
     OptParams *const p = &f.p;
@@ -126,7 +126,7 @@ static void test_refused(Rng *r) {
         {(NnOptimizer)7, 0.01, 0, NN_ERR_ARG, "optimizer 7"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        NnTrainOptions o = {bad[i].optimizer, (nn_real)bad[i].lr, (nn_real)bad[i].clip};
+        NnTrainOptions o = {.optimizer = bad[i].optimizer, .lr = (nn_real)bad[i].lr, .clip = (nn_real)bad[i].clip};
         CHECK(opt_update(p, &o, NULL) == bad[i].want, "%s: %s", bad[i].what, nn_last_error());
         check_unchanged(p, params, moments, 1, bad[i].what);
     }
@@ -134,7 +134,7 @@ static void test_refused(Rng *r) {
     p->params[N - 1] = -(nn_real)0.9 * big;
     params[N - 1] = p->params[N - 1];
     for (int i = 0; i < N; i++) p->grads[i] = (nn_real)0.5;
-    NnTrainOptions sgd = {NN_SGD, (nn_real)0.9 * big, 0};
+    NnTrainOptions sgd = {.optimizer = NN_SGD, .lr = (nn_real)0.9 * big, .clip = 0};
     int st = opt_update(p, &sgd, NULL);
     CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "weight 7"), "an overflowing weight: %d (%s)", st, nn_last_error());
     check_unchanged(p, params, moments, 1, "an overflowing weight");
@@ -149,7 +149,7 @@ static void test_refused(Rng *r) {
 
 static void test_rollback(Rng *r) {
     check_case("rollback restores the weights, the moments and the steps of the snapshot");
-    const NnTrainOptions adam = {NN_ADAM, (nn_real)0.01, 1};
+    const NnTrainOptions adam = {.optimizer = NN_ADAM, .lr = (nn_real)0.01, .clip = 1};
     AfterStep f;
     if (!after_step(&f, r, &adam)) return;
     opt_rollback(&f.p);

@@ -25,7 +25,7 @@ static int train_step(Seq2Seq *m, nn_real *loss) {
         for (int t = 0; t < T; t++) in_ids[b * T + t] = 1 + (b + t) % 5;
         for (int t = 0; t < U; t++) out_ids[b * U + t] = t + 1 == out_len[b] ? S2S_EOS : 3 + (b * t) % 4;
     }
-    NnTrainOptions o = {NN_ADAM, 0.01f, 5};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5};
     return s2s_train_step(m, &o, B, in_ids, in_len, out_ids, out_len, loss);
 }
 

@@ -52,7 +52,7 @@ static Seq2Seq *overfit_batch(const S2sConfig *c, uint64_t seed, Batch *k, nn_re
     if (!CHECK_OK(s2s_create(&m, c), "create")) return NULL;
     Rng r = {seed};
     make_batch(&r, c->attention == ATTN_SCORE_LOCATION, k->in_ids, k->in_len, k->out_ids, k->out_len);
-    NnTrainOptions o = {NN_ADAM, 0.05f, 5};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.05f, .clip = 5};
     for (int s = 0; s < 300; s++) {
         if (!CHECK(s2s_train_step(m, &o, B, k->in_ids, k->in_len, k->out_ids, k->out_len, last) == NN_OK, "step %d: %s", s,
                    nn_last_error())) {
@@ -217,7 +217,7 @@ static void determinism(void) {
     Rng r = {5};
     int32_t in_ids[B * MAX_IN], in_len[B], out_ids[B * MAX_OUT], out_len[B];
     make_batch(&r, 0, in_ids, in_len, out_ids, out_len);
-    NnTrainOptions o = {NN_ADAM, 0.01f, 1};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 1};
     nn_real la = 0, lb = 0;
     for (int s = 0; s < 5; s++) {
         s2s_train_step(a, &o, B, in_ids, in_len, out_ids, out_len, &la);
@@ -268,7 +268,7 @@ static void shards(RnnCellKind cell, int layers, int bidir, int attention) {
     CHECK_OK(s2s_create(&again, &c), "create");
     CHECK_OK(s2s_set_shards(again, 3), "3 shards");
     CHECK_OK(s2s_set_shards(many, 3), "3 shards");
-    NnTrainOptions o = {NN_ADAM, 0.01f, 1};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 1};
     nn_real la = 0, lb = 0;
     for (int s = 0; s < 3; s++) {
         CHECK_OK(s2s_train_step(many, &o, SB, in_ids, in_len, out_ids, out_len, &la), "step");
@@ -290,7 +290,7 @@ static void shards(RnnCellKind cell, int layers, int bidir, int attention) {
 #else
     const nn_real big = 1e18f;
 #endif
-    NnTrainOptions huge = {NN_SGD, big * big, 0};
+    NnTrainOptions huge = {.optimizer = NN_SGD, .lr = big * big, .clip = 0};
     char one_error[256];
     for (int i = 0; i < 2; i++) {
         Seq2Seq *m = i ? many : one;

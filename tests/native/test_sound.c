@@ -52,7 +52,7 @@ static size_t heap_unwatch(void) {
 #define MODEL_COUNT 76    /* then the step count 4; the parameter count 8 */
 #define MODEL_CONFIG 12   /* the 13 config fields after magic and version */
 
-static const NnTrainOptions ADAM = {NN_ADAM, (nn_real)0.01, 5};
+static const NnTrainOptions ADAM = {.optimizer = NN_ADAM, .lr = (nn_real)0.01, .clip = 5};
 
 static Trainer *make(int batch, int max_len) {
     TaskConfig tc = {TASK_REVERSE, TASK_DIGITS, 2, max_len};
@@ -136,7 +136,7 @@ static void test_update_overflow(void) {
     for (int opt = 0; opt < 2; opt++) {
         s2s_zero_grad(m);
         for (size_t i = 0; i < P; i++) s2s_grads(m)[i] = (nn_real)0.5;
-        NnTrainOptions o = {(NnOptimizer)opt, (nn_real)0.9 * big, 0};
+        NnTrainOptions o = {.optimizer = (NnOptimizer)opt, .lr = (nn_real)0.9 * big, .clip = 0};
         int st = s2s_update(m, &o, NULL);
         CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "weight 0"), "%s: %d (%s)", opt ? "sgd" : "adam", st,
               nn_last_error());

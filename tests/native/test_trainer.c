@@ -9,7 +9,7 @@
 #include "attnlab/trainer.h"
 #include "check.h"
 
-static const NnTrainOptions ADAM = {NN_ADAM, (nn_real)0.01, 5};
+static const NnTrainOptions ADAM = {.optimizer = NN_ADAM, .lr = (nn_real)0.01, .clip = 5};
 
 static Trainer *make(TaskKind kind, int min_len, int max_len, int cell, int attention, uint64_t seed) {
     TaskConfig tc = {kind, TASK_DIGITS, min_len, max_len};
@@ -107,8 +107,8 @@ static void test_save_load(void) {
         CHECK(fabs(a.loss - b.loss) <= 1e-5 * a.loss && a.token_accuracy == b.token_accuracy,
               "evaluation differs after load: %.9g vs %.9g", a.loss, b.loss);
         float x[3], y[3];
-        trainer_train(t, &(NnTrainOptions){NN_SGD, (nn_real)0.1, 0}, 3, 8, x, NULL);
-        trainer_train(u, &(NnTrainOptions){NN_SGD, (nn_real)0.1, 0}, 3, 8, y, NULL);
+        trainer_train(t, &(NnTrainOptions){.optimizer = NN_SGD, .lr = (nn_real)0.1, .clip = 0}, 3, 8, x, NULL);
+        trainer_train(u, &(NnTrainOptions){.optimizer = NN_SGD, .lr = (nn_real)0.1, .clip = 0}, 3, 8, y, NULL);
         CHECK(fabs(x[2] - y[2]) <= 1e-5f * x[2], "training continues differently after load (%.9g vs %.9g)", x[2], y[2]);
         CHECK(s2s_steps(trainer_model(u)) == 7, "steps after load and 3 more: %d", s2s_steps(trainer_model(u)));
         trainer_destroy(u);
@@ -242,7 +242,7 @@ static void test_divergence_rolls_back(void) {
                 nn_real *align = calloc(6 * 7, sizeof(nn_real));
                 int in_len, len0 = 0, len1 = 0;
                 trainer_translate(t, "31415", 5, 1, in_ids, &in_len, out0, &len0, align, text0);
-                NnTrainOptions huge = {NN_ADAM, LRS[i], 5};
+                NnTrainOptions huge = {.optimizer = NN_ADAM, .lr = LRS[i], .clip = 5};
                 int st = trainer_train(t, &huge, steps, 8, NULL, NULL);
                 CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "diverged at step 3"), "got %d (%s)", st, nn_last_error());
                 uint8_t *after = saved(t, &m);

@@ -140,7 +140,7 @@ static void whole_setup(Whole *w, Rng *r) {
     uint64_t s = 5;
     int n;
     for (int b = 0; b < w->B; b++) tf_sample(m, TF_SPLIT_TRAIN, &s, w->tokens + b * w->T, w->targets + b * w->T, &n);
-    for (size_t i = 0; i < tf_num_params(m); i++) m->params[i] += (nn_real)rng_uniform(r, -0.3, 0.3);
+    for (size_t i = 0; i < tf_num_params(m); i++) m->opt.params[i] += (nn_real)rng_uniform(r, -0.3, 0.3);
 }
 
 static void check_whole(Rng *r, TfPositional pos, AttnScore score, int d_ff) {
@@ -153,14 +153,14 @@ static void check_whole(Rng *r, TfPositional pos, AttnScore score, int d_ff) {
     int scored = 0;
     tf_forward(m, w.B, w.T, 1, &scored);
     CHECK(scored > 0 && isfinite(loss), "a finite loss over %d scored positions", scored);
-    memset(m->grads, 0, sizeof(nn_real) * m->n_params);
+    memset(m->opt.grads, 0, sizeof(nn_real) * m->opt.n);
     tf_backward(m, w.B, w.T, scored);
     size_t P = tf_num_params(m);
     nn_real *g = alloc_reals(P);
-    memcpy(g, m->grads, sizeof(nn_real) * P);
+    memcpy(g, m->opt.grads, sizeof(nn_real) * P);
     double *num = alloc_doubles(P);
-    fd_engine(m->params, P, FD_H, whole_loss, &w, num);
-    for (int i = 0; i < m->n_tensors; i++) {
+    fd_engine(m->opt.params, P, FD_H, whole_loss, &w, num);
+    for (int i = 0; i < m->opt.n_tensors; i++) {
         size_t off, count;
         const char *name = tf_tensor(m, i, &off, &count);
         check_grad(g + off, num + off, count, name);
@@ -373,12 +373,12 @@ static void check_seed(void) {
     tf_create(&d, &c, NULL, 0);
     if (!a || !b || !d) return;
     size_t bytes = sizeof(nn_real) * tf_num_params(a);
-    CHECK(!memcmp(a->params, b->params, bytes), "seed 7 twice: the same bytes");
-    CHECK(memcmp(a->params, d->params, bytes), "seeds 7 and 8 differ");
+    CHECK(!memcmp(a->opt.params, b->opt.params, bytes), "seed 7 twice: the same bytes");
+    CHECK(memcmp(a->opt.params, d->opt.params, bytes), "seeds 7 and 8 differ");
     TfTrainOptions o = {3, 4, (nn_real)3e-3, (nn_real)0.01, 1, 0, 1};
     tf_train(a, &o, NULL);
     tf_train(b, &o, NULL);
-    CHECK(!memcmp(a->params, b->params, bytes), "three steps from the same seed: the same bytes");
+    CHECK(!memcmp(a->opt.params, b->opt.params, bytes), "three steps from the same seed: the same bytes");
     tf_destroy(a);
     tf_destroy(b);
     tf_destroy(d);

@@ -44,7 +44,7 @@ static void check_round_trip(TfTaskKind task, TfPositional pos, int d_ff, const 
     train(m, 3);
     /* the file holds float32 weights: in the double build the model's are
      * rounded to them first, so the saved and the loaded are the same model */
-    for (size_t i = 0; i < tf_num_params(m); i++) m->params[i] = (nn_real)(float)m->params[i];
+    for (size_t i = 0; i < tf_num_params(m); i++) m->opt.params[i] = (nn_real)(float)m->opt.params[i];
     size_t n;
     uint8_t *b = saved(m, &n);
     Transformer *l = NULL;
@@ -195,9 +195,9 @@ static void check_damaged(void) {
 static nn_real *tensor(Transformer *m, const char *name) {
     size_t off, count;
     for (int i = 0; tf_tensor(m, i, &off, &count); i++)
-        if (!strcmp(tf_tensor(m, i, &off, &count), name)) return m->params + off;
+        if (!strcmp(tf_tensor(m, i, &off, &count), name)) return m->opt.params + off;
     CHECK(0, "no tensor %s", name);
-    return m->params;
+    return m->opt.params;
 }
 
 /* 'copy' sequences repeat k distinct digits (seq_task_repeat). The residual
@@ -217,7 +217,7 @@ static void check_hand_built_heads(void) {
     if (tf_create(&m, &c, NULL, 0) != NN_OK) return;
     int C = c.d_model, C3 = 3 * C, V = tf_vocab(m), P0 = V + 16, D = C / c.heads;
     const nn_real s = 3; /* a match scores s^2 |LN one-hot|^2 / sqrt(D) ~ 38 */
-    memset(m->params, 0, sizeof(nn_real) * tf_num_params(m));
+    memset(m->opt.params, 0, sizeof(nn_real) * tf_num_params(m));
     for (int l = 0; l < 2; l++) {
         char name[24];
         snprintf(name, sizeof name, "h%d.ln1_w", l);

@@ -46,14 +46,14 @@ static double pass(Transformer *m, int n, int B, nn_real *grads) {
     double loss = 0;
     CHECK_OK(tf_shards_forward(m, B, T, &loss, &scored), "tf_shards_forward");
     CHECK_OK(tf_shards_backward(m, B, T, scored), "tf_shards_backward");
-    memcpy(grads, m->grads, sizeof(nn_real) * m->n_params);
+    memcpy(grads, m->opt.grads, sizeof(nn_real) * m->opt.n);
     return loss;
 }
 
 static void test_passes(void) {
     Transformer *m = model();
     if (!m) return;
-    size_t P = m->n_params, mark = alloc_mark();
+    size_t P = m->opt.n, mark = alloc_mark();
     nn_real *one = alloc_reals(P), *got = alloc_reals(P), *again = alloc_reals(P);
     for (int B = 1; B <= 6; B += 5) {
         double want = pass(m, 1, B, one);

@@ -316,7 +316,7 @@ static void shards_match(RnnCellKind cell, int attention, VisMode mode, int step
     VisionModel *a, *b;
     if (CHECK(vis_create(&a, &mc) == NN_OK && vis_create(&b, &mc) == NN_OK, "create: %s", nn_last_error())) {
         CHECK(vis_set_shards(a, 3) == NN_OK && vis_set_shards(b, 3) == NN_OK, "3 shards: %s", nn_last_error());
-        NnTrainOptions o = {NN_ADAM, 0.01f, 5};
+        NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5};
         for (int s = 0; s < 3; s++)
             for (int i = 0; i < 2; i++) {
                 VisionModel *m = i ? b : a;
@@ -471,7 +471,7 @@ static void train_save_load(void) {
                         modes[k] == VIS_HARD ? VIS_START_CONSTANT : VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0};
         VisionTrainer *t, *u;
         if (!CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "create: %s", nn_last_error())) continue;
-        NnTrainOptions o = {NN_ADAM, 0.003f, 5};
+        NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.003f, .clip = 5};
         float losses[3];
         CHECK(vtr_train(t, &o, 3, 8, losses) == NN_OK, "train: %s", nn_last_error());
         CHECK(isfinite(losses[0]) && isfinite(losses[2]), "finite losses");
@@ -539,7 +539,7 @@ static void train_save_load(void) {
     tc.kind = IMG_CLUTTERED;
     CHECK(vtr_create(&t, NULL, &tc, &mc) == NN_ERR_PARAM, "no digits: %s", nn_last_error());
     CHECK(vtr_create(&t, d, &tc, &mc) == NN_OK, "valid");
-    NnTrainOptions o = {NN_ADAM, 0.003f, 5};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.003f, .clip = 5};
     CHECK(vtr_train(t, &o, 1, VIS_MAX_BATCH + 1, NULL) == NN_ERR_LIMIT && strstr(nn_last_error(), "batch"),
           "batch past the limit: %s", nn_last_error());
     CHECK(vtr_train(t, &o, 1, 0, NULL) == NN_ERR_VALUE && strstr(nn_last_error(), "batch"), "batch 0: %s", nn_last_error());
@@ -572,7 +572,7 @@ static void train_rolls_back(void) {
     VisData *d;
     vis_data_create(&d, asset, size);
     static const float LRS[] = {1e10f, 1e20f, 1e30f};
-    const NnTrainOptions ok = {NN_ADAM, 0.003f, 5};
+    const NnTrainOptions ok = {.optimizer = NN_ADAM, .lr = 0.003f, .clip = 5};
     for (int i = 0; i < 3; i++)
         for (int mode = VIS_SOFT; mode <= VIS_HARD; mode++)
             for (int steps = 1; steps <= 3; steps += 2) {
@@ -593,7 +593,7 @@ static void train_rolls_back(void) {
                 for (int p = 0; p < 28 * 28; p++) drawn[p] = (nn_real)(p % 5 == 0);
                 int32_t tok0[2], tok1[2];
                 CHECK_OK(vtr_predict(t, drawn, 28, 28, tok0, NULL, NULL), "predict");
-                NnTrainOptions huge = {NN_ADAM, LRS[i], 5};
+                NnTrainOptions huge = {.optimizer = NN_ADAM, .lr = LRS[i], .clip = 5};
                 int st = vtr_train(t, &huge, steps, 8, NULL);
                 CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "diverged at step 3"), "got %d (%s)", st, nn_last_error());
                 uint8_t *after = vis_saved(t, &m);

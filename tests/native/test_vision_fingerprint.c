@@ -26,23 +26,23 @@ typedef struct {
  * the sensor (the grid) and the retina's fields (unused) */
 static const VisFingerprintCase CASES[] = {
     {"soft, GRU, general, 2 layers", {12, 16, 2, {4, 6, 0}, RNN_CELL_GRU, 8, ATTN_SCORE_GENERAL, VIS_SOFT, 2, 1, 0, 5, 3, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0},
-     {NN_ADAM, 0.01f, 5}, 3, 1},
+     {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5}, 3, 1},
     {"hard, LSTM, additive, sequence", {8, 12, 1, {5, 0, 0}, RNN_CELL_LSTM, 6, ATTN_SCORE_ADDITIVE, VIS_HARD, 3, 1, 0.05f, 6, 7, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0},
-     {NN_ADAM, 0.02f, 5}, 3, 1},
+     {.optimizer = NN_ADAM, .lr = 0.02f, .clip = 5}, 3, 1},
     {"no attention, RNN, SGD", {8, 8, 2, {3, 4, 0}, RNN_CELL_RNN, 6, VIS_ATTN_NONE, VIS_SOFT, 2, 0, 0, 4, 11, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0},
-     {NN_SGD, 0.1f, 0}, 3, 1},
+     {.optimizer = NN_SGD, .lr = 0.1f, .clip = 0}, 3, 1},
     {"soft, LSTM, cosine", {8, 12, 1, {4, 0, 0}, RNN_CELL_LSTM, 8, ATTN_SCORE_COSINE, VIS_SOFT, 2, 1, 0, 4, 5, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0},
-     {NN_ADAM, 0.01f, 5}, 2, 1},
+     {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5}, 2, 1},
     {"soft, GRU, location", {8, 8, 1, {4, 0, 0}, RNN_CELL_GRU, 6, ATTN_SCORE_LOCATION, VIS_SOFT, 2, 1, 0, 4, 9, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0},
-     {NN_ADAM, 0.01f, 5}, 2, 1},
+     {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5}, 2, 1},
     {"hard, GRU, scaled dot, 3 shards", {12, 12, 2, {3, 4, 0}, RNN_CELL_GRU, 8, ATTN_SCORE_SCALED_DOT, VIS_HARD, 3, 1, 0.01f, 7, 13, VIS_START_MEAN, VIS_SENSOR_GRID, 0, 0, 0},
-     {NN_ADAM, 0.01f, 5}, 3, 3},
+     {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5}, 3, 3},
     {"constant start, soft, GRU, scaled dot",
      {12, 16, 2, {4, 6, 0}, RNN_CELL_GRU, 8, ATTN_SCORE_SCALED_DOT, VIS_SOFT, 2, 0, 0, 5, 17, VIS_START_CONSTANT, VIS_SENSOR_GRID, 0, 0, 0},
-     {NN_ADAM, 0.01f, 5}, 3, 1},
+     {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5}, 3, 1},
     {"constant start, hard, LSTM, general, 2 shards",
      {8, 12, 1, {5, 0, 0}, RNN_CELL_LSTM, 6, ATTN_SCORE_GENERAL, VIS_HARD, 3, 1, 0.05f, 6, 19, VIS_START_CONSTANT, VIS_SENSOR_GRID, 0, 0, 0},
-     {NN_ADAM, 0.02f, 5}, 3, 2},
+     {.optimizer = NN_ADAM, .lr = 0.02f, .clip = 5}, 3, 2},
 };
 #define N_CASES (int)(sizeof CASES / sizeof CASES[0])
 

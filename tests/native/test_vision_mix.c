@@ -121,7 +121,7 @@ static void share_zero_is_unchanged(void) {
     if (!a || !b) return;
     CHECK(vis_set_soft_mix(b, 0.7) == NN_OK && vis_set_soft_mix(b, 0) == NN_OK, "share 0: %s", nn_last_error());
     Batch x = batch(73);
-    NnTrainOptions o = {NN_ADAM, 0.01f, 5};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5};
     for (int s = 0; s < 3; s++)
         for (int i = 0; i < 2; i++) {
             VisionModel *m = i ? b : a;
@@ -229,7 +229,7 @@ static void errors_and_growth(void) {
     VisionTrainer *t = NULL;
     ImgTaskConfig tc = {IMG_CLUTTERED, 2, 1, 1, 0};
     if (CHECK(vis_data_create(&d, asset, size) == NN_OK && vtr_create(&t, d, &tc, &rc) == NN_OK, "retina: %s", nn_last_error())) {
-        NnTrainOptions o = {NN_ADAM, 0.01f, 5};
+        NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5};
         float losses[2];
         CHECK(vis_set_soft_mix(vtr_model(t), 0.5) == NN_OK && vtr_train(t, &o, 2, 4, losses) == NN_OK,
               "the retina trains with a share: %s", nn_last_error());
@@ -239,7 +239,7 @@ static void errors_and_growth(void) {
     VisConfig gc = {0, 0, 2, {3, 4, 0}, RNN_CELL_GRU, 8, ATTN_SCORE_DOT, VIS_HARD, 1, 0, 0.01, 4, 3, VIS_START_CONSTANT,
                     VIS_SENSOR_GRID, 0, 0, 0};
     if (CHECK(vtr_create(&t, d, &tc, &gc) == NN_OK, "grid: %s", nn_last_error())) {
-        NnTrainOptions o = {NN_ADAM, 0.01f, 5};
+        NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5};
         float losses[2];
         CHECK(vis_set_soft_mix(vtr_model(t), 1) == NN_OK && vtr_train(t, &o, 2, 9, losses) == NN_OK, "train 9 rows: %s",
               nn_last_error());

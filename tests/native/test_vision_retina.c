@@ -453,7 +453,7 @@ static void files_and_errors(void) {
         const VisConfig *c = vis_config(vtr_model(t));
         CHECK(c->retina_size == 8 && c->retina_scales == 3 && fabs(c->sigma - 0.15) < 1e-7, "defaults on 32 x 32: %d, %d, %g",
               c->retina_size, c->retina_scales, (double)c->sigma);
-        NnTrainOptions o = {NN_ADAM, 0.01f, 5};
+        NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5};
         CHECK_OK(vtr_train(t, &o, 2, 8, NULL), "train");
         size_t n = vtr_save_size(t);
         uint8_t *bytes = check_track(malloc(n)), *again = check_track(malloc(n));

@@ -82,7 +82,7 @@ static void uniform_soft_is_pooling(void) {
     VisionModel *none = model(RNN_CELL_GRU, VIS_ATTN_NONE, VIS_SOFT, VIS_START_CONSTANT);
     if (!soft || !none) return;
     /* a few steps, so the weights are not the initial ones */
-    NnTrainOptions o = {NN_ADAM, 0.05f, 5};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.05f, .clip = 5};
     nn_real loss;
     for (int s = 0; s < 3; s++) {
         vis_zero_grad(soft);

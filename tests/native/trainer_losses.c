@@ -16,7 +16,7 @@ int main(int argc, char **argv) {
     int steps = atoi(argv[7]), batch = atoi(argv[8]);
     S2sConfig mc = {(RnnCellKind)atoi(argv[4]), 1, 0, 16, 32, atoi(argv[5]), 0, 0, 0, 0, 0, 0, batch,
                     (uint64_t)atoll(argv[6])};
-    NnTrainOptions o = {NN_ADAM, (nn_real)atof(argv[9]), 5};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = (nn_real)atof(argv[9]), .clip = 5};
     Trainer *t;
     if (trainer_create(&t, &tc, NULL, 0, &mc) != NN_OK) {
         fprintf(stderr, "%s\n", nn_last_error());

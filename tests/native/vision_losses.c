@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
     ImgTaskConfig tc = {(ImgTaskKind)atoi(argv[2]), 4, 2, 3, 0};
     VisConfig mc = {0, 0, 2, {4, 8, 0}, RNN_CELL_GRU, 16, atoi(argv[3]), (VisMode)atoi(argv[4]), 1, 0, 0.01f, batch,
                     (uint64_t)atoll(argv[5]), (VisStart)atoi(argv[8]), VIS_SENSOR_GRID, 0, 0, 0};
-    NnTrainOptions o = {NN_ADAM, 0.002f, 5};
+    NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.002f, .clip = 5};
     VisionTrainer *t;
     float *losses = malloc(sizeof(float) * (size_t)steps);
     if (!losses || vtr_create(&t, d, &tc, &mc) != NN_OK || vtr_train(t, &o, steps, batch, losses) != NN_OK) {

@@ -1,0 +1,40 @@
+/* The one training call (src/train/train_call.h). */
+#include "train/train_call.h"
+
+#include <math.h>
+
+#include "base/error.h"
+#include "layers/model_file.h"
+
+int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B, float *losses) {
+    if (steps < 1 || steps > NN_MAX_TRAIN_STEPS)
+        return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, NN_MAX_TRAIN_STEPS);
+    NN_TRY(opt_check_options(o));
+    OptParams *p = a->opt;
+    if (p->steps > NN_MAX_OPT_STEPS - steps)
+        return nn_fail(NN_ERR_LIMIT, "steps: the model has taken %d steps; %d more would pass the %d it can count",
+                       p->steps, steps, NN_MAX_OPT_STEPS);
+    NnTrainOptions call = *o;
+    if (call.schedule == NN_LR_COSINE && call.decay_steps == 0) call.decay_steps = p->steps + steps;
+    NN_TRY(opt_snapshot(p));
+    if (a->keep) a->keep(a->ctx);
+    int first = p->steps + 1, st = NN_OK;
+    for (int s = 0; s < steps && st == NN_OK; s++) {
+        double loss = 0;
+        st = a->sample(a->ctx, B);
+        if (st == NN_OK) st = a->gradients(a->ctx, B, &loss);
+        if (st == NN_OK && !isfinite(loss)) st = nn_fail(NN_ERR_VALUE, "the loss is %g; the step is not taken", loss);
+        if (st == NN_OK) st = opt_update(p, &call, NULL);
+        if (st == NN_OK) st = model_file_check_weights(p->params, p->n, "weight");
+        if (st == NN_OK) st = a->probe(a->ctx);
+        if (st == NN_ERR_VALUE)
+            st = nn_fail(st, "training diverged at step %d (%s); the model is kept as it was before this call; try a "
+                             "smaller learning rate (lr is %g)", first + s, nn_last_error(), (double)o->lr);
+        if (losses) losses[s] = (float)loss;
+    }
+    if (st != NN_OK) {
+        opt_rollback(p);
+        if (a->restore) a->restore(a->ctx);
+    }
+    return st;
+}

@@ -1,0 +1,39 @@
+/* One training call for every model (seq2seq, images, transformer): all or
+ * nothing. The call snapshots the weights, the optimiser's moments and step
+ * count (and whatever else the model says it moves), then runs its steps:
+ * sample a batch, the model's forward and backward, the shared optimiser's
+ * update (src/layers/optim.c), the weight check and a probe forward. A step
+ * diverges when its loss, gradient norm or a weight is not finite, a weight
+ * passes MODEL_FILE_MAX_WEIGHT, or the probe is not finite; then, as on any
+ * failure, the model goes back to where the call found it.
+ * A model plugs in with a TrainAdapter. Not a public header. */
+#ifndef ATTNLAB_TRAIN_TRAIN_CALL_H
+#define ATTNLAB_TRAIN_TRAIN_CALL_H
+
+#include "attnlab/optim.h"
+#include "layers/optim.h"
+
+typedef struct {
+    OptParams *opt; /* the model's parameters, gradients, moments and step count (snapshot allocated) */
+    void *ctx;      /* the model's own, passed to each hook */
+    /* draws the next training batch of B rows (the training stream advances) */
+    int (*sample)(void *ctx, int B);
+    /* the batch's forward and backward: its mean loss in *loss, the gradients
+     * of that loss in opt->grads (zeroed first) */
+    int (*gradients)(void *ctx, int B, double *loss);
+    /* after an update: NN_OK when a forward pass on a probe input is finite,
+     * else NN_ERR_VALUE saying what is not; changes no weight */
+    int (*probe)(void *ctx);
+    /* what else a call moves (training streams, baselines): kept before the
+     * steps and put back on failure; NULL when nothing */
+    void (*keep)(void *ctx);
+    void (*restore)(void *ctx);
+} TrainAdapter;
+
+/* `steps` steps (1..NN_MAX_TRAIN_STEPS) of batches of B rows; losses (steps,
+ * or NULL) gets each step's mean loss. NN_OK, or a status with the model as
+ * it was before the call; a diverged step says which and the learning rate.
+ * A cosine schedule with decay_steps 0 decays over this call's steps. */
+int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B, float *losses);
+
+#endif
