@@ -29,6 +29,7 @@ extern "C" {
 #define TF_MAX_HEADS 16
 #define TF_MAX_DMODEL 512
 #define TF_MAX_DFF 2048
+#define TF_MIN_CONTEXT 8 /* the shortest context every task fits */
 #define TF_MAX_CONTEXT 256
 #define TF_MAX_BATCH 256
 #define TF_MAX_TEXT_BYTES (1 << 22) /* the 'text' task's text */
@@ -76,7 +77,7 @@ typedef struct {
     int heads;               /* 1..TF_MAX_HEADS, divides d_model */
     int d_model;             /* 1..TF_MAX_DMODEL */
     int d_ff;                /* 0 (attention only) or 1..TF_MAX_DFF */
-    int context;             /* longest sequence, 2..TF_MAX_CONTEXT */
+    int context;             /* longest sequence, TF_MIN_CONTEXT..TF_MAX_CONTEXT */
     TfPositional positional; /* position encoding */
     AttnScore score;         /* ATTN_SCORE_SCALED_DOT, _DOT or _COSINE */
     int batch;               /* largest batch the buffers hold now (grows on demand) */

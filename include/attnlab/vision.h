@@ -103,6 +103,7 @@ extern "C" {
 #define VIS_MAX_RETINA 32
 #define VIS_MAX_SCALES 3
 #define VIS_MAX_SIGMA 1
+#define VIS_MIN_SIGMA 1e-3 /* a narrower policy would draw the same place every time and its REINFORCE gradient (1/sigma^2) overflow */
 
 #define VIS_ATTN_NONE (-1)   /* global average pooling, no attention */
 
@@ -267,8 +268,11 @@ VisionModel *vtr_model(VisionTrainer *t);
 const ImgTaskConfig *vtr_task(const VisionTrainer *t);
 /* The batch the model was created with (saved with it; evaluation runs in
  * batches of it). Training takes batches of 1..VIS_MAX_BATCH: a batch larger
- * than any before grows the model's buffers (NN_ERR_NOMEM if memory runs out,
- * the model unchanged). */
+ * than any before moves the model into a new one created for it (its
+ * weights, optimiser state, baselines and streams; NN_ERR_NOMEM if memory
+ * runs out, the model unchanged). So a VisionModel* from vtr_model() and a
+ * vis_config() pointer taken before a vtr_train or vtr_evaluate call may be
+ * freed by it: take them again after each such call. */
 int vtr_batch(const VisionTrainer *t);
 /* steps (1..VTR_MAX_STEPS) optimiser steps on batches of B train images. All
  * or nothing, as trainer_train: if a step diverges (a loss, gradient or weight

@@ -12,9 +12,11 @@
 #include "base/layout.h"
 #include "base/rng.h"
 #include "core/vec.h"
+#include "layers/embedding.h"
 #include "layers/layernorm.h"
 #include "layers/linear.h"
 #include "layers/mlp.h"
+#include "layers/output.h"
 #include "models/transformer_internal.h"
 
 /* ---- causal multi-head attention ----------------------------------------------- */
@@ -301,6 +303,15 @@ size_t tf_param_count(const TfConfig *c, int vocab) {
     return m.opt.n;
 }
 
+int tf_check_activations(const TfConfig *c, int vocab) {
+    Transformer m; /* only the table and the sizes: nothing allocated */
+    memset(&m, 0, sizeof m);
+    m.c = *c;
+    m.V = vocab;
+    size_t size;
+    return check_activations(&m, c->batch, &size);
+}
+
 int tf_keep_text(Transformer *m, const char *text, size_t text_len) {
     if (!text_len) return NN_OK;
     if (!(m->text = malloc(text_len))) return nn_fail(NN_ERR_NOMEM, "text: out of memory for %zu bytes", text_len);
@@ -382,13 +393,11 @@ double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored) {
     TfActs *a = &m->a;
     const TfWeights *w = &m->w;
     int C = c->d_model, F = c->d_ff, H = c->heads, V = m->V, N = B * T;
-    for (int r = 0; r < N; r++) { /* x = wte[token] + position */
-        nn_real *x = a->encoded + (size_t)r * C;
-        int t = r % T;
-        memcpy(x, w->wte + (size_t)a->tokens[r] * C, sizeof(nn_real) * C);
-        if (w->wpe) vec_axpy(x, 1, w->wpe + (size_t)t * C, C);
-        else if (m->pos_table) vec_axpy(x, 1, m->pos_table + (size_t)t * C, C);
-    }
+    /* x = wte[token] + position */
+    embedding_forward(a->encoded, w->wte, a->tokens, (size_t)N, C);
+    const nn_real *pos = w->wpe ? w->wpe : m->pos_table;
+    if (pos)
+        for (int r = 0; r < N; r++) vec_axpy(a->encoded + (size_t)r * C, 1, pos + (size_t)(r % T) * C, C);
     const nn_real *res = a->encoded;
     for (int l = 0; l < c->layers; l++) {
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
@@ -413,14 +422,14 @@ double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored) {
     linear_forward(a->logits, a->lnf, w->outw, w->outb, N, C, V);
     double loss = 0;
     int count = 0;
-    for (int r = 0; r < N; r++) { /* p = softmax(logits); loss = -log p[target] */
+    for (int r = 0; r < N; r++) { /* p = softmax(logits); loss = -log p[target], the shared cross-entropy */
         const nn_real *z = a->logits + (size_t)r * V;
         nn_real *p = a->probs + (size_t)r * V;
         nn_real sum = vec_exp_sum(p, z, vec_max(z, V), V);
         vec_scale(p, 1 / sum, V);
         int y = with_targets ? a->targets[r] : -1;
         if (y >= 0) {
-            loss -= log(p[y] > 0 ? (double)p[y] : 1e-300);
+            loss += crossentropy_forward(p, y);
             count++;
         }
     }
@@ -473,9 +482,8 @@ void tf_backward(Transformer *m, int B, int T, int scored) {
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]}, dln1 = {g->ln1w[l], g->ln1b[l]};
         layernorm_backward(a->dres, &dln1, a->dln, res, a->ln1_mean[l], a->ln1_rstd[l], &ln1, N, C);
     }
-    for (int r = 0; r < N; r++) { /* x = wte[token] + wpe[t] */
-        const nn_real *dx = a->dres + (size_t)r * C;
-        vec_axpy(g->wte + (size_t)a->tokens[r] * C, 1, dx, C);
-        if (g->wpe) vec_axpy(g->wpe + (size_t)(r % T) * C, 1, dx, C);
-    }
+    /* x = wte[token] + wpe[t] */
+    embedding_backward(g->wte, a->dres, a->tokens, (size_t)N, C, -1);
+    if (g->wpe)
+        for (int r = 0; r < N; r++) vec_axpy(g->wpe + (size_t)(r % T) * C, 1, a->dres + (size_t)r * C, C);
 }

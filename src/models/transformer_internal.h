@@ -117,6 +117,9 @@ void tf_rope_backward(nn_real *dqkv, const nn_real *rope, int B, int T, int C, i
 int tf_check_config(const TfConfig *c);
 /* Parameters of a model of that config and vocabulary (both checked). */
 size_t tf_param_count(const TfConfig *c, int vocab);
+/* Whether a model of that config and vocabulary can hold activations for
+ * its batch (NN_ERR_LIMIT naming the sizes), without allocating. */
+int tf_check_activations(const TfConfig *c, int vocab);
 /* Keeps a copy of the text the model's task was made from (tf_save writes it). */
 int tf_keep_text(Transformer *m, const char *text, size_t text_len);
 /* A model of vocabulary V (token ids 0..V-1) with fresh weights; it knows no

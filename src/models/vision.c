@@ -262,9 +262,9 @@ static int check_retina(const VisConfig *c) {
         return nn_fail(NN_ERR_LIMIT, "retina.size: %d; allowed %d..%d", c->retina_size, VIS_MIN_RETINA, VIS_MAX_RETINA);
     if (c->retina_scales < 1 || c->retina_scales > VIS_MAX_SCALES)
         return nn_fail(NN_ERR_LIMIT, "retina.scales: %d; allowed 1..%d", c->retina_scales, VIS_MAX_SCALES);
-    if (!(c->sigma > 0 && c->sigma <= VIS_MAX_SIGMA))
-        return nn_fail(NN_ERR_VALUE, "sigma: %g; the location policy's spread must be within (0, %d]", (double)c->sigma,
-                       VIS_MAX_SIGMA);
+    if (!(c->sigma >= VIS_MIN_SIGMA && c->sigma <= VIS_MAX_SIGMA))
+        return nn_fail(NN_ERR_VALUE, "sigma: %g; the location policy's spread must be within %g..%d", (double)c->sigma,
+                       VIS_MIN_SIGMA, VIS_MAX_SIGMA);
     return NN_OK;
 }
 

@@ -104,6 +104,23 @@ int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, si
     }
 }
 
+int seq_task_vocab(TfTaskKind kind, int context, const char *text, size_t text_len, int *vocab) {
+    *vocab = 0;
+    if ((kind != TF_TASK_TEXT && kind != TF_TASK_NAMES) || !text || text_len > TF_MAX_TEXT_BYTES) {
+        SeqTask t; /* the other tasks' vocabularies are fixed (and a refused text allocates nothing) */
+        int st = seq_task_init(&t, kind, context, text, text_len);
+        *vocab = t.vocab;
+        seq_task_free(&t);
+        return st;
+    }
+    int seen[256] = {0}, names = kind == TF_TASK_NAMES;
+    for (size_t i = 0; i < text_len; i++) seen[(uint8_t)text[i]] = 1;
+    if (names) seen['\n'] = seen['\r'] = 0;
+    for (int b = 0; b < 256; b++) *vocab += seen[b];
+    *vocab += names; /* the end token */
+    return NN_OK;
+}
+
 void seq_task_free(SeqTask *t) {
     seq_data_free(t);
     free(t->text);

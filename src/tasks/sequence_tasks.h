@@ -9,7 +9,7 @@
 
 #include "attnlab/transformer.h"
 
-#define SEQ_MIN_CONTEXT 8
+#define SEQ_MIN_CONTEXT TF_MIN_CONTEXT
 #define SEQ_MIN_TEXT 20 /* bytes of the 'text' task */
 
 struct Task; /* the seq2seq task the 'dates' task draws from (attnlab/tasks.h) */
@@ -33,6 +33,11 @@ typedef struct SeqTask {
 /* Checks the context (and the text) and fills t; NN_ERR_* with a message. */
 int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, size_t text_len);
 void seq_task_free(SeqTask *t);
+/* The vocabulary size seq_task_init would give, without building the task
+ * (a text's distinct bytes are counted, nothing the size of the text is
+ * allocated): NN_OK, or the status seq_task_init would return for a text
+ * it refuses outright. */
+int seq_task_vocab(TfTaskKind kind, int context, const char *text, size_t text_len, int *vocab);
 
 /* The tasks on data (src/tasks/sequence_data.c), called by the two above. */
 int seq_dates_init(SeqTask *t, int context);

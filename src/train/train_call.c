@@ -6,14 +6,19 @@
 #include "base/error.h"
 #include "layers/model_file.h"
 
-int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B, float *losses) {
+int train_check(const OptParams *p, const NnTrainOptions *o, int steps) {
     if (steps < 1 || steps > NN_MAX_TRAIN_STEPS)
         return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, NN_MAX_TRAIN_STEPS);
     NN_TRY(opt_check_options(o));
-    OptParams *p = a->opt;
     if (p->steps > NN_MAX_OPT_STEPS - steps)
         return nn_fail(NN_ERR_LIMIT, "steps: the model has taken %d steps; %d more would pass the %d it can count",
                        p->steps, steps, NN_MAX_OPT_STEPS);
+    return NN_OK;
+}
+
+int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B, float *losses) {
+    OptParams *p = a->opt;
+    NN_TRY(train_check(p, o, steps));
     NnTrainOptions call = *o;
     if (call.schedule == NN_LR_COSINE && call.decay_steps == 0) call.decay_steps = p->steps + steps;
     NN_TRY(opt_snapshot(p));

@@ -30,6 +30,11 @@ typedef struct {
     void (*restore)(void *ctx);
 } TrainAdapter;
 
+/* The call's checks alone (a model runs them before it grows its buffers):
+ * steps within 1..NN_MAX_TRAIN_STEPS, the options, and room in the model's
+ * step count. */
+int train_check(const OptParams *p, const NnTrainOptions *o, int steps);
+
 /* `steps` steps (1..NN_MAX_TRAIN_STEPS) of batches of B rows; losses (steps,
  * or NULL) gets each step's mean loss. NN_OK, or a status with the model as
  * it was before the call; a diverged step says which and the learning rate.

@@ -2,13 +2,15 @@
  * translation and saving both together (see include/attnlab/trainer.h). */
 #include "attnlab/trainer.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/bytes.h"
 #include "base/error.h"
 #include "layers/model_file.h"
-#include "models/seq2seq_internal.h" /* s2s_load_rows */
+#include "models/seq2seq_internal.h" /* s2s_load_rows, the parameter table */
+#include "train/train_call.h"
 
 #define TRAIN_STREAM 0x9e3779b97f4a7c15ull /* xor'ed into the seed: the training draws */
 #define EVAL_STREAM 0x5eed0e7a1ull         /* + split: the fixed evaluation draws */
@@ -145,13 +147,8 @@ const Task *trainer_task(const Trainer *t) { return t->task; }
 const TaskConfig *trainer_task_config(const Trainer *t) { return &t->tc; }
 Seq2Seq *trainer_model(Trainer *t) { return t->model; }
 
-/* Whether a call of `steps` steps can run: the model can count them, and
- * the task has training examples. */
-static int check_trainable(const Trainer *t, int steps) {
-    int taken = s2s_steps(t->model);
-    if (taken > S2S_MAX_STEPS - steps)
-        return nn_fail(NN_ERR_LIMIT, "steps: the model has taken %d steps; %d more would pass the %d it can count", taken,
-                       steps, S2S_MAX_STEPS);
+/* Whether the task has training examples. */
+static int check_trainable(const Trainer *t) {
     if (task_split_size(t->task, TASK_TRAIN) == 0)
         return nn_fail(NN_ERR_VALUE, "pairs: the train split is empty: none of the %d lines fell into it (a hash of each "
                                      "input puts 80%% of lines in train, 10%% in validation, 10%% in test); add more lines",
@@ -159,44 +156,53 @@ static int check_trainable(const Trainer *t, int steps) {
     return NN_OK;
 }
 
-/* One training step on the sampled batch, then what makes it a step that
- * diverged: a weight past the limit, or a forward pass that is not finite. */
-static int train_step(Trainer *t, const NnTrainOptions *o, int B, nn_real *loss) {
-    Seq2Seq *m = t->model;
-    NN_TRY(s2s_train_step(m, o, B, t->in_ids, t->in_len, t->out_ids, t->out_len, loss));
-    NN_TRY(model_file_check_weights(s2s_params(m), s2s_num_params(m), "weight"));
-    return s2s_check_forward(m);
+/* ---- training: seq2seq's adapter of the one training call (train_call.h) ---- */
+
+typedef struct {
+    Trainer *t;
+    uint64_t kept_stream; /* the training stream where the call found it */
+    double seen;          /* target tokens of the steps so far */
+} S2sCall;
+
+static int call_sample(void *ctx, int B) {
+    S2sCall *c = ctx;
+    Trainer *t = c->t;
+    NN_TRY(task_sample_batch(t->task, TASK_TRAIN, &t->stream, B, t->in_ids, t->in_len, t->out_ids, t->out_len));
+    for (int b = 0; b < B; b++) c->seen += t->out_len[b];
+    return NN_OK;
+}
+
+static int call_gradients(void *ctx, int B, double *loss) {
+    Trainer *t = ((S2sCall *)ctx)->t;
+    nn_real l = 0;
+    s2s_zero_grad(t->model);
+    NN_TRY(s2s_forward(t->model, B, t->in_ids, t->in_len, t->out_ids, t->out_len, &l));
+    *loss = l;
+    return isfinite(l) ? s2s_backward(t->model) : NN_OK; /* the call refuses a loss that is not finite */
+}
+
+static int call_probe(void *ctx) { return s2s_check_forward(((S2sCall *)ctx)->t->model); }
+
+static void call_keep(void *ctx) {
+    S2sCall *c = ctx;
+    c->kept_stream = c->t->stream;
+}
+
+static void call_restore(void *ctx) {
+    S2sCall *c = ctx;
+    c->t->stream = c->kept_stream;
 }
 
 int trainer_train(Trainer *t, const NnTrainOptions *o, int steps, int B, float *losses, double *tokens) {
     nn_clear_error();
-    if (steps < 1 || steps > TRAINER_MAX_STEPS)
-        return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, TRAINER_MAX_STEPS);
-    NN_TRY(check_trainable(t, steps));
+    OptParams *opt = &t->model->opt;
+    NN_TRY(train_check(opt, o, steps));
+    NN_TRY(check_trainable(t));
     NN_TRY(reserve_batch(t, B));
-    /* a call trains or changes nothing: on any failure the model and the
-     * training draws go back to where this call found them */
-    NN_TRY(s2s_checkpoint(t->model));
-    uint64_t stream = t->stream;
-    int first = s2s_steps(t->model) + 1, st = NN_OK;
-    double seen = 0;
-    for (int s = 0; s < steps && st == NN_OK; s++) {
-        nn_real loss = 0;
-        st = task_sample_batch(t->task, TASK_TRAIN, &t->stream, B, t->in_ids, t->in_len, t->out_ids, t->out_len);
-        if (st != NN_OK) break;
-        st = train_step(t, o, B, &loss);
-        if (st == NN_ERR_VALUE)
-            st = nn_fail(st, "training diverged at step %d (%s); the model is kept as it was before this call; try a "
-                             "smaller learning rate (lr is %g)", first + s, nn_last_error(), (double)o->lr);
-        if (losses) losses[s] = (float)loss;
-        for (int b = 0; b < B; b++) seen += t->out_len[b];
-    }
-    if (st != NN_OK) {
-        s2s_rollback(t->model);
-        t->stream = stream;
-        return st;
-    }
-    if (tokens) *tokens = seen;
+    S2sCall call = {t, 0, 0};
+    TrainAdapter a = {opt, &call, call_sample, call_gradients, call_probe, call_keep, call_restore};
+    NN_TRY(train_call(&a, o, steps, B, losses));
+    if (tokens) *tokens = call.seen;
     return NN_OK;
 }
 

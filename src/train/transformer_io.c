@@ -90,14 +90,13 @@ static int read_file(ModelFileReader *r, const uint8_t *bytes, size_t size, TfFi
     return model_file_check_params(r, v->n_params);
 }
 
-/* The task the file's configuration and text make: its vocabulary must be
- * the file's (only a text of no more than the file's bytes is allocated). */
+/* The vocabulary of the task the file's configuration and text make must be
+ * the file's: counted before the task is built (nothing the size of the text
+ * is allocated for a file that lies about it). */
 static int check_task(const TfFile *v) {
-    SeqTask task;
-    int st = seq_task_init(&task, v->c.task, v->c.context, (const char *)v->text, v->text_len);
-    int vocab = task.vocab;
-    seq_task_free(&task);
-    if (st != NN_OK) return nn_fail(NN_ERR_VALUE, "model file: its task does not take this configuration: %s", nn_last_error());
+    int vocab = 0;
+    if (seq_task_vocab(v->c.task, v->c.context, (const char *)v->text, v->text_len, &vocab) != NN_OK)
+        return nn_fail(NN_ERR_VALUE, "model file: its task does not take this configuration: %s", nn_last_error());
     if (vocab != v->vocab)
         return nn_fail(NN_ERR_VALUE, "model file: a vocabulary of %d tokens, but its task has %d; the file is damaged", v->vocab,
                        vocab);
@@ -125,16 +124,21 @@ int tf_load(Transformer **out, const uint8_t *bytes, size_t size) {
     TfFile v;
     NN_TRY(read_file(&r, bytes, size, &v));
     NN_TRY(check_task(&v));
+    /* the batch it was saved with must be one createTransformer takes */
+    int st = tf_check_activations(&v.c, v.vocab);
+    if (st != NN_OK) return nn_fail(NN_ERR_VALUE, "model file: %s; the file is damaged", nn_last_error());
     /* activations for one sequence: they grow with the batches that come */
     TfConfig one = v.c;
     one.batch = 1;
     Transformer *m;
-    NN_TRY(tf_create(&m, &one, (const char *)v.text, v.text_len));
+    st = tf_create(&m, &one, (const char *)v.text, v.text_len);
+    if (st != NN_OK)
+        return st == NN_ERR_NOMEM ? st : nn_fail(NN_ERR_VALUE, "model file: its task does not take this configuration: %s", nn_last_error());
     m->c.batch = v.c.batch;
     model_file_params(&r, m->opt.params, v.n_params);
     m->opt.steps = v.steps;
     m->train_rng = v.train_rng;
-    int st = probe(m);
+    st = probe(m);
     if (st != NN_OK) {
         tf_destroy(m);
         return st;

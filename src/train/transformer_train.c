@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "layers/output.h"
 #include "layers/shards.h"
 #include "models/transformer_internal.h"
 #include "tasks/sequence_tasks.h"
@@ -101,11 +102,11 @@ static void call_restore(void *ctx) {
 
 int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
     nn_clear_error();
-    if (o->batch < 1 || o->batch > TF_MAX_BATCH)
-        return nn_fail(o->batch < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", o->batch, TF_MAX_BATCH);
     /* AdamW with warm-up and a cosine decay to lr / 10 */
     NnTrainOptions opt = {NN_ADAMW, o->lr, o->clip, o->weight_decay, NN_LR_COSINE, o->warmup, o->decay_steps};
-    NN_TRY(opt_check_options(&opt));
+    NN_TRY(train_check(&m->opt, &opt, o->steps));
+    if (o->batch < 1 || o->batch > TF_MAX_BATCH)
+        return nn_fail(o->batch < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", o->batch, TF_MAX_BATCH);
     NN_TRY(tf_reserve(m, o->batch));
     TfCall call = {m, 0};
     TrainAdapter a = {&m->opt, &call, call_sample, call_gradients, call_probe, call_keep, call_restore};
@@ -134,6 +135,11 @@ int tf_evaluate(Transformer *m, TfSplit split, int count, double *loss_out, doub
             int y = m->a.targets[r];
             if (y < 0) continue;
             const nn_real *p = m->a.probs + (size_t)r * V;
+            /* a loss is never the floor of a probability that underflowed */
+            if (!(p[y] > OUTPUT_MIN_PROB))
+                return nn_fail(NN_ERR_VALUE, "evaluate: the model gives a right token probability %g (its logits are "
+                                             "past what float32 resolves): its weights are broken; train it again or "
+                                             "load an earlier save", (double)p[y]);
             int best = 0;
             for (int v = 1; v < V; v++)
                 if (p[v] > p[best]) best = v;

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "layers/model_file.h"
 #include "models/vision_internal.h"
+#include "train/train_call.h"
 #include "train/vision_train.h"
 
 #define EVAL_STREAM 0xE7A1D16175ull /* evaluation examples: the same set every call */
@@ -170,52 +171,55 @@ int vtr_check_forward(VisionTrainer *t) {
     return NN_OK;
 }
 
-/* One training step on the sampled batch, then what makes it a step that
- * diverged: a weight past the limit, or a forward pass that is not finite. */
-static int train_step(VisionTrainer *t, const NnTrainOptions *o, int B, nn_real *loss) {
+/* ---- training: the image model's adapter of the one training call (train_call.h) ---- */
+
+typedef struct {
+    VisionTrainer *t;
+    double baseline[VIS_MAX_STEPS]; /* hard mode's baselines, */
+    uint64_t model_rng, stream;     /* the model's draws and the training stream where the call found them */
+} VisCall;
+
+static int call_sample(void *ctx, int B) {
+    VisionTrainer *t = ((VisCall *)ctx)->t;
+    return vtr_sample_batch(t, VIS_SPLIT_TRAIN, &t->rng, B);
+}
+
+static int call_gradients(void *ctx, int B, double *loss) {
+    VisionTrainer *t = ((VisCall *)ctx)->t;
     VisionModel *m = t->model;
+    nn_real l = 0;
     vis_zero_grad(m);
-    NN_TRY(vis_forward(m, B, t->images, t->labels, t->n_labels, 1, loss, NULL));
-    if (!isfinite(*loss)) return nn_fail(NN_ERR_VALUE, "the loss is %g; the step is not taken", (double)*loss);
-    NN_TRY(vis_backward(m, NULL));
-    NN_TRY(vis_update(m, o, NULL));
-    NN_TRY(model_file_check_weights(m->opt.params, m->opt.n, "weight"));
-    return vtr_check_forward(t);
+    NN_TRY(vis_forward(m, B, t->images, t->labels, t->n_labels, 1, &l, NULL));
+    *loss = l;
+    return isfinite(l) ? vis_backward(m, NULL) : NN_OK; /* the call refuses a loss that is not finite */
+}
+
+static int call_probe(void *ctx) { return vtr_check_forward(((VisCall *)ctx)->t); }
+
+static void call_keep(void *ctx) {
+    VisCall *c = ctx;
+    VisionModel *m = c->t->model;
+    memcpy(c->baseline, m->baseline, sizeof c->baseline);
+    c->model_rng = m->rng;
+    c->stream = c->t->rng;
+}
+
+static void call_restore(void *ctx) {
+    VisCall *c = ctx;
+    VisionModel *m = c->t->model;
+    memcpy(m->baseline, c->baseline, sizeof c->baseline);
+    m->rng = c->model_rng;
+    c->t->rng = c->stream;
+    m->have_forward = 0;
 }
 
 int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float *losses) {
     nn_clear_error();
-    if (steps < 1 || steps > VTR_MAX_STEPS)
-        return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, VTR_MAX_STEPS);
-    if (t->model->opt.steps > NN_MAX_OPT_STEPS - steps)
-        return nn_fail(NN_ERR_LIMIT, "steps: the model has taken %d steps; %d more would pass the %d it can count",
-                       t->model->opt.steps, steps, NN_MAX_OPT_STEPS);
-    NN_TRY(reserve(t, B));
-    VisionModel *m = t->model;
-    /* a call trains or changes nothing: on any failure the model, its
-     * baselines and both streams go back to where this call found them */
-    NN_TRY(opt_snapshot(&m->opt));
-    double baseline[VIS_MAX_STEPS];
-    memcpy(baseline, m->baseline, sizeof baseline);
-    uint64_t model_rng = m->rng, stream = t->rng;
-    int first = m->opt.steps + 1, st = NN_OK;
-    for (int s = 0; s < steps && st == NN_OK; s++) {
-        nn_real loss = 0;
-        if ((st = vtr_sample_batch(t, VIS_SPLIT_TRAIN, &t->rng, B)) != NN_OK) break;
-        st = train_step(t, o, B, &loss);
-        if (st == NN_ERR_VALUE)
-            st = nn_fail(st, "training diverged at step %d (%s); the model is kept as it was before this call; try a "
-                             "smaller learning rate (lr is %g)", first + s, nn_last_error(), (double)o->lr);
-        if (losses) losses[s] = (float)loss;
-    }
-    if (st != NN_OK) {
-        opt_rollback(&m->opt);
-        memcpy(m->baseline, baseline, sizeof baseline);
-        m->rng = model_rng;
-        t->rng = stream;
-        m->have_forward = 0;
-    }
-    return st;
+    NN_TRY(train_check(&t->model->opt, o, steps));
+    NN_TRY(reserve(t, B)); /* may move the model into a larger one */
+    VisCall call = {t, {0}, 0, 0};
+    TrainAdapter a = {&t->model->opt, &call, call_sample, call_gradients, call_probe, call_keep, call_restore};
+    return train_call(&a, o, steps, B, losses);
 }
 
 /* The evaluation's batches, with the model's attention as set (vtr_evaluate). */

@@ -8,7 +8,9 @@
 #include <stdio.h>
 
 #include "attnlab/trainer.h"
+#include "attnlab/transformer.h"
 #include "attnlab/vision.h"
+#include "layers/model_file.h"
 #include "train/vision_train.h"
 #include "wasm/boundary.h"
 
@@ -58,6 +60,25 @@ static const Named vision_limits[] = {
     {"maxImage", VIS_MAX_IMAGE}, {"maxDigits", VIS_MAX_DIGITS}, {"tokens", VIS_TOKENS},
     {"endToken", VIS_END}, {"maxTrainSteps", VTR_MAX_STEPS}, {"maxEvaluate", VTR_MAX_EVAL},
 };
+
+/* The transformer (transformer.h); its scores are the attention core's. */
+static const Named tf_tasks[] = {
+    {"induction", TF_TASK_INDUCTION}, {"copy", TF_TASK_COPY}, {"reverse", TF_TASK_REVERSE}, {"sort", TF_TASK_SORT},
+    {"modular", TF_TASK_MODULAR}, {"text", TF_TASK_TEXT}, {"dates", TF_TASK_DATES}, {"names", TF_TASK_NAMES},
+};
+static const Named tf_positional[] = {
+    {"learned", TF_POS_LEARNED}, {"sinusoidal", TF_POS_SINUSOIDAL}, {"none", TF_POS_NONE},
+    {"alibi", TF_POS_ALIBI}, {"rope", TF_POS_ROPE},
+};
+static const Named tf_splits[] = {{"train", TF_SPLIT_TRAIN}, {"test", TF_SPLIT_TEST}};
+static const Named tf_limits[] = {
+    {"maxLayers", TF_MAX_LAYERS}, {"maxHeads", TF_MAX_HEADS}, {"maxDModel", TF_MAX_DMODEL}, {"maxDFF", TF_MAX_DFF},
+    {"minContext", TF_MIN_CONTEXT}, {"maxContext", TF_MAX_CONTEXT}, {"maxBatch", TF_MAX_BATCH},
+    {"maxTextBytes", TF_MAX_TEXT_BYTES}, {"maxSteps", TF_MAX_STEPS}, {"maxEvaluate", TF_MAX_EVALUATE},
+    {"maxGenerate", TF_MAX_GENERATE}, {"top", TF_TOP}, {"modulus", TF_MODULUS},
+};
+/* Every model's weights: finite and within +-maxWeight (a file, setWeights, a training step). */
+static const Named model_limits[] = {{"maxWeight", (int)MODEL_FILE_MAX_WEIGHT}};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -134,6 +155,11 @@ static const struct {
     {"visionModes", vision_modes, COUNT(vision_modes)},
     {"visionSplits", vision_splits, COUNT(vision_splits)},
     {"visionLimits", vision_limits, COUNT(vision_limits)},
+    {"transformerTasks", tf_tasks, COUNT(tf_tasks)},
+    {"transformerPositional", tf_positional, COUNT(tf_positional)},
+    {"transformerSplits", tf_splits, COUNT(tf_splits)},
+    {"transformerLimits", tf_limits, COUNT(tf_limits)},
+    {"modelLimits", model_limits, COUNT(model_limits)},
 };
 
 /* The table as JSON, or "" if it did not fit (a build error JS reports). */

@@ -1,29 +1,15 @@
 /* The WASM boundary for transformers (include/attnlab/transformer.h): a
  * Transformer* is an opaque handle in JS (web/engine/transformer.js). Every
  * function returns an NnStatus except the getters; the message is read with
- * attnlab_last_error(). attnlab_tf_constants() publishes the names, codes
- * and limits JS validates options with. */
+ * attnlab_last_error(). The names, codes and limits JS validates options
+ * with are in the one constants table (src/wasm/constants.c). */
 #include <emscripten.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "attnlab/transformer.h"
 #include "base/error.h"
-
-EMSCRIPTEN_KEEPALIVE const char *attnlab_tf_constants(void) {
-    static char json[1024];
-    if (!json[0])
-        snprintf(json, sizeof json,
-                 "{\"tasks\":{\"induction\":%d,\"copy\":%d,\"reverse\":%d,\"sort\":%d,\"modular\":%d,\"text\":%d,\"dates\":%d,\"names\":%d},"
-                 "\"positional\":{\"learned\":%d,\"sinusoidal\":%d,\"none\":%d,\"alibi\":%d,\"rope\":%d},"
-                 "\"splits\":{\"train\":%d,\"test\":%d},"
-                 "\"limits\":{\"maxLayers\":%d,\"maxHeads\":%d,\"maxDModel\":%d,\"maxDFF\":%d,\"maxContext\":%d,"
-                 "\"maxBatch\":%d,\"maxTextBytes\":%d,\"maxSteps\":%d,\"maxEvaluate\":%d,\"maxGenerate\":%d,\"top\":%d,\"modulus\":%d}}",
-                 TF_TASK_INDUCTION, TF_TASK_COPY, TF_TASK_REVERSE, TF_TASK_SORT, TF_TASK_MODULAR, TF_TASK_TEXT, TF_TASK_DATES, TF_TASK_NAMES,
-                 TF_POS_LEARNED, TF_POS_SINUSOIDAL, TF_POS_NONE, TF_POS_ALIBI, TF_POS_ROPE, TF_SPLIT_TRAIN, TF_SPLIT_TEST, TF_MAX_LAYERS,
-                 TF_MAX_HEADS, TF_MAX_DMODEL, TF_MAX_DFF, TF_MAX_CONTEXT, TF_MAX_BATCH, TF_MAX_TEXT_BYTES,
-                 TF_MAX_STEPS, TF_MAX_EVALUATE, TF_MAX_GENERATE, TF_TOP, TF_MODULUS);
-    return json;
-}
+#include "layers/model_file.h"
 
 EMSCRIPTEN_KEEPALIVE int attnlab_tf_create(int task, const char *text, int text_len, int layers, int heads,
                                            int d_model, int d_ff, int context, int positional, int score, int batch,
@@ -70,6 +56,11 @@ EMSCRIPTEN_KEEPALIVE int attnlab_tf_set_tensor(Transformer *m, int i, const floa
     if (!name) return nn_fail(NN_ERR_ARG, "setWeights: no tensor %d", i);
     if (count < 0 || (size_t)count != n)
         return nn_fail(NN_ERR_SHAPE, "setWeights: %s holds %zu numbers (got %d)", name, n, count);
+    /* all or nothing: every value is checked before any is written */
+    for (size_t k = 0; k < n; k++)
+        if (!isfinite(data[k]) || fabs(data[k]) > MODEL_FILE_MAX_WEIGHT)
+            return nn_fail(NN_ERR_VALUE, "setWeights: %s[%zu] is %g; weights must be finite numbers within -%g..%g",
+                           name, k, (double)data[k], MODEL_FILE_MAX_WEIGHT, MODEL_FILE_MAX_WEIGHT);
     nn_real *p = tf_params(m) + offset;
     for (size_t k = 0; k < n; k++) p[k] = (nn_real)data[k];
     return NN_OK;

@@ -17,11 +17,15 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_data_destroy(VisData *d) { vis_data_destro
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_create(const VisData *d, int task, int clutter, int size, int min_digits, int max_digits,
                                             int layers, int c0, int c1, int c2, int cell, int hidden, int attention,
                                             int mode, int steps, float entropy, int batch, double seed,
-                                            int start, int sensor, int retina_size, int retina_scales, float sigma,
+                                            int start, int sensor, int retina_size, int retina_scales, double sigma,
                                             VisionTrainer **out) {
+    /* sigma 0 asks for the default: a value float32 rounds to 0 must not */
+    if (sigma != 0 && !(sigma >= VIS_MIN_SIGMA && sigma <= VIS_MAX_SIGMA))
+        return nn_fail(NN_ERR_VALUE, "sigma: %g; the location policy's spread must be within %g..%d", sigma, VIS_MIN_SIGMA,
+                       VIS_MAX_SIGMA);
     ImgTaskConfig tc = {(ImgTaskKind)task, clutter, min_digits, max_digits, size};
     VisConfig mc = {0, 0, layers, {c0, c1, c2}, (RnnCellKind)cell, hidden, attention, (VisMode)mode, steps, 0,
-                    entropy, batch, (uint64_t)seed, (VisStart)start, (VisSensor)sensor, retina_size, retina_scales, sigma};
+                    entropy, batch, (uint64_t)seed, (VisStart)start, (VisSensor)sensor, retina_size, retina_scales, (nn_real)sigma};
     return vtr_create(out, d, &tc, &mc);
 }
 

@@ -1,4 +1,4 @@
-// The reliability contract of the two models through the JS API, on the
+// The reliability contract of the three models through the JS API, on the
 // scalar build: a training call is all or nothing (a step that diverges
 // throws ERR_VALUE naming it, and the model predicts, evaluates and saves as
 // before the call); a call that does not grow the model leaves the heap at
@@ -15,6 +15,7 @@ import { throwsCode, rejectsCode } from '../lib/assert.mjs';
 const MODELS = new URL('../../web/models/', import.meta.url);
 const S2S = { task: 'reverse', minLength: 3, maxLength: 8, hidden: 16, embed: 8, batch: 8, seed: 2 };
 const VIS = { task: 'centered', channels: [4, 8], hidden: 16, batch: 8, seed: 3 };
+const TF = { task: 'induction', layers: 2, heads: 2, dModel: 16, dFF: 0, context: 16, batch: 4, seed: 4 };
 const LRS = [1e10, 1e20, 1e30];
 const MB = 1 << 20;
 
@@ -53,6 +54,22 @@ describe('the reliability contract (scalar build)', () => {
         m.destroy();
       });
 
+      test(`transformer: train({ steps: ${steps}, lr: ${lr} }) throws ERR_VALUE naming the step; the model is as before`, async () => {
+        const m = await engine.createTransformer(TF);
+        m.train({ steps: 2, batch: 4 });
+        const input = m.examples({ count: 1, seed: 5 })[0].input;
+        const saved = m.save(), before = m.inspect(input), ev = m.evaluate({ count: 8 }), scores = m.headScores({ count: 4 });
+        throwsCode(() => m.train({ steps, lr, batch: 4 }), 'ERR_VALUE', /diverged at step 3/);
+        assert.equal(m.steps, 2);
+        assert.deepEqual(m.inspect(input), before);
+        assert.deepEqual(m.evaluate({ count: 8 }), ev);
+        assert.deepEqual(m.headScores({ count: 4 }), scores);
+        assert.deepEqual(m.save(), saved);
+        m.train({ steps: 1, batch: 4 }); // and it trains on
+        assert.equal(m.steps, 3);
+        m.destroy();
+      });
+
       test(`image model: train({ steps: ${steps}, lr: ${lr} }) throws ERR_VALUE naming the step; the model is as before`, async () => {
         const m = await engine.createVisionModel({ ...VIS, mode: lr === 1e20 ? 'hard' : 'soft' });
         m.train({ steps: 2, batch: 8 });
@@ -72,15 +89,125 @@ describe('the reliability contract (scalar build)', () => {
   test('a training call that does not grow the model leaves the heap at its baseline (the first call too)', async () => {
     const s = engine.createSeq2Seq(S2S);
     const v = await engine.createVisionModel(VIS);
+    const t = await engine.createTransformer(TF);
     const base = engine.heapUsed();
     s.train({ steps: 2, batch: 8 });
     v.train({ steps: 2, batch: 8 });
+    t.train({ steps: 2, batch: 4 });
     assert.equal(engine.heapUsed(), base, 'after the first calls');
     throwsCode(() => s.train({ steps: 1, lr: 1e30, batch: 8 }), 'ERR_VALUE', /diverged/);
     throwsCode(() => v.train({ steps: 1, lr: 1e30, batch: 8 }), 'ERR_VALUE', /diverged/);
+    throwsCode(() => t.train({ steps: 1, lr: 1e30, batch: 4 }), 'ERR_VALUE', /diverged/);
     assert.equal(engine.heapUsed(), base, 'after failed calls');
     s.destroy();
     v.destroy();
+    t.destroy();
+  });
+
+  test('a retina whose policy is too narrow to learn from is refused, however float32 would round it', async () => {
+    const RETINA = { task: 'cluttered', mode: 'hard', sensor: 'retina', start: 'constant', channels: [4], hidden: 8, batch: 4 };
+    for (const sigma of [1e-30, 1e-46, 5e-324, 1e-4]) {
+      await rejectsCode(engine.createVisionModel({ ...RETINA, sigma }), 'ERR_VALUE', /sigma: .*must be within 0\.001\.\.1/);
+    }
+    const m = await engine.createVisionModel({ ...RETINA, sigma: 0.001 });
+    assert.equal(m.config.sigma.toPrecision(3), '0.00100');
+    m.destroy();
+  });
+
+  describe('the transformer against hostile values and files', () => {
+    // .tfm layout: magic 8 | version 8 | task 12, layers 16, heads 20, dModel 24, dFF 28, context 32,
+    // positional 36, score 40, batch 44, vocabulary 48, steps 52 | seed 56 | stream 64 | text length 72 | text 76..
+    // | u64 P | P x f32 | u32 FNV-1a
+    const memory = () => engine.heap.exports.memory.buffer.byteLength;
+    const fix = (b) => { put32(b, b.length - 4, fnv1a(b, 0, b.length - 4)); return b; };
+    const params = (b) => 76 + u32(b, 72) + 8;
+
+    test('a file whose step count is the most a model can count loads, and training past it is refused unchanged', async () => {
+      const m = await engine.createTransformer(TF);
+      const b = m.save();
+      put32(b, 52, 0x7ffffffe);
+      const full = await engine.loadModel(fix(b));
+      const saved = full.save();
+      throwsCode(() => full.train({ steps: 3, batch: 4 }), 'ERR_LIMIT', /has taken 2147483646 steps/);
+      assert.deepEqual(full.save(), saved);
+      full.destroy();
+      m.destroy();
+    });
+
+    test('setWeights refuses weights a model file could not hold (1e30, 1e7), changing nothing', async () => {
+      const m = await engine.createTransformer(TF);
+      const saved = m.save();
+      const wte = m.weights().wte;
+      for (const big of [1e30, 1e7, -2e6]) {
+        const bad = Float32Array.from(wte);
+        bad[3] = big;
+        throwsCode(() => m.setWeights({ out_b: new Float32Array(m.weights().out_b.length), wte: bad }), 'ERR_VALUE', /within -1000000\.\.1000000/);
+        assert.deepEqual(m.save(), saved, `${big}: nothing written`);
+      }
+      const ok = Float32Array.from(wte);
+      ok[3] = 1e6; // the bound itself is a weight a file holds
+      m.setWeights({ wte: ok });
+      const again = await engine.loadModel(m.save());
+      again.destroy();
+      m.destroy();
+    });
+
+    test('createTransformer at the largest sizes is refused before its parameters are allocated', async () => {
+      const mem0 = memory(), heap0 = engine.heapUsed();
+      await rejectsCode(engine.createTransformer({ task: 'induction', layers: 8, heads: 16, dModel: 512, dFF: 2048, context: 256, batch: 256 }),
+        'ERR_LIMIT', /activations, past the limit/);
+      assert.ok(memory() - mem0 <= MB, `WASM memory grew ${(memory() - mem0) >> 20} MB`);
+      assert.equal(engine.heapUsed(), heap0);
+    });
+
+    test('a names file with a wrong vocabulary field is refused within its own length + 1 MB', async () => {
+      const names = Array.from({ length: 4000 }, (_, i) => `name${String.fromCharCode(97 + (i % 26))}${i}`).join('\n');
+      const m = await engine.createTransformer({ task: 'names', layers: 1, heads: 1, dModel: 8, dFF: 0, context: 16, batch: 2, seed: 1 });
+      const b = m.save();
+      m.destroy();
+      // a file with a long text of its own and a vocabulary field one past its task's, its parameter
+      // count and weights made to agree with that field (one more row of wte and column of out_w, out_b: 17)
+      const text = new TextEncoder().encode(names.repeat(40));
+      const old = u32(b, 72), P = u32(b, 76 + old), extra = 4 * 17;
+      const c = new Uint8Array(b.length - old + text.length + extra);
+      c.set(b.subarray(0, 76));
+      put32(c, 72, text.length);
+      c.set(text, 76);
+      put32(c, 76 + text.length, P + 17);
+      c.set(b.subarray(76 + old + 8, b.length - 4), 76 + text.length + 8);
+      const vocab = u32(b, 48) + 1;
+      put32(c, 48, vocab);
+      const mem0 = memory(), heap0 = engine.heapUsed();
+      await rejectsCode(engine.loadModel(fix(c)), 'ERR_VALUE', new RegExp(`vocabulary of ${vocab} tokens`));
+      assert.ok(memory() - mem0 <= c.length + MB, `WASM memory grew ${(memory() - mem0) >> 20} MB for a ${c.length >> 20} MB file`);
+      assert.equal(engine.heapUsed(), heap0);
+    });
+
+    test('a file whose batch x context createTransformer refuses does not load', async () => {
+      const m = await engine.createTransformer({ ...TF, dModel: 512, heads: 8, layers: 8, context: 256, batch: 1 });
+      const b = m.save();
+      m.destroy();
+      put32(b, 44, 256);
+      await rejectsCode(engine.loadModel(fix(b)), 'ERR_VALUE', /activations, past the limit/);
+    });
+
+    test('a file with weights at +-1e6 loads, and evaluate says the model is broken instead of reporting a floor as a loss', async () => {
+      const m = await engine.createTransformer(TF);
+      const b = m.save();
+      m.destroy();
+      const view = new DataView(b.buffer);
+      for (let i = 0, at = params(b); at < b.length - 4; i++, at += 4) view.setFloat32(at, i % 2 ? 1e6 : -1e6, true);
+      const broken = await engine.loadModel(fix(b));
+      throwsCode(() => broken.evaluate({ count: 4 }), 'ERR_VALUE', /weights are broken/);
+      broken.destroy();
+    });
+
+    test('inspect reads a hole in an array of ids as what it is, not token 0', async () => {
+      const m = await engine.createTransformer(TF);
+      // eslint-disable-next-line no-sparse-arrays
+      throwsCode(() => m.inspect([1, , 1]), 'ERR_VALUE', /input\[1\] is undefined/);
+      m.destroy();
+    });
   });
 
   test('pairs with an empty train split: training says the split is empty', () => {
@@ -109,19 +236,6 @@ describe('the reliability contract (scalar build)', () => {
       assert.deepEqual(m.save(), bytes, name);
       m.destroy();
     }
-  });
-
-  test('attnlab_model_file_kind names the kind of a file from its header', () => {
-    const heap = engine.heap;
-    const kindOf = (bytes) => heap.withBlock({ bytes: Math.max(bytes.length, 1), kind: 4, version: 4 }, (p) => {
-      heap.writeBytes(p.bytes, bytes);
-      const st = heap.exports.attnlab_model_file_kind(p.bytes, bytes.length, p.kind, p.version);
-      return { st, kind: heap.readI32(p.kind, 1)[0], version: heap.readI32(p.version, 1)[0] };
-    });
-    assert.deepEqual(kindOf(shipped('dates.s2s')), { st: 0, kind: 2, version: 1 });
-    assert.deepEqual(kindOf(shipped('cluttered-hard.vis')), { st: 0, kind: 3, version: 2 }); // the constant start's format
-    const zip = kindOf(new TextEncoder().encode('PK\u0003\u0004 not a model'));
-    assert.ok(zip.st !== 0 && zip.kind === 0 && /not an attnlab model/.test(heap.readString(heap.call.last_error())));
   });
 
   test('a loaded image model trains on batches past the one it was saved with (the core grows it)', async () => {

@@ -1,4 +1,4 @@
-// Every public method of the engine and of both model kinds, with hostile
+// Every public method of the engine and of the three model kinds, with hostile
 // values in each argument position and each field it reads: a getter that
 // throws, a Proxy whose traps throw, a transparent Proxy, a revoked Proxy,
 // null, a BigInt, and an array-like whose length changes between reads. On
@@ -88,6 +88,7 @@ const VIS = { task: 'centered', digits: undefined, channels: [2, 4], cell: 'gru'
   steps: 1, entropy: 0.01, clutter: 0, batch: 4, seed: 2 };
 delete VIS.digits; // only the multi task takes digits
 const MULTI = { task: 'multi', digits: [1, 2], channels: [2], hidden: 8, batch: 2, seed: 3 };
+const TF = { task: 'induction', layers: 1, heads: 2, dModel: 8, dFF: 8, context: 12, positional: 'rope', score: 'scaled_dot', batch: 2, seed: 4 };
 const image = () => {
   const data = new Array(12 * 10).fill(0);
   for (let r = 2; r < 10; r++) data[r * 10 + 5] = 1;
@@ -96,7 +97,7 @@ const image = () => {
 const TRAIN = (batch) => ({ steps: 1, batch, optimizer: 'adam', lr: 0.001, clip: 5 });
 
 /** [what, target, method, valid arguments]: every public method that reads an argument. */
-const calls = ({ s2sBytes, visBytes }) => [
+const calls = ({ s2sBytes, visBytes, tfBytes, tfWeights }) => [
   ['engine.attend', 'engine', 'attend', [{
     queries: Q, keys: K, values: V, score: 'additive', params: { Wq: [[1, 0], [0, 1]], Wk: [[0.5, 0], [0, 0.5]], v: [1, -1] },
     normalize: 'softmax', temperature: 1, mask: { keyLengths: [1, 3], causal: false }, outputs: ['weights', 'context'], copy: true,
@@ -126,6 +127,17 @@ const calls = ({ s2sBytes, visBytes }) => [
   ['vision.saliency', 'vis', 'saliency', [image(), { step: 0 }]],
   ['vision.compareAttention', 'vis', 'compareAttention', [image()]],
   ['vision.examples', 'vis', 'examples', [{ split: 'test', count: 1, seed: 2 }]],
+  ['engine.createTransformer', 'engine', 'createTransformer', [TF]],
+  ['engine.createTransformer (text)', 'engine', 'createTransformer', [{ ...TF, task: 'text', text: 'the cat sat on the mat, the dog sat on the log.' }]],
+  ['engine.loadModel (transformer)', 'engine', 'loadModel', [tfBytes]],
+  ['transformer.train', 'tf', 'train', [{ steps: 1, batch: 2, lr: 0.001, clip: 1, weightDecay: 0.1, warmup: 1, decaySteps: 5 }]],
+  ['transformer.evaluate', 'tf', 'evaluate', [{ split: 'test', count: 2, ablate: [{ layer: 0, head: 1 }] }]],
+  ['transformer.examples', 'tf', 'examples', [{ split: 'train', count: 2, seed: 3 }]],
+  ['transformer.inspect', 'tf', 'inspect', ['abcab', { ablate: [{ layer: 0, head: 0 }] }]],
+  ['transformer.inspect (ids)', 'tf', 'inspect', [[0, 1, 2, 0, 1]]],
+  ['transformer.generate', 'tf', 'generate', ['abc', { tokens: 3, temperature: 0.5, topK: 3, seed: 2 }]],
+  ['transformer.headScores', 'tf', 'headScores', [{ count: 2 }]],
+  ['transformer.setWeights', 'tf', 'setWeights', [{ out_b: tfWeights.out_b }]],
 ];
 
 /** Runs a call (a promise is awaited); the error it throws or rejects with, or null with its result. */
@@ -149,16 +161,19 @@ for (const { name, skip, engine } of await withEngines()) {
     before(async () => {
       const s2s = engine.createSeq2Seq(S2S);
       const vis = await engine.createVisionModel(VIS);
-      targets = { engine, s2s, vis };
-      table = calls({ s2sBytes: s2s.save(), visBytes: vis.save() });
+      const tf = await engine.createTransformer(TF);
+      targets = { engine, s2s, vis, tf };
+      table = calls({ s2sBytes: s2s.save(), visBytes: vis.save(), tfBytes: tf.save(), tfWeights: tf.weights() });
       // untouched models: what the engine gives after the hostile calls must be what it gave before
       const s2sProbe = engine.createSeq2Seq({ ...S2S, seed: 9 });
       const visProbe = await engine.createVisionModel({ ...VIS, seed: 9 });
+      const tfProbe = await engine.createTransformer({ ...TF, seed: 9 });
       probe = () => ({
         attend: engine.attend({ queries: Q, keys: K, values: V }),
         translate: s2sProbe.translate('1234'),
         predict: visProbe.predict(image()),
-        steps: [s2sProbe.steps, visProbe.steps],
+        inspect: tfProbe.inspect('abcabc'),
+        steps: [s2sProbe.steps, visProbe.steps, tfProbe.steps],
       });
       engine.attend({ queries: Q, keys: V.map((r) => r.slice(0, 2)), copy: false }); // the views block, at its size for these calls
       baseline = probe();
@@ -188,13 +203,14 @@ for (const { name, skip, engine } of await withEngines()) {
     });
 
     test('the model getter and a destroyed model: AttnlabErrors naming the method', async () => {
-      for (const make of [() => engine.createSeq2Seq(S2S), () => engine.createVisionModel(VIS)]) {
+      for (const make of [() => engine.createSeq2Seq(S2S), () => engine.createVisionModel(VIS), () => engine.createTransformer(TF)]) {
         const m = await make();
         m.destroy();
         m.destroy(); // twice: nothing
-        const methods = ['train', 'evaluate', 'save', 'examples', 'compareAttention', 'saliency',
-          ...(m.kind === 'vision' ? ['predict'] : ['translate'])];
-        const arg = m.kind === 'vision' ? image() : '12';
+        const methods = m.kind === 'transformer'
+          ? ['train', 'evaluate', 'save', 'examples', 'inspect', 'generate', 'headScores', 'weights', 'setWeights']
+          : ['train', 'evaluate', 'save', 'examples', 'compareAttention', 'saliency', ...(m.kind === 'vision' ? ['predict'] : ['translate'])];
+        const arg = m.kind === 'vision' ? image() : m.kind === 'transformer' ? 'abc' : '12';
         for (const method of methods) {
           const { thrown } = await attempt(() => m[method](arg));
           assertAttnlabError(thrown, `${m.kind}.${method} after destroy`);

@@ -23,6 +23,13 @@ export const VISION_LIMITS = {};
 /** The image model option names and their codes: tasks, cells, attentions, modes, optimizers, splits. */
 export const VISION = { TASKS: {}, CELLS: {}, ATTENTIONS: {}, MODES: {}, OPTIMIZERS: {}, SPLITS: {} };
 
+/** Limits of the transformer (include/attnlab/transformer.h): sizes, context, batch, text bytes, steps, evaluate, generate, top, modulus. */
+export const TRANSFORMER_LIMITS = {};
+/** The transformer's option names and their codes: tasks, positional encodings, splits (its scores are SCORES'). */
+export const TRANSFORMER = { TASKS: {}, POSITIONAL: {}, SPLITS: {} };
+/** Every model's weights: finite and within +-maxWeight (src/layers/model_file.h). */
+export const MODEL_LIMITS = {};
+
 /** Other names accepted for a split. */
 const SPLIT_ALIASES = { valid: 'validation' };
 
@@ -55,10 +62,17 @@ export function adoptConstants(table) {
   Object.assign(VISION.MODES, table.visionModes);
   Object.assign(VISION.OPTIMIZERS, table.optimizers);
   Object.assign(VISION.SPLITS, table.visionSplits);
-  for (const t of [LIMITS, SCORES, NORMALIZATIONS, SEQ2SEQ_LIMITS, ...Object.values(SEQ2SEQ), VISION_LIMITS, ...Object.values(VISION)]) {
+  Object.assign(TRANSFORMER_LIMITS, table.transformerLimits);
+  Object.assign(TRANSFORMER.TASKS, table.transformerTasks);
+  Object.assign(TRANSFORMER.POSITIONAL, table.transformerPositional);
+  Object.assign(TRANSFORMER.SPLITS, table.transformerSplits);
+  Object.assign(MODEL_LIMITS, table.modelLimits);
+  for (const t of [LIMITS, SCORES, NORMALIZATIONS, SEQ2SEQ_LIMITS, ...Object.values(SEQ2SEQ), VISION_LIMITS, ...Object.values(VISION),
+    TRANSFORMER_LIMITS, ...Object.values(TRANSFORMER), MODEL_LIMITS]) {
     Object.freeze(t);
   }
   Object.freeze(SEQ2SEQ);
   Object.freeze(VISION);
+  Object.freeze(TRANSFORMER);
   adopted = JSON.stringify(table);
 }

@@ -2,8 +2,8 @@
 // include/attnlab/transformer.h): created with engine.createTransformer(options).
 // Every call is one synchronous trip into WASM; a page trains in a worker and
 // calls train() a few steps at a time to show progress. The model's names,
-// codes and limits come from the core (attnlab_tf_constants).
-import { SCORES } from './constants.js';
+// codes and limits come from the core's one constants table (constants.js).
+import { MODEL_LIMITS, SCORES, TRANSFORMER, TRANSFORMER_LIMITS } from './constants.js';
 import { argError, describe, limitError, shapeError, valueError } from './errors.js';
 import { options, toChoice, toInteger, toNumber } from './matrix.js';
 import { Model, loadHandle, modelFile } from './model.js';
@@ -11,16 +11,17 @@ import { F32, F64, I32, U8 } from './wasm.js';
 
 const nameOf = (table, code) => Object.keys(table).find((k) => table[k] === code);
 
-/** The core's transformer names and limits, read once per loaded build. */
-const tables = new WeakMap();
-export function transformerConstants(heap) {
-  if (!tables.has(heap)) {
-    const t = JSON.parse(heap.readString(heap.call.tf_constants()));
-    // the scores the transformer takes, with the attention core's codes
-    t.scores = { scaled_dot: SCORES.scaled_dot, dot: SCORES.dot, cosine: SCORES.cosine };
-    tables.set(heap, Object.freeze(t));
+/** The core's transformer names and limits (constants.js, filled when the engine loaded). */
+let table = null;
+export function transformerConstants() {
+  if (!table) {
+    table = Object.freeze({
+      tasks: TRANSFORMER.TASKS, positional: TRANSFORMER.POSITIONAL, splits: TRANSFORMER.SPLITS, limits: TRANSFORMER_LIMITS,
+      // the scores the transformer takes, with the attention core's codes
+      scores: Object.freeze({ scaled_dot: SCORES.scaled_dot, dot: SCORES.dot, cosine: SCORES.cosine }),
+    });
   }
-  return tables.get(heap);
+  return table;
 }
 
 function seedOf(value, fallback) {
@@ -169,11 +170,13 @@ export class TransformerModel extends Model {
   /** A string (or an array of token ids) as token ids of this model's vocabulary. */
   #encode(name, input) {
     if (Array.isArray(input)) {
-      input.forEach((id, i) => {
+      // every index, holes too (forEach would skip them)
+      for (let i = 0; i < input.length; i++) {
+        const id = input[i];
         if (!Number.isInteger(id) || id < 0 || id >= this.vocabulary.length) {
           throw valueError(`${name}: input[${i}] is ${describe(id)}; token ids are integers 0..${this.vocabulary.length - 1}`);
         }
-      });
+      }
       return Int32Array.from(input);
     }
     if (typeof input !== 'string') throw argError(`${name}: input: expected a string or an array of token ids (got ${describe(input)})`);
@@ -333,8 +336,11 @@ export class TransformerModel extends Model {
         const t = known.get(name);
         if (!t) throw argError(`setWeights: no tensor '${name}'; the model has ${[...known.keys()].join(', ')}`);
         if (!data || data.length !== t.count) throw shapeError(`setWeights: ${name} holds ${t.count} numbers (got ${describe(data)}${data?.length !== undefined ? ` of length ${data.length}` : ''})`);
+        const most = MODEL_LIMITS.maxWeight;
         const copy = Float32Array.from(data, (x, i) => {
-          if (typeof x !== 'number' || !Number.isFinite(x)) throw valueError(`setWeights: ${name}[${i}] is ${describe(x)}; weights must be finite numbers`);
+          if (typeof x !== 'number' || !Number.isFinite(x) || Math.abs(x) > most) {
+            throw valueError(`setWeights: ${name}[${i}] is ${describe(x)}; weights must be finite numbers within -${most}..${most}`);
+          }
           return x;
         });
         return [t, copy];

@@ -102,7 +102,6 @@ const BINDINGS = Object.freeze({
   vis_glimpses: { args: ['model', 'glimpses'] },
   vis_save_size: { args: ['model'] },
   vis_save: { status: 'save', args: ['model', 'bytes', 'size'] },
-  tf_constants: { args: [] },
   tf_create: {
     status: 'createTransformer',
     args: ['task', 'text', 'textLength', 'layers', 'heads', 'dModel', 'dFF', 'context', 'positional', 'score', 'batch',

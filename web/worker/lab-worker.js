@@ -20,6 +20,15 @@ function model(args) {
   return m;
 }
 
+/** The model's method `name`, bound; a kind without it (translate on a transformer) is an ERR_ARG naming both. */
+function method(args, name) {
+  const m = model(args);
+  if (typeof m[name] !== 'function') {
+    throw new AttnlabError('ERR_ARG', `${name}: a ${m.kind} model has no ${name}`);
+  }
+  return (...rest) => m[name](...rest);
+}
+
 function ready() {
   if (!engine) throw new AttnlabError('ERR_ARG', "the engine is not loaded yet: send 'init' first");
   return engine;
@@ -39,7 +48,7 @@ function adopt(m) {
  * agree over the grid's cells (stats.js agreement, and Kendall's tau).
  */
 function readImage(m, image) {
-  if (typeof m.predict !== 'function') throw new AttnlabError('ERR_ARG', 'readImage: this model reads text, not images');
+  if (typeof m.predict !== 'function') throw new AttnlabError('ERR_ARG', `readImage: a ${m.kind} model reads text, not images`);
   const p = m.predict(image);
   // the retina has no attention map to compare (its steps carry boxes, not weights)
   const compared = m.config.sensor === 'retina' ? null : m.compareAttention(image);
@@ -63,15 +72,15 @@ const ACTIONS = {
   create: ({ options }) => adopt(ready().createSeq2Seq(options)),
   createVision: async ({ options }) => adopt(await ready().createVisionModel(options)),
   load: async ({ bytes }) => adopt(await ready().loadModel(bytes)),
-  train: (a) => model(a).train(a.options ?? {}),
-  evaluate: (a) => model(a).evaluate(a.options ?? {}),
-  translate: (a) => model(a).translate(a.text, a.options ?? {}),
-  examples: (a) => model(a).examples(a.options ?? {}),
+  train: (a) => method(a, 'train')(a.options ?? {}),
+  evaluate: (a) => method(a, 'evaluate')(a.options ?? {}),
+  translate: (a) => method(a, 'translate')(a.text, a.options ?? {}),
+  examples: (a) => method(a, 'examples')(a.options ?? {}),
   readImage: (a) => readImage(model(a), a.image),
-  inspect: (a) => model(a).inspect(a.input, a.options ?? {}),
-  generate: (a) => model(a).generate(a.prompt, a.options ?? {}),
-  headScores: (a) => model(a).headScores(a.options ?? {}),
-  save: (a) => model(a).save(),
+  inspect: (a) => method(a, 'inspect')(a.input, a.options ?? {}),
+  generate: (a) => method(a, 'generate')(a.prompt, a.options ?? {}),
+  headScores: (a) => method(a, 'headScores')(a.options ?? {}),
+  save: (a) => method(a, 'save')(),
   destroy(a) {
     const m = models.get(a.model);
     if (m) m.destroy();
