@@ -168,8 +168,10 @@ describe('the reliability contract (scalar build)', () => {
       m.destroy();
       // a file with a 4 MB text of its own and a vocabulary field one past its task's, its parameter
       // count and weights made to agree with that field (one more row of wte and column of out_w, out_b: 17)
-      const line = 'abcdefghijklmnopqrstuvwxyz\n';
-      const text = new TextEncoder().encode(line.repeat(Math.floor(4e6 / line.length)));
+      const name = (i) => { let n = ''; for (; i > 0; i = Math.floor(i / 26)) n += String.fromCharCode(97 + (i % 26)); return n; };
+      const lines = [];
+      for (let i = 1, bytes = 0; bytes < 4e6; i++) { lines.push(`${name(i)}abcdefghijklmnopqrstuvwxyz`); bytes += lines.at(-1).length + 1; }
+      const text = new TextEncoder().encode(lines.join('\n'));
       const old = u32(b, 72), P = u32(b, 76 + old), extra = 4 * 17;
       const c = new Uint8Array(b.length - old + text.length + extra);
       c.set(b.subarray(0, 76));
