@@ -25,8 +25,8 @@ extern "C" {
 typedef enum { NN_ADAM = 0, NN_SGD = 1, NN_ADAMW = 2 } NnOptimizer;
 
 /* The learning rate over the steps: constant, or a cosine from lr down to
- * NN_LR_FLOOR lr at step decay_steps (flat after it); either after `warmup`
- * steps of linear warm-up counted from the model's first step. */
+ * final_lr (0: NN_LR_FLOOR lr) at step decay_steps (flat after it); either
+ * after `warmup` steps of linear warm-up counted from the model's first step. */
 typedef enum { NN_LR_CONSTANT = 0, NN_LR_COSINE = 1 } NnSchedule;
 #define NN_LR_FLOOR 0.1
 
@@ -37,8 +37,9 @@ typedef struct {
     nn_real weight_decay;  /* AdamW's decoupled decay of the marked tensors, finite and >= 0 */
     NnSchedule schedule;   /* constant (0) or cosine */
     int warmup;            /* steps of linear warm-up, >= 0 */
-    int decay_steps;       /* cosine: the model's step where the decay reaches NN_LR_FLOOR lr, >= 0
+    int decay_steps;       /* cosine: the model's step where the decay reaches its end, >= 0
                             * (0: the end of the training call) */
+    nn_real final_lr;      /* cosine: the rate at decay_steps, 0..lr (0: NN_LR_FLOOR lr) */
 } NnTrainOptions;
 
 #ifdef __cplusplus

@@ -203,6 +203,8 @@ int opt_check_options(const NnTrainOptions *o) {
     if (!(o->weight_decay >= 0) || !isfinite(o->weight_decay))
         return nn_fail(NN_ERR_VALUE, "weightDecay must be a finite number >= 0 (got %g)", (double)o->weight_decay);
     if ((unsigned)o->schedule > NN_LR_COSINE) return nn_fail(NN_ERR_ARG, "schedule: unknown schedule %d", (int)o->schedule);
+    if (!(o->final_lr >= 0 && o->final_lr <= o->lr))
+        return nn_fail(NN_ERR_VALUE, "finalLr must be within 0..lr (%g) (got %g)", (double)o->lr, (double)o->final_lr);
     if (o->warmup < 0 || o->decay_steps < 0)
         return nn_fail(NN_ERR_VALUE, "%s must be >= 0 (got %d)", o->warmup < 0 ? "warmup" : "decaySteps",
                        o->warmup < 0 ? o->warmup : o->decay_steps);
@@ -214,7 +216,8 @@ double opt_lr(const NnTrainOptions *o, int step) {
     if (o->schedule == NN_LR_CONSTANT || o->decay_steps <= o->warmup) return o->lr;
     double x = (double)(step - o->warmup) / (o->decay_steps - o->warmup);
     if (x > 1) x = 1;
-    return o->lr * (NN_LR_FLOOR + (1 - NN_LR_FLOOR) * 0.5 * (1 + cos(3.14159265358979323846 * x)));
+    double floor = o->final_lr > 0 ? (double)o->final_lr / o->lr : NN_LR_FLOOR; /* its share of the peak */
+    return o->lr * (floor + (1 - floor) * 0.5 * (1 + cos(3.14159265358979323846 * x)));
 }
 
 int opt_update(OptParams *p, const NnTrainOptions *o, nn_real *norm_out) {

@@ -103,7 +103,7 @@ static void call_restore(void *ctx) {
 int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
     nn_clear_error();
     /* AdamW with warm-up and a cosine decay to lr / 10 */
-    NnTrainOptions opt = {NN_ADAMW, o->lr, o->clip, o->weight_decay, NN_LR_COSINE, o->warmup, o->decay_steps};
+    NnTrainOptions opt = {NN_ADAMW, o->lr, o->clip, o->weight_decay, NN_LR_COSINE, o->warmup, o->decay_steps, 0};
     NN_TRY(train_check(&m->opt, &opt, o->steps));
     if (o->batch < 1 || o->batch > TF_MAX_BATCH)
         return nn_fail(o->batch < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", o->batch, TF_MAX_BATCH);
