@@ -13,7 +13,7 @@ import { createHeadsView } from './transformer-heads.js';
 import { createLensView, shown } from './transformer-lens.js';
 import { createScoresView } from './transformer-scores.js';
 import { PROPERTIES } from './state.js';
-import { ablation, checkNames, headName, parseHead, playgroundState, transformerOptions } from './transformer-state.js';
+import { ablation, checkNames, headName, parseHead, playgroundState } from './transformer-state.js';
 
 /** Words for the engine's task and position names; a name the engine gains shows as itself. */
 const TASK_LABELS = {
