@@ -32,7 +32,8 @@ const VIEWS = { text: createTextView, images: createImagesView, transformer: cre
 const EXPERIMENTS = [{ id: 'bottleneck', fields: ['compare', 'compareSteps'] }, { id: 'modes', fields: ['modeSteps'] }];
 
 function start() {
-  const state = codec.defaults(); // the link's settings once the engine's limits are known
+  // the link's settings: read again, against the engine's limits, once the engine has loaded
+  const state = codec.decode(location.hash).state;
   const given = linkFields(location.hash); // the fields the link sets, before the page rewrites it
   const header = mountHeader({ current: 'lab', skipTo: 'main', tagline: 'training lab' });
   const notice = createNotice(byId('notice'));
@@ -285,6 +286,7 @@ function start() {
   }
 
   fill();
+  session.stepsPerUpdate = state.speed;
   Promise.all([client.call('init', {}), loadManifest()]).then(async ([engine, models]) => {
     header.engine(engine, 'training in a worker');
     manifest = models;
