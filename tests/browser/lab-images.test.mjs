@@ -147,7 +147,7 @@ test('training a digit reader in the worker: curves grow, and the attention over
   // the overlay's pixels follow the image: the ink's pixels are brighter than the background's
   const brightness = (d, p) => d[4 * p] + d[4 * p + 1] + d[4 * p + 2];
   const image = await page.evaluate(async () => {
-    const reading = await window.attnlabLab.session.readImage((await window.attnlabLab.session.examples(1, window.attnlabLab.state.image))[0].image);
+    const reading = await window.attnlabLab.session.read('readImage', { image: (await window.attnlabLab.session.examples(1, window.attnlabLab.state.image))[0].image });
     return Array.from(reading.canvas.data);
   });
   const ink = image.map((v, p) => [v, p]).filter(([v]) => v > 0.8).map(([, p]) => brightness(overlay.data, p));
@@ -213,7 +213,7 @@ test('hard attention draws its sampled glimpse as a box on the image, with a leg
   assert.ok(box.y >= frame.y - 1 && box.y + box.height <= frame.y + frame.height + 1);
   const cell = await page.evaluate(async () => {
     const s = window.attnlabLab.session;
-    const r = await s.readImage((await s.examples(1, window.attnlabLab.state.image))[0].image);
+    const r = await s.read('readImage', { image: (await s.examples(1, window.attnlabLab.state.image))[0].image });
     return r.steps[0].location;
   });
   assert.ok(Math.abs(box.x - frame.x - (frame.width * cell.col * 8) / 60) < 1.5, 'the box sits on the sampled cell');
@@ -230,8 +230,11 @@ test('the drawing canvas: strokes drawn with the mouse are read live; Clear and 
   await page.evaluate(() => {
     window.readCount = 0;
     const s = window.attnlabLab.session;
-    const read = s.readImage.bind(s);
-    s.readImage = (image) => { window.readCount++; window.lastRead = image; return read(image); };
+    const read = s.read.bind(s);
+    s.read = (action, args) => {
+      if (action === 'readImage') { window.readCount++; window.lastRead = args.image; }
+      return read(action, args);
+    };
   });
   // a "1": one vertical stroke
   await stroke(page, 'drawing-digit', [[0.5, 0.2], [0.5, 0.5], [0.48, 0.8]]);
@@ -404,14 +407,14 @@ test('on a phone (390×844): the image panel’s maps, legends and glimpse box, 
   assert.ok(Math.abs(box.width - (frame.width * 8) / 60) < 1.5, `box ${box.width} px wide in a ${frame.width} px picture`);
   const cell = await page.evaluate(async () => {
     const s = window.attnlabLab.session;
-    return (await s.readImage((await s.examples(1, window.attnlabLab.state.image))[0].image)).steps[0].location;
+    return (await s.read('readImage', { image: (await s.examples(1, window.attnlabLab.state.image))[0].image })).steps[0].location;
   });
   assert.ok(Math.abs(box.x - frame.x - (frame.width * cell.col * 8) / 60) < 1.5, 'the box sits on the cell read');
   assert.ok(Math.abs(box.y - frame.y - (frame.height * cell.row * 8) / 60) < 1.5);
   // the readout's τ sentence follows its numbers: the faint cells are blamed only when τ over the bright cells is higher by 0.1
   const step = await page.evaluate(async () => {
     const s = window.attnlabLab.session;
-    const { tau, agreement } = (await s.readImage((await s.examples(1, window.attnlabLab.state.image))[0].image)).steps[0];
+    const { tau, agreement } = (await s.read('readImage', { image: (await s.examples(1, window.attnlabLab.state.image))[0].image })).steps[0];
     return { tau, bright: agreement.tauActive, active: agreement.active };
   });
   const tail = `Kendall's τ over all 49 cells: ${fixed(step.tau, 2)}` + (step.bright === null ? '.'

@@ -107,7 +107,7 @@ test('changing a setting keeps the trained model: "Back to it" brings it back wi
   await trainUntil(page, () => window.attnlabLab.session.steps >= 60);
   const trained = await page.evaluate(async () => {
     const { session, state } = window.attnlabLab;
-    return { steps: session.steps, output: (await session.translate(state.text, 1)).output, curve: session.losses.length };
+    return { steps: session.steps, output: (await session.read('translate', { text: state.text, options: { beam: 1 } })).output, curve: session.losses.length };
   });
   await page.selectOption('#attention', 'none');
   await page.waitForFunction(() => window.attnlabLab.session.info?.config.attention === 'none' && window.attnlabLab.session.steps === 0);

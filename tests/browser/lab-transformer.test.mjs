@@ -34,15 +34,15 @@ async function open(hash, viewport = DESKTOP) {
 }
 
 const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim());
-const steps = (page) => page.evaluate(() => window.attnlabLab.tf.steps);
+const steps = (page) => page.evaluate(() => window.attnlabLab.session.steps);
 
 /** Trains with the Train button until `n` steps are done, then pauses and waits for the worker and the redraw. */
 async function train(page, n) {
   await page.click('#play');
-  await page.waitForFunction((k) => window.attnlabLab.tf.steps >= k, n, { timeout: 60000, polling: 50 });
+  await page.waitForFunction((k) => window.attnlabLab.session.steps >= k, n, { timeout: 60000, polling: 50 });
   await page.click('#play');
-  await page.waitForFunction(() => !window.attnlabLab.tf.playing);
-  await page.evaluate(() => window.attnlabLab.tf.busy);
+  await page.waitForFunction(() => !window.attnlabLab.session.playing);
+  await page.evaluate(() => window.attnlabLab.session.busy);
 }
 
 /** The ablation readout's numbers once it has them (with `ablated`: once it names the ablated loss). */
@@ -118,8 +118,9 @@ test('the Transformer family: train in the worker, layers × heads maps redrawn,
   await page.waitForFunction((n) => document.querySelector('[data-testid="heatmap-tf-L0H0"]').width === n, 6);
   assert.match(await text(page, '[data-testid=tf-timeline-label]'), /step 0 \(recorded\)/);
   const untrained = await page.evaluate(async (t) => {
-    const tf = window.attnlabLab.tf;
-    return { at0: (await tf.inspectAt(tf.frames[0], t)).attention[0][0].data, live: (await tf.inspect(t)).attention[0][0].data };
+    const tf = window.attnlabLab.session;
+    const inspect = { options: { ablate: [] } };
+    return { at0: (await tf.readAt(tf.frames[0].bytes, 'inspect', { input: t, ...inspect })).attention[0][0].data, live: (await tf.read('inspect', { input: t, ...inspect })).attention[0][0].data };
   }, other);
   assert.notDeepEqual(untrained.at0, untrained.live, 'step 0\'s weights are not the trained ones');
   await page.fill('#tfInput', input);
@@ -139,7 +140,7 @@ test('the Transformer family: train in the worker, layers × heads maps redrawn,
   const href = await page.getAttribute('[data-testid=tf-open]', 'href');
   assert.match(href, /^index\.html#ver=2&preset=self&tokens=/);
   const head = await page.evaluate(async () => {
-    const v = await window.attnlabLab.tf.inspect(window.attnlabLab.tf.input, []);
+    const v = await window.attnlabLab.session.read('inspect', { input: window.attnlabLab.session.input, options: { ablate: [] } });
     return { n: v.tokens.length, data: Array.from(v.attention[0][1].data) };
   });
   const pg = await openPage(env.browser, `${env.url}${href}`, DESKTOP);
@@ -193,14 +194,14 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
   assert.equal(await page.isVisible('#tf-heads-card'), false);
   assert.equal(await page.isEnabled('#save'), true);
   await page.selectOption('#task', 'transformer');
-  await page.waitForFunction(() => window.attnlabLab.tf.model && document.querySelectorAll('.tf-head').length === 3);
+  await page.waitForFunction(() => window.attnlabLab.session.kind === 'transformer' && document.querySelectorAll('.tf-head').length === 3);
   assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
   assert.equal(await page.isEnabled('#save'), true, 'a transformer saves to a file');
   await train(page, 2);
   // switching away and straight back: the pretrained text model still loading must not take the task back
   await page.selectOption('#task', 'reverse');
   await page.selectOption('#task', 'transformer');
-  await page.waitForFunction(() => window.attnlabLab.tf.model);
+  await page.waitForFunction(() => window.attnlabLab.session.kind === 'transformer');
   await page.waitForTimeout(1500);
   assert.equal(await page.evaluate(() => window.attnlabLab.state.task), 'transformer');
   assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
@@ -214,7 +215,7 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
     }
   });
   await page.evaluate(() => window.attnlabLab.settled());
-  assert.ok(await page.evaluate(() => window.attnlabLab.tf.model));
+  assert.equal(await page.evaluate(() => window.attnlabLab.session.kind), 'transformer');
   assert.equal(await page.$$eval('.tf-head', (b) => b.length), 3);
   await train(page, 2);
   assert.equal(await page.evaluate(() => window.attnlabLab.state.task), 'transformer');
@@ -247,8 +248,8 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
   assert.ok(acc > 80, `accuracy ${acc}`);
   assert.match(await text(page, '[data-testid=tf-scores-readout]'), /strongest induction head L1H\d/);
   const maps = () => page.evaluate(async () => {
-    const tf = window.attnlabLab.tf;
-    return { input: tf.input, attention: (await tf.inspect(tf.input, [])).attention.map((l) => l.map((m) => Array.from(m.data))) };
+    const tf = window.attnlabLab.session;
+    return { input: tf.input, attention: (await tf.read('inspect', { input: tf.input, options: { ablate: [] } })).attention.map((l) => l.map((m) => Array.from(m.data))) };
   });
   const pretrained = await maps();
   await fullScreenshot(page, `${SHOTS}lab-transformer-pretrained-desktop.png`);
@@ -261,11 +262,11 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
 
   // Train from scratch: an untrained model of the same settings, the pretrained one kept
   await page.click('#reset');
-  await page.waitForFunction(() => window.attnlabLab.tf.steps === 0 && /^Untrained/.test(document.querySelector('#model-status').textContent));
+  await page.waitForFunction(() => window.attnlabLab.session.steps === 0 && /^Untrained/.test(document.querySelector('#model-status').textContent));
   assert.equal(await page.isVisible('#pretrained'), true, 'the pretrained model is one click away');
   assert.match(await text(page, '#previous-text'), /transformer on induction, 2 × 2 heads, dModel 32, attention only, 3,000 steps/);
   await page.click('#back');
-  await page.waitForFunction(() => window.attnlabLab.tf.steps === 3000 && /^Pretrained/.test(document.querySelector('#model-status').textContent));
+  await page.waitForFunction(() => window.attnlabLab.session.steps === 3000 && /^Pretrained/.test(document.querySelector('#model-status').textContent));
   assert.deepEqual(await maps(), pretrained, 'back to the same model');
   assert.equal(await page.isVisible('#previous'), false, 'an untrained model is not kept');
 
@@ -273,7 +274,7 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
   await page.selectOption('#task', 'reverse');
   await page.waitForFunction(() => window.attnlabLab.session.model && document.querySelector('[data-testid=output]').textContent !== '–');
   await page.setInputFiles('#load', file);
-  await page.waitForFunction(() => window.attnlabLab.state.task === 'transformer' && window.attnlabLab.tf.steps === 3000
+  await page.waitForFunction(() => window.attnlabLab.state.task === 'transformer' && window.attnlabLab.session.steps === 3000
     && /^Loaded from/.test(document.querySelector('#model-status').textContent));
   assert.match(await text(page, '[data-testid=notice]'), /Loaded .*transformer on induction, 2 × 2 heads, dModel 32, attention only, 3000 steps trained/);
   assert.deepEqual(await maps(), pretrained, 'the loaded file reads as the saved model');
@@ -298,9 +299,9 @@ test('a saved text model loads with its own text in the text box, and a note whe
   // another text makes another model; loading the file brings the file's text back into the box and the link
   await page.fill('#tfText', second);
   await page.dispatchEvent('#tfText', 'change');
-  await page.waitForFunction((t) => window.attnlabLab.state.tfText === t && window.attnlabLab.tf.steps === 0, second);
+  await page.waitForFunction((t) => window.attnlabLab.state.tfText === t && window.attnlabLab.session.steps === 0, second);
   await page.setInputFiles('#load', file);
-  await page.waitForFunction((n) => window.attnlabLab.tf.steps === n && /^Loaded from/.test(document.querySelector('#model-status').textContent), trained);
+  await page.waitForFunction((n) => window.attnlabLab.session.steps === n && /^Loaded from/.test(document.querySelector('#model-status').textContent), trained);
   assert.equal(await page.inputValue('#tfText'), first, 'the box shows the loaded model\'s text');
   assert.equal(await page.evaluate(() => window.attnlabLab.state.tfText), first);
   assert.equal(new URL(page.url()).hash.includes(`tfText=${encodeURIComponent(first).slice(0, 20)}`), true, 'the link holds it');

@@ -135,7 +135,7 @@ test('the timeline replays the input now in the box, through the model as it was
     t.value = '1';
     t.dispatchEvent(new Event('input'));
   });
-  const expected = await page.evaluate(() => window.attnlabLab.session.translateAt(1, '97531', 1).then((t) => t.output));
+  const expected = await page.evaluate(() => window.attnlabLab.session.readAt(window.attnlabLab.session.snapshots[1].bytes, 'translate', { text: '97531', options: { beam: 1 } }).then((t) => t.output));
   await page.waitForFunction((o) => document.querySelector('[data-testid=output]').textContent === o, expected || '(empty)');
   const cols = await page.$$eval('[data-testid=figure-alignment] .hm-cols span', (s) => s.map((x) => x.title).join(''));
   assert.equal(cols, '97531', 'the scrubbed map is of the input in the box');
@@ -143,7 +143,7 @@ test('the timeline replays the input now in the box, through the model as it was
   assert.equal(await text(page, '[data-testid=timeline-label]'), `step ${snapStep}`);
   // typing while scrubbed back replays the new input at that step
   await typeInput(page, '2468');
-  const again = await page.evaluate(() => window.attnlabLab.session.translateAt(1, '2468', 1).then((t) => t.output));
+  const again = await page.evaluate(() => window.attnlabLab.session.readAt(window.attnlabLab.session.snapshots[1].bytes, 'translate', { text: '2468', options: { beam: 1 } }).then((t) => t.output));
   await page.waitForFunction((o) => document.querySelector('[data-testid=output]').textContent === o
     && [...document.querySelectorAll('[data-testid=figure-alignment] .hm-cols span')].map((s) => s.title).join('') === '2468', again || '(empty)');
   assert.deepEqual(errors, []);
@@ -304,7 +304,7 @@ test('a saved model loads back and translates the same', async () => {
   // the model's own translation, asked directly (the display may still be catching up)
   const translate = () => page.evaluate(() => {
     const { session, state } = window.attnlabLab;
-    return session.translate(state.text, 1).then((t) => t.output);
+    return session.read('translate', { text: state.text, options: { beam: 1 } }).then((t) => t.output);
   });
   await trainUntil(page, () => window.attnlabLab.session.steps >= 60);
   const output = await translate();
@@ -329,7 +329,7 @@ test('a saved model loads back and translates the same', async () => {
 test('training that diverges says so and keeps the last good model', async () => {
   const { page, errors } = await open(`${LINK}&lr=1e30`);
   assert.equal(await page.$eval('#lr', (i) => i.value), '1e+30');
-  const before = await page.evaluate(() => window.attnlabLab.session.translate('8123456', 1).then((t) => t.output));
+  const before = await page.evaluate(() => window.attnlabLab.session.read('translate', { text: '8123456', options: { beam: 1 } }).then((t) => t.output));
   await page.click('#play');
   await page.waitForSelector('[data-testid=error]:not([hidden])', { timeout: 30000 });
   const message = await text(page, '[data-testid=error]');
@@ -342,7 +342,7 @@ test('training that diverges says so and keeps the last good model', async () =>
   const good = await page.evaluate(async () => {
     const { session } = window.attnlabLab;
     const ev = await session.client.call('evaluate', { model: session.model, options: { split: 'validation', count: 20 } });
-    const t = await session.translate('8123456', 1);
+    const t = await session.read('translate', { text: '8123456', options: { beam: 1 } });
     return { loss: ev.loss, output: t.output, steps: session.steps, losses: session.losses.map((p) => p.value) };
   });
   assert.ok(Number.isFinite(good.loss), `validation loss ${good.loss}`);

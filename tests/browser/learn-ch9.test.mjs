@@ -138,7 +138,7 @@ test('Open in the lab: the Transformer family with the chapter\'s model settings
   });
   const lab = await openPage(env.browser, `${env.url}${href}`, DESKTOP);
   await lab.page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
-  await lab.page.waitForFunction(() => window.attnlabLab.tf.steps === 3000, null, { timeout: 30000 });
+  await lab.page.waitForFunction(() => window.attnlabLab.session.steps === 3000, null, { timeout: 30000 });
   assert.match(await lab.page.textContent('#model-status'), /^Pretrained model \(transformer on induction, 2 layers × 2 heads, dModel 32/);
   assert.equal(await lab.page.locator('.tf-head').count(), 4);
   assert.deepEqual(lab.errors, []);

@@ -1,9 +1,14 @@
 // The training lab's link format (web/lab/state.js through the shared codec):
 // links of the first format (no version) migrate, a bad field falls back on its
 // own, and every state round-trips through its link.
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { loadEngine } from '../../web/engine/index.js';
+import { adoptLimits, engineLimits } from '../../web/lab/limits.js';
 import { codec, modelOptions } from '../../web/lab/state.js';
+
+// the link's bounds are the engine's limits, as on the page once the worker has loaded the engine
+before(async () => adoptLimits(engineLimits(await loadEngine())));
 
 test('a first-format link (no v) with beam decoding opens with the same settings', () => {
   const { state, ignored, version } = codec.decode('#task=sort&alphabet=letters&minLength=5&maxLength=8&decode=beam&beam=4&lr=1e-3&text=dcba');

@@ -12,14 +12,18 @@ import { LabClient } from '../../web/worker/lab-client.js';
 import { readFile } from 'node:fs/promises';
 import { codec } from '../../web/lab/state.js';
 import { pickPretrainedTransformer, transformerSettings } from '../../web/lab/pretrained.js';
-import { TransformerSession } from '../../web/lab/transformer-session.js';
+import { transformerFamily } from '../../web/lab/family-transformer.js';
+import { adoptLimits } from '../../web/lab/limits.js';
+import { Session } from '../../web/lab/session.js';
 import { PLAYGROUND_TOKENS, checkNames, playgroundState, transformerOptions } from '../../web/lab/transformer-state.js';
 
 let lab;
 let names;
 before(async () => {
   lab = new LabClient(new Worker(new URL('../../web/worker/lab-worker.js', import.meta.url)));
-  ({ transformer: names } = await lab.call('init', {}));
+  let limits;
+  ({ transformer: names, limits } = await lab.call('init', {}));
+  adoptLimits(limits); // the link's bounds are the engine's limits, as on the page
 });
 after(() => lab.terminate());
 
@@ -151,28 +155,30 @@ test('the pretrained transformer is picked when the settings named match it, and
 
 test('the time-lapse keeps weights: an input typed later is read as the model was at an earlier step', async () => {
   const s = codec.decode('#ver=2&task=transformer&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=32').state;
-  const session = new TransformerSession(lab, {});
-  await session.create(transformerOptions(s));
+  const session = new Session(lab, {});
+  await session.create(transformerFamily, transformerFamily.create(s));
   session.input = 'abcdabcd';
   await session.record();
-  const untrained = await session.inspect('xyzxyz');
+  const inspect = (s2, input) => s2.read('inspect', { input, options: { ablate: [] } });
+  const inspectAt = (frame, input) => (frame.input === input && frame.view ? frame.view : session.readAt(frame.bytes, 'inspect', { input, options: { ablate: [] } }));
+  const untrained = await inspect(session, 'xyzxyz');
   for (let k = 0; k < 3; k++) await session.step({ batch: 8, lr: 1e-2 });
   assert.equal(session.steps, 3);
   assert.ok(session.frames.every((f) => f.bytes instanceof Uint8Array), 'every frame keeps its weights');
   assert.equal(session.frameBytes, session.frames.reduce((n, f) => n + f.bytes.length, 0));
   // frame 0 reads a new input with the untrained weights; the recorded input comes from its view
-  const at0 = await session.inspectAt(session.frames[0], 'xyzxyz');
+  const at0 = await inspectAt(session.frames[0], 'xyzxyz');
   assert.deepEqual(at0.attention, untrained.attention);
-  assert.notDeepEqual((await session.inspect('xyzxyz')).attention, untrained.attention, 'training moved the maps');
-  assert.equal(await session.inspectAt(session.frames[0], 'abcdabcd'), session.frames[0].view);
+  assert.notDeepEqual((await inspect(session, 'xyzxyz')).attention, untrained.attention, 'training moved the maps');
+  assert.equal(await inspectAt(session.frames[0], 'abcdabcd'), session.frames[0].view);
   // a kept run comes back with its frames and weights
   const run = session.run();
   const bytes = await session.save();
-  const back = new TransformerSession(lab, {});
-  await back.restore(run, bytes);
+  const back = new Session(lab, {});
+  await back.restore(transformerFamily, run, bytes);
   assert.equal(back.steps, 3);
   assert.equal(back.frames.length, session.frames.length);
-  assert.deepEqual((await back.inspect('xyzxyz')).attention, (await session.inspect('xyzxyz')).attention);
+  assert.deepEqual((await inspect(back, 'xyzxyz')).attention, (await inspect(session, 'xyzxyz')).attention);
   await session.drop();
   await back.drop();
 });

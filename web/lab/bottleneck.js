@@ -4,7 +4,7 @@
 import { drawChart, drawLegend } from '../ui/chart.js';
 import { byId, setText } from '../ui/dom.js';
 import { createRunButton } from './experiment.js';
-import { runComparison } from './session.js';
+import { runComparison } from './side-by-side.js';
 
 const COLORS = ['#2f56d6', '#c92a2a'];
 

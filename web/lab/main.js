@@ -1,293 +1,161 @@
 // The training lab: wiring only. Settings are the property table of state.js
-// (mirrored in the URL by the shared codec), training runs in the worker through
-// session.js, and the panels are the views of controls.js, progress.js,
-// alignment.js and bottleneck.js (text tasks), images.js and modes.js (image
-// tasks), with the run bar of model-status.js; the Transformer family is
-// transformer.js, with its own session, driven by the same run bar, and its
-// models are made, loaded and restored by transformer-models.js. A task (and
-// the Transformer family) opens on its pretrained model when web/models has one
-// (pretrained.js); a new model of either family keeps the one before it, to go
-// back to. Everything lives inside start(): no module state.
+// (mirrored in the URL by the shared codec, its bounds the engine's limits:
+// limits.js); one session (session.js) trains the model in hand in the worker,
+// whatever its family; each family (text, images, transformer) is an adapter
+// (family-*.js, listed in families.js) and its views (text-view.js,
+// images-view.js, transformer.js), beside the lab's own progress card, settings
+// form and run bar (progress.js, controls.js, model-status.js). A task opens on
+// its pretrained model when web/models has one (pretrained.js); a new model
+// keeps the one before it, to go back to. Everything lives inside start(): no
+// module state.
 import { byId, setText } from '../ui/dom.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
 import { LabClient } from '../worker/lab-client.js';
-import { createAlignmentView, createTimeline } from './alignment.js';
-import { createBottleneckView } from './bottleneck.js';
 import { createControls } from './controls.js';
-import { createImageView } from './images.js';
-import { createModesView } from './modes.js';
-import { readModelFile, saveModel, settingsOf } from './model-file.js';
-import { createModelStatus, modelName } from './model-status.js';
-import { fetchPretrained, linkFields, loadManifest, pickPretrained, pickPretrainedTransformer } from './pretrained.js';
+import { FAMILIES, familyOf, familyOfKind } from './families.js';
+import { TASK_FIELDS } from './family.js';
+import { createImagesView } from './images-view.js';
+import { adoptLimits } from './limits.js';
+import { readModelFile, saveModel } from './model-file.js';
+import { createModelStatus } from './model-status.js';
+import { fetchPretrained, linkFields, loadManifest } from './pretrained.js';
 import { createProgressView } from './progress.js';
-import { TrainingSession } from './session.js';
-import { codec, isImageTask, MODEL_KEYS, modelOptions, trainOptions, visionOptions } from './state.js';
-import { createTransformerFamily } from './transformer.js';
-import { ANY_SIZE, createTransformerModels } from './transformer-models.js';
-import { TF_MODEL_KEYS, transformerTrainOptions } from './transformer-state.js';
+import { Session } from './session.js';
+import { codec } from './state.js';
+import { createTextView } from './text-view.js';
+import { createTransformerView } from './transformer.js';
 
-/** The fields of a task change that choose its pretrained model. */
-const TASK_FIELDS = new Set(['task', 'mode']);
+/** Each family's views, by the family's name. */
+const VIEWS = { text: createTextView, images: createImagesView, transformer: createTransformerView };
 /** A link that sets an experiment's fields opens at that experiment. */
 const EXPERIMENTS = [{ id: 'bottleneck', fields: ['compare', 'compareSteps'] }, { id: 'modes', fields: ['modeSteps'] }];
 
-const PAIRS_EXAMPLE = ['hello\tolleh', 'attention\tnoitnetta', 'world\tdlrow', 'seq\tqes', 'model\tledom',
-  'encoder\tredocne', 'decoder\tredoced', 'align\tngila', 'query\tyreuq', 'value\teulav', 'key\tyek', 'weight\tthgiew'].join('\n');
-
-/** The sentence for an input the model cannot translate (the engine's reason, and what it reads). */
-function cannotRead(err, text, info) {
-  const reason = String(err.message).replace(/^translate: (text: )?/, '');
-  const alphabet = typeof info?.inputAlphabet === 'string' ? info.inputAlphabet : Array.from(info?.inputAlphabet ?? []).join('');
-  const reads = alphabet ? ` It reads these characters: ${alphabet.replace(/ /g, '␣')}` : '';
-  return `No output for “${text}”: ${reason}.${reads}`;
-}
-
 function start() {
-  const decoded = codec.decode(location.hash);
-  const state = decoded.state;
+  // the link's settings: read again, against the engine's limits, once the engine has loaded
+  const state = codec.decode(location.hash).state;
   const given = linkFields(location.hash); // the fields the link sets, before the page rewrites it
   const header = mountHeader({ current: 'lab', skipTo: 'main', tagline: 'training lab' });
   const notice = createNotice(byId('notice'));
-  notice.linkFields(decoded.ignored);
   const writeHash = () => history.replaceState(null, '', codec.encode(state));
 
   const status = createModelStatus();
   const showError = (err, context) => status.error(err, context);
   let manifest = null; // the pretrained models (web/models/models.json)
   let origin = {}; // where the model in hand came from: { pretrained } | { file } | {} (made here)
-  const backTo = { previous: null }; // the model before the last new one: { state, run, bytes, origin, label }
-  const pretrainedFor = (fields) => pickPretrained(manifest, state, fields);
-  const isTf = () => state.task === 'transformer';
-  /** The session the run bar drives: the transformer's in its family, else the seq2seq / image one. */
-  const active = () => (isTf() ? tf.session : session);
-  const runOptions = () => (isTf() ? transformerTrainOptions(state) : trainOptions(state));
-  const showStatus = () => {
-    const pretrained = { ...state, start: 'pretrained' };
-    const can = isTf() ? pickPretrainedTransformer(manifest, pretrained, ANY_SIZE) : pickPretrained(manifest, pretrained, TASK_FIELDS);
-    status.update(active(), state, isTf() ? tfModels.origin : origin, Boolean(can));
-    status.previous(backTo.previous);
-    showPlaying(active());
-  };
+  let previous = null; // the model before the last new one: { state, run, bytes, origin, label }
 
   const controls = createControls();
   const progress = createProgressView();
-  const alignment = createAlignmentView();
-  const timeline = createTimeline(() => showInput());
   const client = new LabClient(new Worker(new URL('../worker/lab-worker.js', import.meta.url), { type: 'module' }));
-  const images = createImageView({
-    read: (image) => session.readImage(image),
-    example: async (seed) => (await session.examples(1, seed))[0],
-    steps: () => session.steps,
-    onError: (err) => showError(err, { doing: 'read' }),
-  });
-  /** The readings of the model as it is now: the text in the box, or the images. */
-  const showModel = () => (session.kind === 'vision' ? images.refresh() : showInput());
-  const session = new TrainingSession(client, {
-    onProgress: () => {
-      progress.update(session);
-      showStatus();
-      showModel();
-    },
+  const session = new Session(client, {
+    onProgress: () => showProgress(),
     onError: (err) => {
       showError(err, { doing: 'train' });
-      progress.update(session);
-      showStatus();
-      showModel();
+      showProgress();
     },
-    onState: (s) => showPlaying(s),
+    onState: () => showPlaying(),
   });
-  function showPlaying(s) {
-    if (s !== active()) return;
-    setText(byId('play'), s.playing ? '❚❚ Pause' : '▶ Train');
-    byId('play').setAttribute('aria-pressed', String(s.playing));
-    byId('step').disabled = s.playing;
+  const page = { session, state, client, writeHash, onError: showError };
+  const views = new Map(FAMILIES.map((f) => [f, VIEWS[f.name](page)]));
+  const viewOf = (family) => views.get(family);
+  const runOptions = () => session.family.trainOptions(state);
+
+  function showStatus() {
+    const family = session.family ?? familyOf(state);
+    const can = family.pretrained(manifest, { ...state, start: 'pretrained' }, family.buttonFields);
+    status.update(session, state, family, origin, Boolean(can));
+    status.previous(previous);
+    showPlaying();
   }
-  const tf = createTransformerFamily({
-    client, state, writeHash, onError: showError,
-    hooks: {
-      onProgress: (s) => {
-        progress.update(s);
-        showStatus();
-        tf.show();
-      },
-      onError: (err) => {
-        showError(err, { doing: 'train' });
-        progress.update(tf.session);
-        showStatus();
-      },
-      onState: (s) => showPlaying(s),
-    },
-  });
-  const tfModels = createTransformerModels({
-    tf, state, client, controls, notice, writeHash, onError: showError, backTo,
-    lab: {
-      keep: (settings) => keepCurrent(settings),
-      async pauseOther() {
-        session.pause();
-        await session.busy;
-      },
-      clearViews: () => clearViews(),
-      shown() {
-        progress.update(tf.session);
-        showStatus();
-      },
-      manifest: () => manifest,
-      isTf,
-    },
-  });
-  const bottleneck = createBottleneckView({
-    onError: (err) => showError(err, { doing: 'experiment' }),
-    setup() {
-      showError(null);
-      session.pause();
-      const other = state.compare !== state.attention ? state.compare : state.attention === 'none' ? 'additive' : 'none';
-      const pairs = state.task === 'pairs' ? byId('pairs').value : undefined;
-      return {
-        client, names: [state.attention, other], steps: state.compareSteps, batch: state.batch, lr: state.lr,
-        optionsA: modelOptions(state, state.attention, pairs), optionsB: modelOptions(state, other, pairs),
-      };
-    },
-  });
-
-  const modes = createModesView({
-    onError: (err) => showError(err, { doing: 'experiment' }),
-    setup() {
-      showError(null);
-      session.pause();
-      return { client, options: (mode) => visionOptions(state, mode), steps: state.modeSteps, batch: state.batch, lr: state.lr };
-    },
-  });
-
-  // The input in the box, through the model at the timeline's position; the
-  // newest request wins (older answers that arrive late are dropped).
-  let request = 0;
-  async function showInput() {
-    const ticket = ++request;
-    timeline.setSnapshots(session.snapshots);
-    if (!session.model || session.kind !== 'seq2seq') return;
-    if (!state.text) {
-      alignment.fail('Type an input to translate, or press Example.');
-      return;
-    }
-    try {
-      const live = timeline.live;
-      const step = live ? session.steps : session.snapshots[timeline.index].step;
-      const t = live
-        ? await session.translate(state.text, state.beam)
-        : await session.translateAt(timeline.index, state.text, state.beam);
-      if (ticket === request) alignment.show(t, session.info.config.attention, { step, live });
-    } catch (err) {
-      if (ticket === request) alignment.fail(cannotRead(err, state.text, session.info));
-    }
+  function showPlaying() {
+    setText(byId('play'), session.playing ? '❚❚ Pause' : '▶ Train');
+    byId('play').setAttribute('aria-pressed', String(session.playing));
+    byId('step').disabled = session.playing;
   }
-
-  async function pickExample(seed) {
-    const [ex] = await session.examples(1, seed);
-    state.text = ex.input;
-    byId('text').value = ex.input;
-    writeHash();
-    await showInput();
+  /** After a chunk (or a failed one): the curves, the run bar and the family's readings of the model as it is now. */
+  function showProgress() {
+    progress.update(session);
+    showStatus();
+    viewOf(session.family).show();
   }
-
+  /** The form and every family's own fields from the state. */
+  function fill() {
+    controls.fill(state, familyOf(state).name);
+    for (const view of views.values()) view.fill();
+  }
   /** Empties every curve, number and readout of the last model. */
   function clearViews() {
     progress.clear();
-    progress.label(isTf() ? 'transformer' : isImageTask(state.task) ? state.task : 'text');
-    alignment.clear();
-    bottleneck.clear();
-    images.clear();
-    modes.clear();
-    modes.label(state.task);
+    progress.label(familyOf(state).progressLabel(state));
+    for (const view of views.values()) view.clear();
   }
-
-  /**
-   * The model in hand of the family `settings` name (a transformer or the other
-   * session's), its run and its settings, to come back to (null: nothing trained to keep).
-   */
-  async function keepCurrent(settings = state) {
-    const tfModel = settings.task === 'transformer';
-    const s = tfModel ? tf.session : session;
-    s.pause();
-    await s.busy;
-    if (!s.model || s.steps === 0) return null;
-    return {
-      state: { ...settings }, run: s.run(), bytes: await s.save(), origin: tfModel ? tfModels.origin : origin,
-      label: `${modelName(settings)}, ${s.steps.toLocaleString('en')} steps`,
-    };
-  }
-
-  /** Shows the model the session now holds (after create, load or restore). */
+  /** Shows the model the session now holds (after create, load or restore); its views may evaluate it, so the status follows. */
   async function showNewModel() {
     progress.update(session);
     showStatus();
-    if (session.kind === 'vision') {
-      await images.setModel(session.info.config, state.image);
-      return;
-    }
-    byId('text').maxLength = session.info.config.maxInput;
-    if (state.text) await showInput();
-    else await pickExample(1);
+    await viewOf(session.family).open();
+    showStatus();
+  }
+
+  /** The model in hand, its run and its settings (`settings`), to come back to (null: nothing trained to keep). */
+  async function keepCurrent(settings = state) {
+    await session.stop();
+    if (!session.model || session.steps === 0) return null;
+    return {
+      state: { ...settings }, run: session.run(), bytes: await session.save(), origin,
+      label: `${session.family.modelName(settings)}, ${session.steps.toLocaleString('en')} steps`,
+    };
   }
 
   /**
-   * A new model from the settings (or the task's pretrained model, when `given`
-   * fields pick one): every curve, number and readout starts again, and the
-   * trained model there was is kept to go back to. When an image model cannot
-   * be made (the digits did not load: ERR_DATA) the model there was stays, with
-   * its settings (`rollback`) and curves, and the error says why.
+   * A new model from the settings (or the family's pretrained model, when
+   * `given` fields pick one): every curve, number and readout starts again, and
+   * the trained model there was is kept to go back to. When it cannot be made,
+   * the model there was stays in hand, with its settings (`rollback`) and views,
+   * and the error says why; a link's model that cannot be made falls back to the
+   * family's default one, where it has one.
    */
   async function makeModel({ rollback = null, given = null } = {}) {
     showError(null);
-    if (isTf()) return tfModels.make(rollback, given);
-    // the model there was is kept, a transformer as well (coming from one, this family's was kept when it was left)
+    const family = familyOf(state);
+    const view = viewOf(family);
     const kept = await keepCurrent(rollback ?? state);
-    await tf.drop();
-    const vision = isImageTask(state.task);
-    let pick = given ? pretrainedFor(given) : null;
-    let bytes = null;
-    if (pick) bytes = await fetchPretrained(pick.spec).catch(() => null);
+    let pick = given ? family.pretrained(manifest, state, family.pickFields(given, state)) : null;
+    const bytes = pick ? await fetchPretrained(pick.spec).catch(() => null) : null;
     if (!bytes) pick = null;
     try {
-      if (!vision) clearViews();
-      if (pick) {
-        await session.load(bytes);
-        // another family was chosen while the file loaded: its choice stands
-        if (isTf()) return false;
-        Object.assign(state, pick.settings);
-        controls.fill(state);
-        writeHash();
-      } else if (vision) {
-        await session.create(visionOptions(state), 'vision');
-      } else {
-        const pairs = state.task === 'pairs' ? byId('pairs').value : undefined;
-        await session.create(modelOptions(state, state.attention, pairs));
-      }
-      if (vision) clearViews();
+      if (pick) await session.load(family, bytes);
+      else await session.create(family, family.create(state, view.inputs()));
       origin = pick ? { pretrained: pick } : {};
-      if (kept) backTo.previous = kept;
+      // another family was chosen while the model was made: its choice stands (its change is queued)
+      if (familyOf(state) !== family) return false;
+      if (pick) Object.assign(state, pick.settings);
+      fill();
+      writeHash();
+      clearViews();
+      if (kept) previous = kept;
       await showNewModel();
       return true;
     } catch (err) {
-      if (vision && err.code === 'ERR_DATA') {
-        const has = rollback && session.model;
-        const learner = `The handwritten digits could not be downloaded, so there is no image model yet.${has ? ' The model you had is kept; pick the task again to retry.' : ' Press Train from scratch to try again.'}`;
-        showError({ learner, detail: `${err.code}: ${err.message}` });
-        if (has) {
-          Object.assign(state, rollback);
-          controls.fill(state);
-          byId('text').value = state.text;
-          writeHash();
-        } else clearViews();
-      } else if (rollback && session.model) {
-        // the settings go back to the model there was, which is shown again
-        Object.assign(state, rollback);
-        controls.fill(state);
-        byId('text').value = state.text;
+      const back = Boolean(rollback && session.model);
+      if (err.code === 'ERR_DATA') {
+        const then = back ? ' The model you had is kept; pick the task again to retry.' : ' Press Train from scratch to try again.';
+        showError({ learner: family.noData + then, detail: `${err.code}: ${err.message}` });
+      } else showError(err, { doing: 'create', kept: back });
+      const fallback = back ? rollback : family.fallback(state);
+      if (!back && fallback && !rollback) notice.show(`The link's ${family.noun} could not be made (${err.message}), so the default one is shown.`, 'error');
+      if (fallback) {
+        // the settings go back to the model there was (still in hand), or to the family's default
+        Object.assign(state, fallback);
+        fill();
         writeHash();
-        await showNewModel();
-        showError(err, { doing: 'create', kept: true });
-      } else showError(err, { doing: 'create' });
+      }
+      if (!back) clearViews();
+      if (!back && fallback) {
+        await session.create(family, family.create(state, view.inputs())).then(showNewModel, () => {});
+        origin = {};
+      }
       showStatus();
       return false;
     }
@@ -315,25 +183,17 @@ function start() {
   }
 
   /** Back to the model kept from before; the one in hand is kept in its place. */
-  const goBack = () => serial(backToKept);
   async function backToKept() {
-    if (!backTo.previous) return;
-    const target = backTo.previous;
+    if (!previous) return;
+    const target = previous;
     const kept = await keepCurrent();
     showError(null);
     Object.assign(state, target.state);
-    controls.fill(state);
-    tf.fill();
-    byId('text').value = state.text;
+    fill();
     writeHash();
     clearViews();
-    backTo.previous = kept;
-    if (isTf()) {
-      await tfModels.restore(target);
-      return;
-    }
-    await tf.drop();
-    await session.restore(target.run, target.bytes);
+    previous = kept;
+    await session.restore(familyOf(state), target.run, target.bytes);
     origin = target.origin;
     await showNewModel();
   }
@@ -344,75 +204,49 @@ function start() {
     const { name, value } = changed;
     const before = { ...state };
     state[name] = value;
-    if (state.maxLength < state.minLength) state.maxLength = state.minLength;
-    if (name === 'task' || name === 'alphabet') state.text = '';
-    if (state.task === 'pairs' && !byId('pairs').value) byId('pairs').value = PAIRS_EXAMPLE;
-    if (name === 'tfTask') state.tfInput = '';
+    for (const f of FAMILIES) f.settle(state, name);
     writeHash();
-    controls.fill(state);
-    tf.fill();
-    byId('text').value = state.text;
-    const remake = isTf() ? name === 'task' || TF_MODEL_KEYS.includes(name) : MODEL_KEYS.includes(name);
-    if (remake) {
-      const was = before.task === 'transformer' ? tf.session : session;
-      const wasPlaying = was.playing;
-      was.pause();
-      await was.busy;
-      const given = TASK_FIELDS.has(name) ? TASK_FIELDS : new Set(isTf() ? TF_MODEL_KEYS : MODEL_KEYS);
-      if ((await newModel({ rollback: before, given })) && wasPlaying) active().play(runOptions());
-    } else if (name === 'beam') {
-      showInput();
+    fill();
+    const family = familyOf(state);
+    if (name === 'task' || family.modelKeys.includes(name)) {
+      const wasPlaying = session.playing;
+      await session.stop();
+      const fields = TASK_FIELDS.has(name) ? TASK_FIELDS : new Set(family.modelKeys);
+      if ((await newModel({ rollback: before, given: fields })) && wasPlaying) session.play(runOptions());
+    } else if (family.viewKeys.includes(name)) {
+      viewOf(family).show();
     } else if (name === 'speed') {
       session.stepsPerUpdate = state.speed;
-      tf.session.stepsPerUpdate = state.speed;
-    } else if (active().playing) {
-      active().trainOptions = runOptions();
+    } else if (session.playing) {
+      session.trainOptions = runOptions();
     }
   }
 
   for (const id of controls.ids) byId(id).addEventListener('change', () => onControl(id));
-  byId('pairs').addEventListener('change', () => newModel());
-  byId('tfText').addEventListener('change', () => newModel());
-  byId('back').addEventListener('click', () => goBack().catch((err) => showError(err, { doing: 'load' })));
+  for (const view of views.values()) for (const id of view.remakeOn) byId(id).addEventListener('change', () => newModel());
+  byId('back').addEventListener('click', () => serial(backToKept).catch((err) => showError(err, { doing: 'load' })));
   byId('pretrained').addEventListener('click', () => {
     state.start = 'pretrained';
-    newModel({ given: isTf() ? ANY_SIZE : TASK_FIELDS });
-  });
-  byId('text').addEventListener('input', () => {
-    state.text = byId('text').value.slice(0, 64);
-    writeHash();
-    showInput();
+    newModel({ given: familyOf(state).buttonFields });
   });
   byId('play').addEventListener('click', () => {
-    const s = active();
-    if (s.playing) s.pause();
+    if (session.playing) session.pause();
     else {
       showError(null);
-      s.play(runOptions());
+      session.play(runOptions());
     }
   });
   byId('step').addEventListener('click', () => {
     showError(null);
-    active().step(runOptions());
+    session.step(runOptions());
   });
   byId('reset').addEventListener('click', async () => {
-    const s = active();
-    const wasPlaying = s.playing;
-    s.pause();
-    await s.busy;
+    const wasPlaying = session.playing;
+    await session.stop();
     state.start = 'scratch';
     writeHash();
-    if ((await newModel()) && wasPlaying) active().play(runOptions());
+    if ((await newModel()) && wasPlaying) session.play(runOptions());
   });
-  const showImage = (seed) => {
-    state.image = seed;
-    writeHash();
-    images.show(seed);
-  };
-  byId('image-example').addEventListener('click', () => showImage(1));
-  byId('image-random').addEventListener('click', () => showImage(1 + Math.floor(Math.random() * (2 ** 31 - 2))));
-  byId('example').addEventListener('click', () => pickExample(1).catch((err) => showError(err, { doing: 'read' })));
-  byId('random').addEventListener('click', () => pickExample(1 + Math.floor(Math.random() * 1e9)).catch((err) => showError(err, { doing: 'read' })));
   document.addEventListener('keydown', (e) => {
     const typing = ['INPUT', 'TEXTAREA', 'SELECT', 'BUTTON', 'CANVAS', 'SVG'].includes(document.activeElement?.tagName?.toUpperCase());
     if (e.key === ' ' && !typing && !e.repeat) {
@@ -421,50 +255,50 @@ function start() {
     }
   });
 
-  byId('save').addEventListener('click', () => saveModel(active(), state).catch((err) => showError(err, { doing: 'save' })));
+  byId('save').addEventListener('click', () => saveModel(session, session.family.fileName(state, session.steps)).catch((err) => showError(err, { doing: 'save' })));
   byId('load').addEventListener('change', (e) => {
     const file = e.target.files?.[0];
     e.target.value = '';
     if (file) serial(() => loadFile(file));
   });
+  /** A model file opens its family, with its settings. */
   async function loadFile(file) {
     showError(null);
     try {
       const bytes = await readModelFile(file);
       const kept = await keepCurrent();
       const made = await client.call('load', { bytes });
-      // a transformer file opens the Transformer family with its settings
-      if (made.kind === 'transformer') return tfModels.adoptFile(made, bytes, file.name, kept);
-      await client.call('destroy', { model: made.model });
-      if (isTf()) await tf.drop();
-      const loaded = await session.load(bytes);
-      Object.assign(state, settingsOf(loaded.config), { start: 'scratch' });
-      controls.fill(state);
+      const family = familyOfKind(made.kind);
+      const { settings, note } = family.loaded(made, bytes, file.name);
+      await session.adopt(family, made, true);
+      Object.assign(state, settings);
+      fill();
       writeHash();
       clearViews();
       origin = { file: file.name };
-      if (kept) backTo.previous = kept;
+      if (kept) previous = kept;
       await showNewModel();
-      notice.show(`Loaded ${file.name}: ${modelName(state)}, ${loaded.steps} steps trained.`);
+      viewOf(family).note(note);
+      notice.show(`Loaded ${file.name}: ${family.modelName(state)}, ${made.steps} steps trained.`);
     } catch (err) {
       showError(err, { doing: 'load', file: file.name });
     }
   }
 
-  controls.fill(state);
-  tf.fill();
-  if (state.task === 'pairs') byId('pairs').value = PAIRS_EXAMPLE;
-  byId('text').value = state.text;
+  fill();
   session.stepsPerUpdate = state.speed;
-  tf.session.stepsPerUpdate = state.speed;
-  writeHash();
   Promise.all([client.call('init', {}), loadManifest()]).then(async ([engine, models]) => {
     header.engine(engine, 'training in a worker');
     manifest = models;
-    // the transformer's tasks and positions are the engine's: a link's name it does not know is put back
-    const reset = tf.setNames(engine.transformer);
-    if (reset.length) notice.linkFields([...decoded.ignored, ...reset]);
-    controls.fill(state);
+    // the link is read once its bounds, the engine's limits, are known
+    adoptLimits(engine.limits);
+    const decoded = codec.decode(location.hash);
+    Object.assign(state, decoded.state);
+    // a family's names from the engine (the transformer's tasks and positions): a link's name it does not know is put back
+    const reset = [...views.values()].flatMap((view) => view.start(engine));
+    notice.linkFields([...decoded.ignored, ...reset]);
+    session.stepsPerUpdate = state.speed;
+    fill();
     writeHash();
     await newModel({ given });
     // a link about an experiment (Learn's "train both yourself") opens at it
@@ -477,7 +311,7 @@ function start() {
   }).catch((err) => showError(err, { doing: 'start' }));
 
   // for the browser tests: the session and the state, to read; settled() waits for the model changes under way
-  window.attnlabLab = { session, state, images, tf: tf.session, settled };
+  window.attnlabLab = { session, state, settled };
 }
 
 start();

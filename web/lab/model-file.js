@@ -5,11 +5,9 @@ import { PROPERTIES, SEQUENCE_TASKS, isImageTask, modeOf } from './state.js';
 
 const MAX_FILE_BYTES = 64 << 20;
 
-export async function saveModel(session, state) {
+/** Downloads the session's model as `name` (its family's fileName()). */
+export async function saveModel(session, name) {
   const bytes = await session.save();
-  const name = state.task === 'transformer'
-    ? `attnlab-transformer-${state.tfTask}-${state.tfLayers}x${state.tfHeads}-step${session.steps}.tfm`
-    : `attnlab-${state.task}-${isImageTask(state.task) ? state.mode : state.attention}-step${session.steps}.attnlab`;
   download(name, new Blob([bytes], { type: 'application/octet-stream' }));
 }
 

@@ -7,18 +7,9 @@ import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 import { explain } from './messages.js';
 import { describePretrained } from './pretrained.js';
-import { imageReading, isImageTask } from './state.js';
 
 /** What to say next to an output the model made at `step` (0: untrained). */
 export const UNTRAINED_NOTE = '(untrained model: random weights, so this is noise; press ▶ Train)';
-
-/** A short name for a model, as its settings say: task and attention. */
-export function modelName(state) {
-  if (state.task === 'transformer') {
-    return `transformer on ${state.tfTask}, ${state.tfLayers} × ${state.tfHeads} heads, dModel ${state.tfDModel}${state.tfDFF ? `, dFF ${state.tfDFF}` : ', attention only'}`;
-  }
-  return isImageTask(state.task) ? `${state.task} digits, ${imageReading(state)}` : `${state.task}, attention ${state.attention}`;
-}
 
 export function createModelStatus() {
   const status = byId('model-status');
@@ -32,14 +23,15 @@ export function createModelStatus() {
 
   return {
     /**
-     * The model in hand: `origin` { pretrained } (manifest pick), { file } (a loaded file) or {} (made here);
+     * The model in hand, of `family`: `origin` { pretrained } (manifest pick), { file } (a loaded file) or {} (made here);
      * `canOpenPretrained`: a pretrained model exists for the task (offered when this one is not it).
      */
-    update(session, state, origin, canOpenPretrained) {
+    update(session, state, family, origin, canOpenPretrained) {
+      const modelName = family.modelName;
       let text;
       if (origin.pretrained) {
         const more = session.steps - origin.pretrained.spec.steps;
-        text = describePretrained(origin.pretrained) + (more > 0 ? ` You trained it ${more.toLocaleString('en')} steps more.` : '');
+        text = describePretrained(origin.pretrained, family.pretrainedName(origin.pretrained.settings)) + (more > 0 ? ` You trained it ${more.toLocaleString('en')} steps more.` : '');
       } else if (session.steps === 0) {
         text = `Untrained model (${modelName(state)}): its weights are random, so its output is noise and its attention flat. Press ▶ Train to watch it learn.`;
       } else if (origin.file) {

@@ -1,6 +1,6 @@
 // The soft / hard / none experiment: three image models made from the same
 // settings and seed, differing only in how they attend, trained side by side
-// (session.runImageModes); their test accuracy curves share one chart, drawn
+// (side-by-side.js runImageModes); their test accuracy curves share one chart, drawn
 // as they grow, with a legend. At the end each model is measured on 1,000 test
 // images, drawn as a 95% confidence interval (Wilson) at the last step, and the
 // readout says which differences are larger than the intervals. A second press
@@ -10,7 +10,7 @@ import { byId, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 import { wilson } from '../engine/stats.js';
 import { createRunButton } from './experiment.js';
-import { runImageModes } from './session.js';
+import { runImageModes } from './side-by-side.js';
 
 export const MODE_SERIES = [
   { mode: 'soft', name: 'soft attention', color: '#2f56d6' },

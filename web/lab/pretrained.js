@@ -4,7 +4,7 @@
 // (labelled as pretrained, "train from scratch" one click away), instead of an
 // untrained model's noise over a uniform map.
 import { settingsOf } from './model-file.js';
-import { MODEL_KEYS, imageReading, isImageTask, sensorOf } from './state.js';
+import { MODEL_KEYS, isImageTask, sensorOf } from './state.js';
 
 /** The lab's settings of a pretrained model (its manifest entry). */
 export function settingsOfSpec(spec) {
@@ -68,11 +68,8 @@ export function linkFields(hash) {
   return new Set(hash.replace(/^#/, '').split('&').map((kv) => decodeURIComponent(kv.split('=')[0])).filter(Boolean));
 }
 
-/** One line on a pretrained model: what it does and how well, for the label over the lab. */
-export function describePretrained({ spec, settings }) {
-  const what = settings.task === 'transformer'
-    ? `transformer on ${settings.tfTask}, ${settings.tfLayers} layers × ${settings.tfHeads} heads, dModel ${settings.tfDModel}${settings.tfDFF ? '' : ', attention only'}`
-    : isImageTask(settings.task) ? `${settings.task} digits, ${imageReading(settings)}` : `${settings.task}, attention ${settings.attention}`;
+/** One line on a pretrained model (`what`: its family's words for it), for the label over the lab. */
+export function describePretrained({ spec }, what) {
   // its accuracy is the one the lab measures beside Train (on the lab's own test draw), not the manifest's
   return `Pretrained model (${what}): trained ${spec.steps.toLocaleString('en')} steps ahead of time, ready to read inputs. `
     + 'Train on to improve it, or start over with Train from scratch.';

@@ -1,22 +1,22 @@
-// Training sessions driven from the page through the lab worker (no DOM here).
+// The lab's one training session (no DOM here): the model in hand, of any
+// family, driven through the lab worker. A family adapter (family-*.js) says
+// what the session makes, how it evaluates a chunk and what it keeps for the
+// family's timeline; the loop, the curves, the learning-rate ramp of a loaded
+// model and the rollback of a chunk that goes wrong are the same for all.
 // The page stays responsive because every step runs in the worker; the loop
 // asks for chunks of steps (a fixed number per update, or sized to take about
 // CHUNK_MS each), then reports.
 //
-// After every update the session keeps a snapshot of the model's weights (its
-// saved bytes): the timeline replays any input through the model as it was at
-// that step, and a chunk whose training diverges is undone from the last one.
-// The first moments of training are where the alignment forms, so they get the
-// most snapshots: chunks start at one step and grow by about a fifth of the
-// steps done, and thinning keeps snapshots evenly spaced in log(step), dense at
-// the start and spaced out later (not one every k updates, which made the
-// forming of the alignment one jump between two stops).
+// After every update the session saves the model's weights (its checkpoint):
+// a chunk that diverges or fails is undone from it, whatever the family, and
+// the family keeps what its timeline needs from the same bytes. The first
+// moments of training are where attention forms, so they get the most
+// snapshots: chunks start at one step and grow by about a fifth of the steps
+// done, and thinning keeps snapshots evenly spaced in log(step), dense at the
+// start and spaced out later.
 
 const CHUNK_MS = 120;
 export const MAX_POINTS = 1500; // loss points kept (older ones are merged pairwise)
-const MAX_SNAPSHOTS = 120; // model snapshots kept for the timeline
-const MAX_SNAPSHOT_BYTES = 48 << 20; // ... and at most this many bytes of them
-const EVAL_COUNT = 200;
 /**
  * Steps over which a loaded model's learning rate ramps up from lr/WARMUP_STEPS to lr.
  * A model file holds no optimiser state, and Adam's first steps move every weight by
@@ -24,9 +24,8 @@ const EVAL_COUNT = 200;
  * 55% in ten steps); ramped, it keeps what it knows and trains on.
  */
 export const WARMUP_STEPS = 200;
-/** Image models: the held-out digits (their task has no validation split), fewer as a forward pass costs more. */
-const IMAGE_EVAL = { split: 'test', count: 100 };
-const evalOptions = (kind, count = EVAL_COUNT) => (kind === 'vision' ? { ...IMAGE_EVAL, count: Math.min(count, IMAGE_EVAL.count) } : { split: 'validation', count });
+/** Examples the soundness check of a failed chunk evaluates. */
+const SOUND_COUNT = 8;
 
 /** Halves an array of { step, value } by averaging neighbours (keeps memory flat). */
 export function thin(points) {
@@ -37,6 +36,13 @@ export function thin(points) {
   if (points.length % 2) out.push(points[points.length - 1]);
   return out;
 }
+
+/** Appends `points` to a curve, thinned past MAX_POINTS. */
+const extend = (list, points) => {
+  list.push(...points);
+  while (list.length > MAX_POINTS) list = thin(list);
+  return list;
+};
 
 /**
  * Drops the one snapshot (never the first or the last) whose neighbours are
@@ -67,33 +73,40 @@ export const chunkCap = (steps) => Math.max(1, Math.floor(steps / 5));
  * The error a chunk reports when training breaks the weights (for engines that
  * do not reject a diverging step themselves): `steps` is a step or a range.
  */
-function divergedError(steps, cause = 'the loss is not a finite number') {
+export function divergedError(steps, cause = 'the loss is not a finite number') {
   const at = typeof steps === 'number' ? `at step ${steps}` : `within steps ${steps}`;
   return Object.assign(new Error(`train: training diverged ${at} (${cause}); the model is kept as it was before; `
     + 'try a smaller learning rate'), { code: 'ERR_VALUE' });
 }
 
-export class TrainingSession {
+/** The fields of a run every family has; a family adds its own (its fresh()). */
+const RUN_FIELDS = ['losses', 'accuracy', 'steps', 'startSteps', 'trainSeconds', 'examplesPerSecond', 'lastEval'];
+
+export class Session {
   /**
    * client: a LabClient; hooks: { onProgress(session), onError(err), onState(session) }.
    */
   constructor(client, hooks) {
     this.client = client;
     this.hooks = hooks;
+    this.family = null; // the adapter of the model in hand
     this.model = null;
     this.info = null;
-    this.kind = 'seq2seq'; // or 'vision': an image model
+    this.checkpoint = null; // { step, bytes }: the weights after the last good update
     this.playing = false;
     this.busy = null;
     this.stepsPerUpdate = 0; // > 0: steps per frame; < 0: -n steps per second, one at a time; 0: as fast as it goes
     this.reset();
   }
 
+  /** The worker's kind of the model in hand: 'seq2seq', 'vision' or 'transformer' (null: none). */
+  get kind() {
+    return this.info?.kind ?? null;
+  }
+
   reset() {
     this.losses = [];
     this.accuracy = [];
-    this.snapshots = [];
-    this.snapshotBytes = 0;
     this.steps = 0;
     this.startSteps = 0;
     this.loadedAt = null; // the step a model was loaded from bytes at (its learning rate ramps up from there)
@@ -101,50 +114,58 @@ export class TrainingSession {
     this.examplesPerSecond = 0;
     this.chunk = 1;
     this.lastEval = null;
+    if (this.family) Object.assign(this, this.family.fresh());
   }
 
-  /** Everything of this run (model bytes aside): kept to come back to after a new model. */
+  /** Everything of this run (model bytes aside), the family's timeline too: kept to come back to after a new model. */
   run() {
-    const { losses, accuracy, snapshots, snapshotBytes, steps, startSteps, trainSeconds, examplesPerSecond, lastEval, kind } = this;
-    return { losses, accuracy, snapshots, snapshotBytes, steps, startSteps, trainSeconds, examplesPerSecond, lastEval, kind };
+    const fields = [...RUN_FIELDS, ...Object.keys(this.family.fresh())];
+    return Object.fromEntries(fields.map((k) => [k, this[k]]));
   }
 
   /** Comes back to a run kept by run(), with its model saved as `bytes`. */
-  async restore(run, bytes) {
-    await this.load(bytes);
+  async restore(family, run, bytes) {
+    await this.load(family, bytes);
     Object.assign(this, run);
     this.hooks.onProgress?.(this);
   }
 
-  /** Replaces the model with a new one from createSeq2Seq options, or createVisionModel options for kind 'vision'. */
-  create(options, kind = 'seq2seq') {
-    return this.#adopt(kind === 'vision' ? 'createVision' : 'create', { options });
+  /** Replaces the model with a new one of `family`: `spec` is its { action, options } (family.create()). */
+  async create(family, { action, options }) {
+    await this.stop();
+    return this.adopt(family, await this.client.call(action, { options }));
   }
 
-  /** Adopts a model from saved bytes. */
-  load(bytes) {
-    return this.#adopt('load', { bytes });
+  /** Adopts a model from saved bytes (it keeps its steps). */
+  async load(family, bytes) {
+    await this.stop();
+    return this.adopt(family, await this.client.call('load', { bytes }), true);
   }
 
-  /** Replaces the model with the one the worker's create or load returns (a loaded one keeps its steps). */
-  async #adopt(action, args) {
-    this.pause();
-    await this.busy;
-    const made = await this.client.call(action, args);
+  /**
+   * Takes the worker's model `made` (a create or load answer) in place of the
+   * one there was; a loaded model's accuracy is known from its first step.
+   */
+  async adopt(family, made, loaded = false) {
+    if (!family.kinds.includes(made.kind)) {
+      await this.client.call('destroy', { model: made.model });
+      throw Object.assign(new Error(`the file holds a ${made.kind} model, not a ${family.noun}`), { code: 'ERR_VALUE' });
+    }
+    await this.stop();
     await this.drop();
+    this.family = family;
     this.model = made.model;
-    this.kind = made.kind;
     this.info = made;
     this.reset();
     this.steps = made.steps;
     this.startSteps = made.steps; // a loaded model's steps were trained before this run
-    this.loadedAt = action === 'load' ? made.steps : null; // from saved weights, without optimiser state
+    this.loadedAt = loaded ? made.steps : null; // from saved weights, without optimiser state
     if (made.steps > 0) {
       // a trained model's accuracy is known from the start (its curve begins there)
-      this.lastEval = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind) });
-      this.accuracy.push({ step: made.steps, value: this.lastEval.sequenceAccuracy });
+      this.lastEval = await this.evaluate();
+      this.accuracy.push({ step: made.steps, value: family.accuracy(this.lastEval) });
     }
-    await this.snapshot();
+    await this.update();
     this.hooks.onState?.(this);
     return made;
   }
@@ -158,7 +179,36 @@ export class TrainingSession {
     return this.client.call('save', { model: this.model });
   }
 
-  /** Starts the training loop with train options { batch, lr }. */
+  /** A worker action on the model in hand: read('translate', { text, options }). */
+  read(action, args = {}) {
+    return this.client.call(action, { model: this.model, ...args });
+  }
+
+  /** A worker action on the model saved as `bytes` (a snapshot: the model as it was then). */
+  async readAt(bytes, action, args = {}) {
+    const { model } = await this.client.call('load', { bytes });
+    try {
+      return await this.client.call(action, { model, ...args });
+    } finally {
+      await this.client.call('destroy', { model });
+    }
+  }
+
+  /** The family's evaluation of the model in hand (`options` added: a count, heads to ablate). */
+  evaluate(options = {}) {
+    return this.read('evaluate', { options: { ...this.family.evaluation, ...options } });
+  }
+
+  /** Test examples, or train ones when the test split is empty (a small pasted dataset). */
+  async examples(count, seed) {
+    try {
+      return await this.read('examples', { options: { split: 'test', count, seed } });
+    } catch {
+      return this.read('examples', { options: { split: 'train', count, seed } });
+    }
+  }
+
+  /** Starts the training loop with train options (the family's trainOptions()). */
   play(trainOptions) {
     if (this.playing || !this.model) return;
     this.playing = true;
@@ -171,6 +221,12 @@ export class TrainingSession {
     if (!this.playing) return;
     this.playing = false;
     this.hooks.onState?.(this);
+  }
+
+  /** Pauses and waits for the chunk under way. */
+  async stop() {
+    this.pause();
+    await this.busy;
   }
 
   /** One optimiser step (when paused). */
@@ -200,9 +256,9 @@ export class TrainingSession {
   }
 
   /**
-   * Trains one chunk. A chunk that diverges leaves the model as it was before
-   * it (the engine rejects the step; an engine that does not is rolled back to
-   * the last snapshot) and throws the engine's ERR_VALUE message.
+   * Trains one chunk. A chunk that diverges or fails leaves the model as it was
+   * before it (the engine rejects a diverging step; anything else is rolled
+   * back to the checkpoint) and throws the engine's ERR_VALUE message.
    */
   async chunkOnce(options) {
     const t0 = performance.now();
@@ -210,7 +266,7 @@ export class TrainingSession {
     const resumed = this.steps - (this.loadedAt ?? 0);
     const lr = this.loadedAt !== null && options.lr ? options.lr * Math.min(1, (resumed + 1) / WARMUP_STEPS) : options.lr;
     try {
-      r = await this.client.call('train', { model: this.model, options: { ...options, lr } });
+      r = await this.read('train', { options: { ...options, lr } });
     } catch (err) {
       // the engine rejects a diverging step and keeps the weights; an engine that
       // does not fails later inside the chunk on the broken weights: undo the chunk
@@ -226,7 +282,7 @@ export class TrainingSession {
     }
     let ev;
     try {
-      ev = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind) });
+      ev = await this.evaluate();
     } catch (err) {
       // the step went through but left weights the forward pass rejects (NaN): it diverged
       await this.rollback();
@@ -237,149 +293,71 @@ export class TrainingSession {
       await this.rollback();
       throw divergedError(r.steps);
     }
-    // aim each call at CHUNK_MS so progress stays smooth and pause is prompt
-    this.chunk = Math.max(1, Math.min(200, Math.round((options.steps * CHUNK_MS) / Math.max(ms, 1))));
     const first = r.steps - r.losses.length;
-    r.losses.forEach((value, i) => this.losses.push({ step: first + i + 1, value }));
-    while (this.losses.length > MAX_POINTS) this.losses = thin(this.losses);
+    this.losses = extend(this.losses, Array.from(r.losses, (value, i) => ({ step: first + i + 1, value })));
     this.steps = r.steps;
     this.trainSeconds += r.seconds;
-    this.examplesPerSecond = r.examplesPerSecond;
-    this.accuracy.push({ step: r.steps, value: ev.sequenceAccuracy });
-    while (this.accuracy.length > MAX_POINTS) this.accuracy = thin(this.accuracy);
+    this.examplesPerSecond = r.examplesPerSecond ?? (r.losses.length * (options.batch ?? this.info.config.batch)) / r.seconds;
+    this.accuracy = extend(this.accuracy, [{ step: r.steps, value: this.family.accuracy(ev) }]);
     this.lastEval = ev;
-    await this.snapshot();
+    await this.update();
+    // aim each call at CHUNK_MS, or twice what its evaluation and snapshot take if more
+    // (a bigger model evaluates slowly: chunks grow so that training keeps most of the time)
+    const target = Math.max(CHUNK_MS, 2 * (performance.now() - t0 - ms));
+    this.chunk = Math.max(1, Math.min(200, Math.round((options.steps * target) / Math.max(ms, 1))));
     this.hooks.onProgress?.(this);
   }
 
-  /** Records the model's weights now, for the timeline and as the last good state. */
-  async snapshot() {
+  /** Saves the weights now as the checkpoint, and lets the family keep them in its timeline. */
+  async update() {
     const bytes = await this.save();
-    this.snapshots.push({ step: this.steps, bytes });
-    this.snapshotBytes += bytes.length;
-    while (this.snapshots.length > 2 && (this.snapshots.length > MAX_SNAPSHOTS || this.snapshotBytes > MAX_SNAPSHOT_BYTES)) {
-      this.snapshots = thinSnapshots(this.snapshots);
-      this.snapshotBytes = this.snapshots.reduce((n, s) => n + s.bytes.length, 0);
-    }
+    this.checkpoint = { step: this.steps, bytes };
+    await this.family.record(this, bytes);
   }
 
-  /** Whether the model still gives a finite validation loss. */
+  /** Records this step in the family's timeline again (its input changed): the checkpoint's weights, when they are this step's. */
+  record() {
+    return this.family.record(this, this.checkpoint?.step === this.steps ? this.checkpoint.bytes : undefined);
+  }
+
+  /** Whether the model still gives a finite loss. */
   async sound() {
     try {
-      const ev = await this.client.call('evaluate', { model: this.model, options: evalOptions(this.kind, 8) });
-      return Number.isFinite(ev.loss);
+      return Number.isFinite((await this.evaluate({ count: SOUND_COUNT })).loss);
     } catch {
       return false;
     }
   }
 
-  /** Replaces the model with its last snapshot (the weights before a chunk that went wrong). */
+  /** Replaces the model with its checkpoint (the weights before a chunk that went wrong). */
   async rollback() {
-    const last = this.snapshots[this.snapshots.length - 1];
-    const loaded = await this.client.call('load', { bytes: last.bytes });
+    const { step, bytes } = this.checkpoint;
+    const loaded = await this.client.call('load', { bytes });
     await this.drop();
     this.model = loaded.model;
-    this.steps = last.step;
-    this.loadedAt = last.step;
-  }
-
-  /** Translates text with the model as it is now. */
-  translate(text, beam) {
-    return this.client.call('translate', { model: this.model, text, options: { beam } });
-  }
-
-  /** Translates text with the model as it was at snapshot `index`. */
-  async translateAt(index, text, beam) {
-    const snap = this.snapshots[index];
-    const { model } = await this.client.call('load', { bytes: snap.bytes });
-    try {
-      return await this.client.call('translate', { model, text, options: { beam } });
-    } finally {
-      await this.client.call('destroy', { model });
-    }
-  }
-
-  /** An image model's reading of an image: answer, attention, glimpse, saliency and tau per step. */
-  readImage(image) {
-    return this.client.call('readImage', { model: this.model, image });
-  }
-
-  /** Test examples, or train ones when the test split is empty (a small pasted dataset). */
-  async examples(count, seed) {
-    try {
-      return await this.client.call('examples', { model: this.model, options: { split: 'test', count, seed } });
-    } catch {
-      return this.client.call('examples', { model: this.model, options: { split: 'train', count, seed } });
-    }
-  }
-}
-
-/** Optimiser steps between two points of an experiment's curves. */
-const CURVE_CHUNK = 25;
-
-/**
- * Models made from `specs` [{ action: 'create' | 'createVision', options }]
- * trained side by side for `steps`, each evaluated (`evaluate`: its options)
- * before training and after every chunk: curves of sequence accuracy, one per
- * model. onProgress({ done, steps, curves }) after every chunk; `finish(models)`
- * adds its results before the models are freed.
- */
-async function trainTogether(client, specs, { steps, batch, lr, evaluate, onProgress, shouldStop }, finish = async () => ({})) {
-  const models = [];
-  try {
-    for (const { action, options } of specs) models.push((await client.call(action, { options })).model);
-    const curves = models.map(() => []);
-    const measure = async (k, step) => {
-      const ev = await client.call('evaluate', { model: models[k], options: evaluate });
-      curves[k].push({ step, value: ev.sequenceAccuracy });
-    };
-    for (let k = 0; k < models.length; k++) await measure(k, 0);
-    onProgress?.({ done: 0, steps, curves });
-    for (let done = 0; done < steps && !shouldStop?.();) {
-      const n = Math.min(CURVE_CHUNK, steps - done);
-      for (let k = 0; k < models.length; k++) {
-        const r = await client.call('train', { model: models[k], options: { steps: n, batch, lr } });
-        const bad = r.losses.findIndex((v) => !Number.isFinite(v));
-        if (bad >= 0) throw divergedError(r.steps - r.losses.length + bad + 1);
-        await measure(k, done + n);
-      }
-      done += n;
-      onProgress?.({ done, steps, curves });
-    }
-    return { curves, ...(await finish(models)) };
-  } finally {
-    for (const m of models) await client.call('destroy', { model: m });
+    this.steps = step;
+    this.loadedAt = step;
   }
 }
 
 /**
- * The bottleneck experiment: two models that differ only in their attention,
- * trained side by side for `steps`, then sequence accuracy by input length on
- * the test split. onProgress({ done, steps, curves }) after every chunk.
+ * A timeline of weights, { step, bytes } after every update (text and image
+ * families: the alignment's and the image's timeline replay the model as it
+ * was), thinned in log(step) to MAX_SNAPSHOTS and MAX_SNAPSHOT_BYTES.
  */
-export function runComparison(client, optionsA, optionsB, { steps, batch, lr, onProgress, shouldStop }) {
-  const specs = [optionsA, optionsB].map((options) => ({ action: 'create', options }));
-  return trainTogether(client, specs, { steps, batch, lr, onProgress, shouldStop, evaluate: { split: 'validation', count: 150 } }, async (models) => {
-    const byLength = [];
-    for (const m of models) byLength.push((await client.call('evaluate', { model: m, options: { split: 'test', count: 600 } })).byLength);
-    return { byLength };
-  });
-}
-
-/** How many test images the soft / hard / none experiment's final accuracies are measured on. */
-export const MODES_FINAL_COUNT = 1000;
-
-/**
- * Image models that differ only in how they attend (createVisionModel options,
- * one per model), trained side by side from one seed: test accuracy curves
- * (whole answers right, on the same 200 held-out digits every time), then each
- * model's accuracy on MODES_FINAL_COUNT test images: final [{ loss, accuracy, sequenceAccuracy, count }].
- */
-export function runImageModes(client, optionsList, { steps, batch, lr, onProgress, shouldStop }) {
-  const specs = optionsList.map((options) => ({ action: 'createVision', options }));
-  return trainTogether(client, specs, { steps, batch, lr, onProgress, shouldStop, evaluate: { split: 'test', count: 200 } }, async (models) => {
-    const final = [];
-    for (const m of models) final.push(await client.call('evaluate', { model: m, options: { split: 'test', count: MODES_FINAL_COUNT } }));
-    return { final };
-  });
-}
+const MAX_SNAPSHOTS = 120;
+const MAX_SNAPSHOT_BYTES = 48 << 20;
+export const snapshotTimeline = {
+  fresh: () => ({ snapshots: [], snapshotBytes: 0 }),
+  async record(session, bytes) {
+    if (!bytes) return;
+    const last = session.snapshots.at(-1);
+    if (last?.step === session.steps) return;
+    session.snapshots.push({ step: session.steps, bytes });
+    session.snapshotBytes += bytes.length;
+    while (session.snapshots.length > 2 && (session.snapshots.length > MAX_SNAPSHOTS || session.snapshotBytes > MAX_SNAPSHOT_BYTES)) {
+      session.snapshots = thinSnapshots(session.snapshots);
+      session.snapshotBytes = session.snapshots.reduce((n, s) => n + s.bytes.length, 0);
+    }
+  },
+};

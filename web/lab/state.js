@@ -6,9 +6,12 @@
 // "decode=greedy|beam" and "beam=2..16"); 2 folds them into one "beam" (1 =
 // greedy). Links of version 1 are migrated, so every link ever shared still opens.
 import { createUrlState } from '../ui/url-state.js';
+import { limit } from './limits.js';
 import { TRANSFORMER_PROPS } from './transformer-state.js';
 
 export const SEQUENCE_TASKS = ['reverse', 'sort', 'copy'];
+/** The text tasks (seq2seq models): the sequence tasks, dates, and pairs the learner pastes. */
+export const TEXT_TASKS = [...SEQUENCE_TASKS, 'dates', 'pairs'];
 /** The image tasks (MNIST digits, read by a CNN with attention over its feature grid). */
 export const IMAGE_TASKS = ['cluttered', 'multi', 'centered'];
 /** How an image model attends: soft (expectation), hard (one sampled cell), none (average pooling). */
@@ -40,8 +43,12 @@ export const SPEEDS = [0, 100, 25, 10, 5, 2, 1, -4, -1];
 /** How the lab opens a task: on its pretrained model when web/models has one, or on a new, untrained one. */
 export const STARTS = ['pretrained', 'scratch'];
 
+// A bound that is the engine's is read from its limits (limits.js: a getter, as
+// they are known only once the engine has loaded); the others are the lab's own
+// choices: lengths up to 30 (the engine takes 64), an embedding up to 128 (512),
+// and 1 or 2 encoder layers (the engine's constants do not list that limit).
 const PROPS = [
-  { name: 'task', type: 'enum', values: ['reverse', 'sort', 'copy', 'dates', 'pairs', ...IMAGE_TASKS, 'transformer'], def: 'reverse' },
+  { name: 'task', type: 'enum', values: [...TEXT_TASKS, ...IMAGE_TASKS, 'transformer'], def: 'reverse' },
   { name: 'alphabet', type: 'enum', values: ['digits', 'letters'], def: 'digits' },
   { name: 'minLength', type: 'int', min: 1, max: 30, def: 4 },
   {
@@ -52,22 +59,22 @@ const PROPS = [
   { name: 'bidirectional', type: 'bool', def: false },
   { name: 'layers', type: 'int', min: 1, max: 2, def: 1 },
   { name: 'embed', type: 'int', min: 2, max: 128, def: 16 },
-  { name: 'hidden', type: 'int', min: 4, max: 256, def: 64 },
+  { name: 'hidden', type: 'int', min: 4, get max() { return limit('maxHidden', 'seq2seq', 'vision'); }, def: 64 },
   { name: 'attention', type: 'enum', values: ATTENTIONS, def: 'additive' },
   // any positive rate the engine takes: one that makes training diverge is shown as such
   { name: 'lr', type: 'number', min: 1e-6, max: 1e30, def: 0.005 },
-  { name: 'batch', type: 'int', min: 1, max: 256, def: 64 },
+  { name: 'batch', type: 'int', min: 1, get max() { return limit('maxBatch', 'seq2seq', 'vision'); }, def: 64 },
   { name: 'seed', type: 'int', min: 0, max: 2 ** 31 - 1, def: 1 },
   { name: 'start', type: 'enum', values: STARTS, def: 'pretrained' },
   { name: 'speed', type: 'int', min: -4, max: 100, def: 0, check: (v) => (SPEEDS.includes(v) ? null : `must be one of ${SPEEDS.join(', ')}`) },
-  { name: 'beam', type: 'int', min: 1, max: 16, def: 1 },
+  { name: 'beam', type: 'int', min: 1, get max() { return limit('maxBeam', 'seq2seq'); }, def: 1 },
   { name: 'compare', type: 'enum', values: ['none', 'dot', 'additive', 'general', 'cosine', 'scaled_dot'], def: 'none' },
   { name: 'compareSteps', type: 'int', min: 25, max: 5000, def: 300 },
   { name: 'mode', type: 'enum', values: IMAGE_MODES, def: 'soft' },
   // kept when it does not apply (soft mode, multi): the model then reads the grid and the control says why
   { name: 'sensor', type: 'enum', values: SENSORS, def: 'grid' },
   { name: 'channels', type: 'enum', values: CHANNELS, def: '8,16,32' },
-  { name: 'clutter', type: 'int', min: 0, max: 32, def: 4 },
+  { name: 'clutter', type: 'int', min: 0, get max() { return limit('maxClutter', 'vision'); }, def: 4 },
   { name: 'modeSteps', type: 'int', min: 25, max: 5000, def: 200 },
   { name: 'image', type: 'int', min: 1, max: 2 ** 31 - 1, def: 1 }, // the test image shown: its draw's seed
   { name: 'text', type: 'string', maxLength: 64, pattern: /^[^\x00-\x1f\x7f]*$/u, def: '' }, // any text without control characters

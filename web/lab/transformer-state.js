@@ -9,9 +9,10 @@
 // when the engine does not know it. The sizes' bounds are the engine's limits
 // (include/attnlab/transformer.h); the engine checks them again, with its own
 // message, when the model is made.
+import { limit } from './limits.js';
 
-/** The link's bounds on the sizes; the engine's limits (maxLayers, maxHeads, ...) are the same numbers. */
-const BOUNDS = { layers: 8, heads: 16, dModel: 512, dFF: 2048, context: 256 };
+/** The transformer engine's limit `name` (maxLayers, maxHeads, ...): the link's bound on a size. */
+const bound = (name) => limit(name, 'transformer');
 
 const HEAD_RE = /^L(\d+)H(\d+)$/;
 /** "L1H0" -> { layer: 1, head: 0 }. */
@@ -29,25 +30,25 @@ export const SAMPLE_TEXT = 'Attention is a weighted average. A query asks, the k
 
 export const TRANSFORMER_PROPS = [
   { name: 'tfTask', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: 'induction' },
-  { name: 'tfLayers', type: 'int', min: 1, max: BOUNDS.layers, def: 2 },
-  { name: 'tfHeads', type: 'int', min: 1, max: BOUNDS.heads, def: 4 },
+  { name: 'tfLayers', type: 'int', min: 1, get max() { return bound('maxLayers'); }, def: 2 },
+  { name: 'tfHeads', type: 'int', min: 1, get max() { return bound('maxHeads'); }, def: 4 },
   {
     // 64, or a width the heads divide (16 per head) when they do not divide 64
-    name: 'tfDModel', type: 'int', min: 1, max: BOUNDS.dModel, def: (s) => (64 % s.tfHeads ? 16 * s.tfHeads : 64),
+    name: 'tfDModel', type: 'int', min: 1, get max() { return bound('maxDModel'); }, def: (s) => (64 % s.tfHeads ? 16 * s.tfHeads : 64),
     check: (v, s) => (v % s.tfHeads ? `is not a multiple of the ${s.tfHeads} heads` : null),
   },
-  { name: 'tfDFF', type: 'int', min: 0, max: BOUNDS.dFF, def: 0 },
-  { name: 'tfContext', type: 'int', min: 1, max: BOUNDS.context, def: 64 },
+  { name: 'tfDFF', type: 'int', min: 0, get max() { return bound('maxDFF'); }, def: 0 },
+  { name: 'tfContext', type: 'int', min: 1, get max() { return bound('maxContext'); }, def: 64 },
   { name: 'tfPositional', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: 'learned' },
   { name: 'tfScore', type: 'enum', values: ['scaled_dot', 'dot', 'cosine'], def: 'scaled_dot' },
   { name: 'tfLr', type: 'number', min: 1e-6, max: 1, def: 1e-3 },
-  { name: 'tfBatch', type: 'int', min: 1, max: 256, def: 32 },
+  { name: 'tfBatch', type: 'int', min: 1, get max() { return bound('maxBatch'); }, def: 32 },
   { name: 'tfText', type: 'string', maxLength: 4000, def: SAMPLE_TEXT },
   // the inspected input ('' : the test split's first example) and the generate box's prompt
   { name: 'tfInput', type: 'string', maxLength: 256, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
   { name: 'tfPrompt', type: 'string', maxLength: 256, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
   {
-    name: 'tfAblate', type: 'list', maxItems: BOUNDS.layers * BOUNDS.heads, def: [],
+    name: 'tfAblate', type: 'list', get maxItems() { return bound('maxLayers') * bound('maxHeads'); }, def: [],
     item: (t) => (HEAD_RE.test(t) ? null : 'is not a head like L1H0'),
     check: (list, s) => {
       const bad = list.map(parseHead).find((h) => h.layer >= s.tfLayers || h.head >= s.tfHeads);

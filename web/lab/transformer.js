@@ -1,10 +1,11 @@
-// The lab's Transformer family: a decoder-only transformer trained in the worker
-// (transformer-session.js) with every head watched. Wiring of its views: the
+// The Transformer family's views (its adapter is family-transformer.js): the
 // layers × heads maps over the inspected input (transformer-heads.js), the
 // heads' scores over training (transformer-scores.js), the logit lens
 // (transformer-lens.js), the time-lapse, ablation by pressing a head, the
 // generate box and a head's "Open in the playground" link. The run bar, the
-// progress card and the settings form are the lab's (main.js drives them).
+// progress card and the settings form are the lab's (main.js drives them). The
+// view interface (fill, clear, show, open, note, inputs, start, remakeOn) is
+// the one every family's views have.
 import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
@@ -12,8 +13,7 @@ import { createHeadsView } from './transformer-heads.js';
 import { createLensView, shown } from './transformer-lens.js';
 import { createScoresView } from './transformer-scores.js';
 import { PROPERTIES } from './state.js';
-import { TransformerSession } from './transformer-session.js';
-import { ablation, checkNames, headName, parseHead, playgroundState, transformerOptions } from './transformer-state.js';
+import { ablation, checkNames, headName, parseHead, playgroundState } from './transformer-state.js';
 
 /** Words for the engine's task and position names; a name the engine gains shows as itself. */
 const TASK_LABELS = {
@@ -32,12 +32,8 @@ function fillSelect(select, names, labels) {
   select.replaceChildren(...names.map((n) => h('option', { value: n, textContent: labels[n] ?? n })));
 }
 
-/**
- * state: the lab's state (its tf* fields); writeHash(); onError(err, context);
- * hooks: the session's { onProgress, onError, onState } (main.js: the run bar and progress card).
- */
-export function createTransformerFamily({ client, state, writeHash, onError, hooks }) {
-  const session = new TransformerSession(client, hooks);
+/** page: { session, state, writeHash, onError(err, context) }; state: the lab's state (its tf* fields). */
+export function createTransformerView({ session, state, writeHash, onError }) {
   const heads = createHeadsView({ onToggle: toggle });
   const scores = createScoresView();
   const lens = createLensView();
@@ -72,6 +68,20 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
   /** The frame the time-lapse points at (null: the live model). */
   const frame = () => (live ? null : session.frames[Number(slider.value)] ?? null);
 
+  /** One forward pass over `input` with `ablate`'s heads zeroed: attention, predictions, logit lens. */
+  const inspect = (input, ablate = []) => session.read('inspect', { input, options: { ablate } });
+
+  /**
+   * `input` read by the model as it was at `f`: its recorded view when it
+   * recorded this input, else its weights, loaded for one forward pass. Null
+   * when the frame has neither (a model too large to keep weights).
+   */
+  async function inspectAt(f, input) {
+    if (f.input === input && f.view) return f.view;
+    if (!f.bytes) return null;
+    return session.readAt(f.bytes, 'inspect', { input, options: { ablate: [] } });
+  }
+
   function syncTimeline() {
     const n = session.frames.length;
     slider.max = String(Math.max(0, n - 1));
@@ -94,7 +104,7 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
       setText(out, `Test split, every head: ${all}. Press a head to ablate it.`);
       return;
     }
-    const cut = await session.evaluate(ablation(state));
+    const cut = await session.evaluate({ ablate: ablation(state) });
     out.dataset.ablatedLoss = String(cut.loss);
     const names = state.tfAblate.map((n) => n.replace('H', ' H')).join(', ');
     const dLoss = cut.loss - full.loss;
@@ -136,8 +146,8 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
     let view = f?.view ?? null;
     try {
       // an earlier step reads the input in the box with that step's weights (kept in the frame)
-      if (f) view = (await session.inspectAt(f, session.input)) ?? f.view;
-      else if (session.input) view = await session.inspect(session.input, ablation(state));
+      if (f) view = (await inspectAt(f, session.input)) ?? f.view;
+      else if (session.input) view = await inspect(session.input, ablation(state));
       if (ticket !== request) return;
       say(f && view === f.view && f.input !== session.input
         ? `Step ${f.step.toLocaleString('en')}'s weights were not kept (the time-lapse keeps at most 48 MB of them), so its maps are of “${f.input}”, the input it recorded.`
@@ -195,7 +205,7 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
     const room = config.context - Array.from(prompt).length;
     const tokens = Math.max(1, Math.min(TEXT_TASKS.includes(config.task) ? 60 : 24, room));
     try {
-      const r = await session.generate(prompt, { tokens, temperature: Number(byId('tf-temperature').value), topK: 0, seed: state.seed });
+      const r = await session.read('generate', { prompt, options: { tokens, temperature: Number(byId('tf-temperature').value), topK: 0, seed: state.seed } });
       setText(out, `${prompt}▸${r.text}`);
     } catch (err) {
       setText(out, `No output: ${String(err.message).replace(/^generate: /, '')}.`);
@@ -277,16 +287,6 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
   }
 
   return {
-    session,
-    /**
-     * The engine's names ({ tasks, positional, scores }) fill the task and
-     * position lists; returns the fields of the state put back to their default.
-     */
-    setNames(names) {
-      fillSelect(byId('tfTask'), names.tasks, TASK_LABELS);
-      fillSelect(byId('tfPositional'), names.positional, POSITION_LABELS);
-      return checkNames(state, names);
-    },
     /** Shows the family's own fields of the form (the text box for the text task). */
     fill() {
       setHidden(byId('tf-text-box'), state.tfTask !== 'text');
@@ -295,42 +295,26 @@ export function createTransformerFamily({ client, state, writeHash, onError, hoo
       inputBox.value = session.input || state.tfInput;
       promptBox.value = state.tfPrompt;
     },
+    clear: reset,
+    /** Redraws after a chunk of training. */
+    show,
+    /** Views of the model the session now holds, on its input (a kept run's), the link's, or a test example. */
+    open: () => prepare(session.input || state.tfInput),
     /** Says under the text box why it does not hold the model's whole text (null: it does). */
-    textNote(text) {
+    note(text) {
       setText(textNote, text ?? '');
       setHidden(textNote, !text);
     },
-    /** A new model from the settings: views start again on the input in the link, or a test example. */
-    async newModel() {
-      reset();
-      await session.create(transformerOptions(state));
-      await prepare(state.tfInput);
-    },
+    inputs: () => ({}),
     /**
-     * The model the worker loaded (`made`: its load answer), from a file or a
-     * pretrained model; views start again on `input` ('' : a test example).
+     * The engine's names ({ tasks, positional, scores }) fill the task and
+     * position lists; returns the fields of the state put back to their default.
      */
-    async adopt(made, input = '') {
-      reset();
-      await session.adopt(made, true);
-      state.tfInput = input;
-      await prepare(input);
+    start(engine) {
+      fillSelect(byId('tfTask'), engine.transformer.tasks, TASK_LABELS);
+      fillSelect(byId('tfPositional'), engine.transformer.positional, POSITION_LABELS);
+      return checkNames(state, engine.transformer);
     },
-    /** Back to a run kept by session.run(), with its model's bytes: its curves, time-lapse and input come back. */
-    async restore(run, bytes) {
-      reset();
-      await session.restore(run, bytes);
-      await prepare(session.input);
-    },
-    /** Redraws after a chunk of training. */
-    show,
-    /** Stops and frees the model (another family is chosen). */
-    async drop() {
-      stopReplay();
-      session.pause();
-      await session.busy;
-      await session.drop();
-      config = null;
-    },
+    remakeOn: ['tfText'],
   };
 }

@@ -5,6 +5,7 @@
 import { AttnlabError, loadEngine } from '../engine/index.js';
 import { describe } from '../engine/errors.js';
 import { transformerConstants } from '../engine/transformer.js';
+import { engineLimits } from '../lab/limits.js';
 
 const port = typeof self === 'object' && typeof self.postMessage === 'function' && typeof window === 'undefined'
   ? self
@@ -63,10 +64,10 @@ function readImage(m, image) {
 const ACTIONS = {
   async init({ simd }) {
     engine ??= await loadEngine(simd === undefined ? {} : { simd });
-    // the transformer's names (tasks, positions, scores) and limits, for the lab's controls
+    // the transformer's names (tasks, positions, scores) and every engine's limits: the lab's controls and link bounds
     const K = transformerConstants(engine.heap);
     const transformer = { tasks: Object.keys(K.tasks), positional: Object.keys(K.positional), scores: Object.keys(K.scores), limits: K.limits };
-    return { simd: engine.simd, threads: engine.threads, threadsReason: engine.threadsReason, transformer };
+    return { simd: engine.simd, threads: engine.threads, threadsReason: engine.threadsReason, transformer, limits: engineLimits(engine) };
   },
   createTransformer: async ({ options }) => adopt(await ready().createTransformer(options)),
   create: ({ options }) => adopt(ready().createSeq2Seq(options)),
