@@ -79,6 +79,7 @@ typedef struct {
                           * 'sum' it cancels, (e/tau) / sum(e/tau) = e / sum e */
     int causal;          /* query i sees keys j <= i */
     const int32_t *key_lengths; /* (n_q) or NULL: query i sees keys j < key_lengths[i] */
+    nn_real alibi;       /* ALiBi's slope m (Press et al.): e_ij - m |i - j| (0: none), finite, >= 0 */
 } AttnConfig;
 
 /* Scoring parameters; only those the score needs are read. */
@@ -165,6 +166,54 @@ int attn_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g,
                   const nn_real *weights,   /* (n_q, n_k) */
                   const nn_real *q, const nn_real *k, const nn_real *v,
                   nn_real *scratch);
+
+/* attn_backward without its checks, for a caller whose forward ran them on
+ * the same arguments. */
+int attn_backward_checked(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g,
+                          nn_real *dq, nn_real *dk, nn_real *dv, const nn_real *dcontext,
+                          const nn_real *dweights, const nn_real *scores, const nn_real *weights,
+                          const nn_real *q, const nn_real *k, const nn_real *v, nn_real *scratch);
+
+/* ---- Multi-head attention over given queries, keys and values: what
+ * self-attention runs between its projections, and the transformer's
+ * attention layer. Head h reads columns [h d_k, (h+1) d_k) of Q and K and
+ * [h d_v, (h+1) d_v) of V, rows ld apart, and writes its context to the
+ * same columns of Z; each head is one attn_forward (softmax, temperature 1).
+ * Hooks: RoPE (Su et al.) turns each head's query and key pairs (2i, 2i+1)
+ * of row t by t theta_i before scoring (the caller's Q and K stay as they
+ * are); ALiBi adds -m_h |i - j| to head h's scores; an ablated head's
+ * context is zero and passes no gradient. */
+typedef struct {
+    int n;                 /* tokens */
+    int heads;             /* 1..ATTN_MAX_HEADS */
+    int d_k, d_v;          /* one head's query/key and value widths */
+    AttnScore score;       /* dot, scaled_dot or cosine */
+    nn_real beta;          /* cosine's scale (1 = plain cosine) */
+    int causal;            /* token i sees tokens j <= i */
+    const nn_real *rope;   /* (n, d_k / 2, 2) cos, sin of t theta_i, or NULL */
+    const nn_real *alibi;  /* (heads) slopes m_h, or NULL */
+    const uint8_t *ablate; /* (heads) 1: the head's context is zero, or NULL */
+} AttnHeadsConfig;
+
+typedef struct {
+    const nn_real *q, *k, *v; /* (n, heads d_k), (n, heads d_k), (n, heads d_v) */
+    int ldq, ldk, ldv;        /* their row strides */
+    nn_real *context;         /* (n, heads d_v), rows ldz apart */
+    int ldz;
+    nn_real *scores;          /* (heads, n, n) */
+    nn_real *weights;         /* (heads, n, n) */
+} AttnHeadsIO;
+
+size_t attn_heads_scratch_size(const AttnHeadsConfig *c);
+/* Every head's scores, weights and context. The sizes are checked; the
+ * values are not read twice: a query, key or value that is not finite
+ * shows as a score or context that overflows (NN_ERR_VALUE), as do
+ * overflows of finite ones. */
+int attn_heads_forward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *scratch);
+/* From dcontext (rows io->ldz apart): dq, dk, dv (+=, rows apart as q, k, v;
+ * any may be NULL), from the forward's io. */
+int attn_heads_backward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *dq, nn_real *dk, nn_real *dv,
+                        const nn_real *dcontext, nn_real *scratch);
 
 /* ---- Self-attention: Q = X Wq, K = X Wk, V = X Wv, heads split the widths,
  * per head z = attention(Q_h, K_h, V_h), concat, output = concat Wo. A NULL

@@ -127,6 +127,8 @@ int attn_check_config(const AttnConfig *c, const AttnParams *p) {
                        "work: %d x %d cells with score '%s' take %.3g multiply-adds, past the limit of %.3g "
                        "(about a second); use fewer tokens or smaller vectors",
                        c->n_q, c->n_k, attn_score_ops[c->score].name, attn_work(c), (double)ATTN_MAX_WORK);
+    if (!(c->alibi >= 0) || !isfinite(c->alibi))
+        return nn_fail(NN_ERR_VALUE, "alibi: the slope must be a finite number >= 0 (got %g)", (double)c->alibi);
     if (c->key_lengths)
         for (int i = 0; i < c->n_q; i++)
             if (c->key_lengths[i] < 0 || c->key_lengths[i] > c->n_k)
@@ -157,7 +159,8 @@ static int check_finite_max(const char *what, const nn_real *x, int rows, int co
 static int forward_may_fail(const AttnConfig *c, const AttnParams *p, double mq, double mk, double mv) {
     const double limit = REAL_MAX / 2;
     if (c->norm != ATTN_NORM_SOFTMAX) return 1;
-    return !(attn_score_ops[c->score].bound(c, p, mq, mk) < limit && c->n_k * mv < limit);
+    double bias = (double)c->alibi * c->n_k; /* ALiBi's largest term */
+    return !(attn_score_ops[c->score].bound(c, p, mq, mk) + bias < limit && c->n_k * mv < limit);
 }
 
 int attn_check_bounds(const AttnConfig *c, const AttnParams *p, const nn_real *q, const nn_real *k,
@@ -331,6 +334,16 @@ static void normalise_backward_rows(BackwardJob *job, int i0, int i1, int tid) {
     }
 }
 
+/* ALiBi: e_ij -= m |i - j| over the visible keys of rows [i0, i1) (e points
+ * at row i0); a constant bias, so the backward is unchanged. */
+static void add_alibi(const AttnConfig *c, nn_real *e, int i0, int i1) {
+    for (int i = i0; i < i1; i++) {
+        nn_real *er = e + (size_t)(i - i0) * c->n_k;
+        int Lv = attn_visible_keys(c, i);
+        for (int j = 0; j < Lv; j++) er[j] -= c->alibi * (nn_real)(i > j ? i - j : j - i);
+    }
+}
+
 /* ---- the whole op -------------------------------------------------------- */
 
 /* What every thread of a forward reads: the call and its score's prepared
@@ -365,6 +378,7 @@ static int forward_block(const ForwardJob *job, int b, int tid) {
     nn_real inv[ATTN_ROW_BLOCK_LONG]; /* 1 / sum of each row's softmax numerators */
     nn_real *z = job->context + (size_t)i0 * dv;
     job->score->rows(&job->s, e, i0, i1, nv, tid);
+    if (c->alibi != 0) add_alibi(c, e, i0, i1);
     NN_TRY(normalise_forward(c, e, w, inv, i0, i1));
     /* z_i = sum_j a_ij v_j = (sum_j exp_ij v_j) / s_i, i.e. Z = A V: 1/s_i
      * scales the d_v values of z_i rather than the n_k weights (they are
@@ -433,6 +447,13 @@ int attn_backward(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, n
                   const nn_real *scores, const nn_real *weights, const nn_real *q, const nn_real *k,
                   const nn_real *v, nn_real *scratch) {
     NN_TRY(attn_check(c, p, q, k, v));
+    return attn_backward_checked(c, p, g, dq, dk, dv, dcontext, dweights, scores, weights, q, k, v, scratch);
+}
+
+int attn_backward_checked(const AttnConfig *c, const AttnParams *p, AttnParamGrads *g, nn_real *dq,
+                          nn_real *dk, nn_real *dv, const nn_real *dcontext, const nn_real *dweights,
+                          const nn_real *scores, const nn_real *weights, const nn_real *q, const nn_real *k,
+                          const nn_real *v, nn_real *scratch) {
     ScratchLayout L = attn_scratch_layout(c);
     const AttnScoreOps *score = &attn_score_ops[c->score];
     int nq = c->n_q, nk = c->n_k, dvn = c->d_v;

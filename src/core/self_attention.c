@@ -12,47 +12,162 @@
 #include "core/gemm_parallel.h"
 #include "core/vec.h"
 
-/* The per-head attention problem. */
-static AttnConfig head_config(const SelfAttnConfig *c) {
-    AttnConfig h = {0};
-    h.n_q = h.n_k = c->n;
-    h.d_q = h.d_k = c->d_k / c->heads;
-    h.d_v = c->d_v / c->heads;
-    h.score = c->score;
-    h.norm = ATTN_NORM_SOFTMAX;
-    h.temperature = 1;
-    h.causal = c->causal;
+/* ---- multi-head attention over given Q, K, V ---------------------------------- */
+
+/* One head's attention problem. */
+static AttnConfig head_problem(const AttnHeadsConfig *c, int h) {
+    AttnConfig a = {0};
+    a.n_q = a.n_k = c->n;
+    a.d_q = a.d_k = c->d_k;
+    a.d_v = c->d_v;
+    a.score = c->score;
+    a.norm = ATTN_NORM_SOFTMAX;
+    a.temperature = 1;
+    a.causal = c->causal;
+    a.alibi = c->alibi ? c->alibi[h] : 0;
+    return a;
+}
+
+typedef struct {
+    size_t qh, kh, vh, zh;     /* one head's Q, K (RoPE: turned), V, context (gathered) */
+    size_t dqh, dkh, dvh, dzh; /* and their gradients */
+    size_t attn;               /* attn_forward / attn_backward scratch */
+    size_t total;              /* reals in all */
+} HeadsScratch;
+
+static HeadsScratch heads_layout(const AttnHeadsConfig *c) {
+    AttnConfig h = head_problem(c, 0); /* the scratch does not depend on the slope */
+    h.alibi = 0;
+    size_t n = (size_t)c->n, dk = (size_t)c->d_k, dv = (size_t)c->d_v;
+    NnLayout l = {0};
+    HeadsScratch s;
+    s.qh = nn_layout_take(&l, n * dk);
+    s.kh = nn_layout_take(&l, n * dk);
+    s.vh = nn_layout_take(&l, n * dv);
+    s.zh = nn_layout_take(&l, n * dv);
+    s.dqh = nn_layout_take(&l, n * dk);
+    s.dkh = nn_layout_take(&l, n * dk);
+    s.dvh = nn_layout_take(&l, n * dv);
+    s.dzh = nn_layout_take(&l, n * dv);
+    s.attn = nn_layout_take(&l, attn_scratch_size(&h));
+    s.total = l.size;
+    return s;
+}
+
+size_t attn_heads_scratch_size(const AttnHeadsConfig *c) { return heads_layout(c).total; }
+
+/* Columns [c0, c0 + w) of src (n rows, ld apart) to dst (n, w); back with
+ * scatter (=) or add (+=). */
+static void gather_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, int w) {
+    for (int i = 0; i < n; i++) memcpy(dst + (size_t)i * w, src + (size_t)i * ld + c0, sizeof(nn_real) * w);
+}
+static void scatter_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, int w) {
+    for (int i = 0; i < n; i++) memcpy(dst + (size_t)i * ld + c0, src + (size_t)i * w, sizeof(nn_real) * w);
+}
+static void add_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, int w) {
+    for (int i = 0; i < n; i++) vec_axpy(dst + (size_t)i * ld + c0, 1, src + (size_t)i * w, w);
+}
+
+/* RoPE on rows x (n, d): sign +1: (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos),
+ * the rotation by t theta_i; sign -1: its transpose (the backward's). Then
+ * q'_i . k'_j = q_i . R(j - i) k_j: position enters only through the offset. */
+static void rope_turn(nn_real *x, const nn_real *rope, int n, int d, nn_real sign) {
+    int half = d / 2;
+    for (int t = 0; t < n; t++) {
+        const nn_real *cs = rope + (size_t)t * half * 2;
+        nn_real *r = x + (size_t)t * d;
+        for (int i = 0; i < half; i++) {
+            nn_real c = cs[2 * i], sn = sign * cs[2 * i + 1], x0 = r[2 * i], x1 = r[2 * i + 1];
+            r[2 * i] = x0 * c - x1 * sn;
+            r[2 * i + 1] = x0 * sn + x1 * c;
+        }
+    }
+}
+
+/* Head hd's queries, keys and values gathered into scratch (RoPE applied). */
+static void gather_head(const AttnHeadsConfig *c, const AttnHeadsIO *io, const HeadsScratch *s, nn_real *scratch,
+                        int hd) {
+    gather_cols(scratch + s->qh, io->q, c->n, io->ldq, hd * c->d_k, c->d_k);
+    gather_cols(scratch + s->kh, io->k, c->n, io->ldk, hd * c->d_k, c->d_k);
+    gather_cols(scratch + s->vh, io->v, c->n, io->ldv, hd * c->d_v, c->d_v);
+    if (c->rope) {
+        rope_turn(scratch + s->qh, c->rope, c->n, c->d_k, 1);
+        rope_turn(scratch + s->kh, c->rope, c->n, c->d_k, 1);
+    }
+}
+
+int attn_heads_forward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *scratch) {
+    HeadsScratch s = heads_layout(c);
+    AttnParams p = {NULL, NULL, NULL, NULL, c->beta};
+    size_t nn = (size_t)c->n * c->n;
+    for (int hd = 0; hd < c->heads; hd++) {
+        AttnConfig h = head_problem(c, hd);
+        gather_head(c, io, &s, scratch, hd);
+        NN_TRY(attn_check_config(&h, &p));
+        NN_TRY(attn_forward_checked(&h, &p, io->scores + hd * nn, io->weights + hd * nn, scratch + s.zh,
+                                    scratch + s.qh, scratch + s.kh, scratch + s.vh, scratch + s.attn));
+        if (c->ablate && c->ablate[hd]) memset(scratch + s.zh, 0, sizeof(nn_real) * (size_t)c->n * c->d_v);
+        scatter_cols(io->context, scratch + s.zh, c->n, io->ldz, hd * c->d_v, c->d_v);
+    }
+    return NN_OK;
+}
+
+/* The forward in reverse, per head: dq^, dk^, dv from attn_backward on the
+ * gathered (turned) rows, dq = R^T dq^, dk = R^T dk^ (RoPE), added into
+ * the head's columns. ALiBi's bias is a constant: the same backward. */
+int attn_heads_backward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *dq, nn_real *dk, nn_real *dv,
+                        const nn_real *dcontext, nn_real *scratch) {
+    HeadsScratch s = heads_layout(c);
+    AttnParams p = {NULL, NULL, NULL, NULL, c->beta};
+    size_t nn = (size_t)c->n * c->n;
+    int n = c->n;
+    for (int hd = 0; hd < c->heads; hd++) {
+        if (c->ablate && c->ablate[hd]) continue; /* its context is zero: no gradient */
+        AttnConfig h = head_problem(c, hd);
+        nn_real *dqh = scratch + s.dqh, *dkh = scratch + s.dkh, *dvh = scratch + s.dvh;
+        gather_head(c, io, &s, scratch, hd);
+        gather_cols(scratch + s.dzh, dcontext, n, io->ldz, hd * c->d_v, c->d_v);
+        memset(dqh, 0, sizeof(nn_real) * (size_t)n * c->d_k);
+        memset(dkh, 0, sizeof(nn_real) * (size_t)n * c->d_k);
+        memset(dvh, 0, sizeof(nn_real) * (size_t)n * c->d_v);
+        NN_TRY(attn_backward_checked(&h, &p, NULL, dqh, dkh, dvh, scratch + s.dzh, NULL, io->scores + hd * nn,
+                                     io->weights + hd * nn, scratch + s.qh, scratch + s.kh, scratch + s.vh,
+                                     scratch + s.attn));
+        if (c->rope) {
+            rope_turn(dqh, c->rope, n, c->d_k, -1);
+            rope_turn(dkh, c->rope, n, c->d_k, -1);
+        }
+        if (dq) add_cols(dq, dqh, n, io->ldq, hd * c->d_k, c->d_k);
+        if (dk) add_cols(dk, dkh, n, io->ldk, hd * c->d_k, c->d_k);
+        if (dv) add_cols(dv, dvh, n, io->ldv, hd * c->d_v, c->d_v);
+    }
+    return NN_OK;
+}
+
+/* ---- self-attention: projections around the heads ------------------------------ */
+
+/* The heads of a self-attention problem: plain softmax heads, no hooks. */
+static AttnHeadsConfig self_heads(const SelfAttnConfig *c) {
+    AttnHeadsConfig h = {c->n, c->heads, c->d_k / c->heads, c->d_v / c->heads, c->score, 1, c->causal, NULL, NULL, NULL};
     return h;
 }
 
-static const AttnParams head_params = {NULL, NULL, NULL, NULL, 1};
-
 typedef struct {
-    size_t qh, kh, vh, zh;     /* one head's Q, K, V, context (gathered) */
-    size_t dqh, dkh, dvh, dzh; /* and their gradients */
-    size_t dq, dk, dv, dz;     /* full-width gradients (n, d_k | d_v) */
-    size_t attn;               /* attn_forward / attn_backward scratch */
-    size_t total;              /* reals in all */
+    size_t dq, dk, dv, dz; /* full-width gradients (n, d_k | d_v) */
+    size_t heads;          /* attn_heads_forward / _backward scratch */
+    size_t total;          /* reals in all */
 } SelfScratch;
 
 static SelfScratch self_layout(const SelfAttnConfig *c) {
-    AttnConfig h = head_config(c);
-    size_t n = (size_t)c->n, dkh = (size_t)h.d_k, dvh = (size_t)h.d_v;
+    AttnHeadsConfig h = self_heads(c);
+    size_t n = (size_t)c->n;
     NnLayout l = {0};
     SelfScratch s;
-    s.qh = nn_layout_take(&l, n * dkh);
-    s.kh = nn_layout_take(&l, n * dkh);
-    s.vh = nn_layout_take(&l, n * dvh);
-    s.zh = nn_layout_take(&l, n * dvh);
-    s.dqh = nn_layout_take(&l, n * dkh);
-    s.dkh = nn_layout_take(&l, n * dkh);
-    s.dvh = nn_layout_take(&l, n * dvh);
-    s.dzh = nn_layout_take(&l, n * dvh);
     s.dq = nn_layout_take(&l, n * c->d_k);
     s.dk = nn_layout_take(&l, n * c->d_k);
     s.dv = nn_layout_take(&l, n * c->d_v);
     s.dz = nn_layout_take(&l, n * c->d_v);
-    s.attn = nn_layout_take(&l, attn_scratch_size(&h));
+    s.heads = nn_layout_take(&l, attn_heads_scratch_size(&h));
     s.total = l.size;
     return s;
 }
@@ -151,21 +266,12 @@ static void project_backward(nn_real *dx, nn_real *const *dw, const nn_real *con
         if (!pr[i].w) vec_axpy(dx, 1, dy[i], n * pr[i].d_in);
 }
 
-/* Columns [c0, c0 + w) of src (n, ld) to dst (n, w), or back with scatter. */
-static void gather_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, int w) {
-    for (int i = 0; i < n; i++) memcpy(dst + (size_t)i * w, src + (size_t)i * ld + c0, sizeof(nn_real) * w);
-}
-static void scatter_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, int w) {
-    for (int i = 0; i < n; i++) memcpy(dst + (size_t)i * ld + c0, src + (size_t)i * w, sizeof(nn_real) * w);
-}
-
 int attn_self_forward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAttnActs *a,
                       const nn_real *x, nn_real *scratch) {
     NN_TRY(attn_self_check(c, w, x));
     SelfScratch s = self_layout(c);
-    AttnConfig h = head_config(c);
+    AttnHeadsConfig h = self_heads(c);
     int n = c->n;
-    size_t nn = (size_t)n * n;
     const Projection in[3] = {{a->q, x, w->wq, c->d_in, c->d_k},
                               {a->k, x, w->wk, c->d_in, c->d_k},
                               {a->v, x, w->wv, c->d_in, c->d_v}};
@@ -173,14 +279,8 @@ int attn_self_forward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAtt
     NN_TRY(attn_check_result("q", a->q, 0, n, c->d_k));
     NN_TRY(attn_check_result("k", a->k, 0, n, c->d_k));
     NN_TRY(attn_check_result("v", a->v, 0, n, c->d_v));
-    for (int hd = 0; hd < c->heads; hd++) {
-        gather_cols(scratch + s.qh, a->q, n, c->d_k, hd * h.d_k, h.d_k);
-        gather_cols(scratch + s.kh, a->k, n, c->d_k, hd * h.d_k, h.d_k);
-        gather_cols(scratch + s.vh, a->v, n, c->d_v, hd * h.d_v, h.d_v);
-        NN_TRY(attn_forward(&h, &head_params, a->scores + hd * nn, a->weights + hd * nn, scratch + s.zh,
-                         scratch + s.qh, scratch + s.kh, scratch + s.vh, scratch + s.attn));
-        scatter_cols(a->context, scratch + s.zh, n, c->d_v, hd * h.d_v, h.d_v);
-    }
+    AttnHeadsIO io = {a->q, a->k, a->v, c->d_k, c->d_k, c->d_v, a->context, c->d_v, a->scores, a->weights};
+    NN_TRY(attn_heads_forward(&h, &io, scratch + s.heads));
     const Projection out = {a->output, a->context, w->wo, c->d_v, c->d_out};
     project_forward(&out, 1, n);
     return attn_check_result("output", a->output, 0, n, c->d_out);
@@ -191,30 +291,18 @@ int attn_self_backward(const SelfAttnConfig *c, const SelfAttnWeights *w, SelfAt
                        nn_real *scratch) {
     NN_TRY(attn_self_check(c, w, x));
     SelfScratch s = self_layout(c);
-    AttnConfig h = head_config(c);
+    AttnHeadsConfig h = self_heads(c);
     int n = c->n;
-    size_t nn = (size_t)n * n;
     nn_real *dq = scratch + s.dq, *dk = scratch + s.dk, *dv = scratch + s.dv, *dz = scratch + s.dz;
     memset(dz, 0, sizeof(nn_real) * (size_t)n * c->d_v);
     const Projection out = {a->output, a->context, w->wo, c->d_v, c->d_out};
     nn_real *dwo = g ? g->wo : NULL;
     project_backward(dz, &dwo, &doutput, &out, 1, n);
-    for (int hd = 0; hd < c->heads; hd++) {
-        nn_real *dqh = scratch + s.dqh, *dkh = scratch + s.dkh, *dvh = scratch + s.dvh;
-        gather_cols(scratch + s.qh, a->q, n, c->d_k, hd * h.d_k, h.d_k);
-        gather_cols(scratch + s.kh, a->k, n, c->d_k, hd * h.d_k, h.d_k);
-        gather_cols(scratch + s.vh, a->v, n, c->d_v, hd * h.d_v, h.d_v);
-        gather_cols(scratch + s.dzh, dz, n, c->d_v, hd * h.d_v, h.d_v);
-        memset(dqh, 0, sizeof(nn_real) * (size_t)n * h.d_k);
-        memset(dkh, 0, sizeof(nn_real) * (size_t)n * h.d_k);
-        memset(dvh, 0, sizeof(nn_real) * (size_t)n * h.d_v);
-        NN_TRY(attn_backward(&h, &head_params, NULL, dqh, dkh, dvh, scratch + s.dzh, NULL, a->scores + hd * nn,
-                          a->weights + hd * nn, scratch + s.qh, scratch + s.kh, scratch + s.vh,
-                          scratch + s.attn));
-        scatter_cols(dq, dqh, n, c->d_k, hd * h.d_k, h.d_k);
-        scatter_cols(dk, dkh, n, c->d_k, hd * h.d_k, h.d_k);
-        scatter_cols(dv, dvh, n, c->d_v, hd * h.d_v, h.d_v);
-    }
+    memset(dq, 0, sizeof(nn_real) * (size_t)n * c->d_k);
+    memset(dk, 0, sizeof(nn_real) * (size_t)n * c->d_k);
+    memset(dv, 0, sizeof(nn_real) * (size_t)n * c->d_v);
+    AttnHeadsIO io = {a->q, a->k, a->v, c->d_k, c->d_k, c->d_v, a->context, c->d_v, a->scores, a->weights};
+    NN_TRY(attn_heads_backward(&h, &io, dq, dk, dv, dz, scratch + s.heads));
     const Projection in[3] = {{a->q, x, w->wq, c->d_in, c->d_k},
                               {a->k, x, w->wk, c->d_in, c->d_k},
                               {a->v, x, w->wv, c->d_in, c->d_v}};

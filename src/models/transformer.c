@@ -1,8 +1,10 @@
-/* A decoder-only transformer (include/attnlab/transformer.h): its tensors,
- * one block for weights, gradients and AdamW's moments, one for the
- * activations, the causal attention layer and the model's forward and
- * backward passes. Training and the views of the model are in
- * transformer_run.c. */
+/* A decoder-only transformer (include/attnlab/transformer.h): its tensors
+ * in the shared parameter table (src/layers/optim.h), one block for the
+ * activations, and the model's forward and backward passes: a short list
+ * of the shared layers (embedding, LayerNorm, linear, the core's causal
+ * multi-head attention with its RoPE / ALiBi hooks and ablation mask, the
+ * GELU MLP, the cross-entropy). Training and the views of the model are in
+ * transformer_run.c and src/train/. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,136 +20,6 @@
 #include "layers/mlp.h"
 #include "layers/output.h"
 #include "models/transformer_internal.h"
-
-/* ---- causal multi-head attention ----------------------------------------------- */
-
-static nn_real score_scale(AttnScore score, int D) {
-    if (score == ATTN_SCORE_SCALED_DOT) return (nn_real)(1.0 / sqrt((double)D));
-    return score == ATTN_SCORE_COSINE ? (nn_real)TF_COSINE_SCALE : 1;
-}
-
-/* cosine: unit rows of each head's query and key, and their norms (a zero
- * vector stays zero: its score is 0) */
-static void unit_rows(nn_real *qkn, nn_real *qk_norm, const nn_real *qkv, int N, int C, int H) {
-    int D = C / H;
-    for (int r = 0; r < N; r++)
-        for (int s = 0; s < 2 * H; s++) { /* s < H: query of head s, else key of head s - H */
-            const nn_real *x = qkv + (size_t)r * 3 * C + (size_t)s * D;
-            nn_real *u = qkn + (size_t)r * 2 * C + (size_t)s * D;
-            nn_real norm = (nn_real)sqrt((double)vec_dot(x, x, D));
-            qk_norm[(size_t)r * 2 * H + s] = norm;
-            for (int d = 0; d < D; d++) u[d] = norm > 0 ? x[d] / norm : 0;
-        }
-}
-
-/* Per sequence b and head h, with Q, K, V the head's column blocks:
- *   P = softmax_causal(scale Q K^T [- m_h (i - j)])   (T, T), P_ij = 0 for j > i
- *   Y = P V                           (T, D) into atty's block */
-void tf_attention_forward(nn_real *atty, nn_real *att, nn_real *qkn, nn_real *qk_norm, const nn_real *qkv, int B,
-                          int T, int C, int H, AttnScore score, const uint8_t *ablate, const nn_real *slopes) {
-    int D = C / H, C3 = 3 * C, cosine = score == ATTN_SCORE_COSINE;
-    nn_real scale = score_scale(score, D);
-    if (cosine) unit_rows(qkn, qk_norm, qkv, B * T, C, H);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            const nn_real *base = qkv + (size_t)b * T * C3 + (size_t)h * D;
-            const nn_real *q = cosine ? qkn + (size_t)b * T * 2 * C + (size_t)h * D : base;
-            const nn_real *k = cosine ? q + C : base + C;
-            int ld = cosine ? 2 * C : C3;
-            nn_real *P = att + ((size_t)b * H + h) * T * T;
-            nn_real *Y = atty + (size_t)b * T * C + (size_t)h * D;
-            vec_gemm_nt(P, T, q, ld, k, ld, T, T, D, 0);
-            for (int i = 0; i < T; i++) {
-                nn_real *row = P + (size_t)i * T;
-                vec_scale(row, scale, i + 1);
-                if (slopes)
-                    for (int j = 0; j < i; j++) row[j] -= slopes[h] * (nn_real)(i - j);
-                nn_real sum = vec_exp_sum(row, row, vec_max(row, i + 1), i + 1);
-                vec_scale(row, 1 / sum, i + 1);
-                memset(row + i + 1, 0, sizeof(nn_real) * (size_t)(T - i - 1));
-            }
-            if (ablate && ablate[h])
-                for (int i = 0; i < T; i++) memset(Y + (size_t)i * C, 0, sizeof(nn_real) * D);
-            else vec_gemm_nn(Y, C, P, T, base + 2 * C, C3, T, D, T, 0);
-        }
-}
-
-/* The forward in reverse, per (b, h):
- *   dP = dY V^T;  dV += P^T dY;  dS_ij = P_ij (dP_ij - sum_k P_ik dP_ik) scale
- *   dQ += dS K;  dK += dS^T Q
- * cosine: dQ, dK are first taken for the unit rows q^ = q / |q|, then
- *   dq = (dq^ - q^ (q^ . dq^)) / |q|. An ablated head's output is zero: no gradient.
- * ALiBi's bias is a constant: the same backward. */
-void tf_attention_backward(nn_real *dqkv, nn_real *dp, const nn_real *datty, const nn_real *att, const nn_real *qkv,
-                           const nn_real *qkn, const nn_real *qk_norm, int B, int T, int C, int H, AttnScore score,
-                           const uint8_t *ablate) {
-    int D = C / H, C3 = 3 * C, cosine = score == ATTN_SCORE_COSINE;
-    nn_real scale = score_scale(score, D);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            if (ablate && ablate[h]) continue;
-            const nn_real *base = qkv + (size_t)b * T * C3 + (size_t)h * D;
-            const nn_real *q = cosine ? qkn + (size_t)b * T * 2 * C + (size_t)h * D : base;
-            const nn_real *k = cosine ? q + C : base + C;
-            int ld = cosine ? 2 * C : C3;
-            nn_real *dbase = dqkv + (size_t)b * T * C3 + (size_t)h * D;
-            const nn_real *P = att + ((size_t)b * H + h) * T * T;
-            const nn_real *dY = datty + (size_t)b * T * C + (size_t)h * D;
-            vec_gemm_nt(dp, T, dY, C, base + 2 * C, C3, T, T, D, 0);
-            vec_gemm_tn(dbase + 2 * C, C3, P, T, dY, C, T, D, T, 1);
-            for (int i = 0; i < T; i++) {
-                const nn_real *p = P + (size_t)i * T;
-                nn_real *d = dp + (size_t)i * T;
-                nn_real dot = vec_dot(p, d, i + 1);
-                for (int j = 0; j <= i; j++) d[j] = p[j] * (d[j] - dot) * scale;
-                memset(d + i + 1, 0, sizeof(nn_real) * (size_t)(T - i - 1));
-            }
-            vec_gemm_nn(dbase, C3, dp, T, k, ld, T, D, T, 1);
-            vec_gemm_tn(dbase + C, C3, dp, T, q, ld, T, D, T, 1);
-        }
-    if (!cosine) return;
-    for (int r = 0; r < B * T; r++)
-        for (int s = 0; s < 2 * H; s++) {
-            nn_real *dx = dqkv + (size_t)r * C3 + (size_t)s * D;
-            const nn_real *u = qkn + (size_t)r * 2 * C + (size_t)s * D;
-            nn_real norm = qk_norm[(size_t)r * 2 * H + s];
-            if (!(norm > 0)) {
-                memset(dx, 0, sizeof(nn_real) * D);
-                continue;
-            }
-            nn_real ud = vec_dot(u, dx, D);
-            for (int d = 0; d < D; d++) dx[d] = (dx[d] - u[d] * ud) / norm;
-        }
-}
-
-/* ---- rotary positions (RoPE) ---------------------------------------------------- */
-
-/* sign +1: (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos), the rotation by t theta_i;
- * sign -1: its transpose, the rotation back */
-static void rope_turn(nn_real *qkv, const nn_real *rope, int B, int T, int C, int H, nn_real sign) {
-    int D = C / H, half = D / 2;
-    for (int r = 0; r < B * T; r++) {
-        const nn_real *cs = rope + (size_t)(r % T) * half * 2;
-        for (int s = 0; s < 2 * H; s++) { /* s < H: query of head s, else key of head s - H */
-            nn_real *x = qkv + (size_t)r * 3 * C + (size_t)s * D;
-            for (int i = 0; i < half; i++) {
-                nn_real c = cs[2 * i], sn = sign * cs[2 * i + 1], x0 = x[2 * i], x1 = x[2 * i + 1];
-                x[2 * i] = x0 * c - x1 * sn;
-                x[2 * i + 1] = x0 * sn + x1 * c;
-            }
-        }
-    }
-}
-
-/* q'_t = R(t) q_t, k'_t = R(t) k_t: then q'_i . k'_j = q_i . R(j - i) k_j depends on i - j only */
-void tf_rope_forward(nn_real *qkv, const nn_real *rope, int B, int T, int C, int H) {
-    rope_turn(qkv, rope, B, T, C, H, 1);
-}
-
-/* dq = R(t)^T dq', dk = R(t)^T dk' (dv passes unchanged) */
-void tf_rope_backward(nn_real *dqkv, const nn_real *rope, int B, int T, int C, int H) {
-    rope_turn(dqkv, rope, B, T, C, H, -1);
-}
 
 /* ---- the tensor table ------------------------------------------------------------ */
 
@@ -209,10 +81,7 @@ static size_t acts_layout(const Transformer *m, int B, nn_real *base, TfActs *a)
         a->ln1_mean[i] = TAKE(N);
         a->ln1_rstd[i] = TAKE(N);
         a->qkv[i] = TAKE(N * 3 * C);
-        if (c->score == ATTN_SCORE_COSINE) {
-            a->qkn[i] = TAKE(N * 2 * C);
-            a->qk_norm[i] = TAKE(N * 2 * H);
-        }
+        a->scores[i] = TAKE(N * H * T);
         a->att[i] = TAKE(N * H * T);
         a->atty[i] = TAKE(N * C);
         a->res2[i] = TAKE(N * C);
@@ -236,7 +105,8 @@ static size_t acts_layout(const Transformer *m, int B, nn_real *base, TfActs *a)
     a->dln = TAKE(N * C);
     a->dqkv = TAKE(N * 3 * C);
     a->datty = TAKE(N * C);
-    a->dp = TAKE(T * T);
+    AttnHeadsConfig hc = tf_heads(m, 0, (int)T);
+    a->heads_scratch = TAKE(attn_heads_scratch_size(&hc));
     a->dmlp = TAKE(N * F);
     a->dlogits = TAKE(N * V);
     /* token ids, as reals' room (an int32 fits in a float's or double's bytes) */
@@ -388,11 +258,30 @@ static MlpWeights tf_mlp(const TfWeights *w, int l) {
     return (MlpWeights){w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
 }
 
-double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored) {
+AttnHeadsConfig tf_heads(const Transformer *m, int layer, int T) {
+    const TfConfig *c = &m->c;
+    int D = c->d_model / c->heads;
+    AttnHeadsConfig h = {T, c->heads, D, D, c->score, c->score == ATTN_SCORE_COSINE ? (nn_real)TF_COSINE_SCALE : 1, 1,
+                         m->rope, c->positional == TF_POS_ALIBI ? m->slopes : NULL, m->ablate[layer]};
+    return h;
+}
+
+/* Sequence b's queries | keys | values in qkv (B, T, 3C) of layer l, its contexts in atty (B, T, C). */
+static AttnHeadsIO heads_io(const Transformer *m, int l, int b, int T) {
+    const TfActs *a = &m->a;
+    int C = m->c.d_model, H = m->c.heads;
+    const nn_real *q = a->qkv[l] + (size_t)b * T * 3 * C;
+    size_t maps = (size_t)b * H * T * T;
+    AttnHeadsIO io = {q, q + C, q + 2 * C, 3 * C, 3 * C, 3 * C, a->atty[l] + (size_t)b * T * C, C,
+                      a->scores[l] + maps, a->att[l] + maps};
+    return io;
+}
+
+int tf_forward(Transformer *m, int B, int T, int with_targets, double *loss_out, int *scored) {
     const TfConfig *c = &m->c;
     TfActs *a = &m->a;
     const TfWeights *w = &m->w;
-    int C = c->d_model, F = c->d_ff, H = c->heads, V = m->V, N = B * T;
+    int C = c->d_model, F = c->d_ff, V = m->V, N = B * T;
     /* x = wte[token] + position */
     embedding_forward(a->encoded, w->wte, a->tokens, (size_t)N, C);
     const nn_real *pos = w->wpe ? w->wpe : m->pos_table;
@@ -403,9 +292,11 @@ double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored) {
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward(a->ln1[l], a->ln1_mean[l], a->ln1_rstd[l], res, &ln1, N, C);
         linear_forward(a->qkv[l], a->ln1[l], w->qkvw[l], w->qkvb[l], N, C, 3 * C);
-        if (m->rope) tf_rope_forward(a->qkv[l], m->rope, B, T, C, H);
-        tf_attention_forward(a->atty[l], a->att[l], a->qkn[l], a->qk_norm[l], a->qkv[l], B, T, C, H, c->score,
-                             m->ablate[l], c->positional == TF_POS_ALIBI ? m->slopes : NULL);
+        AttnHeadsConfig hc = tf_heads(m, l, T);
+        for (int b = 0; b < B; b++) {
+            AttnHeadsIO io = heads_io(m, l, b, T);
+            NN_TRY(attn_heads_forward(&hc, &io, a->heads_scratch));
+        }
         linear_forward(a->res2[l], a->atty[l], w->projw[l], w->projb[l], N, C, C);
         vec_axpy(a->res2[l], 1, res, N * C);
         if (F) {
@@ -434,26 +325,22 @@ double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored) {
         }
     }
     if (scored) *scored = count;
-    return count ? loss / count : 0;
+    if (loss_out) *loss_out = count ? loss / count : 0;
+    return NN_OK;
 }
 
-void tf_backward(Transformer *m, int B, int T, int scored) {
+int tf_backward(Transformer *m, int B, int T, int scored) {
     const TfConfig *c = &m->c;
     TfActs *a = &m->a;
     const TfWeights *w = &m->w;
     const TfWeights *g = &m->g;
-    int C = c->d_model, F = c->d_ff, H = c->heads, V = m->V, N = B * T;
+    int C = c->d_model, F = c->d_ff, V = m->V, N = B * T;
     size_t NC = (size_t)N * C;
-    /* loss = mean over scored rows of -log p[y]:  dz = (p - onehot(y)) / scored */
+    /* loss = mean over scored rows of -log p[y]:  dz = (p - onehot(y)) / scored, 0 on unscored rows */
+    nn_real inv = (nn_real)1 / scored;
     for (int r = 0; r < N; r++) {
-        nn_real *dz = a->dlogits + (size_t)r * V;
         int y = a->targets[r];
-        if (y < 0) {
-            memset(dz, 0, sizeof(nn_real) * V);
-            continue;
-        }
-        for (int v = 0; v < V; v++) dz[v] = a->probs[(size_t)r * V + v] / scored;
-        dz[y] -= (nn_real)1 / scored;
+        crossentropy_backward(a->dlogits + (size_t)r * V, a->probs + (size_t)r * V, y < 0 ? 0 : y, y < 0 ? 0 : inv, V);
     }
     memset(a->dln, 0, sizeof(nn_real) * NC);
     linear_backward(a->dln, g->outw, g->outb, a->dlogits, a->lnf, w->outw, N, C, V);
@@ -474,9 +361,12 @@ void tf_backward(Transformer *m, int B, int T, int scored) {
         memset(a->datty, 0, sizeof(nn_real) * NC);
         linear_backward(a->datty, g->projw[l], g->projb[l], a->dres, a->atty[l], w->projw[l], N, C, C);
         memset(a->dqkv, 0, sizeof(nn_real) * NC * 3);
-        tf_attention_backward(a->dqkv, a->dp, a->datty, a->att[l], a->qkv[l], a->qkn[l], a->qk_norm[l], B, T, C, H,
-                              c->score, m->ablate[l]);
-        if (m->rope) tf_rope_backward(a->dqkv, m->rope, B, T, C, H);
+        AttnHeadsConfig hc = tf_heads(m, l, T);
+        for (int b = 0; b < B; b++) {
+            AttnHeadsIO io = heads_io(m, l, b, T);
+            nn_real *dq = a->dqkv + (size_t)b * T * 3 * C;
+            NN_TRY(attn_heads_backward(&hc, &io, dq, dq + C, dq + 2 * C, a->datty + (size_t)b * T * C, a->heads_scratch));
+        }
         memset(a->dln, 0, sizeof(nn_real) * NC);
         linear_backward(a->dln, g->qkvw[l], g->qkvb[l], a->dqkv, a->ln1[l], w->qkvw[l], N, C, 3 * C);
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]}, dln1 = {g->ln1w[l], g->ln1b[l]};
@@ -486,4 +376,5 @@ void tf_backward(Transformer *m, int B, int T, int scored) {
     embedding_backward(g->wte, a->dres, a->tokens, (size_t)N, C, -1);
     if (g->wpe)
         for (int r = 0; r < N; r++) vec_axpy(g->wpe + (size_t)(r % T) * C, 1, a->dres + (size_t)r * C, C);
+    return NN_OK;
 }

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "attnlab/attention.h"
 #include "attnlab/transformer.h"
 #include "base/pool.h"
 #include "layers/mlp.h"
@@ -43,9 +44,8 @@ typedef struct {
     nn_real *ln1[TF_MAX_LAYERS];       /* (B, T, C) */
     nn_real *ln1_mean[TF_MAX_LAYERS];  /* (B, T) */
     nn_real *ln1_rstd[TF_MAX_LAYERS];  /* (B, T) */
-    nn_real *qkv[TF_MAX_LAYERS];       /* (B, T, 3C); RoPE: queries and keys rotated in place */
-    nn_real *qkn[TF_MAX_LAYERS];       /* (B, T, 2C) cosine: unit queries | keys, else NULL */
-    nn_real *qk_norm[TF_MAX_LAYERS];   /* (B, T, 2H) cosine: their norms, else NULL */
+    nn_real *qkv[TF_MAX_LAYERS];       /* (B, T, 3C) queries | keys | values (RoPE turns copies, not these) */
+    nn_real *scores[TF_MAX_LAYERS];    /* (B, H, T, T) attention scores, -inf above the diagonal */
     nn_real *att[TF_MAX_LAYERS];       /* (B, H, T, T) attention probabilities, 0 above the diagonal */
     nn_real *atty[TF_MAX_LAYERS];      /* (B, T, C) heads' contexts, concatenated */
     nn_real *res2[TF_MAX_LAYERS];      /* (B, T, C) residual after attention */
@@ -63,7 +63,7 @@ typedef struct {
     nn_real *dln;    /* (B, T, C) dL/d(a LayerNorm's output) */
     nn_real *dqkv;   /* (B, T, 3C) */
     nn_real *datty;  /* (B, T, C) */
-    nn_real *dp;     /* (T, T) one head's dL/dP */
+    nn_real *heads_scratch; /* attn_heads_forward / _backward's, for one sequence */
     nn_real *dmlp;   /* (B, T, F) mlp_backward's scratch */
     nn_real *dlogits; /* (B, T, V) */
     int32_t *tokens;  /* (B, T) the batch */
@@ -97,21 +97,10 @@ struct Transformer {
     uint64_t train_rng;
 };
 
-/* Causal multi-head attention over qkv (B, T, 3C) into atty (B, T, C);
- * heads flagged in ablate (H, or NULL) output zeros; slopes (H, or NULL):
- * ALiBi's bias -m_h (i - j) on every score. */
-void tf_attention_forward(nn_real *atty, nn_real *att, nn_real *qkn, nn_real *qk_norm, const nn_real *qkv, int B,
-                          int T, int C, int H, AttnScore score, const uint8_t *ablate, const nn_real *slopes);
-/* dqkv (+=) from datty; dp: (T, T) scratch. */
-void tf_attention_backward(nn_real *dqkv, nn_real *dp, const nn_real *datty, const nn_real *att, const nn_real *qkv,
-                           const nn_real *qkn, const nn_real *qk_norm, int B, int T, int C, int H, AttnScore score,
-                           const uint8_t *ablate);
-
-/* RoPE: each head's query and key pairs (2i, 2i+1) of row r turned by
- * +(r mod T) theta_i (forward) or back by the same angle (backward: the
- * rotation's transpose carries dq', dk' to dq, dk), in place in qkv (B, T, 3C). */
-void tf_rope_forward(nn_real *qkv, const nn_real *rope, int B, int T, int C, int H);
-void tf_rope_backward(nn_real *dqkv, const nn_real *rope, int B, int T, int C, int H);
+/* Layer l's attention for sequences of T tokens: the core's multi-head
+ * attention (attention.h), causal, with the model's RoPE table or ALiBi
+ * slopes and the layer's ablated heads. */
+AttnHeadsConfig tf_heads(const Transformer *m, int layer, int T);
 
 /* The config's checks (NN_ERR_* with a message). */
 int tf_check_config(const TfConfig *c);
@@ -128,10 +117,12 @@ int tf_model_create(Transformer **out, const TfConfig *c, int vocab);
 void tf_model_destroy(Transformer *m);
 
 /* The forward pass over m->a.tokens (B, T) into m->a.probs; with targets,
- * the mean cross-entropy over scored positions (0 if none), its count in *scored. */
-double tf_forward(Transformer *m, int B, int T, int with_targets, int *scored);
-/* Gradients (+=) of that mean loss into m->grads (zero them first). */
-void tf_backward(Transformer *m, int B, int T, int scored);
+ * the mean cross-entropy over scored positions (0 if none) in *loss (or
+ * NULL), their count in *scored (or NULL). NN_OK, or the attention's
+ * NN_ERR_VALUE when a score or context overflows. */
+int tf_forward(Transformer *m, int B, int T, int with_targets, double *loss, int *scored);
+/* Gradients (+=) of that mean loss into the gradient view (zero it first). */
+int tf_backward(Transformer *m, int B, int T, int scored);
 /* Grows the activations to hold batch B (NN_ERR_NOMEM / NN_ERR_LIMIT). */
 int tf_reserve(Transformer *m, int B);
 

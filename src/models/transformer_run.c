@@ -70,7 +70,7 @@ int tf_inspect(Transformer *m, const int32_t *tokens, int n, float *attention, i
     TfActs *a = &m->a;
     int C = c->d_model, V = m->V, H = c->heads;
     memcpy(a->tokens, tokens, sizeof(int32_t) * n);
-    tf_forward(m, 1, n, 0, NULL);
+    NN_TRY(tf_forward(m, 1, n, 0, NULL, NULL));
     if (attention)
         for (size_t i = 0; i < (size_t)c->layers * H * n * n; i++)
             attention[i] = (float)a->att[i / ((size_t)H * n * n)][i % ((size_t)H * n * n)];
@@ -116,7 +116,7 @@ int tf_generate(Transformer *m, int32_t *tokens, int n_prompt, int n_new, double
     for (int i = 0; i < n_new; i++) {
         int n = n_prompt + i, T = n < ctx ? n : ctx;
         memcpy(m->a.tokens, tokens + n - T, sizeof(int32_t) * T);
-        tf_forward(m, 1, T, 0, NULL);
+        NN_TRY(tf_forward(m, 1, T, 0, NULL, NULL));
         const nn_real *z = m->a.logits + (size_t)(T - 1) * V;
         int best = 0;
         for (int v = 1; v < V; v++)

@@ -100,8 +100,7 @@ static int forward_task(void *ctx, int s, double *total) {
         memcpy(r->a.targets, p->m->a.targets + at, sizeof(int32_t) * n);
         memcpy(r->ablate, p->m->ablate, sizeof r->ablate);
     }
-    p->loss[s] = tf_forward(r, b1 - b0, p->T, 1, &p->count[s]);
-    return NN_OK;
+    return tf_forward(r, b1 - b0, p->T, 1, &p->loss[s], &p->count[s]);
 }
 
 /* Shard s's backward of the whole batch's mean loss: into the model's
@@ -112,8 +111,7 @@ static int backward_task(void *ctx, int s, double *total) {
     int b0, b1;
     Transformer *r = shard_rows(p, s, &b0, &b1);
     if (s) memset(r->opt.grads, 0, sizeof(nn_real) * p->m->opt.n);
-    tf_backward(r, b1 - b0, p->T, p->scored);
-    return NN_OK;
+    return tf_backward(r, b1 - b0, p->T, p->scored);
 }
 
 /* Multiply-adds of a pass, roughly: one per parameter and token. */

@@ -186,7 +186,7 @@ static void plan(VisionModel *m, const VisConfig *c, int rows) {
     m->I = c->hidden + m->V;
     int H = c->hidden;
     AttnConfig ac = {1, m->G, H, H, H, H, c->attention == VIS_ATTN_NONE ? ATTN_SCORE_DOT : (AttnScore)c->attention,
-                     ATTN_NORM_SOFTMAX, 1, 0, NULL};
+                     ATTN_NORM_SOFTMAX, 1, 0, NULL, 0};
     m->attn_cfg = ac;
     m->rows = rows;
     m->n_shards = 1;

@@ -31,7 +31,9 @@ int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B,
         if (st == NN_OK && !isfinite(loss)) st = nn_fail(NN_ERR_VALUE, "the loss is %g; the step is not taken", loss);
         if (st == NN_OK) st = opt_update(p, &call, NULL);
         if (st == NN_OK) st = model_file_check_weights(p->params, p->n, "weight");
-        if (st == NN_OK) st = a->probe(a->ctx);
+        /* the next step's loss checks each step's weights on a batch; the
+         * probe checks the weights the call ends with */
+        if (st == NN_OK && s == steps - 1) st = a->probe(a->ctx);
         if (st == NN_ERR_VALUE)
             st = nn_fail(st, "training diverged at step %d (%s); the model is kept as it was before this call; try a "
                              "smaller learning rate (lr is %g)", first + s, nn_last_error(), (double)o->lr);

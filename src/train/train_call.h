@@ -2,10 +2,11 @@
  * nothing. The call snapshots the weights, the optimiser's moments and step
  * count (and whatever else the model says it moves), then runs its steps:
  * sample a batch, the model's forward and backward, the shared optimiser's
- * update (src/layers/optim.c), the weight check and a probe forward. A step
- * diverges when its loss, gradient norm or a weight is not finite, a weight
- * passes MODEL_FILE_MAX_WEIGHT, or the probe is not finite; then, as on any
- * failure, the model goes back to where the call found it.
+ * update (src/layers/optim.c) and the weight check; after the last step, a
+ * probe forward. A step diverges when its loss, gradient norm or a weight
+ * is not finite, or a weight passes MODEL_FILE_MAX_WEIGHT; the last step
+ * also when the probe is not finite. Then, as on any failure, the model
+ * goes back to where the call found it.
  * A model plugs in with a TrainAdapter. Not a public header. */
 #ifndef ATTNLAB_TRAIN_TRAIN_CALL_H
 #define ATTNLAB_TRAIN_TRAIN_CALL_H
@@ -21,8 +22,8 @@ typedef struct {
     /* the batch's forward and backward: its mean loss in *loss, the gradients
      * of that loss in opt->grads (zeroed first) */
     int (*gradients)(void *ctx, int B, double *loss);
-    /* after an update: NN_OK when a forward pass on a probe input is finite,
-     * else NN_ERR_VALUE saying what is not; changes no weight */
+    /* after the call's last update: NN_OK when a forward pass on a probe input
+     * is finite, else NN_ERR_VALUE saying what is not; changes no weight */
     int (*probe)(void *ctx);
     /* what else a call moves (training streams, baselines): kept before the
      * steps and put back on failure; NULL when nothing */

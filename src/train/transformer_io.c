@@ -110,8 +110,9 @@ static int probe(Transformer *m) {
     int n = 0;
     NN_TRY(tf_sample(m, TF_SPLIT_TEST, &rng, m->a.tokens, m->a.targets, &n));
     int scored = 0;
-    double loss = tf_forward(m, 1, n, 1, &scored);
-    int st = model_file_check_weights(m->a.probs, (size_t)n * m->V, "probability");
+    double loss = 0;
+    int st = tf_forward(m, 1, n, 1, &loss, &scored);
+    if (st == NN_OK) st = model_file_check_weights(m->a.probs, (size_t)n * m->V, "probability");
     if (st == NN_OK && !isfinite(loss)) st = nn_fail(NN_ERR_VALUE, "the loss is %g", loss);
     if (st != NN_OK) return nn_fail(NN_ERR_VALUE, "model file: its forward pass is not finite (%s); the file is damaged", nn_last_error());
     return NN_OK;

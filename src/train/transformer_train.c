@@ -78,14 +78,15 @@ static int call_gradients(void *ctx, int B, double *loss) {
     return NN_OK;
 }
 
-/* The first sequence of the batch through the updated weights: its
- * probabilities and loss finite. */
+/* The start of the batch's first sequence (TF_MIN_CONTEXT tokens) through
+ * the updated weights: its probabilities finite. A short probe: weights
+ * that overflow do so on any input, and the call's batches each went
+ * through a whole forward already. */
 static int call_probe(void *ctx) {
     Transformer *m = ((TfCall *)ctx)->m;
-    int T = m->task->len, scored = 0;
-    double loss = tf_forward(m, 1, T, 1, &scored);
-    int st = nn_check_finite("probabilities", m->a.probs, (size_t)T * m->V);
-    if (st == NN_OK && !isfinite(loss)) st = nn_fail(NN_ERR_VALUE, "the loss is %g", loss);
+    int T = m->task->len < TF_MIN_CONTEXT ? m->task->len : TF_MIN_CONTEXT;
+    int st = tf_forward(m, 1, T, 0, NULL, NULL);
+    if (st == NN_OK) st = nn_check_finite("probabilities", m->a.probs, (size_t)T * m->V);
     if (st != NN_OK) return nn_fail(st, "its forward pass on a probe sequence is not finite (%s)", nn_last_error());
     return NN_OK;
 }
@@ -129,7 +130,9 @@ int tf_evaluate(Transformer *m, TfSplit split, int count, double *loss_out, doub
         int B = count - done < m->c.batch ? count - done : m->c.batch;
         fill_batch(m, split, &rng, B);
         int n = 0;
-        loss += tf_forward(m, B, T, 1, &n) * n;
+        double mean = 0;
+        NN_TRY(tf_forward(m, B, T, 1, &mean, &n));
+        loss += mean * n;
         scored += n;
         for (int r = 0; r < B * T; r++) {
             int y = m->a.targets[r];
@@ -174,7 +177,7 @@ int tf_head_scores(Transformer *m, int count, float *prev, float *ind) {
     for (int done = 0; done < count;) {
         int B = count - done < m->acts_batch ? count - done : m->acts_batch;
         for (int b = 0; b < B; b++) seq_task_repeat(m->task, &rng, m->a.tokens + (size_t)b * T, source + (size_t)b * T);
-        tf_forward(m, B, T, 0, NULL);
+        NN_TRY(tf_forward(m, B, T, 0, NULL, NULL));
         for (int b = 0; b < B; b++) {
             n_prev += T - 1;
             for (int t = 0; t < T; t++) n_ind += source[b * T + t] >= 0;

@@ -55,7 +55,7 @@ EMSCRIPTEN_KEEPALIVE int attnlab_attend(int n_q, int n_k, int d_q, int d_k, int 
                                         const float *v, const float *W, const float *Wq, const float *Wk,
                                         const float *vv, float *scores, float *weights, float *context) {
     AttnConfig c = {n_q, n_k, d_q, d_k, d_v, hidden, (AttnScore)score, (AttnNorm)norm,
-                    temperature, causal, key_lengths};
+                    temperature, causal, key_lengths, 0};
     AttnParams p = {W, Wq, Wk, vv, beta};
     int may_fail;
     NN_TRY(attn_check_bounds(&c, &p, q, k, v, &may_fail)); /* the one pass over the data */

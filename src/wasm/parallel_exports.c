@@ -48,7 +48,7 @@ EMSCRIPTEN_KEEPALIVE int attnlab_attend_backward(int n_q, int n_k, int d_q, int 
                                                  float *dq, float *dk, float *dv, float *gW, float *gWq, float *gWk,
                                                  float *gv, float *gbeta) {
     AttnConfig c = {n_q, n_k, d_q, d_k, d_v, hidden, (AttnScore)score, (AttnNorm)norm,
-                    temperature, causal, key_lengths};
+                    temperature, causal, key_lengths, 0};
     AttnParams p = {W, Wq, Wk, vv, beta};
     AttnParamGrads g = {gW, gWq, gWk, gv, 0};
     NN_TRY(attn_check_config(&c, &p)); /* attn_forward checks the data */

@@ -348,15 +348,15 @@ static void test_work_limit(void) {
         AttnConfig c;
         int want;
     } cases[] = {
-        {"additive 2048 x 2048, h 4096", {2048, 2048, 1, 1, 1, 4096, ATTN_SCORE_ADDITIVE, 0, 1, 0, NULL}, NN_ERR_LIMIT},
-        {"additive 2048 x 2048, h 64", {2048, 2048, 1, 1, 1, 64, ATTN_SCORE_ADDITIVE, 0, 1, 0, NULL}, NN_ERR_LIMIT},
-        {"additive 512 x 512, h 32", {512, 512, 1, 1, 1, 32, ATTN_SCORE_ADDITIVE, 0, 1, 0, NULL}, NN_OK},
-        {"dot 2048 x 2048, d 4096", {2048, 2048, 4096, 4096, 4096, 0, ATTN_SCORE_DOT, 0, 1, 0, NULL}, NN_ERR_LIMIT},
-        {"general 4096 x 1, 4096 x 4096 W", {4096, 1, 4096, 4096, 1, 0, ATTN_SCORE_GENERAL, 0, 1, 0, NULL}, NN_ERR_LIMIT},
-        {"location 2048 x 2048, d 4096", {2048, 2048, 4096, 1, 1, 0, ATTN_SCORE_LOCATION, 0, 1, 0, NULL}, NN_ERR_LIMIT},
-        {"scaled_dot 1024 x 1024, d 64", {1024, 1024, 64, 64, 64, 0, ATTN_SCORE_SCALED_DOT, 0, 1, 0, NULL}, NN_OK},
-        {"scaled_dot 2048 x 2048, d 64", {2048, 2048, 64, 64, 64, 0, ATTN_SCORE_SCALED_DOT, 0, 1, 0, NULL}, NN_OK},
-        {"scaled_dot 2048 x 2048, d 256", {2048, 2048, 256, 256, 256, 0, ATTN_SCORE_SCALED_DOT, 0, 1, 0, NULL}, NN_ERR_LIMIT},
+        {"additive 2048 x 2048, h 4096", {2048, 2048, 1, 1, 1, 4096, ATTN_SCORE_ADDITIVE, 0, 1, 0, NULL, 0}, NN_ERR_LIMIT},
+        {"additive 2048 x 2048, h 64", {2048, 2048, 1, 1, 1, 64, ATTN_SCORE_ADDITIVE, 0, 1, 0, NULL, 0}, NN_ERR_LIMIT},
+        {"additive 512 x 512, h 32", {512, 512, 1, 1, 1, 32, ATTN_SCORE_ADDITIVE, 0, 1, 0, NULL, 0}, NN_OK},
+        {"dot 2048 x 2048, d 4096", {2048, 2048, 4096, 4096, 4096, 0, ATTN_SCORE_DOT, 0, 1, 0, NULL, 0}, NN_ERR_LIMIT},
+        {"general 4096 x 1, 4096 x 4096 W", {4096, 1, 4096, 4096, 1, 0, ATTN_SCORE_GENERAL, 0, 1, 0, NULL, 0}, NN_ERR_LIMIT},
+        {"location 2048 x 2048, d 4096", {2048, 2048, 4096, 1, 1, 0, ATTN_SCORE_LOCATION, 0, 1, 0, NULL, 0}, NN_ERR_LIMIT},
+        {"scaled_dot 1024 x 1024, d 64", {1024, 1024, 64, 64, 64, 0, ATTN_SCORE_SCALED_DOT, 0, 1, 0, NULL, 0}, NN_OK},
+        {"scaled_dot 2048 x 2048, d 64", {2048, 2048, 64, 64, 64, 0, ATTN_SCORE_SCALED_DOT, 0, 1, 0, NULL, 0}, NN_OK},
+        {"scaled_dot 2048 x 2048, d 256", {2048, 2048, 256, 256, 256, 0, ATTN_SCORE_SCALED_DOT, 0, 1, 0, NULL, 0}, NN_ERR_LIMIT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         AttnConfig *c = &cases[i].c;
@@ -433,7 +433,7 @@ static void test_check_bounds(void) {
                 size_t mark = alloc_mark();
                 double big = pow(10, e), half = pow(10, e / 2);
                 AttnConfig c = {NQ, NK, D, D, DV, score == ATTN_SCORE_ADDITIVE ? H : 0, (AttnScore)score,
-                                (AttnNorm)norm, 1, 0, NULL};
+                                (AttnNorm)norm, 1, 0, NULL, 0};
                 nn_real *q = alloc_random(&r, NQ * D, -big, big), *k = alloc_random(&r, NK * D, -big, big);
                 nn_real *v = alloc_random(&r, NK * DV, -big, big);
                 AttnParams p = {alloc_random(&r, score == ATTN_SCORE_LOCATION ? NK * D : D * D, -half, half),
@@ -455,7 +455,7 @@ static void test_check_bounds(void) {
     /* the additive score's pre-activation 1.5 * 3e38 + 2 * -3e38: inf + -inf = NaN in float32 (finite
      * in double) */
     nn_real q[1] = {1}, k[2] = {1.5f, 2}, Wq[1] = {0}, Wk[2] = {(nn_real)3e38, (nn_real)-3e38}, vv[1] = {1};
-    AttnConfig c = {1, 1, 1, 2, 2, 1, ATTN_SCORE_ADDITIVE, ATTN_NORM_SOFTMAX, 1, 0, NULL};
+    AttnConfig c = {1, 1, 1, 2, 2, 1, ATTN_SCORE_ADDITIVE, ATTN_NORM_SOFTMAX, 1, 0, NULL, 0};
     AttnParams p = {NULL, Wq, Wk, vv, 1};
 #ifdef NN_DOUBLE
     const int want_may_fail = 0;

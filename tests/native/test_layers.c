@@ -195,7 +195,7 @@ static void grid_case(GridCase *c, AttnScore score, Rng *r) {
     opt_bind(&c->p, &c->w, &c->g);
     for (size_t i = 0; i < c->p.n; i++) c->p.params[i] = (nn_real)rng_uniform(r, -1, 1);
     if (c->w.beta) c->w.beta[0] = 1.5f;
-    c->cfg = (AttnConfig){GQ, GK, GD, GD, GD, score == ATTN_SCORE_ADDITIVE ? GA : 0, score, ATTN_NORM_SOFTMAX, 1, 0, NULL};
+    c->cfg = (AttnConfig){GQ, GK, GD, GD, GD, score == ATTN_SCORE_ADDITIVE ? GA : 0, score, ATTN_NORM_SOFTMAX, 1, 0, NULL, 0};
     c->lengths[0] = GK; /* row 1 sees its first two keys only */
     c->lengths[1] = 2;
     c->query = alloc_random(r, (size_t)GB * GQ * GD, -1, 1);

@@ -41,17 +41,27 @@ static void check_grad(const nn_real *g, const double *num, size_t n, const char
 
 /* ---- attention alone: L = sum(out * R) ------------------------------------------------- */
 
+/* The transformer's attention layer: the core's multi-head attention
+ * (attn_heads_*) over each sequence's fused queries | keys | values. */
 typedef struct {
     int N, C, B, T, H;
-    AttnScore score;
-    const uint8_t *ablate;
-    const nn_real *slopes;
-    nn_real *x, *out, *R, *s1, *s2, *s3;
+    AttnHeadsConfig hc;
+    nn_real *x, *out, *R, *scores, *weights, *scratch;
 } Layer;
 
+static AttnHeadsIO layer_io(const Layer *l, int b) {
+    const nn_real *q = l->x + (size_t)b * l->T * 3 * l->C;
+    size_t maps = (size_t)b * l->H * l->T * l->T;
+    AttnHeadsIO io = {q, q + l->C, q + 2 * l->C, 3 * l->C, 3 * l->C, 3 * l->C, l->out + (size_t)b * l->T * l->C, l->C,
+                      l->scores + maps, l->weights + maps};
+    return io;
+}
+
 static void layer_forward(Layer *l) {
-    tf_attention_forward(l->out, l->s1, l->s2, l->s3, l->x, l->B, l->T, l->C, l->H, l->score, l->ablate,
-                             l->slopes);
+    for (int b = 0; b < l->B; b++) {
+        AttnHeadsIO io = layer_io(l, b);
+        CHECK_OK(attn_heads_forward(&l->hc, &io, l->scratch), "attn_heads_forward");
+    }
 }
 
 static double layer_loss(void *ctx) {
@@ -63,21 +73,30 @@ static double layer_loss(void *ctx) {
     return s;
 }
 
-static void check_attention(Rng *r, AttnScore score, int ablate_head, int alibi) {
+static void check_attention(Rng *r, AttnScore score, int ablate_head, int alibi, int rope) {
     static const char *const score_names[] = {"dot", "scaled_dot", "general", "additive", "cosine", "location"};
-    check_case("causal attention %s B=2 T=5 C=6 H=2 ablate=%d alibi=%d", score_names[score], ablate_head, alibi);
-    int B = 2, T = 5, C = 6, H = 2, N = B * T;
+    check_case("causal attention %s B=2 T=5 C=8 H=2 ablate=%d alibi=%d rope=%d", score_names[score], ablate_head, alibi,
+               rope);
+    int B = 2, T = 5, C = 8, H = 2, N = B * T, D = C / H;
     uint8_t ablate[2] = {0, 0};
     if (ablate_head >= 0) ablate[ablate_head] = 1;
     const nn_real slopes[2] = {(nn_real)0.25, (nn_real)0.0625};
-    Layer l = {.N = N, .C = C, .B = B, .T = T, .H = H, .score = score, .ablate = ablate,
-               .slopes = alibi ? slopes : NULL};
+    nn_real table[5 * 2 * 2]; /* (T, D/2, 2): cos, sin of t theta_i */
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < D / 2; i++) {
+            double angle = t * pow(TF_ROPE_BASE, -2.0 * i / D);
+            table[(t * (D / 2) + i) * 2] = (nn_real)cos(angle);
+            table[(t * (D / 2) + i) * 2 + 1] = (nn_real)sin(angle);
+        }
+    Layer l = {.N = N, .C = C, .B = B, .T = T, .H = H};
+    l.hc = (AttnHeadsConfig){T, H, D, D, score, score == ATTN_SCORE_COSINE ? (nn_real)TF_COSINE_SCALE : 1, 1,
+                             rope ? table : NULL, alibi ? slopes : NULL, ablate};
     l.x = alloc_random(r, (size_t)N * 3 * C, -1.5, 1.5);
     l.out = alloc_reals((size_t)N * C);
     l.R = alloc_random(r, (size_t)N * C, -1, 1);
-    l.s1 = alloc_reals((size_t)B * H * T * T);
-    l.s2 = alloc_reals((size_t)N * 2 * C);
-    l.s3 = alloc_reals((size_t)N * 2 * H);
+    l.scores = alloc_reals((size_t)B * H * T * T);
+    l.weights = alloc_reals((size_t)B * H * T * T);
+    l.scratch = alloc_reals(attn_heads_scratch_size(&l.hc));
     layer_forward(&l);
     /* probabilities: rows sum to 1 over j <= i, exactly 0 above the diagonal */
     double worst = 0;
@@ -86,7 +105,7 @@ static void check_attention(Rng *r, AttnScore score, int ablate_head, int alibi)
         for (int i = 0; i < T; i++) {
             double s = 0;
             for (int j = 0; j < T; j++) {
-                nn_real p = l.s1[((size_t)bh * T + i) * T + j];
+                nn_real p = l.weights[((size_t)bh * T + i) * T + j];
                 if (j > i) above += p != 0;
                 s += p;
             }
@@ -96,11 +115,16 @@ static void check_attention(Rng *r, AttnScore score, int ablate_head, int alibi)
     if (ablate_head >= 0) {
         int nonzero = 0;
         for (int i = 0; i < N; i++)
-            for (int d = 0; d < C / H; d++) nonzero += l.out[(size_t)i * C + ablate_head * (C / H) + d] != 0;
+            for (int d = 0; d < D; d++) nonzero += l.out[(size_t)i * C + ablate_head * D + d] != 0;
         CHECK(!nonzero, "the ablated head's output is zero (%d values are not)", nonzero);
     }
-    nn_real *dqkv = alloc_zeros((size_t)N * 3 * C), *dp = alloc_reals((size_t)T * T);
-    tf_attention_backward(dqkv, dp, l.R, l.s1, l.x, l.s2, l.s3, B, T, C, H, score, ablate);
+    nn_real *dqkv = alloc_zeros((size_t)N * 3 * C);
+    for (int b = 0; b < B; b++) {
+        AttnHeadsIO io = layer_io(&l, b);
+        nn_real *dq = dqkv + (size_t)b * T * 3 * C;
+        CHECK_OK(attn_heads_backward(&l.hc, &io, dq, dq + C, dq + 2 * C, l.R + (size_t)b * T * C, l.scratch),
+                 "attn_heads_backward");
+    }
     double *num = alloc_doubles((size_t)N * 3 * C);
     fd_engine(l.x, (size_t)N * 3 * C, FD_H, layer_loss, &l, num);
     check_grad(dqkv, num, (size_t)N * 3 * C, "attention dqkv");
@@ -118,7 +142,9 @@ static double whole_loss(void *ctx) {
     Whole *w = ctx;
     memcpy(w->m->a.tokens, w->tokens, sizeof(int32_t) * w->B * w->T);
     memcpy(w->m->a.targets, w->targets, sizeof(int32_t) * w->B * w->T);
-    return tf_forward(w->m, w->B, w->T, 1, NULL);
+    double loss = 0;
+    CHECK_OK(tf_forward(w->m, w->B, w->T, 1, &loss, NULL), "tf_forward");
+    return loss;
 }
 
 static Transformer *small_model(TfTaskKind task, TfPositional pos, AttnScore score, int d_ff, uint64_t seed) {
@@ -151,10 +177,10 @@ static void check_whole(Rng *r, TfPositional pos, AttnScore score, int d_ff) {
     whole_setup(&w, r);
     double loss = whole_loss(&w);
     int scored = 0;
-    tf_forward(m, w.B, w.T, 1, &scored);
+    CHECK_OK(tf_forward(m, w.B, w.T, 1, NULL, &scored), "tf_forward");
     CHECK(scored > 0 && isfinite(loss), "a finite loss over %d scored positions", scored);
     memset(m->opt.grads, 0, sizeof(nn_real) * m->opt.n);
-    tf_backward(m, w.B, w.T, scored);
+    CHECK_OK(tf_backward(m, w.B, w.T, scored), "tf_backward");
     size_t P = tf_num_params(m);
     nn_real *g = alloc_reals(P);
     memcpy(g, m->opt.grads, sizeof(nn_real) * P);
@@ -284,24 +310,29 @@ static void check_reference(Rng *r, TfPositional pos, AttnScore score, int d_ff,
 
 /* RoPE makes a score depend on the distance only: the same query and key
  * tokens at (i, j) and (i + s, j + s) score the same; without positions they
- * would too, so the check is that the scores do differ with the distance. */
+ * would too, so the check is that the scores do differ with the distance.
+ * The scores are the core attention's, with the model's RoPE table. */
 static void check_rope_relative(void) {
     check_case("RoPE: scores depend on i - j only");
     TfConfig c = {TF_TASK_INDUCTION, 1, 2, 16, 0, 16, TF_POS_ROPE, ATTN_SCORE_DOT, 1, 4};
     Transformer *m = NULL;
     CHECK(tf_create(&m, &c, NULL, 0) == NN_OK, "tf_create: %s", nn_last_error());
     if (!m) return;
-    int C = c.d_model, T = 12, D = C / c.heads;
+    int C = c.d_model, T = 12, H = c.heads;
     nn_real *qkv = alloc_random(&(Rng){3}, (size_t)T * 3 * C, -1, 1);
     for (int t = 1; t < T; t++) /* every row the same query and key */
         memcpy(qkv + (size_t)t * 3 * C, qkv, sizeof(nn_real) * 3 * C);
-    tf_rope_forward(qkv, m->rope, 1, T, C, c.heads);
+    AttnHeadsConfig hc = tf_heads(m, 0, T);
+    hc.causal = 0;
+    nn_real *scores = alloc_reals((size_t)H * T * T), *weights = alloc_reals((size_t)H * T * T);
+    nn_real *z = alloc_reals((size_t)T * C), *scratch = alloc_reals(attn_heads_scratch_size(&hc));
+    AttnHeadsIO io = {qkv, qkv + C, qkv + 2 * C, 3 * C, 3 * C, 3 * C, z, C, scores, weights};
+    CHECK_OK(attn_heads_forward(&hc, &io, scratch), "attn_heads_forward");
     double worst = 0, spread = 0;
-    for (int dist = 0; dist < 4; dist++) {
-        double first = (double)vec_dot(qkv + (size_t)dist * 3 * C, qkv + C, D);
-        spread = fmax(spread, fabs(first - (double)vec_dot(qkv, qkv + C, D)));
-        for (int j = 1; j + dist < T; j++)
-            worst = fmax(worst, fabs((double)vec_dot(qkv + (size_t)(j + dist) * 3 * C, qkv + (size_t)j * 3 * C + C, D) - first));
+    for (int dist = 0; dist < 4; dist++) { /* head 0: e(i, j) with i = j + dist */
+        double first = scores[(size_t)dist * T];
+        spread = fmax(spread, fabs(first - scores[0]));
+        for (int j = 1; j + dist < T; j++) worst = fmax(worst, fabs(scores[(size_t)(j + dist) * T + j] - first));
     }
     CHECK(worst < 1e-4 && spread > 1e-3, "scores at one distance differ by %.3g; across distances by %.3g", worst, spread);
     tf_destroy(m);
@@ -402,8 +433,9 @@ int main(void) {
     Rng r = {42};
     const AttnScore scores[3] = {ATTN_SCORE_SCALED_DOT, ATTN_SCORE_DOT, ATTN_SCORE_COSINE};
     for (int s = 0; s < 3; s++) {
-        check_attention(&r, scores[s], -1, 0);
-        check_attention(&r, scores[s], 1, s == 1);
+        check_attention(&r, scores[s], -1, 0, 0);
+        check_attention(&r, scores[s], 1, s == 1, s == 2);
+        check_attention(&r, scores[s], -1, s == 0, 1);
     }
     for (int s = 0; s < 3; s++) check_whole(&r, TF_POS_LEARNED, scores[s], s == 0 ? 12 : 0);
     check_whole(&r, TF_POS_SINUSOIDAL, ATTN_SCORE_SCALED_DOT, 12);

@@ -206,7 +206,7 @@ static void reinforce_matches_exact(void) {
     check_case("REINFORCE average gradient vs exact (enumerated) gradient");
     enum { G = 6, D = 3, SAMPLES = 20000 };
     Rng r = {5};
-    AttnConfig ac = {1, G, D, D, D, 0, ATTN_SCORE_GENERAL, ATTN_NORM_SOFTMAX, 1, 0, NULL};
+    AttnConfig ac = {1, G, D, D, D, 0, ATTN_SCORE_GENERAL, ATTN_NORM_SOFTMAX, 1, 0, NULL, 0};
     nn_real *q = alloc_random(&r, D, -1, 1), *k = alloc_random(&r, (size_t)G * D, -1, 1),
             *W = alloc_random(&r, (size_t)D * D, -1, 1), *sc = alloc_reals(G), *w = alloc_reals(G), *ctx = alloc_reals(D),
             *scratch = alloc_reals(attn_scratch_size(&ac)), *zeros = alloc_zeros(D), *dw = alloc_zeros(G),

@@ -1,17 +1,16 @@
 // The engine's limits, as the lab's link and form read them: the bounds of the
 // property table (state.js, transformer-state.js) that are the engine's are
 // read from here, not typed again. The engine runs in the worker, so the page
-// learns them from the worker's 'init' answer (engineLimits() there), and reads
+// learns them from the worker's 'init' answer (the same tables as engineLimits()), and reads
 // the link only after adoptLimits(). No DOM.
-import { SEQ2SEQ_LIMITS, VISION_LIMITS } from '../engine/constants.js';
-import { transformerConstants } from '../engine/transformer.js';
+import { SEQ2SEQ_LIMITS, TRANSFORMER_LIMITS, VISION_LIMITS } from '../engine/constants.js';
 
 /** { seq2seq, vision, transformer }: each engine's limits table, once adopted. */
 const LIMITS = { seq2seq: null, vision: null, transformer: null };
 
-/** The limits of a loaded engine (in the worker, or in Node): what adoptLimits() takes. */
-export function engineLimits(engine) {
-  return { seq2seq: { ...SEQ2SEQ_LIMITS }, vision: { ...VISION_LIMITS }, transformer: { ...transformerConstants(engine.heap).limits } };
+/** The limits of a loaded engine (in Node; the worker's 'init' answers the same): what adoptLimits() takes. */
+export function engineLimits() {
+  return { seq2seq: { ...SEQ2SEQ_LIMITS }, vision: { ...VISION_LIMITS }, transformer: { ...TRANSFORMER_LIMITS } };
 }
 
 /** Takes the engine's limits (engineLimits(), through the worker's 'init'). */

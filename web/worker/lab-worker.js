@@ -5,7 +5,7 @@
 import { AttnlabError, loadEngine } from '../engine/index.js';
 import { describe } from '../engine/errors.js';
 import { transformerConstants } from '../engine/transformer.js';
-import { engineLimits } from '../lab/limits.js';
+import { SEQ2SEQ_LIMITS, TRANSFORMER_LIMITS, VISION_LIMITS } from '../engine/constants.js';
 
 const port = typeof self === 'object' && typeof self.postMessage === 'function' && typeof window === 'undefined'
   ? self
@@ -67,7 +67,8 @@ const ACTIONS = {
     // the transformer's names (tasks, positions, scores) and every engine's limits: the lab's controls and link bounds
     const K = transformerConstants(engine.heap);
     const transformer = { tasks: Object.keys(K.tasks), positional: Object.keys(K.positional), scores: Object.keys(K.scores), limits: K.limits };
-    return { simd: engine.simd, threads: engine.threads, threadsReason: engine.threadsReason, transformer, limits: engineLimits(engine) };
+    return { simd: engine.simd, threads: engine.threads, threadsReason: engine.threadsReason, transformer,
+      limits: { seq2seq: { ...SEQ2SEQ_LIMITS }, vision: { ...VISION_LIMITS }, transformer: { ...TRANSFORMER_LIMITS } } };
   },
   createTransformer: async ({ options }) => adopt(await ready().createTransformer(options)),
   create: ({ options }) => adopt(ready().createSeq2Seq(options)),
