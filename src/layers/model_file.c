@@ -159,6 +159,25 @@ void model_file_put_params(uint8_t **p, const nn_real *x, size_t n) {
 
 void model_file_put_checksum(uint8_t **p, const uint8_t *from) { nn_put_u32(p, nn_fnv1a32(from, (size_t)(*p - from))); }
 
+void model_file_put_weights(uint8_t **p, const OptParams *opt, const uint8_t *from) {
+    nn_put_u64(p, (uint64_t)opt->n);
+    model_file_put_params(p, opt->params, opt->n);
+    model_file_put_checksum(p, from);
+}
+
+int model_file_check_steps(long long steps) {
+    if (steps < 0 || steps > NN_MAX_OPT_STEPS)
+        return nn_fail(NN_ERR_VALUE, "model file: step count %lld is outside 0..%d; the file is damaged", steps, NN_MAX_OPT_STEPS);
+    return NN_OK;
+}
+
+int model_file_check_count(uint64_t count, size_t want) {
+    if (count != want)
+        return nn_fail(NN_ERR_VALUE, "model file: %llu parameters, but its configuration has %zu; the file is damaged",
+                       (unsigned long long)count, want);
+    return NN_OK;
+}
+
 int model_file_check_weights(const nn_real *w, size_t n, const char *what) {
     for (size_t i = 0; i < n; i++)
         if (!weight_ok(w[i])) return bad_weight(what, i, w[i]);

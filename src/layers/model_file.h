@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "attnlab/nn.h"
+#include "layers/optim.h"
 
 /* Which model a file holds (its magic): a bare seq2seq model, a seq2seq model
  * with its task (what loadSeq2Seq reads), an image model with its task, a
@@ -66,6 +67,11 @@ uint32_t model_file_u32(ModelFileReader *r);
 uint64_t model_file_u64(ModelFileReader *r);
 double model_file_f64(ModelFileReader *r);
 void model_file_i32s(ModelFileReader *r, int32_t *v, int n);
+/* NN_OK if a file's step count is one a model can count (0..NN_MAX_OPT_STEPS),
+ * and if the parameter count it states is the `want` its configuration
+ * has; else NN_ERR_VALUE saying the file is damaged. */
+int model_file_check_steps(long long steps);
+int model_file_check_count(uint64_t count, size_t want);
 /* Checks the n float32 weights at the cursor (finite, within
  * MODEL_FILE_MAX_WEIGHT) without moving it; NN_ERR_VALUE names the first bad one. */
 int model_file_check_params(const ModelFileReader *r, size_t n);
@@ -79,6 +85,9 @@ void model_file_put_f64(uint8_t **p, double x);
 void model_file_put_params(uint8_t **p, const nn_real *x, size_t n);
 /* The FNV-1a of [from, *p), as the file's last u32. */
 void model_file_put_checksum(uint8_t **p, const uint8_t *from);
+/* How every model file ends: its parameter block (u64 count, the float32
+ * weights in table order) and the checksum of the file's bytes from `from`. */
+void model_file_put_weights(uint8_t **p, const OptParams *opt, const uint8_t *from);
 
 /* NN_OK if all n weights are finite and within MODEL_FILE_MAX_WEIGHT, else
  * NN_ERR_VALUE naming the first that is not (`what`: "weight", ...). Training

@@ -37,9 +37,7 @@ int tf_save(const Transformer *m, uint8_t *bytes, size_t size) {
     nn_put_u32(&p, (uint32_t)m->text_len);
     if (m->text_len) memcpy(p, m->text, m->text_len);
     p += m->text_len;
-    nn_put_u64(&p, (uint64_t)m->opt.n);
-    model_file_put_params(&p, m->opt.params, m->opt.n);
-    model_file_put_checksum(&p, bytes);
+    model_file_put_weights(&p, &m->opt, bytes);
     return NN_OK;
 }
 
@@ -74,7 +72,7 @@ static int read_file(ModelFileReader *r, const uint8_t *bytes, size_t size, TfFi
     if (v->c.context < SEQ_MIN_CONTEXT || v->c.context > TF_MAX_CONTEXT)
         return damaged("context", v->c.context, SEQ_MIN_CONTEXT, TF_MAX_CONTEXT);
     if (v->vocab < 1 || v->vocab > TF_MAX_VOCAB) return damaged("vocabulary", v->vocab, 1, TF_MAX_VOCAB);
-    if (v->steps < 0 || v->steps > NN_MAX_OPT_STEPS) return damaged("step count", v->steps, 0, NN_MAX_OPT_STEPS);
+    NN_TRY(model_file_check_steps(v->steps));
     if (text_len > TF_MAX_TEXT_BYTES) return damaged("text length", text_len, 0, TF_MAX_TEXT_BYTES);
     NN_TRY(model_file_need(r, (size_t)text_len + 8));
     v->text = bytes + r->at;
@@ -82,9 +80,7 @@ static int read_file(ModelFileReader *r, const uint8_t *bytes, size_t size, TfFi
     r->at += text_len;
     uint64_t count = model_file_u64(r);
     v->n_params = tf_param_count(&v->c, v->vocab);
-    if (count != v->n_params)
-        return nn_fail(NN_ERR_VALUE, "model file: %llu parameters, but its configuration has %zu; the file is damaged",
-                       (unsigned long long)count, v->n_params);
+    NN_TRY(model_file_check_count(count, v->n_params));
     NN_TRY(model_file_length(r, file_size(v->text_len, v->n_params)));
     NN_TRY(model_file_checksum(bytes, bytes + size));
     return model_file_check_params(r, v->n_params);

@@ -62,9 +62,7 @@ int vtr_save(const VisionTrainer *t, uint8_t *bytes, size_t size) {
     for (int s = 0; s < c->steps; s++) model_file_put_f64(&p, m->baseline[s]);
     nn_put_u64(&p, m->rng);
     nn_put_u64(&p, t->rng);
-    nn_put_u64(&p, (uint64_t)m->opt.n);
-    model_file_put_params(&p, m->opt.params, m->opt.n);
-    model_file_put_checksum(&p, bytes);
+    model_file_put_weights(&p, &m->opt, bytes);
     return NN_OK;
 }
 
@@ -132,9 +130,7 @@ static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, Vi
         return nn_fail(NN_ERR_VALUE, "model file: a %d x %d canvas%s, but its task reads %d x %d%s; the file is damaged", c.rows,
                        c.cols, c.sequence ? " of sequences" : "", v->c.rows, v->c.cols, v->c.sequence ? " of sequences" : "");
     uint32_t steps = model_file_u32(r);
-    if (steps > NN_MAX_OPT_STEPS)
-        return nn_fail(NN_ERR_VALUE, "model file: step count %u is past the limit of %d; the file is damaged", steps,
-                       NN_MAX_OPT_STEPS);
+    NN_TRY(model_file_check_steps(steps));
     v->steps = (int)steps;
     for (int s = 0; s < c.steps; s++) {
         double b = model_file_f64(r); /* a moving average of rewards 0 and 1 */
@@ -145,9 +141,7 @@ static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, Vi
     v->model_rng = model_file_u64(r);
     v->stream = model_file_u64(r);
     uint64_t count = model_file_u64(r);
-    if (count != v->n_params)
-        return nn_fail(NN_ERR_VALUE, "model file: %llu parameters, but its configuration has %zu; the file is damaged",
-                       (unsigned long long)count, v->n_params);
+    NN_TRY(model_file_check_count(count, v->n_params));
     NN_TRY(model_file_length(r, header_size(version, c.steps) + 4 * v->n_params + 4));
     NN_TRY(model_file_checksum(bytes, bytes + size));
     return model_file_check_params(r, v->n_params);

@@ -35,9 +35,7 @@ int s2s_save(const Seq2Seq *m, uint8_t *bytes, size_t size) {
     model_file_put_i32s(&p, f, S2S_CONFIG_FIELDS);
     nn_put_u64(&p, m->c.seed);
     nn_put_u32(&p, (uint32_t)m->opt.steps);
-    nn_put_u64(&p, (uint64_t)m->opt.n);
-    model_file_put_params(&p, m->opt.params, m->opt.n);
-    model_file_put_checksum(&p, bytes);
+    model_file_put_weights(&p, &m->opt, bytes);
     return NN_OK;
 }
 
@@ -54,12 +52,8 @@ static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, S2
     uint64_t count = model_file_u64(r);
     int st = s2s_plan(c, n_params);
     if (st != NN_OK) return nn_fail(st, "model file: bad configuration: %s", nn_last_error());
-    if (taken > S2S_MAX_STEPS)
-        return nn_fail(NN_ERR_VALUE, "model file: step count %u is past the limit of %d; the file is damaged", taken,
-                       S2S_MAX_STEPS);
-    if (count != *n_params)
-        return nn_fail(NN_ERR_VALUE, "model file: %llu parameters, but its configuration has %zu; the file is damaged",
-                       (unsigned long long)count, *n_params);
+    NN_TRY(model_file_check_steps(taken));
+    NN_TRY(model_file_check_count(count, *n_params));
     NN_TRY(model_file_length(r, header_size() + 4 * *n_params + 4));
     NN_TRY(model_file_checksum(bytes, bytes + size));
     NN_TRY(model_file_check_params(r, *n_params));
