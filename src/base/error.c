@@ -67,3 +67,8 @@ int nn_check_finite_matrix(const char *what, const nn_real *x, int rows, int col
     size_t n = (size_t)rows * (size_t)cols;
     return any_not_finite(x, n) ? name_not_finite(what, x, n, (size_t)cols) : NN_OK;
 }
+
+int nn_check_size(const char *name, long long value, long long lo, long long hi) {
+    if (value >= lo && value <= hi) return NN_OK;
+    return nn_fail(value < lo ? NN_ERR_SHAPE : NN_ERR_LIMIT, "%s: %lld; it must be within %lld..%lld", name, value, lo, hi);
+}

@@ -24,6 +24,11 @@ void nn_clear_error(void);
         if (nn_try_status_ != NN_OK) return nn_try_status_;                                        \
     } while (0)
 
+/* The one check of a size or count: NN_OK if lo <= value <= hi, else
+ * "name: value; it must be within lo..hi", NN_ERR_SHAPE below (too small
+ * to be a shape) and NN_ERR_LIMIT above (past what the engine allows). */
+int nn_check_size(const char *name, long long value, long long lo, long long hi);
+
 /* NN_OK if all n values are finite, else NN_ERR_VALUE naming `what` and the index. */
 int nn_check_finite(const char *what, const nn_real *x, size_t n);
 /* The same for a (rows, cols) matrix, naming the element as the JS API does:

@@ -184,7 +184,7 @@ double attn_self_work(const SelfAttnConfig *c) {
 int attn_self_check(const SelfAttnConfig *c, const SelfAttnWeights *w, const nn_real *x) {
     nn_clear_error();
     if (c->n < 1 || c->n > ATTN_MAX_TOKENS)
-        return nn_fail(c->n < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "x: %d tokens; need 1..%d", c->n, ATTN_MAX_TOKENS);
+        return nn_check_size("x: tokens", c->n, 1, ATTN_MAX_TOKENS);
     if ((size_t)c->n * c->n > ATTN_MAX_CELLS)
         return nn_fail(NN_ERR_LIMIT, "x: %d tokens make %d x %d cells, past the limit of %d", c->n, c->n, c->n,
                        ATTN_MAX_CELLS);
@@ -192,10 +192,9 @@ int attn_self_check(const SelfAttnConfig *c, const SelfAttnWeights *w, const nn_
     const char *names[4] = {"x: columns", "wq/wk: columns", "wv: columns", "wo: columns"};
     for (int i = 0; i < 4; i++)
         if (dims[i] < 1 || dims[i] > ATTN_MAX_DIM)
-            return nn_fail(dims[i] < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "%s: %d; need 1..%d", names[i], dims[i],
-                           ATTN_MAX_DIM);
+            return nn_check_size(names[i], dims[i], 1, ATTN_MAX_DIM);
     if (c->heads < 1 || c->heads > ATTN_MAX_HEADS)
-        return nn_fail(c->heads < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "heads: %d; need 1..%d", c->heads, ATTN_MAX_HEADS);
+        return nn_check_size("heads", c->heads, 1, ATTN_MAX_HEADS);
     if (c->score != ATTN_SCORE_DOT && c->score != ATTN_SCORE_SCALED_DOT && c->score != ATTN_SCORE_COSINE)
         return nn_fail(NN_ERR_ARG, "score: self-attention supports 'dot', 'scaled_dot' and 'cosine' (got %d)",
                        (int)c->score);

@@ -114,22 +114,18 @@ static int check_config(const S2sConfig *c) {
     if (c->layers < 1 || c->layers > 2) return nn_fail(NN_ERR_VALUE, "layers: %d; the encoder has 1 or 2 layers", c->layers);
     if (c->bidirectional != 0 && c->bidirectional != 1)
         return nn_fail(NN_ERR_VALUE, "bidirectional: %d; it is 0 or 1", c->bidirectional);
-    if (c->hidden < 1 || c->hidden > S2S_MAX_HIDDEN)
-        return nn_fail(c->hidden < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "hidden: %d; it must be within 1..%d", c->hidden, S2S_MAX_HIDDEN);
-    if (c->embed < 1 || c->embed > S2S_MAX_EMBED)
-        return nn_fail(c->embed < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "embed: %d; it must be within 1..%d", c->embed, S2S_MAX_EMBED);
+    NN_TRY(nn_check_size("hidden", c->hidden, 1, S2S_MAX_HIDDEN));
+    NN_TRY(nn_check_size("embed", c->embed, 1, S2S_MAX_EMBED));
     if (c->attention < S2S_ATTN_NONE || c->attention >= ATTN_SCORE_COUNT)
         return nn_fail(NN_ERR_ARG, "attention: unknown scoring function %d", c->attention);
-    if (c->attn_hidden < 0 || c->attn_hidden > S2S_MAX_HIDDEN)
-        return nn_fail(NN_ERR_LIMIT, "attnHidden: %d; it must be within 0..%d", c->attn_hidden, S2S_MAX_HIDDEN);
+    NN_TRY(nn_check_size("attnHidden", c->attn_hidden, 0, S2S_MAX_HIDDEN));
     if (c->in_vocab < S2S_FIRST_IN + 1 || c->in_vocab > S2S_MAX_VOCAB || c->out_vocab < S2S_FIRST_OUT + 1 || c->out_vocab > S2S_MAX_VOCAB)
         return nn_fail(NN_ERR_LIMIT, "vocabulary: %d input and %d output symbols; each must be within %d..%d and %d..%d",
                        c->in_vocab, c->out_vocab, S2S_FIRST_IN + 1, S2S_MAX_VOCAB, S2S_FIRST_OUT + 1, S2S_MAX_VOCAB);
     if (c->max_in < 1 || c->max_in > S2S_MAX_LEN || c->max_out < 1 || c->max_out > S2S_MAX_LEN)
         return nn_fail(NN_ERR_LIMIT, "lengths: inputs up to %d and outputs up to %d tokens; each must be within 1..%d",
                        c->max_in, c->max_out, S2S_MAX_LEN);
-    if (c->batch < 1 || c->batch > S2S_MAX_BATCH)
-        return nn_fail(c->batch < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", c->batch, S2S_MAX_BATCH);
+    NN_TRY(nn_check_size("batch", c->batch, 1, S2S_MAX_BATCH));
     if (c->fixed_in < 0 || c->fixed_in > c->max_in)
         return nn_fail(NN_ERR_VALUE, "fixed input length: %d; it must be within 0..%d", c->fixed_in, c->max_in);
     if (c->attention == ATTN_SCORE_LOCATION && (c->fixed_in < 1 || c->fixed_in != c->max_in))
@@ -294,7 +290,7 @@ int s2s_create_rows(Seq2Seq **out, const S2sConfig *c, int rows) {
 int s2s_reserve(Seq2Seq *m, int batch) {
     nn_clear_error();
     if (batch < 1 || batch > S2S_MAX_BATCH)
-        return nn_fail(batch < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", batch, S2S_MAX_BATCH);
+        return nn_check_size("batch", batch, 1, S2S_MAX_BATCH);
     if (batch <= m->Bm) return NN_OK;
     int old = m->Bm;
     m->Bm = batch;

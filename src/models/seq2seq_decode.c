@@ -196,7 +196,7 @@ static int beam_step(Seq2Seq *m, Beam *s, int beam, int t, int T, int n, int *st
 int s2s_beam(Seq2Seq *m, int beam, const int32_t *in_ids, int n, int32_t *out_ids, int32_t *out_len, nn_real *alignment,
              nn_real *logp_out) {
     nn_clear_error();
-    if (beam < 1 || beam > S2S_MAX_BEAM) return nn_fail(NN_ERR_LIMIT, "beam: %d; it must be within 1..%d", beam, S2S_MAX_BEAM);
+    NN_TRY(nn_check_size("beam", beam, 1, S2S_MAX_BEAM));
     int32_t len = n;
     NN_TRY(s2s_check_batch(m, 1, in_ids, &len, NULL, NULL));
     NN_TRY(s2s_reserve(m, beam)); /* one row per hypothesis (a loaded model starts with one) */

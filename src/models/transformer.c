@@ -118,7 +118,7 @@ static size_t acts_layout(const Transformer *m, int B, nn_real *base, TfActs *a)
 
 /* Whether activations for batch B fit the limit (counted, not allocated). */
 static int check_activations(const Transformer *m, int B, size_t *size) {
-    if (B > TF_MAX_BATCH) return nn_fail(NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", B, TF_MAX_BATCH);
+    NN_TRY(nn_check_size("batch", B, 1, TF_MAX_BATCH));
     TfActs a;
     *size = acts_layout(m, B, NULL, &a);
     if (*size > TF_MAX_ACTIVATIONS)
@@ -151,9 +151,7 @@ int tf_check_config(const TfConfig *c) {
                  {"dModel", c->d_model, 1, TF_MAX_DMODEL}, {"dFF", c->d_ff, 0, TF_MAX_DFF},
                  {"batch", c->batch, 1, TF_MAX_BATCH}};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-        if (sizes[i].value < sizes[i].lo || sizes[i].value > sizes[i].hi)
-            return nn_fail(sizes[i].value < sizes[i].lo ? NN_ERR_SHAPE : NN_ERR_LIMIT, "%s: %d; need %d..%d",
-                           sizes[i].name, sizes[i].value, sizes[i].lo, sizes[i].hi);
+        NN_TRY(nn_check_size(sizes[i].name, sizes[i].value, sizes[i].lo, sizes[i].hi));
     if (c->d_model % c->heads)
         return nn_fail(NN_ERR_SHAPE, "heads: %d heads do not divide dModel %d", c->heads, c->d_model);
     if ((unsigned)c->positional >= TF_POS_COUNT)
@@ -194,7 +192,7 @@ int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
     nn_clear_error();
     *out = NULL;
     NN_TRY(tf_check_config(c));
-    if (vocab < 1 || vocab > TF_MAX_VOCAB) return nn_fail(NN_ERR_LIMIT, "vocab: %d; need 1..%d", vocab, TF_MAX_VOCAB);
+    NN_TRY(nn_check_size("vocabulary", vocab, 1, TF_MAX_VOCAB));
     Transformer *m = calloc(1, sizeof *m);
     if (!m) return nn_fail(NN_ERR_NOMEM, "out of memory for a transformer");
     m->c = *c;

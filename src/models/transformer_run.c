@@ -42,7 +42,7 @@ int tf_set_ablation(Transformer *m, const int32_t *pairs, int n) {
 
 static int check_tokens(const Transformer *m, const int32_t *tokens, int n, int most) {
     if (n < 1 || n > most)
-        return nn_fail(n < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "input: %d tokens; need 1..%d", n, most);
+        return nn_check_size("input: tokens", n, 1, most);
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= m->V)
             return nn_fail(NN_ERR_VALUE, "input[%d]: token %d is not in the vocabulary 0..%d", i, tokens[i], m->V - 1);

@@ -7,6 +7,7 @@
  * grid cells, H hidden (= key/value size), V tokens, I = H + V the cell's
  * input, T steps, S the cell's cache per row. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,10 +259,8 @@ static int check_retina(const VisConfig *c) {
         return nn_fail(NN_ERR_ARG, "sensor: the retina reads one-digit tasks (centered, cluttered), not multi");
     if (c->start != VIS_START_CONSTANT)
         return nn_fail(NN_ERR_ARG, "sensor: the retina starts from the learned constant (start 'constant')");
-    if (c->retina_size < VIS_MIN_RETINA || c->retina_size > VIS_MAX_RETINA)
-        return nn_fail(NN_ERR_LIMIT, "retina.size: %d; allowed %d..%d", c->retina_size, VIS_MIN_RETINA, VIS_MAX_RETINA);
-    if (c->retina_scales < 1 || c->retina_scales > VIS_MAX_SCALES)
-        return nn_fail(NN_ERR_LIMIT, "retina.scales: %d; allowed 1..%d", c->retina_scales, VIS_MAX_SCALES);
+    NN_TRY(nn_check_size("retina.size", c->retina_size, VIS_MIN_RETINA, VIS_MAX_RETINA));
+    NN_TRY(nn_check_size("retina.scales", c->retina_scales, 1, VIS_MAX_SCALES));
     if (!(c->sigma >= VIS_MIN_SIGMA && c->sigma <= VIS_MAX_SIGMA))
         return nn_fail(NN_ERR_VALUE, "sigma: %g; the location policy's spread must be within %g..%d", (double)c->sigma,
                        VIS_MIN_SIGMA, VIS_MAX_SIGMA);
@@ -269,29 +268,27 @@ static int check_retina(const VisConfig *c) {
 }
 
 static int check_config(const VisConfig *c) {
-    if (c->rows < 2 || c->cols < 2 || c->rows > VIS_MAX_IMAGE || c->cols > VIS_MAX_IMAGE)
-        return nn_fail(NN_ERR_SHAPE, "canvas: %d x %d; allowed 2..%d on each side", c->rows, c->cols, VIS_MAX_IMAGE);
-    if (c->layers < 1 || c->layers > VIS_MAX_LAYERS)
-        return nn_fail(NN_ERR_LIMIT, "channels: %d conv layers; allowed 1..%d", c->layers, VIS_MAX_LAYERS);
-    for (int l = 0; l < c->layers; l++)
-        if (c->channels[l] < 1 || c->channels[l] > VIS_MAX_CHANNELS)
-            return nn_fail(NN_ERR_LIMIT, "channels: layer %d has %d; allowed 1..%d", l + 1, c->channels[l], VIS_MAX_CHANNELS);
+    NN_TRY(nn_check_size("canvas: rows", c->rows, 2, VIS_MAX_IMAGE));
+    NN_TRY(nn_check_size("canvas: columns", c->cols, 2, VIS_MAX_IMAGE));
+    NN_TRY(nn_check_size("channels: conv layers", c->layers, 1, VIS_MAX_LAYERS));
+    for (int l = 0; l < c->layers; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "channels[%d]", l);
+        NN_TRY(nn_check_size(name, c->channels[l], 1, VIS_MAX_CHANNELS));
+    }
     if ((c->rows >> c->layers) < 1 || (c->cols >> c->layers) < 1)
         return nn_fail(NN_ERR_SHAPE, "channels: %d pooling layers leave no grid of a %d x %d canvas", c->layers, c->rows, c->cols);
     if ((unsigned)c->cell >= RNN_CELL_COUNT) return nn_fail(NN_ERR_ARG, "cell: unknown cell %d", (int)c->cell);
-    if (c->hidden < 1 || c->hidden > VIS_MAX_HIDDEN)
-        return nn_fail(NN_ERR_LIMIT, "hidden: %d; allowed 1..%d", c->hidden, VIS_MAX_HIDDEN);
+    NN_TRY(nn_check_size("hidden", c->hidden, 1, VIS_MAX_HIDDEN));
     if (c->attention != VIS_ATTN_NONE && (c->attention < 0 || c->attention >= ATTN_SCORE_COUNT))
         return nn_fail(NN_ERR_ARG, "attention: unknown score %d", c->attention);
     if (c->mode != VIS_SOFT && c->mode != VIS_HARD) return nn_fail(NN_ERR_ARG, "mode: unknown mode %d", (int)c->mode);
     if (c->start != VIS_START_MEAN && c->start != VIS_START_CONSTANT)
         return nn_fail(NN_ERR_ARG, "start: unknown start %d", (int)c->start);
-    if (c->steps < 1 || c->steps > VIS_MAX_STEPS)
-        return nn_fail(NN_ERR_LIMIT, "steps: %d; allowed 1..%d", c->steps, VIS_MAX_STEPS);
+    NN_TRY(nn_check_size("steps", c->steps, 1, VIS_MAX_STEPS));
     if (!(c->entropy >= 0) || !isfinite(c->entropy))
         return nn_fail(NN_ERR_VALUE, "entropy: %g; must be a finite number >= 0", (double)c->entropy);
-    if (c->batch < 1 || c->batch > VIS_MAX_BATCH)
-        return nn_fail(NN_ERR_LIMIT, "batch: %d; allowed 1..%d", c->batch, VIS_MAX_BATCH);
+    NN_TRY(nn_check_size("batch", c->batch, 1, VIS_MAX_BATCH));
     return check_retina(c);
 }
 

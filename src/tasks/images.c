@@ -76,16 +76,14 @@ int vis_data_digit(const VisData *d, VisSplit split, int i, const uint8_t **pixe
 
 int img_task_check(const ImgTaskConfig *c) {
     if ((unsigned)c->kind >= IMG_KIND_COUNT) return nn_fail(NN_ERR_ARG, "task: unknown image task %d", (int)c->kind);
-    if (c->clutter < 0 || c->clutter > VIS_MAX_CLUTTER)
-        return nn_fail(NN_ERR_LIMIT, "clutter: %d pieces; allowed 0..%d", c->clutter, VIS_MAX_CLUTTER);
-    if (c->kind == IMG_CLUTTERED && c->size != 0 && (c->size < VIS_DIGIT_SIDE || c->size > VIS_MAX_CLUTTERED_SIDE))
-        return nn_fail(NN_ERR_LIMIT, "size: a %d x %d canvas; allowed %d..%d pixels a side", c->size, c->size,
-                       VIS_DIGIT_SIDE, VIS_MAX_CLUTTERED_SIDE);
+    NN_TRY(nn_check_size("clutter", c->clutter, 0, VIS_MAX_CLUTTER));
+    if (c->kind == IMG_CLUTTERED && c->size != 0) NN_TRY(nn_check_size("size", c->size, VIS_DIGIT_SIDE, VIS_MAX_CLUTTERED_SIDE));
     if (c->kind != IMG_CLUTTERED && c->size != 0)
         return nn_fail(NN_ERR_ARG, "size: only the cluttered task's canvas has a size to choose (got %d)", c->size);
-    if (c->kind == IMG_MULTI && (c->min_digits < 1 || c->max_digits > VIS_MAX_DIGITS || c->min_digits > c->max_digits))
-        return nn_fail(NN_ERR_LIMIT, "digits: %d..%d per image; allowed 1..%d, min <= max", c->min_digits,
-                       c->max_digits, VIS_MAX_DIGITS);
+    if (c->kind == IMG_MULTI) {
+        NN_TRY(nn_check_size("digits: the fewest", c->min_digits, 1, VIS_MAX_DIGITS));
+        NN_TRY(nn_check_size("digits: the most", c->max_digits, c->min_digits, VIS_MAX_DIGITS));
+    }
     return NN_OK;
 }
 
@@ -161,8 +159,8 @@ int img_sample(const VisData *d, const ImgTaskConfig *c, VisSplit split, uint64_
 int img_place(const ImgTaskConfig *c, const nn_real *image, int rows, int cols, nn_real *canvas) {
     nn_clear_error();
     NN_TRY(img_task_check(c));
-    if (rows < 1 || cols < 1 || rows > VIS_MAX_IMAGE || cols > VIS_MAX_IMAGE)
-        return nn_fail(NN_ERR_SHAPE, "image: %d x %d pixels; allowed 1..%d on each side", rows, cols, VIS_MAX_IMAGE);
+    NN_TRY(nn_check_size("image: rows", rows, 1, VIS_MAX_IMAGE));
+    NN_TRY(nn_check_size("image: columns", cols, 1, VIS_MAX_IMAGE));
     NN_TRY(nn_check_finite("image", image, (size_t)rows * cols));
     for (int i = 0; i < rows * cols; i++)
         if (image[i] < 0 || image[i] > 1)

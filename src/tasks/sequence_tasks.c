@@ -29,9 +29,7 @@ static void name_chars(SeqTask *t, const char *chars, int n) {
 int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, size_t text_len) {
     memset(t, 0, sizeof *t);
     t->kind = kind;
-    if (context < SEQ_MIN_CONTEXT || context > TF_MAX_CONTEXT)
-        return nn_fail(context < SEQ_MIN_CONTEXT ? NN_ERR_SHAPE : NN_ERR_LIMIT, "context: %d; need %d..%d", context,
-                       SEQ_MIN_CONTEXT, TF_MAX_CONTEXT);
+    NN_TRY(nn_check_size("context", context, SEQ_MIN_CONTEXT, TF_MAX_CONTEXT));
     if (kind != TF_TASK_TEXT && kind != TF_TASK_NAMES && text_len)
         return nn_fail(NN_ERR_ARG, "text: only the 'text' and 'names' tasks take a text");
     switch (kind) {

@@ -7,8 +7,7 @@
 #include "layers/model_file.h"
 
 int train_check(const OptParams *p, const NnTrainOptions *o, int steps) {
-    if (steps < 1 || steps > NN_MAX_TRAIN_STEPS)
-        return nn_fail(steps < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "steps: %d; it must be within 1..%d", steps, NN_MAX_TRAIN_STEPS);
+    NN_TRY(nn_check_size("steps", steps, 1, NN_MAX_TRAIN_STEPS));
     NN_TRY(opt_check_options(o));
     if (p->steps > NN_MAX_OPT_STEPS - steps)
         return nn_fail(NN_ERR_LIMIT, "steps: the model has taken %d steps; %d more would pass the %d it can count",

@@ -64,7 +64,7 @@ static int alloc_batches(Trainer *t, int Bm) {
  * buffers when B is larger than any batch so far. */
 static int reserve_batch(Trainer *t, int B) {
     if (B < 1 || B > S2S_MAX_BATCH)
-        return nn_fail(B < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", B, S2S_MAX_BATCH);
+        return nn_check_size("batch", B, 1, S2S_MAX_BATCH);
     if (B <= t->Bm) return NN_OK;
     NN_TRY(s2s_reserve(t->model, B));
     return alloc_batches(t, B);
@@ -211,7 +211,7 @@ int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r) {
     memset(r, 0, sizeof *r);
     if ((unsigned)split > TASK_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d (train, validation or test)", (int)split);
     if (count < 1 || count > TRAINER_MAX_EVAL)
-        return nn_fail(count < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "count: %d; it must be within 1..%d", count, TRAINER_MAX_EVAL);
+        return nn_check_size("count", count, 1, TRAINER_MAX_EVAL);
     uint64_t rng = EVAL_STREAM + (uint64_t)split;
     double loss = 0, tokens = 0, right_tokens = 0, right_seqs = 0;
     /* batches of the model's configured size, whatever its buffers hold now, so a
@@ -248,7 +248,7 @@ int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r) {
 int trainer_translate(Trainer *t, const char *text, size_t text_len, int beam, int32_t *in_ids, int *in_len, int32_t *out_ids,
                       int *out_len, nn_real *alignment, char *output) {
     nn_clear_error();
-    if (beam < 1 || beam > S2S_MAX_BEAM) return nn_fail(NN_ERR_VALUE, "beam: %d; it must be within 1..%d", beam, S2S_MAX_BEAM);
+    NN_TRY(nn_check_size("beam", beam, 1, S2S_MAX_BEAM));
     int n = task_encode_input(t->task, text, text_len, in_ids, t->max_in);
     if (n < 0) return -n;
     const S2sConfig *c = s2s_config(t->model);

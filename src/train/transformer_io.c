@@ -51,7 +51,7 @@ typedef struct {
 } TfFile;
 
 static int damaged(const char *what, long long value, long long lo, long long hi) {
-    return nn_fail(NN_ERR_VALUE, "model file: %s %lld; allowed %lld..%lld; the file is damaged", what, value, lo, hi);
+    return nn_fail(NN_ERR_VALUE, "model file: %s %lld; it must be within %lld..%lld; the file is damaged", what, value, lo, hi);
 }
 
 /* Checks the whole file and leaves r at its parameters. */
@@ -68,7 +68,7 @@ static int read_file(ModelFileReader *r, const uint8_t *bytes, size_t size, TfFi
     v->train_rng = model_file_u64(r);
     uint32_t text_len = model_file_u32(r);
     int st = tf_check_config(&v->c);
-    if (st != NN_OK) return nn_fail(st == NN_ERR_ARG ? NN_ERR_VALUE : st, "model file: bad configuration: %s", nn_last_error());
+    if (st != NN_OK) return nn_fail(NN_ERR_VALUE, "model file: bad configuration: %s; the file is damaged", nn_last_error());
     if (v->c.context < SEQ_MIN_CONTEXT || v->c.context > TF_MAX_CONTEXT)
         return damaged("context", v->c.context, SEQ_MIN_CONTEXT, TF_MAX_CONTEXT);
     if (v->vocab < 1 || v->vocab > TF_MAX_VOCAB) return damaged("vocabulary", v->vocab, 1, TF_MAX_VOCAB);

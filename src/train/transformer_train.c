@@ -106,8 +106,7 @@ int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
     /* AdamW with warm-up and a cosine decay to lr / 10 */
     NnTrainOptions opt = {NN_ADAMW, o->lr, o->clip, o->weight_decay, NN_LR_COSINE, o->warmup, o->decay_steps, 0};
     NN_TRY(train_check(&m->opt, &opt, o->steps));
-    if (o->batch < 1 || o->batch > TF_MAX_BATCH)
-        return nn_fail(o->batch < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", o->batch, TF_MAX_BATCH);
+    NN_TRY(nn_check_size("batch", o->batch, 1, TF_MAX_BATCH));
     NN_TRY(tf_reserve(m, o->batch));
     TfCall call = {m, 0};
     TrainAdapter a = {&m->opt, &call, call_sample, call_gradients, call_probe, call_keep, call_restore};
@@ -117,8 +116,7 @@ int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
 int tf_evaluate(Transformer *m, TfSplit split, int count, double *loss_out, double *accuracy) {
     nn_clear_error();
     if ((unsigned)split > TF_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
-    if (count < 1 || count > TF_MAX_EVALUATE)
-        return nn_fail(count < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "count: %d; need 1..%d", count, TF_MAX_EVALUATE);
+    NN_TRY(nn_check_size("count", count, 1, TF_MAX_EVALUATE));
     uint64_t rng = m->c.seed ^ TF_TEST_STREAM ^ (uint64_t)split;
     int T = m->task->len, V = m->V;
     double loss = 0;
@@ -165,8 +163,7 @@ int tf_sample(const Transformer *m, TfSplit split, uint64_t *rng, int32_t *token
 
 int tf_head_scores(Transformer *m, int count, float *prev, float *ind) {
     nn_clear_error();
-    if (count < 1 || count > TF_MAX_EVALUATE)
-        return nn_fail(count < 1 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "count: %d; need 1..%d", count, TF_MAX_EVALUATE);
+    NN_TRY(nn_check_size("count", count, 1, TF_MAX_EVALUATE));
     int T = m->task->len, L = m->c.layers, H = m->c.heads;
     double sp[TF_MAX_LAYERS * TF_MAX_HEADS] = {0}, si[TF_MAX_LAYERS * TF_MAX_HEADS] = {0};
     long n_prev = 0, n_ind = 0;

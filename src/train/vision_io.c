@@ -121,7 +121,7 @@ static int read_header(ModelFileReader *r, const uint8_t *bytes, size_t size, Vi
                        entropy);
     c.seed = model_file_u64(r);
     if (c.steps < 1 || c.steps > VIS_MAX_STEPS)
-        return nn_fail(NN_ERR_VALUE, "model file: %d decoder steps; allowed 1..%d; the file is damaged", c.steps, VIS_MAX_STEPS);
+        return nn_fail(NN_ERR_VALUE, "model file: %d decoder steps; it must be within 1..%d; the file is damaged", c.steps, VIS_MAX_STEPS);
     NN_TRY(model_file_need(r, header_size(version, c.steps) - r->at + 4));
     /* the configuration of its task: the canvas, the answer kind, every size in range */
     int st = vtr_config(&v->task, &c, &v->c, &v->n_params);

@@ -110,7 +110,7 @@ int vtr_batch(const VisionTrainer *t) { return t->batch; }
  * baselines and stream), so the result is the same as a model created that large. */
 static int reserve(VisionTrainer *t, int B) {
     if (B < 1 || B > VIS_MAX_BATCH)
-        return nn_fail(B < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "batch: %d; it must be within 1..%d", B, VIS_MAX_BATCH);
+        return nn_check_size("batch", B, 1, VIS_MAX_BATCH);
     VisionModel *old = t->model;
     if (B <= old->c.batch) return NN_OK;
     VisConfig c = old->c;
@@ -225,7 +225,7 @@ int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float
 /* The evaluation's batches, with the model's attention as set (vtr_evaluate). */
 static int evaluate_batches(VisionTrainer *t, VisSplit split, int count, int uniform, VisEval *r) {
     if (count < 1 || count > VTR_MAX_EVAL)
-        return nn_fail(count < 1 ? NN_ERR_VALUE : NN_ERR_LIMIT, "count: %d; it must be within 1..%d", count, VTR_MAX_EVAL);
+        return nn_check_size("count", count, 1, VTR_MAX_EVAL);
     if (split != VIS_SPLIT_TRAIN && split != VIS_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
     /* batches of the configured size, whatever the buffers hold now, so a
      * loaded model evaluates exactly like the one that was saved */

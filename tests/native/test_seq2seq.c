@@ -184,7 +184,7 @@ static void errors(void) {
     Seq2Seq *m = NULL;
     S2sConfig c = config(RNN_CELL_GRU, 1, 0, ATTN_SCORE_DOT);
     c.hidden = 0;
-    CHECK(s2s_create(&m, &c) == NN_ERR_VALUE && m == NULL, "hidden 0: %s", nn_last_error());
+    CHECK(s2s_create(&m, &c) == NN_ERR_SHAPE && m == NULL, "hidden 0: %s", nn_last_error());
     CHECK(strstr(nn_last_error(), "hidden") != NULL, "message names hidden: %s", nn_last_error());
     c = config(RNN_CELL_GRU, 1, 0, ATTN_SCORE_DOT);
     c.hidden = S2S_MAX_HIDDEN + 1;

@@ -82,7 +82,7 @@ static void test_translate(void) {
     st = trainer_translate(t, "", 0, 1, in_ids, &in_len, out_ids, &out_len, align, output);
     CHECK(st != NN_OK && nn_last_error()[0], "empty text: %d", st);
     st = trainer_translate(t, "12", 2, 0, in_ids, &in_len, out_ids, &out_len, align, output);
-    CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "beam"), "beam 0: %d (%s)", st, nn_last_error());
+    CHECK(st == NN_ERR_SHAPE && strstr(nn_last_error(), "beam"), "beam 0: %d (%s)", st, nn_last_error());
     free(align);
     trainer_destroy(t);
 }
@@ -177,9 +177,9 @@ static void test_errors(void) {
         st = trainer_train(t, &ADAM, 1, S2S_MAX_BATCH + 1, NULL, NULL);
         CHECK(st == NN_ERR_LIMIT && strstr(nn_last_error(), "batch"), "batch past the limit: %d (%s)", st, nn_last_error());
         st = trainer_train(t, &ADAM, 1, 0, NULL, NULL);
-        CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "batch"), "batch 0: %d (%s)", st, nn_last_error());
+        CHECK(st == NN_ERR_SHAPE && strstr(nn_last_error(), "batch"), "batch 0: %d (%s)", st, nn_last_error());
         st = trainer_train(t, &ADAM, 0, 4, NULL, NULL);
-        CHECK(st == NN_ERR_VALUE && strstr(nn_last_error(), "steps"), "0 steps: %d (%s)", st, nn_last_error());
+        CHECK(st == NN_ERR_SHAPE && strstr(nn_last_error(), "steps"), "0 steps: %d (%s)", st, nn_last_error());
         TrainerEval r;
         st = trainer_evaluate(t, (TaskSplit)5, 4, &r);
         CHECK(st == NN_ERR_ARG && strstr(nn_last_error(), "split"), "split 5: %d (%s)", st, nn_last_error());

@@ -492,7 +492,7 @@ static void files_and_errors(void) {
         {0, VIS_SOFT, VIS_START_CONSTANT, 4, 2, 0.1, NN_ERR_ARG, "sensor: the retina is hard attention"},
         {1, VIS_HARD, VIS_START_CONSTANT, 4, 2, 0.1, NN_ERR_ARG, "sensor: the retina reads one-digit tasks"},
         {0, VIS_HARD, VIS_START_MEAN, 4, 2, 0.1, NN_ERR_ARG, "sensor: the retina starts from the learned constant"},
-        {0, VIS_HARD, VIS_START_CONSTANT, 1, 2, 0.1, NN_ERR_LIMIT, "retina.size"},
+        {0, VIS_HARD, VIS_START_CONSTANT, 1, 2, 0.1, NN_ERR_SHAPE, "retina.size"},
         {0, VIS_HARD, VIS_START_CONSTANT, 33, 2, 0.1, NN_ERR_LIMIT, "retina.size"},
         {0, VIS_HARD, VIS_START_CONSTANT, 4, 4, 0.1, NN_ERR_LIMIT, "retina.scales"},
         {0, VIS_HARD, VIS_START_CONSTANT, 4, 2, 0, NN_ERR_VALUE, "sigma"},
