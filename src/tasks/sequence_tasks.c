@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/rng.h"
+#include "tasks/symbols.h"
 
 /* copy / reverse / sort: digits, then the separator and the padding */
 #define DIGITS 10
@@ -154,8 +155,6 @@ static int sample_induction(uint64_t *rng, int n, int32_t *tok, int32_t *tgt, in
     return p2 - p1;
 }
 
-static int cmp_i32(const void *a, const void *b) { return *(const int32_t *)a - *(const int32_t *)b; }
-
 static int modular_is_test(int a, int b) {
     uint64_t s = MODULAR_SPLIT_SEED ^ (uint64_t)(a * TF_MODULUS + b);
     return (int)(nn_rng_next(&s) % 100) < MODULAR_TEST_PERCENT;
@@ -190,11 +189,9 @@ void seq_task_sample(const SeqTask *t, TfSplit split, uint64_t *rng, int32_t *to
         return;
     }
     default: { /* copy, reverse, sort: "in=out" then padding */
-        int L = 1 + nn_rng_below(rng, t->max_in);
         int32_t out[MAX_IN];
-        for (int i = 0; i < L; i++) tok[i] = nn_rng_below(rng, DIGITS);
-        for (int i = 0; i < L; i++) out[i] = t->kind == TF_TASK_REVERSE ? tok[L - 1 - i] : tok[i];
-        if (t->kind == TF_TASK_SORT) qsort(out, (size_t)L, sizeof *out, cmp_i32);
+        SymbolsOp op = t->kind == TF_TASK_COPY ? SYMBOLS_COPY : t->kind == TF_TASK_REVERSE ? SYMBOLS_REVERSE : SYMBOLS_SORT;
+        int L = task_symbols_draw(rng, op, DIGITS, 1, t->max_in, tok, out);
         tok[L] = SEP;
         for (int i = 0; i < L; i++) tok[L + 1 + i] = out[i];
         for (int i = 2 * L + 1; i < n; i++) tok[i] = PAD;

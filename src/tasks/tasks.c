@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/rng.h"
+#include "tasks/symbols.h"
 
 #define DATE_FORMATS 16
 #define FIRST_YEAR 1950
@@ -347,23 +348,13 @@ static void generate(const Task *t, uint64_t *rng, char *input, char *output, ch
         strcpy(source, output); /* the split follows the calendar date */
         return;
     }
-    int n = t->c.min_len + nn_rng_below(rng, t->c.max_len - t->c.min_len + 1);
-    int size = (int)strlen(t->in_alpha);
-    for (int i = 0; i < n; i++) input[i] = t->in_alpha[nn_rng_below(rng, size)];
-    input[n] = 0;
+    _Static_assert(TASK_MAX_ALPHABET <= SYMBOLS_MAX, "an alphabet task_symbols_draw takes");
+    int32_t in[TASK_MAX_LEN], out[TASK_MAX_LEN];
+    SymbolsOp op = t->c.kind == TASK_COPY ? SYMBOLS_COPY : t->c.kind == TASK_REVERSE ? SYMBOLS_REVERSE : SYMBOLS_SORT;
+    int n = task_symbols_draw(rng, op, (int)strlen(t->in_alpha), t->c.min_len, t->c.max_len, in, out);
+    for (int i = 0; i < n; i++) input[i] = t->in_alpha[in[i]], output[i] = t->in_alpha[out[i]];
+    input[n] = output[n] = 0;
     strcpy(source, input);
-    if (t->c.kind == TASK_COPY) {
-        strcpy(output, input);
-    } else if (t->c.kind == TASK_REVERSE) {
-        for (int i = 0; i < n; i++) output[i] = input[n - 1 - i];
-        output[n] = 0;
-    } else { /* sort: counting sort over the alphabet */
-        int count[TASK_MAX_ALPHABET] = {0}, o = 0;
-        for (int i = 0; i < n; i++) count[strchr(t->in_alpha, input[i]) - t->in_alpha]++;
-        for (int a = 0; a < size; a++)
-            while (count[a]--) output[o++] = t->in_alpha[a];
-        output[o] = 0;
-    }
 }
 
 int task_sample(const Task *t, TaskSplit split, uint64_t *rng, char *input, char *output) {

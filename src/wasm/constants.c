@@ -32,6 +32,7 @@ static const Named tasks[] = {
 static const Named alphabets[] = {{"digits", TASK_DIGITS}, {"letters", TASK_LETTERS}};
 static const Named cells[] = {{"rnn", RNN_CELL_RNN}, {"gru", RNN_CELL_GRU}, {"lstm", RNN_CELL_LSTM}};
 static const Named optimizers[] = {{"adam", NN_ADAM}, {"sgd", NN_SGD}};
+static const Named schedules[] = {{"constant", NN_LR_CONSTANT}, {"cosine", NN_LR_COSINE}};
 static const Named splits[] = {{"train", TASK_TRAIN}, {"validation", TASK_VALID}, {"test", TASK_TEST}};
 /* Token ids (tasks.h): an input symbol's id is firstInput + its index in the
  * input alphabet, an output symbol's firstOutput + its index. */
@@ -148,6 +149,7 @@ static const struct {
     {"alphabets", alphabets, COUNT(alphabets)},
     {"cells", cells, COUNT(cells)},
     {"optimizers", optimizers, COUNT(optimizers)},
+    {"schedules", schedules, COUNT(schedules)},
     {"splits", splits, COUNT(splits)},
     {"tokens", tokens, COUNT(tokens)},
     {"seq2seqLimits", seq2seq_limits, COUNT(seq2seq_limits)},

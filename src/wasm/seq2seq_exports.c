@@ -59,9 +59,12 @@ EMSCRIPTEN_KEEPALIVE int attnlab_s2s_split_size(Trainer *t, int split) {
     return task_split_size(trainer_task(t), (TaskSplit)split);
 }
 
-EMSCRIPTEN_KEEPALIVE int attnlab_s2s_train(Trainer *t, int optimizer, float lr, float clip, int steps, int batch,
-                                           float *losses, double *tokens) {
-    NnTrainOptions o = {.optimizer = (NnOptimizer)optimizer, .lr = lr, .clip = clip};
+/* The optimiser and its schedule as NnTrainOptions' fields (include/attnlab/optim.h). */
+EMSCRIPTEN_KEEPALIVE int attnlab_s2s_train(Trainer *t, int optimizer, float lr, float clip, int schedule, int warmup,
+                                           int decay_steps, float final_lr, int steps, int batch, float *losses,
+                                           double *tokens) {
+    NnTrainOptions o = {.optimizer = (NnOptimizer)optimizer, .lr = lr, .clip = clip, .schedule = (NnSchedule)schedule,
+                        .warmup = warmup, .decay_steps = decay_steps, .final_lr = final_lr};
     return trainer_train(t, &o, steps, batch, losses, tokens);
 }
 

@@ -70,8 +70,15 @@ EMSCRIPTEN_KEEPALIVE int attnlab_tf_set_ablation(Transformer *m, const int32_t *
     return tf_set_ablation(m, pairs, n);
 }
 
+/* The schedule arguments every model's train export takes (NnTrainOptions'
+ * fields); tf_train runs the cosine to NN_LR_FLOOR lr only, so it refuses
+ * another schedule or final rate rather than ignore it. */
 EMSCRIPTEN_KEEPALIVE int attnlab_tf_train(Transformer *m, int steps, int batch, float lr, float weight_decay,
-                                          int warmup, int decay_steps, float clip, float *losses) {
+                                          int schedule, int warmup, int decay_steps, float final_lr, float clip,
+                                          float *losses) {
+    if (schedule != NN_LR_COSINE || final_lr != 0)
+        return nn_fail(NN_ERR_VALUE, "%s: the transformer trains on the cosine schedule to %g lr only",
+                       schedule != NN_LR_COSINE ? "schedule" : "finalLr", NN_LR_FLOOR);
     TfTrainOptions o = {steps, batch, lr, weight_decay, warmup, decay_steps, clip};
     return tf_train(m, &o, losses);
 }

@@ -52,9 +52,12 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, AttnlabVisInfo *inf
 }
 
 /* soft_mix: hard mode's share of rows reading the expected context in these steps (vis_set_soft_mix). */
-EMSCRIPTEN_KEEPALIVE int attnlab_vis_train(VisionTrainer *t, int optimizer, float lr, float clip, int steps, int batch,
-                                           float *losses, float soft_mix) {
-    NnTrainOptions o = {.optimizer = (NnOptimizer)optimizer, .lr = lr, .clip = clip};
+/* The optimiser and its schedule as NnTrainOptions' fields (include/attnlab/optim.h). */
+EMSCRIPTEN_KEEPALIVE int attnlab_vis_train(VisionTrainer *t, int optimizer, float lr, float clip, int schedule, int warmup,
+                                           int decay_steps, float final_lr, int steps, int batch, float *losses,
+                                           float soft_mix) {
+    NnTrainOptions o = {.optimizer = (NnOptimizer)optimizer, .lr = lr, .clip = clip, .schedule = (NnSchedule)schedule,
+                        .warmup = warmup, .decay_steps = decay_steps, .final_lr = final_lr};
     NN_TRY(vis_set_soft_mix(vtr_model(t), soft_mix));
     return vtr_train(t, &o, steps, batch, losses);
 }

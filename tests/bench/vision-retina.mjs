@@ -33,18 +33,18 @@ export function glimpsesOnDigit(m, count, seed = 1) {
 }
 
 /**
- * Trains a retina model `steps` steps in rounds of `round` (cosine lr from lr0 to lr1), timing the
- * train calls' CPU; returns the bench's row ({ name, metric, steps, cpu, wall, load, final, uniform })
+ * Trains a retina model `steps` steps in rounds of `round` (the engine's cosine schedule from lr down
+ * to finalLr at the run's last step, gradients clipped at 5), timing the train calls' CPU; returns the bench's row ({ name, metric, steps, cpu, wall, load, final, uniform })
  * with `onDigit` beside it.
  */
-export async function retinaRun(engine, { name, task, steps, round, evalCount, final, lr0, lr1, batch, seed = 1, model = {}, mix = null }) {
+export async function retinaRun(engine, { name, task, steps, round, evalCount, final, lr, finalLr, batch, seed = 1, model = {}, mix = null }) {
   const m = await engine.createVisionModel({ ...RETINA, ...task, ...model, batch, seed });
-  const lrAt = (step) => lr1 + 0.5 * (lr0 - lr1) * (1 + Math.cos(Math.PI * Math.min(1, step / steps)));
+  const schedule = { lr, schedule: 'cosine', decaySteps: steps, finalLr, clip: 5 };
   const mixAt = (step) => {
     const x = step / steps;
     return x < mix[0] ? 1 : x >= mix[1] ? 0 : (mix[1] - x) / (mix[1] - mix[0]);
   };
-  // a mixed run sets its share (and the rate) every 100 steps
+  // a mixed run sets its share every 100 steps
   const every = mix ? Math.min(100, round) : round;
   let cpu = 0;
   let wall = 0;
@@ -54,7 +54,7 @@ export async function retinaRun(engine, { name, task, steps, round, evalCount, f
     for (; done < end; done += every) {
       const n = Math.min(every, end - done);
       const share = mix ? { softMix: mixAt(done + n / 2) } : {};
-      wall += m.train({ steps: n, batch, lr: lrAt(done + n / 2), clip: 5, ...share }).seconds;
+      wall += m.train({ steps: n, batch, ...schedule, ...share }).seconds;
     }
     cpu += cpuSeconds(c0);
     done = end;
@@ -85,7 +85,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await retinaRun(engine, {
     name: `cluttered ${task.size} x ${task.size}, ${task.clutter} pieces, hard (retina${pair('--mix') ? ', soft mix' : ''})`, task,
     steps: arg('--steps', quick ? 40 : 25000), round: arg('--round', quick ? 20 : 1000), evalCount: quick ? 100 : 500,
-    final: arg('--final', quick ? 200 : 2000), lr0: arg('--lr', 0.002), lr1: 0.0001, batch: arg('--batch', 32),
+    final: arg('--final', quick ? 200 : 2000), lr: arg('--lr', 0.002), finalLr: 0.0001, batch: arg('--batch', 32),
     model: {
       sigma: arg('--sigma', 0.15), hidden: arg('--hidden', RETINA.hidden), steps: arg('--glimpses', RETINA.steps),
       ...(retina ? { retina: { size: retina[0], scales: retina[1] } } : {}),

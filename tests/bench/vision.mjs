@@ -1,7 +1,7 @@
 // npm run bench (part 3): attention over images, on one core in Node (the SIMD WASM build, the
 // public JS API).
-// Accuracy: each run trains a planned number of steps with its own schedule (a linear warm-up to
-// the peak, then a cosine down to LR1, the rate set every LR_EVERY steps), evaluates on a fixed set
+// Accuracy: each run trains a planned number of steps with its own schedule (the engine's: a linear
+// warm-up to the peak, then a cosine down to LR1 at the run's last step), evaluates on a fixed set
 // of test images after each round of ROUND steps, and reports the final figures on FINAL test
 // images, each with its 95% Wilson interval.
 //   cluttered  60 x 60: soft attention; the `none` baseline (global average pooling) of the same
@@ -43,7 +43,8 @@ const QUICK = args.includes('--quick');
 // --long: the 100 x 100 runs (large-*, narrow-*) train 2,500 steps each instead of 1,000
 const LARGE_STEPS = args.includes('--long') ? 2500 : 1000;
 const ROUND = QUICK ? 20 : 500;
-const LR_EVERY = QUICK ? 10 : 100;
+// a run with a soft mix sets its share every MIX_EVERY steps
+const MIX_EVERY = QUICK ? 10 : 100;
 const EVAL = QUICK ? 100 : 1000;
 const FINAL = QUICK ? 200 : 2000;
 const LR0 = 0.003;
@@ -91,11 +92,8 @@ const cpuSeconds = (since) => {
   return (c.user + c.system) / 1e6;
 };
 
-/** The learning rate at `step` of `total`: linear from 0 to `peak` over `warmup` steps, then a cosine down to LR1. */
-function lrAt(step, total, { peak, warmup }) {
-  if (step < warmup) return (peak * step) / warmup;
-  return LR1 + 0.5 * (peak - LR1) * (1 + Math.cos(Math.PI * Math.min(1, (step - warmup) / (total - warmup))));
-}
+/** train()'s options for a run of `total` steps: linear from 0 to `peak` over `warmup` steps, then a cosine down to LR1 at `total`. */
+const scheduleOf = (total, { peak, warmup }) => ({ lr: peak, schedule: 'cosine', warmup, decaySteps: total, finalLr: LR1, clip: 5 });
 
 /**
  * Hard mode's soft mix at `step` of `total` (train's softMix): plan.mix = [from, to] as shares of the
@@ -148,23 +146,25 @@ function onDigit(m, count) {
 async function run(engine, name, options, metric, plan) {
   const steps = QUICK ? 40 : plan.steps;
   const m = await engine.createVisionModel({ ...MODEL, ...options });
+  const schedule = scheduleOf(steps, plan);
+  const every = plan.mix ? MIX_EVERY : ROUND;
   const curve = [];
   let cpu = 0;
   let wall = 0;
   for (let done = 0; done < steps;) {
     const end = Math.min(done + ROUND, steps);
     const c0 = process.cpuUsage();
-    for (; done < end; done += LR_EVERY) {
-      const n = Math.min(LR_EVERY, end - done);
+    for (; done < end; done += every) {
+      const n = Math.min(every, end - done);
       const mix = plan.mix ? { softMix: mixAt(done + n / 2, steps, plan) } : {};
-      wall += m.train({ steps: n, batch: BATCH, lr: lrAt(done + n / 2, steps, plan), clip: 5, ...mix }).seconds;
+      wall += m.train({ steps: n, batch: BATCH, ...schedule, ...mix }).seconds;
     }
     cpu += cpuSeconds(c0);
     done = end;
     const e = m.evaluate({ split: 'test', count: EVAL });
     curve.push({ steps: done, cpu, value: e[metric] });
     const mixed = plan.mix ? `, soft mix ${fmt(mixAt(done, steps, plan), 2)}` : '';
-    process.stderr.write(`  ${name}: ${done} steps, lr ${lrAt(done, steps, plan).toPrecision(2)}${mixed}, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test ${metric} ${fmt(100 * e[metric])}%\n`);
+    process.stderr.write(`  ${name}: ${done} steps${mixed}, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test ${metric} ${fmt(100 * e[metric])}%\n`);
   }
   const final = m.evaluate({ split: 'test', count: FINAL });
   const uniform = m.evaluate({ split: 'test', count: FINAL, attention: 'uniform' });
@@ -332,7 +332,7 @@ const RUNS = {
   'retina-cluttered': async () => {
     const r = await retinaRun(engine, {
       name: 'cluttered, hard (retina, REINFORCE)', task: { task: 'cluttered' }, steps: QUICK ? 40 : 40000, round: QUICK ? 20 : 1000,
-      evalCount: EVAL, final: FINAL, lr0: 0.002, lr1: LR1, batch: BATCH, // 0.003 reached 76.8%, 0.002 78.9%
+      evalCount: EVAL, final: FINAL, lr: 0.002, finalLr: LR1, batch: BATCH, // 0.003 reached 76.8%, 0.002 78.9%
     });
     const { retina: { size, scales }, sigma, hidden, steps } = r.config;
     return {
@@ -346,7 +346,7 @@ const RUNS = {
   'retina-mix': async () => {
     const r = await retinaRun(engine, {
       name: 'cluttered, hard (retina, soft mix annealed to sampling)', task: { task: 'cluttered' }, steps: QUICK ? 40 : RETINA_MIX.steps,
-      round: QUICK ? 20 : 1000, evalCount: EVAL, final: FINAL, lr0: RETINA_MIX.lr, lr1: LR1, batch: BATCH,
+      round: QUICK ? 20 : 1000, evalCount: EVAL, final: FINAL, lr: RETINA_MIX.lr, finalLr: LR1, batch: BATCH,
       model: { retina: RETINA_MIX.retina, hidden: RETINA_MIX.hidden, steps: RETINA_MIX.glimpses }, mix: RETINA_MIX.mix,
     });
     const { retina: { size, scales }, sigma, hidden, steps } = r.config;

@@ -63,3 +63,33 @@ test('a further kind gets training, saving, steps, liveness and coded errors fro
   }
   for (const m of [source, twin]) m.destroy();
 });
+
+test('every kind takes one learning-rate schedule, the engine\'s: a run in chunks follows it as one call does', async () => {
+  const seq2seq = () => engine.createSeq2Seq(S2S);
+  const transformer = () => engine.createTransformer({ task: 'copy', layers: 1, heads: 1, dModel: 8, context: 16, batch: 4, seed: 2 });
+  const cases = [
+    [seq2seq, { lr: 0.01, schedule: 'cosine', warmup: 2, decaySteps: 6, finalLr: 0.002 }],
+    [transformer, { lr: 0.01, warmup: 2, decaySteps: 6, weightDecay: 0.1 }], // its default: the cosine to lr / 10
+  ];
+  for (const [make, schedule] of cases) {
+    const [whole, chunks, flat] = [await make(), await make(), await make()];
+    const one = whole.train({ steps: 6, ...schedule }).losses;
+    const parts = [0, 1, 2].flatMap(() => [...chunks.train({ steps: 2, ...schedule }).losses]);
+    assert.deepEqual(parts, [...one], `${whole.kind}: three calls of 2 steps on the run's schedule, one call of 6`);
+    assert.deepEqual(chunks.save(), whole.save());
+    if (whole.kind === 'seq2seq') { // constant: the default, which the fingerprints record
+      const named = await make();
+      assert.deepEqual(flat.train({ steps: 6, lr: 0.01 }).losses, named.train({ steps: 6, lr: 0.01, schedule: 'constant' }).losses);
+      named.destroy();
+      assert.notDeepEqual(flat.save(), whole.save());
+    } else {
+      for (const bad of [{ schedule: 'constant' }, { finalLr: 0.001 }]) {
+        assert.throws(() => flat.train(bad), (err) => err.code === 'ERR_VALUE' && /cosine schedule/.test(err.message));
+      }
+      assert.equal(flat.steps, 0, 'a refused call trains nothing');
+    }
+    assert.throws(() => whole.train({ schedule: 'linear' }), (err) => err.code === 'ERR_ARG' && /'constant', 'cosine'/.test(err.message));
+    assert.throws(() => whole.train({ ...schedule, finalLr: 1 }), (err) => err.code === 'ERR_VALUE' && /finalLr/.test(err.message));
+    for (const m of [whole, chunks, flat]) m.destroy();
+  }
+});

@@ -29,6 +29,8 @@ export const TRANSFORMER_LIMITS = {};
 export const TRANSFORMER = { TASKS: {}, POSITIONAL: {}, SPLITS: {} };
 /** Every model's weights: finite and within +-maxWeight (src/layers/model_file.h). */
 export const MODEL_LIMITS = {};
+/** The learning-rate schedules every model's train takes, and their codes (NnSchedule, include/attnlab/optim.h). */
+export const SCHEDULES = {};
 
 /** Other names accepted for a split. */
 const SPLIT_ALIASES = { valid: 'validation' };
@@ -67,8 +69,9 @@ export function adoptConstants(table) {
   Object.assign(TRANSFORMER.POSITIONAL, table.transformerPositional);
   Object.assign(TRANSFORMER.SPLITS, table.transformerSplits);
   Object.assign(MODEL_LIMITS, table.modelLimits);
+  Object.assign(SCHEDULES, table.schedules);
   for (const t of [LIMITS, SCORES, NORMALIZATIONS, SEQ2SEQ_LIMITS, ...Object.values(SEQ2SEQ), VISION_LIMITS, ...Object.values(VISION),
-    TRANSFORMER_LIMITS, ...Object.values(TRANSFORMER), MODEL_LIMITS]) {
+    TRANSFORMER_LIMITS, ...Object.values(TRANSFORMER), MODEL_LIMITS, SCHEDULES]) {
     Object.freeze(t);
   }
   Object.freeze(SEQ2SEQ);

@@ -207,6 +207,18 @@ export interface TrainOptions {
   /** global gradient-norm clip, default 5; 0 = off */
   clip?: number;
   optimizer?: 'adam' | 'sgd';
+  /**
+   * the learning rate over the model's steps (every kind; one definition, opt_lr in src/layers/optim.c):
+   * 'constant' (seq2seq and vision default) or 'cosine' from lr down to finalLr at the model's step
+   * decaySteps (the transformer's default; the transformer takes no other)
+   */
+  schedule?: 'constant' | 'cosine';
+  /** steps of linear warm-up to lr, counted from the model's first step; default 0 */
+  warmup?: number;
+  /** cosine: the model's step where the decay ends (flat after it); default 0: the end of this call */
+  decaySteps?: number;
+  /** cosine: the rate at decaySteps, 0..lr; default 0: lr / 10 (the transformer takes only 0) */
+  finalLr?: number;
 }
 
 export interface TrainResult {
@@ -345,7 +357,8 @@ export class VisionModel extends Model {
     parameters: number; canvas: { rows: number; cols: number }; grid: { rows: number; cols: number };
   }>;
   /** batch: default and at most config.batch; lr default 0.002 (Adam) or 0.05 (SGD); no tokensPerSecond. */
-  train(options?: TrainOptions): Omit<TrainResult, 'tokensPerSecond'>;
+  train(options?: TrainOptions & { /** hard mode: the share of images reading the expected context, 0..1, default 0 */ softMix?: number }):
+    Omit<TrainResult, 'tokensPerSecond'>;
   evaluate(options?: { split?: 'train' | 'test'; count?: number }): { loss: number; accuracy: number; sequenceAccuracy: number; count: number; split: string };
   predict(image: ImageInput): { output: string; tokens: string[]; canvas: Matrix; steps: VisionStep[] };
   saliency(image: ImageInput, options?: { step?: number }): Matrix;
@@ -410,8 +423,8 @@ export class TransformerModel {
     sequenceLength: number; parameters: number;
   }>;
   readonly steps: number;
-  /** AdamW with warm-up over the model's first `warmup` steps, then cosine decay to lr / 10 at `decaySteps` (default: this call's end). */
-  train(options?: { steps?: number; batch?: number; lr?: number; weightDecay?: number; warmup?: number; decaySteps?: number; clip?: number }):
+  /** AdamW (lr default 0.003, clip 1) on the cosine schedule (TrainOptions) to lr / 10; weightDecay default 0. */
+  train(options?: Omit<TrainOptions, 'optimizer'> & { weightDecay?: number }):
     { loss: number; losses: Float32Array; steps: number; seconds: number; tokensPerSecond: number };
   /** accuracy over the task's scored positions */
   evaluate(options?: { split?: 'train' | 'test'; count?: number; ablate?: HeadRef[] }): { loss: number; accuracy: number; count: number };

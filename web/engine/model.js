@@ -14,6 +14,8 @@
 //                   batch, lr(adam): the default learning rate for Adam (true) or SGD,
 //                   optimizers (null: the kind has one optimiser and no option for it),
 //                   clip: the default clip (5 if not given),
+//                   schedule: the default schedule ('constant' if not given; SCHEDULES),
+//                   weightDecay: true when the kind's optimiser is AdamW (it takes a weightDecay),
 //                   tokens: true when `_train` counts tokens, or (steps, batch, config) => tokens,
 //                   options: the kind's own options, { name: (value) => argument of `_train` } };
 //   - sets this.config, its configuration (what batch(config) reads);
@@ -21,6 +23,7 @@
 //     fn gets the live handle, and anything it throws reaches the caller as an
 //     AttnlabError with a code (a destroyed model: ERR_ARG naming the method).
 import { AttnlabError, argError, describe, guard, valueError } from './errors.js';
+import { SCHEDULES } from './constants.js';
 import { options, toBytes, toChoice, toInteger, toNumber } from './matrix.js';
 import { F32, F64, U8 } from './wasm.js';
 
@@ -69,13 +72,18 @@ export class Model {
   /**
    * Trains `steps` optimiser steps (default 1) on batches of `batch` train
    * examples; the limits, defaults and further options are the kind's (see the subclass).
+   * Every kind takes the learning-rate schedule (opt_lr, src/layers/optim.c):
+   * `schedule` 'constant' or 'cosine' (lr down to `finalLr`, 0: lr / 10, at the
+   * model's step `decaySteps`, 0: the end of this call), after `warmup` steps of
+   * linear warm-up counted from the model's first step.
    * @returns {{ loss, losses: Float32Array, steps, examples, seconds, examplesPerSecond, tokensPerSecond? }}
    */
   train(args = {}) {
     return this.guarded('train', (model) => {
       const t = this.#spec.train;
       const own = t.options ?? {};
-      const o = options('train', args, ['steps', 'batch', ...(t.optimizers ? ['optimizer'] : []), 'lr', 'clip', ...Object.keys(own)]);
+      const o = options('train', args, ['steps', 'batch', ...(t.optimizers ? ['optimizer'] : []), 'lr', 'clip', 'schedule', 'warmup',
+        'decaySteps', 'finalLr', ...(t.weightDecay ? ['weightDecay'] : []), ...Object.keys(own)]);
       // steps sizes the losses block, so its limit is checked before allocating.
       const steps = toInteger('steps', o.steps, 1, 1, t.maxSteps);
       const batch = toInteger('batch', o.batch, t.batch(this.config), 1, t.maxBatch(this.config));
@@ -84,13 +92,21 @@ export class Model {
       if (!(lr > 0)) throw valueError(`lr must be a finite number > 0 (got ${lr})`);
       const clip = toNumber('clip', o.clip, t.clip ?? 5);
       if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
+      // their ranges against lr and the model's steps are the core's (opt_check_options)
+      const schedule = {
+        schedule: toChoice('schedule', o.schedule, SCHEDULES, t.schedule ?? 'constant'),
+        warmup: toInteger('warmup', o.warmup, 0, 0),
+        decaySteps: toInteger('decaySteps', o.decaySteps, 0, 0),
+        finalLr: toNumber('finalLr', o.finalLr, 0),
+        ...(t.weightDecay ? { weightDecay: toNumber('weightDecay', o.weightDecay, 0) } : {}),
+      };
       const kindArgs = Object.fromEntries(Object.entries(own).map(([name, parse]) => [name, parse(o[name])]));
       const counted = t.tokens === true;
       const heap = this.#heap;
       return heap.withBlock({ losses: F32 * steps, tokens: counted ? F64 : 0 }, (p) => {
         const t0 = now();
         heap.call[`${this.#spec.prefix}_train`]({
-          model, ...optimizer, lr, clip, steps, batch, losses: p.losses, ...kindArgs, ...(counted ? { tokens: p.tokens } : {}),
+          model, ...optimizer, lr, clip, ...schedule, steps, batch, losses: p.losses, ...kindArgs, ...(counted ? { tokens: p.tokens } : {}),
         });
         const seconds = Math.max((now() - t0) / 1000, 1e-9);
         const losses = heap.readF32(p.losses, steps);

@@ -80,10 +80,8 @@ function readInfo(heap, model) {
 
 /**
  * A decoder-only transformer learning its task. steps, save and destroy: see
- * model.js; train takes, besides steps, batch, lr and clip, AdamW's
- * weightDecay, warmup (steps of linear warm-up from the model's first) and
- * decaySteps (the step where the cosine decay reaches lr / 10; default: the
- * end of this call), and returns tokensPerSecond.
+ * model.js; train (AdamW: it takes weightDecay) runs the cosine schedule by
+ * default, and returns tokensPerSecond.
  */
 export class TransformerModel extends Model {
   constructor(heap, handle) {
@@ -92,12 +90,8 @@ export class TransformerModel extends Model {
       kind: 'transformer', prefix: 'tf', stepsField: 'steps', info: (model) => readInfo(heap, model),
       train: {
         maxSteps: K.limits.maxSteps, batch: (c) => c.batch, maxBatch: () => K.limits.maxBatch, lr: () => 3e-3,
-        optimizers: null, clip: 1, tokens: (steps, batch, config) => steps * batch * config.sequenceLength,
-        options: {
-          weightDecay: (v) => toNumber('weightDecay', v, 0),
-          warmup: (v) => toInteger('warmup', v, 0, 0),
-          decaySteps: (v) => toInteger('decaySteps', v, 0, 0),
-        },
+        optimizers: null, clip: 1, schedule: 'cosine', weightDecay: true,
+        tokens: (steps, batch, config) => steps * batch * config.sequenceLength,
       },
     });
     this.K = K;

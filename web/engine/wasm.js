@@ -70,7 +70,10 @@ const BINDINGS = Object.freeze({
   s2s_info: { args: ['model', 'result'] },
   s2s_alphabet: { args: ['model', 'output'] },
   s2s_split_size: { args: ['model', 'split'] },
-  s2s_train: { status: 'train', args: ['model', 'optimizer', 'lr', 'clip', 'steps', 'batch', 'losses', 'tokens'] },
+  s2s_train: {
+    status: 'train',
+    args: ['model', 'optimizer', 'lr', 'clip', 'schedule', 'warmup', 'decaySteps', 'finalLr', 'steps', 'batch', 'losses', 'tokens'],
+  },
   s2s_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'result'] },
   s2s_translate_n: {
     status: 'translate',
@@ -93,7 +96,10 @@ const BINDINGS = Object.freeze({
   vis_load: { status: 'loadVisionModel', args: ['data', 'bytes', 'size', 'out'] },
   vis_destroy: { args: ['model'] },
   vis_info: { args: ['model', 'result'] },
-  vis_train: { status: 'train', args: ['model', 'optimizer', 'lr', 'clip', 'steps', 'batch', 'losses', 'softMix'] },
+  vis_train: {
+    status: 'train',
+    args: ['model', 'optimizer', 'lr', 'clip', 'schedule', 'warmup', 'decaySteps', 'finalLr', 'steps', 'batch', 'losses', 'softMix'],
+  },
   vis_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'uniform', 'result'] },
   vis_predict: { status: 'predict', args: ['model', 'image', 'rows', 'cols', 'tokens', 'weights', 'locations'] },
   vis_saliency: { status: 'saliency', args: ['model', 'image', 'rows', 'cols', 'step', 'saliency'] },
@@ -116,7 +122,10 @@ const BINDINGS = Object.freeze({
   tf_tensor: { args: ['model', 'index', 'at'] },
   tf_set_tensor: { status: 'setWeights', args: ['model', 'index', 'data', 'count'] },
   tf_set_ablation: { args: ['model', 'pairs', 'n'] }, // its status is checked under the calling method's name
-  tf_train: { status: 'train', args: ['model', 'steps', 'batch', 'lr', 'weightDecay', 'warmup', 'decaySteps', 'clip', 'losses'] },
+  tf_train: {
+    status: 'train',
+    args: ['model', 'steps', 'batch', 'lr', 'weightDecay', 'schedule', 'warmup', 'decaySteps', 'finalLr', 'clip', 'losses'],
+  },
   tf_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'out'] },
   tf_sample: { status: 'examples', args: ['model', 'split', 'rng', 'tokens', 'targets', 'n'] },
   tf_inspect: { status: 'inspect', args: ['model', 'tokens', 'n', 'attention', 'ids', 'p', 'lens'] },
