@@ -90,8 +90,10 @@ typedef struct {
     nn_real lr;        /* peak learning rate > 0 */
     nn_real weight_decay; /* AdamW's decoupled decay of matrices and embeddings, >= 0 */
     int warmup;        /* steps of linear warm-up, counted from the model's first step */
-    int decay_steps;   /* the step where the cosine decay reaches lr / 10 (0: the end of this call) */
+    int decay_steps;   /* the step where the cosine decay ends (0: the end of this call) */
     nn_real clip;      /* max global gradient norm, 0 = none */
+    nn_real final_lr;  /* the cosine's end rate, 0..lr (0: lr / 10, NN_LR_FLOOR) */
+    int constant_lr;   /* 1: no decay after the warm-up (NN_LR_CONSTANT) */
 } TfTrainOptions;
 
 typedef struct Transformer Transformer;

@@ -103,8 +103,9 @@ static void call_restore(void *ctx) {
 
 int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
     nn_clear_error();
-    /* AdamW with warm-up and a cosine decay to lr / 10 */
-    NnTrainOptions opt = {NN_ADAMW, o->lr, o->clip, o->weight_decay, NN_LR_COSINE, o->warmup, o->decay_steps, 0};
+    /* AdamW with warm-up and (unless constant) a cosine decay to final_lr, lr / 10 by default */
+    NnTrainOptions opt = {NN_ADAMW, o->lr, o->clip, o->weight_decay, o->constant_lr ? NN_LR_CONSTANT : NN_LR_COSINE,
+                          o->warmup, o->decay_steps, o->final_lr};
     NN_TRY(train_check(&m->opt, &opt, o->steps));
     NN_TRY(nn_check_size("batch", o->batch, 1, TF_MAX_BATCH));
     NN_TRY(tf_reserve(m, o->batch));

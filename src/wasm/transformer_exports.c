@@ -76,10 +76,9 @@ EMSCRIPTEN_KEEPALIVE int attnlab_tf_set_ablation(Transformer *m, const int32_t *
 EMSCRIPTEN_KEEPALIVE int attnlab_tf_train(Transformer *m, int steps, int batch, float lr, float weight_decay,
                                           int schedule, int warmup, int decay_steps, float final_lr, float clip,
                                           float *losses) {
-    if (schedule != NN_LR_COSINE || final_lr != 0)
-        return nn_fail(NN_ERR_VALUE, "%s: the transformer trains on the cosine schedule to %g lr only",
-                       schedule != NN_LR_COSINE ? "schedule" : "finalLr", NN_LR_FLOOR);
-    TfTrainOptions o = {steps, batch, lr, weight_decay, warmup, decay_steps, clip};
+    if (schedule != NN_LR_COSINE && schedule != NN_LR_CONSTANT)
+        return nn_fail(NN_ERR_ARG, "schedule: unknown schedule %d", schedule);
+    TfTrainOptions o = {steps, batch, lr, weight_decay, warmup, decay_steps, clip, final_lr, schedule == NN_LR_CONSTANT};
     return tf_train(m, &o, losses);
 }
 

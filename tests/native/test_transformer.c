@@ -384,7 +384,7 @@ static void check_calls(void) {
     int32_t ids[3 * TF_TOP];
     float p[3 * TF_TOP];
     CHECK(tf_inspect(m, tokens, 3, NULL, ids, p, NULL) == NN_ERR_VALUE, "token 99: %s", nn_last_error());
-    TfTrainOptions o = {1, 4, 0, 0, 0, 0, 1};
+    TfTrainOptions o = {1, 4, 0, 0, 0, 0, 1, 0, 0};
     CHECK(tf_train(m, &o, NULL) == NN_ERR_VALUE, "lr 0: %s", nn_last_error());
     o.lr = (nn_real)1e-3;
     o.weight_decay = -1;
@@ -406,7 +406,7 @@ static void check_seed(void) {
     size_t bytes = sizeof(nn_real) * tf_num_params(a);
     CHECK(!memcmp(a->opt.params, b->opt.params, bytes), "seed 7 twice: the same bytes");
     CHECK(memcmp(a->opt.params, d->opt.params, bytes), "seeds 7 and 8 differ");
-    TfTrainOptions o = {3, 4, (nn_real)3e-3, (nn_real)0.01, 1, 0, 1};
+    TfTrainOptions o = {3, 4, (nn_real)3e-3, (nn_real)0.01, 1, 0, 1, 0, 0};
     tf_train(a, &o, NULL);
     tf_train(b, &o, NULL);
     CHECK(!memcmp(a->opt.params, b->opt.params, bytes), "three steps from the same seed: the same bytes");
@@ -422,7 +422,7 @@ static void check_copy_learns(void) {
     if (tf_create(&m, &c, NULL, 0) != NN_OK) return;
     double before, after, acc;
     tf_evaluate(m, TF_SPLIT_TEST, 64, &before, &acc);
-    TfTrainOptions o = {80, 16, (nn_real)1e-2, 0, 10, 0, 1}; /* 2.49 -> 1.09; 150 steps at 3e-3 took twice as long */
+    TfTrainOptions o = {80, 16, (nn_real)1e-2, 0, 10, 0, 1, 0, 0}; /* 2.49 -> 1.09; 150 steps at 3e-3 took twice as long */
     CHECK(tf_train(m, &o, NULL) == NN_OK, "train: %s", nn_last_error());
     tf_evaluate(m, TF_SPLIT_TEST, 64, &after, &acc);
     CHECK(after < 0.7 * before, "test loss %.3f -> %.3f", before, after);

@@ -28,24 +28,24 @@ typedef struct {
 #define NAMES "anna\nbob\ncarla\ndmitri\neve\nfrank\ngita\nhugo\n"
 
 /* TfConfig: task, layers, heads, dModel, dFF, context, positional, score, batch, seed;
- * TfTrainOptions: steps, batch, lr, weight decay, warmup, decay steps, clip */
+ * TfTrainOptions: steps, batch, lr, weight decay, warmup, decay steps, clip, final lr, constant */
 static const TfFingerprintCase CASES[] = {
     {"induction, attention only, learned, scaled dot", {TF_TASK_INDUCTION, 2, 2, 16, 0, 24, TF_POS_LEARNED, ATTN_SCORE_SCALED_DOT, 4, 1},
-     NULL, {3, 4, 3e-3f, 0.1f, 2, 0, 1}, 2, 1},
+     NULL, {3, 4, 3e-3f, 0.1f, 2, 0, 1, 0, 0}, 2, 1},
     {"copy, MLP, sinusoidal, dot", {TF_TASK_COPY, 1, 4, 16, 32, 16, TF_POS_SINUSOIDAL, ATTN_SCORE_DOT, 4, 2},
-     NULL, {3, 4, 1e-2f, 0, 0, 10, 0}, 2, 1},
+     NULL, {3, 4, 1e-2f, 0, 0, 10, 0, 0, 0}, 2, 1},
     {"reverse, RoPE, cosine", {TF_TASK_REVERSE, 2, 2, 16, 16, 16, TF_POS_ROPE, ATTN_SCORE_COSINE, 3, 3},
-     NULL, {2, 3, 5e-3f, 1, 1, 0, 0.5f}, 2, 1},
+     NULL, {2, 3, 5e-3f, 1, 1, 0, 0.5f, 0, 0}, 2, 1},
     {"sort, ALiBi, 3 shards", {TF_TASK_SORT, 1, 4, 16, 0, 16, TF_POS_ALIBI, ATTN_SCORE_SCALED_DOT, 6, 4},
-     NULL, {3, 6, 3e-3f, 0.01f, 0, 0, 1}, 2, 3},
+     NULL, {3, 6, 3e-3f, 0.01f, 0, 0, 1, 0, 0}, 2, 3},
     {"modular, no positions", {TF_TASK_MODULAR, 1, 2, 16, 32, 8, TF_POS_NONE, ATTN_SCORE_SCALED_DOT, 4, 5},
-     NULL, {3, 4, 3e-3f, 0.1f, 0, 0, 1}, 1, 1},
+     NULL, {3, 4, 3e-3f, 0.1f, 0, 0, 1, 0, 0}, 1, 1},
     {"text, learned, 2 shards", {TF_TASK_TEXT, 1, 2, 16, 16, 12, TF_POS_LEARNED, ATTN_SCORE_SCALED_DOT, 4, 6},
-     TEXT, {3, 5, 3e-3f, 0.1f, 1, 0, 1}, 2, 2},
+     TEXT, {3, 5, 3e-3f, 0.1f, 1, 0, 1, 0, 0}, 2, 2},
     {"names, RoPE", {TF_TASK_NAMES, 1, 2, 8, 16, 10, TF_POS_ROPE, ATTN_SCORE_SCALED_DOT, 4, 7},
-     NAMES, {2, 4, 3e-3f, 0, 0, 0, 1}, 2, 1},
+     NAMES, {2, 4, 3e-3f, 0, 0, 0, 1, 0, 0}, 2, 1},
     {"dates, learned", {TF_TASK_DATES, 1, 2, 16, 16, 48, TF_POS_LEARNED, ATTN_SCORE_SCALED_DOT, 2, 8},
-     NULL, {2, 2, 3e-3f, 0.1f, 0, 0, 1}, 1, 1},
+     NULL, {2, 2, 3e-3f, 0.1f, 0, 0, 1, 0, 0}, 1, 1},
 };
 #define N_CASES (int)(sizeof CASES / sizeof CASES[0])
 

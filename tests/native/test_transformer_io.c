@@ -30,7 +30,7 @@ static uint8_t *saved(const Transformer *m, size_t *n) {
 }
 
 static void train(Transformer *m, int steps) {
-    TfTrainOptions o = {steps, 4, (nn_real)3e-3, (nn_real)0.01, 1, 0, 1};
+    TfTrainOptions o = {steps, 4, (nn_real)3e-3, (nn_real)0.01, 1, 0, 1, 0, 0};
     CHECK(tf_train(m, &o, NULL) == NN_OK, "train: %s", nn_last_error());
 }
 

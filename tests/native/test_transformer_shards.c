@@ -76,7 +76,7 @@ static void test_train(void) {
     check_case("tf_train on 3 shards against one");
     Transformer *a = model(), *b = model();
     if (!a || !b) return;
-    TfTrainOptions o = {4, 6, (nn_real)3e-3, 0, 0, 0, 1};
+    TfTrainOptions o = {4, 6, (nn_real)3e-3, 0, 0, 0, 1, 0, 0};
     float la[4], lb[4];
     CHECK_OK(tf_set_shards(a, 1), "one shard");
     CHECK_OK(tf_train(a, &o, la), "train on one shard");

@@ -125,7 +125,7 @@ static void test_names(void) {
      * a list this short has too few test names to generalise to */
     double before, after, acc;
     CHECK(tf_evaluate(m, TF_SPLIT_TRAIN, 32, &before, &acc) == NN_OK, "evaluate");
-    TfTrainOptions o = {60, 16, 1e-2f, 0, 5, 0, 1};
+    TfTrainOptions o = {60, 16, 1e-2f, 0, 5, 0, 1, 0, 0};
     CHECK(tf_train(m, &o, NULL) == NN_OK, "train: %s", nn_last_error());
     tf_evaluate(m, TF_SPLIT_TRAIN, 32, &after, &acc);
     CHECK(after < before - 0.3, "train loss %.3f -> %.3f", before, after);
