@@ -113,16 +113,16 @@ for (const { engine, ...build } of await withEngines()) {
     test('bad options throw errors with a code naming the option', async () => {
       const rejects = (o, code, re) => assert.rejects(engine.createTransformer(o), (e) => e.code === code && re.test(e.message));
       await rejects({ task: 'translate' }, 'ERR_ARG', /task: unknown value 'translate'/);
-      await rejects({ layers: 9 }, 'ERR_LIMIT', /layers: 9; need 1\.\.8/);
-      await rejects({ heads: 17 }, 'ERR_LIMIT', /heads: 17; need 1\.\.16/);
-      await rejects({ dModel: 513 }, 'ERR_LIMIT', /dModel: 513; need 1\.\.512/);
-      await rejects({ context: 257 }, 'ERR_LIMIT', /context: 257; need 8\.\.256/);
+      await rejects({ layers: 9 }, 'ERR_LIMIT', /layers: 9; it must be within 1\.\.8/);
+      await rejects({ heads: 17 }, 'ERR_LIMIT', /heads: 17; it must be within 1\.\.16/);
+      await rejects({ dModel: 513 }, 'ERR_LIMIT', /dModel: 513; it must be within 1\.\.512/);
+      await rejects({ context: 257 }, 'ERR_LIMIT', /context: 257; it must be within 8\.\.256/);
       await rejects({ heads: 3 }, 'ERR_SHAPE', /3 heads do not divide dModel 64/);
       await rejects({ score: 'additive' }, 'ERR_ARG', /score: unknown value 'additive'/);
       await rejects({ positional: 'spiral' }, 'ERR_ARG', /positional: unknown value 'spiral'/);
-      await rejects({ layers: 0 }, 'ERR_SHAPE', /layers: 0; need 1\.\.8/);
-      await rejects({ dFF: 4096 }, 'ERR_LIMIT', /dFF: 4096; need 0\.\.2048/);
-      await rejects({ context: 4 }, 'ERR_SHAPE', /context: 4; need 8\.\.256/);
+      await rejects({ layers: 0 }, 'ERR_SHAPE', /layers: 0; it must be within 1\.\.8/);
+      await rejects({ dFF: 4096 }, 'ERR_LIMIT', /dFF: 4096; it must be within 0\.\.2048/);
+      await rejects({ context: 4 }, 'ERR_SHAPE', /context: 4; it must be within 8\.\.256/);
       await rejects({ batch: 257 }, 'ERR_LIMIT', /batch: 257/);
       await rejects({ layers: 1.5 }, 'ERR_VALUE', /layers/);
       await rejects({ task: 'text' }, 'ERR_ARG', /needs a text/);
@@ -134,7 +134,7 @@ for (const { engine, ...build } of await withEngines()) {
       throwsCode(() => m.train({ steps: 1e6 }), 'ERR_LIMIT', /steps/);
       throwsCode(() => m.train({ batch: 300 }), 'ERR_LIMIT', /batch/);
       throwsCode(() => m.train({ weightDecay: -1 }), 'ERR_VALUE', /weightDecay/);
-      throwsCode(() => m.train({ warmup: -1 }), 'ERR_SHAPE', /warmup must be at least 0/);
+      throwsCode(() => m.train({ warmup: -1 }), 'ERR_SHAPE', /warmup: -1; it must be at least 0/);
       throwsCode(() => m.train({ clip: -1 }), 'ERR_VALUE', /clip/);
       throwsCode(() => m.evaluate({ count: 0 }), 'ERR_SHAPE', /count/);
       throwsCode(() => m.evaluate({ split: 'dev' }), 'ERR_ARG', /split/);

@@ -244,8 +244,10 @@ const INT32_MIN = -(2 ** 31), INT32_MAX = 2 ** 31 - 1;
 export function toInteger(name, value, fallback, min, max) {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value)) throw valueError(`${name} must be an integer (got ${describe(value)})`);
-  if (value < (min ?? INT32_MIN)) throw shapeError(`${name} must be at least ${min ?? 1} (got ${value})`);
-  if (value > (max ?? INT32_MAX)) throw limitError(`${name}: ${value} is past the limit${max === undefined ? '' : ` of ${max}`}`);
+  // the core's one wording of a size check (nn_check_size): ERR_SHAPE below, ERR_LIMIT above
+  const range = min === undefined ? `at most ${max}` : max === undefined ? `at least ${min}` : `within ${min}..${max}`;
+  if (value < (min ?? INT32_MIN)) throw shapeError(`${name}: ${value}; it must be ${range}`);
+  if (value > (max ?? INT32_MAX)) throw limitError(`${name}: ${value}; it must be ${range}`);
   return value;
 }
 
