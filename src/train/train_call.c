@@ -21,6 +21,7 @@ int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B,
     NnTrainOptions call = *o;
     if (call.schedule == NN_LR_COSINE && call.decay_steps == 0) call.decay_steps = p->steps + steps;
     NN_TRY(opt_snapshot(p));
+    uint64_t stream = *a->stream;
     if (a->keep) a->keep(a->ctx);
     int first = p->steps + 1, st = NN_OK;
     for (int s = 0; s < steps && st == NN_OK; s++) {
@@ -40,6 +41,7 @@ int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B,
     }
     if (st != NN_OK) {
         opt_rollback(p);
+        *a->stream = stream;
         if (a->restore) a->restore(a->ctx);
     }
     return st;

@@ -11,12 +11,15 @@
 #ifndef ATTNLAB_TRAIN_TRAIN_CALL_H
 #define ATTNLAB_TRAIN_TRAIN_CALL_H
 
+#include <stdint.h>
+
 #include "attnlab/optim.h"
 #include "layers/optim.h"
 
 typedef struct {
-    OptParams *opt; /* the model's parameters, gradients, moments and step count (snapshot allocated) */
-    void *ctx;      /* the model's own, passed to each hook */
+    OptParams *opt;   /* the model's parameters, gradients, moments and step count (snapshot allocated) */
+    uint64_t *stream; /* the training draws' state: kept before the steps, put back on failure */
+    void *ctx;        /* the model's own, passed to each hook */
     /* draws the next training batch of B rows (the training stream advances) */
     int (*sample)(void *ctx, int B);
     /* the batch's forward and backward: its mean loss in *loss, the gradients
@@ -25,8 +28,8 @@ typedef struct {
     /* after the call's last update: NN_OK when a forward pass on a probe input
      * is finite, else NN_ERR_VALUE saying what is not; changes no weight */
     int (*probe)(void *ctx);
-    /* what else a call moves (training streams, baselines): kept before the
-     * steps and put back on failure; NULL when nothing */
+    /* what else a call moves (hard attention's baselines and draws): kept
+     * before the steps and put back on failure; NULL when nothing */
     void (*keep)(void *ctx);
     void (*restore)(void *ctx);
 } TrainAdapter;

@@ -160,8 +160,7 @@ static int check_trainable(const Trainer *t) {
 
 typedef struct {
     Trainer *t;
-    uint64_t kept_stream; /* the training stream where the call found it */
-    double seen;          /* target tokens of the steps so far */
+    double seen; /* target tokens of the steps so far */
 } S2sCall;
 
 static int call_sample(void *ctx, int B) {
@@ -183,24 +182,14 @@ static int call_gradients(void *ctx, int B, double *loss) {
 
 static int call_probe(void *ctx) { return s2s_check_forward(((S2sCall *)ctx)->t->model); }
 
-static void call_keep(void *ctx) {
-    S2sCall *c = ctx;
-    c->kept_stream = c->t->stream;
-}
-
-static void call_restore(void *ctx) {
-    S2sCall *c = ctx;
-    c->t->stream = c->kept_stream;
-}
-
 int trainer_train(Trainer *t, const NnTrainOptions *o, int steps, int B, float *losses, double *tokens) {
     nn_clear_error();
     OptParams *opt = &t->model->opt;
     NN_TRY(train_check(opt, o, steps));
     NN_TRY(check_trainable(t));
     NN_TRY(reserve_batch(t, B));
-    S2sCall call = {t, 0, 0};
-    TrainAdapter a = {opt, &call, call_sample, call_gradients, call_probe, call_keep, call_restore};
+    S2sCall call = {t, 0};
+    TrainAdapter a = {opt, &t->stream, &call, call_sample, call_gradients, call_probe, NULL, NULL};
     NN_TRY(train_call(&a, o, steps, B, losses));
     if (tokens) *tokens = call.seen;
     return NN_OK;

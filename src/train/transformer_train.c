@@ -59,7 +59,6 @@ static void fill_batch(Transformer *m, TfSplit split, uint64_t *rng, int B) {
 
 typedef struct {
     Transformer *m;
-    uint64_t kept_rng; /* the training stream where the call found it */
 } TfCall;
 
 static int call_sample(void *ctx, int B) {
@@ -91,16 +90,6 @@ static int call_probe(void *ctx) {
     return NN_OK;
 }
 
-static void call_keep(void *ctx) {
-    TfCall *c = ctx;
-    c->kept_rng = c->m->train_rng;
-}
-
-static void call_restore(void *ctx) {
-    TfCall *c = ctx;
-    c->m->train_rng = c->kept_rng;
-}
-
 int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
     nn_clear_error();
     /* AdamW with warm-up and (unless constant) a cosine decay to final_lr, lr / 10 by default */
@@ -109,8 +98,8 @@ int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
     NN_TRY(train_check(&m->opt, &opt, o->steps));
     NN_TRY(nn_check_size("batch", o->batch, 1, TF_MAX_BATCH));
     NN_TRY(tf_reserve(m, o->batch));
-    TfCall call = {m, 0};
-    TrainAdapter a = {&m->opt, &call, call_sample, call_gradients, call_probe, call_keep, call_restore};
+    TfCall call = {m};
+    TrainAdapter a = {&m->opt, &m->train_rng, &call, call_sample, call_gradients, call_probe, NULL, NULL};
     return train_call(&a, &opt, o->steps, o->batch, losses);
 }
 

@@ -175,8 +175,8 @@ int vtr_check_forward(VisionTrainer *t) {
 
 typedef struct {
     VisionTrainer *t;
-    double baseline[VIS_MAX_STEPS]; /* hard mode's baselines, */
-    uint64_t model_rng, stream;     /* the model's draws and the training stream where the call found them */
+    double baseline[VIS_MAX_STEPS]; /* hard mode's baselines and */
+    uint64_t model_rng;             /* the model's draws where the call found them */
 } VisCall;
 
 static int call_sample(void *ctx, int B) {
@@ -201,7 +201,6 @@ static void call_keep(void *ctx) {
     VisionModel *m = c->t->model;
     memcpy(c->baseline, m->baseline, sizeof c->baseline);
     c->model_rng = m->rng;
-    c->stream = c->t->rng;
 }
 
 static void call_restore(void *ctx) {
@@ -209,7 +208,6 @@ static void call_restore(void *ctx) {
     VisionModel *m = c->t->model;
     memcpy(m->baseline, c->baseline, sizeof c->baseline);
     m->rng = c->model_rng;
-    c->t->rng = c->stream;
     m->have_forward = 0;
 }
 
@@ -217,8 +215,8 @@ int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float
     nn_clear_error();
     NN_TRY(train_check(&t->model->opt, o, steps));
     NN_TRY(reserve(t, B)); /* may move the model into a larger one */
-    VisCall call = {t, {0}, 0, 0};
-    TrainAdapter a = {&t->model->opt, &call, call_sample, call_gradients, call_probe, call_keep, call_restore};
+    VisCall call = {t, {0}, 0};
+    TrainAdapter a = {&t->model->opt, &t->rng, &call, call_sample, call_gradients, call_probe, call_keep, call_restore};
     return train_call(&a, o, steps, B, losses);
 }
 
