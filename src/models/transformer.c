@@ -29,7 +29,7 @@
  * embeddings, not the biases or gains. */
 #define TF_INIT_STD 0.02
 
-static void add(Transformer *m, nn_real **slot, size_t count, OptInit init, double bound, int decay, const char *name,
+static void add(TfModel *m, nn_real **slot, size_t count, OptInit init, double bound, int decay, const char *name,
                 int layer) {
     char full[24];
     if (layer >= 0) snprintf(full, sizeof full, "h%d.%s", layer, name);
@@ -37,7 +37,7 @@ static void add(Transformer *m, nn_real **slot, size_t count, OptInit init, doub
     opt_add_named(&m->opt, slot, count, init, bound, decay, full);
 }
 
-static void build_table(Transformer *m) {
+static void build_table(TfModel *m) {
     const TfConfig *c = &m->c;
     size_t C = (size_t)c->d_model, F = (size_t)c->d_ff, V = (size_t)m->V;
     TfWeights *w = &m->w;
@@ -68,7 +68,7 @@ static void build_table(Transformer *m) {
 }
 
 /* Lays out the activations of batch B (base NULL: only counts). */
-static size_t acts_layout(const Transformer *m, int B, nn_real *base, TfActs *a) {
+static size_t acts_layout(const TfModel *m, int B, nn_real *base, TfActs *a) {
     const TfConfig *c = &m->c;
     size_t N = (size_t)B * c->context, C = (size_t)c->d_model, F = (size_t)c->d_ff, H = (size_t)c->heads;
     size_t T = (size_t)c->context, V = (size_t)m->V;
@@ -117,7 +117,7 @@ static size_t acts_layout(const Transformer *m, int B, nn_real *base, TfActs *a)
 }
 
 /* Whether activations for batch B fit the limit (counted, not allocated). */
-static int check_activations(const Transformer *m, int B, size_t *size) {
+static int check_activations(const TfModel *m, int B, size_t *size) {
     NN_TRY(nn_check_size("batch", B, 1, TF_MAX_BATCH));
     TfActs a;
     *size = acts_layout(m, B, NULL, &a);
@@ -129,7 +129,7 @@ static int check_activations(const Transformer *m, int B, size_t *size) {
     return NN_OK;
 }
 
-int tf_reserve(Transformer *m, int B) {
+int tf_reserve(TfModel *m, int B) {
     if (B <= m->acts_batch) return NN_OK;
     size_t size;
     NN_TRY(check_activations(m, B, &size));
@@ -163,7 +163,7 @@ int tf_check_config(const TfConfig *c) {
 }
 
 size_t tf_param_count(const TfConfig *c, int vocab) {
-    Transformer m; /* only the table: no blocks behind it */
+    TfModel m; /* only the table: no blocks behind it */
     memset(&m, 0, sizeof m);
     m.c = *c;
     m.V = vocab;
@@ -172,7 +172,7 @@ size_t tf_param_count(const TfConfig *c, int vocab) {
 }
 
 int tf_check_activations(const TfConfig *c, int vocab) {
-    Transformer m; /* only the table and the sizes: nothing allocated */
+    TfModel m; /* only the table and the sizes: nothing allocated */
     memset(&m, 0, sizeof m);
     m.c = *c;
     m.V = vocab;
@@ -180,23 +180,16 @@ int tf_check_activations(const TfConfig *c, int vocab) {
     return check_activations(&m, c->batch, &size);
 }
 
-int tf_keep_text(Transformer *m, const char *text, size_t text_len) {
-    if (!text_len) return NN_OK;
-    if (!(m->text = malloc(text_len))) return nn_fail(NN_ERR_NOMEM, "text: out of memory for %zu bytes", text_len);
-    memcpy(m->text, text, text_len);
-    m->text_len = text_len;
-    return NN_OK;
-}
-
-int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
+int tf_model_create(TfModel **out, const TfConfig *c, int vocab, const char (*names)[8]) {
     nn_clear_error();
     *out = NULL;
     NN_TRY(tf_check_config(c));
     NN_TRY(nn_check_size("vocabulary", vocab, 1, TF_MAX_VOCAB));
-    Transformer *m = calloc(1, sizeof *m);
+    TfModel *m = calloc(1, sizeof *m);
     if (!m) return nn_fail(NN_ERR_NOMEM, "out of memory for a transformer");
     m->c = *c;
     m->V = vocab;
+    memcpy(m->names, names, sizeof(m->names[0]) * (size_t)vocab);
     build_table(m);
     size_t P = m->opt.n, acts;
     /* every size is checked before anything large is allocated */
@@ -229,7 +222,6 @@ int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
                 m->rope[((size_t)t * half + i) * 2 + 1] = (nn_real)sin(angle);
             }
     for (int h = 0; h < c->heads; h++) m->slopes[h] = (nn_real)pow(2.0, -8.0 * (h + 1) / c->heads);
-    m->train_rng = c->seed ^ 0x747261696e696e67ull;
     st = tf_reserve(m, c->batch);
     if (st != NN_OK) {
         tf_model_destroy(m);
@@ -239,12 +231,11 @@ int tf_model_create(Transformer **out, const TfConfig *c, int vocab) {
     return NN_OK;
 }
 
-void tf_model_destroy(Transformer *m) {
+void tf_model_destroy(TfModel *m) {
     if (!m) return;
     opt_free(&m->opt);
     free(m->pos_table);
     free(m->rope);
-    free(m->text);
     free(m->acts_block);
     free(m);
 }
@@ -256,7 +247,7 @@ static MlpWeights tf_mlp(const TfWeights *w, int l) {
     return (MlpWeights){w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
 }
 
-AttnHeadsConfig tf_heads(const Transformer *m, int layer, int T) {
+AttnHeadsConfig tf_heads(const TfModel *m, int layer, int T) {
     const TfConfig *c = &m->c;
     int D = c->d_model / c->heads;
     AttnHeadsConfig h = {T, c->heads, D, D, c->score, c->score == ATTN_SCORE_COSINE ? (nn_real)TF_COSINE_SCALE : 1, 1,
@@ -265,7 +256,7 @@ AttnHeadsConfig tf_heads(const Transformer *m, int layer, int T) {
 }
 
 /* Sequence b's queries | keys | values in qkv (B, T, 3C) of layer l, its contexts in atty (B, T, C). */
-static AttnHeadsIO heads_io(const Transformer *m, int l, int b, int T) {
+static AttnHeadsIO heads_io(const TfModel *m, int l, int b, int T) {
     const TfActs *a = &m->a;
     int C = m->c.d_model, H = m->c.heads;
     const nn_real *q = a->qkv[l] + (size_t)b * T * 3 * C;
@@ -275,7 +266,7 @@ static AttnHeadsIO heads_io(const Transformer *m, int l, int b, int T) {
     return io;
 }
 
-int tf_forward(Transformer *m, int B, int T, int with_targets, double *loss_out, int *scored) {
+int tf_forward(TfModel *m, int B, int T, int with_targets, double *loss_out, int *scored) {
     const TfConfig *c = &m->c;
     TfActs *a = &m->a;
     const TfWeights *w = &m->w;
@@ -327,7 +318,7 @@ int tf_forward(Transformer *m, int B, int T, int with_targets, double *loss_out,
     return NN_OK;
 }
 
-int tf_backward(Transformer *m, int B, int T, int scored) {
+int tf_backward(TfModel *m, int B, int T, int scored) {
     const TfConfig *c = &m->c;
     TfActs *a = &m->a;
     const TfWeights *w = &m->w;

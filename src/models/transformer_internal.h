@@ -70,18 +70,19 @@ typedef struct {
     int32_t *targets; /* (B, T) */
 } TfActs;
 
-struct Transformer {
+/* The network: its configuration, vocabulary, tensors and buffers. It knows
+ * no task: src/train/transformer_train.c binds one to it (struct Transformer). */
+typedef struct TfModel TfModel;
+struct TfModel {
     TfConfig c;
-    struct SeqTask *task; /* the task it was created for, owned by src/train/transformer_train.c */
     int V;
+    char names[TF_MAX_VOCAB][8]; /* each token's text: the vocabulary */
     /* the tensors (named, with AdamW's decay marks), their gradients, the
      * moments, the step count and the copy a failed training call goes back to */
     OptParams opt;
     TfWeights w, g;
     nn_real *pos_table; /* (context, C) sinusoidal positions, else NULL */
     nn_real *rope;      /* (context, D/2, 2) RoPE's cos, sin of t theta_i, else NULL */
-    uint8_t *text;      /* the text the task was created from (saved with the model), or NULL */
-    size_t text_len;
     nn_real slopes[TF_MAX_HEADS]; /* ALiBi's m_h per head */
     nn_real *acts_block;
     TfActs a;
@@ -92,15 +93,14 @@ struct Transformer {
      * the gradients then added in shard order. n_shards is 0 until the first
      * training call makes the replicas (the pool's threads, or tf_set_shards'). */
     int n_shards;
-    struct Transformer *replica[NN_MAX_THREADS]; /* [1..n_shards-1] */
+    struct TfModel *replica[NN_MAX_THREADS]; /* [1..n_shards-1] */
     uint8_t ablate[TF_MAX_LAYERS][TF_MAX_HEADS];
-    uint64_t train_rng;
 };
 
 /* Layer l's attention for sequences of T tokens: the core's multi-head
  * attention (attention.h), causal, with the model's RoPE table or ALiBi
  * slopes and the layer's ablated heads. */
-AttnHeadsConfig tf_heads(const Transformer *m, int layer, int T);
+AttnHeadsConfig tf_heads(const TfModel *m, int layer, int T);
 
 /* The config's checks (NN_ERR_* with a message). */
 int tf_check_config(const TfConfig *c);
@@ -109,34 +109,45 @@ size_t tf_param_count(const TfConfig *c, int vocab);
 /* Whether a model of that config and vocabulary can hold activations for
  * its batch (NN_ERR_LIMIT naming the sizes), without allocating. */
 int tf_check_activations(const TfConfig *c, int vocab);
-/* Keeps a copy of the text the model's task was made from (tf_save writes it). */
-int tf_keep_text(Transformer *m, const char *text, size_t text_len);
-/* A model of vocabulary V (token ids 0..V-1) with fresh weights; it knows no
- * task (tf_create in src/train binds one). tf_model_destroy frees all but the task. */
-int tf_model_create(Transformer **out, const TfConfig *c, int vocab);
-void tf_model_destroy(Transformer *m);
+/* A model of vocabulary V (token ids 0..V-1, names[id] each token's text)
+ * with fresh weights; it knows no task. */
+int tf_model_create(TfModel **out, const TfConfig *c, int vocab, const char (*names)[8]);
+void tf_model_destroy(TfModel *m);
 
 /* The forward pass over m->a.tokens (B, T) into m->a.probs; with targets,
  * the mean cross-entropy over scored positions (0 if none) in *loss (or
  * NULL), their count in *scored (or NULL). NN_OK, or the attention's
  * NN_ERR_VALUE when a score or context overflows. */
-int tf_forward(Transformer *m, int B, int T, int with_targets, double *loss, int *scored);
+int tf_forward(TfModel *m, int B, int T, int with_targets, double *loss, int *scored);
 /* Gradients (+=) of that mean loss into the gradient view (zero it first). */
-int tf_backward(Transformer *m, int B, int T, int scored);
+int tf_backward(TfModel *m, int B, int T, int scored);
 /* Grows the activations to hold batch B (NN_ERR_NOMEM / NN_ERR_LIMIT). */
-int tf_reserve(Transformer *m, int B);
+int tf_reserve(TfModel *m, int B);
 
 /* Data-parallel passes (transformer_shards.c) over the batch in m->a.tokens
  * and m->a.targets (B, T): the forward's mean loss over the scored
  * positions (their count in *scored), then the gradients of that loss into
  * m->grads (zeroed first). One shard runs tf_forward / tf_backward on the
  * model as they are; more split the rows. NN_OK or NN_ERR_NOMEM. */
-int tf_shards_forward(Transformer *m, int B, int T, double *loss, int *scored);
-int tf_shards_backward(Transformer *m, int B, int T, int scored);
+int tf_shards_forward(TfModel *m, int B, int T, double *loss, int *scored);
+int tf_shards_backward(TfModel *m, int B, int T, int scored);
 /* Splits batches into n shards (1..NN_MAX_THREADS) from now on, or as many
  * as the pool has threads (n = 0): the sharded arithmetic without a pool,
  * for the native tests. tf_shards_free frees the replicas. */
-int tf_set_shards(Transformer *m, int n);
-void tf_shards_free(Transformer *m);
+int tf_set_shards(TfModel *m, int n);
+void tf_shards_free(TfModel *m);
+
+/* The model's own views (the public tf_* of transformer.h call these on the
+ * model a Transformer binds). */
+const TfConfig *tfm_config(const TfModel *m);
+int tfm_vocab(const TfModel *m);
+size_t tfm_num_params(const TfModel *m);
+int tfm_steps(const TfModel *m);
+nn_real *tfm_params(TfModel *m);
+const char *tfm_tensor(const TfModel *m, int i, size_t *offset, size_t *count);
+int tfm_set_ablation(TfModel *m, const int32_t *pairs, int n);
+int tfm_inspect(TfModel *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
+                int32_t *lens);
+int tfm_generate(TfModel *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int top_k, uint64_t seed);
 
 #endif

@@ -13,20 +13,20 @@
 #include "layers/linear.h"
 #include "models/transformer_internal.h"
 
-const TfConfig *tf_config(const Transformer *m) { return &m->c; }
-int tf_vocab(const Transformer *m) { return m->V; }
-size_t tf_num_params(const Transformer *m) { return m->opt.n; }
-int tf_steps(const Transformer *m) { return m->opt.steps; }
-nn_real *tf_params(Transformer *m) { return m->opt.params; }
+const TfConfig *tfm_config(const TfModel *m) { return &m->c; }
+int tfm_vocab(const TfModel *m) { return m->V; }
+size_t tfm_num_params(const TfModel *m) { return m->opt.n; }
+int tfm_steps(const TfModel *m) { return m->opt.steps; }
+nn_real *tfm_params(TfModel *m) { return m->opt.params; }
 
-const char *tf_tensor(const Transformer *m, int i, size_t *offset, size_t *count) {
+const char *tfm_tensor(const TfModel *m, int i, size_t *offset, size_t *count) {
     if (i < 0 || i >= m->opt.n_tensors) return NULL;
     *offset = m->opt.tensors[i].offset;
     *count = m->opt.tensors[i].count;
     return m->opt.tensors[i].name;
 }
 
-int tf_set_ablation(Transformer *m, const int32_t *pairs, int n) {
+int tfm_set_ablation(TfModel *m, const int32_t *pairs, int n) {
     nn_clear_error();
     if (n < 0 || n > TF_MAX_LAYERS * TF_MAX_HEADS)
         return nn_fail(NN_ERR_SHAPE, "ablate: %d heads; need 0..%d", n, m->c.layers * m->c.heads);
@@ -40,7 +40,7 @@ int tf_set_ablation(Transformer *m, const int32_t *pairs, int n) {
     return NN_OK;
 }
 
-static int check_tokens(const Transformer *m, const int32_t *tokens, int n, int most) {
+static int check_tokens(const TfModel *m, const int32_t *tokens, int n, int most) {
     if (n < 1 || n > most)
         return nn_check_size("input: tokens", n, 1, most);
     for (int i = 0; i < n; i++)
@@ -62,7 +62,7 @@ static void top_k(const nn_real *p, int V, int k, int32_t *ids, float *probs) {
     }
 }
 
-int tf_inspect(Transformer *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
+int tfm_inspect(TfModel *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
                int32_t *lens) {
     nn_clear_error();
     NN_TRY(check_tokens(m, tokens, n, m->c.context));
@@ -101,7 +101,7 @@ int tf_inspect(Transformer *m, const int32_t *tokens, int n, float *attention, i
     return NN_OK;
 }
 
-int tf_generate(Transformer *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int k, uint64_t seed) {
+int tfm_generate(TfModel *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int k, uint64_t seed) {
     nn_clear_error();
     NN_TRY(check_tokens(m, tokens, n_prompt, TF_MAX_TEXT_BYTES));
     if (n_new < 0 || n_new > TF_MAX_GENERATE)

@@ -16,7 +16,7 @@
 
 /* A replica owns its gradient block and its activations, nothing else. */
 static void replica_destroy(void *replica) {
-    Transformer *r = replica;
+    TfModel *r = replica;
     if (!r) return;
     free(r->opt.grads);
     free(r->acts_block);
@@ -27,12 +27,10 @@ static void replica_destroy(void *replica) {
  * tensor table, weight view and position tables (read only while training),
  * its own gradients, with the gradient view pointed into them, and activations. */
 static void *replica_create(const void *model, int rows) {
-    const Transformer *m = model;
-    Transformer *r = malloc(sizeof *r);
+    const TfModel *m = model;
+    TfModel *r = malloc(sizeof *r);
     if (!r) return NULL;
     *r = *m;
-    r->task = NULL;
-    r->text = NULL;
     r->opt.moments = r->opt.kept = NULL; /* the model's, never the replica's */
     r->acts_block = NULL;
     r->acts_batch = 0;
@@ -47,14 +45,14 @@ static void *replica_create(const void *model, int rows) {
     return r;
 }
 
-void tf_shards_free(Transformer *m) {
+void tf_shards_free(TfModel *m) {
     for (int s = 1; s < m->n_shards; s++) replica_destroy(m->replica[s]);
     memset(m->replica, 0, sizeof m->replica);
     m->n_shards = 0;
 }
 
 /* Replicas for n shards of batches of up to the model's batch; on failure the old ones stay. */
-static int make_shards(Transformer *m, int n) {
+static int make_shards(TfModel *m, int n) {
     void *made[NN_MAX_THREADS];
     if (shards_replicas(made, n, m->acts_batch, m, replica_create, replica_destroy) != NN_OK)
         return nn_fail(NN_ERR_NOMEM, "train: out of memory for the buffers of %d threads (batches of %d)", n,
@@ -66,7 +64,7 @@ static int make_shards(Transformer *m, int n) {
     return NN_OK;
 }
 
-int tf_set_shards(Transformer *m, int n) {
+int tf_set_shards(TfModel *m, int n) {
     if (n < 0 || n > NN_MAX_THREADS) return nn_fail(NN_ERR_LIMIT, "shards: %d is outside 0..%d", n, NN_MAX_THREADS);
     return make_shards(m, n ? n : nn_pool_threads());
 }
@@ -75,7 +73,7 @@ int tf_set_shards(Transformer *m, int n) {
 
 /* A pass over the batch's shards: its sizes, and each shard's mean loss and scored positions. */
 typedef struct {
-    Transformer *m;
+    TfModel *m;
     int B, T, shards;
     int scored;                   /* backward: the whole batch's scored positions */
     double loss[NN_MAX_THREADS];  /* forward: each shard's mean loss */
@@ -83,7 +81,7 @@ typedef struct {
 } TfPass;
 
 /* Rows [b0, b1) of shard s, and the model (s = 0) or the replica that runs them. */
-static Transformer *shard_rows(const TfPass *p, int s, int *b0, int *b1) {
+static TfModel *shard_rows(const TfPass *p, int s, int *b0, int *b1) {
     nn_pool_range(p->B, s, p->shards, b0, b1);
     return s ? p->m->replica[s] : p->m;
 }
@@ -93,7 +91,7 @@ static int forward_task(void *ctx, int s, double *total) {
     (void)total;
     TfPass *p = ctx;
     int b0, b1;
-    Transformer *r = shard_rows(p, s, &b0, &b1);
+    TfModel *r = shard_rows(p, s, &b0, &b1);
     size_t at = (size_t)b0 * p->T, n = (size_t)(b1 - b0) * p->T;
     if (s) {
         memcpy(r->a.tokens, p->m->a.tokens + at, sizeof(int32_t) * n);
@@ -109,16 +107,16 @@ static int backward_task(void *ctx, int s, double *total) {
     (void)total;
     TfPass *p = ctx;
     int b0, b1;
-    Transformer *r = shard_rows(p, s, &b0, &b1);
+    TfModel *r = shard_rows(p, s, &b0, &b1);
     if (s) memset(r->opt.grads, 0, sizeof(nn_real) * p->m->opt.n);
     return tf_backward(r, b1 - b0, p->T, p->scored);
 }
 
 /* Multiply-adds of a pass, roughly: one per parameter and token. */
-static double pass_work(const Transformer *m, int B, int T) { return (double)m->opt.n * B * T; }
+static double pass_work(const TfModel *m, int B, int T) { return (double)m->opt.n * B * T; }
 
 /* The shards of B rows, the replicas made (first call) and sized for them. */
-static int prepare(Transformer *m, int B, TfPass *p) {
+static int prepare(TfModel *m, int B, TfPass *p) {
     if (!m->n_shards) NN_TRY(make_shards(m, nn_pool_threads()));
     int shards = B < m->n_shards ? B : m->n_shards, largest = (B + shards - 1) / shards;
     for (int s = 1; s < shards; s++) NN_TRY(tf_reserve(m->replica[s], largest));
@@ -128,7 +126,7 @@ static int prepare(Transformer *m, int B, TfPass *p) {
     return NN_OK;
 }
 
-int tf_shards_forward(Transformer *m, int B, int T, double *loss, int *scored) {
+int tf_shards_forward(TfModel *m, int B, int T, double *loss, int *scored) {
     TfPass p = {0};
     NN_TRY(prepare(m, B, &p));
     p.T = T;
@@ -149,7 +147,7 @@ int tf_shards_forward(Transformer *m, int B, int T, double *loss, int *scored) {
     return NN_OK;
 }
 
-int tf_shards_backward(Transformer *m, int B, int T, int scored) {
+int tf_shards_backward(TfModel *m, int B, int T, int scored) {
     TfPass p = {0};
     NN_TRY(prepare(m, B, &p));
     p.T = T;

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "layers/model_file.h"
 #include "models/transformer_internal.h"
+#include "train/transformer_train.h"
 #include "tasks/sequence_tasks.h"
 
 static const uint32_t VERSIONS[] = {1};
@@ -21,11 +22,12 @@ static const uint32_t VERSIONS[] = {1};
 
 static size_t file_size(size_t text_len, size_t n_params) { return HEAD_SIZE + text_len + 8 + 4 * n_params + 4; }
 
-size_t tf_save_size(const Transformer *m) { return file_size(m->text_len, m->opt.n); }
+size_t tf_save_size(const Transformer *t) { return file_size(t->text_len, t->model->opt.n); }
 
-int tf_save(const Transformer *m, uint8_t *bytes, size_t size) {
+int tf_save(const Transformer *t, uint8_t *bytes, size_t size) {
+    const TfModel *m = t->model;
     nn_clear_error();
-    if (size < tf_save_size(m)) return nn_fail(NN_ERR_SHAPE, "save: %zu bytes is too small (%zu needed)", size, tf_save_size(m));
+    if (size < tf_save_size(t)) return nn_fail(NN_ERR_SHAPE, "save: %zu bytes is too small (%zu needed)", size, tf_save_size(t));
     const TfConfig *c = &m->c;
     uint8_t *p = bytes;
     model_file_put_magic(&p, MODEL_FILE_TRANSFORMER, TF_FORMAT_VERSION);
@@ -33,10 +35,10 @@ int tf_save(const Transformer *m, uint8_t *bytes, size_t size) {
                                (int32_t)c->positional, (int32_t)c->score, c->batch, m->V, m->opt.steps};
     model_file_put_i32s(&p, f, FIELDS);
     nn_put_u64(&p, c->seed);
-    nn_put_u64(&p, m->train_rng);
-    nn_put_u32(&p, (uint32_t)m->text_len);
-    if (m->text_len) memcpy(p, m->text, m->text_len);
-    p += m->text_len;
+    nn_put_u64(&p, t->train_rng);
+    nn_put_u32(&p, (uint32_t)t->text_len);
+    if (t->text_len) memcpy(p, t->text, t->text_len);
+    p += t->text_len;
     model_file_put_weights(&p, &m->opt, bytes);
     return NN_OK;
 }
@@ -101,10 +103,11 @@ static int check_task(const TfFile *v) {
 
 /* One forward pass over a test sequence: a model whose weights are each in
  * range can still overflow with them together; no model that loads fails it. */
-static int probe(Transformer *m) {
+static int probe(Transformer *t) {
+    TfModel *m = t->model;
     uint64_t rng = PROBE_STREAM;
     int n = 0;
-    NN_TRY(tf_sample(m, TF_SPLIT_TEST, &rng, m->a.tokens, m->a.targets, &n));
+    NN_TRY(tf_sample(t, TF_SPLIT_TEST, &rng, m->a.tokens, m->a.targets, &n));
     int scored = 0;
     double loss = 0;
     int st = tf_forward(m, 1, n, 1, &loss, &scored);
@@ -127,19 +130,20 @@ int tf_load(Transformer **out, const uint8_t *bytes, size_t size) {
     /* activations for one sequence: they grow with the batches that come */
     TfConfig one = v.c;
     one.batch = 1;
-    Transformer *m;
-    st = tf_create(&m, &one, (const char *)v.text, v.text_len);
+    Transformer *t;
+    st = tf_create(&t, &one, (const char *)v.text, v.text_len);
     if (st != NN_OK)
         return st == NN_ERR_NOMEM ? st : nn_fail(NN_ERR_VALUE, "model file: its task does not take this configuration: %s", nn_last_error());
+    TfModel *m = t->model;
     m->c.batch = v.c.batch;
     model_file_params(&r, m->opt.params, v.n_params);
     m->opt.steps = v.steps;
-    m->train_rng = v.train_rng;
-    st = probe(m);
+    t->train_rng = v.train_rng;
+    st = probe(t);
     if (st != NN_OK) {
-        tf_destroy(m);
+        tf_destroy(t);
         return st;
     }
-    *out = m;
+    *out = t;
     return NN_OK;
 }

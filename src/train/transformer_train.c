@@ -14,62 +14,87 @@
 #include "models/transformer_internal.h"
 #include "tasks/sequence_tasks.h"
 #include "train/train_call.h"
+#include "train/transformer_train.h"
 
 #define TF_TEST_STREAM 0x7465737473706c74ull
+#define TF_TRAIN_STREAM 0x747261696e696e67ull /* xor'ed into the seed: the training draws */
 
 int tf_create(Transformer **out, const TfConfig *c, const char *text, size_t text_len) {
     nn_clear_error();
     *out = NULL;
     NN_TRY(tf_check_config(c));
-    SeqTask *task = calloc(1, sizeof *task);
-    if (!task) return nn_fail(NN_ERR_NOMEM, "out of memory for a task");
-    int st = seq_task_init(task, c->task, c->context, text, text_len);
-    if (st == NN_OK) st = tf_model_create(out, c, task->vocab);
+    Transformer *t = calloc(1, sizeof *t);
+    if (!t) return nn_fail(NN_ERR_NOMEM, "out of memory for a transformer");
+    int st = seq_task_init(&t->task, c->task, c->context, text, text_len);
+    if (st == NN_OK) st = tf_model_create(&t->model, c, t->task.vocab, (const char (*)[8])t->task.names);
+    if (st == NN_OK && text_len && !(t->text = malloc(text_len))) /* what tf_save writes */
+        st = nn_fail(NN_ERR_NOMEM, "text: out of memory for %zu bytes", text_len);
     if (st != NN_OK) {
-        seq_task_free(task);
-        free(task);
+        tf_destroy(t);
         return st;
     }
-    (*out)->task = task;
-    if ((st = tf_keep_text(*out, text, text_len)) != NN_OK) { /* what tf_save writes */
-        tf_destroy(*out);
-        *out = NULL;
-    }
-    return st;
+    if (text_len) memcpy(t->text, text, text_len);
+    t->text_len = text_len;
+    t->train_rng = c->seed ^ TF_TRAIN_STREAM;
+    *out = t;
+    return NN_OK;
 }
 
-void tf_destroy(Transformer *m) {
-    if (!m) return;
-    if (m->task) seq_task_free(m->task);
-    free(m->task);
-    tf_shards_free(m);
-    tf_model_destroy(m);
+void tf_destroy(Transformer *t) {
+    if (!t) return;
+    seq_task_free(&t->task);
+    if (t->model) tf_shards_free(t->model);
+    tf_model_destroy(t->model);
+    free(t->text);
+    free(t);
 }
 
-const char *tf_token_name(const Transformer *m, int id) { return id >= 0 && id < m->V ? m->task->names[id] : NULL; }
-int tf_seq_len(const Transformer *m) { return m->task->len; }
+/* ---- the model's views, through the binding ---------------------------------- */
 
-static void fill_batch(Transformer *m, TfSplit split, uint64_t *rng, int B) {
-    int n = m->task->len;
+const TfConfig *tf_config(const Transformer *t) { return tfm_config(t->model); }
+int tf_vocab(const Transformer *t) { return tfm_vocab(t->model); }
+size_t tf_num_params(const Transformer *t) { return tfm_num_params(t->model); }
+int tf_steps(const Transformer *t) { return tfm_steps(t->model); }
+nn_real *tf_params(Transformer *t) { return tfm_params(t->model); }
+const char *tf_tensor(const Transformer *t, int i, size_t *offset, size_t *count) {
+    return tfm_tensor(t->model, i, offset, count);
+}
+int tf_set_ablation(Transformer *t, const int32_t *pairs, int n) { return tfm_set_ablation(t->model, pairs, n); }
+int tf_inspect(Transformer *t, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
+               int32_t *lens) {
+    return tfm_inspect(t->model, tokens, n, attention, top_ids, top_p, lens);
+}
+int tf_generate(Transformer *t, int32_t *tokens, int n_prompt, int n_new, double temperature, int top_k, uint64_t seed) {
+    return tfm_generate(t->model, tokens, n_prompt, n_new, temperature, top_k, seed);
+}
+const char *tf_token_name(const Transformer *t, int id) {
+    return id >= 0 && id < t->model->V ? t->model->names[id] : NULL;
+}
+int tf_seq_len(const Transformer *t) { return t->task.len; }
+
+static void fill_batch(Transformer *t, TfSplit split, uint64_t *rng, int B) {
+    TfModel *m = t->model;
+    int n = t->task.len;
     for (int b = 0; b < B; b++)
-        seq_task_sample(m->task, split, rng, m->a.tokens + (size_t)b * n, m->a.targets + (size_t)b * n);
+        seq_task_sample(&t->task, split, rng, m->a.tokens + (size_t)b * n, m->a.targets + (size_t)b * n);
 }
 
 /* ---- training: the transformer's adapter of the one training call (train_call.h) ---- */
 
 typedef struct {
-    Transformer *m;
+    Transformer *t;
 } TfCall;
 
 static int call_sample(void *ctx, int B) {
-    Transformer *m = ((TfCall *)ctx)->m;
-    fill_batch(m, TF_SPLIT_TRAIN, &m->train_rng, B);
+    Transformer *t = ((TfCall *)ctx)->t;
+    fill_batch(t, TF_SPLIT_TRAIN, &t->train_rng, B);
     return NN_OK;
 }
 
 static int call_gradients(void *ctx, int B, double *loss) {
-    Transformer *m = ((TfCall *)ctx)->m;
-    int T = m->task->len, scored = 0;
+    Transformer *t = ((TfCall *)ctx)->t;
+    TfModel *m = t->model;
+    int T = t->task.len, scored = 0;
     NN_TRY(tf_shards_forward(m, B, T, loss, &scored));
     if (!isfinite(*loss)) return NN_OK; /* the call refuses the step */
     if (scored) return tf_shards_backward(m, B, T, scored);
@@ -82,15 +107,17 @@ static int call_gradients(void *ctx, int B, double *loss) {
  * that overflow do so on any input, and the call's batches each went
  * through a whole forward already. */
 static int call_probe(void *ctx) {
-    Transformer *m = ((TfCall *)ctx)->m;
-    int T = m->task->len < TF_MIN_CONTEXT ? m->task->len : TF_MIN_CONTEXT;
+    Transformer *t = ((TfCall *)ctx)->t;
+    TfModel *m = t->model;
+    int T = t->task.len < TF_MIN_CONTEXT ? t->task.len : TF_MIN_CONTEXT;
     int st = tf_forward(m, 1, T, 0, NULL, NULL);
     if (st == NN_OK) st = nn_check_finite("probabilities", m->a.probs, (size_t)T * m->V);
     if (st != NN_OK) return nn_fail(st, "its forward pass on a probe sequence is not finite (%s)", nn_last_error());
     return NN_OK;
 }
 
-int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
+int tf_train(Transformer *t, const TfTrainOptions *o, float *losses) {
+    TfModel *m = t->model;
     nn_clear_error();
     /* AdamW with warm-up and (unless constant) a cosine decay to final_lr, lr / 10 by default */
     NnTrainOptions opt = {NN_ADAMW, o->lr, o->clip, o->weight_decay, o->constant_lr ? NN_LR_CONSTANT : NN_LR_COSINE,
@@ -98,17 +125,18 @@ int tf_train(Transformer *m, const TfTrainOptions *o, float *losses) {
     NN_TRY(train_check(&m->opt, &opt, o->steps));
     NN_TRY(nn_check_size("batch", o->batch, 1, TF_MAX_BATCH));
     NN_TRY(tf_reserve(m, o->batch));
-    TfCall call = {m};
-    TrainAdapter a = {&m->opt, &m->train_rng, &call, call_sample, call_gradients, call_probe, NULL, NULL};
+    TfCall call = {t};
+    TrainAdapter a = {&m->opt, &t->train_rng, &call, call_sample, call_gradients, call_probe, NULL, NULL};
     return train_call(&a, &opt, o->steps, o->batch, losses);
 }
 
-int tf_evaluate(Transformer *m, TfSplit split, int count, double *loss_out, double *accuracy) {
+int tf_evaluate(Transformer *t, TfSplit split, int count, double *loss_out, double *accuracy) {
+    TfModel *m = t->model;
     nn_clear_error();
     if ((unsigned)split > TF_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
     NN_TRY(nn_check_size("count", count, 1, TF_MAX_EVALUATE));
     uint64_t rng = m->c.seed ^ TF_TEST_STREAM ^ (uint64_t)split;
-    int T = m->task->len, V = m->V;
+    int T = t->task.len, V = m->V;
     double loss = 0;
     long scored = 0, right = 0;
     /* batches of the configured size, whatever the buffers hold: the loss sums
@@ -116,7 +144,7 @@ int tf_evaluate(Transformer *m, TfSplit split, int count, double *loss_out, doub
     NN_TRY(tf_reserve(m, m->c.batch));
     for (int done = 0; done < count;) {
         int B = count - done < m->c.batch ? count - done : m->c.batch;
-        fill_batch(m, split, &rng, B);
+        fill_batch(t, split, &rng, B);
         int n = 0;
         double mean = 0;
         NN_TRY(tf_forward(m, B, T, 1, &mean, &n));
@@ -143,18 +171,19 @@ int tf_evaluate(Transformer *m, TfSplit split, int count, double *loss_out, doub
     return NN_OK;
 }
 
-int tf_sample(const Transformer *m, TfSplit split, uint64_t *rng, int32_t *tokens, int32_t *targets, int *n) {
+int tf_sample(const Transformer *t, TfSplit split, uint64_t *rng, int32_t *tokens, int32_t *targets, int *n) {
     nn_clear_error();
     if ((unsigned)split > TF_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
-    seq_task_sample(m->task, split, rng, tokens, targets);
-    *n = m->task->len;
+    seq_task_sample(&t->task, split, rng, tokens, targets);
+    *n = t->task.len;
     return NN_OK;
 }
 
-int tf_head_scores(Transformer *m, int count, float *prev, float *ind) {
+int tf_head_scores(Transformer *t, int count, float *prev, float *ind) {
+    TfModel *m = t->model;
     nn_clear_error();
     NN_TRY(nn_check_size("count", count, 1, TF_MAX_EVALUATE));
-    int T = m->task->len, L = m->c.layers, H = m->c.heads;
+    int T = t->task.len, L = m->c.layers, H = m->c.heads;
     double sp[TF_MAX_LAYERS * TF_MAX_HEADS] = {0}, si[TF_MAX_LAYERS * TF_MAX_HEADS] = {0};
     long n_prev = 0, n_ind = 0;
     /* where an induction head should look, per position: in the targets'
@@ -163,7 +192,7 @@ int tf_head_scores(Transformer *m, int count, float *prev, float *ind) {
     uint64_t rng = m->c.seed ^ TF_TEST_STREAM ^ 0x68656164ull;
     for (int done = 0; done < count;) {
         int B = count - done < m->acts_batch ? count - done : m->acts_batch;
-        for (int b = 0; b < B; b++) seq_task_repeat(m->task, &rng, m->a.tokens + (size_t)b * T, source + (size_t)b * T);
+        for (int b = 0; b < B; b++) seq_task_repeat(&t->task, &rng, m->a.tokens + (size_t)b * T, source + (size_t)b * T);
         NN_TRY(tf_forward(m, B, T, 0, NULL, NULL));
         for (int b = 0; b < B; b++) {
             n_prev += T - 1;

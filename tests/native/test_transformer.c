@@ -15,6 +15,7 @@
 #include "core/vec.h"
 #include "layers/layernorm.h"
 #include "models/transformer_internal.h"
+#include "train/transformer_train.h"
 
 #ifdef NN_DOUBLE
 #define FD_H 1e-6
@@ -140,10 +141,10 @@ typedef struct {
 
 static double whole_loss(void *ctx) {
     Whole *w = ctx;
-    memcpy(w->m->a.tokens, w->tokens, sizeof(int32_t) * w->B * w->T);
-    memcpy(w->m->a.targets, w->targets, sizeof(int32_t) * w->B * w->T);
+    memcpy(w->m->model->a.tokens, w->tokens, sizeof(int32_t) * w->B * w->T);
+    memcpy(w->m->model->a.targets, w->targets, sizeof(int32_t) * w->B * w->T);
     double loss = 0;
-    CHECK_OK(tf_forward(w->m, w->B, w->T, 1, &loss, NULL), "tf_forward");
+    CHECK_OK(tf_forward(w->m->model, w->B, w->T, 1, &loss, NULL), "tf_forward");
     return loss;
 }
 
@@ -166,7 +167,7 @@ static void whole_setup(Whole *w, Rng *r) {
     uint64_t s = 5;
     int n;
     for (int b = 0; b < w->B; b++) tf_sample(m, TF_SPLIT_TRAIN, &s, w->tokens + b * w->T, w->targets + b * w->T, &n);
-    for (size_t i = 0; i < tf_num_params(m); i++) m->opt.params[i] += (nn_real)rng_uniform(r, -0.3, 0.3);
+    for (size_t i = 0; i < tf_num_params(m); i++) m->model->opt.params[i] += (nn_real)rng_uniform(r, -0.3, 0.3);
 }
 
 static void check_whole(Rng *r, TfPositional pos, AttnScore score, int d_ff) {
@@ -177,16 +178,16 @@ static void check_whole(Rng *r, TfPositional pos, AttnScore score, int d_ff) {
     whole_setup(&w, r);
     double loss = whole_loss(&w);
     int scored = 0;
-    CHECK_OK(tf_forward(m, w.B, w.T, 1, NULL, &scored), "tf_forward");
+    CHECK_OK(tf_forward(m->model, w.B, w.T, 1, NULL, &scored), "tf_forward");
     CHECK(scored > 0 && isfinite(loss), "a finite loss over %d scored positions", scored);
-    memset(m->opt.grads, 0, sizeof(nn_real) * m->opt.n);
-    CHECK_OK(tf_backward(m, w.B, w.T, scored), "tf_backward");
+    memset(m->model->opt.grads, 0, sizeof(nn_real) * m->model->opt.n);
+    CHECK_OK(tf_backward(m->model, w.B, w.T, scored), "tf_backward");
     size_t P = tf_num_params(m);
     nn_real *g = alloc_reals(P);
-    memcpy(g, m->opt.grads, sizeof(nn_real) * P);
+    memcpy(g, m->model->opt.grads, sizeof(nn_real) * P);
     double *num = alloc_doubles(P);
-    fd_engine(m->opt.params, P, FD_H, whole_loss, &w, num);
-    for (int i = 0; i < m->opt.n_tensors; i++) {
+    fd_engine(m->model->opt.params, P, FD_H, whole_loss, &w, num);
+    for (int i = 0; i < m->model->opt.n_tensors; i++) {
         size_t off, count;
         const char *name = tf_tensor(m, i, &off, &count);
         check_grad(g + off, num + off, count, name);
@@ -224,9 +225,9 @@ static void ref_rope(double *qkv, int t, int C, int H) {
 
 /* logits (T, V) of one sequence */
 static void ref_forward(const Transformer *m, const int32_t *tok, int T, double *logits) {
-    const TfConfig *c = &m->c;
-    const TfWeights *w = &m->w;
-    int C = c->d_model, H = c->heads, D = C / H, F = c->d_ff, V = m->V;
+    const TfConfig *c = &m->model->c;
+    const TfWeights *w = &m->model->w;
+    int C = c->d_model, H = c->heads, D = C / H, F = c->d_ff, V = m->model->V;
     double *x = alloc_doubles((size_t)T * C), *h = alloc_doubles((size_t)T * C), *qkv = alloc_doubles((size_t)T * 3 * C),
            *y = alloc_doubles((size_t)T * C), *o = alloc_doubles(C), *f = alloc_doubles(F ? F : 1);
     for (int t = 0; t < T; t++)
@@ -262,7 +263,7 @@ static void ref_forward(const Transformer *m, const int32_t *tok, int T, double 
                 for (int d = 0; d < D; d++) {
                     double z = 0;
                     for (int j = 0; j <= i; j++) z += e[j] / s * qkv[j * 3 * C + 2 * C + hd * D + d];
-                    y[i * C + hd * D + d] = m->ablate[l][hd] ? 0 : z;
+                    y[i * C + hd * D + d] = m->model->ablate[l][hd] ? 0 : z;
                 }
             }
         for (int t = 0; t < T; t++) {
@@ -300,9 +301,9 @@ static void check_reference(Rng *r, TfPositional pos, AttnScore score, int d_ff,
     }
     whole_loss(&w);
     for (int b = 0; b < w.B; b++) {
-        double *want = alloc_doubles((size_t)w.T * m->V);
+        double *want = alloc_doubles((size_t)w.T * m->model->V);
         ref_forward(m, w.tokens + b * w.T, w.T, want);
-        CHECK_ARRAY(m->a.logits + (size_t)b * w.T * m->V, want, (size_t)w.T * m->V, m->V, 20 * TOL_FWD_ATOL,
+        CHECK_ARRAY(m->model->a.logits + (size_t)b * w.T * m->model->V, want, (size_t)w.T * m->model->V, m->model->V, 20 * TOL_FWD_ATOL,
                     20 * TOL_FWD_RTOL, "logits");
     }
     tf_destroy(m);
@@ -322,7 +323,7 @@ static void check_rope_relative(void) {
     nn_real *qkv = alloc_random(&(Rng){3}, (size_t)T * 3 * C, -1, 1);
     for (int t = 1; t < T; t++) /* every row the same query and key */
         memcpy(qkv + (size_t)t * 3 * C, qkv, sizeof(nn_real) * 3 * C);
-    AttnHeadsConfig hc = tf_heads(m, 0, T);
+    AttnHeadsConfig hc = tf_heads(m->model, 0, T);
     hc.causal = 0;
     nn_real *scores = alloc_reals((size_t)H * T * T), *weights = alloc_reals((size_t)H * T * T);
     nn_real *z = alloc_reals((size_t)T * C), *scratch = alloc_reals(attn_heads_scratch_size(&hc));
@@ -404,12 +405,12 @@ static void check_seed(void) {
     tf_create(&d, &c, NULL, 0);
     if (!a || !b || !d) return;
     size_t bytes = sizeof(nn_real) * tf_num_params(a);
-    CHECK(!memcmp(a->opt.params, b->opt.params, bytes), "seed 7 twice: the same bytes");
-    CHECK(memcmp(a->opt.params, d->opt.params, bytes), "seeds 7 and 8 differ");
+    CHECK(!memcmp(a->model->opt.params, b->model->opt.params, bytes), "seed 7 twice: the same bytes");
+    CHECK(memcmp(a->model->opt.params, d->model->opt.params, bytes), "seeds 7 and 8 differ");
     TfTrainOptions o = {3, 4, (nn_real)3e-3, (nn_real)0.01, 1, 0, 1, 0, 0};
     tf_train(a, &o, NULL);
     tf_train(b, &o, NULL);
-    CHECK(!memcmp(a->opt.params, b->opt.params, bytes), "three steps from the same seed: the same bytes");
+    CHECK(!memcmp(a->model->opt.params, b->model->opt.params, bytes), "three steps from the same seed: the same bytes");
     tf_destroy(a);
     tf_destroy(b);
     tf_destroy(d);

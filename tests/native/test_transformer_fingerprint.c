@@ -14,7 +14,8 @@
 #include "base/hash.h"
 #include "base/pool.h"
 #include "check.h"
-#include "models/transformer_internal.h" /* tf_set_shards */
+#include "models/transformer_internal.h"
+#include "train/transformer_train.h" /* tf_set_shards */
 
 typedef struct {
     const char *name;
@@ -85,7 +86,7 @@ static uint64_t fingerprint(const TfFingerprintCase *k) {
     int st = NN_OK;
     if (k->shards > 1) {
         st = nn_pool_split_serially(k->shards);
-        if (st == NN_OK) st = tf_set_shards(m, k->shards);
+        if (st == NN_OK) st = tf_set_shards(m->model, k->shards);
     }
     int n_losses = k->calls * k->train.steps;
     float *losses = calloc((size_t)n_losses + 2, sizeof(float));

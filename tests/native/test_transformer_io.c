@@ -13,6 +13,7 @@
 #include "check.h"
 #include "layers/model_file.h"
 #include "models/transformer_internal.h"
+#include "train/transformer_train.h"
 
 static Transformer *make(TfTaskKind task, TfPositional pos, int d_ff, const char *text, uint64_t seed) {
     TfConfig c = {task, 2, 2, 16, d_ff, 16, pos, ATTN_SCORE_SCALED_DOT, 4, seed};
@@ -44,7 +45,7 @@ static void check_round_trip(TfTaskKind task, TfPositional pos, int d_ff, const 
     train(m, 3);
     /* the file holds float32 weights: in the double build the model's are
      * rounded to them first, so the saved and the loaded are the same model */
-    for (size_t i = 0; i < tf_num_params(m); i++) m->opt.params[i] = (nn_real)(float)m->opt.params[i];
+    for (size_t i = 0; i < tf_num_params(m); i++) m->model->opt.params[i] = (nn_real)(float)m->model->opt.params[i];
     size_t n;
     uint8_t *b = saved(m, &n);
     Transformer *l = NULL;
@@ -92,7 +93,7 @@ static void check_evaluate_batches(void) {
     if (!m) return;
     double loss[2], acc[2];
     tf_evaluate(m, TF_SPLIT_TEST, 50, &loss[0], &acc[0]);
-    CHECK(tf_reserve(m, 7) == NN_OK, "reserve: %s", nn_last_error());
+    CHECK(tf_reserve(m->model, 7) == NN_OK, "reserve: %s", nn_last_error());
     tf_evaluate(m, TF_SPLIT_TEST, 50, &loss[1], &acc[1]);
     CHECK(loss[0] == loss[1] && acc[0] == acc[1], "loss %.17g, then %.17g", loss[0], loss[1]);
     tf_destroy(m);
@@ -195,9 +196,9 @@ static void check_damaged(void) {
 static nn_real *tensor(Transformer *m, const char *name) {
     size_t off, count;
     for (int i = 0; tf_tensor(m, i, &off, &count); i++)
-        if (!strcmp(tf_tensor(m, i, &off, &count), name)) return m->opt.params + off;
+        if (!strcmp(tf_tensor(m, i, &off, &count), name)) return m->model->opt.params + off;
     CHECK(0, "no tensor %s", name);
-    return m->opt.params;
+    return m->model->opt.params;
 }
 
 /* 'copy' sequences repeat k distinct digits (seq_task_repeat). The residual
@@ -217,7 +218,7 @@ static void check_hand_built_heads(void) {
     if (tf_create(&m, &c, NULL, 0) != NN_OK) return;
     int C = c.d_model, C3 = 3 * C, V = tf_vocab(m), P0 = V + 16, D = C / c.heads;
     const nn_real s = 3; /* a match scores s^2 |LN one-hot|^2 / sqrt(D) ~ 38 */
-    memset(m->opt.params, 0, sizeof(nn_real) * tf_num_params(m));
+    memset(m->model->opt.params, 0, sizeof(nn_real) * tf_num_params(m));
     for (int l = 0; l < 2; l++) {
         char name[24];
         snprintf(name, sizeof name, "h%d.ln1_w", l);
