@@ -310,7 +310,8 @@ test('changing the task or the mode clears the old readouts, and the link keeps 
   await page.waitForFunction(() => window.attnlabLab.session.kind === 'seq2seq');
   assert.equal(await page.$eval('#h-image', (e) => e.closest('section').hidden), true);
   assert.equal(await page.$eval('#h-align', (e) => e.closest('section').hidden), false);
-  assert.equal(await text(page, '#acc-caption'), 'Validation sequence accuracy');
+  // the captions follow once the new model's views open (the session takes the model first)
+  await page.waitForFunction(() => document.querySelector('#acc-caption').textContent === 'Validation sequence accuracy');
   await page.selectOption('#task', 'cluttered');
   await page.waitForFunction(() => window.attnlabLab.session.kind === 'vision');
   // the controls follow once the task's (pretrained) model is in place
