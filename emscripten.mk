@@ -38,7 +38,7 @@ wasm: $(WASM_OUT)
 
 $(WASM_DIR)/attnlab-simd.wasm: $(WASM_DEPS) emscripten.mk
 	@mkdir -p $(WASM_DIR)
-	$(EM_ENV) $(EMCC) $(EM_FLAGS) -msimd128 $(WASM_SRC) -o $@
+	$(EM_ENV) $(EMCC) $(EM_FLAGS) -msimd128 -mbulk-memory $(WASM_SRC) -o $@
 
 $(WASM_DIR)/attnlab-scalar.wasm: $(WASM_DEPS) emscripten.mk
 	@mkdir -p $(WASM_DIR)

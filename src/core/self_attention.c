@@ -57,15 +57,28 @@ static HeadsScratch heads_layout(const AttnHeadsConfig *c) {
 size_t attn_heads_scratch_size(const AttnHeadsConfig *c) { return heads_layout(c).total; }
 
 /* Columns [c0, c0 + w) of src (n rows, ld apart) to dst (n, w); back with
- * scatter (=) or add (+=). */
+ * scatter (=) or add (+=). Plain loops, not memcpy: a head's row is a few
+ * dozen bytes, and WASM's memcpy is a call per row. */
 static void gather_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, int w) {
-    for (int i = 0; i < n; i++) memcpy(dst + (size_t)i * w, src + (size_t)i * ld + c0, sizeof(nn_real) * w);
+    for (int i = 0; i < n; i++) {
+        const nn_real *s = src + (size_t)i * ld + c0;
+        nn_real *d = dst + (size_t)i * w;
+        for (int c = 0; c < w; c++) d[c] = s[c];
+    }
 }
 static void scatter_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, int w) {
-    for (int i = 0; i < n; i++) memcpy(dst + (size_t)i * ld + c0, src + (size_t)i * w, sizeof(nn_real) * w);
+    for (int i = 0; i < n; i++) {
+        const nn_real *s = src + (size_t)i * w;
+        nn_real *d = dst + (size_t)i * ld + c0;
+        for (int c = 0; c < w; c++) d[c] = s[c];
+    }
 }
 static void add_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, int w) {
-    for (int i = 0; i < n; i++) vec_axpy(dst + (size_t)i * ld + c0, 1, src + (size_t)i * w, w);
+    for (int i = 0; i < n; i++) {
+        const nn_real *s = src + (size_t)i * w;
+        nn_real *d = dst + (size_t)i * ld + c0;
+        for (int c = 0; c < w; c++) d[c] += s[c];
+    }
 }
 
 /* RoPE on rows x (n, d): sign +1: (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos),

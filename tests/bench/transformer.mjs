@@ -16,11 +16,12 @@
 // (ablating the best one: -1.7 to -13.9 points over 12 settings). With a
 // batch of 8 one head forms first; a strong decoupled weight decay keeps the
 // others from catching up, so that one head carries the induction.
-// Measured 2026-11-26 (SIMD build, one core of a shared 2-core machine):
-// seed 1, 1,675 steps in 13.5 CPU s, 95.3%; previous-token 0.80 (layer 0
-// head 3, the others <= 0.10), induction 0.77 (layer 1 head 1, the others
-// 0.02); ablating it: 95.3% -> 3.6% (the others alone: no change). Seeds 2 and 3 of the same settings: -91.5 and -37.4 points
-// (seed 3 forms two induction heads). The sweep is in tests/bench/RESULTS.md.
+// Measured 2026-11-28 (SIMD build, one core of a shared 2-core machine),
+// since the transformer runs on the core's attention: seed 1, 1,900 steps
+// in 21.3-22.4 CPU s, 95.1%; previous-token 0.79 (layer 0 head 0, the others
+// <= 0.12), induction 0.77 (layer 1 head 2, the others <= 0.03); ablating
+// it: 95.1% -> 3.8% (the others alone: no change). Before (2026-11-26):
+// 1,675 steps, 95.3%, 3.6% ablated. The sweep is in tests/bench/RESULTS.md.
 //   node tests/bench/transformer.mjs [--simd false] [--seconds 120] [--seed 1] [--lr 3e-3] [--weight-decay 3]
 //                                    [--batch 8] [--warmup 0] [--positional rope|learned|sinusoidal|none|alibi]
 import { loadEngine } from '../../web/engine/index.js';
