@@ -276,6 +276,8 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
   await page.setInputFiles('#load', file);
   await page.waitForFunction(() => window.attnlabLab.state.task === 'transformer' && window.attnlabLab.session.steps === 3000
     && /^Loaded from/.test(document.querySelector('#model-status').textContent));
+  // the notice follows the new model's views: wait for it rather than read it in between
+  await page.waitForFunction(() => /^Loaded /.test(document.querySelector('[data-testid=notice] .notice-text')?.textContent ?? ''));
   assert.match(await text(page, '[data-testid=notice]'), /Loaded .*transformer on induction, 2 × 2 heads, dModel 32, attention only, 3000 steps trained/);
   assert.deepEqual(await maps(), pretrained, 'the loaded file reads as the saved model');
   assert.equal(await page.isVisible('#tf-heads-card'), true);

@@ -316,6 +316,7 @@ test('a saved model loads back and translates the same', async () => {
   await page.waitForFunction(() => window.attnlabLab.session.steps >= 60);
   assert.equal(await translate(), output, 'the loaded model translates the same');
   await page.waitForFunction((o) => document.querySelector('[data-testid=output]').textContent === o, output);
+  await page.waitForFunction(() => /^Loaded /.test(document.querySelector('[data-testid=notice] .notice-text').textContent));
   assert.match(await text(page, '[data-testid=notice]'), /Loaded .*reverse/);
   await page.setInputFiles('#load', { name: 'broken.attnlab', mimeType: 'application/octet-stream', buffer: Buffer.from('not a model') });
   await page.waitForSelector('[data-testid=error]:not([hidden])');
