@@ -26,7 +26,7 @@ class Bare extends Model {
   constructor(heap, handle) {
     super(heap, handle, {
       kind: 'bare', prefix: 's2s', info: 'S2sInfo', stepsField: 'steps',
-      train: { maxSteps: 3, batch: () => 4, maxBatch: () => 4, lr: (adam) => (adam ? 0.01 : 0.1), optimizers: SEQ2SEQ.OPTIMIZERS, tokens: true },
+      train: { maxSteps: 3, batch: () => 4, maxBatch: () => 4, defaults: { lr: 0.01 }, optimizers: SEQ2SEQ.OPTIMIZERS, tokens: true },
     });
     this.config = {};
   }

@@ -13,7 +13,17 @@ const SMALL = { task: 'copy', layers: 2, heads: 2, dModel: 16, dFF: 32, context:
 for (const { engine, ...build } of await withEngines()) {
   describe(`transformer API (${build.name})`, { skip: build.skip }, () => {
     test('config resolves every option, with the vocabulary and the parameter count', async () => {
-      const m = await engine.createTransformer({ task: 'induction', dFF: 0, seed: 2 });
+      // the induction task's defaults (defaults.js): two attention-only layers of two heads, RoPE
+      const small = await engine.createTransformer({ task: 'induction' });
+      assert.deepEqual(
+        [small.config.layers, small.config.heads, small.config.dModel, small.config.dFF, small.config.context, small.config.positional, small.config.batch],
+        [2, 2, 32, 0, 32, 'rope', 32]);
+      small.destroy();
+      // another task's defaults, and a wider model keeping the default's dFF ratio
+      const wide = await engine.createTransformer({ task: 'copy', dModel: 32 });
+      assert.deepEqual([wide.config.layers, wide.config.heads, wide.config.dFF, wide.config.context, wide.config.positional], [2, 4, 128, 64, 'learned']);
+      wide.destroy();
+      const m = await engine.createTransformer({ task: 'induction', heads: 4, dModel: 64, context: 64, positional: 'learned', seed: 2 });
       const c = m.config;
       assert.deepEqual(
         { task: c.task, layers: c.layers, heads: c.heads, dModel: c.dModel, dFF: c.dFF, context: c.context,
@@ -117,7 +127,7 @@ for (const { engine, ...build } of await withEngines()) {
       await rejects({ heads: 17 }, 'ERR_LIMIT', /heads: 17; it must be within 1\.\.16/);
       await rejects({ dModel: 513 }, 'ERR_LIMIT', /dModel: 513; it must be within 1\.\.512/);
       await rejects({ context: 257 }, 'ERR_LIMIT', /context: 257; it must be within 8\.\.256/);
-      await rejects({ heads: 3 }, 'ERR_SHAPE', /3 heads do not divide dModel 64/);
+      await rejects({ heads: 3 }, 'ERR_SHAPE', /3 heads do not divide dModel 32/);
       await rejects({ score: 'additive' }, 'ERR_ARG', /score: unknown value 'additive'/);
       await rejects({ positional: 'spiral' }, 'ERR_ARG', /positional: unknown value 'spiral'/);
       await rejects({ layers: 0 }, 'ERR_SHAPE', /layers: 0; it must be within 1\.\.8/);
@@ -249,7 +259,7 @@ for (const { engine, ...build } of await withEngines()) {
       // position t peaks at feature t, so Wq = 4 x the shift t -> t - 1 and Wk = I
       // make query t match key t - 1. Layer 1's zero weights attend uniformly.
       const C = 16;
-      const m = await engine.createTransformer({ task: 'induction', layers: 2, heads: 1, dModel: C, dFF: 0, context: C, batch: 4 });
+      const m = await engine.createTransformer({ task: 'induction', layers: 2, heads: 1, dModel: C, dFF: 0, context: C, positional: 'learned', batch: 4 });
       const w = m.weights();
       const qkv = new Float32Array(C * 3 * C);
       for (let i = 1; i < C; i++) qkv[i * 3 * C + (i - 1)] = 4;

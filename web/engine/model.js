@@ -11,19 +11,19 @@
 //                   function (handle) => that record, for a kind that reads its own; and
 //       stepsField  its field counting optimiser steps;
 //       train       { maxSteps, batch(config) and maxBatch(config): the default and largest
-//                   batch, lr(adam): the default learning rate for Adam (true) or SGD,
-//                   optimizers (null: the kind has one optimiser and no option for it),
-//                   clip: the default clip (5 if not given),
-//                   schedule: the default schedule ('constant' if not given; SCHEDULES),
+//                   batch, optimizers (null: the kind has one optimiser and no option for it),
 //                   weightDecay: true when the kind's optimiser is AdamW (it takes a weightDecay),
+//                   defaults: a kind outside the table's train() defaults (over TRAIN_FALLBACK),
 //                   tokens: true when `_train` counts tokens, or (steps, batch, config) => tokens,
 //                   options: the kind's own options, { name: (value) => argument of `_train` } };
-//   - sets this.config, its configuration (what batch(config) reads);
+//   - sets this.config, its configuration (what batch(config) reads, and what picks
+//     the kind's train() defaults from the one table, defaults.js: steps, lr, clip, schedule...);
 //   - runs the body of each public method of its own through this.guarded(name, fn):
 //     fn gets the live handle, and anything it throws reaches the caller as an
 //     AttnlabError with a code (a destroyed model: ERR_ARG naming the method).
 import { AttnlabError, argError, describe, guard, valueError } from './errors.js';
 import { SCHEDULES } from './constants.js';
+import { trainDefaults } from './defaults.js';
 import { options, toBytes, toChoice, toInteger, toNumber } from './matrix.js';
 import { F32, F64, U8 } from './wasm.js';
 
@@ -70,35 +70,41 @@ export class Model {
   }
 
   /**
-   * Trains `steps` optimiser steps (default 1) on batches of `batch` train
-   * examples; the limits, defaults and further options are the kind's (see the subclass).
+   * Trains `steps` optimiser steps on batches of `batch` train examples; the
+   * limits and further options are the kind's (see the subclass), and every
+   * option not given is the kind's default for this model (defaults.js, the one
+   * table): `steps` the steps its headline needs, lr, clip, schedule, warmup...
    * Every kind takes the learning-rate schedule (opt_lr, src/layers/optim.c):
    * `schedule` 'constant' or 'cosine' (lr down to `finalLr`, 0: lr / 10, at the
    * model's step `decaySteps`, 0: the end of this call), after `warmup` steps of
-   * linear warm-up counted from the model's first step.
+   * linear warm-up counted from the model's first step. Not given, decaySteps is
+   * the table's steps, or the end of this call when it goes past them, so the
+   * same steps in chunks follow the same schedule as in one call.
    * @returns {{ loss, losses: Float32Array, steps, examples, seconds, examplesPerSecond, tokensPerSecond? }}
    */
   train(args = {}) {
     return this.guarded('train', (model) => {
       const t = this.#spec.train;
+      const d = trainDefaults(this.#spec.kind, this.config, t.defaults);
       const own = t.options ?? {};
       const o = options('train', args, ['steps', 'batch', ...(t.optimizers ? ['optimizer'] : []), 'lr', 'clip', 'schedule', 'warmup',
         'decaySteps', 'finalLr', ...(t.weightDecay ? ['weightDecay'] : []), ...Object.keys(own)]);
       // steps sizes the losses block, so its limit is checked before allocating.
-      const steps = toInteger('steps', o.steps, 1, 1, t.maxSteps);
+      const steps = toInteger('steps', o.steps, d.steps, 1, t.maxSteps);
       const batch = toInteger('batch', o.batch, t.batch(this.config), 1, t.maxBatch(this.config));
-      const optimizer = t.optimizers ? { optimizer: toChoice('optimizer', o.optimizer, t.optimizers, 'adam') } : {};
-      const lr = toNumber('lr', o.lr, t.lr(!t.optimizers || optimizer.optimizer === t.optimizers.adam));
+      const optimizer = t.optimizers ? { optimizer: toChoice('optimizer', o.optimizer, t.optimizers, d.optimizer) } : {};
+      const adam = !t.optimizers || optimizer.optimizer === t.optimizers.adam;
+      const lr = toNumber('lr', o.lr, adam ? d.lr : d.sgdLr);
       if (!(lr > 0)) throw valueError(`lr must be a finite number > 0 (got ${lr})`);
-      const clip = toNumber('clip', o.clip, t.clip ?? 5);
+      const clip = toNumber('clip', o.clip, d.clip);
       if (clip < 0) throw valueError(`clip must be >= 0; 0 turns clipping off (got ${clip})`);
       // their ranges against lr and the model's steps are the core's (opt_check_options)
       const schedule = {
-        schedule: toChoice('schedule', o.schedule, SCHEDULES, t.schedule ?? 'constant'),
-        warmup: toInteger('warmup', o.warmup, 0, 0),
-        decaySteps: toInteger('decaySteps', o.decaySteps, 0, 0),
-        finalLr: toNumber('finalLr', o.finalLr, 0),
-        ...(t.weightDecay ? { weightDecay: toNumber('weightDecay', o.weightDecay, 0) } : {}),
+        schedule: toChoice('schedule', o.schedule, SCHEDULES, d.schedule),
+        warmup: toInteger('warmup', o.warmup, d.warmup, 0),
+        decaySteps: toInteger('decaySteps', o.decaySteps, Math.max(d.steps, this.steps + steps), 0),
+        finalLr: toNumber('finalLr', o.finalLr, d.finalLr),
+        ...(t.weightDecay ? { weightDecay: toNumber('weightDecay', o.weightDecay, d.weightDecay) } : {}),
       };
       const kindArgs = Object.fromEntries(Object.entries(own).map(([name, parse]) => [name, parse(o[name])]));
       const counted = t.tokens === true;

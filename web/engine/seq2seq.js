@@ -3,6 +3,7 @@
 // Every call is one synchronous trip into WASM; a page runs training in a
 // worker and calls train() a few steps at a time to show progress.
 import { SEQ2SEQ, SEQ2SEQ_LIMITS } from './constants.js';
+import { DEFAULTS } from './defaults.js';
 import { argError, describe, limitError, valueError } from './errors.js';
 import { options, toBoolean, toChoice, toInteger } from './matrix.js';
 import { Model, loadHandle, modelFile } from './model.js';
@@ -23,8 +24,9 @@ const nameOf = (table, code) => Object.keys(table).find((k) => table[k] === code
  */
 function createArgs(o) {
   const L = SEQ2SEQ_LIMITS;
-  const task = toChoice('task', o.task, TASKS, 'reverse');
-  const minLength = toInteger('minLength', o.minLength, 4, 1, L.maxLength);
+  const D = DEFAULTS.seq2seq.model;
+  const task = toChoice('task', o.task, TASKS, D.task);
+  const minLength = toInteger('minLength', o.minLength, D.minLength, 1, L.maxLength);
   let pairs = null;
   if (task === TASKS.pairs) {
     if (typeof o.pairs !== 'string') throw argError("pairs: the 'pairs' task needs text of lines \"input<TAB>output\"");
@@ -39,20 +41,20 @@ function createArgs(o) {
   } else if (o.pairs !== undefined) {
     throw argError(`pairs: only the 'pairs' task takes pairs (task is '${nameOf(TASKS, task)}')`);
   }
-  const seed = o.seed === undefined ? 1 : o.seed;
+  const seed = o.seed === undefined ? D.seed : o.seed;
   if (!Number.isSafeInteger(seed) || seed < 0) throw valueError(`seed must be an integer in 0..2^53-1 (got ${describe(seed)})`);
   return {
     task, minLength, pairs, seed,
-    alphabet: toChoice('alphabet', o.alphabet, ALPHABETS, 'digits'),
-    maxLength: toInteger('maxLength', o.maxLength, Math.max(minLength, 12), 1, L.maxLength),
-    cell: toChoice('cell', o.cell, CELLS, 'gru'),
-    layers: toInteger('layers', o.layers, 1),
-    bidirectional: toBoolean('bidirectional', o.bidirectional, false),
-    embed: toInteger('embed', o.embed, 32, 1, L.maxEmbed),
-    hidden: toInteger('hidden', o.hidden, 64, 1, L.maxHidden),
-    attention: toChoice('attention', o.attention, ATTENTIONS, 'additive'),
-    attnHidden: toInteger('attnHidden', o.attnHidden, 0, 0, L.maxHidden),
-    batch: toInteger('batch', o.batch, 64, 1, L.maxBatch),
+    alphabet: toChoice('alphabet', o.alphabet, ALPHABETS, D.alphabet),
+    maxLength: toInteger('maxLength', o.maxLength, Math.max(minLength, D.maxLength), 1, L.maxLength),
+    cell: toChoice('cell', o.cell, CELLS, D.cell),
+    layers: toInteger('layers', o.layers, D.layers),
+    bidirectional: toBoolean('bidirectional', o.bidirectional, D.bidirectional),
+    embed: toInteger('embed', o.embed, D.embed, 1, L.maxEmbed),
+    hidden: toInteger('hidden', o.hidden, D.hidden, 1, L.maxHidden),
+    attention: toChoice('attention', o.attention, ATTENTIONS, D.attention),
+    attnHidden: toInteger('attnHidden', o.attnHidden, D.attnHidden, 0, L.maxHidden),
+    batch: toInteger('batch', o.batch, D.batch, 1, L.maxBatch),
   };
 }
 
@@ -86,7 +88,7 @@ export class Seq2SeqModel extends Model {
       train: {
         // up to SEQ2SEQ_LIMITS.maxBatch: the core grows the model's buffers for a batch larger than any before
         maxSteps: SEQ2SEQ_LIMITS.maxSteps, batch: (c) => Math.min(32, c.batch), maxBatch: () => SEQ2SEQ_LIMITS.maxBatch,
-        lr: (adam) => (adam ? 0.005 : 0.1), optimizers: OPTIMIZERS, tokens: true,
+        optimizers: OPTIMIZERS, tokens: true,
       },
     });
     const info = this.info();

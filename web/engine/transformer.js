@@ -4,6 +4,7 @@
 // calls train() a few steps at a time to show progress. The model's names,
 // codes and limits come from the core's one constants table (constants.js).
 import { MODEL_LIMITS, SCORES, TRANSFORMER, TRANSFORMER_LIMITS } from './constants.js';
+import { DEFAULTS, defaultsOf } from './defaults.js';
 import { argError, describe, limitError, shapeError, valueError } from './errors.js';
 import { options, toChoice, toInteger, toNumber } from './matrix.js';
 import { Model, loadHandle, modelFile } from './model.js';
@@ -34,7 +35,9 @@ function seedOf(value, fallback) {
 export function createTransformer(heap, args, names) {
   const K = transformerConstants(heap);
   const o = options('createTransformer', args, ['task', 'text', 'layers', 'heads', 'dModel', 'dFF', 'context', 'positional', 'score', 'batch', 'seed']);
-  const task = toChoice('task', o.task, K.tasks, 'induction');
+  const task = toChoice('task', o.task, K.tasks, DEFAULTS.transformer.model.task);
+  // the defaults for this task (defaults.js)
+  const D = defaultsOf('transformer', { task: nameOf(K.tasks, task) }).model;
   let text = new Uint8Array(0);
   if (task === K.tasks.text) {
     if (typeof o.text !== 'string') throw argError("text: the 'text' task needs a text (a string)");
@@ -45,13 +48,14 @@ export function createTransformer(heap, args, names) {
   }
   if (task === K.tasks.names && typeof names === 'string') text = new TextEncoder().encode(names);
   // Sizes: integers here; their ranges are the core's (it names the limit and the code).
-  const dModel = toInteger('dModel', o.dModel, 64);
+  const dModel = toInteger('dModel', o.dModel, D.dModel);
   const a = {
-    layers: toInteger('layers', o.layers, 2), heads: toInteger('heads', o.heads, 4), dModel,
-    dFF: toInteger('dFF', o.dFF, Math.min(4 * dModel, K.limits.maxDFF)), context: toInteger('context', o.context, 64),
-    positional: toChoice('positional', o.positional, K.positional, 'learned'),
-    score: toChoice('score', o.score, K.scores, 'scaled_dot'),
-    batch: toInteger('batch', o.batch, 32), seed: seedOf(o.seed, 1),
+    layers: toInteger('layers', o.layers, D.layers), heads: toInteger('heads', o.heads, D.heads), dModel,
+    // a wider model than the default keeps the default's ratio (4 x dModel), or none when the default has none
+    dFF: toInteger('dFF', o.dFF, Math.min((D.dFF / D.dModel) * dModel, K.limits.maxDFF)), context: toInteger('context', o.context, D.context),
+    positional: toChoice('positional', o.positional, K.positional, D.positional),
+    score: toChoice('score', o.score, K.scores, D.score),
+    batch: toInteger('batch', o.batch, D.batch), seed: seedOf(o.seed, D.seed),
   };
   const handle = heap.withBlock({ text: U8 * (text.length + 1) }, (p) => {
     heap.writeBytes(p.text, text);
@@ -89,8 +93,8 @@ export class TransformerModel extends Model {
     super(heap, handle, {
       kind: 'transformer', prefix: 'tf', stepsField: 'steps', info: (model) => readInfo(heap, model),
       train: {
-        maxSteps: K.limits.maxSteps, batch: (c) => c.batch, maxBatch: () => K.limits.maxBatch, lr: () => 3e-3,
-        optimizers: null, clip: 1, schedule: 'cosine', weightDecay: true,
+        maxSteps: K.limits.maxSteps, batch: (c) => c.batch, maxBatch: () => K.limits.maxBatch,
+        optimizers: null, weightDecay: true,
         tokens: (steps, batch, config) => steps * batch * config.sequenceLength,
       },
     });

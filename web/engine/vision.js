@@ -212,7 +212,7 @@ export class VisionModel extends Model {
       train: {
         // up to VISION_LIMITS.maxBatch: the core grows the model's buffers for a batch larger than any before
         maxSteps: VISION_LIMITS.maxTrainSteps, batch: (c) => c.batch, maxBatch: () => VISION_LIMITS.maxBatch,
-        lr: (adam) => (adam ? 0.002 : 0.05), optimizers: OPTIMIZERS, tokens: false,
+        optimizers: OPTIMIZERS, tokens: false,
         // hard mode on the grid: the share of images that read the expected (soft) context in these steps
         options: { softMix: toSoftMix },
       },
