@@ -12,8 +12,11 @@
 //   cluttered-retina.vis    the same task read by RAM's retina (sensor 'retina': no CNN, a Gaussian
 //                           location policy, 3 scales of 12 x 12 around it, 6 glimpses), trained for
 //                           about the CPU time of cluttered-hard; 24 hidden units to stay under 80 KB (chapter 8)
-//   induction.tfm           a 2-layer, 2-head attention-only transformer on the induction task,
-//                           chapter 9's own model trained longer (its heads already formed)
+//   induction.tfm           the induction task's default transformer (web/engine/defaults.js: 2 attention-only
+//                           layers of 2 heads, RoPE) trained with its default steps and schedule, as
+//                           createTransformer({ task: 'induction' }) + train() does; its manifest entry holds the
+//                           run's history (every step's loss, the test accuracy and every head's scores every
+//                           HISTORY_EVERY steps), so the lab and chapter 9 show its phase change before anything is trained
 //   node scripts/train-models.mjs [--only name,name]   (npm run train:models)
 // --only retrains the models named and keeps the others' files and manifest entries.
 // The same seeds give the same files natively and in WASM; the page computes every
@@ -22,6 +25,7 @@
 // digit set: node scripts/mnist.mjs.
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { defaultsOf } from '../web/engine/defaults.js';
 import { loadEngine } from '../web/engine/index.js';
 
 const out = fileURLToPath(new URL('../web/models/', import.meta.url));
@@ -29,6 +33,12 @@ const out = fileURLToPath(new URL('../web/models/', import.meta.url));
 const REVERSE = { task: 'reverse', alphabet: 'digits', minLength: 2, maxLength: 16, cell: 'gru', hidden: 32, embed: 16, seed: 1 };
 /** The retina's training steps: about the seconds cluttered-hard's 1,500 steps take (its steps are cheaper: no CNN). */
 const RETINA_STEPS = 17000;
+const INDUCTION = defaultsOf('transformer', { task: 'induction' });
+/** Steps between two records of a model's history (test accuracy and head scores). */
+const HISTORY_EVERY = 25;
+/** Test sequences each history record evaluates, and sequences its head scores read (the lab's counts). */
+const HISTORY_EVAL = 64;
+const HISTORY_SCORES = 32;
 const CLUTTERED = { task: 'cluttered', clutter: 4, channels: [8, 16, 32], cell: 'gru', attention: 'scaled_dot', steps: 3, batch: 32, seed: 1, start: 'constant' };
 /**
  * name -> kind ('seq2seq' | 'vision' | 'transformer'), create options and training: steps, batch and
@@ -48,11 +58,8 @@ export const MODELS = {
     kind: 'vision', options: { task: 'cluttered', clutter: 4, cell: 'gru', hidden: 24, mode: 'hard', sensor: 'retina', steps: 6, batch: 32, seed: 1, start: 'constant' },
     steps: RETINA_STEPS, batch: 32, lr: 0.002, schedule: 'cosine', finalLr: 0.0001, clip: 5,
   },
-  // the transformer's own schedule: warm-up, then a cosine to lr / 10
-  induction: {
-    kind: 'transformer', options: { task: 'induction', layers: 2, heads: 2, dModel: 32, dFF: 0, context: 32, batch: 32, seed: 1 },
-    steps: 3000, batch: 32, lr: 0.003, warmup: 50,
-  },
+  // the task's defaults, all of them (model and training), with its history recorded
+  induction: { kind: 'transformer', options: { ...INDUCTION.model }, steps: INDUCTION.train.steps, batch: INDUCTION.model.batch, history: true },
 };
 const EXT = { seq2seq: 's2s', vision: 'vis', transformer: 'tfm' };
 const create = (spec) => (spec.kind === 'vision' ? engine.createVisionModel(spec.options)
@@ -60,8 +67,7 @@ const create = (spec) => (spec.kind === 'vision' ? engine.createVisionModel(spec
 /** train()'s options a spec sets (the others keep the kind's defaults). */
 const TRAIN_OPTIONS = ['lr', 'clip', 'schedule', 'warmup', 'finalLr'];
 const trainOptions = (spec) => Object.fromEntries(TRAIN_OPTIONS.filter((k) => spec[k] !== undefined).map((k) => [k, spec[k]]));
-/** One round of `steps` training steps on the run's schedule (it ends at the run's last step): the seconds it took. */
-const trainRound = (m, spec, steps) => m.train({ steps, batch: spec.batch, ...trainOptions(spec), decaySteps: spec.steps }).seconds ?? 0;
+const round4 = (v) => Math.round(v * 1e4) / 1e4;
 /** How many test examples the recorded accuracy (and the page) evaluates. */
 export const EVAL_COUNT = 500;
 
@@ -82,7 +88,23 @@ for (const [name, spec] of Object.entries(MODELS)) {
   const m = await create(spec);
   try {
     let seconds = 0;
-    for (let done = 0; done < spec.steps; done += 100) seconds += trainRound(m, spec, Math.min(100, spec.steps - done));
+    const round = spec.history ? HISTORY_EVERY : 100;
+    const history = spec.history ? { losses: [], accuracy: [], scores: [] } : null;
+    const record = () => {
+      const step = m.steps;
+      history.accuracy.push({ step, value: round4(m.evaluate({ split: 'test', count: HISTORY_EVAL }).accuracy) });
+      const heads = m.headScores({ count: HISTORY_SCORES }).map((row) => row.map((h) => ({ previousToken: round4(h.previousToken), induction: round4(h.induction) })));
+      history.scores.push({ step, heads });
+    };
+    if (history) record();
+    for (let done = 0; done < spec.steps; done += round) {
+      const r = m.train({ steps: Math.min(round, spec.steps - done), batch: spec.batch, ...trainOptions(spec), decaySteps: spec.steps });
+      seconds += r.seconds ?? 0;
+      if (history) {
+        history.losses.push(...Array.from(r.losses, round4));
+        record();
+      }
+    }
     const ev = m.evaluate({ split: 'test', count: EVAL_COUNT });
     ev.sequenceAccuracy ??= ev.accuracy; // the transformer's accuracy is over the task's scored positions
     const bytes = m.save();
@@ -91,6 +113,7 @@ for (const [name, spec] of Object.entries(MODELS)) {
     manifest.models[name] = {
       file, kind: spec.kind, options: spec.options, steps: spec.steps, batch: spec.batch, ...trainOptions(spec),
       accuracy: ev.accuracy, sequenceAccuracy: ev.sequenceAccuracy, bytes: bytes.length, seconds: Number(seconds.toFixed(1)),
+      ...(history ? { history } : {}),
     };
     console.log(`${name}: ${spec.steps} steps in ${((performance.now() - t0) / 1000).toFixed(1)} s, test accuracy ${(ev.accuracy ?? ev.tokenAccuracy).toFixed(3)}, sequence accuracy ${ev.sequenceAccuracy.toFixed(3)}, ${bytes.length} bytes`);
   } finally {

@@ -16,6 +16,7 @@ import { codec, PROPERTIES } from './state.js';
 import { savedText } from './transformer-file.js';
 import { TF_MODEL_KEYS, TRANSFORMER_PROPS, transformerOptions, transformerTrainOptions } from './transformer-state.js';
 import { thinIndex, thinSnapshots } from './session.js';
+import { formedMarks, inductionFormed } from './transformer-scores.js';
 
 /** Frames kept for the time-lapse (each holds layers × heads maps of the input, and the weights). */
 const MAX_FRAMES = 120;
@@ -123,6 +124,22 @@ export const transformerFamily = {
     for (const k of TF_MODEL_KEYS) s[k] = defaults[k];
     return s;
   },
+  /**
+   * A pretrained model's recorded head scores (history.scores: [{ step, heads: [layer][head] { previousToken,
+   * induction } }]) as the run's, when they read as the model's: false when they do not.
+   */
+  history(session, h) {
+    const { layers, heads } = session.info.config;
+    const score = (v) => Number.isFinite(v) && v >= 0 && v <= 1;
+    const ok = Array.isArray(h.scores) && h.scores.every((p) => Number.isInteger(p?.step) && p.step >= 0 && p.step <= session.steps
+      && Array.isArray(p.heads) && p.heads.length === layers
+      && p.heads.every((row) => Array.isArray(row) && row.length === heads && row.every((sc) => score(sc?.previousToken) && score(sc?.induction))));
+    if (!ok) return false;
+    session.scores = h.scores.map((p) => ({ step: p.step, heads: p.heads.map((row) => row.map((sc) => ({ previousToken: sc.previousToken, induction: sc.induction }))) }));
+    return true;
+  },
+  /** Where an induction head formed, marked on the loss and accuracy curves too. */
+  marks: (session) => formedMarks(inductionFormed(session.scores, session.losses)),
   fileName: (s, steps) => `attnlab-transformer-${s.tfTask}-${s.tfLayers}x${s.tfHeads}-step${steps}.tfm`,
   progressLabel: () => 'transformer',
   modelName: (s) => `transformer on ${s.tfTask}, ${s.tfLayers} × ${s.tfHeads} heads, dModel ${s.tfDModel}${s.tfDFF ? `, dFF ${s.tfDFF}` : ', attention only'}`,

@@ -125,8 +125,10 @@ function start() {
     const bytes = pick ? await fetchPretrained(pick.spec).catch(() => null) : null;
     if (!bytes) pick = null;
     try {
-      if (pick) await session.load(family, bytes);
-      else await session.create(family, family.create(state, view.inputs()));
+      if (pick) {
+        await session.load(family, bytes);
+        if (pick.spec.history) session.adoptHistory(pick.spec.history);
+      } else await session.create(family, family.create(state, view.inputs()));
       origin = pick ? { pretrained: pick } : {};
       // another family was chosen while the model was made: its choice stands (its change is queued)
       if (familyOf(state) !== family) return false;

@@ -3,6 +3,7 @@
 // task on its pretrained model, so a learner first sees attention that works
 // (labelled as pretrained, "train from scratch" one click away), instead of an
 // untrained model's noise over a uniform map.
+import { defaultsOf } from '../engine/defaults.js';
 import { settingsOf } from './model-file.js';
 import { MODEL_KEYS, isImageTask, sensorOf } from './state.js';
 
@@ -36,11 +37,11 @@ export function pickPretrained(manifest, state, given) {
  * manifest entry's options, or a loaded model's config): the engine's defaults
  * for what the options leave out.
  */
-export function transformerSettings(o) {
+export function transformerSettings(given) {
+  const o = { ...defaultsOf('transformer', given).model, ...given };
   return {
-    task: 'transformer', tfTask: o.task, tfLayers: o.layers, tfHeads: o.heads, tfDModel: o.dModel, tfDFF: o.dFF ?? 0,
-    tfContext: o.context, tfPositional: o.positional ?? 'learned', tfScore: o.score ?? 'scaled_dot', ...(o.batch ? { tfBatch: o.batch } : {}),
-    seed: o.seed ?? 1,
+    task: 'transformer', tfTask: o.task, tfLayers: o.layers, tfHeads: o.heads, tfDModel: o.dModel, tfDFF: o.dFF,
+    tfContext: o.context, tfPositional: o.positional, tfScore: o.score, tfBatch: o.batch, seed: o.seed,
   };
 }
 

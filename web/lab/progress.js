@@ -23,15 +23,16 @@ export function createProgressView() {
   let lossCaption = LABELS.text.loss;
 
   // a model trained before (pretrained, or a file) plots from where this run began, not from step 0
-  function charts(losses, accuracy, from = 0) {
+  // marks: [{ x: step, label }] drawn across both (the family's, e.g. where an induction head formed)
+  function charts(losses, accuracy, from = 0, marks = []) {
     const xMin = from || undefined;
     // ... over at least a hundred steps, not the one step between its first two points
     const last = Math.max(losses.at(-1)?.step ?? 0, accuracy.at(-1)?.step ?? 0);
     const xMax = from ? Math.max(from + 100, last) : undefined;
     drawChart(lossChart, [{ name: 'loss', color: '#c92a2a', points: losses }],
-      { xLabel: 'step', yLabel: 'loss', yMin: 0, xMin, xMax, integerX: true, readout: lossReadout });
+      { xLabel: 'step', yLabel: 'loss', yMin: 0, xMin, xMax, integerX: true, readout: lossReadout, marks });
     drawChart(accChart, [{ name: 'accuracy', color: '#2f56d6', points: accuracy }],
-      { xLabel: 'step', yLabel: 'accuracy', yMin: 0, yMax: 1, xMin, xMax, integerX: true, readout: accReadout });
+      { xLabel: 'step', yLabel: 'accuracy', yMin: 0, yMax: 1, xMin, xMax, integerX: true, readout: accReadout, marks });
   }
 
   return {
@@ -52,7 +53,7 @@ export function createProgressView() {
       setText(byId('stat-acc'), acc ? `${fixed(acc.value * 100, 1)}%` : '–');
       setText(byId('stat-speed'), session.examplesPerSecond ? Math.round(session.examplesPerSecond).toLocaleString('en') : '–');
       setText(byId('stat-time'), fmtTime(session.trainSeconds));
-      charts(session.losses, session.accuracy, session.startSteps);
+      charts(session.losses, session.accuracy, session.recorded ? 0 : session.startSteps, session.family?.marks?.(session) ?? []);
       // an empty chart says why it is empty
       setText(byId('loss-caption'), session.losses.length ? lossCaption : `${lossCaption}: none yet, press ▶ Train`);
     },

@@ -80,7 +80,7 @@ export function divergedError(steps, cause = 'the loss is not a finite number') 
 }
 
 /** The fields of a run every family has; a family adds its own (its fresh()). */
-const RUN_FIELDS = ['losses', 'accuracy', 'steps', 'startSteps', 'trainSeconds', 'examplesPerSecond', 'lastEval'];
+const RUN_FIELDS = ['losses', 'accuracy', 'steps', 'startSteps', 'recorded', 'trainSeconds', 'examplesPerSecond', 'lastEval'];
 
 export class Session {
   /**
@@ -109,6 +109,7 @@ export class Session {
     this.accuracy = [];
     this.steps = 0;
     this.startSteps = 0;
+    this.recorded = false; // the curves hold the steps before startSteps: a pretrained model's recorded run
     this.loadedAt = null; // the step a model was loaded from bytes at (its learning rate ramps up from there)
     this.trainSeconds = 0;
     this.examplesPerSecond = 0;
@@ -168,6 +169,24 @@ export class Session {
     await this.update();
     this.hooks.onState?.(this);
     return made;
+  }
+
+  /**
+   * A pretrained model's recorded run (its models.json `history`: every step's
+   * loss, the accuracy and the family's own records, such as the heads' scores)
+   * as this run's curves from step 0, so that what it went through shows before
+   * anything is trained here. A history that does not read as one is left out.
+   */
+  adoptHistory(history) {
+    const points = (list) => Array.isArray(list) && list.every((p) => Number.isInteger(p?.step) && p.step >= 0 && p.step <= this.steps && Number.isFinite(p.value));
+    const h = history ?? {};
+    if (!Array.isArray(h.losses) || h.losses.length !== this.steps || !h.losses.every(Number.isFinite) || !points(h.accuracy)) return false;
+    if (this.family.history && !this.family.history(this, h)) return false;
+    this.losses = h.losses.map((value, i) => ({ step: i + 1, value }));
+    // the lab's own measure of the model in hand ends the curve
+    this.accuracy = [...h.accuracy.filter((p) => p.step < this.steps), ...this.accuracy];
+    this.recorded = true;
+    return true;
   }
 
   async drop() {

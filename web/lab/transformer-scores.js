@@ -1,7 +1,9 @@
 // The heads over training: each head's previous-token score and induction score
 // (headScores, measured every SCORE_EVERY steps) as two line charts, one line per
-// head, beside the loss curve, where the induction bump shows as a jump, and
-// a readout naming the strongest head of each kind.
+// head, beside the loss curve, where the induction bump shows as a jump, marked
+// where a head formed (inductionFormed), with a sentence saying when and what the
+// loss did meanwhile, and a readout naming the strongest head of each kind.
+import { defaultsOf } from '../engine/defaults.js';
 import { drawChart, drawLegend } from '../ui/chart.js';
 import { byId, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
@@ -21,11 +23,65 @@ function strongest(heads, key) {
   return best;
 }
 
+/** The induction score at which a head counts as formed: the induction task's headline (defaults.js). */
+export const FORMED = defaultsOf('transformer', { task: 'induction' }).headline.induction;
+/** Training steps whose mean loss stands for the loss at a step. */
+const LOSS_WINDOW = 20;
+
+/** The mean training loss of the LOSS_WINDOW steps up to `step` ([{ step, value }]), or of the first ones for step 0. */
+function lossAt(losses, step) {
+  let near = losses.filter((p) => p.step <= step && p.step > step - LOSS_WINDOW);
+  if (!near.length) near = losses.slice(0, LOSS_WINDOW);
+  return near.length ? near.reduce((t, p) => t + p.value, 0) / near.length : null;
+}
+
+/**
+ * Where an induction head formed in the scores measured so far ([{ step, heads }]):
+ * the first measurement at which a head of a layer past the first passes FORMED (the
+ * highest, when several pass at once), the step its rise began (its last measurement
+ * below FORMED / 4 before), its score then and at forming, and the training loss then
+ * and at forming. null: none has formed.
+ */
+export function inductionFormed(points, losses = []) {
+  for (const [k, p] of points.entries()) {
+    let best = null;
+    p.heads.forEach((row, layer) => row.forEach((sc, head) => {
+      if (layer > 0 && sc.induction >= FORMED && (!best || sc.induction > best.score)) best = { layer, head, score: sc.induction };
+    }));
+    if (!best) continue;
+    let from = 0;
+    for (let j = k - 1; j >= 0; j--) {
+      if (points[j].heads[best.layer][best.head].induction < FORMED / 4) { from = j; break; }
+    }
+    const start = points[from];
+    return {
+      layer: best.layer, head: best.head, step: p.step, score: best.score,
+      fromStep: start.step, fromScore: start.heads[best.layer][best.head].induction,
+      lossFrom: lossAt(losses, start.step), lossTo: lossAt(losses, p.step),
+    };
+  }
+  return null;
+}
+
+/** The sentence on a formed head (or on none yet). */
+export function formedSentence(formed, layers) {
+  if (layers < 2) return 'An induction head needs two layers: one to write the previous token into each position, one to look it up.';
+  if (!formed) return `No induction head has formed yet: a head of layer 1 or later counts as formed when its induction score passes ${FORMED}.`;
+  const f = formed;
+  const loss = f.lossFrom !== null && f.lossTo !== null ? `, while the training loss fell from ${fixed(f.lossFrom, 2)} to ${fixed(f.lossTo, 2)}` : '';
+  return `Layer ${f.layer}, head ${f.head} (${headName(f)}) formed at step ${f.step.toLocaleString('en')}: its induction score rose from `
+    + `${fixed(f.fromScore, 2)} at step ${f.fromStep.toLocaleString('en')} to ${fixed(f.score, 2)}${loss}.`;
+}
+
+/** The mark of a formed head on a step axis ([] when none). */
+export const formedMarks = (formed) => (formed ? [{ x: formed.step, label: `${headName(formed)} formed` }] : []);
+
 export function createScoresView() {
   const prev = byId('tf-prev-chart');
   const ind = byId('tf-ind-chart');
   const legend = byId('tf-scores-legend');
   const readout = byId('tf-scores-readout');
+  const formedText = byId('tf-formed');
 
   function series(points, key) {
     const [first] = points;
@@ -37,13 +93,16 @@ export function createScoresView() {
   }
 
   return {
-    /** Draws the scores measured so far ([{ step, heads }]). */
-    update(points) {
+    /** Draws the scores measured so far ([{ step, heads }]), marking where an induction head formed (losses: the training loss, [{ step, value }]). */
+    update(points, losses = []) {
       const p = series(points, 'previousToken');
-      drawChart(prev, p, { xLabel: 'step', yLabel: 'previous-token score', yMin: 0, yMax: 1, integerX: true, readout });
-      drawChart(ind, series(points, 'induction'), { xLabel: 'step', yLabel: 'induction score', yMin: 0, yMax: 1, integerX: true, readout });
+      const formed = inductionFormed(points, losses);
+      const marks = formedMarks(formed);
+      drawChart(prev, p, { xLabel: 'step', yLabel: 'previous-token score', yMin: 0, yMax: 1, integerX: true, readout, marks });
+      drawChart(ind, series(points, 'induction'), { xLabel: 'step', yLabel: 'induction score', yMin: 0, yMax: 1, integerX: true, readout, marks });
       drawLegend(legend, p);
       const last = points.at(-1);
+      setText(formedText, last ? formedSentence(formed, last.heads.length) : '');
       if (!last) { setText(readout, ''); return; }
       const [a, b] = ['previousToken', 'induction'].map((k) => strongest(last.heads, k));
       setText(readout, `At step ${last.step.toLocaleString('en')}: the strongest previous-token head is ${headName(a)} (${fixed(a.value, 2)}), `

@@ -9,6 +9,7 @@
 // when the engine does not know it. The sizes' bounds are the engine's limits
 // (include/attnlab/transformer.h); the engine checks them again, with its own
 // message, when the model is made.
+import { defaultsOf } from '../engine/defaults.js';
 import { limit } from './limits.js';
 
 /** The transformer engine's limit `name` (maxLayers, maxHeads, ...): the link's bound on a size. */
@@ -28,21 +29,25 @@ export const SAMPLE_TEXT = 'Attention is a weighted average. A query asks, the k
   + 'residual stream between them, and its heads learn to look back: at the previous token, or at what followed '
   + 'the last time the current token was seen. ';
 
+/** The engine's defaults (web/engine/defaults.js) for the lab's first task: the settings a learner starts from. */
+const FIRST = defaultsOf('transformer', { task: 'induction' });
+const D = FIRST.model;
+
 export const TRANSFORMER_PROPS = [
-  { name: 'tfTask', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: 'induction' },
-  { name: 'tfLayers', type: 'int', min: 1, get max() { return bound('maxLayers'); }, def: 2 },
-  { name: 'tfHeads', type: 'int', min: 1, get max() { return bound('maxHeads'); }, def: 4 },
+  { name: 'tfTask', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: D.task },
+  { name: 'tfLayers', type: 'int', min: 1, get max() { return bound('maxLayers'); }, def: D.layers },
+  { name: 'tfHeads', type: 'int', min: 1, get max() { return bound('maxHeads'); }, def: D.heads },
   {
-    // 64, or a width the heads divide (16 per head) when they do not divide 64
-    name: 'tfDModel', type: 'int', min: 1, get max() { return bound('maxDModel'); }, def: (s) => (64 % s.tfHeads ? 16 * s.tfHeads : 64),
+    // the default width, or one the heads divide (16 per head) when they do not divide it
+    name: 'tfDModel', type: 'int', min: 1, get max() { return bound('maxDModel'); }, def: (s) => (D.dModel % s.tfHeads ? 16 * s.tfHeads : D.dModel),
     check: (v, s) => (v % s.tfHeads ? `is not a multiple of the ${s.tfHeads} heads` : null),
   },
-  { name: 'tfDFF', type: 'int', min: 0, get max() { return bound('maxDFF'); }, def: 0 },
-  { name: 'tfContext', type: 'int', min: 1, get max() { return bound('maxContext'); }, def: 64 },
-  { name: 'tfPositional', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: 'learned' },
-  { name: 'tfScore', type: 'enum', values: ['scaled_dot', 'dot', 'cosine'], def: 'scaled_dot' },
-  { name: 'tfLr', type: 'number', min: 1e-6, max: 1, def: 1e-3 },
-  { name: 'tfBatch', type: 'int', min: 1, get max() { return bound('maxBatch'); }, def: 32 },
+  { name: 'tfDFF', type: 'int', min: 0, get max() { return bound('maxDFF'); }, def: D.dFF },
+  { name: 'tfContext', type: 'int', min: 1, get max() { return bound('maxContext'); }, def: D.context },
+  { name: 'tfPositional', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: D.positional },
+  { name: 'tfScore', type: 'enum', values: ['scaled_dot', 'dot', 'cosine'], def: D.score },
+  { name: 'tfLr', type: 'number', min: 1e-6, max: 1, def: FIRST.train.lr },
+  { name: 'tfBatch', type: 'int', min: 1, get max() { return bound('maxBatch'); }, def: D.batch },
   { name: 'tfText', type: 'string', maxLength: 4000, def: SAMPLE_TEXT },
   // the inspected input ('' : the test split's first example) and the generate box's prompt
   { name: 'tfInput', type: 'string', maxLength: 256, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
@@ -69,10 +74,15 @@ export function transformerOptions(s) {
   };
 }
 
-/** The cosine of the learning rate ends here (steps): about what a few minutes in a browser train. */
-export const DECAY_STEPS = 4000;
-/** train() options: AdamW at lr after a warm-up, decaying over DECAY_STEPS however the steps are chunked. */
-export const transformerTrainOptions = (s) => ({ batch: s.tfBatch, lr: s.tfLr, warmup: 100, decaySteps: DECAY_STEPS });
+/**
+ * train() options: AdamW at the form's lr and batch; the rest of the schedule is the
+ * engine's default for the task (defaults.js): the cosine ends at the task's steps
+ * however the steps are chunked.
+ */
+export const transformerTrainOptions = (s) => ({ batch: s.tfBatch, lr: s.tfLr });
+
+/** The steps the task's defaults train (defaults.js): where its schedule ends and its headline is reached. */
+export const defaultSteps = (s) => defaultsOf('transformer', { task: s.tfTask }).train.steps;
 
 /** The ablated heads of a state, as the engine takes them. */
 export const ablation = (s) => s.tfAblate.map(parseHead);
@@ -83,7 +93,7 @@ export const ablation = (s) => s.tfAblate.map(parseHead);
  */
 export function checkNames(s, names) {
   const reset = [];
-  for (const [field, list, def] of [['tfTask', names.tasks, 'induction'], ['tfPositional', names.positional, 'learned']]) {
+  for (const [field, list, def] of [['tfTask', names.tasks, D.task], ['tfPositional', names.positional, D.positional]]) {
     if (!list.includes(s[field])) {
       reset.push({ name: field, reason: `'${s[field]}' is not one of ${list.join(', ')}` });
       s[field] = def;

@@ -160,7 +160,7 @@ export function createTransformerView({ session, state, writeHash, onError }) {
     const points = f ? session.scores.filter((s) => s.step <= f.step) : session.scores;
     heads.update(view, { layers: config.layers, heads: config.heads, ablated: new Set(state.tfAblate), scores: points.at(-1)?.heads });
     lens.update(view);
-    scores.update(points);
+    scores.update(points, session.losses);
     showChosenHead();
     try {
       if (!f) await showAblation();

@@ -6,7 +6,8 @@
 //     series  [{ name, color, points: [{ x, y }], interval? }]   (points may also be { step, value });
 //             interval { x, lo, hi }: a vertical bar with caps at x (e.g. a 95% confidence
 //             interval at the last step), offset a little per series so that bars at one x stay apart
-//     opts    { xLabel, yLabel, readout (element), xMin?, xMax?, yMin?, yMax?, integerX? }
+//     opts    { xLabel, yLabel, readout (element), xMin?, xMax?, yMin?, yMax?, integerX?, marks? }
+//             marks [{ x, label }]: a dashed vertical line at x with its label (an event on the x axis)
 //             the readout reads "<series>: <xLabel> <x>, <yLabel> <y>"; the svg is focusable:
 //             ←/→ move between points, Home/End jump to the ends
 //   drawLegend(container, series)     a swatch and a name per series
@@ -94,6 +95,18 @@ export function drawChart(figure, series, opts) {
     const d = `M${cx - 3},${top.toFixed(1)}H${cx + 3}M${cx},${top.toFixed(1)}V${bottom.toFixed(1)}M${cx - 3},${bottom.toFixed(1)}H${cx + 3}`;
     svg.append(el('path', { d, fill: 'none', stroke: s.color, 'stroke-width': 1.5, class: 'interval', 'data-name': s.name }));
   });
+  for (const m of opts.marks ?? []) {
+    if (!(m.x >= xd.lo && m.x <= xd.hi)) continue;
+    const mx = x(m.x).toFixed(1);
+    const g = el('g', { class: 'mark', 'data-x': m.x });
+    g.append(el('line', { x1: mx, y1: PAD.top, x2: mx, y2: H - PAD.bottom, stroke: '#495057', 'stroke-dasharray': '4 3' }));
+    // the label on the side with room, so that it stays inside the drawing
+    const right = x(m.x) < W / 2;
+    const t = el('text', { x: right ? Number(mx) + 4 : Number(mx) - 4, y: PAD.top + 10, 'text-anchor': right ? 'start' : 'end', class: 'mark-label' });
+    t.textContent = m.label;
+    g.append(t);
+    svg.append(g);
+  }
   const marker = el('circle', { r: 4, class: 'marker', visibility: 'hidden' });
   svg.append(marker);
   const flat = series.flatMap((s) => s.points.map((p) => ({ s, p }))).sort((a, b) => xOf(a.p) - xOf(b.p));

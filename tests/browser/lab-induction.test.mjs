@@ -1,0 +1,87 @@
+// The induction moment in the lab, as a learner gets it: the Transformer family
+// opens on the pretrained induction model with its recorded run (the curves from
+// step 0 and the step where its induction head formed, marked); Train from scratch
+// on the default settings (the engine's induction defaults, web/engine/defaults.js)
+// forms a layer-1 induction head (score >= 0.4) and reaches 95% test accuracy, the
+// jump marked on the charts with the sentence saying when and what the loss did.
+// Reports the wall time of the run (the bench, tests/bench/transformer.mjs, holds
+// the time target; a shared machine is too noisy for a timed test).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { defaultsOf } from '../../web/engine/defaults.js';
+import { DESKTOP, PHONE, SHOTS, fullScreenshot, openPage, startBrowser } from './browser.mjs';
+
+let env;
+before(async () => {
+  env = await startBrowser();
+});
+after(() => env?.close());
+
+const DEFAULTS = defaultsOf('transformer', { task: 'induction' });
+
+async function open(hash, viewport = DESKTOP) {
+  const opened = await openPage(env.browser, `${env.url}lab.html${hash}`, viewport);
+  opened.page.setDefaultTimeout(90000);
+  await opened.page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
+  await opened.page.waitForSelector('[data-testid^="tf-head-"]', { timeout: 30000 });
+  return opened;
+}
+const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim());
+const marks = (page, chart) => page.$$eval(`[data-testid=${chart}] .mark-label`, (ts) => ts.map((t) => t.textContent));
+
+test('the pretrained induction model shows its recorded run: curves from step 0 and the step its head formed', async () => {
+  const { page, errors } = await open('#ver=2&task=transformer');
+  assert.match(await text(page, '#model-status'), /^Pretrained model/);
+  const run = await page.evaluate(() => {
+    const s = window.attnlabLab.session;
+    return { steps: s.steps, losses: s.losses.length, first: s.losses[0]?.step, scores: s.scores.length, accuracy: s.accuracy.length };
+  });
+  assert.equal(run.steps, DEFAULTS.train.steps, 'the pretrained model is the defaults trained for their steps');
+  assert.equal(run.losses, run.steps, 'every step of its run');
+  assert.equal(run.first, 1);
+  assert.ok(run.scores > 10 && run.accuracy > 10, JSON.stringify(run));
+  const formed = await text(page, '[data-testid=tf-formed]');
+  assert.match(formed, /^Layer 1, head \d \(L1H\d\) formed at step [\d,]+: its induction score rose from [\d.]+ at step [\d,]+ to [\d.]+, while the training loss fell from [\d.]+ to [\d.]+\.$/);
+  for (const chart of ['tf-ind-chart', 'tf-prev-chart', 'loss-chart', 'acc-chart']) assert.match((await marks(page, chart)).join(), /^L1H\d formed$/, chart);
+  await fullScreenshot(page, `${SHOTS}lab-induction-pretrained-desktop.png`);
+  await page.setViewportSize(PHONE);
+  await fullScreenshot(page, `${SHOTS}lab-induction-pretrained-phone.png`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('Train from scratch on induction with the defaults: a layer-1 head passes 0.4, 95% is reached, the jump is marked', async () => {
+  const { page, errors } = await open('#ver=2&task=transformer');
+  await page.click('#reset');
+  await page.waitForFunction(() => window.attnlabLab.session.steps === 0 && /^Untrained/.test(document.querySelector('#model-status').textContent));
+  assert.match(await text(page, '[data-testid=tf-formed]'), /^(No induction head has formed yet|)/, 'none formed');
+  const t0 = Date.now();
+  await page.click('#play');
+  // a layer-1 head past the headline's score and the headline's accuracy, within the defaults' steps
+  const { induction, accuracy } = DEFAULTS.headline;
+  await page.waitForFunction(({ induction, accuracy, steps }) => {
+    const s = window.attnlabLab.session;
+    const last = s.scores.at(-1);
+    const formed = last && last.heads[1].some((h) => h.induction >= induction);
+    return (formed && (s.accuracy.at(-1)?.value ?? 0) >= accuracy) || s.steps >= steps + 200;
+  }, { induction, accuracy, steps: DEFAULTS.train.steps }, { timeout: 180000, polling: 100 });
+  const seconds = (Date.now() - t0) / 1000;
+  await page.click('#play');
+  await page.waitForFunction(() => !window.attnlabLab.session.playing);
+  await page.evaluate(() => window.attnlabLab.session.busy);
+  const s = await page.evaluate(() => {
+    const x = window.attnlabLab.session;
+    return { steps: x.steps, accuracy: x.accuracy.at(-1).value, best: Math.max(...x.scores.at(-1).heads[1].map((h) => h.induction)) };
+  });
+  console.log(`lab: Train from scratch on induction: ${(100 * s.accuracy).toFixed(1)}% and a layer-1 induction score of ${s.best.toFixed(2)} at step ${s.steps}, ${seconds.toFixed(1)} s of wall time`);
+  assert.ok(s.accuracy >= accuracy, `accuracy ${s.accuracy} at step ${s.steps}`);
+  assert.ok(s.best >= induction, `layer-1 induction ${s.best}`);
+  assert.ok(s.steps <= DEFAULTS.train.steps + 200, `${s.steps} steps`);
+  // the jump, marked on the charts and said in words
+  await page.waitForFunction(() => /formed at step/.test(document.querySelector('[data-testid=tf-formed]').textContent));
+  assert.match(await text(page, '[data-testid=tf-formed]'), /^Layer 1, head \d \(L1H\d\) formed at step [\d,]+:/);
+  for (const chart of ['tf-ind-chart', 'loss-chart']) assert.match((await marks(page, chart)).join(), /^L1H\d formed$/, chart);
+  await fullScreenshot(page, `${SHOTS}lab-induction-scratch-desktop.png`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
