@@ -15,7 +15,7 @@
 //   induction.tfm           the induction task's default transformer (web/engine/defaults.js: 2 attention-only
 //                           layers of 2 heads, RoPE) trained with its default steps and schedule, as
 //                           createTransformer({ task: 'induction' }) + train() does; its manifest entry holds the
-//                           run's history (every step's loss, the test accuracy and every head's scores every
+//                           run's history (every step's loss, the test accuracy and loss and every head's scores every
 //                           HISTORY_EVERY steps), so the lab and chapter 9 show its phase change before anything is trained
 //   node scripts/train-models.mjs [--only name,name]   (npm run train:models)
 // --only retrains the models named and keeps the others' files and manifest entries.
@@ -92,7 +92,8 @@ for (const [name, spec] of Object.entries(MODELS)) {
     const history = spec.history ? { losses: [], accuracy: [], scores: [] } : null;
     const record = () => {
       const step = m.steps;
-      history.accuracy.push({ step, value: round4(m.evaluate({ split: 'test', count: HISTORY_EVAL }).accuracy) });
+      const ev = m.evaluate({ split: 'test', count: HISTORY_EVAL });
+      history.accuracy.push({ step, value: round4(ev.accuracy), loss: round4(ev.loss) });
       const heads = m.headScores({ count: HISTORY_SCORES }).map((row) => row.map((h) => ({ previousToken: round4(h.previousToken), induction: round4(h.induction) })));
       history.scores.push({ step, heads });
     };

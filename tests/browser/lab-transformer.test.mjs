@@ -236,10 +236,10 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
   const { page, errors } = await open('#ver=2&task=transformer');
   const status = () => text(page, '#model-status');
   // the default settings open the shipped model, with its sizes, labelled
-  assert.match(await status(), /^Pretrained model \(transformer on induction, 2 layers × 2 heads, dModel 32, attention only\): trained 3,000 steps/);
+  assert.match(await status(), /^Pretrained model \(transformer on induction, 2 layers × 2 heads, dModel 32, attention only\): trained 600 steps/);
   const s = await page.evaluate(() => ({ ...window.attnlabLab.state }));
   assert.deepEqual([s.tfTask, s.tfLayers, s.tfHeads, s.tfDModel, s.tfDFF, s.tfContext], ['induction', 2, 2, 32, 0, 32]);
-  assert.equal(await steps(page), 3000);
+  assert.equal(await steps(page), 600);
   assert.equal(await page.$$eval('.tf-head', (b) => b.length), 4);
   assert.equal(await page.isVisible('#pretrained'), false);
   assert.equal(await page.isVisible('#reset'), true, 'Train from scratch is one click away');
@@ -257,16 +257,16 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
   await fullScreenshot(page, `${SHOTS}lab-transformer-pretrained-phone.png`);
   await page.setViewportSize(DESKTOP);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
-  assert.match(download.suggestedFilename(), /^attnlab-transformer-induction-2x2-step3000\.tfm$/);
+  assert.match(download.suggestedFilename(), /^attnlab-transformer-induction-2x2-step600\.tfm$/);
   const file = await download.path();
 
   // Train from scratch: an untrained model of the same settings, the pretrained one kept
   await page.click('#reset');
   await page.waitForFunction(() => window.attnlabLab.session.steps === 0 && /^Untrained/.test(document.querySelector('#model-status').textContent));
   assert.equal(await page.isVisible('#pretrained'), true, 'the pretrained model is one click away');
-  assert.match(await text(page, '#previous-text'), /transformer on induction, 2 × 2 heads, dModel 32, attention only, 3,000 steps/);
+  assert.match(await text(page, '#previous-text'), /transformer on induction, 2 × 2 heads, dModel 32, attention only, 600 steps/);
   await page.click('#back');
-  await page.waitForFunction(() => window.attnlabLab.session.steps === 3000 && /^Pretrained/.test(document.querySelector('#model-status').textContent));
+  await page.waitForFunction(() => window.attnlabLab.session.steps === 600 && /^Pretrained/.test(document.querySelector('#model-status').textContent));
   assert.deepEqual(await maps(), pretrained, 'back to the same model');
   assert.equal(await page.isVisible('#previous'), false, 'an untrained model is not kept');
 
@@ -274,16 +274,16 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
   await page.selectOption('#task', 'reverse');
   await page.waitForFunction(() => window.attnlabLab.session.model && document.querySelector('[data-testid=output]').textContent !== '–');
   await page.setInputFiles('#load', file);
-  await page.waitForFunction(() => window.attnlabLab.state.task === 'transformer' && window.attnlabLab.session.steps === 3000
+  await page.waitForFunction(() => window.attnlabLab.state.task === 'transformer' && window.attnlabLab.session.steps === 600
     && /^Loaded from/.test(document.querySelector('#model-status').textContent));
   // the notice follows the new model's views: wait for it rather than read it in between
   await page.waitForFunction(() => /^Loaded /.test(document.querySelector('[data-testid=notice] .notice-text')?.textContent ?? ''));
-  assert.match(await text(page, '[data-testid=notice]'), /Loaded .*transformer on induction, 2 × 2 heads, dModel 32, attention only, 3000 steps trained/);
+  assert.match(await text(page, '[data-testid=notice]'), /Loaded .*transformer on induction, 2 × 2 heads, dModel 32, attention only, 600 steps trained/);
   assert.deepEqual(await maps(), pretrained, 'the loaded file reads as the saved model');
   assert.equal(await page.isVisible('#tf-heads-card'), true);
   assert.match(page.url(), /tfDModel=32/);
   // the pretrained model it replaced is kept
-  assert.match(await text(page, '#previous-text'), /3,000 steps/);
+  assert.match(await text(page, '#previous-text'), /600 steps/);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -8,7 +8,7 @@ import { h, setHidden, setText } from '../ui/dom.js';
 import { drawChart, drawLegend } from '../ui/chart.js';
 import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
-import { INDUCTION, headDrops, loadPretrained, trainInChunks } from './ch9-training.js';
+import { INDUCTION, headDrops, loadPretrained, recordedHistory, trainInChunks } from './ch9-training.js';
 import { labLink, transformerLabFields } from './links.js';
 import { createChallenge } from './progress.js';
 
@@ -41,7 +41,7 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
   const ablateSet = $('ablate');
   const ablateText = $('ablate-text');
   const challenge = createChallenge($('challenge'), 'transformer',
-    'Train the model, then switch off the one head that brings the accuracy down the most: the induction head.');
+    'Train the model, then switch off the one head that brings the accuracy down the most: the head both induction heads read from.');
   let model = null;
   let history = [];
   let example = null;
@@ -202,8 +202,9 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
   // a pretrained model, when the site ships one, shows at once; training it again stays possible
   const ready = loadPretrained(engine, manifest, fetchBytes).then(async (m) => {
     if (!m || model) return;
-    await adopt(m, 'A model trained in advance (models.json: induction).');
-    measure(m.steps);
+    await adopt(m, 'A model trained in advance (models.json: induction), with its recorded run.');
+    history = recordedHistory(manifest?.models?.induction, m.config.layers, m.config.heads);
+    if (history.at(-1)?.step !== m.steps) measure(m.steps);
     drawCharts();
     drawHeads();
     describe();

@@ -3,6 +3,7 @@
 // on the induction task whose heads are measured as it learns. Training runs on
 // the page's thread in short chunks, each followed by a yield to the browser, so
 // the page keeps scrolling and answering while it learns (a chunk is tens of ms).
+import { defaultsOf } from '../engine/defaults.js';
 
 /** The √d experiment: one head of width 64, so unscaled scores are √64 = 8 times too wide. */
 export const SQRT_D = Object.freeze({
@@ -10,10 +11,10 @@ export const SQRT_D = Object.freeze({
   steps: 300, lr: 3e-3, warmup: 10,
 });
 
-/** The induction run: small enough to learn in a few seconds (about 1,000 steps of 32 sequences). */
+/** The induction run: the engine's induction defaults (defaults.js), a few seconds of training. */
+const D = defaultsOf('transformer', { task: 'induction' });
 export const INDUCTION = Object.freeze({
-  model: { task: 'induction', layers: 2, heads: 2, dModel: 32, dFF: 0, context: 32, batch: 32, seed: 1 },
-  steps: 1000, lr: 3e-3, warmup: 50, every: 50, evalCount: 128, scoreCount: 32,
+  model: { ...D.model }, steps: D.train.steps, lr: D.train.lr, warmup: D.train.warmup, every: 25, evalCount: 128, scoreCount: 32,
 });
 
 const pause = () => new Promise((ok) => setTimeout(ok, 0));
@@ -30,6 +31,8 @@ export async function trainInChunks(model, { steps, lr, warmup, chunk = 25, onCh
     const n = Math.min(chunk, steps - (model.steps - start));
     const r = model.train({ steps: n, lr, warmup, decaySteps: steps });
     losses.push(...r.losses);
+    // a frame between the chunk and what is measured after it: each is one task of tens of ms
+    await pause();
     await onChunk?.({ step: model.steps - start, losses });
     await pause();
   }
@@ -106,6 +109,22 @@ export function headDrops(model, count = INDUCTION.evalCount) {
  * The pretrained induction model when the site ships one (models.json names it "induction",
  * e.g. web/models/induction.tfm), else null: the chapter then offers to train it.
  */
+/**
+ * The pretrained model's recorded run (its models.json `history`) as the chapter's
+ * measures [{ step, loss, accuracy, scores }], so that its phase change shows before
+ * anything is trained here; [] when it has none, or one that does not read as one.
+ */
+export function recordedHistory(entry, layers, heads) {
+  const h = entry?.history;
+  const unit = (v) => Number.isFinite(v) && v >= 0 && v <= 1;
+  if (!Array.isArray(h?.accuracy) || !Array.isArray(h.scores) || h.accuracy.length !== h.scores.length) return [];
+  const ok = h.accuracy.every((a, i) => Number.isInteger(a?.step) && a.step === h.scores[i]?.step && unit(a.value) && Number.isFinite(a.loss)
+    && Array.isArray(h.scores[i].heads) && h.scores[i].heads.length === layers
+    && h.scores[i].heads.every((row) => Array.isArray(row) && row.length === heads && row.every((s) => unit(s?.previousToken) && unit(s?.induction))));
+  if (!ok) return [];
+  return h.accuracy.map((a, i) => ({ step: a.step, loss: a.loss, accuracy: a.value, scores: h.scores[i].heads }));
+}
+
 export async function loadPretrained(engine, manifest, fetchBytes) {
   const entry = manifest?.models?.induction;
   if (!entry) return null;

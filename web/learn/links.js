@@ -6,6 +6,7 @@
 //   labLink(fields)         lab.html#name=value&...: the lab's PROPERTIES by name
 //                           (web/lab/state.js); only the fields given are written
 // Pure functions: no DOM.
+import { defaultsOf } from '../engine/defaults.js';
 
 const PLAYGROUND_VERSION = 2;
 
@@ -43,10 +44,12 @@ export function labFieldsFor(spec, extra = {}) {
  * when these match one it ships.
  */
 export function transformerLabFields(spec, extra = {}) {
-  const o = spec.options;
+  // what the options leave out is the engine's default (defaults.js)
+  const d = defaultsOf('transformer', spec.options);
+  const o = { ...d.model, ...spec.options };
   return {
-    task: 'transformer', tfTask: o.task, tfLayers: o.layers, tfHeads: o.heads, tfDModel: o.dModel, tfDFF: o.dFF ?? 0,
-    tfContext: o.context, tfLr: spec.lr, tfBatch: spec.batch ?? o.batch, seed: o.seed ?? 1, ...extra,
+    task: 'transformer', tfTask: o.task, tfLayers: o.layers, tfHeads: o.heads, tfDModel: o.dModel, tfDFF: o.dFF,
+    tfContext: o.context, tfPositional: o.positional, tfLr: spec.lr ?? d.train.lr, tfBatch: spec.batch ?? o.batch, seed: o.seed, ...extra,
   };
 }
 
