@@ -1,28 +1,26 @@
-// The induction phase change, drawn: trains the transformer's induction target
-// with the bench's settings (tests/bench/transformer.mjs: 'induction', 2 layers,
-// 4 heads, dModel 64, attention only, context 64, RoPE, batch 8, seed 1, lr 3e-3
-// without warm-up, weight decay 3, the bench's cosine horizon) on one core,
-// measuring every EVERY steps the test loss, the accuracy on the scored
-// positions and every head's previous-token and induction score, until the
-// accuracy reaches 95% (where the bench stops and ablates) or --steps, and writes
+// The induction phase change, drawn: trains the induction task's defaults
+// (web/engine/defaults.js: createTransformer({ task: 'induction', seed }), 2
+// attention-only layers of 2 heads, dModel 32, context 32, RoPE, batch 32, AdamW
+// lr 3e-3 on a cosine over the defaults' 600 steps), as a learner's Train does,
+// on one core, measuring every EVERY steps the test loss, the accuracy on the
+// scored positions and every head's previous-token and induction score, for the
+// defaults' steps (or --steps), and writes
 //   docs/induction.json  the numbers (rounded to 4 decimals: the figure is drawn from them)
 //   docs/induction.svg   a static figure of them: loss and accuracy above, head scores below
-// Same seed, same build → same files (checked: two runs, the same bytes). About 20 CPU s.
-//   node scripts/induction-plot.mjs [--steps 3600] [--seed 1] [--out docs]
+// Same seed, same build → same files (checked: two runs, the same bytes). About 5 CPU s.
+//   node scripts/induction-plot.mjs [--steps 600] [--seed 1] [--out docs]
 //   node scripts/induction-plot.mjs --redraw     (the figure again from the json, after a change of style)
 // inductionSvg(data) is exported so a test can redraw the committed figure
-// from the committed numbers without training.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { defaultsOf } from '../web/engine/defaults.js';
 import { niceDomain, niceTicks } from '../web/ui/ticks.js';
 import { num, tick } from '../web/ui/format.js';
 
 const EVERY = 25;
 const EVAL_COUNT = 256;
 const SCORE_COUNT = 64;
-/** The bench's target: it stops there (before the other heads catch up), and so does the figure. */
-const STOP_ACCURACY = 0.95;
 const round4 = (v) => Math.round(v * 1e4) / 1e4;
 
 // Okabe & Ito's palette (distinguishable with every common colour-vision deficiency), one colour per head.
@@ -135,8 +133,9 @@ export function inductionJson(data) {
 /** Trains and measures; returns the json's object. */
 async function measure({ steps, seed }) {
   const { loadEngine } = await import('../web/engine/index.js');
-  const CONFIG = { task: 'induction', layers: 2, heads: 4, dModel: 64, dFF: 0, context: 64, positional: 'rope', batch: 8, seed };
-  const TRAIN = { lr: 3e-3, warmup: 0, weightDecay: 3, clip: 1, decaySteps: 3600 }; // the bench's
+  const D = defaultsOf('transformer', { task: 'induction' });
+  const CONFIG = { ...D.model, seed };
+  const TRAIN = {}; // the defaults' schedule (train() without options)
   const engine = await loadEngine({ simd: true, threads: 1 });
   const m = await engine.createTransformer(CONFIG);
   const data = { step: [], loss: [], accuracy: [], previousToken: [], induction: [] };
@@ -156,22 +155,25 @@ async function measure({ steps, seed }) {
       data.induction[l][h].push(round4(s.induction));
     }));
     process.stdout.write(`\rstep ${done}  loss ${loss.toFixed(3)}  accuracy ${(100 * accuracy).toFixed(1)}%   `);
-    if (done >= steps || accuracy >= STOP_ACCURACY) break;
+    if (done >= steps) break;
     m.train({ ...TRAIN, steps: EVERY });
   }
   const cpu = process.cpuUsage(cpu0);
-  // the accuracy at the end with each layer-1 head ablated alone (the bench's ablation target)
-  const ablatedLayer1 = Array.from({ length: CONFIG.heads }, (_, head) => round4(m.evaluate({ split: 'test', count: EVAL_COUNT, ablate: [{ layer: 1, head }] }).accuracy));
+  // the accuracy at the end with each head ablated alone, and with every layer-1 head at once
+  const ablate = (heads) => round4(m.evaluate({ split: 'test', count: EVAL_COUNT, ablate: heads }).accuracy);
+  const ablated = Array.from({ length: CONFIG.layers }, (_, layer) => Array.from({ length: CONFIG.heads }, (_, head) => ablate([{ layer, head }])));
+  const ablatedLayer1 = ablated[1];
+  const ablatedAllLayer1 = ablate(Array.from({ length: CONFIG.heads }, (_, head) => ({ layer: 1, head })));
   const parameters = m.config.parameters;
   m.destroy();
   const seconds = (cpu.user + cpu.system) / 1e6;
-  console.log(`\n${data.step.at(-1)} steps, ${seconds.toFixed(1)} CPU s; layer-1 heads ablated alone: ${ablatedLayer1.join(', ')}`);
+  console.log(`\n${data.step.at(-1)} steps, ${seconds.toFixed(1)} CPU s; each head ablated alone: ${ablated.map((l) => l.join(', ')).join(' | ')}; every layer-1 head: ${ablatedAllLayer1}`);
   return {
-    title: 'Induction heads forming: a 2-layer attention-only transformer on the induction task',
+    title: "Induction heads forming: the induction task's default transformer (2 attention-only layers of 2 heads)",
     subtitle: `seed ${seed}, ${parameters.toLocaleString('en-US')} parameters, one core; test loss and accuracy on the repeat's scored positions, head scores on ${SCORE_COUNT} sequences, every ${EVERY} steps`,
     command: `node scripts/induction-plot.mjs --seed ${seed}`,
     config: CONFIG, train: TRAIN, every: EVERY, evaluate: { split: 'test', count: EVAL_COUNT }, headScores: { count: SCORE_COUNT },
-    ...data, ablatedLayer1,
+    ...data, ablated, ablatedLayer1, ablatedAllLayer1,
   };
 }
 
@@ -185,7 +187,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   if (process.argv.includes('--redraw')) {
     data = JSON.parse(readFileSync(join(out, 'induction.json'), 'utf8'));
   } else {
-    data = await measure({ steps: Number(arg('steps', 3600)), seed: Number(arg('seed', 1)) });
+    data = await measure({ steps: Number(arg('steps', defaultsOf('transformer', { task: 'induction' }).train.steps)), seed: Number(arg('seed', 1)) });
     data.phaseChange = phaseChange(data);
     writeFileSync(join(out, 'induction.json'), inductionJson(data));
   }
