@@ -128,7 +128,63 @@ test('induction heads: trained live, then the challenge passes only for the head
   assert.match(await textOf(page, 'progress'), /^1 of 9 challenges solved/);
   assert.deepEqual(await axeViolations(page), [], 'axe after training');
   await ch9(page).screenshot({ path: `${SHOTS}learn-transformer-laptop.png` });
+
+  // "Watch every head of this model in the lab" opens the model trained here, with its run
+  const weights = await page.evaluate(() => Array.from(window.attnlabLearn.ch9.model.save().subarray(-64)));
+  // the link's own click (which hands the model over), its navigation taken in a tab of the same browser profile
+  const href = await page.evaluate(() => {
+    const a = document.querySelector('[data-testid="open-lab-transformer"]');
+    const before = a.getAttribute('href');
+    a.addEventListener('click', (e) => e.preventDefault(), { once: true });
+    a.click();
+    const after = a.getAttribute('href');
+    a.setAttribute('href', before); // the next test reads the link as a page without a model trained here has it
+    return after;
+  });
+  assert.match(href, /start=learn/);
+  const handed = await page.evaluate(() => localStorage.getItem('attnlab-handoff'));
+  assert.ok(handed, 'the model is handed over');
+  // the lab in another tab of a profile holding what Learn wrote (the shared page stays on Learn for the next tests)
+  const context = await env.browser.newContext({ viewport: DESKTOP });
+  const tab = await context.newPage();
+  await tab.goto(`${env.url}learn.html`);
+  await tab.evaluate((v) => localStorage.setItem('attnlab-handoff', v), handed);
+  await tab.goto(`${env.url}${href}`);
+  await tab.waitForSelector('body[data-ready=true]', { timeout: 60000 });
+  await tab.waitForFunction(() => window.attnlabLab.session.steps === 600 && /^Loaded from the model trained in Learn/.test(document.querySelector('#model-status').textContent));
+  const lab = await tab.evaluate(async () => {
+    const s = window.attnlabLab.session;
+    return { losses: s.losses.length, scores: s.scores.length, recorded: s.recorded, tail: Array.from((await s.save()).subarray(-64)) };
+  });
+  assert.deepEqual(lab.tail, weights, 'the same weights');
+  assert.equal(lab.losses, 600, 'with every step of its run');
+  assert.equal(lab.scores, facts.history.length, 'and its heads\' scores');
+  assert.match(await tab.textContent('[data-testid=tf-formed]'), /formed at step/);
+  assert.equal(await tab.evaluate(() => localStorage.getItem('attnlab-handoff')), null, 'taken once');
+  await tab.screenshot({ path: `${SHOTS}lab-from-learn-desktop.png` });
+  await context.close();
+  await page.evaluate(() => localStorage.removeItem('attnlab-handoff'));
   assert.deepEqual(errors, []);
+});
+
+test('a lab link with start=learn and nothing handed, or a broken handoff, opens the lab\'s own model with a note', async () => {
+  const context = await env.browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  await page.goto(`${env.url}learn.html`);
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  for (const [stored, why] of [[null, /there is none/], ['{"kind":"transformer","bytes":"QUJD"}', /could not be opened/], ['not json', /not JSON/]]) {
+    await page.evaluate((v) => (v === null ? localStorage.removeItem('attnlab-handoff') : localStorage.setItem('attnlab-handoff', v)), stored);
+    // a query of its own: a new page load each time, not a hash change
+    await page.goto(`${env.url}lab.html?case=${encodeURIComponent(String(stored).slice(0, 8))}#ver=2&task=transformer&start=learn`);
+    await page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
+    await page.waitForFunction(() => window.attnlabLab.session.model);
+    assert.match(await page.textContent('[data-testid=notice]'), why);
+    assert.match(await page.textContent('[data-testid=notice]'), /The model from Learn could not be opened/);
+    assert.match(await page.textContent('#model-status'), /^Pretrained model/);
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
 });
 
 test('Open in the lab: the Transformer family with the chapter\'s model settings, opening on the same pretrained model', async () => {

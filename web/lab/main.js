@@ -20,6 +20,7 @@ import { adoptLimits } from './limits.js';
 import { readModelFile, saveModel } from './model-file.js';
 import { createModelStatus } from './model-status.js';
 import { fetchPretrained, linkFields, loadManifest } from './pretrained.js';
+import { takeHandoff } from '../ui/handoff.js';
 import { createProgressView } from './progress.js';
 import { Session } from './session.js';
 import { codec } from './state.js';
@@ -267,24 +268,49 @@ function start() {
   async function loadFile(file) {
     showError(null);
     try {
-      const bytes = await readModelFile(file);
-      const kept = await keepCurrent();
-      const made = await client.call('load', { bytes });
-      const family = familyOfKind(made.kind);
-      const { settings, note } = family.loaded(made, bytes, file.name);
-      await session.adopt(family, made, true);
-      Object.assign(state, settings);
-      fill();
-      writeHash();
-      clearViews();
-      origin = { file: file.name };
-      if (kept) previous = kept;
-      await showNewModel();
-      viewOf(family).note(note);
-      notice.show(`Loaded ${file.name}: ${family.modelName(state)}, ${made.steps} steps trained.`);
+      await loadBytes(await readModelFile(file), file.name);
     } catch (err) {
       showError(err, { doing: 'load', file: file.name });
     }
+  }
+  /** A saved model's bytes (a file's, or a model handed by Learn with its recorded run) open its family, with its settings. */
+  async function loadBytes(bytes, name, history = null) {
+    const kept = await keepCurrent();
+    const made = await client.call('load', { bytes });
+    const family = familyOfKind(made.kind);
+    const { settings, note } = family.loaded(made, bytes, name);
+    await session.adopt(family, made, true);
+    Object.assign(state, settings);
+    fill();
+    writeHash();
+    clearViews();
+    origin = { file: name };
+    if (kept) previous = kept;
+    if (history) session.adoptHistory(history);
+    await showNewModel();
+    viewOf(family).note(note);
+    notice.show(`Loaded ${name}: ${family.modelName(state)}, ${made.steps} steps trained.`);
+  }
+
+  /** The model Learn handed over (start=learn): opened with its run, or the default model with a note saying why not. */
+  async function openHandoff(given) {
+    const handed = takeHandoff(window.localStorage);
+    state.start = 'pretrained';
+    const why = handed === null ? 'there is none: open it from its Learn chapter' : handed.error;
+    if (!why) {
+      try {
+        await loadBytes(handed.bytes, handed.label, handed.history);
+        writeHash();
+        return;
+      } catch (err) {
+        return notFromLearn(err.message, given);
+      }
+    }
+    return notFromLearn(why, given);
+  }
+  async function notFromLearn(why, given) {
+    await newModel({ given });
+    notice.show(`The model from Learn could not be opened (${why}), so the lab's own model is shown.`, 'error');
   }
 
   fill();
@@ -302,7 +328,8 @@ function start() {
     session.stepsPerUpdate = state.speed;
     fill();
     writeHash();
-    await newModel({ given });
+    if (state.start === 'learn') await openHandoff(given);
+    else await newModel({ given });
     // a link about an experiment (Learn's "train both yourself") opens at it
     const at = EXPERIMENTS.find((x) => x.fields.some((f) => given.has(f)) && !byId(x.id).hidden);
     if (at) {

@@ -41,7 +41,8 @@ export const ATTENTIONS = ['additive', 'dot', 'scaled_dot', 'general', 'cosine',
  */
 export const SPEEDS = [0, 100, 25, 10, 5, 2, 1, -4, -1];
 /** How the lab opens a task: on its pretrained model when web/models has one, or on a new, untrained one. */
-export const STARTS = ['pretrained', 'scratch'];
+/** How the lab starts: on the pretrained model, untrained, or on the model a Learn chapter hands over (web/ui/handoff.js). */
+export const STARTS = ['pretrained', 'scratch', 'learn'];
 
 // A bound that is the engine's is read from its limits (limits.js: a getter, as
 // they are known only once the engine has loaded); the others are the lab's own

@@ -10,6 +10,7 @@ import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { INDUCTION, headDrops, loadPretrained, recordedHistory, trainInChunks } from './ch9-training.js';
 import { labLink, transformerLabFields } from './links.js';
+import { writeHandoff } from '../ui/handoff.js';
 import { createChallenge } from './progress.js';
 
 const HEAD_COLORS = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a', '#66a61e', '#e6ab02', '#a6761d', '#666666'];
@@ -44,6 +45,7 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
     'Train the model, then switch off the one head that brings the accuracy down the most: the head both induction heads read from.');
   let model = null;
   let history = [];
+  let trainLosses = null; // every step's training loss of a model trained here (null: the pretrained one)
   let example = null;
   let drops = null;
   let maps = [];
@@ -149,6 +151,7 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
     model = m;
     [example] = model.examples({ split: 'test', count: 1 });
     history = [];
+    trainLosses = null;
     maps = [];
     ablateSet.disabled = true;
     root.dataset.trained = 'false'; // a model trained before (the pretrained one) is gone
@@ -166,7 +169,7 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
     bar.value = 0;
     root.dataset.training = 'true';
     try {
-      await trainInChunks(model, {
+      trainLosses = await trainInChunks(model, {
         steps: INDUCTION.steps, lr: INDUCTION.lr, warmup: INDUCTION.warmup,
         onChunk: ({ step }) => {
           bar.value = step / INDUCTION.steps;
@@ -196,6 +199,19 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
   const open = h('a', { href: labLink(transformerLabFields(spec)), dataset: { role: 'open-lab', testid: 'open-lab-transformer' },
     textContent: 'Watch every head of this model in the lab (the Transformer family: time-lapse, ablation, logit lens) →' });
   ablateSet.after(h('p', { className: 'open' }, open));
+  // a model trained here goes to the lab itself, with its run (web/ui/handoff.js); the pretrained one the lab ships
+  open.addEventListener('click', () => {
+    const here = trainLosses !== null && model && trainLosses.length === model.steps;
+    const handed = here && writeHandoff(window.localStorage, {
+      kind: 'transformer', bytes: model.save(), label: 'the model trained in Learn, chapter 9',
+      history: {
+        losses: trainLosses,
+        accuracy: history.map((p) => ({ step: p.step, value: p.accuracy })),
+        scores: history.map((p) => ({ step: p.step, heads: p.scores })),
+      },
+    });
+    open.href = labLink(transformerLabFields(handed ? { options: model.config } : spec, handed ? { start: 'learn' } : {}));
+  });
 
   setText(status, `Not trained yet: ${INDUCTION.steps.toLocaleString('en')} steps, a few seconds.`);
   setHidden(bar, false);
