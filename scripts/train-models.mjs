@@ -67,7 +67,8 @@ const create = (spec) => (spec.kind === 'vision' ? engine.createVisionModel(spec
 /** train()'s options a spec sets (the others keep the kind's defaults). */
 const TRAIN_OPTIONS = ['lr', 'clip', 'schedule', 'warmup', 'finalLr'];
 const trainOptions = (spec) => Object.fromEntries(TRAIN_OPTIONS.filter((k) => spec[k] !== undefined).map((k) => [k, spec[k]]));
-const round4 = (v) => Math.round(v * 1e4) / 1e4;
+/** A history's numbers to 3 decimals: what a chart draws, in a tenth of the bytes. */
+const round3 = (v) => Math.round(v * 1e3) / 1e3;
 /** How many test examples the recorded accuracy (and the page) evaluates. */
 export const EVAL_COUNT = 500;
 
@@ -93,8 +94,8 @@ for (const [name, spec] of Object.entries(MODELS)) {
     const record = () => {
       const step = m.steps;
       const ev = m.evaluate({ split: 'test', count: HISTORY_EVAL });
-      history.accuracy.push({ step, value: round4(ev.accuracy), loss: round4(ev.loss) });
-      const heads = m.headScores({ count: HISTORY_SCORES }).map((row) => row.map((h) => ({ previousToken: round4(h.previousToken), induction: round4(h.induction) })));
+      history.accuracy.push({ step, value: round3(ev.accuracy), loss: round3(ev.loss) });
+      const heads = m.headScores({ count: HISTORY_SCORES }).map((row) => row.map((h) => ({ previousToken: round3(h.previousToken), induction: round3(h.induction) })));
       history.scores.push({ step, heads });
     };
     if (history) record();
@@ -102,7 +103,7 @@ for (const [name, spec] of Object.entries(MODELS)) {
       const r = m.train({ steps: Math.min(round, spec.steps - done), batch: spec.batch, ...trainOptions(spec), decaySteps: spec.steps });
       seconds += r.seconds ?? 0;
       if (history) {
-        history.losses.push(...Array.from(r.losses, round4));
+        history.losses.push(...Array.from(r.losses, round3));
         record();
       }
     }
@@ -121,4 +122,8 @@ for (const [name, spec] of Object.entries(MODELS)) {
     m.destroy();
   }
 }
-await writeFile(`${out}models.json`, `${JSON.stringify(manifest, null, 2)}\n`);
+// two-space indents, each model's history on one line (its numbers are many and small)
+const histories = [];
+const text = JSON.stringify(manifest, (key, value) => (key === 'history' ? `@@history${histories.push(value) - 1}@@` : value), 2)
+  .replace(/"@@history(\d+)@@"/g, (_, i) => JSON.stringify(histories[Number(i)]));
+await writeFile(`${out}models.json`, `${text}\n`);

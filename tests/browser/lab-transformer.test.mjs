@@ -226,8 +226,8 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
   const refused = await open('#ver=2&task=transformer&tfTask=modular&tfContext=4&tfLayers=1&tfHeads=2&tfDModel=16');
   assert.match(await text(refused.page, '[data-testid=notice]'), /could not be made .*context/);
   assert.match(await text(refused.page, '[data-testid=error]'), /context/);
-  assert.equal(await refused.page.evaluate(() => window.attnlabLab.state.tfContext), 64);
-  assert.equal(await refused.page.$$eval('.tf-head', (b) => b.length), 8);
+  assert.equal(await refused.page.evaluate(() => window.attnlabLab.state.tfContext), 32);
+  assert.equal(await refused.page.$$eval('.tf-head', (b) => b.length), 4);
   assert.doesNotMatch(refused.page.url(), /tfContext/);
   await refused.page.close();
 });
@@ -281,7 +281,9 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
   assert.match(await text(page, '[data-testid=notice]'), /Loaded .*transformer on induction, 2 × 2 heads, dModel 32, attention only, 600 steps trained/);
   assert.deepEqual(await maps(), pretrained, 'the loaded file reads as the saved model');
   assert.equal(await page.isVisible('#tf-heads-card'), true);
-  assert.match(page.url(), /tfDModel=32/);
+  // its settings are the defaults, which a link leaves out
+  assert.doesNotMatch(page.url(), /tfDModel|tfLayers|tfHeads/);
+  assert.equal(await page.evaluate(() => window.attnlabLab.state.tfDModel), 32);
   // the pretrained model it replaced is kept
   assert.match(await text(page, '#previous-text'), /600 steps/);
   assert.deepEqual(errors, []);

@@ -62,11 +62,15 @@ test('the family\'s link round-trips; a bad field falls back to its default and 
   assert.deepEqual(bad.ignored.map((f) => f.name).sort(), ['tfAblate', 'tfDModel', 'tfLayers']);
   assert.equal(bad.state.tfDModel % bad.state.tfHeads, 0, 'the default width fits the heads');
   assert.deepEqual(bad.state.tfAblate, []);
-  const odd = codec.decode('#ver=2&task=transformer&tfTask=nonesuch&tfPositional=rope').state;
-  const reset = checkNames(odd, { tasks: ['induction', 'copy'], positional: ['learned', 'none'] });
+  const odd = codec.decode('#ver=2&task=transformer&tfTask=nonesuch&tfPositional=alibi').state;
+  const reset = checkNames(odd, { tasks: ['induction', 'copy'], positional: ['learned', 'rope'] });
   assert.deepEqual(reset.map((f) => f.name), ['tfTask', 'tfPositional']);
   assert.equal(odd.tfTask, 'induction');
-  assert.equal(odd.tfPositional, 'learned');
+  assert.equal(odd.tfPositional, 'rope', 'the default');
+  // an engine without the default's name: its first
+  const older = codec.decode('#ver=2&task=transformer&tfPositional=alibi').state;
+  checkNames(older, { tasks: ['induction'], positional: ['learned', 'none'] });
+  assert.equal(older.tfPositional, 'learned');
 });
 
 /** The playground's causal softmax of (X Wq)(X Wk)ᵀ / √d for the link's fields (heads = 1, X and Wk one-hot). */

@@ -38,7 +38,7 @@ export const DEFAULTS = deepFreeze({
   },
   transformer: {
     model: {
-      task: 'induction', layers: 2, heads: 4, dModel: 64, dFF: 256, context: 64, positional: 'learned', score: 'scaled_dot',
+      task: 'induction', layers: 2, heads: 4, dModel: 64, dFF: 4 * 64, context: 64, positional: 'learned', score: 'scaled_dot',
       batch: 32, seed: 1,
     },
     train: { steps: 4000, lr: 3e-3, clip: 1, schedule: 'cosine', warmup: 0, weightDecay: 0, finalLr: 0 },

@@ -21,6 +21,9 @@
 //   fallback(state)   the settings to fall back to when a link's model cannot be made (null: none)
 //   fileName(state, steps), progressLabel(state), modelName(settings), pretrainedName(settings): words
 //   noData            what to say when the model's data could not be downloaded
+//   history(session, history) -> bool: a pretrained model's recorded run, the family's own records of it
+//                     (the session takes the losses and accuracy): false when they do not read as the model's
+//   marks(session)    [{ x: step, label }]: events marked across the progress curves
 import { settingsOf } from './model-file.js';
 import { snapshotTimeline } from './session.js';
 import { trainOptions } from './state.js';
@@ -34,7 +37,7 @@ export const ADAPTER_FIELDS = {
   create: 'function', trainOptions: 'function', evaluation: 'object', accuracy: 'function', fresh: 'function', record: 'function',
   pretrained: 'function', pickFields: 'function', buttonFields: 'object', settle: 'function', loaded: 'function',
   fallback: 'function', fileName: 'function', progressLabel: 'function', modelName: 'function', pretrainedName: 'function',
-  noData: 'string',
+  noData: 'string', history: 'function', marks: 'function',
 };
 
 /** What the text and image families share: Adam's options, whole answers right, a timeline of weights, no fallback. */
@@ -45,6 +48,9 @@ export const seq2seqAdapter = {
   pickFields: (given) => given,
   buttonFields: TASK_FIELDS,
   fallback: () => null,
+  // no records of their own in a recorded run, and no events to mark
+  history: () => true,
+  marks: () => [],
   pretrainedName(settings) {
     return this.modelName(settings);
   },

@@ -96,7 +96,7 @@ export function checkNames(s, names) {
   for (const [field, list, def] of [['tfTask', names.tasks, D.task], ['tfPositional', names.positional, D.positional]]) {
     if (!list.includes(s[field])) {
       reset.push({ name: field, reason: `'${s[field]}' is not one of ${list.join(', ')}` });
-      s[field] = def;
+      s[field] = list.includes(def) ? def : list[0];
     }
   }
   return reset;
