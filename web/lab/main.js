@@ -13,7 +13,7 @@ import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
 import { LabClient } from '../worker/lab-client.js';
 import { createControls } from './controls.js';
-import { FAMILIES, familyOf, familyOfKind } from './families.js';
+import { FAMILIES, familyOf, familyOfKind, linkOf } from './families.js';
 import { TASK_FIELDS } from './family.js';
 import { createImagesView } from './images-view.js';
 import { adoptLimits } from './limits.js';
@@ -37,7 +37,7 @@ function start() {
   const given = linkFields(location.hash); // the fields the link sets, before the page rewrites it
   const header = mountHeader({ current: 'lab', skipTo: 'main', tagline: 'training lab' });
   const notice = createNotice(byId('notice'));
-  const writeHash = () => history.replaceState(null, '', codec.encode(state));
+  const writeHash = () => history.replaceState(null, '', linkOf(state));
 
   const status = createModelStatus();
   const showError = (err, context) => status.error(err, context);
