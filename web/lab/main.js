@@ -22,6 +22,7 @@ import { createModelStatus } from './model-status.js';
 import { fetchPretrained, linkFields, loadManifest } from './pretrained.js';
 import { createProgressView } from './progress.js';
 import { Session } from './session.js';
+import { shareLink } from './share.js';
 import { codec } from './state.js';
 import { createTextView } from './text-view.js';
 import { createTransformerView } from './transformer.js';
@@ -255,6 +256,7 @@ function start() {
     }
   });
 
+  byId('share').addEventListener('click', () => shareLink(location.href, notice));
   byId('save').addEventListener('click', () => saveModel(session, session.family.fileName(state, session.steps)).catch((err) => showError(err, { doing: 'save' })));
   byId('load').addEventListener('change', (e) => {
     const file = e.target.files?.[0];
