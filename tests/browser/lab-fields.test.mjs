@@ -45,3 +45,85 @@ test('the Transformer opens with its heads grid in view at 1440 × 900; Share sa
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+/** Types `value` into field `id` and commits it, as a person does (the change event on leaving it). */
+async function enter(page, id, value) {
+  await page.fill(`#${id}`, String(value));
+  await page.dispatchEvent(`#${id}`, 'change');
+}
+const message = (page, id) => page.$eval(`[data-testid=${id}-message]`, (e) => (e.hidden ? null : e.textContent.trim()));
+
+test("the Transformer's numeric fields state their ranges; a value out of range is said in words under the field, and cleared once fixed", async () => {
+  const { page, errors } = await open(TF);
+  const limits = await page.evaluate(() => import('./lab/limits.js').then((m) => ({ min: m.limit('minContext', 'transformer'), max: m.limit('maxContext', 'transformer') })));
+  assert.ok(limits.min > 1, `the engine's minimum context (${limits.min})`);
+  for (const id of ['tfLayers', 'tfHeads', 'tfDModel', 'tfDFF', 'tfContext', 'tfLr', 'tfBatch', 'seed']) {
+    assert.ok(await page.isVisible(`[data-testid=${id}-range]`), `${id} states its range`);
+    assert.match(await text(page, `[data-testid=${id}-range]`), /^\d[\d.,]* to \d[\d,]*$/, id);
+  }
+  assert.equal(await text(page, '[data-testid=tfContext-range]'), `${limits.min} to ${limits.max}`);
+  assert.equal(await page.getAttribute('#tfContext', 'min'), String(limits.min), "the form's minimum is the engine's");
+
+  const before = await page.evaluate(() => window.attnlabLab.state.tfContext);
+  await enter(page, 'tfContext', 1);
+  assert.equal(await message(page, 'tfContext'), `Context must be a whole number from ${limits.min} to ${limits.max}; 1 is below that.`);
+  assert.equal(await page.getAttribute('#tfContext', 'aria-invalid'), 'true');
+  assert.match(await page.getAttribute('#tfContext', 'aria-describedby'), /tfContext-message/);
+  assert.equal(await page.evaluate(() => window.attnlabLab.state.tfContext), before, 'the setting is not taken');
+  await enter(page, 'tfLayers', 99);
+  assert.match(await message(page, 'tfLayers'), /^Layers must be a whole number from 1 to \d+; 99 is above that\.$/);
+  await page.screenshot({ path: `${SHOTS}lab-fields-messages-desktop.png` });
+  // fixed: the message goes, the mark too, and the value is taken
+  await enter(page, 'tfContext', 48);
+  await page.evaluate(() => window.attnlabLab.settled());
+  assert.equal(await message(page, 'tfContext'), null);
+  assert.equal(await page.getAttribute('#tfContext', 'aria-invalid'), null);
+  assert.equal(await page.evaluate(() => window.attnlabLab.state.tfContext), 48);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a task that needs a longer context keeps the choice: Context grows to its minimum, and the field says so', async () => {
+  const { page, errors } = await open(`${TF}&tfContext=32`);
+  await page.selectOption('#tfTask', 'dates');
+  await page.waitForFunction(() => window.attnlabLab.state.tfTask === 'dates' && window.attnlabLab.state.tfContext > 32);
+  await page.evaluate(() => window.attnlabLab.settled());
+  const need = await page.evaluate(() => window.attnlabLab.state.tfContext);
+  assert.equal(await page.inputValue('#tfTask'), 'dates', 'the task chosen stays');
+  assert.equal(await page.inputValue('#tfContext'), String(need));
+  assert.equal(await page.evaluate(() => window.attnlabLab.session.info.config.context), need, 'the model is made with that context');
+  const said = await message(page, 'tfContext');
+  assert.match(said, /Context/);
+  assert.match(said, new RegExp(`at least ${need}\\b`));
+  assert.equal(await page.isVisible('[data-testid=error]'), false, 'no error: the choice was kept');
+  assert.match(page.url(), new RegExp(`tfContext=${need}`));
+  await page.screenshot({ path: `${SHOTS}lab-fields-context-desktop.png` });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("every numeric field of the text and image families states its range and says what is wrong with a value, until it is fixed", async () => {
+  const { page, errors } = await open('#ver=2&task=reverse&start=scratch', PHONE);
+  for (const id of ['minLength', 'maxLength', 'embed', 'hidden', 'lr', 'batch', 'seed', 'compareSteps']) {
+    assert.notEqual(await text(page, `[data-testid=${id}-range]`), '', `${id} states its range`);
+  }
+  assert.equal(await text(page, '[data-testid=minLength-range]'), '1 to 30');
+  await enter(page, 'minLength', 0);
+  assert.equal(await message(page, 'minLength'), 'Min length must be a whole number from 1 to 30; 0 is below that.');
+  await enter(page, 'maxLength', 2);
+  assert.match(await message(page, 'maxLength'), /^Max length is below Min length \(\d+\)\.$/);
+  await page.screenshot({ path: `${SHOTS}lab-fields-messages-phone.png` });
+  await enter(page, 'minLength', 3);
+  await page.evaluate(() => window.attnlabLab.settled());
+  assert.equal(await message(page, 'minLength'), null, 'a fixed field says nothing more');
+
+  await page.selectOption('#task', 'cluttered');
+  await page.evaluate(() => window.attnlabLab.settled());
+  for (const id of ['clutter', 'hidden', 'batch', 'modeSteps']) assert.notEqual(await text(page, `[data-testid=${id}-range]`), '', `${id} states its range`);
+  await enter(page, 'clutter', -1);
+  assert.match(await message(page, 'clutter'), /^Clutter pieces must be a whole number from 0 to \d+; -1 is below that\.$/);
+  await enter(page, 'clutter', 2);
+  assert.equal(await message(page, 'clutter'), null);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

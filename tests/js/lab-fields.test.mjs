@@ -8,7 +8,9 @@ import { loadEngine } from '../../web/engine/index.js';
 import { duration } from '../../web/ui/format.js';
 import { familyOf, linkOf } from '../../web/lab/families.js';
 import { adoptLimits, engineLimits } from '../../web/lab/limits.js';
-import { codec } from '../../web/lab/state.js';
+import { fieldProblem, rangeText } from '../../web/lab/field-check.js';
+import { explain } from '../../web/lab/messages.js';
+import { codec, PROPERTIES } from '../../web/lab/state.js';
 
 before(async () => adoptLimits(engineLimits(await loadEngine())));
 
@@ -40,4 +42,37 @@ test("a link carries only its family's settings: a transformer's no seq2seq or i
     const back = codec.decode(link).state;
     for (const k of familyOf(back).linkKeys) assert.deepEqual(back[k], { ...all, task }[k], `${task}: ${k}`);
   }
+});
+
+test("a numeric field's range is the property table's (Context's minimum the engine's), and a bad value is said in words under the field's name", () => {
+  const { minContext, maxContext } = engineLimits().transformer;
+  assert.equal(PROPERTIES.tfContext.min, minContext, "Context's minimum is the engine's");
+  assert.equal(rangeText(PROPERTIES.tfContext), `${minContext} to ${maxContext}`);
+  assert.equal(rangeText(PROPERTIES.tfLr), '0.000001 to 1');
+  assert.equal(rangeText(PROPERTIES.lr), 'at least 0.000001');
+  assert.equal(rangeText(PROPERTIES.seed), '0 to 2,147,483,647');
+  const say = (name, label, raw, state) => fieldProblem(PROPERTIES[name], label, raw, state);
+  assert.equal(say('tfContext', 'Context', '1'), `Context must be a whole number from ${minContext} to ${maxContext}; 1 is below that.`);
+  assert.equal(say('tfContext', 'Context', '999'), `Context must be a whole number from ${minContext} to ${maxContext}; 999 is above that.`);
+  assert.equal(say('tfContext', 'Context', '12.5'), `Context must be a whole number from ${minContext} to ${maxContext}; 12.5 is not whole.`);
+  assert.equal(say('tfContext', 'Context', ''), `Context must be a whole number from ${minContext} to ${maxContext}.`);
+  assert.equal(say('tfContext', 'Context', '48'), null);
+  assert.equal(say('tfDModel', 'dModel', '30', { tfHeads: 4 }), 'dModel is not a multiple of the 4 heads.');
+  assert.equal(say('maxLength', 'Max length', '3', { minLength: 5 }), 'Max length is below Min length (5).');
+  assert.equal(say('lr', 'Learning rate', '0'), 'Learning rate must be a number, at least 0.000001; 0 is below that.');
+});
+
+test('a context too short for the task: the Transformer family grows it to the minimum the engine names, and the message names Context', () => {
+  const err = new Error("createTransformer: context: 32; the 'dates' task needs at least 39 (the longest date, '=' and the answer)");
+  const state = { ...codec.defaults(), task: 'transformer', tfTask: 'dates', tfContext: 32 };
+  const fix = familyOf(state).repair(state, err);
+  assert.equal(fix.name, 'tfContext');
+  assert.equal(fix.value, 39);
+  assert.match(fix.say, /Context/);
+  assert.match(fix.say, /at least 39/);
+  assert.equal(familyOf(state).repair({ ...state, tfContext: 39 }, err), null, 'only for the context the engine refused');
+  assert.equal(familyOf(state).repair(state, new Error('something else')), null);
+  assert.equal(familyOf({ task: 'reverse' }).repair(state, err), null, 'other families have nothing to repair');
+  const { text } = explain(err, { doing: 'create' });
+  assert.equal(text, 'Context is 32 tokens, but the dates task needs at least 39: set Context to 39 or more.');
 });

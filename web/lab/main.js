@@ -117,7 +117,7 @@ function start() {
    * and the error says why; a link's model that cannot be made falls back to the
    * family's default one, where it has one.
    */
-  async function makeModel({ rollback = null, given = null } = {}) {
+  async function makeModel({ rollback = null, given = null, repaired = null } = {}) {
     showError(null);
     const family = familyOf(state);
     const view = viewOf(family);
@@ -133,12 +133,19 @@ function start() {
       if (familyOf(state) !== family) return false;
       if (pick) Object.assign(state, pick.settings);
       fill();
+      if (repaired) controls.say(repaired.name, repaired.say);
       writeHash();
       clearViews();
       if (kept) previous = kept;
       await showNewModel();
       return true;
     } catch (err) {
+      // a setting the family can put right (a context too short for the task): the choice stays, and the field says what changed
+      const fix = repaired ? null : family.repair(state, err);
+      if (fix) {
+        state[fix.name] = fix.value;
+        return makeModel({ rollback, given, repaired: fix });
+      }
       const back = Boolean(rollback && session.model);
       if (err.code === 'ERR_DATA') {
         const then = back ? ' The model you had is kept; pick the task again to retry.' : ' Press Train from scratch to try again.';
@@ -200,7 +207,7 @@ function start() {
   }
 
   async function onControl(id) {
-    const changed = controls.read(id);
+    const changed = controls.read(id, state);
     if (!changed) return;
     const { name, value } = changed;
     const before = { ...state };

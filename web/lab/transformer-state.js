@@ -38,7 +38,7 @@ export const TRANSFORMER_PROPS = [
     check: (v, s) => (v % s.tfHeads ? `is not a multiple of the ${s.tfHeads} heads` : null),
   },
   { name: 'tfDFF', type: 'int', min: 0, get max() { return bound('maxDFF'); }, def: 0 },
-  { name: 'tfContext', type: 'int', min: 1, get max() { return bound('maxContext'); }, def: 64 },
+  { name: 'tfContext', type: 'int', get min() { return bound('minContext'); }, get max() { return bound('maxContext'); }, def: 64 },
   { name: 'tfPositional', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: 'learned' },
   { name: 'tfScore', type: 'enum', values: ['scaled_dot', 'dot', 'cosine'], def: 'scaled_dot' },
   { name: 'tfLr', type: 'number', min: 1e-6, max: 1, def: 1e-3 },
