@@ -126,10 +126,11 @@ export function createTransformerView({ session, state, writeHash, onError }) {
     const map = shownView.attention[hd.layer][hd.head];
     const labels = shownView.tokens.map(shown);
     chosen.update(map, {
-      rowLabels: labels, colLabels: labels, kind: 'unit', legend: `attention weight of ${headName(hd)}: rows are queries ↓, columns keys →`, maxCell: 14,
+      rowLabels: labels, colLabels: labels, kind: 'unit', legend: `attention weight of ${headName(hd)}: rows are queries ↓, columns keys →`, maxCell: 14, minCell: 11, everyLabel: true,
       describe: (i, j) => ({ title: `${headName(hd)}: position ${i} (${labels[i]}) → ${j} (${labels[j]})`, lines: [`weight ${fixed(map.data[i * map.cols + j], 3)}`] }),
     });
-    const p = playgroundState(shownView.tokens, map);
+    const step = frame()?.step ?? session.steps;
+    const p = playgroundState(shownView.tokens, map, `layer ${hd.layer}, head ${hd.head} of the lab's ${config.task} transformer, step ${step.toLocaleString('en')}`);
     link.href = `index.html${p.hash}`;
     setText(byId('tf-open-note'), `Opens the playground's self-attention view with ${p.cut ? `the first ${p.tokens} of the ${shownView.tokens.length}` : `the ${p.tokens}`} tokens `
       + `and ${headName(hd).replace('H', ' H')}'s weights, exactly: the tokens are one-hot and the query weights hold the head's log-weights, `
