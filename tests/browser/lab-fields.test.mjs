@@ -127,3 +127,77 @@ test("every numeric field of the text and image families states its range and sa
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('the large head map labels every token of a long input, in a font its cells hold', async () => {
+  const { page, errors } = await open(`${TF}&start=scratch&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=64`);
+  await page.waitForSelector('[data-testid="heatmap-tf-chosen"]');
+  for (const n of [62, 32]) {
+    const input = Array.from({ length: n }, (_, k) => 'abcdefghijklmnopqrstuvwxyz'[(k * 7) % 26]).join('');
+    await page.fill('#tfInput', input);
+    await page.dispatchEvent('#tfInput', 'change');
+    await page.waitForFunction((k) => document.querySelector('[data-testid="heatmap-tf-chosen"]').width === k, n);
+    await page.$eval('#tf-chosen', (e) => e.scrollIntoView({ block: 'center' }));
+    const labels = await page.$eval('#tf-chosen', (box) => {
+      const canvas = box.querySelector('canvas');
+      const cell = canvas.getBoundingClientRect().width / canvas.width;
+      const read = (sel) => [...box.querySelectorAll(`${sel} span`)].map((s) => ({ text: s.textContent, width: s.getBoundingClientRect().width, font: parseFloat(getComputedStyle(s).fontSize) }));
+      return { cell, cols: read('.hm-cols'), rows: read('.hm-rows') };
+    });
+    assert.deepEqual(labels.cols.map((l) => l.text).join(''), input, `${n} tokens: every column labelled, in order`);
+    assert.deepEqual(labels.rows.map((l) => l.text).join(''), input, `${n} tokens: every row labelled, in order`);
+    assert.ok(labels.cell >= 10, `cells of ${labels.cell}px`);
+    for (const l of labels.cols) {
+      assert.ok(l.font >= 8, `a label's font of ${l.font}px`);
+      assert.ok(l.width <= labels.cell + 0.5, `label ${l.text} (${l.width}px) fits its ${labels.cell}px column`);
+    }
+  }
+  await page.screenshot({ path: `${SHOTS}lab-fields-chosen-head-desktop.png` });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a head opened in the playground says where it came from: its layer, head, task and step', async () => {
+  const { page, errors } = await open(TF);
+  await page.waitForSelector('[data-testid=tf-open][href]');
+  await page.selectOption('[data-testid=tf-open-head]', 'L1H0');
+  const steps = await page.evaluate(() => window.attnlabLab.session.steps);
+  const href = await page.getAttribute('[data-testid=tf-open]', 'href');
+  const want = `From layer 1, head 0 of the lab's induction transformer, step ${steps.toLocaleString('en')}.`;
+  const pg = await openPage(env.browser, new URL(href, `${env.url}lab.html`).href, DESKTOP);
+  await pg.page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+  assert.equal(await text(pg.page, '[data-testid=from]'), want);
+  assert.equal(await pg.page.$eval('[data-testid=from]', (e) => e.childElementCount), 0, 'shown as text only');
+  assert.equal(await pg.page.isVisible('[data-testid=notice]'), false, 'the link is read whole');
+  await pg.page.screenshot({ path: `${SHOTS}lab-fields-playground-from-desktop.png` });
+  assert.deepEqual([...errors, ...pg.errors], []);
+  await pg.page.close();
+  await page.close();
+});
+
+test("a task's results explained: Generate stops at the answer and checks it, the lens marks the scored positions, the maps say what to look for", async () => {
+  const { page, errors } = await open(`${TF}&tfTask=reverse&start=scratch&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=32`);
+  await page.waitForSelector('[data-testid=tf-lens-table]');
+  assert.match(await text(page, '[data-testid=tf-pattern]'), /anti-diagonal/);
+  const example = await page.evaluate(() => window.attnlabLab.session.examples(1, 1).then(([e]) => e));
+  // the lens: the "=" and the answer's positions but its last are scored
+  const scored = await page.$$eval('[data-testid=tf-lens-table] thead th.scored', (ths) => ths.map((t) => t.textContent));
+  const prompt = [...example.input].length;
+  assert.deepEqual(scored, [...example.target].map((_, k) => `●${prompt - 1 + k} (scored)`));
+
+  await page.click('[data-testid=tf-generate]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=tf-verdict]').textContent !== '');
+  const out = await text(page, '[data-testid=tf-generated]');
+  const answer = out.split('▸')[1];
+  assert.equal(out.split('▸')[0], example.input, 'the prompt is the test example up to its answer');
+  assert.equal([...answer].length, [...example.target].length, 'generation stops at the answer');
+  const said = await text(page, '[data-testid=tf-verdict]');
+  assert.equal(said, answer === example.target ? '✓ right' : `✗ the answer is ${example.target}`);
+  await page.screenshot({ path: `${SHOTS}lab-fields-generate-desktop.png` });
+  // a prompt of one's own has no known answer: said so, no verdict
+  await page.fill('#tfPrompt', '123=');
+  await page.dispatchEvent('#tfPrompt', 'change');
+  await page.click('[data-testid=tf-generate]');
+  await page.waitForFunction(() => /test example/.test(document.querySelector('[data-testid=tf-verdict]').textContent));
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -11,6 +11,8 @@ import { adoptLimits, engineLimits } from '../../web/lab/limits.js';
 import { fieldProblem, rangeText } from '../../web/lab/field-check.js';
 import { explain } from '../../web/lab/messages.js';
 import { codec, PROPERTIES } from '../../web/lab/state.js';
+import { ANSWER_TASKS, TASK_PATTERNS, scoredPositions, verdict } from '../../web/lab/transformer-guide.js';
+import { playgroundState } from '../../web/lab/transformer-state.js';
 
 before(async () => adoptLimits(engineLimits(await loadEngine())));
 
@@ -75,4 +77,35 @@ test('a context too short for the task: the Transformer family grows it to the m
   assert.equal(familyOf({ task: 'reverse' }).repair(state, err), null, 'other families have nothing to repair');
   const { text } = explain(err, { doing: 'create' });
   assert.equal(text, 'Context is 32 tokens, but the dates task needs at least 39: set Context to 39 or more.');
+});
+
+test("a head's playground link says where it came from, and the playground takes it as short plain text only", async () => {
+  const { codec: playground } = await import('../../web/playground/state.js');
+  const map = { rows: 2, cols: 2, data: Float32Array.from([1, 0, 0.25, 0.75]) };
+  const from = "layer 1, head 1 of the lab's induction transformer, step 1,675";
+  const { hash } = playgroundState(['a', 'b'], map, from);
+  const { state, ignored } = playground.decode(hash);
+  assert.deepEqual(ignored, []);
+  assert.equal(state.from, from);
+  assert.equal(playground.decode(playgroundState(['a', 'b'], map).hash).state.from, '', 'no provenance: none said');
+  // markup, control characters and a text past the cap fall back to nothing, and the notice names the field
+  for (const bad of ['<img src=x onerror=alert(1)>', 'line\nbreak', 'x'.repeat(161)]) {
+    const r = playground.decode(`#ver=2&preset=self&from=${encodeURIComponent(bad)}`);
+    assert.equal(r.state.from, '', JSON.stringify(bad));
+    assert.deepEqual(r.ignored.map((f) => f.name), ['from']);
+  }
+  assert.equal(playground.decode(`#ver=2&from=${'x'.repeat(160)}`).state.from.length, 160);
+});
+
+test("each task says what pattern to look for; the scored positions are the answer's; Generate's verdict is against the true answer", () => {
+  assert.match(TASK_PATTERNS.reverse, /anti-diagonal/);
+  assert.match(TASK_PATTERNS.copy, /shifted diagonal/);
+  assert.match(TASK_PATTERNS.induction, /one position after/);
+  for (const task of ANSWER_TASKS) assert.ok(TASK_PATTERNS[task], task);
+  // "852=" then "258": the "=" (position 3) predicts the first answer token, position 5 the last
+  assert.deepEqual([...scoredPositions(4, 3, 7)], [3, 4, 5]);
+  assert.deepEqual([...scoredPositions(4, 3, 5)], [3, 4], 'only the positions shown');
+  assert.deepEqual(verdict(['2', '5', '8'], ['2', '5', '8']), { right: true, text: '✓ right' });
+  assert.deepEqual(verdict(['2', '5'], ['2', '5', '8']), { right: false, text: '✗ the answer is 258' });
+  assert.deepEqual(verdict(['9'], ['23'], '23'), { right: false, text: '✗ the answer is 23' });
 });
