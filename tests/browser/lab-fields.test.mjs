@@ -7,7 +7,7 @@
 // Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DESKTOP, PHONE, SHOTS, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -44,6 +44,12 @@ test('the Transformer opens with its heads grid in view at 1440 × 900; Share sa
   assert.match(await page.getAttribute('[data-testid=share]', 'title'), /not the trained weights/);
   assert.deepEqual(errors, []);
   await page.close();
+  // a phone puts the heads first, under the run bar
+  const phone = await open(TF, PHONE);
+  await phone.page.waitForSelector('[data-testid^="tf-head-"]');
+  await phone.page.screenshot({ path: `${SHOTS}lab-fields-heads-phone.png` });
+  assert.deepEqual(phone.errors, []);
+  await phone.page.close();
 });
 
 /** Types `value` into field `id` and commits it, as a person does (the change event on leaving it). */
@@ -73,6 +79,7 @@ test("the Transformer's numeric fields state their ranges; a value out of range 
   await enter(page, 'tfLayers', 99);
   assert.match(await message(page, 'tfLayers'), /^Layers must be a whole number from 1 to \d+; 99 is above that\.$/);
   await page.screenshot({ path: `${SHOTS}lab-fields-messages-desktop.png` });
+  assert.deepEqual(await axeViolations(page), [], 'the ranges and messages pass axe-core');
   // fixed: the message goes, the mark too, and the value is taken
   await enter(page, 'tfContext', 48);
   await page.evaluate(() => window.attnlabLab.settled());
