@@ -1,7 +1,10 @@
 // The settings form: fills its controls from a state and reads one control back
 // as a validated value (or undefined, marking the control invalid). The
 // decoding pair (greedy / beam search + width) edits the one `beam` setting.
-import { byId } from '../ui/dom.js';
+// Every numeric field states its range beside it, and a value it does not take
+// is said in words under it (field-check.js) until the field is fixed.
+import { byId, h, setHidden, setText } from '../ui/dom.js';
+import { fieldProblem, rangeText } from './field-check.js';
 import { PROPERTIES, SEQUENCE_TASKS, sensorBlocked, sensorOf } from './state.js';
 
 /** Controls whose id is a state property and that change the state when they change. */
@@ -17,8 +20,41 @@ function valid(p, raw) {
   return x;
 }
 
+/** The beam width field: a width of 2 up to the engine's (1, greedy, is the decoding choice). */
+const BEAM_WIDTH = { type: 'int', min: 2, get max() { return PROPERTIES.beam.max; } };
+const numericProperty = (id) => (id === 'beam' ? BEAM_WIDTH : PROPERTIES[id]);
+
+/**
+ * A numeric field's range (beside it, in its label) and its message (under
+ * its row): { input, name, range, message }, `name` being the label's words.
+ */
+function decorate(id) {
+  const input = byId(id);
+  const label = input.closest('label');
+  // "dFF (0: none)" is called dFF
+  const name = label.firstChild.textContent.trim().replace(/\s*\(.*\)$/, '');
+  const range = h('span', { id: `${id}-range`, className: 'field-range', dataset: { testid: `${id}-range` } });
+  input.after(range);
+  const message = h('p', { id: `${id}-message`, className: 'field-message', hidden: true, dataset: { testid: `${id}-message` }, attrs: { 'aria-live': 'polite' } });
+  (label.closest('.field-row') ?? label).after(message);
+  input.setAttribute('aria-describedby', [input.getAttribute('aria-describedby'), range.id, message.id].filter(Boolean).join(' '));
+  return { input, name, range, message };
+}
+
 export function createControls() {
   let beamWidth = 3; // the width beam search uses when it is switched back on
+  const numeric = new Map([...CONTROL_NAMES, 'beam'].filter((id) => byId(id)?.type === 'number').map((id) => [id, decorate(id)]));
+
+  /** Says `text` under numeric field `id` (null: nothing); `kind` 'error' marks the field invalid, 'info' only tells. */
+  function say(id, text, kind = 'info') {
+    const field = numeric.get(id);
+    if (!field) return;
+    setText(field.message, text ?? '');
+    setHidden(field.message, !text);
+    field.message.dataset.kind = kind;
+    if (text && kind === 'error') field.input.setAttribute('aria-invalid', 'true');
+    else field.input.removeAttribute('aria-invalid');
+  }
 
   /** The form from `state`; `family` (its family's name) shows its own settings and panels. */
   function fill(state, family) {
@@ -30,6 +66,13 @@ export function createControls() {
       // a whole number's bounds are the property table's (some are the engine's limits, known once it has loaded)
       if (PROPERTIES[name].type === 'int' && Number.isFinite(PROPERTIES[name].max)) input.max = String(PROPERTIES[name].max);
       input.removeAttribute('aria-invalid');
+    }
+    // every numeric field: its bounds (some the engine's, known once it has loaded), stated beside it, and no stale message
+    for (const [id, field] of numeric) {
+      const p = numericProperty(id);
+      if (Number.isFinite(p.min)) field.input.min = String(p.min);
+      setText(field.range, rangeText(p));
+      say(id, null);
     }
     if (state.beam > 1) beamWidth = state.beam;
     byId('decode').value = state.beam > 1 ? 'beam' : 'greedy';
@@ -52,18 +95,23 @@ export function createControls() {
     byId('channels').title = sensorOf(state) === 'retina' ? 'The retina has no CNN: its patches go straight to its glimpse network' : '';
   }
 
-  /** { name, value } for a changed control, or null when its text is not a valid value (it is marked). */
-  function read(id) {
+  /**
+   * { name, value } for a changed control, or null when its text is not a
+   * valid value in `state` (it is marked, and a numeric field says why).
+   */
+  function read(id, state = {}) {
     const input = byId(id);
     let name = id;
     let value;
-    if (id === 'decode') {
+    if (numeric.has(id)) {
+      const problem = fieldProblem(numericProperty(id), numeric.get(id).name, input.value, state);
+      say(id, problem, 'error');
+      if (problem) return null;
+      value = Number(input.value);
+      if (id === 'beam') beamWidth = value;
+    } else if (id === 'decode') {
       name = 'beam';
       value = input.value === 'beam' ? beamWidth : 1;
-    } else if (id === 'beam') {
-      const x = Number(input.value);
-      value = Number.isInteger(x) && x >= 2 && x <= PROPERTIES.beam.max ? x : undefined;
-      if (value !== undefined) beamWidth = value;
     } else {
       value = valid(PROPERTIES[id], input.type === 'checkbox' ? input.checked : input.value);
     }
@@ -75,5 +123,5 @@ export function createControls() {
     return { name, value };
   }
 
-  return { fill, read, ids: [...CONTROL_NAMES, 'decode', 'beam'] };
+  return { fill, read, say, ids: [...CONTROL_NAMES, 'decode', 'beam'] };
 }

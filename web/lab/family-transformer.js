@@ -105,6 +105,20 @@ export const transformerFamily = {
   settle(state, changed) {
     if (changed === 'tfTask') state.tfInput = '';
   },
+  /**
+   * A task whose sequences are longer than the context (dates): the context
+   * it needs, which the engine's refusal names ("context: 32; the 'dates'
+   * task needs at least 39"), so the task chosen stays and Context grows to it.
+   */
+  repair(state, err) {
+    const m = /context: (\d+); the '(\w+)' task needs at least (\d+)/.exec(String(err?.message ?? ''));
+    const need = Number(m?.[3]);
+    if (!m || Number(m[1]) !== state.tfContext || !(need > state.tfContext && need <= PROPERTIES.tfContext.max)) return null;
+    return {
+      name: 'tfContext', value: need,
+      say: `The ${m[2]} task needs a Context of at least ${need} tokens (its longest sequence), so Context is now ${need} instead of ${state.tfContext}.`,
+    };
+  },
   /** A loaded transformer's settings, with its text in the text box (a 'text' model's), or a note saying why not. */
   loaded(made, bytes, name) {
     const settings = { ...transformerSettings(made.config), start: 'scratch', tfAblate: [], tfInput: '' };

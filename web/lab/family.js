@@ -17,6 +17,8 @@
 //   pretrained(manifest, state, given) -> { name, spec, settings } | null; pickFields(given, state):
 //                     the settings a pretrained model must match; buttonFields: those of "Open the pretrained model"
 //   settle(state, changed)  the state's own rules after a setting changed
+//   repair(state, err) -> { name, value, say } | null: a setting that makes the model
+//                     the engine refused (err) when set to `value`, and the words saying so
 //   loaded(made, bytes, fileName) -> { settings, note }: the state of a loaded model (note: said beside it)
 //   fallback(state)   the settings to fall back to when a link's model cannot be made (null: none)
 //   fileName(state, steps), progressLabel(state), modelName(settings), pretrainedName(settings): words
@@ -35,7 +37,7 @@ export const TASK_FIELDS = new Set(['task', 'mode']);
 export const ADAPTER_FIELDS = {
   name: 'string', noun: 'string', tasks: 'object', kinds: 'object', modelKeys: 'object', linkKeys: 'object', viewKeys: 'object',
   create: 'function', trainOptions: 'function', evaluation: 'object', accuracy: 'function', fresh: 'function', record: 'function',
-  pretrained: 'function', pickFields: 'function', buttonFields: 'object', settle: 'function', loaded: 'function',
+  pretrained: 'function', pickFields: 'function', buttonFields: 'object', settle: 'function', repair: 'function', loaded: 'function',
   fallback: 'function', fileName: 'function', progressLabel: 'function', modelName: 'function', pretrainedName: 'function',
   noData: 'string', history: 'function', marks: 'function',
 };
@@ -51,6 +53,7 @@ export const seq2seqAdapter = {
   // no records of their own in a recorded run, and no events to mark
   history: () => true,
   marks: () => [],
+  repair: () => null,
   pretrainedName(settings) {
     return this.modelName(settings);
   },

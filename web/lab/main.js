@@ -13,7 +13,7 @@ import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
 import { LabClient } from '../worker/lab-client.js';
 import { createControls } from './controls.js';
-import { FAMILIES, familyOf, familyOfKind } from './families.js';
+import { FAMILIES, familyOf, familyOfKind, linkOf } from './families.js';
 import { TASK_FIELDS } from './family.js';
 import { createImagesView } from './images-view.js';
 import { adoptLimits } from './limits.js';
@@ -23,6 +23,7 @@ import { fetchPretrained, linkFields, loadManifest } from './pretrained.js';
 import { takeHandoff } from '../ui/handoff.js';
 import { createProgressView } from './progress.js';
 import { Session } from './session.js';
+import { shareLink } from './share.js';
 import { codec } from './state.js';
 import { createTextView } from './text-view.js';
 import { createTransformerView } from './transformer.js';
@@ -38,7 +39,7 @@ function start() {
   const given = linkFields(location.hash); // the fields the link sets, before the page rewrites it
   const header = mountHeader({ current: 'lab', skipTo: 'main', tagline: 'training lab' });
   const notice = createNotice(byId('notice'));
-  const writeHash = () => history.replaceState(null, '', codec.encode(state));
+  const writeHash = () => history.replaceState(null, '', linkOf(state));
 
   const status = createModelStatus();
   const showError = (err, context) => status.error(err, context);
@@ -117,7 +118,7 @@ function start() {
    * and the error says why; a link's model that cannot be made falls back to the
    * family's default one, where it has one.
    */
-  async function makeModel({ rollback = null, given = null } = {}) {
+  async function makeModel({ rollback = null, given = null, repaired = null } = {}) {
     showError(null);
     const family = familyOf(state);
     const view = viewOf(family);
@@ -135,12 +136,19 @@ function start() {
       if (familyOf(state) !== family) return false;
       if (pick) Object.assign(state, pick.settings);
       fill();
+      if (repaired) controls.say(repaired.name, repaired.say);
       writeHash();
       clearViews();
       if (kept) previous = kept;
       await showNewModel();
       return true;
     } catch (err) {
+      // a setting the family can put right (a context too short for the task): the choice stays, and the field says what changed
+      const fix = repaired ? null : family.repair(state, err);
+      if (fix) {
+        state[fix.name] = fix.value;
+        return makeModel({ rollback, given, repaired: fix });
+      }
       const back = Boolean(rollback && session.model);
       if (err.code === 'ERR_DATA') {
         const then = back ? ' The model you had is kept; pick the task again to retry.' : ' Press Train from scratch to try again.';
@@ -202,7 +210,7 @@ function start() {
   }
 
   async function onControl(id) {
-    const changed = controls.read(id);
+    const changed = controls.read(id, state);
     if (!changed) return;
     const { name, value } = changed;
     const before = { ...state };
@@ -258,6 +266,7 @@ function start() {
     }
   });
 
+  byId('share').addEventListener('click', () => shareLink(location.href, notice));
   byId('save').addEventListener('click', () => saveModel(session, session.family.fileName(state, session.steps)).catch((err) => showError(err, { doing: 'save' })));
   byId('load').addEventListener('change', (e) => {
     const file = e.target.files?.[0];

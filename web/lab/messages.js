@@ -29,6 +29,13 @@ const RULES = [
     say: () => 'There are no pairs to learn from yet: paste lines of “input, a Tab, output”.',
   },
   {
+    when: (e) => /context: \d+; the '\w+' task needs at least \d+/.test(e.message),
+    say: (e) => {
+      const [, has, task, need] = e.message.match(/context: (\d+); the '(\w+)' task needs at least (\d+)/);
+      return `Context is ${has} tokens, but the ${task} task needs at least ${need}: set Context to ${need} or more.`;
+    },
+  },
+  {
     when: (e) => e.code === 'ERR_DATA',
     say: () => 'The handwritten digits (or a pretrained model) could not be downloaded. Check the connection, then try again.',
   },

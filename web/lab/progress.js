@@ -2,7 +2,7 @@
 // validation-accuracy curves (shared line charts) with their readouts.
 import { drawChart } from '../ui/chart.js';
 import { byId, setText } from '../ui/dom.js';
-import { fixed } from '../ui/format.js';
+import { duration, fixed } from '../ui/format.js';
 
 /** Captions of the panel for text models and for each image task. */
 const LABELS = {
@@ -12,8 +12,6 @@ const LABELS = {
   transformer: { loss: 'Training loss (cross-entropy per scored token)', acc: 'Test accuracy (scored tokens predicted right)', stat: 'Test accuracy' },
   multi: { loss: 'Training loss (cross-entropy per answer token)', acc: 'Test accuracy (whole answers read right)', stat: 'Test accuracy' },
 };
-
-const fmtTime = (s) => (s < 60 ? `${fixed(s, 1)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`);
 
 export function createProgressView() {
   const lossChart = byId('loss-chart');
@@ -52,7 +50,7 @@ export function createProgressView() {
       const acc = session.accuracy[session.accuracy.length - 1];
       setText(byId('stat-acc'), acc ? `${fixed(acc.value * 100, 1)}%` : '–');
       setText(byId('stat-speed'), session.examplesPerSecond ? Math.round(session.examplesPerSecond).toLocaleString('en') : '–');
-      setText(byId('stat-time'), fmtTime(session.trainSeconds));
+      setText(byId('stat-time'), duration(session.trainSeconds));
       charts(session.losses, session.accuracy, session.recorded ? 0 : session.startSteps, session.family?.marks?.(session) ?? []);
       // an empty chart says why it is empty
       setText(byId('loss-caption'), session.losses.length ? lossCaption : `${lossCaption}: none yet, press ▶ Train`);

@@ -54,7 +54,7 @@ const PROPS = [
   { name: 'minLength', type: 'int', min: 1, max: 30, def: 4 },
   {
     name: 'maxLength', type: 'int', min: 1, max: 30, def: (s) => Math.max(12, s.minLength),
-    check: (v, s) => (v < s.minLength ? `is below minLength (${s.minLength})` : null),
+    check: (v, s) => (v < s.minLength ? `is below Min length (${s.minLength})` : null),
   },
   { name: 'cell', type: 'enum', values: ['gru', 'lstm', 'rnn'], def: 'gru' },
   { name: 'bidirectional', type: 'bool', def: false },

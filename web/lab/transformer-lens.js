@@ -2,7 +2,8 @@
 // stopped there (read through the final LayerNorm and the output layer), as a
 // table of each layer's top next token per position, then the model's own top
 // prediction with its probability, under the input's tokens and the token that
-// actually comes next. A guess that matches the next token is marked.
+// actually comes next. A guess that matches the next token is marked, and so
+// are the positions training scores (●), when they are known.
 import { byId, h } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 
@@ -17,15 +18,18 @@ export function createLensView() {
   });
 
   return {
-    /** Draws inspect()'s { tokens, lens, predictions }, or says why there is nothing. */
-    update(view) {
+    /** Draws inspect()'s { tokens, lens, predictions }, or says why there is nothing; `scored`: the positions training scores (a Set), if known. */
+    update(view, scored = null) {
       if (!view) {
         box.replaceChildren(h('p', { className: 'hint', textContent: 'Nothing to read yet: the model reads the input once it is made.' }));
         return;
       }
       const { tokens, lens, predictions } = view;
       const next = (t) => tokens[t + 1];
-      const head = h('tr', {}, h('th', { scope: 'col', textContent: 'position' }), ...tokens.map((_, t) => h('th', { scope: 'col', textContent: String(t) })));
+      const position = (t) => (scored?.has(t)
+        ? h('th', { scope: 'col', className: 'scored', title: 'scored: training checks what this position predicts' }, `●${t}`, h('span', { className: 'sr-only', textContent: ' (scored)' }))
+        : h('th', { scope: 'col', textContent: String(t) }));
+      const head = h('tr', {}, h('th', { scope: 'col', textContent: 'position' }), ...tokens.map((_, t) => position(t)));
       const row = (label, cells) => h('tr', {}, h('th', { scope: 'row', textContent: label }), ...cells);
       const rows = [
         row('input', tokens.map((t) => cell('td', t))),

@@ -43,7 +43,7 @@ export const TRANSFORMER_PROPS = [
     check: (v, s) => (v % s.tfHeads ? `is not a multiple of the ${s.tfHeads} heads` : null),
   },
   { name: 'tfDFF', type: 'int', min: 0, get max() { return bound('maxDFF'); }, def: D.dFF },
-  { name: 'tfContext', type: 'int', min: 1, get max() { return bound('maxContext'); }, def: D.context },
+  { name: 'tfContext', type: 'int', get min() { return bound('minContext'); }, get max() { return bound('maxContext'); }, def: D.context },
   { name: 'tfPositional', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: D.positional },
   { name: 'tfScore', type: 'enum', values: ['scaled_dot', 'dot', 'cosine'], def: D.score },
   { name: 'tfLr', type: 'number', min: 1e-6, max: 1, def: FIRST.train.lr },
@@ -117,9 +117,11 @@ const round = (v) => Math.round(v * 100) / 100;
  * (a row sums to 1 over keys 0..i). Causal attention of the first n tokens reads
  * only those tokens, so a longer input is cut to its first PLAYGROUND_TOKENS exactly.
  * Weights below e^-20 are shown as e^-20 (the link holds numbers of at most 1000).
+ * `from` says where the head came from, over the playground's figures (plain text,
+ * short, without < or >: the playground's link refuses those).
  * Returns { hash, tokens, cut }.
  */
-export function playgroundState(tokens, map) {
+export function playgroundState(tokens, map, from = '') {
   const n = Math.min(tokens.length, PLAYGROUND_TOKENS);
   const eye = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
   const root = Math.sqrt(n);
@@ -129,6 +131,7 @@ export function playgroundState(tokens, map) {
   const fields = {
     ver: 2, preset: 'self', tokens: names.map(encodeURIComponent).join(','), x: rows(eye), mode: 'self', score: 'scaled_dot',
     normalize: 'softmax', temperature: 1, mask: 'causal', trainable: true, heads: 1, head: 0, compare: 'none', wq: rows(wq), wk: rows(eye),
+    ...(from ? { from: encodeURIComponent(from) } : {}),
   };
   return { hash: `#${Object.entries(fields).map(([k, v]) => `${k}=${v}`).join('&')}`, tokens: n, cut: tokens.length > n };
 }

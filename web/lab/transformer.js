@@ -11,6 +11,7 @@ import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { createHeadsView } from './transformer-heads.js';
 import { createLensView, shown } from './transformer-lens.js';
+import { ANSWER_TASKS, TASK_PATTERNS, scoredPositions, verdict } from './transformer-guide.js';
 import { createScoresView } from './transformer-scores.js';
 import { PROPERTIES } from './state.js';
 import { ablation, checkNames, headName, parseHead, playgroundState } from './transformer-state.js';
@@ -51,6 +52,7 @@ export function createTransformerView({ session, state, writeHash, onError }) {
   byId('tf-chosen').append(chosen.el);
   let config = null;
   let example = null; // the test example the input and prompt default to
+  let parts = null; // the example as tokens: { text, prompt: its prompt's count, answer: [tokens] } (null: not read)
   let live = true;
   let timer = null;
   let shownView = null;
@@ -126,10 +128,11 @@ export function createTransformerView({ session, state, writeHash, onError }) {
     const map = shownView.attention[hd.layer][hd.head];
     const labels = shownView.tokens.map(shown);
     chosen.update(map, {
-      rowLabels: labels, colLabels: labels, kind: 'unit', legend: `attention weight of ${headName(hd)}: rows are queries ↓, columns keys →`, maxCell: 14,
+      rowLabels: labels, colLabels: labels, kind: 'unit', legend: `attention weight of ${headName(hd)}: rows are queries ↓, columns keys →`, maxCell: 14, minCell: 11, everyLabel: true,
       describe: (i, j) => ({ title: `${headName(hd)}: position ${i} (${labels[i]}) → ${j} (${labels[j]})`, lines: [`weight ${fixed(map.data[i * map.cols + j], 3)}`] }),
     });
-    const p = playgroundState(shownView.tokens, map);
+    const step = frame()?.step ?? session.steps;
+    const p = playgroundState(shownView.tokens, map, `layer ${hd.layer}, head ${hd.head} of the lab's ${config.task} transformer, step ${step.toLocaleString('en')}`);
     link.href = `index.html${p.hash}`;
     setText(byId('tf-open-note'), `Opens the playground's self-attention view with ${p.cut ? `the first ${p.tokens} of the ${shownView.tokens.length}` : `the ${p.tokens}`} tokens `
       + `and ${headName(hd).replace('H', ' H')}'s weights, exactly: the tokens are one-hot and the query weights hold the head's log-weights, `
@@ -159,7 +162,7 @@ export function createTransformerView({ session, state, writeHash, onError }) {
     shownView = view;
     const points = f ? session.scores.filter((s) => s.step <= f.step) : session.scores;
     heads.update(view, { layers: config.layers, heads: config.heads, ablated: new Set(state.tfAblate), scores: points.at(-1)?.heads });
-    lens.update(view);
+    lens.update(view, parts && session.input === parts.text ? scoredPositions(parts.prompt, parts.answer.length, view?.tokens.length ?? 0) : null);
     scores.update(points, session.losses);
     showChosenHead();
     try {
@@ -187,8 +190,16 @@ export function createTransformerView({ session, state, writeHash, onError }) {
     await show();
   }
 
+  /** The example's prompt and answer as the model's tokens (its scored positions, Generate's true answer). */
+  async function readParts() {
+    const text = Array.from(example.input + example.target).slice(0, config.context).join('');
+    const [head, all] = await Promise.all([inspect(example.input), inspect(example.input + example.target)]).catch(() => []);
+    parts = head && all ? { text, prompt: head.tokens.length, answer: all.tokens.slice(head.tokens.length) } : null;
+  }
+
   async function pickExample(seed) {
     [example] = await session.examples(1, seed);
+    await readParts();
     const text = Array.from(example.input + example.target).slice(0, config.context).join('');
     state.tfInput = seed === 1 ? '' : text;
     writeHash();
@@ -203,10 +214,17 @@ export function createTransformerView({ session, state, writeHash, onError }) {
     const prompt = state.tfPrompt || defaultPrompt();
     if (!prompt) { setText(out, 'Type a prompt first.'); return; }
     const room = config.context - Array.from(prompt).length;
-    const tokens = Math.max(1, Math.min(TEXT_TASKS.includes(config.task) ? 60 : 24, room));
+    // a test example's prompt has one right answer: generate stops at its end and says whether it is right
+    const checked = ANSWER_TASKS.includes(config.task) && parts && prompt === example?.input;
+    const tokens = checked ? parts.answer.length : Math.max(1, Math.min(TEXT_TASKS.includes(config.task) ? 60 : 24, room));
+    const judged = byId('tf-verdict');
+    setText(judged, '');
     try {
       const r = await session.read('generate', { prompt, options: { tokens, temperature: Number(byId('tf-temperature').value), topK: 0, seed: state.seed } });
       setText(out, `${prompt}▸${r.text}`);
+      const v = checked ? verdict(r.tokens, parts.answer, example.target) : null;
+      judged.dataset.right = v ? String(v.right) : '';
+      setText(judged, v?.text ?? (ANSWER_TASKS.includes(config.task) ? 'Checked only on a test example\'s prompt (empty the prompt, or press Example or Random).' : ''));
     } catch (err) {
       setText(out, `No output: ${String(err.message).replace(/^generate: /, '')}.`);
     }
@@ -277,11 +295,14 @@ export function createTransformerView({ session, state, writeHash, onError }) {
     const names = Array.from({ length: config.layers * config.heads }, (_, k) => headName({ layer: Math.floor(k / config.heads), head: k % config.heads }));
     fillSelect(select, names, Object.fromEntries(names.map((n) => [n, n.replace('H', ' H')])));
     [example] = await session.examples(1, 1);
+    await readParts();
+    setText(byId('tf-pattern'), TASK_PATTERNS[config.task] ?? '');
     setText(byId('tf-generate-hint'), TEXT_TASKS.includes(config.task)
       ? 'The model continues a prompt one character at a time, each drawn from its prediction.'
       : 'The model completes a prompt (by default, a test example up to its answer), one token at a time.');
     promptBox.placeholder = defaultPrompt();
     setText(byId('tf-generated'), '–');
+    setText(byId('tf-verdict'), '');
     await setInput(input || Array.from(example.input + example.target).slice(0, config.context).join(''));
     writeHash();
   }

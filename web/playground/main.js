@@ -98,6 +98,8 @@ async function main() {
     }
     options.update(s, { sumRange });
     setText($('preset-about'), describeState(s));
+    setText($('from'), s.from ? `From ${s.from}.` : '');
+    $('from').hidden = !s.from;
     projection.update(s, results && results.scores[0].rows === s.tokens.length ? results : null, info);
     timings.push(performance.now() - t0);
     if (timings.length > 500) timings.shift();

@@ -13,7 +13,7 @@ import { PRESETS, PRESET_IDS, presetOptions } from './presets.js';
 import { POSITIONS } from '../ui/positions.js';
 import { randomMatrix } from './rng.js';
 
-export const LIMITS = Object.freeze({ tokens: 128, dims: 64, name: 24, hidden: 64, heads: 16, value: 1000, seed: 2 ** 31 - 1 });
+export const LIMITS = Object.freeze({ tokens: 128, dims: 64, name: 24, hidden: 64, heads: 16, value: 1000, seed: 2 ** 31 - 1, from: 160 });
 export const SCORES = ['dot', 'scaled_dot', 'general', 'additive', 'cosine', 'location'];
 /** The scores engine.selfAttention supports. */
 export const SELF_SCORES = ['dot', 'scaled_dot', 'cosine'];
@@ -145,6 +145,8 @@ export const PROPS = [
     def: (s) => (PARAMS[name].vector ? generatedParam(s, name)[0] : generatedParam(s, name)),
     check: PARAMS[name].vector ? (v, s) => (v.length !== s.hidden ? `must have ${s.hidden} values` : null) : shapeCheck(name),
   })),
+  // where the state came from, said over the figures as plain text (the lab's head: "layer 1, head 1 of the induction model, step 1,675")
+  { name: 'from', type: 'string', maxLength: LIMITS.from, pattern: /^[^\u0000-\u001f\u007f<>]*$/u, def: '' },
 ];
 
 function fromBase64Url(text) {

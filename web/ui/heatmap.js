@@ -18,7 +18,9 @@
 //     opts.legend     legend title;  opts.showValues: force cell values on/off (default: small matrices)
 //     opts.describe(i, j) -> { title, lines, value, contribution? }   the hover / keyboard readout
 //     opts.onHover(i | null, j | null);  opts.bands: [{ from, to, label }] column groups, marked above the plot
-//     opts.maxCell    largest cell side in px (default 48)
+//     opts.maxCell    largest cell side in px (default 48);  opts.minCell: smallest (default 0), past which
+//                     the figure is wider than its box (put it in one that scrolls)
+//     opts.everyLabel every label drawn, in a font the cell's size (default: every 2nd past 24, every 4th past 48)
 //   hm.lockScale(true | false)  keep the current colour scale for later updates (compare settings by colour)
 //   hm.highlightRow(i | null)   outline row i;   hm.scale, hm.matrix, hm.labels (for export)
 //   hm.svg(title) -> { svg, width, height };  hm.png(title, ratio = 2) -> Promise<Blob>
@@ -268,10 +270,12 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
       setVar('--rows', String(matrix.rows));
       setVar('--cols', String(matrix.cols));
       setVar('--max-cell', `${opts.maxCell ?? 48}px`);
+      setVar('--min-cell', `${opts.minCell ?? 0}px`);
       setVar('--label-w', `${labelSize(opts.rowLabels)}ch`);
       setVar('--label-h', uprightCols ? '1.6em' : `${labelSize(opts.colLabels)}ch`);
-      fillLabels(rows, opts.rowLabels, labelStride(matrix.rows));
-      fillLabels(cols, opts.colLabels, labelStride(matrix.cols));
+      body.classList.toggle('every-label', Boolean(opts.everyLabel));
+      fillLabels(rows, opts.rowLabels, opts.everyLabel ? 1 : labelStride(matrix.rows));
+      fillLabels(cols, opts.colLabels, opts.everyLabel ? 1 : labelStride(matrix.cols));
       draw();
       drawValues();
       drawBands();
