@@ -1,7 +1,8 @@
 // The lab's 'text' task with the learner's own text, in headless Chromium, as
 // a person types and pastes: a text past ASCII ("crème brûlée") trains and the
-// lens shows its characters ("è", never a byte); a text too short keeps the
-// text and the task and names the engine's minimum next to the box; an empty
+// lens shows its characters ("è", never a byte), and generate whole ones; a
+// text too short, typed or in a link, keeps the text and the task and names
+// the engine's minimum next to the box; an empty
 // box says to type a text and trains nothing; a paste past the box's limit
 // says at once how much of it is used. Each message is next to the box (an
 // aria-live status) and goes once the box is fixed. Screenshots of each state
@@ -72,7 +73,7 @@ test('a text past ASCII trains, and the lens and the maps show its characters', 
   await page.close();
 });
 
-test('a text too short keeps the text and the task, and names the minimum', async () => {
+test('a text too short, typed or in a link, keeps the text and the task, and names the minimum', async () => {
   const { page, errors } = await open(link(FRENCH));
   await train(page, 5);
   const before = await steps(page);
@@ -102,6 +103,15 @@ test('a text too short keeps the text and the task, and names the minimum', asyn
   assert.equal(await steps(page), 0, 'a new model');
   assert.deepEqual(errors, []);
   await page.close();
+  // a link with a text too short: the same, not the default task with the link blamed
+  const linked = await open(link('crème'));
+  assert.match(await message(linked.page), /5 characters; a model needs at least 20/);
+  assert.equal(await linked.page.$eval('#tfText', (b) => b.value), 'crème');
+  assert.equal(await linked.page.$eval('#tfTask', (s) => s.value), 'text');
+  assert.doesNotMatch(await linked.page.$eval('[data-testid=notice]', (e) => e.textContent), /could not be made/);
+  assert.equal(await linked.page.isDisabled('#play'), true);
+  assert.deepEqual(linked.errors, []);
+  await linked.page.close();
 });
 
 test('an empty box says to type a text and trains nothing', async () => {

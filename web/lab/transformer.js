@@ -14,6 +14,7 @@ import { createHeatmap } from '../ui/heatmap.js';
 import { createHeadsView } from './transformer-heads.js';
 import { createLensView, shown } from './transformer-lens.js';
 import { createScoresView } from './transformer-scores.js';
+import { codec } from './state.js';
 import { ablation, checkNames, headName, parseHead, playgroundState } from './transformer-state.js';
 import { readTextBox } from './transformer-text.js';
 
@@ -355,6 +356,13 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     start(engine) {
       fillSelect(byId('tfTask'), engine.transformer.tasks, TASK_LABELS);
       fillSelect(byId('tfPositional'), engine.transformer.positional, POSITION_LABELS);
+      // a link's text no model can learn stays in the box, saying why; a model learns the default text meanwhile
+      const { text, message: why } = readTextBox(state.tfText);
+      if (text === null) {
+        typed = state.tfText;
+        state.tfText = codec.defaults().tfText;
+        setText(textMessage, why);
+      }
       return checkNames(state, engine.transformer);
     },
     remakeOn: ['tfText'],
