@@ -32,7 +32,9 @@ extern "C" {
 #define TF_MIN_CONTEXT 8 /* the shortest context every task fits */
 #define TF_MAX_CONTEXT 256
 #define TF_MAX_BATCH 256
-#define TF_MAX_TEXT_BYTES (1 << 22) /* the 'text' task's text */
+#define TF_MAX_TEXT_BYTES (1 << 22) /* the 'text' and 'names' tasks' text, in UTF-8 */
+#define TF_MIN_TEXT 20 /* characters of the 'text' task's text: a window of the shortest context in each split */
+#define TF_MAX_VOCAB 256 /* tokens: a text's distinct characters; token ids fit a byte */
 /* Reals of activations a model may hold (about 512 MB in float): batch x
  * context x the layers' widths; past it a smaller batch or context is asked for. */
 #define TF_MAX_ACTIVATIONS ((size_t)1 << 27)
@@ -61,9 +63,9 @@ typedef enum {
     TF_TASK_REVERSE = 2,   /* "abc=cba" */
     TF_TASK_SORT = 3,      /* "cab=abc" */
     TF_TASK_MODULAR = 4,   /* "a + b = c", c = (a + b) mod TF_MODULUS, one token per number */
-    TF_TASK_TEXT = 5,      /* the user's text, character (byte) level */
+    TF_TASK_TEXT = 5,      /* the user's text (UTF-8), one token per character (code point) */
     TF_TASK_DATES = 6,     /* "25th of June, 2009=2009-06-25": the seq2seq dates task (tasks.h), the answer scored */
-    TF_TASK_NAMES = 7,     /* first names (the text: one per line), character level, every character scored */
+    TF_TASK_NAMES = 7,     /* first names (the text: UTF-8, one per line), a token per character, every one scored */
     TF_TASK_COUNT = 8
 } TfTaskKind;
 
@@ -98,7 +100,9 @@ typedef struct {
 
 typedef struct Transformer Transformer;
 
-/* A model bound to its task; text (text_len bytes) for the 'text' task only. */
+/* A model bound to its task; text (text_len bytes of UTF-8) for the 'text' and
+ * 'names' tasks only, a token per character: its distinct characters (at most
+ * TF_MAX_VOCAB) are the vocabulary, each token named by the character's UTF-8. */
 int tf_create(Transformer **out, const TfConfig *c, const char *text, size_t text_len);
 void tf_destroy(Transformer *m);
 
@@ -149,14 +153,18 @@ int tf_generate(Transformer *m, int32_t *tokens, int n_prompt, int n_new, double
  * `count` sequences of repeated random symbols. */
 int tf_head_scores(Transformer *m, int count, float *prev, float *ind);
 
-/* The model file (src/layers/model_file.h, magic "ATNLTFM\0", version 1):
+/* The model file (src/layers/model_file.h, magic "ATNLTFM\0", version 1 or 2):
  *   magic | u32 version | i32 task, layers, heads, dModel, dFF, context,
  *   positional, score, batch, vocabulary, steps | u64 seed | u64 training
  *   stream | u32 text length | the task's text | u64 P | P x f32 weights
  *   | u32 FNV-1a of every byte before it.
  * The text is what the model was created from (tasks that take one), so a
  * loaded model has the same vocabulary and draws the same sequences; AdamW's
- * moments are not saved (training a loaded model restarts them). */
+ * moments are not saved (training a loaded model restarts them). Version 2
+ * marks a 'text' task whose text, past ASCII, is cut into a token per
+ * character; version 1 cuts it into a token per byte (files saved before
+ * texts were read as characters load as they were trained). The two cuts of
+ * an ASCII text agree, so its files are written as version 1. */
 size_t tf_save_size(const Transformer *m);
 /* Writes tf_save_size(m) bytes; the same model always writes the same bytes. */
 int tf_save(const Transformer *m, uint8_t *bytes, size_t size);

@@ -23,7 +23,7 @@ static const char DIGITS_MAGIC[MODEL_FILE_MAGIC] = {'A', 'T', 'N', 'L', 'D', 'I'
 
 /* The versions each kind has had; a reader may take fewer. */
 static const uint32_t LATEST[MODEL_FILE_KIND_COUNT] = {[MODEL_FILE_SEQ2SEQ] = 1, [MODEL_FILE_TRAINER] = 1,
-                                                       [MODEL_FILE_VISION] = 3, [MODEL_FILE_TRANSFORMER] = 1};
+                                                       [MODEL_FILE_VISION] = 3, [MODEL_FILE_TRANSFORMER] = 2};
 
 static int magic_kind(const uint8_t *bytes, size_t size) {
     if (size < MODEL_FILE_MAGIC) return 0;

@@ -11,8 +11,6 @@
 #include "layers/mlp.h"
 #include "layers/optim.h"
 
-/* token ids fit a byte: generation's buffers hold a whole vocabulary */
-#define TF_MAX_VOCAB 256
 #define TF_MAX_TENSORS (4 + 12 * TF_MAX_LAYERS + 2)
 
 /* One pointer per tensor; the gradients use the same struct. */

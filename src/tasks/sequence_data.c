@@ -4,7 +4,8 @@
  *          drawn by that task's own generator, so its 16 formats, its years
  *          and its train / test split by calendar date are the same; the
  *          answer's characters are scored.
- *   names  first names, one per line of the given text, character level:
+ *   names  first names, one per line of the given text (UTF-8), a token per
+ *          character (code point), the line break the end token:
  *          "\nanna\nbob\n..." with every next character scored (the end
  *          token too, so a model learns where a name stops). A name's split
  *          comes from a hash of its letters, so no test name is trained on. */
@@ -75,26 +76,14 @@ int seq_names_init(SeqTask *t, int context, const char *text, size_t len) {
                                      "(engine.createTransformer loads it)");
     if (len > TF_MAX_TEXT_BYTES)
         return nn_fail(NN_ERR_LIMIT, "text: %zu bytes is past the limit of %d", len, TF_MAX_TEXT_BYTES);
-    /* the vocabulary: the end token, then every character the names use, in byte order */
-    int seen[256] = {0}, id[256], line = 1;
-    for (size_t i = 0; i < len; i++) {
-        uint8_t b = (uint8_t)text[i];
-        line += b == '\n';
-        if (b == '\n' || b == '\r') continue;
-        if (b < 32 || b > 126)
-            return nn_fail(NN_ERR_VALUE, "text: line %d of the names has character code %d; names are printable ASCII",
-                           line, b);
-        seen[b] = 1;
-    }
+    /* the vocabulary: the end token, then every character the names use, in code point order */
+    SeqAlphabet a;
+    NN_TRY(seq_alphabet(&a, text, len, SEQ_CHARS, 1, TF_MAX_VOCAB - 1));
     strcpy(t->names[NAME_END], "\n");
-    t->vocab = 1;
-    for (int b = 0; b < 256; b++) {
-        id[b] = seen[b] ? t->vocab : -1;
-        if (seen[b]) t->names[t->vocab][0] = (char)b, t->names[t->vocab++][1] = 0;
-    }
-    t->symbols = t->vocab;
+    for (int k = 0; k < a.count; k++) seq_char_name(a.chars[k], SEQ_CHARS, t->names[1 + k]);
+    t->vocab = t->symbols = 1 + a.count;
     t->len = context;
-    /* ids of every name with its end token, and each split's starts (one block for both) */
+    /* ids of every name with its end token (at most a token per byte), and each split's starts (one block for both) */
     if (!(t->text = malloc(len + 1)) || !(t->name_at[0] = malloc(sizeof(uint32_t) * (len + 1))))
         return nn_fail(NN_ERR_NOMEM, "text: out of memory for %zu bytes of names", len);
     uint32_t *starts = t->name_at[0];
@@ -104,10 +93,10 @@ int seq_names_init(SeqTask *t, int context, const char *text, size_t len) {
     for (size_t i = 0; i < len;) {
         size_t j = i;
         while (j < len && text[j] != '\n' && text[j] != '\r') j++;
-        if (j > i) { /* a name (blank lines skipped) */
+        if (j > i) { /* a name (blank lines skipped); its split from its bytes */
             starts[count] = (uint32_t)t->text_len;
             split[count++] = (uint8_t)names_is_test(text + i, j - i);
-            for (size_t k = i; k < j; k++) t->text[t->text_len++] = (uint8_t)id[(uint8_t)text[k]];
+            for (size_t at = i; at < j;) t->text[t->text_len++] = (uint8_t)(1 + seq_alphabet_index(&a, seq_next_char(text, j, &at, SEQ_CHARS)));
             t->text[t->text_len++] = NAME_END;
         }
         i = j + 1;

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/rng.h"
+#include "base/utf8.h"
 #include "tasks/symbols.h"
 
 /* copy / reverse / sort: digits, then the separator and the padding */
@@ -23,13 +24,106 @@
 #define MODULAR_TEST_PERCENT 30
 #define MODULAR_SPLIT_SEED 0x6d6f64756c6172ull
 
+_Static_assert(NN_UTF8_MAX + 1 <= sizeof(((SeqTask *)0)->names[0]), "a token name holds a character's UTF-8");
+
 static void name_chars(SeqTask *t, const char *chars, int n) {
     for (int i = 0; i < n; i++) t->names[i][0] = chars[i], t->names[i][1] = 0;
 }
 
-int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, size_t text_len) {
+/* ---- a text's characters ---------------------------------------------------------- */
+
+uint32_t seq_next_char(const char *text, size_t len, size_t *at, SeqUnit unit) {
+    size_t n = 1;
+    int32_t c = unit == SEQ_BYTES ? (uint8_t)text[*at] : nn_utf8_decode((const uint8_t *)text, len, *at, &n);
+    *at += n;
+    return (uint32_t)c;
+}
+
+int seq_alphabet_index(const SeqAlphabet *a, uint32_t c) {
+    int lo = 0, hi = a->count;
+    while (lo < hi) { /* the first index whose character is >= c */
+        int mid = (lo + hi) / 2;
+        if (a->chars[mid] < c) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < a->count && a->chars[lo] == c ? lo : -1;
+}
+
+void seq_char_name(uint32_t c, SeqUnit unit, char name[8]) {
+    if (unit == SEQ_CHARS) nn_utf8_encode(c, name);
+    else if ((c >= 32 && c < 127) || c == '\n' || c == '\t') name[0] = (char)c, name[1] = 0;
+    else snprintf(name, 8, "\\x%02x", (unsigned)c);
+}
+
+/* C0 and C1 control characters and DEL: no name holds one */
+static int is_control(uint32_t c) { return c < 32 || (c >= 0x7F && c < 0xA0); }
+
+int seq_alphabet(SeqAlphabet *a, const char *text, size_t len, SeqUnit unit, int names, int room) {
+    a->count = 0;
+    a->length = 0;
+    int line = 1;
+    for (size_t at = 0; at < len;) {
+        size_t here = at, n = 1;
+        int32_t c = unit == SEQ_BYTES ? (uint8_t)text[at] : nn_utf8_decode((const uint8_t *)text, len, at, &n);
+        if (c < 0)
+            return nn_fail(NN_ERR_VALUE, "text: the bytes at offset %zu (0x%02X...) are not UTF-8; a text must be UTF-8", here,
+                           (uint8_t)text[here]);
+        at += n;
+        a->length++;
+        line += c == '\n';
+        if (names && (c == '\n' || c == '\r')) continue;
+        if (names && is_control((uint32_t)c))
+            return nn_fail(NN_ERR_VALUE, "text: line %d of the names has the control character U+%04X; a name holds none",
+                           line, (unsigned)c);
+        if (unit == SEQ_CHARS && c == 0)
+            return nn_fail(NN_ERR_VALUE, "text: a NUL character (U+0000) at byte offset %zu; a text holds none", here);
+        int i = 0, hi = a->count;
+        while (i < hi) { /* where c goes in the sorted characters */
+            int mid = (i + hi) / 2;
+            if (a->chars[mid] < (uint32_t)c) i = mid + 1;
+            else hi = mid;
+        }
+        if (i < a->count && a->chars[i] == (uint32_t)c) continue;
+        if (a->count == room)
+            return nn_fail(NN_ERR_LIMIT, "text: more than %d different characters (a new one at byte offset %zu); "
+                                         "a vocabulary holds at most %d tokens", room, here, TF_MAX_VOCAB);
+        memmove(a->chars + i + 1, a->chars + i, sizeof a->chars[0] * (size_t)(a->count - i));
+        a->chars[i] = (uint32_t)c;
+        a->count++;
+    }
+    return NN_OK;
+}
+
+/* The 'text' task: every character of the text a token, each next one scored. */
+static int text_init(SeqTask *t, int context, const char *text, size_t len, SeqUnit unit) {
+    if (len > TF_MAX_TEXT_BYTES) return nn_fail(NN_ERR_LIMIT, "text: %zu bytes is past the limit of %d", len, TF_MAX_TEXT_BYTES);
+    SeqAlphabet a;
+    NN_TRY(seq_alphabet(&a, text ? text : "", text ? len : 0, unit, 0, TF_MAX_VOCAB));
+    if (a.length < SEQ_MIN_TEXT)
+        return nn_fail(NN_ERR_SHAPE, "text: the 'text' task needs a text of at least %d characters (got %zu)", SEQ_MIN_TEXT,
+                       a.length);
+    for (int k = 0; k < a.count; k++) seq_char_name(a.chars[k], unit, t->names[k]);
+    t->vocab = t->symbols = a.count;
+    /* the last tenth is the test split; each split holds a whole window of n + 1 */
+    size_t chars = a.length, tenth = chars / 10;
+    size_t n = tenth > 1 ? tenth - 1 : 1;
+    if (n < SEQ_MIN_CONTEXT - 1) n = SEQ_MIN_CONTEXT - 1;
+    if (n > (size_t)context) n = (size_t)context;
+    t->len = (int)n;
+    size_t test = tenth > n + 1 ? tenth : n + 1;
+    t->split_at = chars - test;
+    if (t->split_at < n + 1)
+        return nn_fail(NN_ERR_SHAPE, "text: %zu characters are too few for windows of %zu in both splits", chars, n + 1);
+    if (!(t->text = malloc(chars))) return nn_fail(NN_ERR_NOMEM, "text: out of memory for %zu characters", chars);
+    for (size_t at = 0, i = 0; at < len; i++) t->text[i] = (uint8_t)seq_alphabet_index(&a, seq_next_char(text, len, &at, unit));
+    t->text_len = chars;
+    return NN_OK;
+}
+
+int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, size_t text_len, SeqUnit unit) {
     memset(t, 0, sizeof *t);
     t->kind = kind;
+    t->unit = kind == TF_TASK_TEXT ? unit : SEQ_CHARS;
     NN_TRY(nn_check_size("context", context, SEQ_MIN_CONTEXT, TF_MAX_CONTEXT));
     if (kind != TF_TASK_TEXT && kind != TF_TASK_NAMES && text_len)
         return nn_fail(NN_ERR_ARG, "text: only the 'text' and 'names' tasks take a text");
@@ -63,60 +157,25 @@ int seq_task_init(SeqTask *t, TfTaskKind kind, int context, const char *text, si
         return NN_OK;
     case TF_TASK_DATES: return seq_dates_init(t, context);
     case TF_TASK_NAMES: return seq_names_init(t, context, text, text_len);
-    case TF_TASK_TEXT: {
-        if (!text || text_len < SEQ_MIN_TEXT)
-            return nn_fail(NN_ERR_SHAPE, "text: the 'text' task needs a text of at least %d characters (got %zu)",
-                           SEQ_MIN_TEXT, text ? text_len : 0);
-        if (text_len > TF_MAX_TEXT_BYTES)
-            return nn_fail(NN_ERR_LIMIT, "text: %zu bytes is past the limit of %d", text_len, TF_MAX_TEXT_BYTES);
-        int id[256], seen[256] = {0};
-        for (size_t i = 0; i < text_len; i++) seen[(uint8_t)text[i]] = 1;
-        for (int b = 0; b < 256; b++) {
-            id[b] = seen[b] ? t->vocab : -1;
-            if (seen[b]) {
-                int k = t->vocab++;
-                if (b >= 32 && b < 127) t->names[k][0] = (char)b;
-                else if (b == '\n') strcpy(t->names[k], "\n");
-                else if (b == '\t') strcpy(t->names[k], "\t");
-                else snprintf(t->names[k], sizeof t->names[k], "\\x%02x", b);
-            }
-        }
-        t->symbols = t->vocab;
-        /* the last tenth is the test split; each split holds a whole window of n + 1 */
-        size_t tenth = text_len / 10;
-        size_t n = tenth > 1 ? tenth - 1 : 1;
-        if (n < SEQ_MIN_CONTEXT - 1) n = SEQ_MIN_CONTEXT - 1;
-        if (n > (size_t)context) n = (size_t)context;
-        t->len = (int)n;
-        size_t test = tenth > n + 1 ? tenth : n + 1;
-        t->split_at = text_len - test;
-        if (t->split_at < n + 1)
-            return nn_fail(NN_ERR_SHAPE, "text: %zu bytes are too few for windows of %zu in both splits", text_len,
-                           n + 1);
-        if (!(t->text = malloc(text_len))) return nn_fail(NN_ERR_NOMEM, "text: out of memory for %zu bytes", text_len);
-        for (size_t i = 0; i < text_len; i++) t->text[i] = (uint8_t)id[(uint8_t)text[i]];
-        t->text_len = text_len;
-        return NN_OK;
-    }
+    case TF_TASK_TEXT: return text_init(t, context, text, text_len, unit);
     default:
         return nn_fail(NN_ERR_ARG, "task: unknown task %d", (int)kind);
     }
 }
 
-int seq_task_vocab(TfTaskKind kind, int context, const char *text, size_t text_len, int *vocab) {
+int seq_task_vocab(TfTaskKind kind, int context, const char *text, size_t text_len, SeqUnit unit, int *vocab) {
     *vocab = 0;
     if ((kind != TF_TASK_TEXT && kind != TF_TASK_NAMES) || !text || text_len > TF_MAX_TEXT_BYTES) {
         SeqTask t; /* the other tasks' vocabularies are fixed (and a refused text allocates nothing) */
-        int st = seq_task_init(&t, kind, context, text, text_len);
+        int st = seq_task_init(&t, kind, context, text, text_len, unit);
         *vocab = t.vocab;
         seq_task_free(&t);
         return st;
     }
-    int seen[256] = {0}, names = kind == TF_TASK_NAMES;
-    for (size_t i = 0; i < text_len; i++) seen[(uint8_t)text[i]] = 1;
-    if (names) seen['\n'] = seen['\r'] = 0;
-    for (int b = 0; b < 256; b++) *vocab += seen[b];
-    *vocab += names; /* the end token */
+    int names = kind == TF_TASK_NAMES;
+    SeqAlphabet a;
+    NN_TRY(seq_alphabet(&a, text, text_len, names ? SEQ_CHARS : unit, names, TF_MAX_VOCAB - names));
+    *vocab = a.count + names; /* and the names' end token */
     return NN_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/rng.h"
+#include "base/utf8.h"
 #include "tasks/symbols.h"
 
 #define DATE_FORMATS 16
@@ -286,29 +287,12 @@ int task_split_size(const Task *t, TaskSplit split) {
     return t->split_n[split];
 }
 
-/* The UTF-8 character at text[i] (len bytes in all): its code point, or -1
- * for a byte that does not start a well-formed character; *n its bytes. */
-static int32_t utf8_char(const uint8_t *text, size_t len, size_t i, size_t *n) {
-    uint8_t b = text[i];
-    int extra = b < 0x80 ? 0 : (b & 0xE0) == 0xC0 ? 1 : (b & 0xF0) == 0xE0 ? 2 : (b & 0xF8) == 0xF0 ? 3 : -1;
-    *n = 1;
-    if (extra == 0) return b;
-    if (extra < 0 || i + (size_t)extra >= len) return -1;
-    int32_t cp = b & (0x3F >> extra);
-    for (int k = 1; k <= extra; k++) {
-        if ((text[i + k] & 0xC0) != 0x80) return -1;
-        cp = cp << 6 | (text[i + k] & 0x3F);
-    }
-    *n = (size_t)extra + 1;
-    return cp;
-}
-
 /* NN_ERR_VALUE naming the character at byte i and its position (1-based, in characters). */
 static int unknown_char(const char *text, size_t len, size_t i) {
     int position = 1;
     size_t n;
-    for (size_t j = 0; j < i; j += n, position++) utf8_char((const uint8_t *)text, len, j, &n);
-    int32_t cp = utf8_char((const uint8_t *)text, len, i, &n);
+    for (size_t j = 0; j < i; j += n, position++) nn_utf8_decode((const uint8_t *)text, len, j, &n);
+    int32_t cp = nn_utf8_decode((const uint8_t *)text, len, i, &n);
     if (cp >= 32 && cp < 127)
         return nn_fail(NN_ERR_VALUE, "text: character '%c' at position %d is not in this task's input alphabet", (char)cp,
                        position);

@@ -12,8 +12,10 @@
 #include "train/transformer_train.h"
 #include "tasks/sequence_tasks.h"
 
-static const uint32_t VERSIONS[] = {1};
-#define TF_FORMAT_VERSION 1u
+/* 1: a 'text' task's tokens are its text's bytes; 2: its characters (the layout is the same) */
+static const uint32_t VERSIONS[] = {1, 2};
+#define TF_BYTES_VERSION 1u
+#define TF_CHARS_VERSION 2u
 #define FIELDS 11                  /* the i32 fields after the version */
 #define PROBE_STREAM 0x70726f6265ull /* the test sequence a loaded model is first run on */
 
@@ -30,7 +32,10 @@ int tf_save(const Transformer *t, uint8_t *bytes, size_t size) {
     if (size < tf_save_size(t)) return nn_fail(NN_ERR_SHAPE, "save: %zu bytes is too small (%zu needed)", size, tf_save_size(t));
     const TfConfig *c = &m->c;
     uint8_t *p = bytes;
-    model_file_put_magic(&p, MODEL_FILE_TRANSFORMER, TF_FORMAT_VERSION);
+    /* version 2 only where it reads differently: a text of characters past ASCII (the two cuts of ASCII agree) */
+    int past_ascii = 0;
+    for (size_t i = 0; i < t->text_len && c->task == TF_TASK_TEXT; i++) past_ascii |= t->text[i] >= 0x80;
+    model_file_put_magic(&p, MODEL_FILE_TRANSFORMER, past_ascii && t->task.unit == SEQ_CHARS ? TF_CHARS_VERSION : TF_BYTES_VERSION);
     const int32_t f[FIELDS] = {(int32_t)c->task, c->layers, c->heads, c->d_model, c->d_ff, c->context,
                                (int32_t)c->positional, (int32_t)c->score, c->batch, m->V, m->opt.steps};
     model_file_put_i32s(&p, f, FIELDS);
@@ -50,6 +55,7 @@ typedef struct {
     uint64_t train_rng;
     const uint8_t *text; /* in the file's bytes */
     size_t text_len, n_params;
+    SeqUnit unit; /* how the text is cut into tokens: by the file's version */
 } TfFile;
 
 static int damaged(const char *what, long long value, long long lo, long long hi) {
@@ -59,7 +65,8 @@ static int damaged(const char *what, long long value, long long lo, long long hi
 /* Checks the whole file and leaves r at its parameters. */
 static int read_file(ModelFileReader *r, const uint8_t *bytes, size_t size, TfFile *v) {
     uint32_t version;
-    NN_TRY(model_file_open(r, MODEL_FILE_TRANSFORMER, bytes, size, VERSIONS, 1, &version));
+    NN_TRY(model_file_open(r, MODEL_FILE_TRANSFORMER, bytes, size, VERSIONS, 2, &version));
+    v->unit = version == 1 ? SEQ_BYTES : SEQ_CHARS;
     NN_TRY(model_file_need(r, HEAD_SIZE - r->at));
     int32_t f[FIELDS];
     model_file_i32s(r, f, FIELDS);
@@ -93,7 +100,7 @@ static int read_file(ModelFileReader *r, const uint8_t *bytes, size_t size, TfFi
  * is allocated for a file that lies about it). */
 static int check_task(const TfFile *v) {
     int vocab = 0;
-    if (seq_task_vocab(v->c.task, v->c.context, (const char *)v->text, v->text_len, &vocab) != NN_OK)
+    if (seq_task_vocab(v->c.task, v->c.context, (const char *)v->text, v->text_len, v->unit, &vocab) != NN_OK)
         return nn_fail(NN_ERR_VALUE, "model file: its task does not take this configuration: %s", nn_last_error());
     if (vocab != v->vocab)
         return nn_fail(NN_ERR_VALUE, "model file: a vocabulary of %d tokens, but its task has %d; the file is damaged", v->vocab,
@@ -131,7 +138,7 @@ int tf_load(Transformer **out, const uint8_t *bytes, size_t size) {
     TfConfig one = v.c;
     one.batch = 1;
     Transformer *t;
-    st = tf_create(&t, &one, (const char *)v.text, v.text_len);
+    st = tf_create_cut(&t, &one, (const char *)v.text, v.text_len, v.unit);
     if (st != NN_OK)
         return st == NN_ERR_NOMEM ? st : nn_fail(NN_ERR_VALUE, "model file: its task does not take this configuration: %s", nn_last_error());
     TfModel *m = t->model;

@@ -20,12 +20,16 @@
 #define TF_TRAIN_STREAM 0x747261696e696e67ull /* xor'ed into the seed: the training draws */
 
 int tf_create(Transformer **out, const TfConfig *c, const char *text, size_t text_len) {
+    return tf_create_cut(out, c, text, text_len, SEQ_CHARS);
+}
+
+int tf_create_cut(Transformer **out, const TfConfig *c, const char *text, size_t text_len, SeqUnit unit) {
     nn_clear_error();
     *out = NULL;
     NN_TRY(tf_check_config(c));
     Transformer *t = calloc(1, sizeof *t);
     if (!t) return nn_fail(NN_ERR_NOMEM, "out of memory for a transformer");
-    int st = seq_task_init(&t->task, c->task, c->context, text, text_len);
+    int st = seq_task_init(&t->task, c->task, c->context, text, text_len, unit);
     if (st == NN_OK) st = tf_model_create(&t->model, c, t->task.vocab, (const char (*)[8])t->task.names);
     if (st == NN_OK && text_len && !(t->text = malloc(text_len))) /* what tf_save writes */
         st = nn_fail(NN_ERR_NOMEM, "text: out of memory for %zu bytes", text_len);

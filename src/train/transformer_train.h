@@ -16,4 +16,8 @@ struct Transformer {
     uint64_t train_rng; /* the training draws (saved) */
 };
 
+/* tf_create with the text cut into tokens by `unit` (tf_create: characters;
+ * a 'text' model of a format 1 file: bytes). */
+int tf_create_cut(Transformer **out, const TfConfig *c, const char *text, size_t text_len, SeqUnit unit);
+
 #endif

@@ -75,7 +75,8 @@ static const Named tf_splits[] = {{"train", TF_SPLIT_TRAIN}, {"test", TF_SPLIT_T
 static const Named tf_limits[] = {
     {"maxLayers", TF_MAX_LAYERS}, {"maxHeads", TF_MAX_HEADS}, {"maxDModel", TF_MAX_DMODEL}, {"maxDFF", TF_MAX_DFF},
     {"minContext", TF_MIN_CONTEXT}, {"maxContext", TF_MAX_CONTEXT}, {"maxBatch", TF_MAX_BATCH},
-    {"maxTextBytes", TF_MAX_TEXT_BYTES}, {"maxSteps", TF_MAX_STEPS}, {"maxEvaluate", TF_MAX_EVALUATE},
+    {"maxTextBytes", TF_MAX_TEXT_BYTES}, {"minText", TF_MIN_TEXT}, {"maxVocabulary", TF_MAX_VOCAB},
+    {"maxSteps", TF_MAX_STEPS}, {"maxEvaluate", TF_MAX_EVALUATE},
     {"maxGenerate", TF_MAX_GENERATE}, {"top", TF_TOP}, {"modulus", TF_MODULUS},
 };
 /* Every model's weights: finite and within +-maxWeight (a file, setWeights, a training step). */

@@ -95,6 +95,15 @@ export async function openPage(browser, url, viewport = { width: 1280, height: 9
   return { page, errors };
 }
 
+/** The lab: trains with the Train button until `n` steps are done, then pauses and waits for the worker and the redraw. */
+export async function trainLab(page, n) {
+  await page.click('#play');
+  await page.waitForFunction((k) => window.attnlabLab.session.steps >= k, n, { timeout: 60000, polling: 50 });
+  await page.click('#play');
+  await page.waitForFunction(() => !window.attnlabLab.session.playing);
+  await page.evaluate(() => window.attnlabLab.session.busy);
+}
+
 /** Opens the playground and waits until the first state is drawn. */
 export async function openPlayground(browser, url, viewport) {
   const r = await openPage(browser, url, viewport);

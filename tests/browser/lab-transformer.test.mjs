@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadEngine } from '../../web/engine/index.js';
-import { DESKTOP, PHONE, SHOTS, axeViolations, fullScreenshot, hoverCell, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, axeViolations, fullScreenshot, hoverCell, openPage, startBrowser, trainLab as train } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -35,15 +35,6 @@ async function open(hash, viewport = DESKTOP) {
 
 const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim());
 const steps = (page) => page.evaluate(() => window.attnlabLab.session.steps);
-
-/** Trains with the Train button until `n` steps are done, then pauses and waits for the worker and the redraw. */
-async function train(page, n) {
-  await page.click('#play');
-  await page.waitForFunction((k) => window.attnlabLab.session.steps >= k, n, { timeout: 60000, polling: 50 });
-  await page.click('#play');
-  await page.waitForFunction(() => !window.attnlabLab.session.playing);
-  await page.evaluate(() => window.attnlabLab.session.busy);
-}
 
 /** The ablation readout's numbers once it has them (with `ablated`: once it names the ablated loss). */
 async function ablationNumbers(page, ablated) {

@@ -2,7 +2,8 @@
 // actions through the page's client (names from the engine, create, train,
 // inspect, headScores, generate, evaluate with an ablated head), the family's
 // link fields (round trip, bad values back to their defaults), and the
-// playground state that shows one head's weights exactly; save and load through
+// playground state that shows one head's weights exactly; the text box read
+// in characters against the engine's bounds; save and load through
 // the worker, the shipped pretrained transformer picked by its settings, and the
 // time-lapse's frames keeping weights that read a new input as the model was.
 import { after, before, test } from 'node:test';
@@ -16,6 +17,7 @@ import { transformerFamily } from '../../web/lab/family-transformer.js';
 import { adoptLimits } from '../../web/lab/limits.js';
 import { Session } from '../../web/lab/session.js';
 import { PLAYGROUND_TOKENS, checkNames, playgroundState, transformerOptions } from '../../web/lab/transformer-state.js';
+import { readTextBox } from '../../web/lab/transformer-text.js';
 
 let lab;
 let names;
@@ -185,4 +187,22 @@ test('the time-lapse keeps weights: an input typed later is read as the model wa
   assert.deepEqual((await inspect(back, 'xyzxyz')).attention, (await inspect(session, 'xyzxyz')).attention);
   await session.drop();
   await back.drop();
+});
+
+test('the text box: what a model learns of it, and why not, in characters against the engine\'s bounds', () => {
+  assert.deepEqual(readTextBox('crème brûlée, crème caramel'), { text: 'crème brûlée, crème caramel', message: null });
+  assert.equal(readTextBox('').text, null);
+  assert.match(readTextBox('').message, /^Type or paste a text/);
+  // 19 characters (38 bytes): short in characters, the engine's minimum named
+  const short = readTextBox('é'.repeat(19));
+  assert.equal(short.text, null);
+  assert.match(short.message, /19 characters; a model needs at least 20/);
+  assert.equal(readTextBox('🙂'.repeat(20)).text, '🙂'.repeat(20), '20 emoji are 20 characters');
+  const many = Array.from({ length: 300 }, (_, i) => String.fromCodePoint(0x100 + i)).join('');
+  assert.match(readTextBox(many).message, /300 different characters; a model learns at most 256/);
+  const big = 'abcd '.repeat(2469);
+  assert.deepEqual(readTextBox(big), { text: big.slice(0, 4000), message: 'Using the first 4,000 of 12,345 characters: the most a text can be here.' });
+  // cut before a character, not inside it
+  const cut = readTextBox(`${'a'.repeat(3999)}🙂 and more`);
+  assert.equal(cut.text, 'a'.repeat(3999));
 });

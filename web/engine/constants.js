@@ -23,7 +23,7 @@ export const VISION_LIMITS = {};
 /** The image model option names and their codes: tasks, cells, attentions, modes, optimizers, splits. */
 export const VISION = { TASKS: {}, CELLS: {}, ATTENTIONS: {}, MODES: {}, OPTIMIZERS: {}, SPLITS: {} };
 
-/** Limits of the transformer (include/attnlab/transformer.h): sizes, context, batch, text bytes, steps, evaluate, generate, top, modulus. */
+/** Limits of the transformer (include/attnlab/transformer.h): sizes, context, batch, text bytes, a text's fewest characters (minText) and the most different ones (maxVocabulary), steps, evaluate, generate, top, modulus. */
 export const TRANSFORMER_LIMITS = {};
 /** The transformer's option names and their codes: tasks, positional encodings, splits (its scores are SCORES'). */
 export const TRANSFORMER = { TASKS: {}, POSITIONAL: {}, SPLITS: {} };

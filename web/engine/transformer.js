@@ -88,6 +88,8 @@ function readInfo(heap, model) {
  * default, and returns tokensPerSecond.
  */
 export class TransformerModel extends Model {
+  #byteTokens = false;
+
   constructor(heap, handle) {
     const K = transformerConstants(heap);
     super(heap, handle, {
@@ -104,6 +106,8 @@ export class TransformerModel extends Model {
     for (let id = 0; id < info.vocabulary; id++) vocabulary.push(heap.readString(heap.call.tf_token({ model: handle, id })));
     this.vocabulary = Object.freeze(vocabulary);
     this.ids = new Map(vocabulary.map((name, id) => [name, id]));
+    // a token per byte: a 'text' model of a file saved before texts were read as characters ("\\xef", one name per byte past ASCII)
+    this.#byteTokens = vocabulary.some((name) => /^\\x[0-9a-f]{2}$/.test(name));
     /** Every option resolved, the vocabulary and the parameter count. */
     this.config = Object.freeze({
       task: nameOf(K.tasks, info.task), layers: info.layers, heads: info.heads, dModel: info.dModel, dFF: info.dFF,
@@ -154,15 +158,20 @@ export class TransformerModel extends Model {
     });
   }
 
-  /** Token names to text: characters joined, numbers (modular) spaced, bytes (text) decoded as UTF-8. */
+  /**
+   * Token names to text: characters joined, numbers (modular) spaced. A 'text'
+   * model saved before texts were read as characters has a token per byte
+   * (named "\\xef" past ASCII): its bytes are decoded, a character cut at the
+   * end left out.
+   */
   #text(ids) {
     if (this.config.task === 'modular') return ids.map((id) => this.vocabulary[id]).join(' ');
-    if (this.config.task !== 'text') return ids.map((id) => this.vocabulary[id]).join('');
+    if (!this.#byteTokens) return ids.map((id) => this.vocabulary[id]).join('');
     const bytes = ids.map((id) => {
       const name = this.vocabulary[id];
       return name.startsWith('\\x') ? parseInt(name.slice(2), 16) : name.charCodeAt(0);
     });
-    return new TextDecoder().decode(new Uint8Array(bytes));
+    return new TextDecoder().decode(new Uint8Array(bytes), { stream: true });
   }
 
   /** A string (or an array of token ids) as token ids of this model's vocabulary. */
@@ -181,10 +190,10 @@ export class TransformerModel extends Model {
     if (input.length > 4 * this.K.limits.maxTextBytes) throw limitError(`${name}: input is too long`);
     let pieces;
     if (this.config.task === 'modular') pieces = input.match(/\d+|\S/g) ?? [];
-    else if (this.config.task === 'text') {
+    else if (this.#byteTokens) {
       pieces = Array.from(new TextEncoder().encode(input),
         (b) => (b >= 32 && b < 127) || b === 10 || b === 9 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`);
-    } else pieces = Array.from(input);
+    } else pieces = Array.from(input); // a token per character (code point)
     return Int32Array.from(pieces, (piece, i) => {
       const id = this.ids.get(piece);
       if (id === undefined) {

@@ -58,7 +58,7 @@ function start() {
     },
     onState: () => showPlaying(),
   });
-  const page = { session, state, client, writeHash, onError: showError };
+  const page = { session, state, client, writeHash, onError: showError, onHeld: () => showPlaying() };
   const views = new Map(FAMILIES.map((f) => [f, VIEWS[f.name](page)]));
   const viewOf = (family) => views.get(family);
   const runOptions = () => session.family.trainOptions(state);
@@ -73,7 +73,10 @@ function start() {
   function showPlaying() {
     setText(byId('play'), session.playing ? '❚❚ Pause' : '▶ Train');
     byId('play').setAttribute('aria-pressed', String(session.playing));
-    byId('step').disabled = session.playing;
+    // a view whose settings make no model (its control says why) holds the run until they do
+    const held = Boolean(viewOf(familyOf(state)).held?.()) && !session.playing;
+    byId('play').disabled = held;
+    byId('step').disabled = session.playing || held;
   }
   /** After a chunk (or a failed one): the curves, the run bar and the family's readings of the model as it is now. */
   function showProgress() {
@@ -234,7 +237,7 @@ function start() {
   }
 
   for (const id of controls.ids) byId(id).addEventListener('change', () => onControl(id));
-  for (const view of views.values()) for (const id of view.remakeOn) byId(id).addEventListener('change', () => newModel());
+  for (const view of views.values()) for (const id of view.remakeOn) byId(id).addEventListener('change', () => view.refuses?.(id) || newModel());
   byId('back').addEventListener('click', () => serial(backToKept).catch((err) => showError(err, { doing: 'load' })));
   byId('pretrained').addEventListener('click', () => {
     state.start = 'pretrained';

@@ -5,7 +5,9 @@
 // generate box and a head's "Open in the playground" link. The run bar, the
 // progress card and the settings form are the lab's (main.js drives them). The
 // view interface (fill, clear, show, open, note, inputs, start, remakeOn) is
-// the one every family's views have.
+// the one every family's views have; this one adds held and refuses: a text box
+// whose text no model can learn (transformer-text.js says why, next to it)
+// makes no model and holds Train.
 import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
@@ -13,8 +15,9 @@ import { createHeadsView } from './transformer-heads.js';
 import { createLensView, shown } from './transformer-lens.js';
 import { ANSWER_TASKS, TASK_PATTERNS, scoredPositions, verdict } from './transformer-guide.js';
 import { createScoresView } from './transformer-scores.js';
-import { PROPERTIES } from './state.js';
+import { codec } from './state.js';
 import { ablation, checkNames, headName, parseHead, playgroundState } from './transformer-state.js';
+import { readTextBox } from './transformer-text.js';
 
 /** Words for the engine's task and position names; a name the engine gains shows as itself. */
 const TASK_LABELS = {
@@ -33,8 +36,8 @@ function fillSelect(select, names, labels) {
   select.replaceChildren(...names.map((n) => h('option', { value: n, textContent: labels[n] ?? n })));
 }
 
-/** page: { session, state, writeHash, onError(err, context) }; state: the lab's state (its tf* fields). */
-export function createTransformerView({ session, state, writeHash, onError }) {
+/** page: { session, state, writeHash, onError(err, context), onHeld() }; state: the lab's state (its tf* fields). */
+export function createTransformerView({ session, state, writeHash, onError, onHeld }) {
   const heads = createHeadsView({ onToggle: toggle });
   const scores = createScoresView();
   const lens = createLensView();
@@ -45,8 +48,13 @@ export function createTransformerView({ session, state, writeHash, onError }) {
   const message = byId('tf-input-message');
   // why the text box does not hold a loaded model's whole text, when it does not
   const textNote = h('p', { id: 'tf-text-note', className: 'hint small', hidden: true, dataset: { testid: 'tf-text-note' } });
-  byId('tf-text-box').after(textNote);
-  byId('tfText').setAttribute('aria-describedby', textNote.id);
+  // what of the typed text a model learns, when not all of it (empty when it does): read out as it changes
+  const textMessage = h('p', { id: 'tf-text-message', className: 'align-message', dataset: { testid: 'tf-text-message' }, attrs: { role: 'status', 'aria-live': 'polite' } });
+  byId('tf-text-box').after(textMessage, textNote);
+  byId('tfText').setAttribute('aria-describedby', `${textMessage.id} ${textNote.id}`);
+  // the box's text when it is not the state's (a new model learns state.tfText): too short, empty, or cut
+  let typed = null;
+  let learned = null; // the text the model in hand learns (a 'text' model's)
   // the chosen head, large, with its tokens: hover or arrow keys read a weight
   const chosen = createHeatmap({ id: 'tf-chosen', label: 'The chosen head\'s attention', uprightCols: true });
   byId('tf-chosen').append(chosen.el);
@@ -270,10 +278,30 @@ export function createTransformerView({ session, state, writeHash, onError }) {
   byId('tf-example').addEventListener('click', () => pickExample(1).catch((err) => onError(err, { doing: 'read' })));
   byId('tf-random').addEventListener('click', () => pickExample(2 + Math.floor(Math.random() * 1e9)).catch((err) => onError(err, { doing: 'read' })));
   byId('tf-open-head').addEventListener('change', showChosenHead);
+  /** Reads the box: the text a new model learns goes to the state, what is wrong with it next to the box. */
+  function readBox() {
+    const value = byId('tfText').value;
+    const { text, message } = readTextBox(value);
+    setText(textMessage, message ?? '');
+    typed = value === text ? null : value;
+    return text;
+  }
+  byId('tfText').addEventListener('input', () => {
+    readBox();
+    setHidden(textNote, true);
+  });
   byId('tfText').addEventListener('change', () => {
-    state.tfText = byId('tfText').value.slice(0, PROPERTIES.tfText.maxLength) || state.tfText;
+    const text = readBox();
+    if (text === null) {
+      // no model from this box: the one in hand stops, with its text, until the box holds one
+      session.pause();
+      onHeld();
+      return;
+    }
+    state.tfText = text;
     writeHash();
     setHidden(textNote, true);
+    onHeld();
   });
 
   /** Views start again (a new model is coming). */
@@ -289,6 +317,7 @@ export function createTransformerView({ session, state, writeHash, onError }) {
   /** Views of the model the session now holds, on `input` ('' : a test example). */
   async function prepare(input) {
     config = session.info.config;
+    learned = config.task === 'text' ? state.tfText : null;
     const kept = state.tfAblate.filter(fits);
     if (kept.length !== state.tfAblate.length) state.tfAblate = kept;
     const select = byId('tf-open-head');
@@ -308,11 +337,14 @@ export function createTransformerView({ session, state, writeHash, onError }) {
   }
 
   return {
-    /** Shows the family's own fields of the form (the text box for the text task). */
+    /** Shows the family's own fields of the form (the text box for the text task, with what was typed there). */
     fill() {
-      setHidden(byId('tf-text-box'), state.tfTask !== 'text');
-      if (state.tfTask !== 'text') setHidden(textNote, true);
-      if (byId('tfText').value !== state.tfText) byId('tfText').value = state.tfText;
+      const text = state.tfTask === 'text';
+      setHidden(byId('tf-text-box'), !text);
+      setHidden(textMessage, !text);
+      if (!text) setHidden(textNote, true);
+      const box = typed ?? state.tfText;
+      if (byId('tfText').value !== box) byId('tfText').value = box;
       inputBox.value = session.input || state.tfInput;
       promptBox.value = state.tfPrompt;
     },
@@ -321,10 +353,21 @@ export function createTransformerView({ session, state, writeHash, onError }) {
     show,
     /** Views of the model the session now holds, on its input (a kept run's), the link's, or a test example. */
     open: () => prepare(session.input || state.tfInput),
-    /** Says under the text box why it does not hold the model's whole text (null: it does). */
+    /** Says under the text box why it does not hold the model's whole text (null: it does); the box holds the model's text. */
     note(text) {
+      typed = null;
+      setText(textMessage, '');
+      byId('tfText').value = state.tfText;
       setText(textNote, text ?? '');
       setHidden(textNote, !text);
+    },
+    /** Why no model can be made from the text box now (null: one can): Train waits, and the box says why. */
+    held: () => (state.tfTask === 'text' && typed !== null && readTextBox(typed).text === null ? textMessage.textContent : null),
+    /** Whether a change of `id` makes no new model: the text box holds no text a model can learn, or the model's own. */
+    refuses(id) {
+      if (id !== 'tfText') return false;
+      const { text } = readTextBox(byId('tfText').value);
+      return text === null || text === learned;
     },
     inputs: () => ({}),
     /**
@@ -334,6 +377,13 @@ export function createTransformerView({ session, state, writeHash, onError }) {
     start(engine) {
       fillSelect(byId('tfTask'), engine.transformer.tasks, TASK_LABELS);
       fillSelect(byId('tfPositional'), engine.transformer.positional, POSITION_LABELS);
+      // a link's text no model can learn stays in the box, saying why; a model learns the default text meanwhile
+      const { text, message: why } = readTextBox(state.tfText);
+      if (text === null) {
+        typed = state.tfText;
+        state.tfText = codec.defaults().tfText;
+        setText(textMessage, why);
+      }
       return checkNames(state, engine.transformer);
     },
     remakeOn: ['tfText'],
