@@ -102,7 +102,7 @@ export class Model {
       const schedule = {
         schedule: toChoice('schedule', o.schedule, SCHEDULES, d.schedule),
         warmup: toInteger('warmup', o.warmup, d.warmup, 0),
-        decaySteps: toInteger('decaySteps', o.decaySteps, Math.max(d.steps, this.steps + steps), 0),
+        decaySteps: toInteger('decaySteps', o.decaySteps, this.steps + steps <= d.steps ? d.steps : 0, 0),
         finalLr: toNumber('finalLr', o.finalLr, d.finalLr),
         ...(t.weightDecay ? { weightDecay: toNumber('weightDecay', o.weightDecay, d.weightDecay) } : {}),
       };
