@@ -19,7 +19,7 @@ import { labLink, visionLabFields } from './links.js';
 import { percent, quote } from './numbers.js';
 import { createBars } from './bars.js';
 import { largest, updateOnScale } from './scale.js';
-import { DISAGREE_TARGET, MEASURE_IMAGES, TEXT_EXAMPLE, agreementByImage, mean, meanPeak, receptiveField, reverseOffsets, sampleGlimpses, seqAgreement, sizesText, testImage, totalVariation } from './vision-measures.js';
+import { DISAGREE_TARGET, MEASURE_IMAGES, TEXT_EXAMPLE, agreementByImage, mean, meanPeak, receptiveField, reverseOffsets, reverseWords, sampleGlimpses, seqAgreement, sizesText, testImage, totalVariation } from './vision-measures.js';
 
 
 /** Glimpse counts the slider steps through. */
@@ -202,6 +202,8 @@ export function mountKinds(root, { models, manifest }) {
     const offsets = reverseOffsets(reverse.comparisons);
     quote('ch7.reverseNext', offsets.next, percent(offsets.next));
     quote('ch7.reverseOwn', offsets.own, percent(offsets.own));
+    quote('ch7.reverseSteps', offsets.steps, offsets.steps.toLocaleString('en'));
+    quote('ch7.reverseVerdict', reverseWords(offsets), reverseWords(offsets));
     await yieldToPage();
     const peakSoft = meanPeak(soft);
     const peakHard = meanPeak(hard);
