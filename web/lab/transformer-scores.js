@@ -1,7 +1,8 @@
 // The heads over training: each head's previous-token score and induction score
 // (headScores, measured every SCORE_EVERY steps) as two line charts, one line per
 // head, beside the loss curve, where the induction bump shows as a jump, and
-// a readout naming the strongest head of each kind.
+// a readout naming the head with the highest score of each kind, called a head of that
+// kind only from a score of 0.5 (as Learn's chapter 9 does).
 import { drawChart, drawLegend } from '../ui/chart.js';
 import { byId, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
@@ -11,6 +12,9 @@ import { headName } from './transformer-state.js';
 const COLORS = ['#2f56d6', '#c92a2a', '#2b8a3e', '#9c4a00', '#5f3dc4', '#0b7285', '#a61e4d', '#495057'];
 const LIGHT = ['#7c95e8', '#e07b7b', '#6fbf7f', '#d08a4a', '#9c85e0', '#4fb0c0', '#d9739a', '#8d959e'];
 const colorOf = (layer, head) => ((layer % 2 ? LIGHT : COLORS)[(head + Math.floor(layer / 2)) % COLORS.length]);
+
+/** A score from which the readout calls a head a previous-token or an induction head. */
+const HEAD_SCORE = 0.5;
 
 /** The head with the largest `key` score in `heads` ([layer][head]). */
 function strongest(heads, key) {
@@ -46,8 +50,9 @@ export function createScoresView() {
       const last = points.at(-1);
       if (!last) { setText(readout, ''); return; }
       const [a, b] = ['previousToken', 'induction'].map((k) => strongest(last.heads, k));
-      setText(readout, `At step ${last.step.toLocaleString('en')}: the strongest previous-token head is ${headName(a)} (${fixed(a.value, 2)}), `
-        + `the strongest induction head ${headName(b)} (${fixed(b.value, 2)}).`);
+      const verdict = (s, kind) => (s.value >= HEAD_SCORE ? `${kind === 'induction' ? 'an' : 'a'} ${kind} head` : `below ${HEAD_SCORE}: no clear ${kind} head yet`);
+      setText(readout, `At step ${last.step.toLocaleString('en')}: the highest previous-token score is ${headName(a)}’s (${fixed(a.value, 2)}, ${verdict(a, 'previous-token')}), `
+        + `the highest induction score ${headName(b)}’s (${fixed(b.value, 2)}, ${verdict(b, 'induction')}).`);
     },
     clear() {
       this.update([]);

@@ -254,7 +254,7 @@ function mountText(root, model, challenge) {
     const rows = c.steps.map((s) => show(s.token));
     const cols = c.inputTokens.map(show);
     const describe = (m, what) => (i, j) => ({
-      title: `output “${rows[i]}” and input “${cols[j]}” (${j + 1})`, lines: [`${what} = ${fixed(m.data[i * n + j], 3)}`, `r_K of this output = ${fixed(c.steps[i].tau, 2)}`],
+      title: `output “${rows[i]}” and input “${cols[j]}” (input ${j})`, lines: [`${what} = ${fixed(m.data[i * n + j], 3)}`, `r_K of this output = ${fixed(c.steps[i].tau, 2)}`],
     });
     attention.update(att, { rowLabels: rows, colLabels: cols, kind: 'unit', legend: 'attention weight α', maxCell: 22, showValues: false, describe: describe(att, 'α') });
     saliency.update(sal, { rowLabels: rows, colLabels: cols, kind: 'unit', legend: 'saliency (row max = 1)', maxCell: 22, showValues: false, describe: describe(sal, 'saliency') });
