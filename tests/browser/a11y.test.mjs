@@ -84,7 +84,7 @@ test('keyboard: the skip link comes first and jumps to the content; every contro
   // a heatmap is a Tab stop whose cells are read with the arrow keys
   await page.focus('[data-testid="heatmap-weights"]');
   await page.keyboard.press('ArrowRight');
-  assert.match(await page.locator('[data-testid="readout-weights"]').textContent(), /Your → journey\. α₁₂ = /);
+  assert.match(await page.locator('[data-testid="readout-weights"]').textContent(), /Your → journey\. α₀₁ = /);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -54,9 +54,9 @@ test('the Transformer family: train in the worker, layers × heads maps redrawn,
   assert.equal(await page.isVisible('#cell'), false);
   assert.equal(await page.isVisible('[aria-labelledby=h-align]'), false);
 
-  // 2 layers × 2 heads: four maps labelled L0 H0 .. L1 H1, over the default input (a test sequence)
+  // 2 layers × 2 heads: four maps labelled L0H0 .. L1H1 (layer, head, both from 0), over the default input (a test sequence)
   const names = await page.$$eval('.tf-head .tf-name', (ns) => ns.map((n) => n.textContent));
-  assert.deepEqual(names, ['L0 H0', 'L0 H1', 'L1 H0', 'L1 H1']);
+  assert.deepEqual(names, ['L0H0', 'L0H1', 'L1H0', 'L1H1']);
   const input = await page.inputValue('#tfInput');
   assert.ok(input.length > 10, `default input ${input}`);
   const firstMap = () => page.$eval('[data-testid="heatmap-tf-L0H0"]', (c) => ({
@@ -77,9 +77,9 @@ test('the Transformer family: train in the worker, layers × heads maps redrawn,
   assert.deepEqual(lensRows, ['input', 'next', 'after layer 0', 'after layer 1', 'output', 'p']);
   // the scores over training: a point at step 0 at least, a line per head
   assert.equal(await page.$$eval('[data-testid=tf-ind-chart] path.series', (ps) => ps.length), 4);
-  assert.match(await text(page, '[data-testid=tf-scores-readout]'), /strongest induction head L\dH\d/);
+  assert.match(await text(page, '[data-testid=tf-scores-readout]'), /the highest induction score L\dH\d’s \(\d\.\d\d, (an induction head|below 0\.5: no clear induction head yet)\)/);
 
-  // ablate L1 H0 from the keyboard: the grid marks it, the link holds it, the readout shows both losses
+  // ablate L1H0 from the keyboard: the grid marks it, the link holds it, the readout shows both losses
   const full = await ablationNumbers(page, false);
   await page.focus('[data-testid="tf-head-L1H0"]');
   await page.keyboard.press('Enter');
@@ -88,7 +88,7 @@ test('the Transformer family: train in the worker, layers × heads maps redrawn,
   assert.ok(await page.$eval('[data-testid="tf-head-L1H0"]', (b) => b.classList.contains('ablated')));
   assert.ok(Math.abs(cut.loss - full.loss) < 1e-9, 'the full model\'s loss is unchanged');
   assert.notEqual(cut.ablated, cut.loss, 'ablating a head changes the shown loss');
-  assert.match(cut.text, /with L1 H0 ablated/);
+  assert.match(cut.text, /with L1H0 ablated/);
   assert.match(page.url(), /tfAblate=L1H0/);
   // Space brings it back
   await page.keyboard.press('Space');
@@ -237,7 +237,7 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
   // it has learned: its accuracy beside Train, and an induction head in layer 1
   const acc = Number((await text(page, '#run-acc')).match(/([\d.]+)%/)[1]);
   assert.ok(acc > 80, `accuracy ${acc}`);
-  assert.match(await text(page, '[data-testid=tf-scores-readout]'), /strongest induction head L1H\d/);
+  assert.match(await text(page, '[data-testid=tf-scores-readout]'), /the highest induction score L1H\d’s \(\d\.\d\d, an induction head\)/);
   const maps = () => page.evaluate(async () => {
     const tf = window.attnlabLab.session;
     return { input: tf.input, attention: (await tf.read('inspect', { input: tf.input, options: { ablate: [] } })).attention.map((l) => l.map((m) => Array.from(m.data))) };

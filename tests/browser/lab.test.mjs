@@ -462,7 +462,7 @@ test('keyboard: train, pause, read the curves and the map without a mouse', asyn
   await page.focus(MAP);
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('ArrowRight');
-  assert.match(await text(page, '[data-testid=align-readout]'), /^output 2 '.+' attends to input 2 '.': α = \d\.\d{3}$/);
+  assert.match(await text(page, '[data-testid=align-readout]'), /^output 1 '.+' attends to input 1 '.': α = \d\.\d{3}$/);
   await page.focus('[data-testid=loss-chart] svg');
   await page.keyboard.press('End');
   assert.match(await text(page, '[data-testid=loss-readout]'), /step \d+, loss \d/);

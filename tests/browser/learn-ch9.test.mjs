@@ -16,7 +16,8 @@ import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { movedGap, permutation } from '../../web/ui/permutation.js';
 import { orderWeights, shuffleText } from '../../web/learn/ch9-transformer.js';
-import { sqrtDSummary, trainSqrtD } from '../../web/learn/ch9-training.js';
+import { SQRT_D, sqrtDSummary, trainSqrtD } from '../../web/learn/ch9-training.js';
+import { PREVIOUS_TOKEN_HEAD, previousTokenText, wholeSequence } from '../../web/learn/ch9-induction.js';
 import { X } from '../../web/learn/tutorial.js';
 
 let env;
@@ -35,6 +36,54 @@ const laptop = () => (shared ??= openLearn());
 const ch9 = (page) => page.locator('[data-testid="chapter-transformer"]');
 const textOf = (page, id) => page.locator(`[data-testid="${id}"]`).textContent();
 const solved = (page) => page.getAttribute('[data-testid="challenge-transformer"]', 'data-solved');
+
+/** The heads figure is drawn over the whole test sequence, its repeat included, and says which it is. */
+async function wholeSequenceShown(page, config) {
+  const seen = await page.evaluate(() => {
+    const { model } = window.attnlabLearn.ch9;
+    const [example] = model.examples({ split: 'test', count: 1 });
+    const canvas = document.querySelector('[data-testid="heatmap-ch9-head-0-0"]');
+    return { example, cols: canvas.width, rows: canvas.height, caption: document.querySelector('#ch-transformer [data-role=ind-example]').textContent };
+  });
+  const whole = wholeSequence(seen.example, config.context);
+  assert.ok(whole.length > seen.example.input.length, 'the repeat is drawn, not only what comes before it');
+  assert.equal(whole, seen.example.input + seen.example.target);
+  assert.deepEqual([seen.rows, seen.cols], [whole.length, whole.length], 'one row and one column per token of the whole sequence');
+  assert.ok(seen.caption.startsWith(`(“${whole}”`), seen.caption);
+}
+
+test('the chapter\'s facts: the √d models as built, ALiBi marked as an extension, the circuit and the set claims as true', async () => {
+  const { page } = await laptop();
+  const prose = (await ch9(page).textContent()).replace(/\s+/g, ' ');
+  // the √d pair as ch9-training.js builds them: two attention-only layers of one head of width 64
+  assert.deepEqual([SQRT_D.model.layers, SQRT_D.model.heads, SQRT_D.model.dModel / SQRT_D.model.heads, SQRT_D.model.dFF], [2, 1, 64, 0]);
+  assert.match(prose, /each two attention-only layers of one head of width 64/);
+  assert.doesNotMatch(prose, /one head of width 64 each/);
+  assert.match(prose, /subtracts m\(i − j\) from the score of a causal model/);
+  assert.match(prose, /an extension of theirs, not their formula/);
+  assert.match(prose, /Without positions and without a mask, as in the demo below, self-attention is a function of a set/);
+  assert.match(prose, /Elhage and colleagues described how two heads in two layers can do this/);
+  assert.match(prose, /previous-token \(layer 0\) and induction \(layer 1\)/);
+  assert.doesNotMatch(prose, /layer 2\b/, 'layers are counted from 0: a two-layer model has no layer 2');
+  const sources = await page.locator('.sources').textContent();
+  assert.match(sources, /N\. Elhage et al\. \(2021\)\. A mathematical framework for transformer circuits/);
+  assert.match(sources, /nostalgebraist \(2020\)\. interpreting GPT: the logit lens/);
+  // the pretrained model's sentence: its own scores, a previous-token head named only from 0.5
+  await page.waitForFunction(() => /trained in advance/.test(document.querySelector('[data-testid="ch9-status"]').textContent));
+  await page.waitForFunction(() => window.attnlabLearn.ch9.history.length > 0);
+  const { scores, config } = await page.evaluate(() => {
+    const { history, model } = window.attnlabLearn.ch9;
+    return { scores: history[history.length - 1].scores, config: model.config };
+  });
+  const text = await textOf(page, 'ch9-induction-text');
+  assert.ok(text.endsWith(previousTokenText(scores[0])), text);
+  assert.equal(previousTokenText([{ previousToken: 0.35 }, { previousToken: 0.1 }]),
+    'In layer 0 the highest previous-token score is 0.35 (layer 0, head 0), below 0.5: no head of layer 0 attends mostly to the token before, so this model has no clear previous-token head.');
+  assert.match(previousTokenText([{ previousToken: 0.1 }, { previousToken: 0.8 }]), /0\.80 \(layer 0, head 1\): a previous-token head/);
+  await wholeSequenceShown(page, config);
+  assert.deepEqual(await page.locator('#ch-transformer h5').allTextContents().then((t) => t.map((x) => x.split(':')[0])),
+    ['layer 0, head 0', 'layer 0, head 1', 'layer 1, head 0', 'layer 1, head 1']);
+});
 
 test('order: without positions a shuffle only moves the weights; each kind changes them', async () => {
   const { page, errors } = await laptop();
@@ -57,8 +106,8 @@ test('order: without positions a shuffle only moves the weights; each kind chang
     assert.equal(await textOf(page, 'ch9-order-text'), e.text, kind);
     assert.match(e.text, new RegExp(`${e.gap.changed} of 36 cells differ .* by up to ${fixed(e.gap.max, 4)}`));
   }
-  // ALiBi's term is −|i − j|/2 for one head (in the shuffled order the positions are still 1…6)
-  assert.match(await ch9(page).locator('[data-role=term-caption]').textContent(), /−m·\|i − j\| with m = 0\.5: from −2\.500 to 0\.000/);
+  // ALiBi's term is −|i − j|/2 for one head (in the shuffled order the positions are still 0…5)
+  assert.match(await ch9(page).locator('[data-role=term-caption]').textContent(), /−m·\|i − j\| with m = 0\.5 \(Press et al.’s causal −m·\(i − j\), made symmetric for this demo without a mask\): from −2\.500 to 0\.000/);
   assert.match(await page.getAttribute('[data-testid="open-transformer"]', 'href'), /index\.html#ver=2&.*positions=alibi/);
   assert.deepEqual(errors, []);
 });
@@ -107,6 +156,12 @@ test('induction heads: trained live, then the challenge passes only for the head
   const text = await textOf(page, 'ch9-induction-text');
   assert.ok(text.startsWith(`After 600 steps: test loss`), text);
   assert.ok(text.includes(`accuracy ${(last.accuracy * 100).toFixed(1)}%`), text);
+  // the previous-token sentence is the trained model's own scores, and names a previous-token head only from 0.5
+  assert.ok(text.endsWith(previousTokenText(last.scores[0])), text);
+  const prevBest = Math.max(...last.scores[0].map((s) => s.previousToken));
+  if (prevBest < PREVIOUS_TOKEN_HEAD) assert.match(text, /no clear previous-token head\.$/);
+  else assert.match(text, /: a previous-token head, /);
+  await wholeSequenceShown(page, facts.config);
   // the model learned the task; both heads of the last layer became induction heads and back each other
   // up, so the head that costs most is the previous-token head of the first layer they both read from
   assert.ok(last.accuracy > 0.9, `accuracy ${last.accuracy}`);
@@ -119,7 +174,7 @@ test('induction heads: trained live, then the challenge passes only for the head
   const box = (l, h) => page.locator(`[data-testid="ch9-ablate-${l}-${h}"]`);
   const worst = facts.drops.drops[facts.drops.drops.length - 1];
   await box(worst.layer, worst.head).check();
-  assert.match(await textOf(page, 'ch9-ablate-text'), new RegExp(`With layer ${worst.layer + 1}, head ${worst.head + 1} off: accuracy`));
+  assert.match(await textOf(page, 'ch9-ablate-text'), new RegExp(`With layer ${worst.layer}, head ${worst.head} off: accuracy`));
   assert.equal(await solved(page), 'false', 'another head does not solve it');
   await box(best.layer, best.head).check();
   assert.equal(await solved(page), 'false', 'two heads off do not solve it');

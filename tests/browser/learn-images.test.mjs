@@ -23,7 +23,7 @@ import { labLink, visionLabFields } from '../../web/learn/links.js';
 import { codec as labCodec, visionOptions } from '../../web/lab/state.js';
 import {
   DISAGREE_TARGET, MEASURE_IMAGES, ablationText, agreementByImage, interval, intervalText, meanPeak, onDigitShare, receptiveField,
-  retinaVerdict, reverseOffsets, seqAgreement, sizesText, testImage,
+  retinaVerdict, reverseOffsets, reverseWords, seqAgreement, sizesText, testImage,
 } from '../../web/learn/vision-measures.js';
 
 const SIZES = { laptop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
@@ -127,6 +127,8 @@ test('chapters 7 and 8 quote the engine’s figures, and their prose types no nu
     'ch7.topReverse': [reverse.topMatch, percent(reverse.topMatch)],
     'ch7.reverseNext': [offsets.next, percent(offsets.next)],
     'ch7.reverseOwn': [offsets.own, percent(offsets.own)],
+    'ch7.reverseSteps': [offsets.steps, offsets.steps.toLocaleString('en')],
+    'ch7.reverseVerdict': [reverseWords(offsets), reverseWords(offsets)],
     'ch8.layers': [soft.config.channels.length, String(soft.config.channels.length)],
     'ch8.canvas': [canvas.rows, `${canvas.rows} × ${canvas.cols}`],
     'ch8.grid': [grid.rows, `${grid.rows} × ${grid.cols}`],
@@ -141,6 +143,13 @@ test('chapters 7 and 8 quote the engine’s figures, and their prose types no nu
   // the shipped models: both start from the learned constant, and the prose says so
   assert.deepEqual(expect['ch8.start'][0], ['constant', 'constant']);
   assert.match(expect['ch8.start'][1], /^Both start from that learned constant/);
+  // the reverse model: the state at a digit's position has read it already, so the prose names the state the model prefers
+  assert.equal(reverseWords({ own: 0.1, next: 0.9 }), 'the model learned to prefer the next state');
+  assert.equal(reverseWords({ own: 0.9, next: 0.1 }), 'the model learned to prefer the digit’s own state');
+  assert.ok(offsets.next > offsets.own, `the shipped reverse model looks at the next state more (${offsets.next} against ${offsets.own})`);
+  const reverseProse = (await page.textContent('#ch-kinds')).replace(/\s+/g, ' ');
+  assert.doesNotMatch(reverseProse, /only once it is past it/);
+  assert.match(reverseProse, /The state at position t has read digit t already/);
   assert.equal(figures['ch7.tauGap'][0], gapWords(figures['ch7.tauMean'][0], figures['ch7.tauActive'][0]));
   const shown = await page.$$eval('#ch-kinds [data-num], #ch-images [data-num]', (els) => els.map((e) => [e.dataset.num, e.textContent]));
   const values = await numbers(page);

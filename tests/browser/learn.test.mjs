@@ -236,7 +236,7 @@ test('chapter 1: typing reverses with both models, the challenge, and the lab li
 test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playground link', async () => {
   const { page, errors } = await openLearn();
   const explain = () => page.textContent('[data-testid=ch2-explain]');
-  assert.match(await explain(), /^Cell 1 of 36: row “Your”, column “Your”: x₁ · x₁ = 0\.43×0\.43 \+ 0\.15×0\.15 \+ 0\.89×0\.89 = 0\.9995$/);
+  assert.match(await explain(), /^Cell 1 of 36: row “Your”, column “Your”: x₀ · x₀ = 0\.43×0\.43 \+ 0\.15×0\.15 \+ 0\.89×0\.89 = 0\.9995$/);
   await page.click('[data-testid=ch2-next]');
   assert.match(await explain(), /Cell 2 of 36: row “Your”, column “journey”.* = 0\.4753$/);
   const grey = async () => page.$eval('[data-testid=heatmap-ch2-scores]', (c) => {
@@ -259,7 +259,7 @@ test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playgroun
   const expected = engine.attend({ queries: x, keys: x });
   const pg = await openPlayground(env.browser, new URL(await hrefOf(page, 'dot'), `${env.url}learn.html`).href);
   assert.equal(await (await gridCell(pg.page, 'grid-x', 2, 0)).inputValue(), '-1');
-  assert.match(await hoverCell(pg.page, 'weights', 0, 2), new RegExp(`α₁₃ = ${expected.weights.data[2].toFixed(4)}`));
+  assert.match(await hoverCell(pg.page, 'weights', 0, 2), new RegExp(`α₀₂ = ${expected.weights.data[2].toFixed(4)}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
   assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
@@ -296,7 +296,7 @@ test('chapter 3: dragging the query moves the weights; the challenge; the playgr
   assert.deepEqual((await table()).map((row) => row[1]), Array.from(r.weights.data, (v) => fixed(v, 4)));
   // the playground opens on the tutorial's vectors, every token a query: row "journey" is the table as loaded
   const pg = await openPlayground(env.browser, new URL(await hrefOf(page, 'average'), `${env.url}learn.html`).href);
-  assert.match(await hoverCell(pg.page, 'weights', 1, 3), new RegExp(`α₂₄ = ${start[3][1]}`));
+  assert.match(await hoverCell(pg.page, 'weights', 1, 3), new RegExp(`α₁₃ = ${start[3][1]}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
   assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
@@ -329,7 +329,7 @@ test('chapter 4: six scores, the √d experiment, the temperature challenge, sco
     return document.querySelector('[data-testid=readout-ch4-additive]').textContent;
   });
   const a11 = readout.match(/α = (\S+)/)[1];
-  assert.match(await hoverCell(pg.page, 'weights', 0, 0), new RegExp(`α₁₁ = ${a11.replace('.', '\\.')}`));
+  assert.match(await hoverCell(pg.page, 'weights', 0, 0), new RegExp(`α₀₀ = ${a11.replace('.', '\\.')}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
   assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');
@@ -367,7 +367,7 @@ test('chapter 5: weights, causal mask, heads; the challenge; the playground link
     return document.querySelector('[data-testid=readout-ch5-head-0]').textContent.match(/α = (\S+)/)[1];
   });
   // the readout is still on the cell the keyboard left: row "Your", column "step"
-  assert.match(await hoverCell(pg.page, 'weights', 0, 5), new RegExp(`α₁₆ = ${w.replace('.', '\\.')}`));
+  assert.match(await hoverCell(pg.page, 'weights', 0, 5), new RegExp(`α₀₅ = ${w.replace('.', '\\.')}`));
   assert.deepEqual(pg.errors, []);
   await pg.page.close();
   assert.deepEqual(await axeViolations(page), [], 'axe-core, in the state the test leaves');

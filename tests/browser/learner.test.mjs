@@ -55,7 +55,7 @@ test('no clipped buttons or labels: token rows at 4+ dims, the axis corner label
     assert.equal((await state(page)).x[0].length, 4);
     const wrap = await box(page, '[data-testid="grid-x"]');
     const view = await page.locator('[data-testid="grid-x"]').evaluate((g) => g.parentElement.getBoundingClientRect().toJSON());
-    for (const label of ['Move token 1 up', 'Move token 1 down', 'Remove token 1']) {
+    for (const label of ['Move token 0 up', 'Move token 0 down', 'Remove token 0']) {
       const b = await box(page, `button[aria-label="${label}"]`);
       assert.ok(b.x >= view.x && b.x + b.width <= view.x + view.width + 0.5, `${label} inside the grid's view (${b.x}..${b.x + b.width} in ${view.x}..${view.x + view.width})`);
     }
@@ -98,21 +98,21 @@ test('self-attention: scaled dot with trainable weights by default, every head a
   await page.selectOption('#heads', '2');
   assert.equal(await page.locator('[data-testid="heads"] button').count(), 2);
   for (const id of ['q', 'k', 'v']) {
-    assert.deepEqual(await page.locator(`[data-testid="figure-${id}"] .hm-band`).allTextContents(), ['head 1', 'head 2'], `${id} bands`);
+    assert.deepEqual(await page.locator(`[data-testid="figure-${id}"] .hm-band`).allTextContents(), ['head 0', 'head 1'], `${id} bands`);
   }
   assert.ok(await page.locator('[data-testid="heatmap-output"]').isVisible(), 'the Wo step is shown');
   assert.match(await page.locator('[data-testid="formula-output"]').textContent(), /O\s*=\s*ZWo|O=ZWo/);
-  assert.match(await hoverCell(page, 'output', 0, 0), /O₁,₁ = .* = Σₐ z₁ₐ Woₐ,₁/);
+  assert.match(await hoverCell(page, 'output', 0, 0), /O₀,₁ = .* = Σₐ z₀ₐ Woₐ,₁/);
   const before1 = await page.locator('.step-weights h3').textContent();
-  assert.match(before1, /head 1 of 2/);
-  await page.click('[data-testid="head-2"]');
+  assert.match(before1, /head 0 of 2/);
+  await page.click('[data-testid="head-1"]');
   assert.equal((await state(page)).head, 1);
-  assert.match(await page.locator('.step-weights h3').textContent(), /head 2 of 2/);
-  assert.equal(await page.getAttribute('[data-testid="head-2"]', 'aria-pressed'), 'true');
-  // the enlarged weights are head 2's: the same pixels as its thumbnail
+  assert.match(await page.locator('.step-weights h3').textContent(), /head 1 of 2/);
+  assert.equal(await page.getAttribute('[data-testid="head-1"]', 'aria-pressed'), 'true');
+  // the enlarged weights are head 1's: the same pixels as its thumbnail
   const same = await page.evaluate(() => {
     const px = (c) => Array.from(c.getContext('2d').getImageData(0, 0, c.width, c.height).data).join();
-    return px(document.querySelector('[data-testid="heatmap-weights"]')) === px(document.querySelector('[data-testid="heatmap-head-2"]'));
+    return px(document.querySelector('[data-testid="heatmap-weights"]')) === px(document.querySelector('[data-testid="heatmap-head-1"]'));
   });
   assert.ok(same, 'the enlarged head is the one clicked');
   assert.deepEqual(errors, []);
@@ -150,14 +150,14 @@ test('the naive sum warns when scores of mixed sign give weights outside [0, 1]'
   await page.close();
 });
 
-test('the padding mask is 1-based everywhere: control, formula and tooltips agree with the axis labels', async () => {
+test('the padding mask counts positions from 0 everywhere: control, formula and tooltips agree', async () => {
   const { page, errors } = await openPlayground(env.browser, `${env.url}#ver=2&mask=padding&padLength=3`, DESKTOP);
-  assert.match(await page.locator('#mask option[value="padding"]').textContent(), /keys 1…L/);
-  assert.match((await page.locator('[data-testid="formula-scores"] annotation').allTextContents()).join(' '), /j > L/);
-  // L = 3: keys 1, 2, 3 (labels 1..3) are visible, key 4 is the first masked one
-  assert.match(await hoverCell(page, 'scores', 1, 2), /e₂₃ = 0\.3474/);
+  assert.match(await page.locator('#mask option[value="padding"]').textContent(), /keys 0…L − 1/);
+  assert.match((await page.locator('[data-testid="formula-scores"] annotation').allTextContents()).join(' '), /j \\geq L/);
+  // L = 3: keys 0, 1, 2 are visible, key 3 is the first masked one (positions from 0)
+  assert.match(await hoverCell(page, 'scores', 1, 2), /e₁₂ = 0\.3474/);
   const masked = await hoverCell(page, 'scores', 1, 3);
-  assert.match(masked, /e₂₄ = −∞: the mask hides key 4 from query 2 \(padding: only keys 1…3 are visible \(L = 3\)\)/);
+  assert.match(masked, /e₁₃ = −∞: the mask hides key 3 from query 1 \(padding: only keys 0…2 are visible \(L = 3\)\)/);
   assert.deepEqual(errors, []);
   await page.close();
 });

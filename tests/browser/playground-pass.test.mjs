@@ -115,7 +115,7 @@ for (const [size, viewport] of [['laptop', DESKTOP], ['phone', PHONE]]) {
     assert.equal(hm.testid, 'heatmap-scores', 'Enter lands on the scores heatmap');
     assert.ok(hm.visible, 'scrolled into view');
     await page.keyboard.press('ArrowRight');
-    assert.match(await page.locator('[data-testid="readout-scores"]').textContent(), /Your → journey\. e₁₂ = 0\.4[0-9]*/);
+    assert.match(await page.locator('[data-testid="readout-scores"]').textContent(), /Your → journey\. e₀₁ = 0\.4[0-9]*/);
     await page.screenshot({ path: `${SHOTS}pass-skip-target-${size}.png` });
     // one link per step, in the page's order, each landing on its figure
     const links = await page.locator('nav.skips a.skip').allTextContents();
@@ -209,10 +209,10 @@ test('self-attention compares like with like: the same head’s Q and K under th
   assert.ok(maxDiff(matrix('weights', 1), headWeights(s, 'scaled_dot')) < 1e-5);
   const base = matrix('weights', 1);
   assert.ok(maxDiff(matrix('difference'), got.map((row, i) => row.map((v, j) => v - base[i][j]))) < 1e-6, 'the difference is α′ − α of that head');
-  assert.match(await page.locator('.step-compare h3').textContent(), /Weights under: Cosine \(Graves\) — head 2 of 2/);
-  assert.match(await page.locator('.step-compare .step-note').textContent(), /Head 2’s own queries and keys \(Q and K after the projections\) scored with cosine \(Graves\) instead of scaled dot product/);
+  assert.match(await page.locator('.step-compare h3').textContent(), /Weights under: Cosine \(Graves\) — head 1 of 2/);
+  assert.match(await page.locator('.step-compare .step-note').textContent(), /Head 1’s own queries and keys \(Q and K after the projections\) scored with cosine \(Graves\) instead of scaled dot product/);
   const tex = await page.locator('[data-testid="formula-compare"]').getAttribute('data-tex');
-  assert.match(tex, /\\mathbf\{q\}\^\{\(m\)\}_i/, 'the formula scores the head’s q');
+  assert.match(tex, /\\mathbf\{q\}\^\{\(g\)\}_i/, 'the formula scores the head’s q');
   assert.doesNotMatch(tex, /\\beta/, 'self-attention’s cosine has no β');
   // the second score only offers what self-attention scores with
   assert.ok(await page.locator('#compare option[value="general"]').isDisabled());
@@ -232,13 +232,14 @@ test('self-attention compares like with like: the same head’s Q and K under th
   await page.close();
 });
 
-test('one symbol, one meaning: h counts heads, m indexes them, dₐ is the additive hidden size, H is not used', async () => {
+test('one symbol, one meaning: h counts heads, g indexes them (from 0; m is ALiBi’s slope), dₐ is the additive hidden size, H is not used', async () => {
   const { page, errors } = await openPlayground(env.browser, `${env.url}#ver=2&preset=self&heads=2`, DESKTOP);
   const texts = await page.locator('[data-testid^="formula-"]').evaluateAll((els) => els.map((e) => e.dataset.tex ?? ''));
   const all = texts.join('\n');
   assert.doesNotMatch(all, /\bH\b|\(h\)/, `no H and no (h) index in the formulas:\n${all}`);
-  assert.match(all, /m = 1 \\ldots h/, 'the heads step counts m = 1 … h');
-  assert.match(all, /\\alpha\^\{\(m\)\}_\{ij\}/);
+  assert.match(all, /g = 0 \\ldots h - 1/, 'the heads step counts g = 0 … h − 1, from 0 as every page counts heads');
+  assert.match(all, /\\alpha\^\{\(g\)\}_\{ij\}/);
+  assert.doesNotMatch(all, /\(m\)/, 'm is ALiBi’s slope, not a head index');
   assert.match(await page.locator('#heads-box').textContent(), /Heads h/);
   assert.equal(await page.locator('#heads option:checked').textContent(), '2 (dₕ = 2)', 'each choice of h shows its dₕ = d / h');
   assert.match(await page.locator('.step-weights .step-note').textContent(), /Softmax at τ = 1 makes each row sum to 1/);

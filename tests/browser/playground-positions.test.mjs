@@ -9,7 +9,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DESKTOP, PHONE, SHOTS, axeViolations, openPlayground, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
-import { alibiSlope, sinusoidTable } from '../../web/ui/positions.js';
+import { alibiSlope, alibiSlopes, sinusoidTable } from '../../web/ui/positions.js';
+import { alibiAbout } from '../../web/playground/positions-view.js';
 import { permutation } from '../../web/ui/permutation.js';
 
 let env;
@@ -30,16 +31,16 @@ async function open(hash, viewport = DESKTOP) {
   return r;
 }
 
-/** Head 1's weights and position term for the state in the page's link, computed by the page's own modules. */
-async function readMatrices(page) {
-  return page.evaluate(async () => {
+/** Head `head`'s weights and position term (head 0 unless said) for the state in the page's link, computed by the page's own modules. */
+async function readMatrices(page, head = 0) {
+  return page.evaluate(async (k) => {
     const { codec } = await import('./playground/state.js');
     const { computeSteps } = await import('./playground/compute.js');
     const { loadEngine } = await import('./engine/index.js');
     const s = codec.decode(location.hash).state;
     const r = computeSteps(await loadEngine(), s);
-    return { weights: Array.from(r.weights[0].data), term: r.term ? Array.from(r.term[0].data) : null };
-  });
+    return { weights: Array.from(r.weights[k].data), term: r.term ? Array.from(r.term[k].data) : null };
+  }, head);
 }
 
 test('positions: none by default; each kind changes the weights as it should', async () => {
@@ -83,15 +84,51 @@ test('positions: none by default; each kind changes the weights as it should', a
     }
   }
 
-  // ALiBi: exactly −s·|i − j| added, slope s = 1/2 for one head
+  // ALiBi: exactly −m·|i − j| added, slope m = 1/2 for one head
   await page.selectOption('#positions', 'alibi');
   await page.waitForTimeout(400);
   m = await readMatrices(page);
   assert.equal(alibiSlope(0, 1), 0.5);
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) assert.ok(Math.abs(m.term[i * n + j] + 0.5 * Math.abs(i - j)) < 1e-5, `ALiBi term (${i}, ${j})`);
-  assert.match(await page.locator('[data-testid="position-term-caption"]').textContent(), /bias −s·\|i − j\| with slope s = 0\.5/);
+  assert.match(await page.locator('[data-testid="position-term-caption"]').textContent(), /bias −m·\|i − j\| with slope m = 0\.5/);
+  assert.equal(await page.locator('[data-testid="positions-about"]').textContent(), alibiAbout(1));
   assert.match(await page.locator('#preset-about').textContent(), /positions: no positions → ALiBi/);
   assert.match(page.url(), /positions=alibi/);
+  assert.deepEqual(errors, []);
+});
+
+test('ALiBi: Press et al.’s slopes, stated and drawn for the heads the code computes them for', () => {
+  // Press et al.: head h of H (h = 1 … H) has m = 2^(−8h/H); the playground keeps it for H ≥ 8
+  for (const H of [8, 16]) alibiSlopes(H).forEach((m, k) => assert.equal(m, 2 ** (-8 * (k + 1) / H), `head ${k} of ${H}`));
+  // 8 heads halve head to head; 16 heads do not (each is 1/√2 of the one before)
+  alibiSlopes(8).slice(1).forEach((m, k) => assert.equal(m, alibiSlopes(8)[k] / 2));
+  alibiSlopes(16).slice(1).forEach((m, k) => assert.ok(Math.abs(m / alibiSlopes(16)[k] - Math.SQRT1_2) < 1e-12));
+  // fewer heads: the first slopes of the 8-head set, and the note says so
+  assert.deepEqual(alibiSlopes(3), [0.5, 0.25, 0.125]);
+  const note = alibiAbout(16);
+  assert.match(note, /head h of H \(h = 1 … H\) the slope m = 2\^\(−8h\/H\)/);
+  assert.match(note, /with 16 heads each is 1\/√2 of the one before/);
+  assert.match(note, /fewer heads take the first slopes of the 8-head set/);
+  assert.doesNotMatch(note, /halves from head to head/);
+  assert.match(alibiAbout(3), /Here, 3 heads \(0 to 2\): m = 0\.5, 0\.25, 0\.125\.$/);
+});
+
+test('ALiBi with three heads: each head\'s map is its own slope, as the note lists', async () => {
+  const { page, errors } = await open(`${SELF}&heads=3&positions=alibi`);
+  assert.equal(await page.locator('[data-testid="positions-about"]').textContent(), alibiAbout(3));
+  const n = (await state(page)).tokens.length;
+  for (const head of [0, 2]) {
+    await page.click(`[data-testid="head-${head}"]`);
+    await page.waitForTimeout(300);
+    const m = await readMatrices(page, head);
+    const slope = alibiSlopes(3)[head];
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) assert.ok(Math.abs(m.term[i * n + j] + slope * Math.abs(i - j)) < 1e-5, `head ${head}: (${i}, ${j})`);
+    assert.match(await page.locator('[data-testid="position-term-caption"]').textContent(), new RegExp(`^Head ${head} of 3: the bias −m·\\|i − j\\| with slope m = ${slope}`));
+  }
+  for (const viewport of [['laptop', DESKTOP], ['phone', PHONE]]) {
+    await page.setViewportSize(viewport[1]);
+    await page.locator('[data-testid="positions-card"]').screenshot({ path: `${SHOTS}playground-positions-card-alibi-3-heads-${viewport[0]}.png` });
+  }
   assert.deepEqual(errors, []);
 });
 
@@ -113,7 +150,7 @@ test('Permute tokens: without positions the weights move with the tokens; with e
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) assert.ok(Math.abs(w1[i * n + j] - w0[perm[i] * n + perm[j]]) < 1e-6);
   const text = await page.locator('[data-testid="permute-result"]').textContent();
   assert.match(text, /With no positions every weight moved with its tokens: α′\(i, j\) = α\(π\(i\), π\(j\)\) in all 36 cells \(largest difference 0\.0000\)/);
-  assert.match(text, new RegExp(`π = ${perm.map((k) => k + 1).join(', ')}`));
+  assert.match(text, new RegExp(`π = ${perm.join(', ')}, positions from 0`));
   // the table: none only moved, every kind changed
   const rows = await page.$$eval('[data-testid="permute-table"] tbody tr', (trs) => trs.map((tr) => [tr.dataset.kind, tr.lastChild.textContent]));
   assert.deepEqual(rows, [['none', 'only moved'], ['sinusoidal', 'changed'], ['rope', 'changed'], ['alibi', 'changed']]);

@@ -31,20 +31,20 @@ test('tutorial preset: hovering query "journey" shows the tutorial\'s scores and
   for (let j = 0; j < 6; j++) {
     const tipE = await hoverCell(page, 'scores', 1, j);
     assert.match(tipE, new RegExp(`journey → ${TOKENS[j]}`));
-    assert.match(tipE, new RegExp(`e₂${SUB[j + 1]} = ${SCORES[j].toFixed(4)}`), tipE);
+    assert.match(tipE, new RegExp(`e₁${SUB[j]} = ${SCORES[j].toFixed(4)}`), tipE);
     assert.match(tipE, /q·k/);
     const tipA = await hoverCell(page, 'weights', 1, j);
-    assert.match(tipA, new RegExp(`α₂${SUB[j + 1]} = ${SOFTMAX[j].toFixed(4)}`), tipA);
+    assert.match(tipA, new RegExp(`α₁${SUB[j]} = ${SOFTMAX[j].toFixed(4)}`), tipA);
     assert.match(tipA, /exp\(e\) \/ Σₖ exp\(eₖ\)/, 'shows the softmax numerator over denominator');
     if (j === 1) await page.screenshot({ path: `${SHOTS}tutorial-hover.png` });
   }
   // the hovered weight's contribution is outlined in the context row
   assert.ok(await page.locator('[data-testid="figure-context"] .hm-row-hl').isVisible());
-  assert.match(await hoverCell(page, 'context', 1, 0), /z₂,₁ = 0\.4304/);
+  assert.match(await hoverCell(page, 'context', 1, 0), /z₁,₁ = 0\.4304/);
 
   await page.selectOption('#normalize', 'sum');
   for (let j = 0; j < 6; j++) {
-    assert.match(await hoverCell(page, 'weights', 1, j), new RegExp(`α₂${SUB[j + 1]} = ${SUM[j].toFixed(4)}`));
+    assert.match(await hoverCell(page, 'weights', 1, j), new RegExp(`α₁${SUB[j]} = ${SUM[j].toFixed(4)}`));
   }
   assert.deepEqual(errors, []);
   await page.close();
@@ -58,7 +58,7 @@ test('editing a value recomputes and repaints; Alt+↑/↓ and the wheel nudge i
   const after1 = await heatmapPixels(page, 'weights');
   assert.ok(differ(before0, after1), 'the weights heatmap changed');
   assert.equal((await state(page)).x[1][0], 0.9);
-  assert.match(await hoverCell(page, 'scores', 1, 1), /e₂₂ = 1\.2553 = q·k/); // 0.9² + 0.58² + 0.33²
+  assert.match(await hoverCell(page, 'scores', 1, 1), /e₁₁ = 1\.2553 = q·k/); // 0.9² + 0.58² + 0.33²
   await cell.focus();
   await page.keyboard.press('Alt+ArrowUp');
   assert.equal((await state(page)).x[1][0], 0.91);
@@ -83,19 +83,19 @@ test('every scoring function and mask computes and redraws', async () => {
     const px = await heatmapPixels(page, 'weights');
     if (score !== 'dot') assert.ok(differ(base, px), `${score} changes the weights`);
     const tip = await hoverCell(page, 'scores', 2, 3);
-    assert.match(tip, /e₃₄ = -?−?\d/, `${score}: ${tip}`);
+    assert.match(tip, /e₂₃ = -?−?\d/, `${score}: ${tip}`);
     assert.ok((await page.locator('[data-testid="formula-scores"] .katex').count()) > 0, 'equation rendered');
     await page.screenshot({ path: `${SHOTS}score-${score}.png` });
   }
   await page.selectOption('#score', 'dot');
   await page.selectOption('#mask', 'causal');
   assert.match(await hoverCell(page, 'scores', 1, 4), /−∞/);
-  assert.match(await hoverCell(page, 'weights', 1, 4), /α₂₅ = 0\.0000/);
-  assert.match(await hoverCell(page, 'weights', 0, 0), /α₁₁ = 1\.0000/);
+  assert.match(await hoverCell(page, 'weights', 1, 4), /α₁₄ = 0\.0000/);
+  assert.match(await hoverCell(page, 'weights', 0, 0), /α₀₀ = 1\.0000/);
   await page.selectOption('#mask', 'padding');
   await page.fill('#pad-length', '2');
-  assert.match(await hoverCell(page, 'weights', 4, 2), /α₅₃ = 0\.0000/);
-  assert.match(await hoverCell(page, 'weights', 4, 1), /α₅₂ = 0\.[1-9]/);
+  assert.match(await hoverCell(page, 'weights', 4, 2), /α₄₂ = 0\.0000/);
+  assert.match(await hoverCell(page, 'weights', 4, 1), /α₄₁ = 0\.[1-9]/);
   await page.screenshot({ path: `${SHOTS}mask-padding.png` });
   await page.fill('#temperature', '0.2');
   assert.equal((await state(page)).temperature, 0.2);
@@ -112,12 +112,12 @@ test('tokens: rename, add, remove and reorder; drag a point in the projection', 
   await page.fill('[data-testid="token-1"]', 'bad<name');
   assert.equal(await page.getAttribute('[data-testid="token-1"]', 'aria-invalid'), '');
   assert.equal((await labels())[1], 'journey', 'an invalid name is not applied');
-  await page.click('button[aria-label="Move token 1 down"]');
+  await page.click('button[aria-label="Move token 0 down"]');
   assert.deepEqual((await labels()).slice(0, 2), ['journey', 'My']);
   await page.click('text=+ Token');
   assert.equal((await labels()).length, 7);
   assert.equal((await heatmapPixels(page)).width, 7);
-  await page.click('button[aria-label="Remove token 7"]');
+  await page.click('button[aria-label="Remove token 6"]');
   await page.click('text=+ Dim');
   assert.equal((await state(page)).x[0].length, 4);
   await page.click('text=− Dim');
@@ -152,7 +152,7 @@ test('self-attention mode: Q, K, V, trainable weights, heads; compare view with 
   // without trainable weights and with dot scores Q = K = V = X: the tutorial's weights again
   await page.uncheck('#trainable');
   await page.selectOption('#score', 'dot');
-  assert.match(await hoverCell(page, 'weights', 1, 5), /α₂₆ = 0\.2074/);
+  assert.match(await hoverCell(page, 'weights', 1, 5), /α₁₅ = 0\.2074/);
   assert.ok(await page.locator('#score option[value="general"]').isDisabled());
   await page.check('#trainable');
   assert.ok(await page.locator('[data-testid="grid-wq"]').isVisible());
@@ -160,11 +160,11 @@ test('self-attention mode: Q, K, V, trainable weights, heads; compare view with 
   await page.click('#reroll-params');
   assert.ok(differ(q, await heatmapPixels(page, 'q')), 're-randomised Wq changes Q');
   await page.selectOption('#heads', '3');
-  await page.selectOption('#head', '3');
-  assert.match(await page.locator('.step-weights h3').textContent(), /head 3 of 3/);
-  assert.match(await hoverCell(page, 'q', 0, 0), /Σₐ x₁ₐ Wqₐ,₁/);
+  await page.selectOption('#head', '2');
+  assert.match(await page.locator('.step-weights h3').textContent(), /head 2 of 3/);
+  assert.match(await hoverCell(page, 'q', 0, 0), /Σₐ x₀ₐ Wqₐ,₁/);
   await page.selectOption('#mask', 'causal');
-  assert.match(await hoverCell(page, 'weights', 0, 3), /α₁₄ = 0\.0000/);
+  assert.match(await hoverCell(page, 'weights', 0, 3), /α₀₃ = 0\.0000/);
   await fullScreenshot(page, `${SHOTS}self-attention.png`);
 
   await page.click('label[for="mode-attend"]');
@@ -350,7 +350,7 @@ test('dist/ from the build runs under a sub-path of a plain static host', async 
   try {
     const { page, errors } = await openPlayground(hosted.browser, `${hosted.url}some/sub/path/`);
     assert.equal((await heatmapPixels(page)).width, 6);
-    assert.match(await hoverCell(page, 'weights', 1, 0), /α₂₁ = 0\.1435/);
+    assert.match(await hoverCell(page, 'weights', 1, 0), /α₁₀ = 0\.1435/);
     assert.ok((await page.locator('[data-testid="formula-weights"] .katex').count()) > 0);
     assert.deepEqual(errors, []);
     await page.close();

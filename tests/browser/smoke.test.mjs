@@ -32,14 +32,14 @@ test('first page draws the tutorial heatmap with no console errors', async () =>
   // hover query "journey" (row 1) x key "step" (column 5): the tutorial's 0.2074
   const tip = await hoverCell(page, 'weights', 1, 5);
   assert.match(tip, /journey → step/);
-  assert.match(tip, /α₂₆ = 0\.2074/);
+  assert.match(tip, /α₁₅ = 0\.2074/);
 
   // keyboard: focus the heatmap, walk to (journey, Your): 0.1435
   await page.locator('[data-testid="heatmap-weights"]').focus();
   await page.keyboard.press('ArrowUp');
   for (let k = 0; k < 7; k++) await page.keyboard.press('ArrowLeft');
   await page.keyboard.press('ArrowDown');
-  assert.match(await page.locator('[data-testid="readout-weights"]').textContent(), /journey → Your\. α₂₁ = 0\.1435/);
+  assert.match(await page.locator('[data-testid="readout-weights"]').textContent(), /journey → Your\. α₁₀ = 0\.1435/);
 
   await page.screenshot({ path: `${SHOTS}first-page.png`, fullPage: true });
   assert.deepEqual(errors, []);

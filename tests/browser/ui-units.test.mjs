@@ -124,7 +124,7 @@ test('every formula the page can show is in the build-time set', () => {
       }
     }
   }
-  assert.ok(texParts('scores', formulaKey({ ...defaults(), mask: 'padding' })).includes('e_{ij} = -\\infty \\text{ for } j > L'), 'the padding mask is 1-based: keys after L');
+  assert.ok(texParts('scores', formulaKey({ ...defaults(), mask: 'padding' })).includes('e_{ij} = -\\infty \\text{ for } j \\geq L'), 'the padding mask counts from 0: keys L and after');
 });
 
 // ---- the heatmap and the charts in Chromium, alone on a page with the shared stylesheet

@@ -184,6 +184,49 @@ describe('relative links', () => {
   }
 });
 
+// Sentences a fact-check corrected, held to the code and the measurements they quote.
+describe('corrected facts stay correct', () => {
+  const read = (file) => readFileSync(join(ROOT, file), 'utf8').replace(/\s+/g, ' ');
+  const api = read('docs/api.md');
+  const pages = read('docs/pages.md');
+  const images = read('docs/images.md');
+  test('api.md: the vision sample quotes the scaled-dot model’s 95.7%, not the dot model’s 96.3%', () => {
+    assert.doesNotMatch(api, /1,450 steps reach 96%/);
+    assert.doesNotMatch(api, /trained longer: 96\.3%/);
+    assert.match(api, /createVisionModel\(\{ task: 'cluttered', attention: 'scaled_dot'/);
+    assert.match(api, /wider and 3,500 steps: 95\.7% \(96\.3% with 'dot'\), docs\/images\.md/);
+    // images.md: 96.3% is the dot model's (the target row), 95.7% the scaled-dot one's
+    assert.match(images, /hidden 64, `attention: 'dot'`, 1 glimpse; 3,500 steps, peak lr 0\.005 \| \*\*96\.3%/);
+    assert.match(images, /the same model with scaled-dot scores learned to read that mean too: it keeps 85% of its 95\.7%/);
+  });
+  test('api.md: the induction prose and table each name how many sequences their head scores are over', () => {
+    const plot = readFileSync(join(ROOT, 'scripts/induction-plot.mjs'), 'utf8');
+    const bench = readFileSync(join(ROOT, 'tests/bench/transformer.mjs'), 'utf8');
+    const figure = Number(/const SCORE_COUNT = (\d+);/.exec(plot)[1]);
+    const table = Number(/m\.headScores\(\{ count: (\d+) \}\)/.exec(bench)[1]);
+    assert.match(api, new RegExp(`as the bench; head scores on ${figure} sequences; numbers in \\[induction\\.json\\]`));
+    assert.match(api, new RegExp(`head scores on ${table} sequences, so they may differ from the figure's`));
+  });
+  test('pages.md: ALiBi’s slopes by Press et al.’s rule, with what the playground does under 8 heads, and m for the slope', () => {
+    assert.match(pages, /Press et al\. give head h of H \(h = 1 … H\) the slope m = 2\^\(−8h\/H\)/);
+    assert.match(pages, /with 16 each slope is 1\/√2 of the one before/);
+    assert.match(pages, /fewer heads take the first slopes of the 8-head set/);
+    assert.doesNotMatch(pages, /−s·|slope s\b/);
+    // api.md states the engine's rule, and the C code computes it for every head count
+    assert.match(api, /head h, counted from 0, adds −m·\(i − j\) to its scores, with m = 2\^\(−8\(h \+ 1\)\/H\) for every head count H/);
+    assert.match(readFileSync(join(ROOT, 'src/models/transformer.c'), 'utf8'), /m->slopes\[h\] = \(nn_real\)pow\(2\.0, -8\.0 \* \(h \+ 1\) \/ c->heads\);/);
+  });
+  test('pages.md: the circuit and the logit lens cited; √d models as built; heads named from 0', () => {
+    assert.match(pages, /Elhage et al\., 2021, “A Mathematical Framework for Transformer Circuits”/);
+    assert.match(pages, /nostalgebraist, 2020, “interpreting GPT: the logit lens”/);
+    assert.match(pages, /two attention-only layers of one head of width 64/);
+    for (const file of ['README.md', 'docs/api.md', 'docs/pages.md']) {
+      assert.doesNotMatch(read(file), /\bL\d H\d\b/, `${file}: heads are written L1H0, with no space`);
+      assert.doesNotMatch(read(file), /layer \d's head/, `${file}: heads are written “layer 1, head 0”`);
+    }
+  });
+});
+
 // The checker itself: a wrong comment, a missing key, a broken link must each fail.
 describe('the checker catches what it should', () => {
   for (const { args, comment, ok } of checkerCases) {

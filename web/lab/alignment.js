@@ -68,12 +68,12 @@ export function createAlignmentView() {
       map.update(t.alignment, {
         rowLabels, colLabels, kind: 'unit', legend: 'attention weight α', maxCell: MAX_CELL, showValues: false,
         describe: (i, j) => ({
-          title: `output ${i + 1} '${rowLabels[i]}' ← input ${j + 1} '${colLabels[j]}'`,
+          title: `output ${i} '${rowLabels[i]}' ← input ${j} '${colLabels[j]}'`,
           lines: [`α = ${fixed(data[i * cols + j], 3)}`],
           value: data[i * cols + j],
         }),
         onHover: (i, j) => {
-          setText(readout, i === null ? '' : `output ${i + 1} '${rowLabels[i]}' attends to input ${j + 1} '${colLabels[j]}': α = ${fixed(data[i * cols + j], 3)}`);
+          setText(readout, i === null ? '' : `output ${i} '${rowLabels[i]}' attends to input ${j} '${colLabels[j]}': α = ${fixed(data[i * cols + j], 3)}`);
         },
       });
       map.el.dataset.antiDiagonal = antiDiagonal(t).toFixed(3);

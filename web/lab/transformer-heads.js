@@ -1,8 +1,8 @@
 // The layers × heads grid: one small attention map per head over the inspected
 // input (the shared heatmap as a thumbnail, on one fixed 0..1 colour scale so
 // heads compare by colour, with one legend for all), each a button labelled
-// "L0 H1" with its latest previous-token and induction scores. Pressing a head
-// (click, Enter or Space) asks to ablate it or bring it back; an ablated head is
+// "L0H1" (layer 0, head 1: both counted from 0, as on every page) with its
+// latest previous-token and induction scores. Pressing a head (click, Enter or Space) asks to ablate it or bring it back; an ablated head is
 // struck through. No model calls here: update() draws what it is given.
 import { TABLES } from '../ui/colors.js';
 import { byId, h, setText } from '../ui/dom.js';
@@ -52,7 +52,7 @@ export function createHeadsView({ onToggle }) {
         const button = h('button', {
           type: 'button', className: 'thumb tf-head', dataset: { testid: `tf-head-${name}` }, attrs: { 'aria-pressed': 'false' },
           title: `Layer ${layer}, head ${head}: press to ablate it or bring it back`,
-        }, h('span', { className: 'tf-name', textContent: `L${layer} H${head}` }), hm.el, score, press);
+        }, h('span', { className: 'tf-name', textContent: name }), hm.el, score, press);
         button.addEventListener('click', () => onToggle({ layer, head }));
         rows.push(button);
         return { hm, button, score, press };

@@ -2,7 +2,8 @@
 // (headScores, measured every SCORE_EVERY steps) as two line charts, one line per
 // head, beside the loss curve, where the induction bump shows as a jump, marked
 // where a head formed (inductionFormed), with a sentence saying when and what the
-// loss did meanwhile, and a readout naming the strongest head of each kind.
+// loss did meanwhile, and a readout naming the head with the highest score of each
+// kind, called a head of that kind only from a score of 0.5 (as Learn's chapter 9 does).
 import { defaultsOf } from '../engine/defaults.js';
 import { drawChart, drawLegend } from '../ui/chart.js';
 import { byId, setText } from '../ui/dom.js';
@@ -13,6 +14,9 @@ import { headName } from './transformer-state.js';
 const COLORS = ['#2f56d6', '#c92a2a', '#2b8a3e', '#9c4a00', '#5f3dc4', '#0b7285', '#a61e4d', '#495057'];
 const LIGHT = ['#7c95e8', '#e07b7b', '#6fbf7f', '#d08a4a', '#9c85e0', '#4fb0c0', '#d9739a', '#8d959e'];
 const colorOf = (layer, head) => ((layer % 2 ? LIGHT : COLORS)[(head + Math.floor(layer / 2)) % COLORS.length]);
+
+/** A score from which the readout calls a head a previous-token or an induction head. */
+const HEAD_SCORE = 0.5;
 
 /** The head with the largest `key` score in `heads` ([layer][head]). */
 function strongest(heads, key) {
@@ -105,8 +109,9 @@ export function createScoresView() {
       setText(formedText, last ? formedSentence(formed, last.heads.length) : '');
       if (!last) { setText(readout, ''); return; }
       const [a, b] = ['previousToken', 'induction'].map((k) => strongest(last.heads, k));
-      setText(readout, `At step ${last.step.toLocaleString('en')}: the strongest previous-token head is ${headName(a)} (${fixed(a.value, 2)}), `
-        + `the strongest induction head ${headName(b)} (${fixed(b.value, 2)}).`);
+      const verdict = (s, kind) => (s.value >= HEAD_SCORE ? `${kind === 'induction' ? 'an' : 'a'} ${kind} head` : `below ${HEAD_SCORE}: no clear ${kind} head yet`);
+      setText(readout, `At step ${last.step.toLocaleString('en')}: the highest previous-token score is ${headName(a)}’s (${fixed(a.value, 2)}, ${verdict(a, 'previous-token')}), `
+        + `the highest induction score ${headName(b)}’s (${fixed(b.value, 2)}, ${verdict(b, 'induction')}).`);
     },
     clear() {
       this.update([]);

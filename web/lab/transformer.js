@@ -116,7 +116,7 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     }
     const cut = await session.evaluate({ ablate: ablation(state) });
     out.dataset.ablatedLoss = String(cut.loss);
-    const names = state.tfAblate.map((n) => n.replace('H', ' H')).join(', ');
+    const names = state.tfAblate.join(', ');
     const dLoss = cut.loss - full.loss;
     const dAcc = 100 * (cut.accuracy - full.accuracy);
     setText(out, `Test split with ${names} ablated: loss ${fixed(cut.loss, 3)}, accuracy ${fixed(100 * cut.accuracy, 1)}% `
@@ -143,7 +143,7 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     const p = playgroundState(shownView.tokens, map, `layer ${hd.layer}, head ${hd.head} of the lab's ${config.task} transformer, step ${step.toLocaleString('en')}`);
     link.href = `index.html${p.hash}`;
     setText(byId('tf-open-note'), `Opens the playground's self-attention view with ${p.cut ? `the first ${p.tokens} of the ${shownView.tokens.length}` : `the ${p.tokens}`} tokens `
-      + `and ${headName(hd).replace('H', ' H')}'s weights, exactly: the tokens are one-hot and the query weights hold the head's log-weights, `
+      + `and ${headName(hd)}'s weights, exactly: the tokens are one-hot and the query weights hold the head's log-weights, `
       + 'so the playground\'s causal softmax gives them back. The model\'s embeddings, values and other layers are not carried.');
   }
 
@@ -322,7 +322,7 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     if (kept.length !== state.tfAblate.length) state.tfAblate = kept;
     const select = byId('tf-open-head');
     const names = Array.from({ length: config.layers * config.heads }, (_, k) => headName({ layer: Math.floor(k / config.heads), head: k % config.heads }));
-    fillSelect(select, names, Object.fromEntries(names.map((n) => [n, n.replace('H', ' H')])));
+    fillSelect(select, names, Object.fromEntries(names.map((n) => { const hd = parseHead(n); return [n, `${n}: layer ${hd.layer}, head ${hd.head}`]; })));
     [example] = await session.examples(1, 1);
     await readParts();
     setText(byId('tf-pattern'), TASK_PATTERNS[config.task] ?? '');

@@ -68,7 +68,7 @@ export function mountBottleneck(root, { models, manifest }) {
     hm.update(a.t.alignment, {
       rowLabels: a.t.outputTokens, colLabels: a.t.inputTokens, kind: 'unit', legend: 'attention weight α', maxCell: 34,
       describe: (i, j) => ({
-        title: `output ${i + 1} “${a.t.outputTokens[i]}” looks at input ${j + 1} “${a.t.inputTokens[j]}”`,
+        title: `output ${i} “${a.t.outputTokens[i]}” looks at input ${j} “${a.t.inputTokens[j]}”`,
         lines: [`α = ${fixed(a.t.alignment.data[i * a.t.alignment.cols + j], 3)}`],
       }),
     });

@@ -46,7 +46,7 @@ export function mountDot(root, { engine }) {
     });
     hm.highlightRow(i);
     const terms = x[i].map((v, k) => `${num(v, 2)}×${num(x[j][k], 2)}`).join(' + ');
-    setText(explain, `Cell ${cell + 1} of ${n * n}: row “${TOKENS[i]}”, column “${TOKENS[j]}”: x${SUB[i + 1]} · x${SUB[j + 1]} = ${terms} = ${fixed(scores.data[cell], 4)}`);
+    setText(explain, `Cell ${cell + 1} of ${n * n}: row “${TOKENS[i]}”, column “${TOKENS[j]}”: x${SUB[i]} · x${SUB[j]} = ${terms} = ${fixed(scores.data[cell], 4)}`);
     slider.value = String(cell);
     slider.setAttribute('aria-valuetext', `cell ${cell + 1}: ${TOKENS[i]} · ${TOKENS[j]}`);
   }

@@ -11,6 +11,9 @@ import { quote } from './numbers.js';
 import { randomMatrix } from './rng.js';
 import { TOKENS, X } from './tutorial.js';
 
+/** Which of the 3 dimensions head k of 3 reads (heads are counted from 0, as on every page; dimensions by name). */
+const DIMENSIONS = ['first', 'second', 'third'];
+
 /** Example projections (d × d, row-vector convention Q = X·Wq), from seed 2. */
 export function exampleProjections() {
   return { wq: randomMatrix(2, 'wq', 3, 3), wk: randomMatrix(2, 'wk', 3, 3), wv: randomMatrix(2, 'wv', 3, 3) };
@@ -55,8 +58,8 @@ export function mountSelf(root, { engine }) {
     weightsBox.hidden = !s.trainable;
     while (maps.length < s.heads) {
       const k = maps.length;
-      const hm = createHeatmap({ id: `ch5-head-${k}`, label: `Head ${k + 1}: attention weights`, axes: 'query ↓ key →' });
-      const fig = h('div', { className: 'head-map' }, h('h4', { textContent: `head ${k + 1}` }), hm.el);
+      const hm = createHeatmap({ id: `ch5-head-${k}`, label: `Head ${k}: attention weights`, axes: 'query ↓ key →' });
+      const fig = h('div', { className: 'head-map' }, h('h4', { textContent: `head ${k}` }), hm.el);
       maps.push({ hm, fig });
       headsHost.append(fig);
     }
@@ -65,7 +68,7 @@ export function mountSelf(root, { engine }) {
       m.fig.hidden = k >= s.heads;
       if (k >= s.heads) return;
       const wts = r.weights[k];
-      m.fig.querySelector('h4').textContent = s.heads > 1 ? `head ${k + 1} (dimension ${k + 1})` : 'weights α';
+      m.fig.querySelector('h4').textContent = s.heads > 1 ? `head ${k} (the ${DIMENSIONS[k]} dimension)` : 'weights α';
       m.hm.update(wts, {
         rowLabels: TOKENS, colLabels: TOKENS, kind: 'weights', legend: 'α', maxCell: 48,
         describe: (i, j) => ({ title: `${TOKENS[i]} → ${TOKENS[j]}`, lines: [`α = ${fixed(wts.data[i * 6 + j], 4)}`] }),

@@ -92,7 +92,7 @@ export function mountDates(root, { models, manifest }) {
     hm.update(t.alignment, {
       rowLabels: t.outputTokens.map(show), colLabels: t.inputTokens.map(show), kind: 'unit', legend: 'attention weight α', maxCell: 26, showValues: false,
       describe: (i, j) => ({
-        title: `output “${show(t.outputTokens[i])}” looks at “${show(t.inputTokens[j])}” (input ${j + 1})`,
+        title: `output “${show(t.outputTokens[i])}” looks at “${show(t.inputTokens[j])}” (input ${j})`,
         lines: [`α = ${fixed(t.alignment.data[i * t.alignment.cols + j], 3)}`],
       }),
     });

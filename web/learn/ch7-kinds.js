@@ -19,7 +19,7 @@ import { labLink, visionLabFields } from './links.js';
 import { percent, quote } from './numbers.js';
 import { createBars } from './bars.js';
 import { largest, updateOnScale } from './scale.js';
-import { DISAGREE_TARGET, MEASURE_IMAGES, TEXT_EXAMPLE, agreementByImage, mean, meanPeak, receptiveField, reverseOffsets, sampleGlimpses, seqAgreement, sizesText, testImage, totalVariation } from './vision-measures.js';
+import { DISAGREE_TARGET, MEASURE_IMAGES, TEXT_EXAMPLE, agreementByImage, mean, meanPeak, receptiveField, reverseOffsets, reverseWords, sampleGlimpses, seqAgreement, sizesText, testImage, totalVariation } from './vision-measures.js';
 
 
 /** Glimpse counts the slider steps through. */
@@ -202,6 +202,8 @@ export function mountKinds(root, { models, manifest }) {
     const offsets = reverseOffsets(reverse.comparisons);
     quote('ch7.reverseNext', offsets.next, percent(offsets.next));
     quote('ch7.reverseOwn', offsets.own, percent(offsets.own));
+    quote('ch7.reverseSteps', offsets.steps, offsets.steps.toLocaleString('en'));
+    quote('ch7.reverseVerdict', reverseWords(offsets), reverseWords(offsets));
     await yieldToPage();
     const peakSoft = meanPeak(soft);
     const peakHard = meanPeak(hard);
@@ -252,7 +254,7 @@ function mountText(root, model, challenge) {
     const rows = c.steps.map((s) => show(s.token));
     const cols = c.inputTokens.map(show);
     const describe = (m, what) => (i, j) => ({
-      title: `output “${rows[i]}” and input “${cols[j]}” (${j + 1})`, lines: [`${what} = ${fixed(m.data[i * n + j], 3)}`, `r_K of this output = ${fixed(c.steps[i].tau, 2)}`],
+      title: `output “${rows[i]}” and input “${cols[j]}” (input ${j})`, lines: [`${what} = ${fixed(m.data[i * n + j], 3)}`, `r_K of this output = ${fixed(c.steps[i].tau, 2)}`],
     });
     attention.update(att, { rowLabels: rows, colLabels: cols, kind: 'unit', legend: 'attention weight α', maxCell: 22, showValues: false, describe: describe(att, 'α') });
     saliency.update(sal, { rowLabels: rows, colLabels: cols, kind: 'unit', legend: 'saliency (row max = 1)', maxCell: 22, showValues: false, describe: describe(sal, 'saliency') });

@@ -2,8 +2,10 @@
 // induction task, pretrained when the site ships one (models.json "induction"),
 // else trained here with a progress bar. While it trains: test loss and accuracy,
 // every head's previous-token and induction scores (the phase change), and every
-// head's attention on one test sequence. Then heads can be switched off; the
-// challenge is to find the head whose loss costs the most accuracy.
+// head's attention on one whole test sequence, its repeat included. Then heads
+// can be switched off; the challenge is to find the head whose loss costs the
+// most accuracy. Layers and heads are named from 0, as in the lab (its L1H0 is
+// layer 1, head 0 here).
 import { h, setHidden, setText } from '../ui/dom.js';
 import { drawChart, drawLegend } from '../ui/chart.js';
 import { fixed } from '../ui/format.js';
@@ -15,7 +17,27 @@ import { createChallenge } from './progress.js';
 
 const HEAD_COLORS = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a', '#66a61e', '#e6ab02', '#a6761d', '#666666'];
 const pct = (v) => `${(v * 100).toFixed(1)}%`;
-const name = ({ layer, head }) => `layer ${layer + 1}, head ${head + 1}`;
+const name = ({ layer, head }) => `layer ${layer}, head ${head}`;
+
+/** A previous-token score from which the page calls a head a previous-token head. */
+export const PREVIOUS_TOKEN_HEAD = 0.5;
+
+/**
+ * The sentence on layer 0's previous-token scores (headScores()[0]): the highest, its head, and
+ * whether that is a previous-token head (a score of PREVIOUS_TOKEN_HEAD or more) or not.
+ */
+export function previousTokenText(first) {
+  let prev = 0;
+  first.forEach((sc, k) => { if (sc.previousToken > first[prev].previousToken) prev = k; });
+  const score = first[prev].previousToken;
+  const t = `In layer 0 the highest previous-token score is ${fixed(score, 2)} (${name({ layer: 0, head: prev })})`;
+  return score >= PREVIOUS_TOKEN_HEAD
+    ? `${t}: a previous-token head, the first half of the pair described above.`
+    : `${t}, below ${PREVIOUS_TOKEN_HEAD}: no head of layer 0 attends mostly to the token before, so this model has no clear previous-token head.`;
+}
+
+/** The whole test sequence, its repeat included (as the lab shows it), up to the model's context. */
+export const wholeSequence = (example, context) => Array.from(example.input + example.target).slice(0, context).join('');
 
 /** Where the best induction head's score rose most between two measurements, and the loss then. */
 export function phaseChange(history) {
@@ -42,7 +64,7 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
   const ablateSet = $('ablate');
   const ablateText = $('ablate-text');
   const challenge = createChallenge($('challenge'), 'transformer',
-    'Train the model, then switch off the one head that brings the accuracy down the most: the head both induction heads read from.');
+    'Train the model, then switch off the one head that brings the accuracy down the most. (Is it the induction head, or the head that feeds it?)');
   let model = null;
   let history = [];
   let trainLosses = null; // every step's training loss of a model trained here (null: the pretrained one)
@@ -77,7 +99,7 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
 
   function drawHeads() {
     const { layers, heads } = model.config;
-    const v = model.inspect(example.input);
+    const v = model.inspect(wholeSequence(example, model.config.context));
     const last = history[history.length - 1]?.scores;
     if (maps.length !== layers * heads) {
       maps = [];
@@ -100,10 +122,10 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
       setText(m.title, s ? `${name(m)}: previous-token ${fixed(s.previousToken, 2)}, induction ${fixed(s.induction, 2)}` : name(m));
       m.hm.update(a, {
         rowLabels: v.tokens, colLabels: v.tokens, kind: 'unit', legend: 'attention weight', maxCell: 12, showValues: false,
-        describe: (i, j) => ({ title: `“${v.tokens[i]}” (${i + 1}) → “${v.tokens[j]}” (${j + 1})`, lines: [`α = ${fixed(a.data[i * a.cols + j], 3)}`] }),
+        describe: (i, j) => ({ title: `“${v.tokens[i]}” (${i}) → “${v.tokens[j]}” (${j})`, lines: [`α = ${fixed(a.data[i * a.cols + j], 3)}`] }),
       });
     }
-    setText($('ind-example'), `(“${example.input}”; the repeated stretch is “${example.target}”)`);
+    setText($('ind-example'), `(“${v.tokens.join('')}”: the second copy of the stretch ends the sequence, and its letters after the first, “${example.target}”, are the ones scored)`);
   }
 
   function describe() {
@@ -113,10 +135,7 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
     if (p) {
       t += ` The induction score of ${name(p)} went from ${fixed(p.from, 2)} to ${fixed(p.to, 2)}; it rose most between steps ${p.stepFrom} and ${p.stepTo} (by ${fixed(p.jump, 2)}), while the test loss went from ${fixed(p.lossFrom, 3)} to ${fixed(p.lossTo, 3)}.`;
     }
-    const first = end.scores[0];
-    let prev = 0;
-    first.forEach((sc, k) => { if (sc.previousToken > first[prev].previousToken) prev = k; });
-    t += ` In layer 1 the highest previous-token score is ${fixed(first[prev].previousToken, 2)} (${name({ layer: 0, head: prev })}).`;
+    t += ` ${previousTokenText(end.scores[0])}`;
     setText(text, t);
   }
 

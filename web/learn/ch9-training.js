@@ -5,7 +5,7 @@
 // the page keeps scrolling and answering while it learns (a chunk is tens of ms).
 import { defaultsOf } from '../engine/defaults.js';
 
-/** The √d experiment: one head of width 64, so unscaled scores are √64 = 8 times too wide. */
+/** The √d experiment: two attention-only layers of one head of width 64, so unscaled scores are √64 = 8 times too wide. */
 export const SQRT_D = Object.freeze({
   model: { task: 'copy', layers: 2, heads: 1, dModel: 64, dFF: 0, context: 16, batch: 16, seed: 1 },
   steps: 300, lr: 3e-3, warmup: 10,

@@ -63,7 +63,7 @@ function mountOrder(root, engine) {
     for (const v of t.data) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
     setText(termCaption, kind === 'none'
       ? 'No positions: nothing is added (all 0). Choose a kind above.'
-      : `${kind === 'alibi' ? `−m·|i − j| with m = ${alibiSlope(0, 1)}` : 'The scores with positions minus the scores without'}: from ${fixed(lo, 3)} to ${fixed(hi, 3)}. Red raises a score, blue lowers it.`);
+      : `${kind === 'alibi' ? `−m·|i − j| with m = ${alibiSlope(0, 1)} (Press et al.’s causal −m·(i − j), made symmetric for this demo without a mask)` : 'The scores with positions minus the scores without'}: from ${fixed(lo, 3)} to ${fixed(hi, 3)}. Red raises a score, blue lowers it.`);
     if (perm.every((k, i) => k === i)) {
       setText(text, `The sentence in its order, with ${POSITION_NAMES[kind]}. Shuffle the tokens to see what moves.`);
     } else {

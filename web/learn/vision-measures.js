@@ -11,6 +11,7 @@
 //   sampleGlimpses(w, n, seed)   n locations drawn from the weights w (hard attention's draw)
 //   totalVariation(counts, w)    ½ Σ |counts_j / n − w_j|: how far the draws' frequencies are from w
 //   reverseOffsets(comparisons)  where the reverse model looks for the digit it writes: its own state or the next
+//   reverseWords(offsets)        which of the two it prefers, in words
 //   sizesText(a, b)              whether two image models are the same size, in words
 //   interval(accuracy, count)    an accuracy on `count` images with its 95% (Wilson) interval
 //   ablationText(name, own, uniform)  a model's accuracy against its accuracy with uniform attention, in words
@@ -149,7 +150,9 @@ export function seqAgreement(model, count = MEASURE_IMAGES) {
  * On the reverse task output step t writes input digit n − 1 − t. Over the
  * comparisons of a reverse model (seqAgreement's), the share of the output digits
  * whose most-attended encoder state is that digit's own (own) or the one after it
- * (next): a state left to right has read its digit only once it is past it.
+ * (next), and how many output digits that is (steps). The encoder reads left to
+ * right, so the state at position t has read digit t already: both states hold the
+ * digit, and which one the model looks at is what training made of it.
  */
 export function reverseOffsets(comparisons) {
   let own = 0;
@@ -168,6 +171,10 @@ export function reverseOffsets(comparisons) {
   }
   return { own: own / steps, next: next / steps, steps };
 }
+
+/** Which of the two states (reverseOffsets') the reverse model looks at more, in words. */
+export const reverseWords = ({ own, next }) => (next > own ? 'the model learned to prefer the next state'
+  : own > next ? 'the model learned to prefer the digit’s own state' : 'the model looks at both as often');
 
 const count = (v) => v.toLocaleString('en');
 

@@ -82,7 +82,7 @@ export function changesFrom(s, p) {
 /** The setting on screen, in one sentence (a comparison has its own cards, which name it). */
 export function settingNow(s) {
   const size = `${count(s.tokens.length, 'token')} × ${count(dims(s), 'dim')}`;
-  const mask = s.mask === 'padding' ? `${MASK.padding} (keys 1…${s.padLength})` : MASK[s.mask];
+  const mask = s.mask === 'padding' ? `${MASK.padding} (${s.padLength ? `keys 0…${s.padLength - 1}` : 'no keys'})` : MASK[s.mask];
   if (s.mode === 'self') {
     const proj = s.trainable ? 'Q = XWq, K = XWk, V = XWv' : 'Q = K = V = X';
     const heads = s.heads === 1 ? 'one head' : `h = ${s.heads} heads of width ${dims(s) / s.heads}`;

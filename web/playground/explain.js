@@ -1,6 +1,7 @@
 // The readout for one heatmap cell: the formula with its numbers filled in,
 // e.g. the q·k terms of a score or the softmax numerator and denominator.
-// Reads the state and the computed steps; no DOM. Indices are 1-based, as the axes.
+// Reads the state and the computed steps; no DOM. Positions (tokens) are counted from 0, as
+// on every page (the lab, Learn, the sinusoid and RoPE angles); dimensions keep their names d1 … dn.
 import { fixed, num } from '../ui/format.js';
 import { alibiSlope, sinusoidTable } from '../ui/positions.js';
 import { scoreName } from './state.js';
@@ -25,10 +26,10 @@ function scoreLines(s, r, h, i, j, e) {
   const lo = h * r.headSize;
   const q = row(r.q, i, lo, lo + r.headSize);
   const k = row(r.k, j, lo, lo + r.headSize);
-  const E = `e${sub(i + 1)}${sub(j + 1)}`;
+  const E = `e${sub(i)}${sub(j)}`;
   if (e === -Infinity) {
-    const why = s.mask === 'padding' ? `padding: only keys 1…${s.padLength} are visible (L = ${s.padLength})` : `causal: query ${i + 1} sees keys 1…${i + 1}`;
-    return [`${E} = −∞: the mask hides key ${j + 1} from query ${i + 1} (${why})`];
+    const why = s.mask === 'padding' ? `padding: ${s.padLength ? `only keys 0…${s.padLength - 1} are` : 'no key is'} visible (L = ${s.padLength})` : `causal: query ${i} sees keys 0…${i}`;
+    return [`${E} = −∞: the mask hides key ${j} from query ${i} (${why})`];
   }
   const qk = dot(q, k);
   switch (s.score) {
@@ -50,7 +51,7 @@ function scoreLines(s, r, h, i, j, e) {
         `= ${terms(s.v.map((v, a) => [v, Math.tanh(u[a])]))}  (v × tanh)`];
     }
     case 'location':
-      return [`${E} = ${f4(e)} = (W q)${sub(j + 1)} = W${sub(j + 1)}·q`, `= ${terms(s.L[j].map((w, c) => [w, q[c]]))}`];
+      return [`${E} = ${f4(e)} = (W q)${sub(j)} = W${sub(j)}·q`, `= ${terms(s.L[j].map((w, c) => [w, q[c]]))}`];
     default:
       return [`${E} = ${f4(e)}`];
   }
@@ -59,11 +60,11 @@ function scoreLines(s, r, h, i, j, e) {
 function weightLines(s, r, h, i, j, a) {
   const n = r.weights[h].cols;
   const e = row(r.scores[h], i);
-  const A = `α${sub(i + 1)}${sub(j + 1)}`;
+  const A = `α${sub(i)}${sub(j)}`;
   if (e[j] === -Infinity) return [`${A} = ${f4(a)}: masked`];
   if (s.mode === 'attend' && s.normalize === 'sum') {
     const total = e.reduce((acc, v) => acc + (v === -Infinity ? 0 : v), 0);
-    return [`${A} = ${f4(a)} = e${sub(i + 1)}${sub(j + 1)} / Σₖ e${sub(i + 1)}ₖ`, `= ${num(e[j])} / ${num(total)}`];
+    return [`${A} = ${f4(a)} = e${sub(i)}${sub(j)} / Σₖ e${sub(i)}ₖ`, `= ${num(e[j])} / ${num(total)}`];
   }
   const tau = s.mode === 'attend' ? s.temperature : 1;
   const finite = e.filter((v) => v !== -Infinity);
@@ -90,7 +91,7 @@ export function explainCell(s, r, step, h, i, j) {
         const slope = alibiSlope(h, r.weights.length);
         const b = -slope * Math.abs(i - j) || 0;
         const [first, ...rest] = scoreLines(s, r, h, i, j, e - b);
-        return { title: `${tok[i]} → ${tok[j]}`, value: e, lines: [`e${sub(i + 1)}${sub(j + 1)} = ${f4(e)} = score + ALiBi bias`, first, ...rest, `bias −s·|i − j| = −${num(slope)} × ${Math.abs(i - j)} = ${num(b)}`] };
+        return { title: `${tok[i]} → ${tok[j]}`, value: e, lines: [`e${sub(i)}${sub(j)} = ${f4(e)} = score + ALiBi bias`, first, ...rest, `bias −m·|i − j| = −${num(slope)} × ${Math.abs(i - j)} = ${num(b)}`] };
       }
       return { title: `${tok[i]} → ${tok[j]}`, value: e, lines: scoreLines(s, r, h, i, j, e) };
     }
@@ -99,7 +100,7 @@ export function explainCell(s, r, step, h, i, j) {
       const vj = row(r.v, j, h * (r.v.cols / r.weights.length), (h + 1) * (r.v.cols / r.weights.length));
       return {
         title: `${tok[i]} → ${tok[j]}`, value: a, lines: weightLines(s, r, h, i, j, a),
-        contribution: `adds α·v${sub(j + 1)} = (${vj.map((v) => num(a * v)).join(', ')}) to z${sub(i + 1)}`,
+        contribution: `adds α·v${sub(j)} = (${vj.map((v) => num(a * v)).join(', ')}) to z${sub(i)}`,
       };
     }
     case 'context': {
@@ -110,7 +111,7 @@ export function explainCell(s, r, step, h, i, j) {
       const vcol = Array.from({ length: r.v.rows }, (_, k) => r.v.data[k * r.v.cols + j]);
       return {
         title: `${tok[i]}, dim ${j + 1}`, value: z,
-        lines: [`z${sub(i + 1)},${sub(j + 1)} = ${f4(z)} = Σⱼ α${sub(i + 1)}ⱼ v${sub(j + 1)}`.replace(/v(\S+)$/, `vⱼ,${sub(j + 1)}`), `= ${terms(w.map((a, k) => [a, vcol[k]]))}`],
+        lines: [`z${sub(i)},${sub(j + 1)} = ${f4(z)} = Σⱼ α${sub(i)}ⱼ v${sub(j + 1)}`.replace(/v(\S+)$/, `vⱼ,${sub(j + 1)}`), `= ${terms(w.map((a, k) => [a, vcol[k]]))}`],
       };
     }
     case 'q': case 'k': case 'v': {
@@ -121,10 +122,10 @@ export function explainCell(s, r, step, h, i, j) {
       const sin = s.mode === 'self' && s.positions === 'sinusoidal';
       const P = sin ? sinusoidTable(s.x.length, s.x[i].length) : null;
       const x = sin ? s.x[i].map((v, a) => v + P.data[i * P.cols + a]) : s.x[i];
-      const xi = `${sin ? '(x + p)' : 'x'}${sub(i + 1)}`;
+      const xi = `${sin ? '(x + p)' : 'x'}${sub(i)}`;
       const lines = s.mode === 'self' && s.trainable
-        ? [`${step}${sub(i + 1)},${sub(j + 1)} = ${f4(val)} = Σₐ ${xi}ₐ W${step}ₐ,${sub(j + 1)}`, `= ${terms(x.map((xv, a) => [xv, W[a][j]]))}`]
-        : [`${step}${sub(i + 1)},${sub(j + 1)} = ${xi},${sub(j + 1)} = ${f4(val)}  (no projection)`];
+        ? [`${step}${sub(i)},${sub(j + 1)} = ${f4(val)} = Σₐ ${xi}ₐ W${step}ₐ,${sub(j + 1)}`, `= ${terms(x.map((xv, a) => [xv, W[a][j]]))}`]
+        : [`${step}${sub(i)},${sub(j + 1)} = ${xi},${sub(j + 1)} = ${f4(val)}  (no projection)`];
       if (s.mode === 'self' && s.positions === 'rope' && step !== 'v') lines.push(`then rotated by RoPE: pairs of the head’s dims turn by ${i} × θₖ`);
       return { title: `${tok[i]}, dim ${j + 1}`, value: val, lines };
     }
@@ -133,12 +134,12 @@ export function explainCell(s, r, step, h, i, j) {
       const z = row(r.context, i);
       return {
         title: `${tok[i]}, dim ${j + 1}`, value: o,
-        lines: [`O${sub(i + 1)},${sub(j + 1)} = ${f4(o)} = Σₐ z${sub(i + 1)}ₐ Woₐ,${sub(j + 1)}`, `= ${terms(z.map((zv, a) => [zv, s.wo[a][j]]))}`],
+        lines: [`O${sub(i)},${sub(j + 1)} = ${f4(o)} = Σₐ z${sub(i)}ₐ Woₐ,${sub(j + 1)}`, `= ${terms(z.map((zv, a) => [zv, s.wo[a][j]]))}`],
       };
     }
     case 'compare': {
       const b = value(r.compare.weights);
-      return { title: `${tok[i]} → ${tok[j]}`, value: b, lines: [`α′${sub(i + 1)}${sub(j + 1)} = ${f4(b)} under ${scoreName(s.compare)}`] };
+      return { title: `${tok[i]} → ${tok[j]}`, value: b, lines: [`α′${sub(i)}${sub(j)} = ${f4(b)} under ${scoreName(s.compare)}`] };
     }
     case 'diff': {
       const dv = value(r.compare.diff);

@@ -33,7 +33,7 @@ export function exportJson(s, r) {
 
 /**
  * The CSV export: one tidy row per matrix cell (matrix, head, row, col, labels, value;
- * masked = -inf). Token names go through csvField, so a name such as "=1+1" is written
+ * masked = -inf; head, row and col counted from 0, as the page counts heads and positions). Token names go through csvField, so a name such as "=1+1" is written
  * as text ("'=1+1"), never as a formula a spreadsheet would run.
  */
 export function exportCsv(s, r) {
@@ -42,7 +42,7 @@ export function exportCsv(s, r) {
     for (let i = 0; i < m.rows; i++) {
       for (let j = 0; j < m.cols; j++) {
         const v = m.data[i * m.cols + j];
-        lines.push(csvLine([name, head ?? '', i + 1, j + 1, rowLabels[i], colLabels[j], v === -Infinity ? v : Number(v.toPrecision(7))]));
+        lines.push(csvLine([name, head ?? '', i, j, rowLabels[i], colLabels[j], v === -Infinity ? v : Number(v.toPrecision(7))]));
       }
     }
   }

@@ -9,14 +9,25 @@ import { fixed, num } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { SAME, permutation, permuted } from '../ui/permutation.js';
 import { permutationReport } from './permute.js';
-import { POSITION_NAMES, alibiSlope } from '../ui/positions.js';
+import { POSITION_NAMES, alibiSlope, alibiSlopes } from '../ui/positions.js';
 
 const ABOUT = {
   none: 'No positions (the tutorial’s self-attention): nothing in the scores depends on where a token is.',
   sinusoidal: 'Sinusoidal (Vaswani et al. 2017): each embedding gets P(i, 2k) = sin(i / 10000^(2k/d)), P(i, 2k+1) = cos(…) added before the projections, so every score gains cross terms of token and position.',
   rope: 'RoPE (Su et al. 2021): each head’s q and k are rotated pair by pair by the angle i·θₖ, θₖ = 10000^(−2k/dₕ), so q·k depends on the two vectors and on the offset i − j only (an odd dₕ leaves its last dimension unrotated).',
-  alibi: 'ALiBi (Press et al. 2022): each head adds −s·|i − j| to its scores (−s·(i − j) under the causal mask), a penalty growing with distance. The slope s halves from head to head: ½, ¼, … (Press et al.’s 2^(−8m/h) for head m of h ≥ 8 heads; fewer heads take the first slopes of the 8-head set).',
 };
+
+/**
+ * ALiBi's note for `heads` heads: Press et al.'s rule for the slopes, what the playground does
+ * with fewer than 8 heads, and the slopes it computes here (alibiSlopes), head 0 first.
+ */
+export function alibiAbout(heads) {
+  const list = alibiSlopes(heads).map((m) => num(m)).join(', ');
+  return 'ALiBi (Press et al. 2022): each head adds −m·|i − j| to its scores (−m·(i − j) under the causal mask), a penalty growing with distance, '
+    + 'with its own slope m. Press et al. give head h of H (h = 1 … H) the slope m = 2^(−8h/H): with 8 heads ½, ¼, …, 1/256, each half the one before; '
+    + 'with 16 heads each is 1/√2 of the one before. The playground follows that rule for 8 heads or more; fewer heads take the first slopes of the '
+    + `8-head set, so that one head’s bias shows on a few tokens. Here, ${heads === 1 ? 'one head: m =' : `${heads} heads (0 to ${heads - 1}): m =`} ${list}.`;
+}
 
 const sameList = (a, b) => a.length === b.length && a.every((v, i) => (Array.isArray(v) ? sameList(v, b[i]) : v === b[i]));
 
@@ -60,7 +71,7 @@ export function createPositionsView(engine, opts) {
     const diff = here.diffs[head];
     const moved = perm.map((k) => old.tokens[k]).join(' ');
     const name = POSITION_NAMES[s.positions];
-    let text = `Shuffled “${old.tokens.join(' ')}” into “${moved}” (new token i is old token π(i): π = ${perm.map((k) => k + 1).join(', ')}). `;
+    let text = `Shuffled “${old.tokens.join(' ')}” into “${moved}” (new token i is old token π(i): π = ${perm.join(', ')}, positions from 0). `;
     if (here.max <= SAME) {
       text += `With ${name} every weight moved with its tokens: α′(i, j) = α(π(i), π(j)) in all ${here.cells} cells (largest difference ${fixed(here.max, 4)}), rows and columns permuted together and nothing else changed. Self-attention alone does not see the order.`;
     } else {
@@ -78,11 +89,11 @@ export function createPositionsView(engine, opts) {
     const n = s.tokens.length;
     gapMap.update(diff, {
       rowLabels: s.tokens, colLabels: s.tokens, kind: 'signed', legend: 'α′ − moved α (0: only moved)',
-      describe: (i, j) => ({ title: `${s.tokens[i]} → ${s.tokens[j]}`, value: diff.data[i * n + j], lines: [`α′(${i + 1}, ${j + 1}) − α(${perm[i] + 1}, ${perm[j] + 1}) = ${fixed(diff.data[i * n + j], 4)}`] }),
+      describe: (i, j) => ({ title: `${s.tokens[i]} → ${s.tokens[j]}`, value: diff.data[i * n + j], lines: [`α′(${i}, ${j}) − α(${perm[i]}, ${perm[j]}) = ${fixed(diff.data[i * n + j], 4)}`] }),
     });
     let top = 0;
     for (const v of diff.data) top = Math.max(top, Math.abs(v));
-    setText(gapCaption, `Head ${head + 1}: the weights after the shuffle minus the weights before, moved with the tokens. All zero (white) means the shuffle only moved them; the largest |difference| here is ${fixed(top, 4)}.`);
+    setText(gapCaption, `Head ${head}: the weights after the shuffle minus the weights before, moved with the tokens. All zero (white) means the shuffle only moved them; the largest |difference| here is ${fixed(top, 4)}.`);
   }
 
   return {
@@ -91,7 +102,7 @@ export function createPositionsView(engine, opts) {
       const self = s.mode === 'self' && r;
       setHidden(el, !self);
       if (!self) return;
-      setText(about, ABOUT[s.positions]);
+      setText(about, s.positions === 'alibi' ? alibiAbout(s.heads) : ABOUT[s.positions]);
       const head = s.head;
       setHidden(termBox, s.positions === 'none');
       if (r.term) {
@@ -102,10 +113,10 @@ export function createPositionsView(engine, opts) {
         for (const v of t.data) if (v !== -Infinity) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
         termMap.update(t, {
           rowLabels: s.tokens, colLabels: s.tokens, kind: 'signed', legend: 'score with positions − without',
-          describe: (i, j) => ({ title: `${s.tokens[i]} → ${s.tokens[j]}`, value: t.data[i * n + j], lines: [`added to e${i + 1},${j + 1}: ${fixed(t.data[i * n + j], 4)}`] }),
+          describe: (i, j) => ({ title: `${s.tokens[i]} → ${s.tokens[j]}`, value: t.data[i * n + j], lines: [`added to e${i},${j}: ${fixed(t.data[i * n + j], 4)}`] }),
         });
-        const what = s.positions === 'alibi' ? `the bias −s·|i − j| with slope s = ${num(alibiSlope(head, s.heads))}` : 'the scores with positions minus the scores without';
-        setText(termCaption, `Head ${head + 1}${s.heads > 1 ? ` of ${s.heads}` : ''}: ${what}, from ${fixed(lo, 3)} to ${fixed(hi, 3)}. Red raises a score, blue lowers it.`);
+        const what = s.positions === 'alibi' ? `the bias −m·|i − j| with slope m = ${num(alibiSlope(head, s.heads))}` : 'the scores with positions minus the scores without';
+        setText(termCaption, `Head ${head}${s.heads > 1 ? ` of ${s.heads}` : ''}: ${what}, from ${fixed(lo, 3)} to ${fixed(hi, 3)}. Red raises a score, blue lowers it.`);
       }
       if (last && !sameList(s.tokens, last.now.tokens)) last = null;
       if (last && !sameList(s.x, last.now.x)) last = null;

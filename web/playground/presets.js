@@ -43,13 +43,13 @@ export const PRESETS = {
   causal: {
     name: '“Causal mask”',
     label: 'Causal mask (a decoder)',
-    about: 'The tutorial’s tokens with a causal mask: query i sees keys 1…i only, as a decoder that must not read ahead.',
+    about: 'The tutorial’s tokens with a causal mask: query i sees keys 0…i only (positions from 0), as a decoder that must not read ahead.',
     make: tutorial,
     options: { mask: 'causal' },
   },
   padding: {
     name: '“Padding mask”',
-    label: 'Padding mask (keys 1…L)',
+    label: 'Padding mask (keys 0…L − 1)',
     about: 'The tutorial’s tokens with a padding mask of length L = 4: keys 5 and 6 are padding, so every query ignores them.',
     make: tutorial,
     options: { mask: 'padding', padLength: 4 },

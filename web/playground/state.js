@@ -158,7 +158,7 @@ function fromBase64Url(text) {
 /**
  * Version 1 -> 2. A version 1 link is "#s=" + base64url(JSON of every field, version: 1);
  * a version 1 JSON file is that object. The field names and meanings carry over (padLength
- * was and is the number of visible keys, 1…L); Wo and lock are new and take their defaults.
+ * was and is the number of visible keys L: keys 0…L − 1, positions counted from 0); Wo and lock are new and take their defaults.
  */
 export const MIGRATIONS = {
   1: (entries) => {

@@ -49,7 +49,7 @@ function weightsNote(s) {
 function compareNote(id, s) {
   if (id === 'diff') return `Where ${scoreName(s.compare)} puts more (red) or less (blue) weight than ${scoreName(s.score)}, query by query.`;
   return s.mode === 'self'
-    ? `Head ${s.head + 1}’s own queries and keys (Q and K ${s.trainable ? 'after the projections' : '= X'}) scored with ${scoreName(s.compare)} instead of ${scoreName(s.score)}; softmax and mask as above${s.positions === 'alibi' ? ', without ALiBi’s bias' : ''}.`
+    ? `Head ${s.head}’s own queries and keys (Q and K ${s.trainable ? 'after the projections' : '= X'}) scored with ${scoreName(s.compare)} instead of ${scoreName(s.score)}; softmax and mask as above${s.positions === 'alibi' ? ', without ALiBi’s bias' : ''}.`
     : `The same embeddings (q = k = v = x), normalisation, temperature and mask, scored with ${scoreName(s.compare)} instead of ${scoreName(s.score)}.`;
 }
 
@@ -60,7 +60,7 @@ function compareNote(id, s) {
 export function createSteps(opts) {
   const cards = {};
   const headSelect = h('select', { id: 'head' });
-  headSelect.addEventListener('change', () => opts.onHead(Number(headSelect.value) - 1));
+  headSelect.addEventListener('change', () => opts.onHead(Number(headSelect.value)));
   const headBox = h('label', { className: 'head-pick' }, 'Enlarged head ', headSelect);
   const computeError = h('p', { className: 'compute-error', hidden: true, dataset: { testid: 'compute-error' }, attrs: { role: 'alert' } });
   const grid = h('div', { className: 'step-grid' });
@@ -105,8 +105,8 @@ export function createSteps(opts) {
     const c = card('heads');
     if (thumbs.length !== s.heads) {
       thumbs = Array.from({ length: s.heads }, (_, k) => {
-        const hm = createHeatmap({ id: `head-${k + 1}`, label: `head ${k + 1}`, interactive: false, legend: false });
-        const button = h('button', { type: 'button', className: 'thumb', dataset: { testid: `head-${k + 1}` } }, hm.el, h('span', { textContent: `Head ${k + 1}` }));
+        const hm = createHeatmap({ id: `head-${k}`, label: `head ${k}`, interactive: false, legend: false });
+        const button = h('button', { type: 'button', className: 'thumb', dataset: { testid: `head-${k}` } }, hm.el, h('span', { textContent: `Head ${k}` }));
         button.addEventListener('click', () => opts.onHead(k));
         return { hm, button };
       });
@@ -116,7 +116,7 @@ export function createSteps(opts) {
       hm.update(r.weights[k], { rowLabels: s.tokens.map(() => ''), colLabels: s.tokens.map(() => ''), kind: 'weights', maxCell: 14 });
       if (button.getAttribute('aria-pressed') !== String(k === s.head)) {
         button.setAttribute('aria-pressed', String(k === s.head));
-        button.setAttribute('aria-label', `Head ${k + 1} weights${k === s.head ? ' (enlarged)' : ''}: enlarge`);
+        button.setAttribute('aria-label', `Head ${k} weights${k === s.head ? ' (enlarged)' : ''}: enlarge`);
       }
     });
   }
@@ -173,14 +173,14 @@ export function createSteps(opts) {
       }
       setHidden(headBox, !multi);
       if (headSelect.options.length !== s.heads) {
-        headSelect.replaceChildren(...Array.from({ length: s.heads }, (_, k) => h('option', { value: k + 1, textContent: String(k + 1) })));
+        headSelect.replaceChildren(...Array.from({ length: s.heads }, (_, k) => h('option', { value: k, textContent: String(k) })));
       }
-      if (headSelect.value !== String(s.head + 1)) headSelect.value = String(s.head + 1);
+      if (headSelect.value !== String(s.head)) headSelect.value = String(s.head);
       const head = self ? s.head : 0;
       const dimNames = (m) => Array.from({ length: m.cols }, (_, j) => String(j + 1));
       const hover = (i) => { cards.context.heatmap.highlightRow(i); opts.onQuery?.(i); };
       const dh = r.headSize;
-      const bands = multi ? Array.from({ length: s.heads }, (_, k) => ({ from: k * dh, to: (k + 1) * dh, label: `head ${k + 1}` })) : [];
+      const bands = multi ? Array.from({ length: s.heads }, (_, k) => ({ from: k * dh, to: (k + 1) * dh, label: `head ${k}` })) : [];
       const mats = {
         q: r.q, k: r.k, v: r.v, scores: r.scores[head], weights: r.weights[head], context: r.context, output: r.output,
         compare: r.compare?.weights, diff: r.compare?.diff,
@@ -191,7 +191,7 @@ export function createSteps(opts) {
         if (id === 'heads') { drawThumbs(s, r); continue; }
         const m = mats[id];
         const square = ['scores', 'weights', 'compare', 'diff'].includes(id);
-        const headNote = multi && square ? ` — head ${head + 1} of ${s.heads}` : '';
+        const headNote = multi && square ? ` — head ${head} of ${s.heads}` : '';
         setText(c.heading, (id === 'compare' ? `Weights under: ${SCORE_LABELS[s.compare]}` : STEPS[id].title) + headNote);
         if (id === 'compare' || id === 'diff') setText(c.note, compareNote(id, s));
         else if (id === 'weights') setText(c.note, weightsNote(s));

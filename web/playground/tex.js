@@ -5,8 +5,9 @@
 // allTex() lists every part, and scripts/vendor.mjs renders them with KaTeX at build
 // time. The page ships the rendered HTML, not KaTeX. No DOM.
 //
-// Symbols, one meaning on every page: h is the number of heads (m = 1 … h indexes
-// them, d_h = d / h is a head's width), H is kept for entropy, τ the temperature.
+// Symbols, one meaning on every page: h is the number of heads (g = 0 … h − 1 indexes
+// them, counted from 0 as every page counts heads and positions; d_h = d / h is a head's
+// width), m is ALiBi's slope, H is kept for entropy, τ the temperature.
 
 const B = (v) => `\\mathbf{${v}}`;
 
@@ -18,21 +19,21 @@ export const formulaKey = (s) => ({
 
 function maskTex(f) {
   if (f.mask === 'causal') return 'e_{ij} = -\\infty \\text{ for } j > i';
-  if (f.mask === 'padding') return 'e_{ij} = -\\infty \\text{ for } j > L';
+  if (f.mask === 'padding') return 'e_{ij} = -\\infty \\text{ for } j \\geq L';
   return null;
 }
 
-/** The superscript of e and α: a prime (the compared score), a head index (m), or both in one. */
+/** The superscript of e and α: a prime (the compared score), a head index (g), or both in one. */
 function supOf(f, prime) {
   const head = f.mode === 'self' && f.multihead;
-  // α'^{(m)} would be a double superscript: the prime joins the head's
-  if (prime && head) return '^{\\prime(m)}';
-  return head ? '^{(m)}' : prime;
+  // α'^{(g)} would be a double superscript: the prime joins the head's
+  if (prime && head) return '^{\\prime(g)}';
+  return head ? '^{(g)}' : prime;
 }
 
 function scoreTex(score, f, prime = '') {
   const e = `e${supOf(f, prime)}_{ij}`;
-  const hd = f.mode === 'self' && f.multihead ? '^{(m)}' : '';
+  const hd = f.mode === 'self' && f.multihead ? '^{(g)}' : '';
   const q = `${B('q')}${hd}_i`;
   const k = `${B('k')}${hd}_j`;
   switch (score) {
@@ -65,14 +66,14 @@ export function texParts(step, f) {
     }
     case 'scores': return [scoreTex(f.score, f), ...(self ? [] : [`${B('q')}_i = ${B('k')}_i = ${B('x')}_i`]), maskTex(f)].filter(Boolean);
     case 'weights': return [weightTex(f)];
-    case 'heads': return [`\\alpha^{(m)}_{ij},\\ m = 1 \\ldots h`];
+    case 'heads': return [`\\alpha^{(g)}_{ij},\\ g = 0 \\ldots h - 1`];
     case 'context': return [self && f.multihead
-      ? `${B('z')}_i = \\big[\\textstyle\\sum_j \\alpha^{(m)}_{ij} ${B('v')}^{(m)}_j\\big]_{m=1}^{h}`
+      ? `${B('z')}_i = \\big[\\textstyle\\sum_j \\alpha^{(g)}_{ij} ${B('v')}^{(g)}_j\\big]_{g=0}^{h-1}`
       : `${B('z')}_i = \\sum_j \\alpha_{ij}\\, ${B('v')}_j`];
     case 'output': return [`O = Z\\,W_o`];
     // the second score reads the same q and k as the first (in self-attention: the enlarged head's)
     case 'compare': return f.compare === 'none' ? [] : [scoreTex(f.compare, f, "'"), weightTex(f, "'")];
-    case 'diff': return [self && f.multihead ? `\\Delta^{(m)}_{ij} = \\alpha^{\\prime(m)}_{ij} - \\alpha^{(m)}_{ij}` : `\\Delta_{ij} = \\alpha'_{ij} - \\alpha_{ij}`];
+    case 'diff': return [self && f.multihead ? `\\Delta^{(g)}_{ij} = \\alpha^{\\prime(g)}_{ij} - \\alpha^{(g)}_{ij}` : `\\Delta_{ij} = \\alpha'_{ij} - \\alpha_{ij}`];
     default: return [];
   }
 }

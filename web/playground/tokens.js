@@ -16,8 +16,8 @@ export function createTokenEditor(store) {
   const names = () => store.state.tokens;
   const grid = createMatrixInput({
     id: 'grid-x', label: 'Token embeddings', corner: '#',
-    rowName: (i) => String(i + 1), colName: (j) => `d${j + 1}`,
-    rowLabel: (i) => `token ${i + 1} (${names()[i] ?? ''})`, colLabel: (j) => `dim ${j + 1}`,
+    rowName: (i) => String(i), colName: (j) => `d${j + 1}`,
+    rowLabel: (i) => `token ${i} (${names()[i] ?? ''})`, colLabel: (j) => `dim ${j + 1}`,
     onEdit: (i, j, v) => store.update((s) => { s.x[i][j] = v; }, { source: 'grid' }),
     rowHead: {
       title: 'token',
@@ -26,8 +26,8 @@ export function createTokenEditor(store) {
         const input = h('input', { type: 'text', className: 'tok-name', maxLength: LIMITS.name, spellcheck: false, autocomplete: 'off' });
         input.dataset.i = i;
         input.dataset.testid = `token-${i}`;
-        input.setAttribute('aria-label', `Name of token ${i + 1}`);
-        return [input, button('↑', `Move token ${i + 1} up`, 'up', i), button('↓', `Move token ${i + 1} down`, 'down', i), button('×', `Remove token ${i + 1}`, 'remove', i)];
+        input.setAttribute('aria-label', `Name of token ${i}`);
+        return [input, button('↑', `Move token ${i} up`, 'up', i), button('↓', `Move token ${i} down`, 'down', i), button('×', `Remove token ${i}`, 'remove', i)];
       },
       update: ([input, up, down, remove], i) => {
         if (input !== document.activeElement && input.value !== names()[i]) input.value = names()[i];

@@ -3,7 +3,7 @@
 // do it. No DOM.
 //   sinusoidal (Vaswani et al. 2017)  X + P before the projections
 //   rope (Su et al. 2021)             each head's q and k rotated pair by pair by an angle i·θₖ
-//   alibi (Press et al. 2022)         −s·|i − j| added to each head's scores (a slope s per head)
+//   alibi (Press et al. 2022)         −m·|i − j| added to each head's scores (a slope m per head)
 // The engine's selfAttention takes no position and its attend takes no additive bias, so
 // the positional step happens here around engine calls: sinusoidal changes X, RoPE
 // rotates the Q and K the engine projected and scores each head with engine.attend;
@@ -61,13 +61,19 @@ export function rotateHead(m, from, width) {
 }
 
 /**
- * ALiBi's slope for head h of `heads`: Press et al.'s geometric sequence 2^(−8(h+1)/H) for H ≥ 8;
- * fewer heads take the first slopes of the 8-head set (1/2, 1/4, …), so that one head's bias is
- * still large enough to see on a handful of tokens.
+ * ALiBi's slope m for head h (0-based) of `heads`. Press et al. give head h of H (counted from 1)
+ * the slope 2^(−8h/H): for 8 heads ½, ¼, …, 1/256, each half the one before; for 16 heads
+ * 2^(−½), 2^(−1), …, each 1/√2 of the one before. That rule holds here for H ≥ 8; fewer heads
+ * take the first slopes of the 8-head set (½, ¼, …), so that one head's bias is still large
+ * enough to see on a handful of tokens (the rule would give one head 1/256). The engine's
+ * transformer (C, tf_create) follows the rule for every H.
  */
 export const alibiSlope = (h, heads) => 2 ** (-8 * (h + 1) / Math.max(heads, 8));
 
-/** −slope·|i − j| for n tokens (equal to Press et al.'s −m·(i − j) on the keys a causal mask keeps). */
+/** Every head's slope (alibiSlope), head 0 first. */
+export const alibiSlopes = (heads) => Array.from({ length: heads }, (_, h) => alibiSlope(h, heads));
+
+/** −m·|i − j| for n tokens, m = slope (equal to Press et al.'s −m·(i − j) on the keys a causal mask keeps). */
 export function alibiBias(n, slope) {
   const b = matrix(n, n);
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) b.data[i * n + j] = -slope * Math.abs(i - j) || 0;
