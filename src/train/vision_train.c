@@ -117,7 +117,7 @@ static int reserve(VisionTrainer *t, int B) {
     c.batch = B;
     VisionModel *m;
     NN_TRY(vis_create(&m, &c));
-    int st = old->n_shards != m->n_shards ? vis_set_shards(m, old->n_shards) : NN_OK;
+    int st = old->replicas.n != m->replicas.n ? vis_set_shards(m, old->replicas.n) : NN_OK;
     if (st == NN_OK && old->opt.kept) st = opt_snapshot(&m->opt);
     if (st == NN_OK) {
         t->model = m; /* alloc_rows sizes from it */
