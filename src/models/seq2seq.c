@@ -143,7 +143,7 @@ static void plan(Seq2Seq *m, const S2sConfig *c) {
     m->A = c->attn_hidden > 0 ? c->attn_hidden : m->D;
     m->W = c->attention >= 0 ? 2 * m->D : m->D;
     m->Bm = c->batch > S2S_MAX_BEAM ? c->batch : S2S_MAX_BEAM;
-    m->n_shards = 1;
+    m->replicas.n = 1;
     m->attn_cfg = (AttnConfig){0};
     m->attn_cfg.d_q = m->attn_cfg.d_k = m->attn_cfg.d_v = m->D;
     m->attn_cfg.hidden = c->attention == ATTN_SCORE_ADDITIVE ? m->A : 0;
@@ -170,15 +170,13 @@ int s2s_plan(const S2sConfig *c, size_t *n_params) {
 
 /* ---- shard replicas ------------------------------------------------------- */
 
-/* A replica owns what the model owns (its gradient block instead of the
- * optimiser's; no decoding buffers, no replicas), so s2s_destroy frees either. */
-static void replica_destroy(void *replica) { s2s_destroy(replica); }
-
 /* One shard's buffers for up to `rows` rows (layers/shards.h): planned from
  * the model's configuration, the model's weight view, its own activations,
  * encoder and decoder tokens, masks and gradients; no decoding buffers. The
- * model's weights must be bound (m->w) before. */
-static void *replica_create(const void *model, int rows) {
+ * model's weights must be bound (m->w) before. A replica owns what the model
+ * owns (its gradient block instead of the optimiser's; no decoding buffers,
+ * no replicas), so s2s_destroy frees either. */
+static void *replica_make(const void *model, int rows) {
     const Seq2Seq *m = model;
     const S2sConfig *c = &m->c;
     Seq2Seq *r = model_new(c);
@@ -202,13 +200,17 @@ static void *replica_create(const void *model, int rows) {
     return r;
 }
 
+static void replica_free(void *replica) { s2s_destroy(replica); }
+static nn_real *replica_grads(void *replica) { return ((Seq2Seq *)replica)->grads; }
+static const ReplicaAdapter REPLICAS = {replica_make, replica_free, replica_grads};
+
 /* Frees the buffers that scale with the batch (alloc_rows) and the replicas. */
 static void rows_free(Seq2Seq *m) {
     free(m->acts);
     free(m->ids);
     free(m->mask);
     free(m->dec_ids);
-    for (int r = 1; r < m->n_shards; r++) s2s_destroy(m->replica[r]);
+    shards_free(&m->replicas);
 }
 
 /* The buffers that scale with the batch: activations, the kept batch, masks
@@ -216,8 +218,8 @@ static void rows_free(Seq2Seq *m) {
  * (as many shards as the pool has threads). On failure the old ones stay. */
 static int alloc_rows(Seq2Seq *m) {
     int n_shards = m->want_shards ? m->want_shards : nn_pool_threads();
-    void *replica[NN_MAX_THREADS];
-    if (shards_replicas(replica, n_shards, m->Bm, m, replica_create, replica_destroy) != NN_OK)
+    ShardReplicas made;
+    if (shards_make(&made, &REPLICAS, m, n_shards, m->Bm) != NN_OK)
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for the buffers of %d threads (batches of %d)", n_shards, m->Bm);
     const S2sConfig *c = &m->c;
     size_t Bm = (size_t)m->Bm;
@@ -234,13 +236,11 @@ static int alloc_rows(Seq2Seq *m) {
         free(ids);
         free(mask);
         free(dec_ids);
-        for (int r = 1; r < n_shards; r++) replica_destroy(replica[r]);
+        shards_free(&made);
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu activations (batches of %d)", sized.n_acts, m->Bm);
     }
     rows_free(m);
-    for (int r = 0; r < NN_MAX_THREADS; r++) m->replica[r] = replica[r];
-    m->n_shards = n_shards;
-    m->opt.chunks = n_shards; /* the optimiser's passes split alike */
+    shards_install(&m->replicas, &made, &m->opt);
     m->acts = acts;
     build_acts(m); /* carves acts */
     m->ids = ids;
@@ -302,7 +302,7 @@ int s2s_reserve(Seq2Seq *m, int batch) {
 int s2s_capacity(const Seq2Seq *m) { return m->Bm; }
 
 int s2s_set_shards(Seq2Seq *m, int n) {
-    if (n < 0 || n > NN_MAX_THREADS) return nn_fail(NN_ERR_LIMIT, "shards: %d is outside 0..%d", n, NN_MAX_THREADS);
+    NN_TRY(shards_check(n));
     int old = m->want_shards;
     m->want_shards = n;
     int st = alloc_rows(m);

@@ -21,6 +21,7 @@
 #include "layers/cell.h"
 #include "layers/optim.h"
 #include "layers/output.h"
+#include "layers/shards.h"
 
 /* Tensors in the parameter table: the encoder's 2 x 2 cells of 4, the
  * decoder's 4, 2 embeddings, up to 3 attention tensors and 4 output tensors. */
@@ -110,16 +111,15 @@ struct Seq2Seq {
     int count;            /* its target tokens: the loss is their mean */
     int have_forward;     /* 1 between a forward and its backward */
     /* Data-parallel training (base/pool.h): a batch of B rows splits into
-     * shards = min(n_shards, B) contiguous row ranges (nn_pool_range). The
+     * shards = min(replicas.n, B) contiguous row ranges (nn_pool_range). The
      * model runs shard 0 on its own buffers and into its own gradients;
-     * replica[s] runs shard s on its own activations and gradients with the
-     * model's weights; the gradients are then summed in shard order. n_shards
-     * is the pool's thread count when the rows were sized, so one thread count
-     * always splits a batch the same way, whichever threads run the shards.
-     * The optimiser's passes split into as many ranges (opt.chunks). */
-    int n_shards;                     /* 1 without a pool: the model alone, as on one thread */
+     * replicas.at[s] runs shard s on its own activations and gradients with
+     * the model's weights; the gradients are then summed in shard order.
+     * replicas.n is the pool's thread count when the rows were sized, so one
+     * thread count always splits a batch the same way, whichever threads run
+     * the shards. The optimiser's passes split into as many ranges (opt.chunks). */
+    ShardReplicas replicas;           /* n 1 without a pool: the model alone, as on one thread */
     int want_shards;                  /* s2s_set_shards' count, or 0: the pool's threads */
-    Seq2Seq *replica[NN_MAX_THREADS]; /* [1..n_shards-1]; [0] unused (the model itself) */
     int shards;                       /* shards of the last forward */
     int is_replica;                   /* 1: one shard's buffers (no decoding buffers, no replicas) */
     nn_real *grads;                   /* replica: (n params) its gradient block, which g points into */

@@ -54,7 +54,7 @@ static void keep_batch(Seq2Seq *m, int B, const int32_t *in_ids, const int32_t *
     m->T = c->attention == ATTN_SCORE_LOCATION ? c->fixed_in : T;
     m->U = U;
     m->count = count;
-    m->shards = B < m->n_shards ? B : m->n_shards;
+    m->shards = shards_count(&m->replicas, B);
     memcpy(m->batch.in_ids, in_ids, sizeof(int32_t) * (size_t)B * c->max_in);
     memcpy(m->batch.in_len, in_len, sizeof(int32_t) * B);
     memcpy(m->batch.out_ids, out_ids, sizeof(int32_t) * (size_t)B * c->max_out);
@@ -72,8 +72,8 @@ typedef struct {
 static S2sShard shard_of(Seq2Seq *m, int s) {
     const S2sBatch *k = &m->batch;
     int b0, b1;
-    nn_pool_range(m->B, s, m->shards, &b0, &b1);
-    return (S2sShard){s ? m->replica[s] : m, b1 - b0, k->in_ids + (size_t)b0 * m->c.max_in, k->in_len + b0,
+    Seq2Seq *r = shards_rows(&m->replicas, m, m->B, m->shards, s, &b0, &b1);
+    return (S2sShard){r, b1 - b0, k->in_ids + (size_t)b0 * m->c.max_in, k->in_len + b0,
                       k->out_ids + (size_t)b0 * m->c.max_out, k->out_len + b0};
 }
 
@@ -106,7 +106,7 @@ static int shard_forward(Seq2Seq *m, int s, double *total) {
  * or into its replica's, cleared first. */
 static int shard_backward(Seq2Seq *m, int s) {
     S2sShard h = shard_of(m, s);
-    if (s) memset(h.r->grads, 0, sizeof(nn_real) * m->opt.n);
+    shards_clear_grads(&m->replicas, s, m->opt.n);
     loss_backward(h.r, m->count, h.B, m->U, h.out_ids, h.out_len);
     return logits_backward(h.r, h.B, m->T, m->U, h.in_len);
 }
@@ -137,8 +137,7 @@ int s2s_backward(Seq2Seq *m) {
     if (!m->have_forward) return nn_fail(NN_ERR_ARG, "backward: call forward first");
     m->have_forward = 0;
     NN_TRY(shards_run(backward_task, m, m->shards, pass_work(m), NULL));
-    /* the model's gradients hold shard 0's; add the others' in shard order */
-    for (int s = 1; s < m->shards; s++) vec_axpy(m->opt.grads, 1, m->replica[s]->grads, (int)m->opt.n);
+    shards_sum_grads(&m->replicas, m->shards, m->opt.grads, m->opt.n);
     return NN_OK;
 }
 

@@ -10,6 +10,7 @@
 #include "base/pool.h"
 #include "layers/mlp.h"
 #include "layers/optim.h"
+#include "layers/shards.h"
 
 #define TF_MAX_TENSORS (4 + 12 * TF_MAX_LAYERS + 2)
 
@@ -86,12 +87,12 @@ struct TfModel {
     TfActs a;
     int acts_batch; /* batch the activations hold */
     /* Data-parallel training (src/layers/shards.h): a batch splits into
-     * min(n_shards, B) row ranges; shard 0 runs on the model, shard s on
-     * replica[s] (the model's weights, its own activations and gradients),
-     * the gradients then added in shard order. n_shards is 0 until the first
-     * training call makes the replicas (the pool's threads, or tf_set_shards'). */
-    int n_shards;
-    struct TfModel *replica[NN_MAX_THREADS]; /* [1..n_shards-1] */
+     * min(replicas.n, B) row ranges; shard 0 runs on the model, shard s on
+     * replicas.at[s] (the model's weights, its own activations and
+     * gradients), the gradients then added in shard order. replicas.n is 0
+     * until the first training call makes the replicas (the pool's threads,
+     * or tf_set_shards'). */
+    ShardReplicas replicas;
     uint8_t ablate[TF_MAX_LAYERS][TF_MAX_HEADS];
 };
 

@@ -1,5 +1,5 @@
 /* Data-parallel training of a transformer (src/layers/shards.h): a batch of
- * B sequences splits into min(n_shards, B) contiguous row ranges, each
+ * B sequences splits into min(threads, B) contiguous row ranges, each
  * shard's forward and backward run on one thread with its own activations
  * and gradients, and the gradients are added in shard order, so a seed and
  * a thread count give one model bit for bit. One shard is the model alone:
@@ -8,25 +8,24 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "core/vec.h"
 #include "layers/shards.h"
 #include "models/transformer_internal.h"
 
 /* ---- replicas ------------------------------------------------------------------ */
 
-/* A replica owns its gradient block and its activations, nothing else. */
-static void replica_destroy(void *replica) {
+/* One shard's buffers for up to `rows` sequences: the model's configuration,
+ * tensor table, weight view and position tables (read only while training),
+ * its own gradients, with the gradient view pointed into them, and
+ * activations. A replica owns its gradient block and its activations,
+ * nothing else. */
+static void replica_free(void *replica) {
     TfModel *r = replica;
-    if (!r) return;
     free(r->opt.grads);
     free(r->acts_block);
     free(r);
 }
 
-/* One shard's buffers for up to `rows` sequences: the model's configuration,
- * tensor table, weight view and position tables (read only while training),
- * its own gradients, with the gradient view pointed into them, and activations. */
-static void *replica_create(const void *model, int rows) {
+static void *replica_make(const void *model, int rows) {
     const TfModel *m = model;
     TfModel *r = malloc(sizeof *r);
     if (!r) return NULL;
@@ -35,37 +34,30 @@ static void *replica_create(const void *model, int rows) {
     r->acts_block = NULL;
     r->acts_batch = 0;
     memset(&r->a, 0, sizeof r->a);
-    r->n_shards = 1;
-    memset(r->replica, 0, sizeof r->replica);
+    memset(&r->replicas, 0, sizeof r->replicas);
     r->opt.grads = opt_alloc_grads(&m->opt, &m->w, &r->g);
     if (!r->opt.grads || tf_reserve(r, rows) != NN_OK) {
-        replica_destroy(r);
+        replica_free(r);
         return NULL;
     }
     return r;
 }
 
-void tf_shards_free(TfModel *m) {
-    for (int s = 1; s < m->n_shards; s++) replica_destroy(m->replica[s]);
-    memset(m->replica, 0, sizeof m->replica);
-    m->n_shards = 0;
-}
+static nn_real *replica_grads(void *replica) { return ((TfModel *)replica)->opt.grads; }
+static const ReplicaAdapter REPLICAS = {replica_make, replica_free, replica_grads};
+
+void tf_shards_free(TfModel *m) { shards_free(&m->replicas); }
 
 /* Replicas for n shards of batches of up to the model's batch; on failure the old ones stay. */
 static int make_shards(TfModel *m, int n) {
-    void *made[NN_MAX_THREADS];
-    if (shards_replicas(made, n, m->acts_batch, m, replica_create, replica_destroy) != NN_OK)
+    if (shards_set(&m->replicas, &REPLICAS, m, n, m->acts_batch, &m->opt) != NN_OK)
         return nn_fail(NN_ERR_NOMEM, "train: out of memory for the buffers of %d threads (batches of %d)", n,
                        m->acts_batch);
-    tf_shards_free(m);
-    for (int s = 0; s < NN_MAX_THREADS; s++) m->replica[s] = made[s];
-    m->n_shards = n;
-    m->opt.chunks = n; /* the optimiser's passes split alike */
     return NN_OK;
 }
 
 int tf_set_shards(TfModel *m, int n) {
-    if (n < 0 || n > NN_MAX_THREADS) return nn_fail(NN_ERR_LIMIT, "shards: %d is outside 0..%d", n, NN_MAX_THREADS);
+    NN_TRY(shards_check(n));
     return make_shards(m, n ? n : nn_pool_threads());
 }
 
@@ -82,8 +74,7 @@ typedef struct {
 
 /* Rows [b0, b1) of shard s, and the model (s = 0) or the replica that runs them. */
 static TfModel *shard_rows(const TfPass *p, int s, int *b0, int *b1) {
-    nn_pool_range(p->B, s, p->shards, b0, b1);
-    return s ? p->m->replica[s] : p->m;
+    return shards_rows(&p->m->replicas, p->m, p->B, p->shards, s, b0, b1);
 }
 
 /* Shard s's forward; a replica first takes its rows of the batch and the ablated heads. */
@@ -108,7 +99,7 @@ static int backward_task(void *ctx, int s, double *total) {
     TfPass *p = ctx;
     int b0, b1;
     TfModel *r = shard_rows(p, s, &b0, &b1);
-    if (s) memset(r->opt.grads, 0, sizeof(nn_real) * p->m->opt.n);
+    shards_clear_grads(&p->m->replicas, s, p->m->opt.n);
     return tf_backward(r, b1 - b0, p->T, p->scored);
 }
 
@@ -117,9 +108,9 @@ static double pass_work(const TfModel *m, int B, int T) { return (double)m->opt.
 
 /* The shards of B rows, the replicas made (first call) and sized for them. */
 static int prepare(TfModel *m, int B, TfPass *p) {
-    if (!m->n_shards) NN_TRY(make_shards(m, nn_pool_threads()));
-    int shards = B < m->n_shards ? B : m->n_shards, largest = (B + shards - 1) / shards;
-    for (int s = 1; s < shards; s++) NN_TRY(tf_reserve(m->replica[s], largest));
+    if (!m->replicas.n) NN_TRY(make_shards(m, nn_pool_threads()));
+    int shards = shards_count(&m->replicas, B), largest = (B + shards - 1) / shards;
+    for (int s = 1; s < shards; s++) NN_TRY(tf_reserve(m->replicas.at[s], largest));
     p->m = m;
     p->B = B;
     p->shards = shards;
@@ -154,7 +145,6 @@ int tf_shards_backward(TfModel *m, int B, int T, int scored) {
     p.scored = scored;
     opt_zero_grad(&m->opt);
     NN_TRY(shards_run(backward_task, &p, p.shards, pass_work(m, B, T), NULL));
-    /* the model's gradients hold shard 0's; add the others' in shard order */
-    for (int s = 1; s < p.shards; s++) vec_axpy(m->opt.grads, 1, m->replica[s]->opt.grads, (int)m->opt.n);
+    shards_sum_grads(&m->replicas, p.shards, m->opt.grads, m->opt.n);
     return NN_OK;
 }

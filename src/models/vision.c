@@ -190,7 +190,7 @@ static void plan(VisionModel *m, const VisConfig *c, int rows) {
                      ATTN_NORM_SOFTMAX, 1, 0, NULL, 0};
     m->attn_cfg = ac;
     m->rows = rows;
-    m->n_shards = 1;
+    m->replicas.n = 1;
     build_table(m);
 }
 
@@ -203,14 +203,12 @@ static VisionModel *model_new(const VisConfig *c, int rows) {
 
 /* ---- shard replicas ------------------------------------------------------- */
 
-/* A replica owns what the model owns (its grads instead of opt; no draws,
- * no replicas of its own), so vis_destroy frees either. */
-static void replica_destroy(void *replica) { vis_destroy(replica); }
-
 /* One shard's buffers for up to `rows` rows (layers/shards.h): planned from
  * the model's configuration, the model's weight view, its own activations,
- * indices and gradients. The model's weights must be bound (m->w) before. */
-static void *replica_create(const void *model, int rows) {
+ * indices and gradients. The model's weights must be bound (m->w) before.
+ * A replica owns what the model owns (its grads instead of opt; no draws,
+ * no replicas of its own), so vis_destroy frees either. */
+static void *replica_make(const void *model, int rows) {
     const VisionModel *m = model;
     VisionModel *r = model_new(&m->c, rows);
     if (!r) return NULL;
@@ -228,21 +226,20 @@ static void *replica_create(const void *model, int rows) {
     return r;
 }
 
+static void replica_free(void *replica) { vis_destroy(replica); }
+static nn_real *replica_grads(void *replica) { return ((VisionModel *)replica)->grads; }
+static const ReplicaAdapter REPLICAS = {replica_make, replica_free, replica_grads};
+
 /* Replicas for n shards of batches of up to c.batch rows; on failure the old ones stay. */
 static int set_shards(VisionModel *m, int n) {
-    void *made[NN_MAX_THREADS];
-    if (shards_replicas(made, n, m->c.batch, m, replica_create, replica_destroy) != NN_OK)
+    if (shards_set(&m->replicas, &REPLICAS, m, n, m->c.batch, &m->opt) != NN_OK)
         return nn_fail(NN_ERR_NOMEM, "createVisionModel: out of memory for the buffers of %d threads", n);
-    for (int s = 1; s < m->n_shards; s++) replica_destroy(m->replica[s]);
-    for (int s = 0; s < NN_MAX_THREADS; s++) m->replica[s] = made[s];
-    m->n_shards = n;
-    m->opt.chunks = n; /* the optimiser's passes split alike */
     m->have_forward = 0;
     return NN_OK;
 }
 
 int vis_set_shards(VisionModel *m, int n) {
-    if (n < 0 || n > NN_MAX_THREADS) return nn_fail(NN_ERR_LIMIT, "shards: %d is outside 0..%d", n, NN_MAX_THREADS);
+    NN_TRY(shards_check(n));
     return set_shards(m, n ? n : nn_pool_threads());
 }
 
@@ -337,7 +334,7 @@ void vis_destroy(VisionModel *m) {
     free(m->ints);
     free(m->draws);
     free(m->grads);
-    for (int s = 1; s < m->n_shards; s++) vis_destroy(m->replica[s]);
+    shards_free(&m->replicas);
     free(m);
 }
 
@@ -395,8 +392,7 @@ typedef struct {
 
 /* Rows [b0, b1) of shard s of the last forward's batch, and the model or replica that runs them. */
 static VisionModel *shard_rows(VisionModel *m, int s, int *b0, int *b1) {
-    nn_pool_range(m->batch_B, s, m->shards, b0, b1);
-    return s ? m->replica[s] : m;
+    return shards_rows(&m->replicas, m, m->batch_B, m->shards, s, b0, b1);
 }
 
 /* Shard s's forward: its rows of the batch, and the whole batch's draws, baseline and label count. */
@@ -445,7 +441,7 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
         for (int i = 0; i < n_draws; i++) m->draws[i] = uniform(&m->uniform_rng);
     m->have_forward = 0;
     m->batch_B = B;
-    m->shards = B < m->n_shards ? B : m->n_shards;
+    m->shards = shards_count(&m->replicas, B);
     double total = 0;
     NN_TRY(shards_run(forward_task, &p, m->shards, pass_work(m, B), &total));
     if (p.sample) /* b_t <- 0.9 b_t + 0.1 mean reward (after this batch's advantages used the old b_t) */
@@ -472,7 +468,7 @@ static int backward_task(void *ctx, int s, double *total) {
     VisPass *p = ctx;
     int b0, b1;
     VisionModel *r = shard_rows(p->m, s, &b0, &b1);
-    if (s) memset(r->grads, 0, sizeof(nn_real) * p->m->opt.n);
+    shards_clear_grads(&p->m->replicas, s, p->m->opt.n);
     return vis_rows_backward(r, p->dimages ? p->dimages + (size_t)b0 * r->c.rows * r->c.cols : NULL);
 }
 
@@ -480,8 +476,7 @@ int vis_backward(VisionModel *m, nn_real *dimages) {
     if (!m->have_forward) return nn_fail(NN_ERR_ARG, "backward: no forward with labels to differentiate");
     VisPass p = {.m = m, .dimages = dimages};
     NN_TRY(shards_run(backward_task, &p, m->shards, pass_work(m, m->batch_B), NULL));
-    /* the model's gradients hold shard 0's; add the others' in shard order */
-    for (int s = 1; s < m->shards; s++) vec_axpy(m->opt.grads, 1, m->replica[s]->grads, (int)m->opt.n);
+    shards_sum_grads(&m->replicas, m->shards, m->opt.grads, m->opt.n);
     m->have_forward = 0;
     return NN_OK;
 }
@@ -493,7 +488,7 @@ static const VisionModel *row_owner(const VisionModel *m, int *b) {
         nn_pool_range(m->batch_B, s, m->shards, &b0, &b1);
         if (*b >= b0 && *b < b1) {
             *b -= b0;
-            return m->replica[s];
+            return m->replicas.at[s];
         }
     }
     return m;

@@ -10,6 +10,7 @@
 #include "layers/cell.h"
 #include "layers/optim.h"
 #include "layers/output.h"
+#include "layers/shards.h"
 
 /* Tensors in the parameter table: 2 per conv layer, the 1x1 projection's 2,
  * positions, the initial state's 2, the cell's 4, up to 3 attention and 4
@@ -104,13 +105,12 @@ struct VisionModel {
     uint64_t uniform_rng;         /* hard mode's uniform locations, restarted by vis_set_uniform */
     nn_real soft_mix;             /* vis_set_soft_mix: a setting of the training calls, not saved */
     /* Data-parallel training (src/layers/shards.h): shard 0 runs on the
-     * model's buffers, shard s on replica[s] (its own activations, indices
-     * and gradients, the model's weights); n_shards is the pool's thread
-     * count at creation (or vis_set_shards'). */
-    int n_shards;
+     * model's buffers, shard s on replicas.at[s] (its own activations,
+     * indices and gradients, the model's weights); replicas.n is the pool's
+     * thread count at creation (or vis_set_shards'). */
+    ShardReplicas replicas;
     int shards;                       /* shards of the last forward */
     int batch_B;                      /* rows of the last forward's whole batch */
-    struct VisionModel *replica[NN_MAX_THREADS]; /* [1..n_shards-1] */
     nn_real *grads;                   /* replica: (n params) its gradient block, which g points into */
 };
 

@@ -1,7 +1,8 @@
-/* The one training call (src/train/train_call.h). */
+/* The training spine: the one training call and the one evaluation loop (src/train/train_call.h). */
 #include "train/train_call.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "layers/model_file.h"
@@ -45,4 +46,17 @@ int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B,
         if (a->restore) a->restore(a->ctx);
     }
     return st;
+}
+
+int train_evaluate(const EvalAdapter *a, int split, uint64_t rng, int count, int max, EvalSums *sums) {
+    memset(sums, 0, sizeof *sums);
+    NN_TRY(nn_check_size("count", count, 1, max));
+    int chunk = a->batch;
+    NN_TRY(a->reserve(a->ctx, count < chunk ? count : chunk));
+    for (int done = 0; done < count;) {
+        int B = count - done < chunk ? count - done : chunk;
+        NN_TRY(a->run(a->ctx, split, &rng, B, sums));
+        done += B;
+    }
+    return NN_OK;
 }

@@ -1,5 +1,7 @@
-/* One training call for every model (seq2seq, images, transformer): all or
- * nothing. The call snapshots the weights, the optimiser's moments and step
+/* The training spine every model (seq2seq, images, transformer) runs
+ * through an adapter: one training call and one evaluation loop.
+ *
+ * The training call is all or nothing. The call snapshots the weights, the optimiser's moments and step
  * count (and whatever else the model says it moves), then runs its steps:
  * sample a batch, the model's forward and backward, the shared optimiser's
  * update (src/layers/optim.c) and the weight check; after the last step, a
@@ -7,7 +9,12 @@
  * is not finite, or a weight passes MODEL_FILE_MAX_WEIGHT; the last step
  * also when the probe is not finite. Then, as on any failure, the model
  * goes back to where the call found it.
- * A model plugs in with a TrainAdapter. Not a public header. */
+ * A model plugs in with a TrainAdapter.
+ *
+ * The evaluation loop runs a fixed set of a split's examples (the same draws
+ * every call) through the model in batches of its configured size and adds
+ * up the loss and the right answers; a model plugs in with an EvalAdapter.
+ * Not a public header. */
 #ifndef ATTNLAB_TRAIN_TRAIN_CALL_H
 #define ATTNLAB_TRAIN_TRAIN_CALL_H
 
@@ -44,5 +51,31 @@ int train_check(const OptParams *p, const NnTrainOptions *o, int steps);
  * it was before the call; a diverged step says which and the learning rate.
  * A cosine schedule with decay_steps 0 decays over this call's steps. */
 int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B, float *losses);
+
+/* What an evaluation adds up over its batches; each model reads its figures
+ * from these (a mean loss, token and whole-answer accuracies). */
+typedef struct {
+    double loss;   /* the loss summed over the scored tokens */
+    double scored; /* tokens scored */
+    double right;  /* of them, answered right */
+    double whole;  /* rows answered right to the last token */
+} EvalSums;
+
+typedef struct {
+    void *ctx; /* the model's own, passed to each hook */
+    /* rows per batch: the model's configured batch, whatever its buffers
+     * hold now, so a loaded model evaluates exactly like the one that was saved */
+    int batch;
+    /* makes room for batches of up to `rows` rows */
+    int (*reserve)(void *ctx, int rows);
+    /* draws B rows of the split from *rng (which advances), runs them
+     * through the model and adds to sums */
+    int (*run)(void *ctx, int split, uint64_t *rng, int B, EvalSums *sums);
+} EvalAdapter;
+
+/* count examples (1..max) of the split, drawn from the stream that starts
+ * at rng, in batches of a->batch rows; sums from 0. NN_OK or the first
+ * failing hook's status. */
+int train_evaluate(const EvalAdapter *a, int split, uint64_t rng, int count, int max, EvalSums *sums);
 
 #endif

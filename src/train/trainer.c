@@ -195,41 +195,49 @@ int trainer_train(Trainer *t, const NnTrainOptions *o, int steps, int B, float *
     return NN_OK;
 }
 
+/* ---- evaluation: seq2seq's adapter of the one evaluation loop (train_call.h) ---- */
+
+typedef struct {
+    Trainer *t;
+    TrainerEval *r; /* its per-length counts fill as the batches run */
+} S2sEval;
+
+static int eval_reserve(void *ctx, int rows) { return reserve_batch(((S2sEval *)ctx)->t, rows); }
+
+/* A batch's teacher-forced loss and its greedy answers, token by token and whole. */
+static int eval_run(void *ctx, int split, uint64_t *rng, int B, EvalSums *sum) {
+    S2sEval *e = ctx;
+    Trainer *t = e->t;
+    NN_TRY(task_sample_batch(t->task, (TaskSplit)split, rng, B, t->in_ids, t->in_len, t->out_ids, t->out_len));
+    nn_real l;
+    NN_TRY(s2s_forward(t->model, B, t->in_ids, t->in_len, t->out_ids, t->out_len, &l));
+    NN_TRY(s2s_greedy(t->model, B, t->in_ids, t->in_len, t->pred, t->pred_len, NULL));
+    for (int b = 0; b < B; b++) {
+        const int32_t *want = t->out_ids + (size_t)b * t->max_out, *got = t->pred + (size_t)b * t->max_out;
+        int n = t->out_len[b], right = 0;
+        for (int i = 0; i < n; i++) right += i < t->pred_len[b] && got[i] == want[i];
+        sum->loss += (double)l * n;
+        sum->scored += n;
+        sum->right += right;
+        int whole = right == n && t->pred_len[b] == n;
+        sum->whole += whole;
+        e->r->length_count[t->in_len[b]]++;
+        e->r->length_right[t->in_len[b]] += whole;
+    }
+    return NN_OK;
+}
+
 int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r) {
     nn_clear_error();
     memset(r, 0, sizeof *r);
     if ((unsigned)split > TASK_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d (train, validation or test)", (int)split);
-    if (count < 1 || count > TRAINER_MAX_EVAL)
-        return nn_check_size("count", count, 1, TRAINER_MAX_EVAL);
-    uint64_t rng = EVAL_STREAM + (uint64_t)split;
-    double loss = 0, tokens = 0, right_tokens = 0, right_seqs = 0;
-    /* batches of the model's configured size, whatever its buffers hold now, so a
-     * loaded model evaluates exactly like the one that was saved */
-    int chunk = s2s_config(t->model)->batch;
-    NN_TRY(reserve_batch(t, count < chunk ? count : chunk));
-    for (int done = 0; done < count;) {
-        int B = count - done < chunk ? count - done : chunk;
-        NN_TRY(task_sample_batch(t->task, split, &rng, B, t->in_ids, t->in_len, t->out_ids, t->out_len));
-        nn_real l;
-        NN_TRY(s2s_forward(t->model, B, t->in_ids, t->in_len, t->out_ids, t->out_len, &l));
-        NN_TRY(s2s_greedy(t->model, B, t->in_ids, t->in_len, t->pred, t->pred_len, NULL));
-        for (int b = 0; b < B; b++) {
-            const int32_t *want = t->out_ids + (size_t)b * t->max_out, *got = t->pred + (size_t)b * t->max_out;
-            int n = t->out_len[b], right = 0;
-            for (int i = 0; i < n; i++) right += i < t->pred_len[b] && got[i] == want[i];
-            loss += (double)l * n;
-            tokens += n;
-            right_tokens += right;
-            int whole = right == n && t->pred_len[b] == n;
-            right_seqs += whole;
-            r->length_count[t->in_len[b]]++;
-            r->length_right[t->in_len[b]] += whole;
-        }
-        done += B;
-    }
-    r->loss = loss / tokens;
-    r->token_accuracy = right_tokens / tokens;
-    r->sequence_accuracy = right_seqs / count;
+    S2sEval e = {t, r};
+    EvalAdapter a = {&e, s2s_config(t->model)->batch, eval_reserve, eval_run};
+    EvalSums sum;
+    NN_TRY(train_evaluate(&a, split, EVAL_STREAM + (uint64_t)split, count, TRAINER_MAX_EVAL, &sum));
+    r->loss = sum.loss / sum.scored;
+    r->token_accuracy = sum.right / sum.scored;
+    r->sequence_accuracy = sum.whole / count;
     r->count = count;
     return NN_OK;
 }

@@ -134,44 +134,46 @@ int tf_train(Transformer *t, const TfTrainOptions *o, float *losses) {
     return train_call(&a, &opt, o->steps, o->batch, losses);
 }
 
+/* ---- evaluation: the transformer's adapter of the one evaluation loop (train_call.h) ---- */
+
+static int eval_reserve(void *ctx, int rows) { return tf_reserve(((Transformer *)ctx)->model, rows); }
+
+/* A batch's loss over its scored positions, and the most probable token at each. */
+static int eval_run(void *ctx, int split, uint64_t *rng, int B, EvalSums *sum) {
+    Transformer *t = ctx;
+    TfModel *m = t->model;
+    int T = t->task.len, V = m->V, n = 0;
+    fill_batch(t, (TfSplit)split, rng, B);
+    double mean = 0;
+    NN_TRY(tf_forward(m, B, T, 1, &mean, &n));
+    sum->loss += mean * n;
+    sum->scored += n;
+    for (int r = 0; r < B * T; r++) {
+        int y = m->a.targets[r];
+        if (y < 0) continue;
+        const nn_real *p = m->a.probs + (size_t)r * V;
+        /* a loss is never the floor of a probability that underflowed */
+        if (!(p[y] > OUTPUT_MIN_PROB))
+            return nn_fail(NN_ERR_VALUE, "evaluate: the model gives a right token probability %g (its logits are "
+                                         "past what float32 resolves): its weights are broken; train it again or "
+                                         "load an earlier save", (double)p[y]);
+        int best = 0;
+        for (int v = 1; v < V; v++)
+            if (p[v] > p[best]) best = v;
+        sum->right += best == y;
+    }
+    return NN_OK;
+}
+
 int tf_evaluate(Transformer *t, TfSplit split, int count, double *loss_out, double *accuracy) {
     TfModel *m = t->model;
     nn_clear_error();
     if ((unsigned)split > TF_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
-    NN_TRY(nn_check_size("count", count, 1, TF_MAX_EVALUATE));
-    uint64_t rng = m->c.seed ^ TF_TEST_STREAM ^ (uint64_t)split;
-    int T = t->task.len, V = m->V;
-    double loss = 0;
-    long scored = 0, right = 0;
-    /* batches of the configured size, whatever the buffers hold: the loss sums
-     * per batch, so a model and its saved copy give the same figures */
-    NN_TRY(tf_reserve(m, m->c.batch));
-    for (int done = 0; done < count;) {
-        int B = count - done < m->c.batch ? count - done : m->c.batch;
-        fill_batch(t, split, &rng, B);
-        int n = 0;
-        double mean = 0;
-        NN_TRY(tf_forward(m, B, T, 1, &mean, &n));
-        loss += mean * n;
-        scored += n;
-        for (int r = 0; r < B * T; r++) {
-            int y = m->a.targets[r];
-            if (y < 0) continue;
-            const nn_real *p = m->a.probs + (size_t)r * V;
-            /* a loss is never the floor of a probability that underflowed */
-            if (!(p[y] > OUTPUT_MIN_PROB))
-                return nn_fail(NN_ERR_VALUE, "evaluate: the model gives a right token probability %g (its logits are "
-                                             "past what float32 resolves): its weights are broken; train it again or "
-                                             "load an earlier save", (double)p[y]);
-            int best = 0;
-            for (int v = 1; v < V; v++)
-                if (p[v] > p[best]) best = v;
-            right += best == y;
-        }
-        done += B;
-    }
-    *loss_out = scored ? loss / scored : 0;
-    *accuracy = scored ? (double)right / scored : 0;
+    EvalAdapter a = {t, m->c.batch, eval_reserve, eval_run};
+    EvalSums sum;
+    NN_TRY(train_evaluate(&a, split, m->c.seed ^ TF_TEST_STREAM ^ (uint64_t)split, count, TF_MAX_EVALUATE, &sum));
+    *loss_out = sum.scored ? sum.loss / sum.scored : 0;
+    *accuracy = sum.scored ? sum.right / sum.scored : 0;
     return NN_OK;
 }
 

@@ -117,7 +117,7 @@ static int reserve(VisionTrainer *t, int B) {
     c.batch = B;
     VisionModel *m;
     NN_TRY(vis_create(&m, &c));
-    int st = old->n_shards != m->n_shards ? vis_set_shards(m, old->n_shards) : NN_OK;
+    int st = old->replicas.n != m->replicas.n ? vis_set_shards(m, old->replicas.n) : NN_OK;
     if (st == NN_OK && old->opt.kept) st = opt_snapshot(&m->opt);
     if (st == NN_OK) {
         t->model = m; /* alloc_rows sizes from it */
@@ -220,62 +220,69 @@ int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float
     return train_call(&a, o, steps, B, losses);
 }
 
-/* The evaluation's batches, with the model's attention as set (vtr_evaluate). */
-static int evaluate_batches(VisionTrainer *t, VisSplit split, int count, int uniform, VisEval *r) {
-    if (count < 1 || count > VTR_MAX_EVAL)
-        return nn_check_size("count", count, 1, VTR_MAX_EVAL);
-    if (split != VIS_SPLIT_TRAIN && split != VIS_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
-    /* batches of the configured size, whatever the buffers hold now, so a
-     * loaded model evaluates exactly like the one that was saved */
-    int chunk = t->batch;
-    NN_TRY(reserve(t, count < chunk ? count : chunk));
-    vis_set_uniform(t->model, uniform); /* on the model reserve may have replaced */
+/* ---- evaluation: the image model's adapter of the one evaluation loop (train_call.h) ---- */
+
+typedef struct {
+    VisionTrainer *t;
+    int uniform; /* evaluate with uniform attention */
+} VisEvalCall;
+
+/* Room for the batches, then the attention as asked, on the model reserve may have replaced. */
+static int eval_reserve(void *ctx, int rows) {
+    VisEvalCall *e = ctx;
+    NN_TRY(reserve(e->t, rows));
+    vis_set_uniform(e->t->model, e->uniform);
+    return NN_OK;
+}
+
+/* A batch's teacher-forced loss and its greedy answers: a multi-digit
+ * answer's tokens up to END, a one-digit answer at the last glimpse. */
+static int eval_run(void *ctx, int split, uint64_t *rng, int B, EvalSums *sum) {
+    VisionTrainer *t = ((VisEvalCall *)ctx)->t;
     const VisConfig *c = vis_config(t->model);
-    uint64_t rng = EVAL_STREAM + (uint64_t)split;
-    double loss_sum = 0;
-    long tokens = 0, right = 0, whole = 0;
-    for (int done = 0; done < count;) {
-        int B = count - done < chunk ? count - done : chunk;
-        NN_TRY(vtr_sample_batch(t, split, &rng, B));
-        nn_real loss;
-        /* one-digit answers feed no tokens: the teacher-forced pass is the greedy one */
-        NN_TRY(vis_forward(t->model, B, t->images, t->labels, t->n_labels, 0, &loss, c->sequence ? NULL : t->pred));
-        long n_batch = 0;
-        for (int b = 0; b < B; b++) n_batch += t->n_labels[b];
-        loss_sum += (double)loss * n_batch;
-        if (c->sequence) NN_TRY(vis_forward(t->model, B, t->images, NULL, NULL, 0, NULL, t->pred));
-        for (int b = 0; b < B; b++) {
-            const int32_t *y = t->labels + (size_t)b * c->steps, *p = t->pred + (size_t)b * c->steps;
-            int n = t->n_labels[b], ok = 1;
-            if (c->sequence) {
-                /* the answer's tokens up to END, greedy */
-                for (int s = 0; s < n; s++) {
-                    right += p[s] == y[s];
-                    ok &= p[s] == y[s];
-                }
-                tokens += n;
-            } else { /* the last glimpse answers */
-                ok = p[c->steps - 1] == y[0];
-                right += ok;
-                tokens++;
+    NN_TRY(vtr_sample_batch(t, (VisSplit)split, rng, B));
+    nn_real loss;
+    /* one-digit answers feed no tokens: the teacher-forced pass is the greedy one */
+    NN_TRY(vis_forward(t->model, B, t->images, t->labels, t->n_labels, 0, &loss, c->sequence ? NULL : t->pred));
+    long n_batch = 0;
+    for (int b = 0; b < B; b++) n_batch += t->n_labels[b];
+    sum->loss += (double)loss * n_batch;
+    if (c->sequence) NN_TRY(vis_forward(t->model, B, t->images, NULL, NULL, 0, NULL, t->pred));
+    for (int b = 0; b < B; b++) {
+        const int32_t *y = t->labels + (size_t)b * c->steps, *p = t->pred + (size_t)b * c->steps;
+        int n = t->n_labels[b], ok = 1;
+        if (c->sequence) {
+            for (int s = 0; s < n; s++) {
+                sum->right += p[s] == y[s];
+                ok &= p[s] == y[s];
             }
-            whole += ok;
+            sum->scored += n;
+        } else {
+            ok = p[c->steps - 1] == y[0];
+            sum->right += ok;
+            sum->scored++;
         }
-        done += B;
+        sum->whole += ok;
     }
-    r->count = count;
-    r->accuracy = (double)right / tokens;
-    r->sequence_accuracy = (double)whole / count;
-    r->loss = loss_sum / (c->sequence ? (double)tokens : (double)count * c->steps);
     return NN_OK;
 }
 
 int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, int uniform, VisEval *r) {
     nn_clear_error();
     if (uniform != 0 && uniform != 1) return nn_fail(NN_ERR_ARG, "attention: unknown evaluation attention %d", uniform);
-    int st = evaluate_batches(t, split, count, uniform, r);
+    if (split != VIS_SPLIT_TRAIN && split != VIS_SPLIT_TEST) return nn_fail(NN_ERR_ARG, "split: unknown split %d", (int)split);
+    VisEvalCall e = {t, uniform};
+    EvalAdapter a = {&e, t->batch, eval_reserve, eval_run};
+    EvalSums sum;
+    int st = train_evaluate(&a, split, EVAL_STREAM + (uint64_t)split, count, VTR_MAX_EVAL, &sum);
     vis_set_uniform(t->model, 0);
-    return st;
+    NN_TRY(st);
+    const VisConfig *c = vis_config(t->model);
+    r->count = count;
+    r->accuracy = sum.right / sum.scored;
+    r->sequence_accuracy = sum.whole / count;
+    r->loss = sum.loss / (c->sequence ? sum.scored : (double)count * c->steps);
+    return NN_OK;
 }
 
 int vtr_predict(VisionTrainer *t, const nn_real *image, int rows, int cols, int32_t *tokens, nn_real *weights,

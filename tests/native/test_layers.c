@@ -9,7 +9,8 @@
  * Layer norm and the GELU perceptron (the next model's blocks): forward
  * against float64, gradients against finite differences (double build).
  * Shard replicas: each sized for the largest shard, none left behind when
- * one cannot be made; a replica's gradient view points into its own block. */
+ * one cannot be made; shards' rows, gradients cleared and summed in shard
+ * order, replacing a set; a replica's gradient view points into its own block. */
 #include <math.h>
 #include <string.h>
 
@@ -428,30 +429,63 @@ typedef struct {
 static int replica_tokens[NN_MAX_THREADS]; /* what the fake replicas point at */
 static int undone;                         /* replicas destroyed */
 
-static void *fake_create(const void *model, int rows) {
+static void *fake_make(const void *model, int rows) {
     ReplicaLog *log = (ReplicaLog *)model;
     if (++log->made == log->fail_at) return NULL;
     log->rows[log->made - 1] = rows;
     return &replica_tokens[log->made];
 }
 
-static void fake_destroy(void *replica) {
+static void fake_free(void *replica) {
     (void)replica;
     undone++;
 }
 
+static nn_real fake_grads_block[NN_MAX_THREADS][2]; /* replica s's gradients */
+
+static nn_real *fake_grads(void *replica) { return fake_grads_block[(int *)replica - replica_tokens]; }
+
 static void test_replicas(void) {
+    static const ReplicaAdapter fake = {fake_make, fake_free, fake_grads};
     check_case("shard replicas: sizes, and a failed one undoes the others");
-    void *out[NN_MAX_THREADS];
+    ShardReplicas set;
     ReplicaLog log = {0, 0, {0}};
-    CHECK_OK(shards_replicas(out, 4, 10, &log, fake_create, fake_destroy), "4 shards of 10 rows");
-    CHECK(log.made == 3 && out[0] == NULL && out[1] && out[2] && out[3] && out[4] == NULL, "replicas 1..3, made %d",
-          log.made);
+    CHECK_OK(shards_make(&set, &fake, &log, 4, 10), "4 shards of 10 rows");
+    CHECK(log.made == 3 && set.n == 4 && set.at[0] == NULL && set.at[1] && set.at[2] && set.at[3] && set.at[4] == NULL,
+          "replicas 1..3, made %d", log.made);
     CHECK(log.rows[0] == 3 && log.rows[1] == 3 && log.rows[2] == 3, "each holds the largest shard of 10 rows in 4 (3)");
+
+    check_case("shard replicas: rows, cleared and summed gradients in shard order");
+    int b0, b1, e0, e1;
+    CHECK(shards_rows(&set, &log, 10, 4, 0, &b0, &b1) == &log && b0 == 0, "shard 0 is the model");
+    nn_pool_range(10, 2, 4, &e0, &e1);
+    CHECK(shards_rows(&set, &log, 10, 4, 2, &b0, &b1) == set.at[2] && b0 == e0 && b1 == e1,
+          "shard 2 is replica 2, rows %d..%d", b0, b1);
+    CHECK(shards_count(&set, 3) == 3 && shards_count(&set, 10) == 4, "min(n, B) shards");
+    for (int s = 1; s < 4; s++) fake_grads_block[s][0] = fake_grads_block[s][1] = (nn_real)s;
+    shards_clear_grads(&set, 2, 2);
+    nn_real sum[2] = {10, 20};
+    shards_sum_grads(&set, 4, sum, 2);
+    CHECK(sum[0] == 14 && sum[1] == 24 && fake_grads_block[2][0] == 0, "10 + 1 + 0 + 3, 20 + 1 + 0 + 3: %g %g",
+          (double)sum[0], (double)sum[1]);
+    undone = 0;
+    OptParams chunked = {0};
+    ShardReplicas two;
+    log = (ReplicaLog){0, 0, {0}};
+    CHECK_OK(shards_make(&two, &fake, &log, 2, 10), "2 shards of 10 rows");
+    shards_install(&set, &two, &chunked);
+    CHECK(undone == 3 && set.n == 2 && set.at[1] && !set.at[2] && chunked.chunks == 2,
+          "installing frees the 3 old replicas (%d) and sets the optimiser's chunks", undone);
+    shards_free(&set);
+    CHECK(undone == 4 && set.n == 0, "freed");
+    CHECK(shards_check(NN_MAX_THREADS) == NN_OK && shards_check(-1) == NN_ERR_LIMIT &&
+              shards_check(NN_MAX_THREADS + 1) == NN_ERR_LIMIT, "shard counts 0..%d", NN_MAX_THREADS);
+
+    check_case("shard replicas: a failed one undoes the others");
     log = (ReplicaLog){0, 3, {0}};
     undone = 0;
-    int st = shards_replicas(out, 5, 10, &log, fake_create, fake_destroy);
-    CHECK(st == NN_ERR_NOMEM && undone == 2, "the third of four fails: NN_ERR_NOMEM (%d), %d of 2 made undone", st,
+    int st = shards_make(&set, &fake, &log, 5, 10);
+    CHECK(st == NN_ERR_NOMEM && undone == 2 && set.n == 0, "the third of four fails: NN_ERR_NOMEM (%d), %d of 2 made undone", st,
           undone);
 
     check_case("a replica's gradient view points into its own block");
