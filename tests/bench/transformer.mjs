@@ -32,6 +32,8 @@ const MODEL = {
 const TRAIN = { lr: num('lr', D.train.lr), weightDecay: num('weight-decay', D.train.weightDecay) };
 /** Steps between two checks (the lab measures as often at first). */
 const ROUND = 25;
+/** Sequences the checks' head scores read (the lab's); the final figures read 128. */
+const CHECK_SCORES = 32;
 const TARGET = { ...D.headline, steps: D.train.steps, wall: 20 };
 const LIMIT = 2 * D.train.steps;
 
@@ -50,7 +52,7 @@ for (const seed of SEEDS) {
     wall += r.seconds;
     cpu += (c.user + c.system) / 1e6;
     ({ accuracy } = m.evaluate({ count: 256 }));
-    best = Math.max(...m.headScores({ count: 32 })[MODEL.layers - 1].map((s) => s.induction));
+    best = Math.max(...m.headScores({ count: CHECK_SCORES })[MODEL.layers - 1].map((s) => s.induction));
     if (formed === null && best >= TARGET.induction) formed = m.steps;
     if (accuracy >= TARGET.accuracy && best >= TARGET.induction) break;
   }

@@ -204,7 +204,7 @@ describe('corrected facts stay correct', () => {
     const bench = readFileSync(join(ROOT, 'tests/bench/transformer.mjs'), 'utf8');
     const figure = Number(/const SCORE_COUNT = (\d+);/.exec(plot)[1]);
     const table = Number(/m\.headScores\(\{ count: (\d+) \}\)/.exec(bench)[1]);
-    assert.match(api, new RegExp(`as the bench; head scores on ${figure} sequences; numbers in \\[induction\\.json\\]`));
+    assert.match(api, new RegExp(`head scores on ${figure} sequences; numbers in \\[induction\\.json\\]`));
     assert.match(api, new RegExp(`head scores on ${table} sequences, so they may differ from the figure's`));
   });
   test('pages.md: ALiBi’s slopes by Press et al.’s rule, with what the playground does under 8 heads, and m for the slope', () => {
