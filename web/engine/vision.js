@@ -197,11 +197,31 @@ function toImage(name, image) {
   return { rows, cols, data: pixels };
 }
 
-/** train's softMix, a share in [0, 1] (0 by default: every image samples its cells or locations); the core checks which models take it. */
-function toSoftMix(value) {
-  const share = toNumber('softMix', value, 0);
-  if (share < 0 || share > 1) throw valueError(`softMix: a share of the images, within [0, 1] (got ${share})`);
-  return share;
+/**
+ * train's softMix as the core's schedule (vis_set_soft_mix_schedule, in the model's steps): a
+ * share in [0, 1] for every step, or { share, hold, end }: the share until `hold` of the
+ * schedule's steps (decaySteps: the table's steps, or the end of this call when it goes
+ * past them), falling linearly to 0 at `end` of them (0 <= hold <= end <= 1). Not given:
+ * the table's (hard mode on the grid of the cluttered task: { share: 1, hold: 0.5, end: 0.8 };
+ * otherwise 0, every image samples its cells or locations). The core checks which models take it.
+ */
+function toSoftMix(value, { defaults, decaySteps }) {
+  const mix = value === undefined ? defaults.softMix : value;
+  const always = VISION_LIMITS.maxOptSteps;
+  const toShare = (name, v, fallback) => {
+    const share = toNumber(name, v, fallback);
+    if (share < 0 || share > 1) throw valueError(`${name}: a share of the images, within [0, 1] (got ${share})`);
+    return share;
+  };
+  if (mix === null || typeof mix !== 'object' || Array.isArray(mix)) {
+    return { softMix: toShare('softMix', mix, 0), mixHold: always, mixEnd: always };
+  }
+  const o = options('softMix', mix, ['share', 'hold', 'end']);
+  const share = toShare('softMix.share', o.share, 1);
+  const hold = toShare('softMix.hold', o.hold, 0);
+  const end = toShare('softMix.end', o.end, 1);
+  if (end < hold) throw valueError(`softMix: end ${end} is before hold ${hold} (shares of the schedule's steps)`);
+  return { softMix: share, mixHold: Math.round(hold * decaySteps), mixEnd: Math.round(end * decaySteps) };
 }
 
 /** A CNN + attention reader of digits, bound to its image task. train, save, destroy and steps: see model.js. */
@@ -213,7 +233,7 @@ export class VisionModel extends Model {
         // up to VISION_LIMITS.maxBatch: the core grows the model's buffers for a batch larger than any before
         maxSteps: VISION_LIMITS.maxTrainSteps, batch: (c) => c.batch, maxBatch: () => VISION_LIMITS.maxBatch,
         optimizers: OPTIMIZERS, tokens: false,
-        // hard mode on the grid: the share of images that read the expected (soft) context in these steps
+        // hard mode: the share of images that read the expected (soft) context, over the model's steps
         options: { softMix: toSoftMix },
       },
     });
