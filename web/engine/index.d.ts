@@ -356,8 +356,11 @@ export class VisionModel extends Model {
     attention: Attention; mode: 'soft' | 'hard'; steps: number; batch: number; seed: number; entropy: number;
     parameters: number; canvas: { rows: number; cols: number }; grid: { rows: number; cols: number };
   }>;
-  /** batch: default and at most config.batch; lr default 0.002 (Adam) or 0.05 (SGD); no tokensPerSecond. */
-  train(options?: TrainOptions & { /** hard mode: the share of images reading the expected context, 0..1, default 0 */ softMix?: number }):
+  /** batch: default and at most config.batch; every other default is the table's (web/engine/defaults.js: lr 0.002 (Adam) or 0.05 (SGD), on the cluttered grid 3,500 steps warming up to 0.005, then a cosine; hard 4,000); no tokensPerSecond. */
+  train(options?: TrainOptions & {
+    /** hard mode: the share of images reading the expected context, 0..1, or { share, hold, end }: the share until `hold` of the schedule's steps (decaySteps), falling to 0 at `end` of them (fractions 0..1); default: the table's (hard mode on the cluttered task's grid: { share: 1, hold: 0.5, end: 0.8 }; else 0) */
+    softMix?: number | { share?: number; hold?: number; end?: number };
+  }):
     Omit<TrainResult, 'tokensPerSecond'>;
   evaluate(options?: { split?: 'train' | 'test'; count?: number }): { loss: number; accuracy: number; sequenceAccuracy: number; count: number; split: string };
   predict(image: ImageInput): { output: string; tokens: string[]; canvas: Matrix; steps: VisionStep[] };
