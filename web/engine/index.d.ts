@@ -309,6 +309,7 @@ export const SEQ2SEQ_LIMITS: Readonly<{
 
 export type ImageTask = 'centered' | 'cluttered' | 'multi';
 
+/** Every default is the table's (web/engine/defaults.js); the cluttered task on the grid takes its headline's. */
 export interface VisionOptions {
   /** 'centered' 28x28, 'cluttered' 60x60 with clutter, 'multi' 2-3 digits on 40x100 (default 'cluttered'). */
   task?: ImageTask;
@@ -316,15 +317,15 @@ export interface VisionOptions {
   clutter?: number;
   /** multi: digits per image, a count or [min, max] in 1..3 (default [2, 3]). */
   digits?: number | [number, number];
-  /** channels of the 1-3 conv layers (default [8, 16, 32]). */
+  /** channels of the 1-3 conv layers (default [8, 16, 32]; cluttered on the grid [16, 32, 32]). */
   channels?: number[];
   cell?: CellName;
-  /** decoder state and key/value size (default 32). */
+  /** decoder state and key/value size (default 32; cluttered on the grid 64). */
   hidden?: number;
-  /** the scoring function, or 'none' for global average pooling (default 'scaled_dot'). */
+  /** the scoring function, or 'none' for global average pooling (default 'scaled_dot'; cluttered on the grid 'dot'). */
   attention?: Attention;
   mode?: 'soft' | 'hard';
-  /** decoder steps: glimpses for one-digit tasks (default 1); multi: max digits + 1. */
+  /** decoder steps: glimpses for one-digit tasks (default 1; cluttered hard on the grid 2; the retina 6); multi: max digits + 1. */
   steps?: number;
   /** hard mode's entropy bonus (default 0.01). */
   entropy?: number;
