@@ -44,7 +44,8 @@ export const DEFAULTS = deepFreeze({
         when: { task: 'cluttered', sensor: 'grid' },
         model: { channels: [16, 32, 32], hidden: 64, attention: 'dot' },
         train: { steps: 3500, lr: 0.005, schedule: 'cosine', warmup: 200, finalLr: 0.0001 },
-        headline: { accuracy: 0.96 },
+        // one train() call, seed 1: 95.7% of 2,000 test images (the docs' target, 96%, is not met)
+        headline: { accuracy: 0.95 },
       },
       {
         // Hard attention samples one cell a glimpse, two glimpses; every image reads the expected context
@@ -53,7 +54,8 @@ export const DEFAULTS = deepFreeze({
         when: { task: 'cluttered', mode: 'hard', sensor: 'grid' },
         model: { steps: 2 },
         train: { steps: 4000, softMix: { share: 1, hold: 0.5, end: 0.8 } },
-        headline: { accuracy: 0.95 },
+        // one train() call, seed 1: 94.9% of 2,000 test images (the docs' target, 95%, is not met)
+        headline: { accuracy: 0.94 },
       },
     ],
   },
