@@ -215,7 +215,8 @@ int vis_update(VisionModel *m, const NnTrainOptions *o, nn_real *norm);
  * differentiated (vis_backward fails on them). */
 void vis_set_uniform(VisionModel *m, int on);
 
-/* Hard mode (Xu et al. 2015, sec. 4.1): from the next training forward on,
+/* Hard mode (Xu et al. 2015, sec. 4.1, who read the expectation with probability
+ * 0.5 for all of training; the annealing below is attnlab's): from the next training forward on,
  * each row reads, with probability `share`, on the grid the expected context
  * sum_g a_tg kv_g at every step (soft attention's, with its exact gradient)
  * instead of a sampled cell; on the retina its glimpses at the policy's mean
@@ -228,6 +229,20 @@ void vis_set_uniform(VisionModel *m, int on);
  * > 0 only for hard attention (NN_ERR_ARG). Evaluation always reads the argmax
  * cell or mu_t. */
 int vis_set_soft_mix(VisionModel *m, nn_real share);
+/* The soft mix as a schedule over the model's optimiser steps (so a run split
+ * into calls anneals as one call does): the step taken after k steps reads
+ * with the share
+ *   share                              k < hold
+ *   share (end - k) / (end - hold)     hold <= k < end
+ *   0                                  k >= end
+ * hold within 0..NN_MAX_OPT_STEPS, end within hold..NN_MAX_OPT_STEPS
+ * (NN_ERR_SHAPE below, NN_ERR_LIMIT above), the share as vis_set_soft_mix's.
+ * vis_set_soft_mix(m, share) is the schedule (share, NN_MAX_OPT_STEPS,
+ * NN_MAX_OPT_STEPS): the share at every step. On error the model keeps its
+ * schedule. */
+int vis_set_soft_mix_schedule(VisionModel *m, nn_real share, int hold, int end);
+/* The share of the step taken after `taken` optimiser steps (the schedule above). */
+nn_real vis_soft_mix_at(const VisionModel *m, int taken);
 
 /* The decoder's start state of row b of the last forward: s_0 (H) and, for
  * LSTM, c_0 (H) (c0 may be NULL). */

@@ -385,6 +385,7 @@ typedef struct {
     int sample;                 /* hard mode, training: locations are drawn */
     int uniform;                /* uniform attention (vis_set_uniform) */
     int mix;                    /* sampling with a soft mix: each row's draw follows the locations' */
+    nn_real share;              /* the soft mix's share at this step (vis_soft_mix_at) */
     int mix_at;                 /* where in draws they start: after the locations' (T or 2T per row) */
     int hits[NN_MAX_THREADS][VIS_MAX_STEPS]; /* sampling: per shard and step, rows whose argmax is the label */
     int seen[NN_MAX_THREADS][VIS_MAX_STEPS]; /* and rows with a label at that step */
@@ -404,7 +405,7 @@ static int forward_task(void *ctx, int s, double *total) {
     VisRows rows = {p->images + (size_t)b0 * c->rows * c->cols, p->labels ? p->labels + (size_t)b0 * T : NULL,
                     p->n_labels ? p->n_labels + b0 : NULL, p->pred ? p->pred + (size_t)b0 * T : NULL,
                     p->m->draws + b0, p->m->batch_B, p->m->baseline, p->count, p->sample, p->uniform, p->hits[s], p->seen[s],
-                    p->mix ? p->m->draws + p->mix_at + b0 : NULL, p->m->soft_mix};
+                    p->mix ? p->m->draws + p->mix_at + b0 : NULL, p->share};
     return vis_rows_forward(r, b1 - b0, &rows, total);
 }
 
@@ -434,7 +435,8 @@ int vis_forward(VisionModel *m, int B, const nn_real *images, const int32_t *lab
     else if (p.sample)
         for (int i = 0; i < n_draws; i++) m->draws[i] = uniform(&m->rng);
     /* then each row's soft-mix draw, after the locations' (draws holds (2 T + 1) batch) */
-    p.mix = p.sample && m->soft_mix > 0;
+    p.share = p.sample ? vis_soft_mix_at(m, m->opt.steps) : 0;
+    p.mix = p.share > 0;
     p.mix_at = n_draws;
     for (int b = 0; p.mix && b < B; b++) m->draws[n_draws + b] = uniform(&m->rng);
     if (p.uniform && c->mode == VIS_HARD)
@@ -499,7 +501,7 @@ void vis_set_uniform(VisionModel *m, int on) {
     m->uniform_rng = 0x0F1A7A77E4710Dull; /* the same locations every evaluation */
 }
 
-int vis_set_soft_mix(VisionModel *m, nn_real share) {
+int vis_set_soft_mix_schedule(VisionModel *m, nn_real share, int hold, int end) {
     const VisConfig *c = &m->c;
     if (!(share >= 0 && share <= 1))
         return nn_fail(NN_ERR_VALUE, "softMix: %g; it is a share of the rows, within [0, 1]", (double)share);
@@ -507,8 +509,22 @@ int vis_set_soft_mix(VisionModel *m, nn_real share) {
         return nn_fail(NN_ERR_ARG, "softMix: only hard attention samples locations to mix with the expected context "
                                    "or the policy's mean (mode 'hard'); this model's is %s",
                        c->attention == VIS_ATTN_NONE ? "none" : "soft");
+    NN_TRY(nn_check_size("softMix hold (the step its share starts to fall)", hold, 0, NN_MAX_OPT_STEPS));
+    NN_TRY(nn_check_size("softMix end (the step its share reaches 0)", end, hold, NN_MAX_OPT_STEPS));
     m->soft_mix = share;
+    m->mix_hold = hold;
+    m->mix_end = end;
     return NN_OK;
+}
+
+int vis_set_soft_mix(VisionModel *m, nn_real share) {
+    return vis_set_soft_mix_schedule(m, share, NN_MAX_OPT_STEPS, NN_MAX_OPT_STEPS);
+}
+
+nn_real vis_soft_mix_at(const VisionModel *m, int taken) {
+    if (taken < m->mix_hold) return m->soft_mix;
+    if (taken >= m->mix_end) return 0;
+    return m->soft_mix * (nn_real)((double)(m->mix_end - taken) / (m->mix_end - m->mix_hold));
 }
 
 void vis_start_state(const VisionModel *m, int b, nn_real *s0, nn_real *c0) {

@@ -103,7 +103,10 @@ struct VisionModel {
     int uniform;                  /* vis_set_uniform: forwards read uniform attention */
     int uniform_forward;          /* the last forward did (it has no backward) */
     uint64_t uniform_rng;         /* hard mode's uniform locations, restarted by vis_set_uniform */
-    nn_real soft_mix;             /* vis_set_soft_mix: a setting of the training calls, not saved */
+    /* vis_set_soft_mix_schedule: the share, held until step mix_hold, 0 from
+     * step mix_end; a setting of the training calls, not saved */
+    nn_real soft_mix;
+    int mix_hold, mix_end;
     /* Data-parallel training (src/layers/shards.h): shard 0 runs on the
      * model's buffers, shard s on replicas.at[s] (its own activations,
      * indices and gradients, the model's weights); replicas.n is the pool's

@@ -136,6 +136,8 @@ static int reserve(VisionTrainer *t, int B) {
     memcpy(m->baseline, old->baseline, sizeof m->baseline);
     m->rng = old->rng;
     m->soft_mix = old->soft_mix;
+    m->mix_hold = old->mix_hold;
+    m->mix_end = old->mix_end;
     vis_destroy(old);
     return NN_OK;
 }

@@ -60,6 +60,7 @@ static const Named vision_limits[] = {
     {"maxSteps", VIS_MAX_STEPS}, {"maxBatch", VIS_MAX_BATCH}, {"maxClutter", VIS_MAX_CLUTTER}, {"maxSize", VIS_MAX_CLUTTERED_SIDE}, {"minSize", VIS_DIGIT_SIDE},
     {"maxImage", VIS_MAX_IMAGE}, {"maxDigits", VIS_MAX_DIGITS}, {"tokens", VIS_TOKENS},
     {"endToken", VIS_END}, {"maxTrainSteps", VTR_MAX_STEPS}, {"maxEvaluate", VTR_MAX_EVAL},
+    {"maxOptSteps", NN_MAX_OPT_STEPS},
 };
 
 /* The transformer (transformer.h); its scores are the attention core's. */

@@ -51,14 +51,15 @@ EMSCRIPTEN_KEEPALIVE void attnlab_vis_info(VisionTrainer *t, AttnlabVisInfo *inf
     info->grid_cols = gc;
 }
 
-/* soft_mix: hard mode's share of rows reading the expected context in these steps (vis_set_soft_mix). */
-/* The optimiser and its schedule as NnTrainOptions' fields (include/attnlab/optim.h). */
+/* The optimiser and its schedule as NnTrainOptions' fields (include/attnlab/optim.h); soft_mix,
+ * mix_hold, mix_end: hard mode's share of rows reading the expected context, held until the
+ * model's step mix_hold and 0 from mix_end (vis_set_soft_mix_schedule). */
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_train(VisionTrainer *t, int optimizer, float lr, float clip, int schedule, int warmup,
                                            int decay_steps, float final_lr, int steps, int batch, float *losses,
-                                           float soft_mix) {
+                                           float soft_mix, int mix_hold, int mix_end) {
     NnTrainOptions o = {.optimizer = (NnOptimizer)optimizer, .lr = lr, .clip = clip, .schedule = (NnSchedule)schedule,
                         .warmup = warmup, .decay_steps = decay_steps, .final_lr = final_lr};
-    NN_TRY(vis_set_soft_mix(vtr_model(t), soft_mix));
+    NN_TRY(vis_set_soft_mix_schedule(vtr_model(t), soft_mix, mix_hold, mix_end));
     return vtr_train(t, &o, steps, batch, losses);
 }
 

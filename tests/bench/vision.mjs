@@ -11,8 +11,9 @@
 //   narrow     the same canvas with two convolution layers (NARROW): soft, hard and `none`
 //   multi      3 digits, soft attention: sequence accuracy
 //   *-mix      hard attention over the grid (one sampled cell per step, REINFORCE) on each task,
-//              trained with an annealed soft mix (train's softMix): the image's answer rests on
-//              the one cell it reads, evaluated at the argmax cell
+//              trained with an annealed soft mix (train's softMix schedule, attnlab's: 1 for the
+//              first half of the run, 0 by 80%): the image's answer rests on the one cell it
+//              reads, evaluated at the argmax cell
 //   retina-*   the retina (RAM, no CNN): REINFORCE alone (retina-cluttered), or with the soft mix
 //              annealed alike (retina-mix: glimpses at the policy's mean, learning where to look
 //              from the answers' gradient through the sub-pixel retina), evaluated at the mean
@@ -31,6 +32,7 @@
 //   node tests/bench/vision.mjs [--only throughput|shipped|cluttered|large|multi|cluttered-soft|...] [--long] [--quick]
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
+import { defaultsOf } from '../../web/engine/defaults.js';
 import { loadEngine } from '../../web/engine/index.js';
 import { wilson } from '../../web/engine/stats.js';
 import { mulberry32 } from '../lib/random.mjs';
@@ -43,12 +45,15 @@ const QUICK = args.includes('--quick');
 // --long: the 100 x 100 runs (large-*, narrow-*) train 2,500 steps each instead of 1,000
 const LARGE_STEPS = args.includes('--long') ? 2500 : 1000;
 const ROUND = QUICK ? 20 : 500;
-// a run with a soft mix sets its share every MIX_EVERY steps
-const MIX_EVERY = QUICK ? 10 : 100;
 const EVAL = QUICK ? 100 : 1000;
 const FINAL = QUICK ? 200 : 2000;
+// The headline rows (cluttered-soft, cluttered-mix) train the defaults (web/engine/defaults.js): the
+// model a bare createVisionModel({ task: 'cluttered', mode }) makes and what a bare train() runs
+// (tests/defaults/vision.test.mjs trains them in one call; here in rounds, which follow the same
+// schedule, to print the curve). The other runs take the soft defaults' warm-up, peak and floor.
+const DEFAULT = Object.fromEntries(['soft', 'hard'].map((mode) => [mode, defaultsOf('vision', { task: 'cluttered', mode })]));
 const LR0 = 0.003;
-const LR1 = 0.0001;
+const LR1 = DEFAULT.soft.train.finalLr;
 const BATCH = 32;
 // the throughput comparison's model (and the base of every accuracy run)
 const MODEL = { channels: [8, 16, 32], hidden: 32, cell: 'gru', attention: 'scaled_dot', batch: BATCH, seed: 1 };
@@ -57,23 +62,34 @@ const MODEL = { channels: [8, 16, 32], hidden: 32, cell: 'gru', attention: 'scal
 // model reads one glimpse with wider convolutions and unscaled dot scores: with scaled-dot scores
 // or more glimpses it learned to answer from the grid's mean too (its accuracy fell only 11 to 20
 // points with uniform attention). The larger canvas and `multi` keep the narrower, cheaper layers.
-const SOFT = { channels: [16, 32, 32], hidden: 64, steps: 1, attention: 'dot' };
+/** The model options of a headline row: the table's for the cluttered task in `mode`. */
+const headlineModel = (mode) => {
+  const { channels, hidden, attention, cell, batch, seed, steps = 1 } = DEFAULT[mode].model;
+  return { task: 'cluttered', mode, channels, hidden, attention, cell, batch, seed, steps };
+};
+const SOFT = headlineModel('soft');
 const LEAN = { channels: [8, 16, 32], hidden: 64 };
 // Two convolution layers instead of three: 4-pixel cells (a 25 x 25 grid on the 100 x 100 canvas)
 // whose receptive field (10 pixels) covers a stroke, not a digit, so the grid's mean mixes the
 // digit's strokes with the clutter's (does average pooling then stay behind at 2,500 steps?)
 const NARROW = { channels: [8, 16], hidden: 64 };
-const WARM = { peak: 0.005, warmup: 200 };
+const WARM = { peak: DEFAULT.soft.train.lr, warmup: DEFAULT.soft.train.warmup };
+/** The plan of a headline row: the table's steps, peak lr, warm-up and soft mix. */
+const planOf = ({ train: t }) => ({ steps: t.steps, peak: t.lr, warmup: t.warmup, ...(t.softMix ? { softMix: t.softMix } : {}) });
+// attnlab's annealing of the soft mix (train's softMix schedule): every image reads the expected
+// context for the first half of the run, the share falls to 0 by 80% of it, the rest samples cells
+// (Xu et al. 2015, sec. 4.1, instead read the expected location with probability 0.5 throughout)
+const ANNEAL = DEFAULT.hard.train.softMix;
 const PLAN = {
-  cluttered: { steps: 3500, ...WARM },
+  cluttered: planOf(DEFAULT.soft),
   large: { steps: LARGE_STEPS, ...WARM }, // soft (scaled dot) leads none by 5.8 points at 1,000 steps; at 2,500 none is level (RESULTS.md)
   multi: { steps: 7000, ...WARM },
-  // hard attention with a soft mix (train's softMix, Xu et al. 2015): the soft models' settings, every image reading
+  // hard attention with the soft mix annealed (ANNEAL): the soft models' settings, every image reading
   // the expected context for the first part of the run, then annealed to sampling a cell
   hardMix: {
-    cluttered: { steps: 4000, ...WARM, mix: [0.5, 0.8] },
-    large: { steps: LARGE_STEPS, ...WARM, mix: [0.5, 0.8] },
-    multi: { steps: 6000, ...WARM, mix: [0.5, 0.8] },
+    cluttered: planOf(DEFAULT.hard),
+    large: { steps: LARGE_STEPS, ...WARM, softMix: ANNEAL },
+    multi: { steps: 6000, ...WARM, softMix: ANNEAL },
   },
   // the earlier hard runs (REINFORCE from the first step) keep the model and schedule they were measured with
   hard: { cluttered: { steps: 6000, peak: LR0, warmup: 0 }, multi: { steps: 7000, peak: LR0, warmup: 0 } },
@@ -92,17 +108,18 @@ const cpuSeconds = (since) => {
   return (c.user + c.system) / 1e6;
 };
 
-/** train()'s options for a run of `total` steps: linear from 0 to `peak` over `warmup` steps, then a cosine down to LR1 at `total`. */
-const scheduleOf = (total, { peak, warmup }) => ({ lr: peak, schedule: 'cosine', warmup, decaySteps: total, finalLr: LR1, clip: 5 });
-
 /**
- * Hard mode's soft mix at `step` of `total` (train's softMix): plan.mix = [from, to] as shares of the
- * run: every image reads the expected context until `from`, then the share falls linearly to 0 at
- * `to`, and the rest of the run samples cells only (what evaluation's argmax cell is trained for).
+ * train()'s options for a run of `total` steps: linear from 0 to `peak` over `warmup` steps, then a
+ * cosine down to LR1 at `total`; a hard run's soft mix as the core's schedule over the same steps
+ * (plan.softMix { share, hold, end }: the share until `hold` of them, 0 from `end`), so every call
+ * of the run's rounds follows it. A run without one samples from the first step (softMix 0).
  */
-function mixAt(step, total, { mix: [from, to] }) {
-  const x = step / total;
-  return x < from ? 1 : x >= to ? 0 : (to - x) / (to - from);
+const scheduleOf = (total, { peak, warmup, softMix = 0 }) => ({ lr: peak, schedule: 'cosine', warmup, decaySteps: total, finalLr: LR1, clip: 5, softMix });
+
+/** The soft mix's share after `step` of `total` steps (the core's schedule, vis_soft_mix_at), for the log. */
+function mixAt(step, total, { softMix: { share, hold, end } }) {
+  const [h, e] = [Math.round(hold * total), Math.round(end * total)];
+  return step < h ? share : step >= e ? 0 : (share * (e - step)) / (e - h);
 }
 
 /** A share of `n` with its 95% Wilson interval, in percent. */
@@ -147,23 +164,18 @@ async function run(engine, name, options, metric, plan) {
   const steps = QUICK ? 40 : plan.steps;
   const m = await engine.createVisionModel({ ...MODEL, ...options });
   const schedule = scheduleOf(steps, plan);
-  const every = plan.mix ? MIX_EVERY : ROUND;
   const curve = [];
   let cpu = 0;
   let wall = 0;
   for (let done = 0; done < steps;) {
-    const end = Math.min(done + ROUND, steps);
+    const n = Math.min(ROUND, steps - done);
     const c0 = process.cpuUsage();
-    for (; done < end; done += every) {
-      const n = Math.min(every, end - done);
-      const mix = plan.mix ? { softMix: mixAt(done + n / 2, steps, plan) } : {};
-      wall += m.train({ steps: n, batch: BATCH, ...schedule, ...mix }).seconds;
-    }
+    wall += m.train({ steps: n, batch: BATCH, ...schedule }).seconds;
     cpu += cpuSeconds(c0);
-    done = end;
+    done += n;
     const e = m.evaluate({ split: 'test', count: EVAL });
     curve.push({ steps: done, cpu, value: e[metric] });
-    const mixed = plan.mix ? `, soft mix ${fmt(mixAt(done, steps, plan), 2)}` : '';
+    const mixed = plan.softMix ? `, soft mix ${fmt(mixAt(done, steps, plan), 2)}` : '';
     process.stderr.write(`  ${name}: ${done} steps${mixed}, ${fmt(cpu)} s CPU (${fmt(wall)} s wall, load ${fmt(os.loadavg()[0])}), test ${metric} ${fmt(100 * e[metric])}%\n`);
   }
   const final = m.evaluate({ split: 'test', count: FINAL });
@@ -173,7 +185,7 @@ async function run(engine, name, options, metric, plan) {
   m.destroy();
   return {
     name, metric, steps, cpu, wall, load: os.loadavg()[0], final, uniform, looked, curve,
-    settings: `channels [${channels.join(', ')}], hidden ${hidden}, ${attention}, ${glimpses} step${glimpses > 1 ? 's' : ''}${mode === 'hard' ? `, entropy ${entropy}` : ''}, peak lr ${plan.peak}${plan.warmup ? `, warm-up ${plan.warmup}` : ''}${plan.mix ? `, soft mix 1 to ${plan.mix[0]} of the run, 0 from ${plan.mix[1]}` : ''}`,
+    settings: `channels [${channels.join(', ')}], hidden ${hidden}, ${attention}, ${glimpses} step${glimpses > 1 ? 's' : ''}${mode === 'hard' ? `, entropy ${entropy}` : ''}, peak lr ${plan.peak}${plan.warmup ? `, warm-up ${plan.warmup}` : ''}${plan.softMix ? `, soft mix ${plan.softMix.share} to ${plan.softMix.hold} of the run, 0 from ${plan.softMix.end}` : ''}`,
     score: interval(final[metric], final.count), flat: interval(uniform[metric], uniform.count),
   };
 }
@@ -327,7 +339,7 @@ const LARGE = { task: 'cluttered', size: 100, clutter: 8 };
 const RUNS = {
   'cluttered-soft': () => run(engine, 'cluttered, soft', { task: 'cluttered', mode: 'soft', ...SOFT }, 'accuracy', PLAN.cluttered),
   'cluttered-none': () => run(engine, 'cluttered, none (average pooling)', { task: 'cluttered', ...SOFT, attention: 'none' }, 'accuracy', PLAN.cluttered),
-  'cluttered-mix': () => run(engine, 'cluttered, hard (soft mix annealed to sampling)', { task: 'cluttered', mode: 'hard', ...SOFT, steps: 2 }, 'accuracy', PLAN.hardMix.cluttered),
+  'cluttered-mix': () => run(engine, 'cluttered, hard (soft mix annealed to sampling)', headlineModel('hard'), 'accuracy', PLAN.hardMix.cluttered),
   'cluttered-hard': () => run(engine, 'cluttered, hard (REINFORCE)', { task: 'cluttered', mode: 'hard' }, 'accuracy', PLAN.hard.cluttered),
   'retina-cluttered': async () => {
     const r = await retinaRun(engine, {

@@ -41,7 +41,7 @@ for (const { simd, name, skip, engine } of await withEngines()) {
       assert.ok(Object.isFrozen(VISION_LIMITS));
       assert.deepEqual({ ...VISION_LIMITS }, {
         maxLayers: 3, maxChannels: 64, maxHidden: 256, maxSteps: 8, maxBatch: 256, maxClutter: 32, maxSize: 100, minSize: 28, maxImage: 128,
-        maxDigits: 3, tokens: 11, endToken: 10, maxTrainSteps: 100000, maxEvaluate: 100000,
+        maxDigits: 3, tokens: 11, endToken: 10, maxTrainSteps: 100000, maxEvaluate: 100000, maxOptSteps: 2147483646,
       });
       assert.deepEqual(table.imageTasks, { centered: 0, cluttered: 1, multi: 2 });
     });

@@ -12,7 +12,10 @@
  *   - a share outside [0, 1] is NN_ERR_VALUE, a share on a model that does
  *     not sample (soft, none) NN_ERR_ARG, the retina takes one (its glimpses
  *     at the policy's mean: test_vision_retina.c), and a trainer that grows
- *     its batch keeps the share. */
+ *     its batch keeps the share;
+ *   - as a schedule over the model's steps (vis_set_soft_mix_schedule): the
+ *     share at given steps, its checks, and a run split into calls trains
+ *     bit for bit as one call. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,11 +257,80 @@ static void errors_and_growth(void) {
     vis_destroy(none);
 }
 
+/* A hard trainer on the grid of a cluttered canvas (batch 4, 1 glimpse). */
+static VisionTrainer *grid_trainer(const VisData *d) {
+    ImgTaskConfig tc = {IMG_CLUTTERED, 2, 1, 1, 0};
+    VisConfig gc = {0, 0, 2, {3, 4, 0}, RNN_CELL_GRU, 8, ATTN_SCORE_DOT, VIS_HARD, 1, 0, 0.01, 4, 3, VIS_START_CONSTANT,
+                    VIS_SENSOR_GRID, 0, 0, 0};
+    VisionTrainer *t = NULL;
+    CHECK(vtr_create(&t, d, &tc, &gc) == NN_OK, "grid: %s", nn_last_error());
+    return t;
+}
+
+static void schedule_over_steps(void) {
+    check_case("soft mix schedule: the share at given steps, its checks, chunks = one call");
+    VisionModel *hard = model(VIS_HARD, ATTN_SCORE_DOT, 0);
+    if (!hard) return;
+    /* share 0.8 until step 4, falling linearly to 0 at step 8 */
+    CHECK(vis_set_soft_mix_schedule(hard, 0.8f, 4, 8) == NN_OK, "schedule: %s", nn_last_error());
+    const int at[] = {0, 3, 4, 5, 6, 7, 8, 100};
+    const double want[] = {0.8, 0.8, 0.8, 0.6, 0.4, 0.2, 0, 0};
+    for (int i = 0; i < 8; i++)
+        CHECK(fabs((double)vis_soft_mix_at(hard, at[i]) - want[i]) < 1e-6, "step %d: share %g, expected %g", at[i],
+              (double)vis_soft_mix_at(hard, at[i]), want[i]);
+    CHECK(vis_set_soft_mix_schedule(hard, 1, 3, 3) == NN_OK && vis_soft_mix_at(hard, 2) == 1 && vis_soft_mix_at(hard, 3) == 0,
+          "hold = end: the share until it, 0 from it");
+    CHECK(vis_set_soft_mix(hard, 0.3f) == NN_OK && vis_soft_mix_at(hard, 0) == 0.3f &&
+              vis_soft_mix_at(hard, NN_MAX_OPT_STEPS - 1) == 0.3f,
+          "vis_set_soft_mix: the share at every step");
+    CHECK(vis_set_soft_mix_schedule(hard, 0.5f, -1, 4) == NN_ERR_SHAPE && strstr(nn_last_error(), "softMix hold"),
+          "hold -1: %s", nn_last_error());
+    CHECK(vis_set_soft_mix_schedule(hard, 0.5f, 5, 4) == NN_ERR_SHAPE && strstr(nn_last_error(), "softMix end"),
+          "end before hold: %s", nn_last_error());
+    CHECK(vis_set_soft_mix_schedule(hard, 0.5f, 4, NN_MAX_OPT_STEPS + 1) == NN_ERR_LIMIT, "end past the count: %s",
+          nn_last_error());
+    CHECK(vis_set_soft_mix_schedule(hard, 2, 1, 2) == NN_ERR_VALUE, "share 2: %s", nn_last_error());
+    CHECK(vis_soft_mix_at(hard, 0) == 0.3f && vis_soft_mix_at(hard, 1000) == 0.3f, "a refused schedule leaves the model's");
+    vis_destroy(hard);
+
+    Rng r = {91};
+    size_t size;
+    uint8_t *asset = make_vis_asset(&r, 200, &size);
+    VisData *d = NULL;
+    if (!CHECK(vis_data_create(&d, asset, size) == NN_OK, "data: %s", nn_last_error())) return;
+    VisionTrainer *one = grid_trainer(d), *chunked = grid_trainer(d), *constant = grid_trainer(d);
+    if (one && chunked && constant) {
+        NnTrainOptions o = {.optimizer = NN_ADAM, .lr = 0.01f, .clip = 5};
+        float losses[6], parts[6], flat[6];
+        /* every row reads the expected context for 2 steps, then the share falls to 0 at step 4 */
+        CHECK(vis_set_soft_mix_schedule(vtr_model(one), 1, 2, 4) == NN_OK && vtr_train(one, &o, 6, 4, losses) == NN_OK,
+              "one call: %s", nn_last_error());
+        CHECK(vis_set_soft_mix_schedule(vtr_model(chunked), 1, 2, 4) == NN_OK, "schedule: %s", nn_last_error());
+        for (int c = 0; c < 3; c++) {
+            CHECK(vtr_train(chunked, &o, 2, 4, parts + 2 * c) == NN_OK, "chunk %d: %s", c, nn_last_error());
+            if (c == 0) CHECK(vtr_model(chunked)->baseline[0] == 0, "steps 1-2 read the expected context: no baseline");
+        }
+        const OptParams *a = &vtr_model(one)->opt, *b = &vtr_model(chunked)->opt;
+        CHECK(a->n == b->n && memcmp(a->params, b->params, sizeof(nn_real) * a->n) == 0, "3 calls of 2 steps = 1 call of 6");
+        CHECK(memcmp(losses, parts, sizeof losses) == 0, "the same losses");
+        CHECK(vtr_model(one)->baseline[0] != 0, "the last steps sampled cells: the baseline moved");
+        CHECK(vis_set_soft_mix(vtr_model(constant), 1) == NN_OK && vtr_train(constant, &o, 6, 4, flat) == NN_OK,
+              "share 1: %s", nn_last_error());
+        CHECK(memcmp(losses, flat, sizeof(float) * 2) == 0 && memcmp(losses, flat, sizeof losses) != 0,
+              "the same as share 1 while it holds, not after");
+    }
+    vtr_destroy(one);
+    vtr_destroy(chunked);
+    vtr_destroy(constant);
+    vis_data_destroy(d);
+}
+
 int main(void) {
     share_one_is_soft(ATTN_SCORE_DOT, 0);
     share_one_is_soft(ATTN_SCORE_ADDITIVE, 1);
     share_zero_is_unchanged();
     share_half_splits_rows();
     errors_and_growth();
+    schedule_over_steps();
     return check_summary();
 }

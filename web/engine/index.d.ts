@@ -309,6 +309,7 @@ export const SEQ2SEQ_LIMITS: Readonly<{
 
 export type ImageTask = 'centered' | 'cluttered' | 'multi';
 
+/** Every default is the table's (web/engine/defaults.js); the cluttered task on the grid takes its headline's. */
 export interface VisionOptions {
   /** 'centered' 28x28, 'cluttered' 60x60 with clutter, 'multi' 2-3 digits on 40x100 (default 'cluttered'). */
   task?: ImageTask;
@@ -316,15 +317,15 @@ export interface VisionOptions {
   clutter?: number;
   /** multi: digits per image, a count or [min, max] in 1..3 (default [2, 3]). */
   digits?: number | [number, number];
-  /** channels of the 1-3 conv layers (default [8, 16, 32]). */
+  /** channels of the 1-3 conv layers (default [8, 16, 32]; cluttered on the grid [16, 32, 32]). */
   channels?: number[];
   cell?: CellName;
-  /** decoder state and key/value size (default 32). */
+  /** decoder state and key/value size (default 32; cluttered on the grid 64). */
   hidden?: number;
-  /** the scoring function, or 'none' for global average pooling (default 'scaled_dot'). */
+  /** the scoring function, or 'none' for global average pooling (default 'scaled_dot'; cluttered on the grid 'dot'). */
   attention?: Attention;
   mode?: 'soft' | 'hard';
-  /** decoder steps: glimpses for one-digit tasks (default 1); multi: max digits + 1. */
+  /** decoder steps: glimpses for one-digit tasks (default 1; cluttered hard on the grid 2; the retina 6); multi: max digits + 1. */
   steps?: number;
   /** hard mode's entropy bonus (default 0.01). */
   entropy?: number;
@@ -356,8 +357,11 @@ export class VisionModel extends Model {
     attention: Attention; mode: 'soft' | 'hard'; steps: number; batch: number; seed: number; entropy: number;
     parameters: number; canvas: { rows: number; cols: number }; grid: { rows: number; cols: number };
   }>;
-  /** batch: default and at most config.batch; lr default 0.002 (Adam) or 0.05 (SGD); no tokensPerSecond. */
-  train(options?: TrainOptions & { /** hard mode: the share of images reading the expected context, 0..1, default 0 */ softMix?: number }):
+  /** batch: default and at most config.batch; every other default is the table's (web/engine/defaults.js: lr 0.002 (Adam) or 0.05 (SGD), on the cluttered grid 3,500 steps warming up to 0.005, then a cosine; hard 4,000); no tokensPerSecond. */
+  train(options?: TrainOptions & {
+    /** hard mode: the share of images reading the expected context, 0..1, or { share, hold, end }: the share until `hold` of the schedule's steps (decaySteps), falling to 0 at `end` of them (fractions 0..1); default: the table's (hard mode on the cluttered task's grid: { share: 1, hold: 0.5, end: 0.8 }; else 0) */
+    softMix?: number | { share?: number; hold?: number; end?: number };
+  }):
     Omit<TrainResult, 'tokensPerSecond'>;
   evaluate(options?: { split?: 'train' | 'test'; count?: number }): { loss: number; accuracy: number; sequenceAccuracy: number; count: number; split: string };
   predict(image: ImageInput): { output: string; tokens: string[]; canvas: Matrix; steps: VisionStep[] };

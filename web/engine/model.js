@@ -15,7 +15,8 @@
 //                   weightDecay: true when the kind's optimiser is AdamW (it takes a weightDecay),
 //                   defaults: a kind outside the table's train() defaults (over TRAIN_FALLBACK),
 //                   tokens: true when `_train` counts tokens, or (steps, batch, config) => tokens,
-//                   options: the kind's own options, { name: (value) => argument of `_train` } };
+//                   options: the kind's own options, { name: (value, call) => arguments of `_train`
+//                   as { arg: value } }, call = { defaults: the train() defaults, decaySteps } };
 //   - sets this.config, its configuration (what batch(config) reads, and what picks
 //     the kind's train() defaults from the one table, defaults.js: steps, lr, clip, schedule...);
 //   - runs the body of each public method of its own through this.guarded(name, fn):
@@ -106,7 +107,8 @@ export class Model {
         finalLr: toNumber('finalLr', o.finalLr, d.finalLr),
         ...(t.weightDecay ? { weightDecay: toNumber('weightDecay', o.weightDecay, d.weightDecay) } : {}),
       };
-      const kindArgs = Object.fromEntries(Object.entries(own).map(([name, parse]) => [name, parse(o[name])]));
+      const call = { defaults: d, decaySteps: schedule.decaySteps };
+      const kindArgs = Object.assign({}, ...Object.entries(own).map(([name, parse]) => parse(o[name], call)));
       const counted = t.tokens === true;
       const heap = this.#heap;
       return heap.withBlock({ losses: F32 * steps, tokens: counted ? F64 : 0 }, (p) => {

@@ -6,6 +6,7 @@
 // (web/data/mnist.bin.gz: read from disk in Node, fetched and inflated with
 // DecompressionStream in a page, only when an image model is first made).
 import { VISION, VISION_LIMITS } from './constants.js';
+import { defaultsOf } from './defaults.js';
 import { AttnlabError, argError, describe, limitError, shapeError, valueError } from './errors.js';
 import { listLength, options, toChoice, toInteger, toList, toNumber } from './matrix.js';
 import { Model, loadHandle, modelFile } from './model.js';
@@ -63,8 +64,8 @@ export function loadDigits(heap, url = DIGITS_URL) {
   return digitSets.get(heap);
 }
 
-function toChannels(value) {
-  if (value === undefined) return [8, 16, 32];
+function toChannels(value, fallback) {
+  if (value === undefined) return [...fallback];
   const expected = `channels: expected an array of 1 to ${VISION_LIMITS.maxLayers} channel counts`;
   let list;
   try {
@@ -76,8 +77,8 @@ function toChannels(value) {
   return list.map((c, i) => toInteger(`channels[${i}]`, c, 8, 1, VISION_LIMITS.maxChannels));
 }
 
-function toDigits(value, task) {
-  if (value === undefined) return [2, 3];
+function toDigits(value, task, fallback) {
+  if (value === undefined) return [...fallback];
   if (task !== TASKS.multi) throw argError("digits: only the 'multi' task takes digits");
   const pair = toList('digits', value, 2) ?? [value, value];
   if (pair.length !== 2) throw argError(`digits: expected a count or [min, max] (got ${describe(value)})`);
@@ -87,12 +88,12 @@ function toDigits(value, task) {
 }
 
 /** The cluttered canvas's side (0 for the other tasks, whose canvases are fixed). */
-function toSize(value, task) {
+function toSize(value, task, fallback) {
   if (task !== TASKS.cluttered) {
     if (value !== undefined) throw argError(`size: only the cluttered task's canvas has a size to choose (task is '${nameOf(TASKS, task)}')`);
     return 0;
   }
-  return toInteger('size', value, 60, VISION_LIMITS.minSize, VISION_LIMITS.maxSize);
+  return toInteger('size', value, fallback, VISION_LIMITS.minSize, VISION_LIMITS.maxSize);
 }
 
 /**
@@ -102,8 +103,8 @@ function toSize(value, task) {
  * of the canvas and 3) and sigma; the core checks their ranges and which
  * tasks and modes take the retina.
  */
-function sensorArgs(o) {
-  const sensor = toChoice('sensor', o.sensor, SENSORS, 'grid');
+function sensorArgs(o, D) {
+  const sensor = toChoice('sensor', o.sensor, SENSORS, D.sensor);
   if (sensor !== SENSORS.retina) {
     for (const name of ['retina', 'sigma']) {
       if (o[name] !== undefined) throw argError(`${name}: only sensor 'retina' takes ${name} (sensor is 'grid')`);
@@ -113,7 +114,7 @@ function sensorArgs(o) {
   const r = o.retina === undefined ? {} : o.retina;
   if (r === null || typeof r !== 'object' || Array.isArray(r)) throw argError(`retina: expected { size, scales } (got ${describe(r)})`);
   const { size, scales } = options('retina', r, ['size', 'scales']);
-  const sigma = toNumber('sigma', o.sigma, 0.15);
+  const sigma = toNumber('sigma', o.sigma, D.sigma);
   if (!(sigma > 0)) throw valueError(`sigma: the location policy's spread must be > 0 (got ${sigma})`);
   return {
     sensor, sigma,
@@ -122,28 +123,33 @@ function sensorArgs(o) {
   };
 }
 
-/** The creation options, validated, as the C call's arguments. */
+/**
+ * The creation options, validated, as the C call's arguments; an option not given is the
+ * table's default for a model of this task, mode and sensor (defaults.js). `steps` (the
+ * glimpses): the table's, else the multi task's most digits and its end, 6 on the retina, 1.
+ */
 function createArgs(o) {
-  const task = toChoice('task', o.task, TASKS, 'cluttered');
-  const digits = toDigits(o.digits, task);
-  const seed = o.seed === undefined ? 1 : o.seed;
+  const D = defaultsOf('vision', o).model;
+  const task = toChoice('task', o.task, TASKS, D.task);
+  const digits = toDigits(o.digits, task, D.digits);
+  const seed = o.seed === undefined ? D.seed : o.seed;
   if (!Number.isSafeInteger(seed) || seed < 0) throw valueError(`seed must be an integer in 0..2^53-1 (got ${describe(seed)})`);
-  const entropy = toNumber('entropy', o.entropy, 0.01);
+  const entropy = toNumber('entropy', o.entropy, D.entropy);
   if (entropy < 0) throw valueError(`entropy must be >= 0 (got ${entropy})`);
-  const attention = toChoice('attention', o.attention, ATTENTIONS, 'scaled_dot');
-  const mode = toChoice('mode', o.mode, MODES, 'soft');
-  const sensor = sensorArgs(o);
-  const steps = task === TASKS.multi ? digits[1] + 1 : sensor.sensor === SENSORS.retina ? 6 : 1;
+  const attention = toChoice('attention', o.attention, ATTENTIONS, D.attention);
+  const mode = toChoice('mode', o.mode, MODES, D.mode);
+  const sensor = sensorArgs(o, D);
+  const steps = task === TASKS.multi ? digits[1] + 1 : D.steps ?? (sensor.sensor === SENSORS.retina ? 6 : 1);
   return {
     task, digits, seed, entropy, attention, mode, ...sensor,
-    clutter: toInteger('clutter', o.clutter, 4, 0, VISION_LIMITS.maxClutter),
-    size: toSize(o.size, task),
-    channels: toChannels(o.channels),
-    cell: toChoice('cell', o.cell, CELLS, 'gru'),
-    hidden: toInteger('hidden', o.hidden, 32, 1, VISION_LIMITS.maxHidden),
+    clutter: toInteger('clutter', o.clutter, D.clutter, 0, VISION_LIMITS.maxClutter),
+    size: toSize(o.size, task, D.size),
+    channels: toChannels(o.channels, D.channels),
+    cell: toChoice('cell', o.cell, CELLS, D.cell),
+    hidden: toInteger('hidden', o.hidden, D.hidden, 1, VISION_LIMITS.maxHidden),
     steps: toInteger('steps', o.steps, steps, 1, VISION_LIMITS.maxSteps),
-    batch: toInteger('batch', o.batch, 32, 1, VISION_LIMITS.maxBatch),
-    start: toChoice('start', o.start, STARTS, 'constant'),
+    batch: toInteger('batch', o.batch, D.batch, 1, VISION_LIMITS.maxBatch),
+    start: toChoice('start', o.start, STARTS, D.start),
   };
 }
 
@@ -197,11 +203,31 @@ function toImage(name, image) {
   return { rows, cols, data: pixels };
 }
 
-/** train's softMix, a share in [0, 1] (0 by default: every image samples its cells or locations); the core checks which models take it. */
-function toSoftMix(value) {
-  const share = toNumber('softMix', value, 0);
-  if (share < 0 || share > 1) throw valueError(`softMix: a share of the images, within [0, 1] (got ${share})`);
-  return share;
+/**
+ * train's softMix as the core's schedule (vis_set_soft_mix_schedule, in the model's steps): a
+ * share in [0, 1] for every step, or { share, hold, end }: the share until `hold` of the
+ * schedule's steps (decaySteps: the table's steps, or the end of this call when it goes
+ * past them), falling linearly to 0 at `end` of them (0 <= hold <= end <= 1). Not given:
+ * the table's (hard mode on the grid of the cluttered task: { share: 1, hold: 0.5, end: 0.8 };
+ * otherwise 0, every image samples its cells or locations). The core checks which models take it.
+ */
+function toSoftMix(value, { defaults, decaySteps }) {
+  const mix = value === undefined ? defaults.softMix : value;
+  const always = VISION_LIMITS.maxOptSteps;
+  const toShare = (name, v, fallback) => {
+    const share = toNumber(name, v, fallback);
+    if (share < 0 || share > 1) throw valueError(`${name}: a share of the images, within [0, 1] (got ${share})`);
+    return share;
+  };
+  if (mix === null || typeof mix !== 'object' || Array.isArray(mix)) {
+    return { softMix: toShare('softMix', mix, 0), mixHold: always, mixEnd: always };
+  }
+  const o = options('softMix', mix, ['share', 'hold', 'end']);
+  const share = toShare('softMix.share', o.share, 1);
+  const hold = toShare('softMix.hold', o.hold, 0);
+  const end = toShare('softMix.end', o.end, 1);
+  if (end < hold) throw valueError(`softMix: end ${end} is before hold ${hold} (shares of the schedule's steps)`);
+  return { softMix: share, mixHold: Math.round(hold * decaySteps), mixEnd: Math.round(end * decaySteps) };
 }
 
 /** A CNN + attention reader of digits, bound to its image task. train, save, destroy and steps: see model.js. */
@@ -213,7 +239,7 @@ export class VisionModel extends Model {
         // up to VISION_LIMITS.maxBatch: the core grows the model's buffers for a batch larger than any before
         maxSteps: VISION_LIMITS.maxTrainSteps, batch: (c) => c.batch, maxBatch: () => VISION_LIMITS.maxBatch,
         optimizers: OPTIMIZERS, tokens: false,
-        // hard mode on the grid: the share of images that read the expected (soft) context in these steps
+        // hard mode: the share of images that read the expected (soft) context, over the model's steps
         options: { softMix: toSoftMix },
       },
     });

@@ -98,7 +98,7 @@ const BINDINGS = Object.freeze({
   vis_info: { args: ['model', 'result'] },
   vis_train: {
     status: 'train',
-    args: ['model', 'optimizer', 'lr', 'clip', 'schedule', 'warmup', 'decaySteps', 'finalLr', 'steps', 'batch', 'losses', 'softMix'],
+    args: ['model', 'optimizer', 'lr', 'clip', 'schedule', 'warmup', 'decaySteps', 'finalLr', 'steps', 'batch', 'losses', 'softMix', 'mixHold', 'mixEnd'],
   },
   vis_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'uniform', 'result'] },
   vis_predict: { status: 'predict', args: ['model', 'image', 'rows', 'cols', 'tokens', 'weights', 'locations'] },

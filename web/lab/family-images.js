@@ -4,7 +4,7 @@
 // adapter's fields). The views are images-view.js.
 import { loadedSettings, seq2seqAdapter } from './family.js';
 import { pickPretrained } from './pretrained.js';
-import { IMAGE_TASKS, MODEL_KEYS, imageReading, visionOptions } from './state.js';
+import { IMAGE_TASKS, IMAGE_TRAIN, MODEL_KEYS, imageReading, trainOptions, visionOptions } from './state.js';
 
 /** Image models: the held-out digits (their task has no validation split), fewer as a forward pass costs more. */
 const IMAGE_EVAL = { split: 'test', count: 100 };
@@ -19,6 +19,7 @@ export const imageFamily = {
   linkKeys: ['task', 'cell', 'hidden', 'lr', 'batch', 'seed', 'start', 'speed', 'mode', 'sensor', 'channels', 'clutter', 'modeSteps', 'image'],
   viewKeys: [],
   create: (state) => ({ action: 'createVision', options: visionOptions(state) }),
+  trainOptions: (state) => ({ ...trainOptions(state), ...IMAGE_TRAIN }),
   evaluation: IMAGE_EVAL,
   pretrained: pickPretrained,
   settle() {},

@@ -3,6 +3,7 @@
 // image models' soft / hard / none comparison. They are made, trained and freed
 // here, beside the session's model in hand, which they do not touch.
 import { divergedError } from './session.js';
+import { IMAGE_TRAIN } from './state.js';
 
 /** Optimiser steps between two points of an experiment's curves. */
 const CURVE_CHUNK = 25;
@@ -14,7 +15,7 @@ const CURVE_CHUNK = 25;
  * model. onProgress({ done, steps, curves }) after every chunk; `finish(models)`
  * adds its results before the models are freed.
  */
-async function trainTogether(client, specs, { steps, batch, lr, evaluate, onProgress, shouldStop }, finish = async () => ({})) {
+async function trainTogether(client, specs, { steps, batch, lr, train = {}, evaluate, onProgress, shouldStop }, finish = async () => ({})) {
   const models = [];
   try {
     for (const { action, options } of specs) models.push((await client.call(action, { options })).model);
@@ -28,7 +29,7 @@ async function trainTogether(client, specs, { steps, batch, lr, evaluate, onProg
     for (let done = 0; done < steps && !shouldStop?.();) {
       const n = Math.min(CURVE_CHUNK, steps - done);
       for (let k = 0; k < models.length; k++) {
-        const r = await client.call('train', { model: models[k], options: { steps: n, batch, lr } });
+        const r = await client.call('train', { model: models[k], options: { ...train, steps: n, batch, lr } });
         const bad = r.losses.findIndex((v) => !Number.isFinite(v));
         if (bad >= 0) throw divergedError(r.steps - r.losses.length + bad + 1);
         await measure(k, done + n);
@@ -67,7 +68,7 @@ export const MODES_FINAL_COUNT = 1000;
  */
 export function runImageModes(client, optionsList, { steps, batch, lr, onProgress, shouldStop }) {
   const specs = optionsList.map((options) => ({ action: 'createVision', options }));
-  return trainTogether(client, specs, { steps, batch, lr, onProgress, shouldStop, evaluate: { split: 'test', count: 200 } }, async (models) => {
+  return trainTogether(client, specs, { steps, batch, lr, train: IMAGE_TRAIN, onProgress, shouldStop, evaluate: { split: 'test', count: 200 } }, async (models) => {
     const final = [];
     for (const m of models) final.push(await client.call('evaluate', { model: m, options: { split: 'test', count: MODES_FINAL_COUNT } }));
     return { final };

@@ -5,6 +5,7 @@
 // Link versions: 1 is the lab's first format (no "ver=", decoding as two fields
 // "decode=greedy|beam" and "beam=2..16"); 2 folds them into one "beam" (1 =
 // greedy). Links of version 1 are migrated, so every link ever shared still opens.
+import { DEFAULTS } from '../engine/defaults.js';
 import { createUrlState } from '../ui/url-state.js';
 import { limit } from './limits.js';
 import { TRANSFORMER_PROPS } from './transformer-state.js';
@@ -71,11 +72,13 @@ const PROPS = [
   { name: 'beam', type: 'int', min: 1, get max() { return limit('maxBeam', 'seq2seq'); }, def: 1 },
   { name: 'compare', type: 'enum', values: ['none', 'dot', 'additive', 'general', 'cosine', 'scaled_dot'], def: 'none' },
   { name: 'compareSteps', type: 'int', min: 25, max: 5000, def: 300 },
-  { name: 'mode', type: 'enum', values: IMAGE_MODES, def: 'soft' },
+  { name: 'mode', type: 'enum', values: IMAGE_MODES, def: DEFAULTS.vision.model.mode },
   // kept when it does not apply (soft mode, multi): the model then reads the grid and the control says why
-  { name: 'sensor', type: 'enum', values: SENSORS, def: 'grid' },
-  { name: 'channels', type: 'enum', values: CHANNELS, def: '8,16,32' },
-  { name: 'clutter', type: 'int', min: 0, get max() { return limit('maxClutter', 'vision'); }, def: 4 },
+  { name: 'sensor', type: 'enum', values: SENSORS, def: DEFAULTS.vision.model.sensor },
+  // the image model's base defaults (defaults.js) on every task: the cluttered headline's wider
+  // layers cost more a step than the lab's live training wants
+  { name: 'channels', type: 'enum', values: CHANNELS, def: DEFAULTS.vision.model.channels.join(',') },
+  { name: 'clutter', type: 'int', min: 0, get max() { return limit('maxClutter', 'vision'); }, def: DEFAULTS.vision.model.clutter },
   { name: 'modeSteps', type: 'int', min: 25, max: 5000, def: 200 },
   { name: 'image', type: 'int', min: 1, max: 2 ** 31 - 1, def: 1 }, // the test image shown: its draw's seed
   { name: 'text', type: 'string', maxLength: 64, pattern: /^[^\x00-\x1f\x7f]*$/u, def: '' }, // any text without control characters
@@ -123,10 +126,14 @@ export function visionOptions(state, mode) {
   mode ??= state.mode;
   const o = {
     task: state.task, cell: state.cell, hidden: state.hidden,
-    attention: mode === 'none' ? 'none' : 'scaled_dot', mode: mode === 'hard' ? 'hard' : 'soft', seed: state.seed, batch: state.batch,
+    attention: mode === 'none' ? 'none' : DEFAULTS.vision.model.attention, mode: mode === 'hard' ? 'hard' : 'soft', seed: state.seed,
+    batch: state.batch,
   };
-  // the retina has no CNN: its patches go straight to the glimpse network
+  // the retina has no CNN: its patches go straight to the glimpse network; on the grid a one-digit
+  // task reads one glimpse in every mode, so the experiment's models differ only in how they attend
+  // (the engine's cluttered hard model reads two: defaults.js)
   if (!retina) o.channels = state.channels.split(',').map(Number);
+  if (!retina && state.task !== 'multi') o.steps = 1;
   if (mode === 'hard') o.sensor = retina ? 'retina' : 'grid';
   if (state.task === 'cluttered') o.clutter = state.clutter;
   return o;
@@ -140,6 +147,14 @@ export const modeOf = (config) => (config.attention === 'none' ? 'none' : config
 
 /** train() options for a state. */
 export const trainOptions = (state) => ({ batch: state.batch, lr: state.lr });
+
+/**
+ * The lab's image models train at the form's constant rate, sampling from the first step: the lab
+ * trains until paused and its experiment compares soft, hard and none over the same few hundred
+ * steps, where the engine's cluttered defaults (defaults.js) would decay the rate over 3,500 steps
+ * and have the hard model read the expected context for its first 2,000.
+ */
+export const IMAGE_TRAIN = Object.freeze({ schedule: 'constant', softMix: 0 });
 
 /** The settings that define the model: changing one makes a new model. */
 export const MODEL_KEYS = ['task', 'alphabet', 'minLength', 'maxLength', 'cell', 'bidirectional', 'layers', 'embed', 'hidden', 'attention', 'seed',
