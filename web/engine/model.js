@@ -107,7 +107,8 @@ export class Model {
         finalLr: toNumber('finalLr', o.finalLr, d.finalLr),
         ...(t.weightDecay ? { weightDecay: toNumber('weightDecay', o.weightDecay, d.weightDecay) } : {}),
       };
-      const call = { defaults: d, decaySteps: schedule.decaySteps };
+      // what a kind's own options read: its defaults, the model's configuration and where its schedule ends
+      const call = { defaults: d, config: this.config, decaySteps: schedule.decaySteps || this.steps + steps };
       const kindArgs = Object.assign({}, ...Object.entries(own).map(([name, parse]) => parse(o[name], call)));
       const counted = t.tokens === true;
       const heap = this.#heap;

@@ -211,8 +211,9 @@ function toImage(name, image) {
  * the table's (hard mode on the grid of the cluttered task: { share: 1, hold: 0.5, end: 0.8 };
  * otherwise 0, every image samples its cells or locations). The core checks which models take it.
  */
-function toSoftMix(value, { defaults, decaySteps }) {
-  const mix = value === undefined ? defaults.softMix : value;
+function toSoftMix(value, { defaults, config, decaySteps }) {
+  // a model without attention (a file may hold one in hard mode) has nothing to mix: the default is none
+  const mix = value === undefined ? (config.attention === 'none' ? 0 : defaults.softMix) : value;
   const always = VISION_LIMITS.maxOptSteps;
   const toShare = (name, v, fallback) => {
     const share = toNumber(name, v, fallback);
