@@ -43,6 +43,21 @@ test('the pretrained induction model shows its recorded run: curves from step 0 
   const formed = await text(page, '[data-testid=tf-formed]');
   assert.match(formed, /^Layer 1, head \d \(L1H\d\) formed at step [\d,]+: its induction score rose from [\d.]+ at step [\d,]+ to [\d.]+, while the training loss fell from [\d.]+ to [\d.]+\.$/);
   for (const chart of ['tf-ind-chart', 'tf-prev-chart', 'loss-chart', 'acc-chart']) assert.match((await marks(page, chart)).join(), /^L1H\d formed$/, chart);
+  // the test sequence's repeat and the induction stripe outlined on every map, and said under them
+  const repeat = await text(page, '[data-testid=tf-repeat]');
+  const [, from, to, cells] = repeat.match(/^Outlined on the maps: positions (\d+)–(\d+) repeat positions \d+–\d+ \(dashed rows\), and the (\d+) cells/).map(Number);
+  assert.equal(cells, to - from);
+  const outlined = await page.$$eval('.tf-head', (bs) => bs.map((b) => [b.querySelectorAll('.hm-outline-rows').length, b.querySelectorAll('.hm-outline-cell').length]));
+  assert.deepEqual(outlined, outlined.map(() => [1, cells]));
+  // the induction head's map puts its weight in those cells: the strongest layer-1 head, read from the page's model
+  const weight = await page.evaluate(async () => {
+    const tf = window.attnlabLab.session;
+    const v = await tf.read('inspect', { input: tf.input, options: { ablate: [] } });
+    const guide = await import('./lab/transformer-guide.js');
+    const r = guide.repeatOf(v.tokens);
+    return Math.max(...v.attention[1].map((m) => r.stripe.reduce((t, [i, j]) => t + m.data[i * m.cols + j], 0) / r.stripe.length));
+  });
+  assert.ok(weight > 0.4, `the stripe's mean weight in the best layer-1 head: ${weight}`);
   await fullScreenshot(page, `${SHOTS}lab-induction-pretrained-desktop.png`);
   await page.setViewportSize(PHONE);
   await fullScreenshot(page, `${SHOTS}lab-induction-pretrained-phone.png`);

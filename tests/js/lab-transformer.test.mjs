@@ -206,3 +206,17 @@ test('the text box: what a model learns of it, and why not, in characters agains
   const cut = readTextBox(`${'a'.repeat(3999)}🙂 and more`);
   assert.equal(cut.text, 'a'.repeat(3999));
 });
+
+test('the maps outline the longest repeat and where an induction head looks from it', async () => {
+  const { repeatOf, MIN_REPEAT } = await import('../../web/lab/transformer-guide.js');
+  const r = repeatOf([...'xyabcdefqqabcdefzz']);
+  assert.deepEqual({ first: r.first, second: r.second, length: r.length }, { first: 2, second: 10, length: 6 });
+  // from each position of the second occurrence but its last: one after the same token's first occurrence
+  assert.deepEqual(r.stripe, [[10, 3], [11, 4], [12, 5], [13, 6], [14, 7]]);
+  // copy's answer repeats its input: the shifted diagonal
+  assert.deepEqual(repeatOf([...'1234=1234']).stripe, [[5, 1], [6, 2], [7, 3]]);
+  // nothing of MIN_REPEAT tokens repeats: no outline; a run does not overlap its own copy
+  assert.equal(repeatOf([...'abcdefgh']), null);
+  assert.equal(repeatOf([...'abcXabc']), null, `shorter than ${MIN_REPEAT}`);
+  assert.deepEqual(repeatOf([...'aaaaaaaa']), { first: 0, second: 4, length: 4, stripe: [[4, 1], [5, 2], [6, 3]] });
+});

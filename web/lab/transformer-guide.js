@@ -38,3 +38,31 @@ export function verdict(tokens, truth, said = truth.join('')) {
   const right = tokens.length === truth.length && tokens.every((t, k) => t === truth[k]);
   return { right, text: right ? '✓ right' : `✗ the answer is ${said}` };
 }
+
+/** The shortest repeat outlined on the maps: shorter ones happen by chance in random letters. */
+export const MIN_REPEAT = 4;
+
+/**
+ * The longest stretch of `tokens` that occurs again later ({ first, second, length }: the
+ * positions of its two occurrences), and where an induction head looks from each
+ * position of the second occurrence but its last: one position after the same token's
+ * earlier occurrence ([query, key] pairs, the stripe parallel to the diagonal). null when
+ * nothing of MIN_REPEAT tokens or more repeats.
+ */
+export function repeatOf(tokens) {
+  const n = tokens.length;
+  let best = null;
+  for (let d = 1; d < n; d++) {
+    // runs of equal tokens at distance d: tokens[i] === tokens[i - d]
+    for (let i = d, run = 0; i <= n; i++) {
+      if (i < n && tokens[i] === tokens[i - d]) { run++; continue; }
+      if (run > (best?.length ?? MIN_REPEAT - 1) && run <= d) best = { first: i - run - d, second: i - run, length: run };
+      run = 0;
+    }
+  }
+  if (!best) return null;
+  const d = best.second - best.first;
+  const stripe = [];
+  for (let q = best.second; q < best.second + best.length - 1; q++) stripe.push([q, q - d + 1]);
+  return { ...best, stripe };
+}

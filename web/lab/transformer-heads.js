@@ -65,9 +65,10 @@ export function createHeadsView({ onToggle }) {
     /**
      * Draws `view` (inspect()'s result, or null: nothing to show) for a model of
      * `layers` × `heads`, with the `ablated` head names marked and `scores`
-     * ([layer][head] -> { previousToken, induction }, or null) under each map.
+     * ([layer][head] -> { previousToken, induction }, or null) under each map, and `outline`
+     * (the heatmap's: a repeated stretch and the induction stripe) on each.
      */
-    update(view, { layers, heads, ablated, scores }) {
+    update(view, { layers, heads, ablated, scores, outline = null }) {
       if (shape !== `${layers}x${heads}`) build(layers, heads);
       const n = view?.tokens.length ?? 0;
       cells.forEach((row, layer) => row.forEach(({ hm, button, score, press }, head) => {
@@ -76,7 +77,7 @@ export function createHeadsView({ onToggle }) {
         const s = scores?.[layer]?.[head];
         if (view) {
           hm.update(view.attention[layer][head], {
-            rowLabels: view.tokens.map(() => ''), colLabels: view.tokens.map(() => ''), kind: 'unit', maxCell: Math.max(2, Math.min(THUMB_CELL, 150 / n)),
+            rowLabels: view.tokens.map(() => ''), colLabels: view.tokens.map(() => ''), kind: 'unit', maxCell: Math.max(2, Math.min(THUMB_CELL, 150 / n)), outline,
           });
         }
         button.classList.toggle('ablated', off);

@@ -13,7 +13,7 @@ import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { createHeadsView } from './transformer-heads.js';
 import { createLensView, shown } from './transformer-lens.js';
-import { ANSWER_TASKS, TASK_PATTERNS, scoredPositions, verdict } from './transformer-guide.js';
+import { ANSWER_TASKS, TASK_PATTERNS, repeatOf, scoredPositions, verdict } from './transformer-guide.js';
 import { createScoresView } from './transformer-scores.js';
 import { codec } from './state.js';
 import { ablation, checkNames, headName, parseHead, playgroundState } from './transformer-state.js';
@@ -123,6 +123,20 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
       + `(${dLoss >= 0 ? '+' : '−'}${fixed(Math.abs(dLoss), 3)} nats, ${dAcc >= 0 ? '+' : '−'}${fixed(Math.abs(dAcc), 1)} points). Every head: ${all}.`);
   }
 
+  /** The input's repeated stretch (its second occurrence's rows) and the induction stripe, outlined on every map (null: no repeat). */
+  function outlineOf(view) {
+    const r = view ? repeatOf(view.tokens) : null;
+    return r ? { rows: [r.second, r.second + r.length - 1], cells: r.stripe } : null;
+  }
+  /** The sentence on what the outlines mark, under the maps. */
+  function showRepeat(view) {
+    const r = view ? repeatOf(view.tokens) : null;
+    setText(byId('tf-repeat'), r
+      ? `Outlined on the maps: positions ${r.second}–${r.second + r.length - 1} repeat positions ${r.first}–${r.first + r.length - 1} (dashed rows), `
+        + `and the ${r.stripe.length} cells where an induction head looks from them: one after the same token's earlier occurrence (orange boxes).`
+      : '');
+  }
+
   /** The chosen head's map, large, and its playground link, over the shown input. */
   function showChosenHead() {
     const select = byId('tf-open-head');
@@ -137,6 +151,7 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     const labels = shownView.tokens.map(shown);
     chosen.update(map, {
       rowLabels: labels, colLabels: labels, kind: 'unit', legend: `attention weight of ${headName(hd)}: rows are queries ↓, columns keys →`, maxCell: 14, minCell: 11, everyLabel: true,
+      outline: outlineOf(shownView),
       describe: (i, j) => ({ title: `${headName(hd)}: position ${i} (${labels[i]}) → ${j} (${labels[j]})`, lines: [`weight ${fixed(map.data[i * map.cols + j], 3)}`] }),
     });
     const step = frame()?.step ?? session.steps;
@@ -169,7 +184,8 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     }
     shownView = view;
     const points = f ? session.scores.filter((s) => s.step <= f.step) : session.scores;
-    heads.update(view, { layers: config.layers, heads: config.heads, ablated: new Set(state.tfAblate), scores: points.at(-1)?.heads });
+    heads.update(view, { layers: config.layers, heads: config.heads, ablated: new Set(state.tfAblate), scores: points.at(-1)?.heads, outline: outlineOf(view) });
+    showRepeat(view);
     lens.update(view, parts && session.input === parts.text ? scoredPositions(parts.prompt, parts.answer.length, view?.tokens.length ?? 0) : null);
     scores.update(points, session.losses);
     showChosenHead();

@@ -21,6 +21,8 @@
 //     opts.maxCell    largest cell side in px (default 48);  opts.minCell: smallest (default 0), past which
 //                     the figure is wider than its box (put it in one that scrolls)
 //     opts.everyLabel every label drawn, in a font the cell's size (default: every 2nd past 24, every 4th past 48)
+//     opts.outline    { rows: [from, to] | null, cells: [[i, j], ...] }: a band of rows outlined (dashed) and
+//                     cells outlined (e.g. a repeated stretch and where an induction head should look)
 //   hm.lockScale(true | false)  keep the current colour scale for later updates (compare settings by colour)
 //   hm.highlightRow(i | null)   outline row i;   hm.scale, hm.matrix, hm.labels (for export)
 //   hm.svg(title) -> { svg, width, height };  hm.png(title, ratio = 2) -> Promise<Blob>
@@ -76,7 +78,8 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
   const rowHl = h('div', { className: 'hm-row-hl', hidden: true });
   const cellHl = h('div', { className: 'hm-cell-hl', hidden: true });
   const seps = h('div', { className: 'hm-seps', attrs: { 'aria-hidden': 'true' } });
-  const plot = h('div', { className: 'hm-plot' }, canvas, values, seps, rowHl, cellHl);
+  const outlines = h('div', { className: 'hm-outlines', attrs: { 'aria-hidden': 'true' } });
+  const plot = h('div', { className: 'hm-plot' }, canvas, values, seps, outlines, rowHl, cellHl);
   const bands = h('div', { className: 'hm-bands', attrs: { 'aria-hidden': 'true' } });
   const cols = h('div', { className: 'hm-cols', attrs: { 'aria-hidden': 'true' } });
   const rows = h('div', { className: 'hm-rows', attrs: { 'aria-hidden': 'true' } });
@@ -100,6 +103,7 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
   let locked = null; // the scale kept while locked
   const vars = {}; // the custom properties last written on the body
   let bandKey = '';
+  let outlineKey = '';
 
   function setVar(name, value) {
     if (vars[name] === value) return;
@@ -198,6 +202,28 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
     seps.replaceChildren(...list.slice(1).map((b) => h('i', { style: { left: `${(b.from / c) * 100}%` } })));
   }
 
+  function drawOutlines() {
+    const o = current.opts.outline ?? null;
+    const { rows: r, cols: c } = current.matrix;
+    const key = o ? `${r}x${c}:${JSON.stringify(o)}` : '';
+    if (key === outlineKey) return;
+    outlineKey = key;
+    const boxes = [];
+    if (o?.rows) {
+      const [from, to] = o.rows;
+      const band = h('div', { className: 'hm-outline-rows' });
+      Object.assign(band.style, { left: '0', width: '100%', top: `${(from / r) * 100}%`, height: `${((to - from + 1) / r) * 100}%` });
+      boxes.push(band);
+    }
+    for (const [i, j] of o?.cells ?? []) {
+      if (i >= r || j >= c) continue;
+      const cell = h('div', { className: 'hm-outline-cell' });
+      place(cell, i, j);
+      boxes.push(cell);
+    }
+    outlines.replaceChildren(...boxes);
+  }
+
   function place(box, i, j) {
     const { rows: r, cols: c } = current.matrix;
     Object.assign(box.style, { left: `${(j / c) * 100}%`, top: `${(i / r) * 100}%`, width: `${100 / c}%`, height: `${100 / r}%` });
@@ -279,6 +305,7 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
       draw();
       drawValues();
       drawBands();
+      drawOutlines();
       if (withLegend) drawLegend();
       if (focusCell.i >= matrix.rows || focusCell.j >= matrix.cols) focusCell = { i: 0, j: 0 };
       if (active) {
