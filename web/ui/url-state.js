@@ -224,13 +224,20 @@ export function createUrlState({ version, props, migrations = {}, fix }) {
     },
     fromObject(obj, { strict = false } = {}) {
       if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return strict ? { error: 'the state is not an object' } : build({});
-      const entries = Object.assign(Object.create(null), obj);
-      const v = entries.ver ?? entries.version ?? version;
-      delete entries.ver;
-      delete entries.version;
+      // as decode: the settings and the first unknown fields are copied, the rest only counted
+      const entries = Object.create(null);
+      let dropped = 0;
+      let unknown = 0;
+      for (const name of Object.keys(obj)) {
+        if (name === 'ver' || name === 'version') continue;
+        if (byName.has(name) || unknown++ < MAX_UNKNOWN) entries[name] = obj[name];
+        else dropped++;
+      }
+      const own = (name) => (Object.hasOwn(obj, name) ? obj[name] : undefined);
+      const v = own('ver') ?? own('version') ?? version;
       try {
         if (!Number.isInteger(v) || v < 1 || v > version) throw new Error(`unknown state version ${String(v).slice(0, 12)} (expected 1 to ${version})`);
-        return build(migrate(entries, v), { strict });
+        return build(migrate(entries, v), { strict, dropped });
       } catch (err) {
         if (strict) return { error: err.message };
         return build({});
