@@ -95,6 +95,22 @@ export async function openPage(browser, url, viewport = { width: 1280, height: 9
   return { page, errors };
 }
 
+/**
+ * Opens the lab at `hash` in the browser `startBrowser` gave (`env`) and waits
+ * until it is ready: the model changes under way done and, in the Transformer
+ * family, its heads drawn. Waits get 90 s: the machine may be busy, and a worker
+ * answer taking seconds is not a failure.
+ */
+export async function openLab(env, hash, viewport = DESKTOP) {
+  const opened = await openPage(env.browser, `${env.url}lab.html${hash}`, viewport);
+  opened.page.setDefaultTimeout(90000);
+  await opened.page.waitForSelector('body[data-ready=true]');
+  await opened.page.evaluate(() => window.attnlabLab.settled());
+  await opened.page.waitForFunction(() => window.attnlabLab.state.task !== 'transformer' ||
+    document.querySelector('[data-testid^="tf-head-"]'));
+  return opened;
+}
+
 /** The lab: trains with the Train button until `n` steps are done, then pauses and waits for the worker and the redraw. */
 export async function trainLab(page, n) {
   await page.click('#play');
