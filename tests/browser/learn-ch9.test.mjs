@@ -156,6 +156,8 @@ test('induction heads: trained live, then the challenge passes only for the head
   const text = await textOf(page, 'ch9-induction-text');
   assert.ok(text.startsWith(`After 600 steps: test loss`), text);
   assert.ok(text.includes(`accuracy ${(last.accuracy * 100).toFixed(1)}%`), text);
+  // where its induction head formed (web/engine/induction.js: past the induction headline)
+  assert.match(text, /Layer 1, head \d formed as an induction head at step [\d,]+: its induction score rose from [\d.]+ at step [\d,]+ to [\d.]+, while the test loss went from [\d.]+ to [\d.]+\./);
   // the previous-token sentence is the trained model's own scores, and names a previous-token head only from 0.5
   assert.ok(text.endsWith(previousTokenText(last.scores[0])), text);
   const prevBest = Math.max(...last.scores[0].map((s) => s.previousToken));
