@@ -25,9 +25,11 @@ run() {
 run native make -s -j"$(nproc)" test-native
 # The js suite two files at a time (each file is mostly one busy WASM thread,
 # so on 2 cores it takes about half as long); the browser suite likewise,
-# except the lab's files, one at a time after the others: they measure the
-# page while it trains (its longest main-thread task, steps paced by the
-# clock), and a second browser beside them changes what they measure.
+# except the lab files that measure the page while it trains, one at a time
+# after the others, since a second browser beside them changes what they
+# measure: lab (its longest main-thread task), lab-pass (steps paced by the
+# clock), lab-text (a reply within a second). The other lab files assert no
+# time and run with the pages.
 # scripts/run-tests.sh starts the files in the order given: the longest first
 # (measured on a clean clone, 2 cores), so that the suite does not end on one
 # long file while the other core waits; every other file follows.
@@ -35,12 +37,12 @@ run native make -s -j"$(nproc)" test-native
 # scripts/vendor.mjs, which then rewrites nothing the other file's pages read.
 js_first=(); browser_first=()
 for f in seq2seq defaults docs reference guard vision threads models url-state vendor property; do [ -f "tests/js/$f.test.mjs" ] && js_first+=("tests/js/$f.test.mjs"); done
-for f in learn learn-pass learn-ch9 learn-images a11y; do [ -f "tests/browser/$f.test.mjs" ] && browser_first+=("tests/browser/$f.test.mjs"); done
+for f in learn lab-images playground-pass playground learn-ch9 learn-pass learn-images a11y learner playground-positions lab-transformer lab-retina; do [ -f "tests/browser/$f.test.mjs" ] && browser_first+=("tests/browser/$f.test.mjs"); done
 run js env JOBS="$jobs" bash scripts/run-tests.sh "${js_first[@]}" tests/js/*.test.mjs
 node scripts/vendor.mjs >/dev/null || { echo "attnlab: making web/vendor/ failed"; exit 1; }
 pages=(); labs=()
 for f in tests/browser/*.test.mjs; do
-  case ${f##*/} in lab*) labs+=("$f") ;; *) pages+=("$f") ;; esac
+  case ${f##*/} in lab.test.mjs | lab-pass.test.mjs | lab-text.test.mjs) labs+=("$f") ;; *) pages+=("$f") ;; esac
 done
 run browser env JOBS="$jobs" bash scripts/run-tests.sh "${browser_first[@]}" "${pages[@]}"
 run browser-lab node --test --test-concurrency=1 "${labs[@]}"
