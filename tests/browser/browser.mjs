@@ -29,10 +29,21 @@ export const PHONE = { width: 390, height: 844 };
 /** axe-core's source, to inject into a page for an accessibility audit. */
 export const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-/** Serious and critical axe-core violations on the page as it is now. */
-export async function axeViolations(page) {
+/**
+ * Serious and critical axe-core violations on the page as it is now. On Learn, `chapters`
+ * (ids, as in data-testid="chapter-<id>") audits those chapters and the page around them,
+ * not the other chapters: for the state a test left in its chapter, since the whole page
+ * as loaded has its own audit (tests/browser/learn.test.mjs) and one of all nine chapters
+ * takes several times as long.
+ */
+export async function axeViolations(page, { chapters = null } = {}) {
   if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  const result = await page.evaluate((keep) => {
+    const others = keep && [...document.querySelectorAll('[data-testid^="chapter-"]')]
+      .filter((c) => !keep.includes(c.dataset.testid.slice('chapter-'.length)));
+    return window.axe.run(others ? { include: [['body']], exclude: others.map((c) => [`[data-testid="${c.dataset.testid}"]`]) } : document,
+      { resultTypes: ['violations'] });
+  }, chapters);
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
