@@ -65,20 +65,21 @@ lib: build/libattnlab.a
 build/lib/example_tutorial: tests/native/example_tutorial.c build/libattnlab.a
 	$(CC) -std=c11 -Wall -Wextra -Werror -Iinclude $< build/libattnlab.a -o $@ -lm
 
-# Optimised native programs without sanitizers: the JS test that compares the
-# WASM builds with native C (tests/js/native-match.test.mjs) and the native
-# training benchmark (tests/bench/train.mjs).
+# Optimised native programs without sanitizers: the JS tests that compare the
+# WASM builds with native C (tests/js/native-match.test.mjs, vision.test.mjs), on
+# the library (its -O2 objects, which make test-native has already built), and the
+# native training benchmark (tests/bench/train.mjs, -O3).
 TOOL_FLAGS := -O2 -std=c11 -Wall -Wextra -Iinclude -Isrc
-build/tools/trainer_losses: tests/native/trainer_losses.c $(CORE_SRC) $(ENGINE_HDR)
+build/tools/trainer_losses: tests/native/trainer_losses.c build/libattnlab.a
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_FLAGS) $< $(CORE_SRC) -o $@ -lm
+	$(CC) $(TOOL_FLAGS) $< build/libattnlab.a -o $@ -lm
 build/tools/train_native: tests/bench/train_native.c $(CORE_SRC) $(ENGINE_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc $< $(CORE_SRC) -o $@ -lm
 
-build/tools/vision_losses: tests/native/vision_losses.c $(CORE_SRC) $(ENGINE_HDR)
+build/tools/vision_losses: tests/native/vision_losses.c build/libattnlab.a
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_FLAGS) $< $(CORE_SRC) -o $@ -lm
+	$(CC) $(TOOL_FLAGS) $< build/libattnlab.a -o $@ -lm
 
 native-tools: build/tools/trainer_losses build/tools/train_native build/tools/vision_losses
 

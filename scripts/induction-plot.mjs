@@ -15,6 +15,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defaultsOf } from '../web/engine/defaults.js';
+import { inductionFormed } from '../web/engine/induction.js';
 import { niceDomain, niceTicks } from '../web/ui/ticks.js';
 import { num, tick } from '../web/ui/format.js';
 
@@ -26,21 +27,10 @@ const round4 = (v) => Math.round(v * 1e4) / 1e4;
 // Okabe & Ito's palette (distinguishable with every common colour-vision deficiency), one colour per head.
 export const HEAD_COLORS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#999999'];
 
-/**
- * Where the best layer-1 head (highest final induction score) rises most between two
- * measurements: { head, step (the interval's end), from, to (the step before), rise,
- * lossBefore, lossAfter (test loss at the interval's two ends) }.
- */
-export function phaseChange(data) {
-  const ind = data.induction[1];
-  const last = data.step.length - 1;
-  const head = ind.reduce((b, s, h) => (s[last] > ind[b][last] ? h : b), 0);
-  let at = 1;
-  for (let i = 1; i <= last; i++) if (ind[head][i] - ind[head][i - 1] > ind[head][at] - ind[head][at - 1]) at = i;
-  return {
-    head, from: data.step[at - 1], step: data.step[at], rise: round4(ind[head][at] - ind[head][at - 1]),
-    lossBefore: data.loss[at - 1], lossAfter: data.loss[at],
-  };
+/** Where an induction head formed in `data` (web/engine/induction.js, on the test loss), or null. */
+export function formedIn(data) {
+  const points = data.step.map((step, i) => ({ step, heads: data.induction.map((layer) => layer.map((h) => ({ induction: h[i] }))) }));
+  return inductionFormed(points, data.step.map((step, i) => ({ step, value: data.loss[i] })), 1);
 }
 
 const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -57,7 +47,7 @@ function line(xs, ys, x, y, attrs) {
  * induction: [layer][head][i], title? }): two panels on one step axis, test loss
  * (left axis) and accuracy (right axis) above; layer 1's induction scores (solid)
  * and layer 0's previous-token scores (dashed) below, one colour per head; a
- * dotted rule at the phase change. Text is SVG text; no scripts, no fonts fetched.
+ * dotted rule where an induction head formed (web/engine/induction.js). Text is SVG text; no scripts, no fonts fetched.
  */
 export function inductionSvg(data) {
   const W = 840, H = 560, L = 64, R = 600, LEGEND = 662;
@@ -70,7 +60,7 @@ export function inductionSvg(data) {
   const yUnit = (p) => (v) => p.y1 - v * (p.y1 - p.y0);
   const yAcc = yUnit(top), yScore = yUnit(bottom);
   const heads = data.induction[1].length;
-  const pc = phaseChange(data);
+  const f = formedIn(data);
   const out = [];
   const text = (tx, ty, s, a = '') => out.push(`<text x="${px(tx)}" y="${px(ty)}"${a ? ` ${a}` : ''}>${esc(s)}</text>`);
 
@@ -98,10 +88,13 @@ export function inductionSvg(data) {
   text(18, (top.y0 + top.y1) / 2, 'test loss (nats)', `text-anchor="middle" transform="rotate(-90 18 ${(top.y0 + top.y1) / 2})"`);
   text(R + 40, (top.y0 + top.y1) / 2, 'accuracy', `text-anchor="middle" transform="rotate(90 ${R + 40} ${(top.y0 + top.y1) / 2})"`);
   text(18, (bottom.y0 + bottom.y1) / 2, 'head score (attention)', `text-anchor="middle" transform="rotate(-90 18 ${(bottom.y0 + bottom.y1) / 2})"`);
-  // the phase change: where the best induction head rises most
-  const xp = px(x(pc.step));
-  out.push(`<line x1="${xp}" x2="${xp}" y1="${top.y0}" y2="${bottom.y1}" stroke="#555" stroke-dasharray="2 3"/>`);
-  text(xp + 4, top.y0 + 14, `step ${pc.step}: layer 1 head ${pc.head}'s induction score +${num(pc.rise, 2)} in ${pc.step - pc.from} steps`, 'font-size="11" fill="#444"');
+  // where an induction head formed: its score passed the mark of a formed head
+  if (f) {
+    const xp = px(x(f.step));
+    out.push(`<line x1="${xp}" x2="${xp}" y1="${top.y0}" y2="${bottom.y1}" stroke="#555" stroke-dasharray="2 3"/>`);
+    // in the scores panel's top, above the scores (they stay below 1)
+    text(xp + 4, bottom.y0 + 14, `step ${f.step}: layer ${f.layer} head ${f.head} formed (induction ${num(f.fromScore, 2)} → ${num(f.score, 2)} from step ${f.fromStep})`, 'font-size="11" fill="#444"');
+  }
   // the curves
   out.push(line(data.step, data.loss, x, yLoss, 'stroke="#000" data-series="loss"'));
   out.push(line(data.step, data.accuracy, x, yAcc, 'stroke="#777" stroke-dasharray="6 3" data-series="accuracy"'));
@@ -188,12 +181,12 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     data = JSON.parse(readFileSync(join(out, 'induction.json'), 'utf8'));
   } else {
     data = await measure({ steps: Number(arg('steps', defaultsOf('transformer', { task: 'induction' }).train.steps)), seed: Number(arg('seed', 1)) });
-    data.phaseChange = phaseChange(data);
+    data.formed = formedIn(data);
     writeFileSync(join(out, 'induction.json'), inductionJson(data));
   }
-  const pc = data.phaseChange;
+  const f = data.formed;
   writeFileSync(join(out, 'induction.svg'), inductionSvg(data));
   const last = data.step.length - 1;
-  console.log(`phase change: layer 1 head ${pc.head}'s induction score +${pc.rise} from step ${pc.from} to ${pc.step}; test loss ${pc.lossBefore} -> ${pc.lossAfter}`);
+  console.log(f ? `formed: layer ${f.layer} head ${f.head} at step ${f.step} (induction ${f.fromScore} at step ${f.fromStep} -> ${f.score}); test loss ${f.lossFrom} -> ${f.lossTo}` : 'no induction head formed');
   console.log(`end: accuracy ${data.accuracy[last]}, loss ${data.loss[last]}`);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/layout.h"
+#include "base/lifecycle.h"
 #include "layers/shards.h"
 #include "models/seq2seq_internal.h"
 
@@ -279,12 +280,8 @@ int s2s_create_rows(Seq2Seq **out, const S2sConfig *c, int rows) {
         s2s_destroy(m);
         return nn_fail(NN_ERR_NOMEM, "seq2seq: out of memory for %zu parameters", n_params);
     }
-    if ((st = alloc_rows(m)) != NN_OK) {
-        s2s_destroy(m);
-        return st;
-    }
-    *out = m;
-    return NN_OK;
+    st = alloc_rows(m);
+    return NN_CREATED(out, m, st, s2s_destroy);
 }
 
 int s2s_reserve(Seq2Seq *m, int batch) {
@@ -321,10 +318,7 @@ void s2s_destroy(Seq2Seq *m) {
     if (!m) return;
     rows_free(m);
     opt_free(&m->opt);
-    free(m->grads);
-    free(m->key_lengths);
-    free(m->beam_tok);
-    free(m);
+    NN_FREE_ALL(m->grads, m->key_lengths, m->beam_tok, m);
 }
 
 const S2sConfig *s2s_config(const Seq2Seq *m) { return &m->c; }

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/layout.h"
+#include "base/lifecycle.h"
 #include "base/rng.h"
 #include "core/vec.h"
 #include "layers/embedding.h"
@@ -223,21 +224,13 @@ int tf_model_create(TfModel **out, const TfConfig *c, int vocab, const char (*na
             }
     for (int h = 0; h < c->heads; h++) m->slopes[h] = (nn_real)pow(2.0, -8.0 * (h + 1) / c->heads);
     st = tf_reserve(m, c->batch);
-    if (st != NN_OK) {
-        tf_model_destroy(m);
-        return st;
-    }
-    *out = m;
-    return NN_OK;
+    return NN_CREATED(out, m, st, tf_model_destroy);
 }
 
 void tf_model_destroy(TfModel *m) {
     if (!m) return;
     opt_free(&m->opt);
-    free(m->pos_table);
-    free(m->rope);
-    free(m->acts_block);
-    free(m);
+    NN_FREE_ALL(m->pos_table, m->rope, m->acts_block, m);
 }
 
 /* ---- the model's passes ---------------------------------------------------------- */

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "base/layout.h"
+#include "base/lifecycle.h"
 #include "base/rng.h"
 #include "core/conv.h"
 #include "core/vec.h"
@@ -318,22 +319,15 @@ int vis_create(VisionModel **out, const VisConfig *c) {
     }
     build_acts(m, m->acts);
     carve_ints(m, m->ints);
-    if ((st = set_shards(m, nn_pool_threads())) != NN_OK) {
-        vis_destroy(m);
-        return st;
-    }
     m->rng = c->seed ^ 0x5EED0F1A77E4710Aull;
-    *out = m;
-    return NN_OK;
+    st = set_shards(m, nn_pool_threads());
+    return NN_CREATED(out, m, st, vis_destroy);
 }
 
 void vis_destroy(VisionModel *m) {
     if (!m) return;
     opt_free(&m->opt);
-    free(m->acts);
-    free(m->ints);
-    free(m->draws);
-    free(m->grads);
+    NN_FREE_ALL(m->acts, m->ints, m->draws, m->grads);
     shards_free(&m->replicas);
     free(m);
 }

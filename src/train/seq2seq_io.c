@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/bytes.h"
+#include "base/lifecycle.h"
 #include "layers/model_file.h"
 #include "models/seq2seq_internal.h"
 
@@ -90,10 +91,5 @@ int s2s_load_rows(Seq2Seq **out, const uint8_t *bytes, size_t size, int rows) {
     int st = s2s_check_forward(m);
     if (st != NN_OK) st = nn_fail(st, "model file: %s; the file is damaged", nn_last_error());
     else st = s2s_reserve(m, rows);
-    if (st != NN_OK) {
-        s2s_destroy(m);
-        return st;
-    }
-    *out = m;
-    return NN_OK;
+    return NN_CREATED(out, m, st, s2s_destroy);
 }

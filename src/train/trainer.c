@@ -8,6 +8,7 @@
 
 #include "base/bytes.h"
 #include "base/error.h"
+#include "base/lifecycle.h"
 #include "layers/model_file.h"
 #include "models/seq2seq_internal.h" /* s2s_load_rows, the parameter table */
 #include "train/train_call.h"
@@ -38,9 +39,7 @@ void trainer_destroy(Trainer *t) {
     if (!t) return;
     s2s_destroy(t->model);
     task_destroy(t->task);
-    free(t->text);
-    free(t->buf);
-    free(t);
+    NN_FREE_ALL(t->text, t->buf, t);
 }
 
 /* The batch buffers for Bm rows; on failure the old ones stay. */

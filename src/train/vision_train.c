@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/lifecycle.h"
 #include "layers/model_file.h"
 #include "models/vision_internal.h"
 #include "train/train_call.h"
@@ -94,11 +95,7 @@ int vtr_create(VisionTrainer **out, const VisData *d, const ImgTaskConfig *tc, c
 void vtr_destroy(VisionTrainer *t) {
     if (!t) return;
     vis_destroy(t->model);
-    free(t->images);
-    free(t->labels);
-    free(t->n_labels);
-    free(t->pred);
-    free(t);
+    NN_FREE_ALL(t->images, t->labels, t->n_labels, t->pred, t);
 }
 
 VisionModel *vtr_model(VisionTrainer *t) { return t->model; }

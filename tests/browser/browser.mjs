@@ -29,10 +29,21 @@ export const PHONE = { width: 390, height: 844 };
 /** axe-core's source, to inject into a page for an accessibility audit. */
 export const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-/** Serious and critical axe-core violations on the page as it is now. */
-export async function axeViolations(page) {
+/**
+ * Serious and critical axe-core violations on the page as it is now. On Learn, `chapters`
+ * (ids, as in data-testid="chapter-<id>") audits those chapters and the page around them,
+ * not the other chapters: for the state a test left in its chapter, since the whole page
+ * as loaded has its own audit (tests/browser/learn.test.mjs) and one of all nine chapters
+ * takes several times as long.
+ */
+export async function axeViolations(page, { chapters = null } = {}) {
   if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  const result = await page.evaluate((keep) => {
+    const others = keep && [...document.querySelectorAll('[data-testid^="chapter-"]')]
+      .filter((c) => !keep.includes(c.dataset.testid.slice('chapter-'.length)));
+    return window.axe.run(others ? { include: [['body']], exclude: others.map((c) => [`[data-testid="${c.dataset.testid}"]`]) } : document,
+      { resultTypes: ['violations'] });
+  }, chapters);
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
@@ -93,6 +104,22 @@ export async function openPage(browser, url, viewport = { width: 1280, height: 9
   page.on('pageerror', (err) => errors.push(String(err)));
   await page.goto(url);
   return { page, errors };
+}
+
+/**
+ * Opens the lab at `hash` in the browser `startBrowser` gave (`env`) and waits
+ * until it is ready: the model changes under way done and, in the Transformer
+ * family, its heads drawn. Waits get 90 s: the machine may be busy, and a worker
+ * answer taking seconds is not a failure.
+ */
+export async function openLab(env, hash, viewport = DESKTOP) {
+  const opened = await openPage(env.browser, `${env.url}lab.html${hash}`, viewport);
+  opened.page.setDefaultTimeout(90000);
+  await opened.page.waitForSelector('body[data-ready=true]');
+  await opened.page.evaluate(() => window.attnlabLab.settled());
+  await opened.page.waitForFunction(() => window.attnlabLab.state.task !== 'transformer' ||
+    document.querySelector('[data-testid^="tf-head-"]'));
+  return opened;
 }
 
 /** The lab: trains with the Train button until `n` steps are done, then pauses and waits for the worker and the redraw. */

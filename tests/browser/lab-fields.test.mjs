@@ -7,7 +7,7 @@
 // Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, axeViolations, openLab, openPage, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -18,17 +18,11 @@ after(() => env?.close());
 /** The Transformer family as a link opens it (its pretrained model, when it has one). */
 const TF = '#ver=2&task=transformer';
 
-async function open(hash, viewport = DESKTOP) {
-  const opened = await openPage(env.browser, `${env.url}lab.html${hash}`, viewport);
-  await opened.page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
-  await opened.page.evaluate(() => window.attnlabLab.settled());
-  return opened;
-}
 
 const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim());
 
 test('the Transformer opens with its heads grid in view at 1440 × 900; Share says the link carries settings, not weights', async () => {
-  const { page, errors } = await open(TF);
+  const { page, errors } = await openLab(env, TF);
   await page.waitForSelector('[data-testid^="tf-head-"]');
   const grid = await page.$eval('[data-testid=tf-heads]', (e) => e.getBoundingClientRect().toJSON());
   assert.ok(grid.top >= 0 && grid.top < DESKTOP.height - 150, `the heads grid starts at ${grid.top}px`);
@@ -45,7 +39,7 @@ test('the Transformer opens with its heads grid in view at 1440 × 900; Share sa
   assert.deepEqual(errors, []);
   await page.close();
   // a phone puts the heads first, under the run bar
-  const phone = await open(TF, PHONE);
+  const phone = await openLab(env, TF, PHONE);
   await phone.page.waitForSelector('[data-testid^="tf-head-"]');
   await phone.page.screenshot({ path: `${SHOTS}lab-fields-heads-phone.png` });
   assert.deepEqual(phone.errors, []);
@@ -60,7 +54,7 @@ async function enter(page, id, value) {
 const message = (page, id) => page.$eval(`[data-testid=${id}-message]`, (e) => (e.hidden ? null : e.textContent.trim()));
 
 test("the Transformer's numeric fields state their ranges; a value out of range is said in words under the field, and cleared once fixed", async () => {
-  const { page, errors } = await open(TF);
+  const { page, errors } = await openLab(env, TF);
   const limits = await page.evaluate(() => import('./lab/limits.js').then((m) => ({ min: m.limit('minContext', 'transformer'), max: m.limit('maxContext', 'transformer') })));
   assert.ok(limits.min > 1, `the engine's minimum context (${limits.min})`);
   for (const id of ['tfLayers', 'tfHeads', 'tfDModel', 'tfDFF', 'tfContext', 'tfLr', 'tfBatch', 'seed']) {
@@ -91,7 +85,7 @@ test("the Transformer's numeric fields state their ranges; a value out of range 
 });
 
 test('a task that needs a longer context keeps the choice: Context grows to its minimum, and the field says so', async () => {
-  const { page, errors } = await open(`${TF}&tfContext=32`);
+  const { page, errors } = await openLab(env, `${TF}&tfContext=32`);
   await page.selectOption('#tfTask', 'dates');
   await page.waitForFunction(() => window.attnlabLab.state.tfTask === 'dates' && window.attnlabLab.state.tfContext > 32);
   await page.evaluate(() => window.attnlabLab.settled());
@@ -110,7 +104,7 @@ test('a task that needs a longer context keeps the choice: Context grows to its 
 });
 
 test("every numeric field of the text and image families states its range and says what is wrong with a value, until it is fixed", async () => {
-  const { page, errors } = await open('#ver=2&task=reverse&start=scratch', PHONE);
+  const { page, errors } = await openLab(env, '#ver=2&task=reverse&start=scratch', PHONE);
   for (const id of ['minLength', 'maxLength', 'embed', 'hidden', 'lr', 'batch', 'seed', 'compareSteps']) {
     assert.notEqual(await text(page, `[data-testid=${id}-range]`), '', `${id} states its range`);
   }
@@ -136,7 +130,7 @@ test("every numeric field of the text and image families states its range and sa
 });
 
 test('the large head map labels every token of a long input, in a font its cells hold', async () => {
-  const { page, errors } = await open(`${TF}&start=scratch&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=64`);
+  const { page, errors } = await openLab(env, `${TF}&start=scratch&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=64`);
   await page.waitForSelector('[data-testid="heatmap-tf-chosen"]');
   for (const n of [32, 62]) {
     const input = Array.from({ length: n }, (_, k) => 'abcdefghijklmnopqrstuvwxyz'[(k * 7) % 26]).join('');
@@ -164,7 +158,7 @@ test('the large head map labels every token of a long input, in a font its cells
 });
 
 test('a head opened in the playground says where it came from: its layer, head, task and step', async () => {
-  const { page, errors } = await open(TF);
+  const { page, errors } = await openLab(env, TF);
   await page.waitForSelector('[data-testid=tf-open][href]');
   await page.selectOption('[data-testid=tf-open-head]', 'L1H0');
   const steps = await page.evaluate(() => window.attnlabLab.session.steps);
@@ -182,7 +176,7 @@ test('a head opened in the playground says where it came from: its layer, head, 
 });
 
 test("a task's results explained: Generate stops at the answer and checks it, the lens marks the scored positions, the maps say what to look for", async () => {
-  const { page, errors } = await open(`${TF}&tfTask=reverse&start=scratch&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=32`);
+  const { page, errors } = await openLab(env, `${TF}&tfTask=reverse&start=scratch&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=32`);
   await page.waitForSelector('[data-testid=tf-lens-table]');
   assert.match(await text(page, '[data-testid=tf-pattern]'), /anti-diagonal/);
   const example = await page.evaluate(() => window.attnlabLab.session.examples(1, 1).then(([e]) => e));

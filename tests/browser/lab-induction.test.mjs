@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultsOf } from '../../web/engine/defaults.js';
-import { DESKTOP, PHONE, SHOTS, fullScreenshot, openPage, startBrowser } from './browser.mjs';
+import { PHONE, SHOTS, fullScreenshot, openLab, startBrowser } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -19,18 +19,11 @@ after(() => env?.close());
 
 const DEFAULTS = defaultsOf('transformer', { task: 'induction' });
 
-async function open(hash, viewport = DESKTOP) {
-  const opened = await openPage(env.browser, `${env.url}lab.html${hash}`, viewport);
-  opened.page.setDefaultTimeout(90000);
-  await opened.page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
-  await opened.page.waitForSelector('[data-testid^="tf-head-"]', { timeout: 30000 });
-  return opened;
-}
 const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim());
 const marks = (page, chart) => page.$$eval(`[data-testid=${chart}] .mark-label`, (ts) => ts.map((t) => t.textContent));
 
 test('the pretrained induction model shows its recorded run: curves from step 0 and the step its head formed', async () => {
-  const { page, errors } = await open('#ver=2&task=transformer');
+  const { page, errors } = await openLab(env, '#ver=2&task=transformer');
   assert.match(await text(page, '#model-status'), /^Pretrained model/);
   const run = await page.evaluate(() => {
     const s = window.attnlabLab.session;
@@ -66,7 +59,7 @@ test('the pretrained induction model shows its recorded run: curves from step 0 
 });
 
 test('Train from scratch on induction with the defaults: a layer-1 head passes 0.4, 95% is reached, the jump is marked', async () => {
-  const { page, errors } = await open('#ver=2&task=transformer');
+  const { page, errors } = await openLab(env, '#ver=2&task=transformer');
   await page.click('#reset');
   await page.waitForFunction(() => window.attnlabLab.session.steps === 0 && /^Untrained/.test(document.querySelector('#model-status').textContent));
   assert.match(await text(page, '[data-testid=tf-formed]'), /^(No induction head has formed yet|)/, 'none formed');

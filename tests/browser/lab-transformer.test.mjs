@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadEngine } from '../../web/engine/index.js';
-import { DESKTOP, PHONE, SHOTS, axeViolations, fullScreenshot, hoverCell, openPage, startBrowser, trainLab as train } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, axeViolations, fullScreenshot, hoverCell, openLab, openPage, startBrowser, trainLab as train } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -24,14 +24,6 @@ after(() => env?.close());
 /** A small induction model: 2 layers of 2 heads, dModel 16, attention only, context 32. */
 const SMALL = '#ver=2&task=transformer&tfLayers=2&tfHeads=2&tfDModel=16&tfContext=32&tfBatch=16&tfLr=0.003';
 
-async function open(hash, viewport = DESKTOP) {
-  const opened = await openPage(env.browser, `${env.url}lab.html${hash}`, viewport);
-  // the machine may be busy: a worker answer can take seconds, not a failure
-  opened.page.setDefaultTimeout(60000);
-  await opened.page.waitForSelector('body[data-ready=true]', { timeout: 60000 });
-  await opened.page.waitForSelector('[data-testid^="tf-head-"]', { timeout: 30000 });
-  return opened;
-}
 
 const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim());
 const steps = (page) => page.evaluate(() => window.attnlabLab.session.steps);
@@ -46,7 +38,7 @@ async function ablationNumbers(page, ablated) {
 }
 
 test('the Transformer family: train in the worker, layers × heads maps redrawn, the lens, ablation from the keyboard, the link round-trips', async () => {
-  const { page, errors } = await open(SMALL);
+  const { page, errors } = await openLab(env, SMALL);
   // the task list is the engine's, and the family's own settings show (the seq2seq ones do not)
   const tasks = await page.$$eval('#tfTask option', (os) => os.map((o) => o.value));
   for (const t of ['induction', 'copy', 'reverse', 'sort', 'modular', 'text']) assert.ok(tasks.includes(t), `task ${t} in ${tasks}`);
@@ -149,7 +141,7 @@ test('the Transformer family: train in the worker, layers × heads maps redrawn,
 
   // the link round-trips: the same settings, input and ablated head come back
   const link = page.url();
-  const again = await open(new URL(link).hash);
+  const again = await openLab(env, new URL(link).hash);
   const back = await again.page.evaluate(() => {
     const s = window.attnlabLab.state;
     return { task: s.task, tfLayers: s.tfLayers, tfHeads: s.tfHeads, tfDModel: s.tfDModel, tfAblate: s.tfAblate };
@@ -165,7 +157,7 @@ test('the Transformer family: train in the worker, layers × heads maps redrawn,
 
 test('bad links fall back safely with a note; the phone layout puts the heads first', async () => {
   // an unknown task, a head past the model and heads that do not divide dModel: each back to its default, named
-  const { page, errors } = await open('#ver=2&task=transformer&tfTask=nonesuch&tfLayers=1&tfHeads=3&tfDModel=16&tfAblate=L5H0&tfContext=32', PHONE);
+  const { page, errors } = await openLab(env, '#ver=2&task=transformer&tfTask=nonesuch&tfLayers=1&tfHeads=3&tfDModel=16&tfAblate=L5H0&tfContext=32', PHONE);
   const note = await text(page, '[data-testid=notice]');
   assert.match(note, /tfTask/);
   assert.match(note, /tfDModel/);
@@ -214,7 +206,7 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
   assert.deepEqual(errors, []);
   await page.close();
   // a context under the engine's minimum (its limits bound the link): that field falls back to its default, named; the other sizes stay
-  const refused = await open('#ver=2&task=transformer&tfTask=modular&tfContext=4&tfLayers=1&tfHeads=2&tfDModel=16');
+  const refused = await openLab(env, '#ver=2&task=transformer&tfTask=modular&tfContext=4&tfLayers=1&tfHeads=2&tfDModel=16');
   assert.match(await text(refused.page, '[data-testid=notice]'), /tfContext \(must be an integer from 8 to \d+\)/);
   assert.equal(await refused.page.isVisible('[data-testid=error]'), false);
   assert.equal(await refused.page.evaluate(() => window.attnlabLab.state.tfContext), await refused.page.evaluate(() => import('./lab/state.js').then((m) => m.codec.defaults().tfContext)));
@@ -224,7 +216,7 @@ test('bad links fall back safely with a note; the phone layout puts the heads fi
 });
 
 test('the family opens on the pretrained induction model; Train from scratch, Back to it, and a saved file loads with the same maps', async () => {
-  const { page, errors } = await open('#ver=2&task=transformer');
+  const { page, errors } = await openLab(env, '#ver=2&task=transformer');
   const status = () => text(page, '#model-status');
   // the default settings open the shipped model, with its sizes, labelled
   assert.match(await status(), /^Pretrained model \(transformer on induction, 2 layers × 2 heads, dModel 32, attention only\): trained 600 steps/);
@@ -284,7 +276,7 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
 test('a saved text model loads with its own text in the text box, and a note when the box holds only part of it', async () => {
   const first = 'Heads look back. A query asks, keys answer, values mix: the weighted average is all there is. ';
   const second = 'A different text entirely, typed after the model was saved, with other letters: zebra quiz jog.';
-  const { page, errors } = await open(`#ver=2&task=transformer&tfTask=text&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=16&tfText=${encodeURIComponent(first)}`);
+  const { page, errors } = await openLab(env, `#ver=2&task=transformer&tfTask=text&tfLayers=1&tfHeads=2&tfDModel=16&tfContext=16&tfText=${encodeURIComponent(first)}`);
   assert.equal(await page.inputValue('#tfText'), first);
   await train(page, 3);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);

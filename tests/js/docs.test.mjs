@@ -24,6 +24,7 @@ import { promisify } from 'node:util';
 import { loadEngine } from '../../web/engine/index.js';
 import { anchors, codeBlocks, links } from '../lib/markdown.mjs';
 import { check, instrument } from '../lib/doc-samples.mjs';
+import { makeCommand } from '../lib/make.mjs';
 import { checkerCases } from '../lib/doc-samples-cases.mjs';
 
 const run = promisify(execFile);
@@ -88,7 +89,8 @@ async function runSample(file, block) {
 /** Builds build/libattnlab.a once; null when there is no C compiler. */
 let library;
 function buildLibrary() {
-  library ??= run('nice', ['make', '-s', 'lib'], { cwd: ROOT, timeout: 600_000 })
+  const [cmd, args] = makeCommand('lib');
+  library ??= run('nice', [cmd, ...args], { cwd: ROOT, timeout: 600_000 })
     .then(() => join(ROOT, 'build/libattnlab.a'), (err) => {
       if (err.code === 'ENOENT' || /cc: (command )?not found|No such file/.test(err.stderr ?? '')) return null;
       throw err;

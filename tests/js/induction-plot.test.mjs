@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { HEAD_COLORS, inductionJson, inductionSvg, phaseChange } from '../../scripts/induction-plot.mjs';
+import { HEAD_COLORS, formedIn, inductionJson, inductionSvg } from '../../scripts/induction-plot.mjs';
 import { defaultsOf } from '../../web/engine/defaults.js';
 
 const DOCS = new URL('../../docs/', import.meta.url);
@@ -35,7 +35,7 @@ function affine(values, pixels) {
 test('the committed figure is the builder drawn from the committed numbers', () => {
   assert.equal(svgText, inductionSvg(data), 'docs/induction.svg is stale: node scripts/induction-plot.mjs --redraw');
   assert.equal(jsonText, inductionJson(data));
-  assert.deepEqual(data.phaseChange, phaseChange(data));
+  assert.deepEqual(data.formed, formedIn(data));
 });
 
 test("the SVG's polylines lie on the json's numbers, each series on its own scale", () => {
@@ -78,9 +78,9 @@ test('the numbers show the induction target met at the end, with the heads forme
   assert.ok(ind > 0.5, `best layer-1 induction score ${ind}`);
   assert.ok(prev > 0.5, `best layer-0 previous-token score ${prev}`);
   // the head rose: it began near uniform attention, not at 0.5
-  const { head, step, lossBefore, lossAfter } = data.phaseChange;
-  assert.ok(data.induction[1][head][0] < 0.1);
-  assert.ok(step > 0 && lossAfter < lossBefore, 'the loss drops at the phase change');
+  const { layer, head, step, lossFrom, lossTo } = data.formed;
+  assert.ok(data.induction[layer][head][0] < 0.1);
+  assert.ok(step > 0 && lossTo < lossFrom, 'the loss drops while the head forms');
 });
 
 test('the builder on a tiny hand-made series', () => {
@@ -92,8 +92,8 @@ test('the builder on a tiny hand-made series', () => {
     previousToken: [[[0.1, 0.6, 0.8]], [[0, 0, 0]]],
     induction: [[[0, 0, 0]], [[0.05, 0.15, 0.9]]],
   };
-  // the rise is largest from step 10 to 20
-  assert.deepEqual(phaseChange(tiny), { head: 0, from: 10, step: 20, rise: 0.75, lossBefore: 1, lossAfter: 0.5 });
+  // the head passes 0.4 at step 20; its rise began at step 0, its last score below 0.1
+  assert.deepEqual(formedIn(tiny), { layer: 1, head: 0, step: 20, score: 0.9, fromStep: 0, fromScore: 0.05, lossFrom: 2, lossTo: 0.5 });
   const svg = inductionSvg(tiny);
   assert.ok(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"'));
   assert.ok(svg.includes('>tiny &lt;run&gt; &amp; co</text>'), 'the title escaped');
@@ -115,13 +115,12 @@ test('the builder on a tiny hand-made series', () => {
 });
 
 test("README and docs/api.md quote the figure's own numbers", () => {
-  const { step, from, head, lossBefore, lossAfter } = data.phaseChange;
-  const at = (s) => data.step.indexOf(s);
+  const { step, fromStep, fromScore, score, lossFrom, lossTo } = data.formed;
   const last = data.step.length - 1;
   const quotes = [
     `at step ${step}`,
-    `${data.induction[1][head][at(from)].toFixed(2)} → ${data.induction[1][head][at(step)].toFixed(2)} in ${step - from} steps`,
-    `${lossBefore.toFixed(2)} to ${lossAfter.toFixed(2)} nats`,
+    `${fromScore.toFixed(2)} → ${score.toFixed(2)} in ${step - fromStep} steps`,
+    `${lossFrom.toFixed(2)} to ${lossTo.toFixed(2)} nats`,
     `${(100 * data.accuracy[last]).toFixed(1)}%`,
   ];
   for (const file of ['../../README.md', '../../docs/api.md']) {

@@ -21,7 +21,8 @@ const MAX_LOAD_GROWTH = 1 << 20; // bytes of WASM memory a load may add beyond t
 const VALUES = [0, 1, 0xffffffff, 0x7fffffff, 0x80000000, 65536];
 const WEIGHTS = [NaN, Infinity, 3e38];
 
-const u32 = (b, at) => b[at] | b[at + 1] << 8 | b[at + 2] << 16 | (b[at + 3] << 24 >>> 0);
+// unsigned: a field with its top bit set (a mutant's 0x80000000) is a large offset, not a negative one
+const u32 = (b, at) => (b[at] | b[at + 1] << 8 | b[at + 2] << 16 | b[at + 3] << 24) >>> 0;
 const i32 = (b, at) => u32(b, at) | 0;
 function put32(b, at, v) { for (let i = 0; i < 4; i++) b[at + i] = (v >>> (8 * i)) & 0xff; }
 function putF32(b, at, x) { new DataView(b.buffer, b.byteOffset).setFloat32(at, x, true); }

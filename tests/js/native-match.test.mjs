@@ -1,13 +1,14 @@
 // The WASM builds train like native C: the same seed gives the same initial
 // weights, the same training draws and the same losses (within float
 // tolerance: SIMD and scalar sum in different orders). Native is built by
-// `make build/tools/trainer_losses` (gcc -O2, no sanitizers, the same sources).
+// `make build/tools/trainer_losses` (gcc -O2, no sanitizers: the engine's library, build/libattnlab.a).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadEngine } from '../../web/engine/index.js';
 import { BUILDS } from './builds.mjs';
+import { makeCommand } from '../lib/make.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const hasGcc = spawnSync('gcc', ['--version']).status === 0;
@@ -15,7 +16,7 @@ const STEPS = 15;
 
 function nativeLosses(args) {
   const bin = 'build/tools/trainer_losses';
-  execFileSync('make', ['-s', bin], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(...makeCommand(bin), { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   return JSON.parse(execFileSync(`${ROOT}${bin}`, args.map(String), { encoding: 'utf8' }));
 }
 

@@ -14,6 +14,7 @@ import { gunzipSync } from 'node:zlib';
 import { agreement, kendallTau, loadEngine } from '../../web/engine/index.js';
 import { loadDigits } from '../../web/engine/vision.js';
 import { rejectsCode, throwsCode } from '../lib/assert.mjs';
+import { makeCommand } from '../lib/make.mjs';
 import { BUILDS, withEngines } from './builds.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -363,7 +364,7 @@ test('SIMD and scalar builds train alike from one seed', { skip: BUILDS[0].skip 
 const hasGcc = spawnSync('gcc', ['--version']).status === 0;
 test('WASM trains like native C from one seed (cluttered, soft attention, either start)', { skip: hasGcc ? false : 'gcc is not installed' }, async () => {
   const bin = 'build/tools/vision_losses';
-  execFileSync('make', ['-s', bin], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(...makeCommand(bin), { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   const dir = mkdtempSync(join(tmpdir(), 'attnlab-'));
   const digits = join(dir, 'mnist.bin');
   writeFileSync(digits, gunzipSync(readFileSync(`${ROOT}web/data/mnist.bin.gz`)));

@@ -16,7 +16,8 @@ import { codec, PROPERTIES } from './state.js';
 import { savedText } from './transformer-file.js';
 import { TF_MODEL_KEYS, TRANSFORMER_PROPS, transformerOptions, transformerTrainOptions } from './transformer-state.js';
 import { thinIndex, thinSnapshots } from './session.js';
-import { formedMarks, inductionFormed } from './transformer-scores.js';
+import { inductionFormed, readHeadScores } from '../engine/induction.js';
+import { formedMarks } from './transformer-scores.js';
 
 /** Frames kept for the time-lapse (each holds layers × heads maps of the input, and the weights). */
 const MAX_FRAMES = 120;
@@ -144,12 +145,9 @@ export const transformerFamily = {
    */
   history(session, h) {
     const { layers, heads } = session.info.config;
-    const score = (v) => Number.isFinite(v) && v >= 0 && v <= 1;
-    const ok = Array.isArray(h.scores) && h.scores.every((p) => Number.isInteger(p?.step) && p.step >= 0 && p.step <= session.steps
-      && Array.isArray(p.heads) && p.heads.length === layers
-      && p.heads.every((row) => Array.isArray(row) && row.length === heads && row.every((sc) => score(sc?.previousToken) && score(sc?.induction))));
-    if (!ok) return false;
-    session.scores = h.scores.map((p) => ({ step: p.step, heads: p.heads.map((row) => row.map((sc) => ({ previousToken: sc.previousToken, induction: sc.induction }))) }));
+    const scores = readHeadScores(h.scores, layers, heads, session.steps);
+    if (!scores) return false;
+    session.scores = scores;
     return true;
   },
   /** Where an induction head formed, marked on the loss and accuracy curves too. */

@@ -1,10 +1,10 @@
 // The heads over training: each head's previous-token score and induction score
 // (headScores, measured every SCORE_EVERY steps) as two line charts, one line per
 // head, beside the loss curve, where the induction bump shows as a jump, marked
-// where a head formed (inductionFormed), with a sentence saying when and what the
+// where a head formed (inductionFormed, web/engine/induction.js), with a sentence saying when and what the
 // loss did meanwhile, and a readout naming the head with the highest score of each
 // kind, called a head of that kind only from a score of 0.5 (as Learn's chapter 9 does).
-import { defaultsOf } from '../engine/defaults.js';
+import { FORMED, inductionFormed } from '../engine/induction.js';
 import { drawChart, drawLegend } from '../ui/chart.js';
 import { byId, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
@@ -25,46 +25,6 @@ function strongest(heads, key) {
     if (!best || s[key] > best.value) best = { layer, head, value: s[key] };
   }));
   return best;
-}
-
-/** The induction score at which a head counts as formed: the induction task's headline (defaults.js). */
-export const FORMED = defaultsOf('transformer', { task: 'induction' }).headline.induction;
-/** Training steps whose mean loss stands for the loss at a step. */
-const LOSS_WINDOW = 20;
-
-/** The mean training loss of the LOSS_WINDOW steps up to `step` ([{ step, value }]), or of the first ones for step 0. */
-function lossAt(losses, step) {
-  let near = losses.filter((p) => p.step <= step && p.step > step - LOSS_WINDOW);
-  if (!near.length) near = losses.slice(0, LOSS_WINDOW);
-  return near.length ? near.reduce((t, p) => t + p.value, 0) / near.length : null;
-}
-
-/**
- * Where an induction head formed in the scores measured so far ([{ step, heads }]):
- * the first measurement at which a head of a layer past the first passes FORMED (the
- * highest, when several pass at once), the step its rise began (its last measurement
- * below FORMED / 4 before), its score then and at forming, and the training loss then
- * and at forming. null: none has formed.
- */
-export function inductionFormed(points, losses = []) {
-  for (const [k, p] of points.entries()) {
-    let best = null;
-    p.heads.forEach((row, layer) => row.forEach((sc, head) => {
-      if (layer > 0 && sc.induction >= FORMED && (!best || sc.induction > best.score)) best = { layer, head, score: sc.induction };
-    }));
-    if (!best) continue;
-    let from = 0;
-    for (let j = k - 1; j >= 0; j--) {
-      if (points[j].heads[best.layer][best.head].induction < FORMED / 4) { from = j; break; }
-    }
-    const start = points[from];
-    return {
-      layer: best.layer, head: best.head, step: p.step, score: best.score,
-      fromStep: start.step, fromScore: start.heads[best.layer][best.head].induction,
-      lossFrom: lossAt(losses, start.step), lossTo: lossAt(losses, p.step),
-    };
-  }
-  return null;
 }
 
 /** The sentence on a formed head (or on none yet). */

@@ -9,6 +9,7 @@
 import { h, setHidden, setText } from '../ui/dom.js';
 import { drawChart, drawLegend } from '../ui/chart.js';
 import { fixed } from '../ui/format.js';
+import { FORMED, inductionFormed } from '../engine/induction.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { INDUCTION, headDrops, loadPretrained, recordedHistory, trainInChunks } from './ch9-training.js';
 import { labLink, transformerLabFields } from './links.js';
@@ -38,22 +39,6 @@ export function previousTokenText(first) {
 
 /** The whole test sequence, its repeat included (as the lab shows it), up to the model's context. */
 export const wholeSequence = (example, context) => Array.from(example.input + example.target).slice(0, context).join('');
-
-/** Where the best induction head's score rose most between two measurements, and the loss then. */
-export function phaseChange(history) {
-  if (history.length < 2) return null;
-  const last = history[history.length - 1].scores;
-  const layer = last.length - 1;
-  let head = 0;
-  last[layer].forEach((s, k) => { if (s.induction > last[layer][head].induction) head = k; });
-  let at = 1;
-  const ind = (k) => history[k].scores[layer][head].induction;
-  for (let k = 2; k < history.length; k++) if (ind(k) - ind(k - 1) > ind(at) - ind(at - 1)) at = k;
-  return {
-    layer, head, from: ind(0), to: ind(history.length - 1), stepFrom: history[at - 1].step, stepTo: history[at].step,
-    jump: ind(at) - ind(at - 1), lossFrom: history[at - 1].loss, lossTo: history[at].loss,
-  };
-}
 
 export function mountInduction(root, { engine, manifest, fetchBytes }) {
   const $ = (r) => root.querySelector(`[data-role=${r}]`);
@@ -130,11 +115,11 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
 
   function describe() {
     const end = history[history.length - 1];
-    const p = phaseChange(history);
+    const f = inductionFormed(history.map((p) => ({ step: p.step, heads: p.scores })), history.map((p) => ({ step: p.step, value: p.loss })), 1);
     let t = `After ${end.step.toLocaleString('en')} steps: test loss ${fixed(end.loss, 3)}, accuracy ${pct(end.accuracy)} on the repeated letters.`;
-    if (p) {
-      t += ` The induction score of ${name(p)} went from ${fixed(p.from, 2)} to ${fixed(p.to, 2)}; it rose most between steps ${p.stepFrom} and ${p.stepTo} (by ${fixed(p.jump, 2)}), while the test loss went from ${fixed(p.lossFrom, 3)} to ${fixed(p.lossTo, 3)}.`;
-    }
+    t += f
+      ? ` Layer ${f.layer}, head ${f.head} formed as an induction head at step ${f.step.toLocaleString('en')}: its induction score rose from ${fixed(f.fromScore, 2)} at step ${f.fromStep.toLocaleString('en')} to ${fixed(f.score, 2)}, while the test loss went from ${fixed(f.lossFrom, 3)} to ${fixed(f.lossTo, 3)}.`
+      : ` No induction head has formed yet: a head of layer 1 counts as formed when its induction score passes ${FORMED}.`;
     t += ` ${previousTokenText(end.scores[0])}`;
     setText(text, t);
   }

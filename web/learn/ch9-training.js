@@ -4,6 +4,7 @@
 // the page's thread in short chunks, each followed by a yield to the browser, so
 // the page keeps scrolling and answering while it learns (a chunk is tens of ms).
 import { defaultsOf } from '../engine/defaults.js';
+import { readHeadScores } from '../engine/induction.js';
 
 /** The √d experiment: two attention-only layers of one head of width 64, so unscaled scores are √64 = 8 times too wide. */
 export const SQRT_D = Object.freeze({
@@ -116,13 +117,12 @@ export function headDrops(model, count = INDUCTION.evalCount) {
  */
 export function recordedHistory(entry, layers, heads) {
   const h = entry?.history;
-  const unit = (v) => Number.isFinite(v) && v >= 0 && v <= 1;
-  if (!Array.isArray(h?.accuracy) || !Array.isArray(h.scores) || h.accuracy.length !== h.scores.length) return [];
-  const ok = h.accuracy.every((a, i) => Number.isInteger(a?.step) && a.step === h.scores[i]?.step && unit(a.value) && Number.isFinite(a.loss)
-    && Array.isArray(h.scores[i].heads) && h.scores[i].heads.length === layers
-    && h.scores[i].heads.every((row) => Array.isArray(row) && row.length === heads && row.every((s) => unit(s?.previousToken) && unit(s?.induction))));
+  const scores = readHeadScores(h?.scores, layers, heads);
+  if (!scores || !Array.isArray(h.accuracy) || h.accuracy.length !== scores.length) return [];
+  const ok = h.accuracy.every((a, i) => a?.step === scores[i].step && Number.isFinite(a.value) && a.value >= 0 && a.value <= 1
+    && Number.isFinite(a.loss));
   if (!ok) return [];
-  return h.accuracy.map((a, i) => ({ step: a.step, loss: a.loss, accuracy: a.value, scores: h.scores[i].heads }));
+  return h.accuracy.map((a, i) => ({ step: a.step, loss: a.loss, accuracy: a.value, scores: scores[i].heads }));
 }
 
 export async function loadPretrained(engine, manifest, fetchBytes) {
