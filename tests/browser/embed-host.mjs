@@ -8,7 +8,7 @@
 //   host.page, host.frame (the widget's frame), host.messages() (what onMessage got),
 //   host.waitFor(type, test?) (the first message of that type passing test), host.widgetErrors
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -19,21 +19,23 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgro
 
 /** dist/ built afresh, served on one port; the course page's server on another; a Chromium. */
 export async function startEmbedHosts({ root = null, isolatedCourse = false } = {}) {
-  let dir = null;
+  const dir = mkdtempSync(join(tmpdir(), 'attnlab-embed-'));
   if (!root) {
     ensureVendor();
-    dir = mkdtempSync(join(tmpdir(), 'attnlab-embed-'));
     root = join(dir, 'dist');
     execFileSync(process.execPath, [`${ROOT}scripts/build.mjs`, '--out', root], { stdio: 'pipe' });
   }
-  mkdirSync(join(root, '__host'), { recursive: true });
-  writeFileSync(join(root, '__host/host.html'), HOST_HTML);
-  writeFileSync(join(root, '__host/host.js'), HOST_JS);
+  // the course origin's folder: the course page and attnlab/embed as the site ships them, and the bare host page
+  const courseRoot = join(dir, 'course');
+  for (const sub of ['embed', 'examples']) cpSync(join(root, sub), join(courseRoot, sub), { recursive: true });
+  mkdirSync(join(courseRoot, '__host'), { recursive: true });
+  writeFileSync(join(courseRoot, '__host/host.html'), HOST_HTML);
+  writeFileSync(join(courseRoot, '__host/host.js'), HOST_JS);
   const attnlab = await serve({ root, port: 0 });
   const origin = new URL(attnlab.url).origin;
   // a static host that sends no header of its own (no frame-ancestors, no isolation)
   const plain = await serve({ root, port: 0, headers: { 'Content-Security-Policy': CSP } });
-  const course = await serve({ root, port: 0, headers: courseHeaders(`${origin} ${new URL(plain.url).origin}`, { isolated: isolatedCourse }) });
+  const course = await serve({ root: courseRoot, port: 0, headers: courseHeaders(`${origin} ${new URL(plain.url).origin}`, { isolated: isolatedCourse }) });
   const browser = await chromium.launch({ executablePath: findChrome(), args: FLAGS });
   return {
     root,
@@ -44,7 +46,7 @@ export async function startEmbedHosts({ root = null, isolatedCourse = false } = 
     async close() {
       await browser.close();
       await Promise.all([attnlab, course, plain].map(({ server }) => new Promise((ok) => server.close(ok))));
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -161,6 +161,11 @@ test('the example course page: four widgets from the other origin, the messages 
     for (const iframe of await page.$$('iframe')) assert.notEqual(new URL(await iframe.getAttribute('src')).origin, new URL(env.course).origin);
     await page.setViewportSize(viewport);
     await fullScreenshot(page, `${SHOTS}embed-course-${name}.png`);
+    // the first screen, and the screen at the lab's frame, as a reader sees them
+    await page.screenshot({ path: `${SHOTS}embed-course-${name}-top.png` });
+    await page.locator('#w-lab').scrollIntoViewIfNeeded();
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: `${SHOTS}embed-course-${name}-lab.png` });
     assert.deepEqual(errors, []);
     await page.close();
   }

@@ -1,5 +1,6 @@
 // The playground embedded (?embed): &view= picks one figure (scores, weights, context,
-// self-attention: every step of self-attention, positions), none the whole playground.
+// self-attention: every step of self-attention, positions: both in self-attention), none the
+// whole playground.
 // The link's state is shown; the learner's changes are sent as attnlab:state and
 // attnlab:set loads a link (see ui/embed.js).
 import { startEmbed } from '../ui/embed.js';
@@ -17,7 +18,8 @@ const VIEWS = {
 
 /** Starts embed mode once the first state is drawn; loadLink(hash) loads a link as the hashchange does. */
 export function startPlaygroundEmbed(params, { store, loadLink }) {
-  if (params.view === 'self-attention' && store.state.mode !== 'self') store.update((s) => enterMode(s, 'self'), { source: 'embed', structural: true });
+  // positions and every step of self-attention belong to self-attention: a link in the other mode is switched
+  if (['self-attention', 'positions'].includes(params.view) && store.state.mode !== 'self') store.update((s) => enterMode(s, 'self'), { source: 'embed', structural: true });
   const targets = params.view ? VIEWS[params.view]() : [$('main')];
   return startEmbed(params, { widget: params.view ? `playground/${params.view}` : 'playground', targets, onSet: loadLink });
 }
