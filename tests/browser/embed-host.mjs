@@ -18,7 +18,7 @@ import { ROOT, ensureVendor, findChrome } from './browser.mjs';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 
 /** dist/ built afresh, served on one port; the course page's server on another; a Chromium. */
-export async function startEmbedHosts({ root = null, isolatedCourse = false } = {}) {
+export async function startEmbedHosts({ root = null } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'attnlab-embed-'));
   if (!root) {
     ensureVendor();
@@ -35,17 +35,21 @@ export async function startEmbedHosts({ root = null, isolatedCourse = false } = 
   const origin = new URL(attnlab.url).origin;
   // a static host that sends no header of its own (no frame-ancestors, no isolation)
   const plain = await serve({ root, port: 0, headers: { 'Content-Security-Policy': CSP } });
-  const course = await serve({ root: courseRoot, port: 0, headers: courseHeaders(`${origin} ${new URL(plain.url).origin}`, { isolated: isolatedCourse }) });
+  const frames = `${origin} ${new URL(plain.url).origin}`;
+  const course = await serve({ root: courseRoot, port: 0, headers: courseHeaders(frames) });
+  // a host page that is cross-origin isolated itself, and so may pass isolation on to its frames
+  const isolated = await serve({ root: courseRoot, port: 0, headers: courseHeaders(frames, { isolated: true }) });
   const browser = await chromium.launch({ executablePath: findChrome(), args: FLAGS });
   return {
     root,
     attnlab: attnlab.url,
     plain: plain.url,
     course: course.url,
+    isolated: isolated.url,
     browser,
     async close() {
       await browser.close();
-      await Promise.all([attnlab, course, plain].map(({ server }) => new Promise((ok) => server.close(ok))));
+      await Promise.all([attnlab, course, isolated, plain].map(({ server }) => new Promise((ok) => server.close(ok))));
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -68,9 +72,9 @@ window.widget.iframe.loading = 'eager';
 /**
  * A bare page on the course origin that embeds `widget` from `base` (default: the built site's
  * server) with attnlab/embed from that origin's copy; origin: what it asks the widget to talk
- * to (default: its own origin; '' for none).
+ * to (default: its own origin; '' for none); isolated: the host page is cross-origin isolated.
  */
-export async function openHost(env, widget, { state = '', origin, base = env.attnlab, viewport = { width: 1000, height: 900 }, lti = false } = {}) {
+export async function openHost(env, widget, { state = '', origin, base = env.attnlab, viewport = { width: 1000, height: 900 }, lti = false, isolated = false } = {}) {
   const page = await env.browser.newPage({ viewport });
   page.setDefaultTimeout(60000);
   const widgetErrors = [];
@@ -84,7 +88,7 @@ export async function openHost(env, widget, { state = '', origin, base = env.att
   const q = new URLSearchParams({ widget, base, state });
   if (origin !== undefined) q.set('origin', origin);
   if (lti) q.set('lti', '');
-  await page.goto(`${env.course}__host/host.html?${q}`);
+  await page.goto(`${isolated ? env.isolated : env.course}__host/host.html?${q}`);
   await page.waitForFunction(() => document.querySelector('iframe')?.contentWindow);
   return {
     page,

@@ -65,7 +65,11 @@ for (const [widget, shows, hides] of KINDS) {
     for (let k = 0; k < 40 && Math.abs((await last()) - (await now())) > 2; k++) await new Promise((ok) => setTimeout(ok, 100));
     assert.ok(Math.abs((await last()) - (await now())) <= 2, `resize ${await last()} vs rendered ${await now()}`);
     assert.equal(Number(await host.page.$eval('iframe', (f) => f.height)), await last(), 'the host sized the frame');
-    if (widget.startsWith('lab/')) assert.match(await host.frame.textContent('[data-testid=embed-threads]'), /one thread.*more cores/);
+    if (widget.startsWith('lab/')) {
+      assert.match(await host.frame.textContent('[data-testid=embed-threads]'), /one thread.*more cores/);
+      await host.frame.selectOption('#speed', '5');
+      assert.match((await host.waitFor('attnlab:state')).link, /\/lab\.html#.*speed=5/, 'a setting changed in the lab is sent');
+    }
     console.log(`# ${widget}: first paint ${seen.firstPaint} ms after navigation (one thread), height ${Math.round(seen.height)} px`);
     assert.deepEqual(await axeIn(host.frame), [], 'axe-core in the embedded widget');
     assert.deepEqual(host.widgetErrors, []);
@@ -112,9 +116,11 @@ test('attnlab:state on an edit; attnlab:set loads a link; hostile messages are i
   await host.page.close();
 });
 
-test('attnlab:challenge when a Learn challenge is answered (chapter 2), with attempts', async () => {
-  const host = await openHost(env, 'learn/2/dot');
+test('attnlab:challenge when a Learn challenge is answered (chapter 2), with attempts; &lti resizes as Canvas asks', async () => {
+  const host = await openHost(env, 'learn/2/dot', { lti: true });
   await host.waitFor('attnlab:ready');
+  const resize = await host.waitFor('attnlab:resize');
+  assert.equal((await host.waitFor('lti.frameResize')).height, resize.height);
   assert.equal((await host.messages()).filter((m) => m.type === 'attnlab:challenge').length, 0, 'nothing before the learner answers');
   await host.frame.focus('[data-testid="ch2-x"] input.mx-cell');
   for (let k = 0; k < 2; k++) await host.page.keyboard.press('ArrowDown');
@@ -144,6 +150,25 @@ test('&origin= restricts both directions: another host cannot frame it, nor talk
   assert.deepEqual(await host.messages(), [], 'nothing is sent to a parent of another origin');
   assert.equal(await frame.evaluate(() => window.attnlab.state().mask), 'none', 'its attnlab:set is ignored');
   assert.ok(host.warnings.some((w) => /only https:\/\/course\.example may send/.test(w)), host.warnings.join('\n'));
+  await host.page.close();
+});
+
+test('the Embed button gives the snippet of the current state; on an isolated host that allows it, the lab trains on threads', async () => {
+  const page = await env.browser.newPage({ viewport: DESKTOP });
+  await page.goto(`${env.attnlab}index.html#ver=2&mask=causal`);
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.click('.site-header .embed-button');
+  const snippet = await page.inputValue('[data-testid=embed-snippet]');
+  assert.match(snippet, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/index\.html\?embed#ver=2&amp;.*mask=causal.*" width="\d+" height="\d+" title="[^"]+" allow="cross-origin-isolated" loading="lazy"><\/iframe>$/);
+  assert.deepEqual(await axeIn(page.mainFrame()), [], 'axe-core with the dialog open');
+  await page.close();
+  const host = await openHost(env, 'lab/seq2seq', { isolated: true });
+  await host.waitFor('attnlab:ready');
+  assert.equal(await host.frame.evaluate(() => window.crossOriginIsolated), true, 'allow="cross-origin-isolated" on an isolated host');
+  const cores = await host.frame.evaluate(() => navigator.hardwareConcurrency);
+  const note = await host.frame.textContent('[data-testid=embed-threads]');
+  if (cores > 1) assert.match(note, /uses \d+ threads/);
+  else assert.match(note, /one thread/);
   await host.page.close();
 });
 
