@@ -185,10 +185,13 @@ test('the example course page: four widgets from the other origin, the messages 
     await page.waitForFunction(() => document.querySelectorAll('#log li[data-type="attnlab:ready"]').length === 4, null, { timeout: 90000 });
     for (const iframe of await page.$$('iframe')) assert.notEqual(new URL(await iframe.getAttribute('src')).origin, new URL(env.course).origin);
     await page.setViewportSize(viewport);
+    await page.evaluate(AXE);
+    const axe = await page.evaluate(() => window.axe.run(document, { iframes: false, resultTypes: ['violations'] }));
+    assert.deepEqual(axe.violations.filter((v) => ['serious', 'critical'].includes(v.impact)).map((v) => v.id), [], `axe on the course page at ${name}`);
     await fullScreenshot(page, `${SHOTS}embed-course-${name}.png`);
     // the first screen, and the screen at the lab's frame, as a reader sees them
     await page.screenshot({ path: `${SHOTS}embed-course-${name}-top.png` });
-    await page.locator('#w-lab').scrollIntoViewIfNeeded();
+    await page.$eval('#w-lab', (el) => el.scrollIntoView({ block: 'start' }));
     await page.waitForTimeout(300);
     await page.screenshot({ path: `${SHOTS}embed-course-${name}-lab.png` });
     assert.deepEqual(errors, []);

@@ -78,3 +78,12 @@ test('the server: ?embed pages may be framed (by any site, or &origin= only, or 
   assert.match(courseHeaders('http://127.0.0.1:8080')['Content-Security-Policy'], /frame-src http:\/\/127\.0\.0\.1:8080;/);
   assert.equal(courseHeaders('http://127.0.0.1:8080')['Cross-Origin-Embedder-Policy'], undefined, 'a course page is not isolated unless asked');
 });
+
+test('package.json exports attnlab/embed with its types first; the declarations name every export', () => {
+  const root = new URL('../../', import.meta.url);
+  const entry = JSON.parse(readFileSync(new URL('package.json', root))).exports['./embed'];
+  assert.deepEqual(Object.keys(entry), ['types', 'default']);
+  const dts = readFileSync(new URL(entry.types, root), 'utf8');
+  for (const name of Object.keys(pkg)) assert.match(dts, new RegExp(`export (function|const) ${name}\\b`), `${name} is declared`);
+  for (const type of ['attnlab:ready', 'attnlab:resize', 'attnlab:state', 'attnlab:challenge', 'attnlab:set', 'lti.frameResize']) assert.ok(dts.includes(`'${type}'`), type);
+});
