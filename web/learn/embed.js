@@ -62,7 +62,7 @@ export function startLearnEmbed(params, { id, name, spec }) {
   }
   return {
     ...widget,
-    /** The training widgets say how many threads they train on (Learn's engine runs one, on the page). */
+    /** The training widgets say how many threads they train on (on an isolated host, as many as it allows). */
     trained(engine) {
       if (spec.trains) widget.threads(engine, 'Training');
     },

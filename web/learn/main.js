@@ -77,7 +77,8 @@ async function mainEmbedded() {
   const widget = startLearnEmbed(embedded, pick);
   const manifest = await fetch('models/models.json').then((r) => { if (!r.ok) throw new Error(`models/models.json: HTTP ${r.status}`); return r.json(); });
   const names = Object.entries(MODELS[pick.id] ?? {});
-  const [engine, ...files] = await Promise.all([loadEngine({ threads: 1 }), ...names.map(([, file]) => fetchBytes(`models/${manifest.models[file].file}`))]);
+  // a training widget takes the threads an isolated host allows; the figures stay on one (see main)
+  const [engine, ...files] = await Promise.all([loadEngine({ threads: pick.spec.trains ? 'auto' : 1 }), ...names.map(([, file]) => fetchBytes(`models/${manifest.models[file].file}`))]);
   const models = {};
   names.forEach(([key], k) => { models[key] = key.endsWith('Vision') ? engine.loadVisionModel(files[k]) : engine.loadSeq2Seq(files[k]); });
   await MOUNT[pick.id]((id) => document.getElementById(id), { engine, models, manifest, fetchBytes });
