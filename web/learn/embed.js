@@ -3,6 +3,7 @@
 // chapter's challenge where the widget is the one the challenge is about; every answer
 // to it is sent as attnlab:challenge. Off embed mode, each named widget gets an Embed button.
 import { startEmbed } from '../ui/embed.js';
+import { h } from '../ui/dom.js';
 import { embedButton } from '../ui/embed-button.js';
 import { onAnswer } from './progress.js';
 
@@ -75,7 +76,9 @@ export function addEmbedButtons() {
     for (const [name, spec] of Object.entries(WIDGETS[id] ?? {})) {
       const [el] = elementsOf(id, spec);
       if (!el) continue;
-      el.append(embedButton({ widget: `learn/${k + 1}/${name}`, measure: () => el, label: `Embed this widget (chapter ${k + 1}, ${name}) in another page`, title: 'attnlab Learn' }));
+      const button = embedButton({ widget: `learn/${k + 1}/${name}`, measure: () => el, label: `Embed this widget (chapter ${k + 1}, ${name}) in another page`, title: 'attnlab Learn' });
+      button.classList.add('small');
+      el.append(h('p', { className: 'embed-row' }, button));
     }
   });
 }
