@@ -65,9 +65,9 @@ async function measureLoad(browser, url, path) {
 }
 
 /** Per edit, the CPU time (thread time) of every task on the renderer's main thread until the next edit. */
-async function mainThreadCpu(browser, page, n) {
+async function mainThreadCpu(browser, page, n, target = page) {
   await browser.startTracing(page, { categories: ['toplevel', 'blink.user_timing'] });
-  await page.evaluate(async (count) => {
+  await target.evaluate(async (count) => {
     const input = document.querySelector('[data-testid="grid-x"] input[data-i="5"][data-j="3"]');
     for (let k = 0; k <= count; k++) {
       await new Promise((ok) => requestAnimationFrame(() => {
@@ -156,6 +156,8 @@ async function embedded() {
       const threads = await host.frame.evaluate(() => (window.crossOriginIsolated ? 'isolated' : 'one thread (not isolated)'));
       const r = await measureEdits(host.page, host.frame, `embedded playground, ${threads}`);
       if (r.changed === 0) throw new Error('the embedded heatmap never changed: the benchmark measured nothing');
+      const cpu = await mainThreadCpu(hosts.browser, host.page, 60, host.frame);
+      console.log(`    the frame's main-thread CPU per edit (trace thread time, ${cpu.length} edits): median ${fmt(q(cpu, 0.5))}, p95 ${fmt(q(cpu, 0.95))}`);
       await host.page.close();
     }
   } finally {
