@@ -31,6 +31,7 @@ export function embed(element, options = {}) {
   iframe.width = '100%';
   iframe.height = '360';
   iframe.className = 'attnlab-embed';
+  iframe.style.border = '0';
   const listener = (event) => {
     if (event.source !== iframe.contentWindow) return;
     if (event.origin !== target) {

@@ -20,6 +20,8 @@ const VIEWS = {
 export function startPlaygroundEmbed(params, { store, loadLink }) {
   // positions and every step of self-attention belong to self-attention: a link in the other mode is switched
   if (['self-attention', 'positions'].includes(params.view) && store.state.mode !== 'self') store.update((s) => enterMode(s, 'self'), { source: 'embed', structural: true });
+  // the positions figure with no positions shows only the shuffle: a link that does not choose one gets sinusoidal
+  if (params.view === 'positions' && !/(^#|&)positions=/.test(location.hash)) store.update((s) => { s.positions = 'sinusoidal'; }, { source: 'embed', structural: true });
   const targets = params.view ? VIEWS[params.view]() : [$('main')];
   return startEmbed(params, { widget: params.view ? `playground/${params.view}` : 'playground', targets, onSet: loadLink });
 }
