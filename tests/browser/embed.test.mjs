@@ -38,7 +38,7 @@ const inspect = (frame, selectors) => frame.evaluate((sel) => {
 const KINDS = [
   ['playground', ['#main', '#controlbar', '[data-testid=heatmap-weights]'], ['#newcomer', '.site-header']],
   ['playground/weights', ['[data-testid=heatmap-weights]'], ['#controlbar', '#step-scores', '#embeddings']],
-  ['playground/self-attention', ['#step-q', '[data-testid=heatmap-weights]'], ['#controlbar', '#embeddings', '#step-positions']],
+  ['playground/self-attention', ['#step-q', '[data-testid=heatmap-weights]'], ['#controlbar', '#embeddings', '#drag-view']],
   ['playground/positions', ['#step-positions', '[data-testid=heatmap-position-term]'], ['#controlbar', '#step-weights']],
   ['lab/seq2seq', ['#runbar', '[data-testid=loss-chart]', '#h-align'], ['#h-model', '#bottleneck', '.intro']],
   ['lab/transformer', ['#runbar', '#tf-heads-card'], ['#h-model', '#h-align']],
