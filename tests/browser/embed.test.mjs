@@ -47,7 +47,7 @@ const KINDS = [
 ];
 
 for (const [widget, shows, hides] of KINDS) {
-  test(`${widget}: only the widget shows; ready, resize with its height; one thread; axe`, async () => {
+  test(`${widget}: only the widget shows; ready, resize with its height; one thread; axe${widget.startsWith('lab/') ? '; a setting sent as attnlab:state, attnlab:set reloads with a link' : ''}`, async () => {
     const host = await openHost(env, widget);
     const ready = await host.waitFor('attnlab:ready');
     assert.equal(ready.widget, widget);
@@ -69,7 +69,13 @@ for (const [widget, shows, hides] of KINDS) {
     if (widget.startsWith('lab/')) {
       assert.match(await host.frame.textContent('[data-testid=embed-threads]'), /one thread.*more cores/);
       await host.frame.selectOption('#speed', '5');
-      assert.match((await host.waitFor('attnlab:state')).link, /\/lab\.html#.*speed=5/, 'a setting changed in the lab is sent');
+      const { link } = await host.waitFor('attnlab:state');
+      assert.match(link, /\/lab\.html#.*speed=5/, 'a setting changed in the lab is sent');
+      // attnlab:set reloads the lab's frame with the link: a second ready, the setting in place
+      await host.page.evaluate((l) => window.widget.set(l), link.replace('speed=5', 'speed=10'));
+      await host.waitFor('attnlab:ready', () => true);
+      await host.page.waitForFunction(() => window.received.filter((m) => m.type === 'attnlab:ready').length === 2);
+      await host.frame.waitForFunction(() => window.attnlabLab?.state.speed === 10);
     }
     console.log(`# ${widget}: first paint ${seen.firstPaint} ms after navigation (one thread), height ${Math.round(seen.height)} px`);
     assert.deepEqual(await axeIn(host.frame), [], 'axe-core in the embedded widget');
