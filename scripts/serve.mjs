@@ -68,13 +68,13 @@ export function embedHeaders(urlPath) {
 }
 
 /**
- * The policy of the example course page's server: its own scripts and styles, and frames from
+ * The policy of the example course page's server: its own scripts and styles, and frames from itself and
  * `attnlab` (the origin serving the widgets) only. Like a learning platform's page it is not
  * cross-origin isolated unless `isolated`.
  */
 export function courseHeaders(attnlab, { isolated = false } = {}) {
   return {
-    'Content-Security-Policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src ${attnlab}; `
+    'Content-Security-Policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src 'self' ${attnlab}; `
       + "object-src 'none'; base-uri 'none'; frame-ancestors 'self'",
     'X-Content-Type-Options': 'nosniff',
     ...(isolated ? ISOLATION_HEADERS : {}),

@@ -75,7 +75,7 @@ test('the server: ?embed pages may be framed (by any site, or &origin= only, or 
   assert.equal(embedHeaders('/lab.html?embed&origin=https%3A%2F%2Fcourse.example#x')['Content-Security-Policy'], `${CSP}; frame-ancestors https://course.example`);
   assert.equal(embedHeaders('/lab.html?embed&origin=https://x.org%3Bscript-src%20*')['Content-Security-Policy'], `${CSP}; frame-ancestors 'none'`);
   assert.equal(embedHeaders('/index.html?embed')['Cross-Origin-Resource-Policy'], 'cross-origin');
-  assert.match(courseHeaders('http://127.0.0.1:8080')['Content-Security-Policy'], /frame-src http:\/\/127\.0\.0\.1:8080;/);
+  assert.match(courseHeaders('http://127.0.0.1:8080')['Content-Security-Policy'], /frame-src 'self' http:\/\/127\.0\.0\.1:8080;/);
   assert.equal(courseHeaders('http://127.0.0.1:8080')['Cross-Origin-Embedder-Policy'], undefined, 'a course page is not isolated unless asked');
 });
 
