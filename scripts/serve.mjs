@@ -3,7 +3,13 @@
 // start it on port 0 in-process.
 //
 // Every response carries the pages' Content-Security-Policy and the headers
-// that make a page cross-origin isolated (so the engine may use threads). A file is opened
+// that make a page cross-origin isolated (so the engine may use threads). Pages may be
+// framed by this origin only (frame-ancestors 'self'), except a page asked for with
+// ?embed (one widget, docs/embedding.md): any site may frame it, or only the one
+// named by &origin=, and it may be framed by a cross-origin isolated page
+// (Cross-Origin-Resource-Policy: cross-origin). With --course-port, a second server
+// (another origin) serves the same folder for examples/course.html, a course page
+// that embeds the widgets, under a policy that lets it frame the first. A file is opened
 // before it is described: the size sent is the size of what is streamed, and a
 // file that vanishes, or a path that is no regular file (a directory named
 // index.html, a socket), is a 404 instead of an error that stops the server.
@@ -12,6 +18,7 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { exactOrigin } from '../web/embed/protocol.js';
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -44,18 +51,45 @@ export const ISOLATION_HEADERS = {
 };
 
 const SECURITY_HEADERS = {
-  'Content-Security-Policy': CSP,
+  'Content-Security-Policy': `${CSP}; frame-ancestors 'self'`,
   'X-Content-Type-Options': 'nosniff',
   ...ISOLATION_HEADERS,
 };
 
-export const USAGE = `Usage: node scripts/serve.mjs [--root DIR] [--port N] [--host ADDRESS]
+/** The headers of an ?embed page: framed by any site, or only by &origin=, isolated hosts included. */
+export function embedHeaders(urlPath) {
+  const query = new URLSearchParams(urlPath.split('#')[0].split('?')[1] ?? '');
+  if (!query.has('embed')) return {};
+  const origin = query.has('origin') ? exactOrigin(query.get('origin')) : '*';
+  return {
+    'Content-Security-Policy': `${CSP}; frame-ancestors ${origin ?? "'none'"}`,
+    'Cross-Origin-Resource-Policy': 'cross-origin',
+  };
+}
+
+/**
+ * The policy of the example course page's server: its own scripts and styles, and frames from itself and
+ * `attnlab` (the origin serving the widgets) only. Like a learning platform's page it is not
+ * cross-origin isolated unless `isolated`.
+ */
+export function courseHeaders(attnlab, { isolated = false } = {}) {
+  return {
+    'Content-Security-Policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src 'self' ${attnlab}; `
+      + "object-src 'none'; base-uri 'none'; frame-ancestors 'self'",
+    'X-Content-Type-Options': 'nosniff',
+    ...(isolated ? ISOLATION_HEADERS : {}),
+  };
+}
+
+export const USAGE = `Usage: node scripts/serve.mjs [--root DIR] [--port N] [--host ADDRESS] [--course-port N]
 
 Serves a folder of static files over HTTP for attnlab's pages.
 
   --root DIR       the folder to serve (default: web/ of this repository; dist/ after npm run build)
   --port N         the TCP port, 0 for any free one (default: $PORT or 8080)
   --host ADDRESS   the address to bind (default: 127.0.0.1, this machine only; 0.0.0.0 for every interface)
+  --course-port N  also serve the example course page (examples/course.html, embedding the widgets)
+                   on this port: another origin, as a course site would be
   --help           print this text and exit
 `;
 
@@ -79,6 +113,9 @@ function reply(res, status, text, headers = {}) {
   res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': 'text/plain; charset=utf-8', ...headers }).end(text);
 }
 
+/** The security headers of one response: the site's, or the given server-wide ones, with an ?embed page's. */
+const headersFor = (security, req) => (security ? { ...security } : { ...SECURITY_HEADERS, ...embedHeaders(req.url || '/') });
+
 /** An open handle on a regular file and its size, or null (missing, unreadable, not a file). */
 async function openFile(path) {
   let handle;
@@ -93,25 +130,25 @@ async function openFile(path) {
   return null;
 }
 
-async function handle(root, req, res) {
+async function handle(root, req, res, security) {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    reply(res, 405, 'method not allowed\n', { Allow: 'GET, HEAD' });
+    reply(res, 405, 'method not allowed\n', { ...security, Allow: 'GET, HEAD' });
     return;
   }
   let path = resolvePath(root, req.url || '/');
   if (!path) {
-    reply(res, 403, 'forbidden\n');
+    reply(res, 403, 'forbidden\n', security);
     return;
   }
   const isDirectory = await stat(path).then((info) => info.isDirectory(), () => false);
   if (isDirectory) path = join(path, 'index.html');
   const file = await openFile(path);
   if (!file) {
-    reply(res, 404, 'not found\n');
+    reply(res, 404, 'not found\n', security);
     return;
   }
   res.writeHead(200, {
-    ...SECURITY_HEADERS,
+    ...headersFor(security, req),
     'Content-Type': TYPES[extname(path).toLowerCase()] || 'application/octet-stream',
     'Content-Length': file.size,
     'Cache-Control': 'no-cache',
@@ -136,13 +173,16 @@ export function urlFor({ address, port }) {
   return `http://${host}:${port}/`;
 }
 
-/** Starts the server; resolves to { server, url, address } with the address really bound. */
-export function serve({ root = DEFAULT_ROOT, port = 8080, host = '127.0.0.1' } = {}) {
+/**
+ * Starts the server; resolves to { server, url, address } with the address really bound.
+ * headers: the security headers of every response instead of the site's (courseHeaders()).
+ */
+export function serve({ root = DEFAULT_ROOT, port = 8080, host = '127.0.0.1', headers = null } = {}) {
   const absRoot = resolve(root);
   const server = createServer((req, res) => {
-    handle(absRoot, req, res).catch(() => {
+    handle(absRoot, req, res, headers).catch(() => {
       if (res.headersSent) res.destroy();
-      else reply(res, 500, 'internal error\n');
+      else reply(res, 500, 'internal error\n', headers ?? {});
     });
   });
   server.on('clientError', (_err, socket) => socket.destroy());
@@ -158,22 +198,25 @@ export function serve({ root = DEFAULT_ROOT, port = 8080, host = '127.0.0.1' } =
 
 /** { root, port, host, help } from the command line, or { error } naming the bad argument. */
 export function parseArgs(argv, env = process.env) {
-  const args = { root: DEFAULT_ROOT, port: env.PORT === undefined ? 8080 : Number(env.PORT), host: '127.0.0.1', help: false };
+  const args = { root: DEFAULT_ROOT, port: env.PORT === undefined ? 8080 : Number(env.PORT), host: '127.0.0.1', coursePort: null, help: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     if (flag === '--help' || flag === '-h') args.help = true;
-    else if (flag === '--root' || flag === '--port' || flag === '--host') {
+    else if (flag === '--root' || flag === '--port' || flag === '--host' || flag === '--course-port') {
       const value = argv[++i];
       if (value === undefined) return { error: `${flag} needs a value` };
       if (flag === '--root') args.root = resolve(value);
       else if (flag === '--host') args.host = value;
-      else args.port = Number(value);
+      else if (flag === '--port') args.port = Number(value);
+      else args.coursePort = Number(value);
     } else {
       return { error: `unknown argument ${JSON.stringify(flag)}` };
     }
   }
-  if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) {
-    return { error: `the port must be a whole number from 0 to 65535 (got ${JSON.stringify(String(args.port))})` };
+  for (const port of [args.port, args.coursePort ?? 0]) {
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      return { error: `the port must be a whole number from 0 to 65535 (got ${JSON.stringify(String(port))})` };
+    }
   }
   return args;
 }
@@ -191,6 +234,12 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
         const everywhere = address.address === '0.0.0.0' || address.address === '::';
         const where = everywhere ? `every interface (${address.address}) on port ${address.port}; open ${url}` : url;
         console.log(`attnlab: serving ${args.root} at ${where} (Ctrl+C stops)`);
+        if (args.coursePort === null) return null;
+        const attnlab = new URL(url).origin;
+        return serve({ root: args.root, port: args.coursePort, host: args.host, headers: courseHeaders(attnlab) }).then((course) => {
+          const page = new URL(`examples/course.html?attnlab=${encodeURIComponent(url)}`, course.url);
+          console.log(`attnlab: the example course page (another origin, embedding the widgets) at ${page}`);
+        });
       })
       .catch((err) => {
         console.error(`attnlab: cannot serve on ${args.host} port ${args.port}: ${err.message}`);

@@ -6,7 +6,10 @@
 // headers, such as scripts/serve.mjs), where service workers are unavailable
 // (plain HTTP off localhost, a browser that blocks them) or where sessionStorage
 // is, since the one-reload guard lives there: it never reloads twice in a row.
+// Nor in a frame (an embedded widget): a framed page is isolated only when the page
+// around it is and grants allow="cross-origin-isolated"; no worker of ours changes that.
 (() => {
+  if (window.self !== window.top) return;
   const KEY = 'attnlab.coi-reloaded';
   let storage;
   try {

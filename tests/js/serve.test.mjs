@@ -107,13 +107,19 @@ test('--host names the interface, and the banner says so', async () => {
   child.kill();
 });
 
-test('every response carries the strict Content-Security-Policy', async () => {
+test('every response carries the strict Content-Security-Policy; only an ?embed page may be framed by another site', async () => {
   const { url, child } = await start(['--root', site(), '--port', '0']);
   for (const path of ['', 'index.html', 'app.js', 'missing.html']) {
     const res = await fetch(url + path);
     await res.arrayBuffer();
-    assert.equal(res.headers.get('content-security-policy'), CSP, `/${path} (${res.status})`);
+    assert.equal(res.headers.get('content-security-policy'), `${CSP}; frame-ancestors 'self'`, `/${path} (${res.status})`);
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+  }
+  for (const [path, ancestors] of [['index.html?embed', '*'], ['index.html?embed&origin=https%3A%2F%2Fcourse.example', 'https://course.example']]) {
+    const res = await fetch(url + path);
+    await res.arrayBuffer();
+    assert.equal(res.headers.get('content-security-policy'), `${CSP}; frame-ancestors ${ancestors}`, path);
+    assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin', path);
   }
   child.kill();
 });

@@ -9,6 +9,8 @@
 // keeps the one before it, to go back to. Everything lives inside start(): no
 // module state.
 import { byId, setText } from '../ui/dom.js';
+import { embedParams } from '../ui/embed.js';
+import { embedButton } from '../ui/embed-button.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
 import { LabClient } from '../worker/lab-client.js';
@@ -23,6 +25,7 @@ import { fetchPretrained, linkFields, loadManifest } from './pretrained.js';
 import { takeHandoff } from '../ui/handoff.js';
 import { createProgressView } from './progress.js';
 import { Session } from './session.js';
+import { adoptFamily, embedFamily, startLabEmbed } from './embed.js';
 import { shareLink } from './share.js';
 import { codec } from './state.js';
 import { createTextView } from './text-view.js';
@@ -33,13 +36,24 @@ const VIEWS = { text: createTextView, images: createImagesView, transformer: cre
 /** A link that sets an experiment's fields opens at that experiment. */
 const EXPERIMENTS = [{ id: 'bottleneck', fields: ['compare', 'compareSteps'] }, { id: 'modes', fields: ['modeSteps'] }];
 
+const embedded = embedParams();
+
 function start() {
+  if (embedded) adoptFamily(embedded);
   // the link's settings: read again, against the engine's limits, once the engine has loaded
   const state = codec.decode(location.hash).state;
   const given = linkFields(location.hash); // the fields the link sets, before the page rewrites it
   const header = mountHeader({ current: 'lab', skipTo: 'main', tagline: 'training lab' });
   const notice = createNotice(byId('notice'));
-  const writeHash = () => history.replaceState(null, '', linkOf(state));
+  const widget = embedded ? startLabEmbed(embedded) : null;
+  let sent = null; // the link embed mode last sent (attnlab:state), once the widget is ready
+  const writeHash = () => {
+    history.replaceState(null, '', linkOf(state));
+    if (sent !== null && location.hash !== sent) {
+      sent = location.hash;
+      widget.state(`${location.origin}${location.pathname}${sent}`);
+    }
+  };
 
   const status = createModelStatus();
   const showError = (err, context) => status.error(err, context);
@@ -270,6 +284,7 @@ function start() {
   });
 
   byId('share').addEventListener('click', () => shareLink(location.href, notice));
+  byId('share').after(embedButton({ widget: () => `lab/${embedFamily(state)}`, measure: () => byId('main'), label: 'Embed this training panel in another page', title: 'attnlab lab' }));
   byId('save').addEventListener('click', () => saveModel(session, session.family.fileName(state, session.steps)).catch((err) => showError(err, { doing: 'save' })));
   byId('load').addEventListener('change', (e) => {
     const file = e.target.files?.[0];
@@ -329,6 +344,7 @@ function start() {
   session.stepsPerUpdate = state.speed;
   Promise.all([client.call('init', {}), loadManifest()]).then(async ([engine, models]) => {
     header.engine(engine, 'training in a worker');
+    widget?.threads(engine, 'Training (in a worker)');
     manifest = models;
     // the link is read once its bounds, the engine's limits, are known
     adoptLimits(engine.limits);
@@ -349,6 +365,10 @@ function start() {
       byId(at.id).focus({ preventScroll: true });
     }
     document.body.dataset.ready = 'true';
+    if (widget) {
+      sent = location.hash;
+      widget.ready();
+    }
   }).catch((err) => showError(err, { doing: 'start' }));
 
   // for the browser tests: the session and the state, to read; settled() waits for the model changes under way

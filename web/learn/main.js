@@ -5,11 +5,15 @@
 // the image models (and the digit set they need) load after chapters 2-6 are up, and
 // chapter 9 (which trains its transformers when asked) comes last.
 import { loadEngine } from '../engine/index.js';
+import { embedParams } from '../ui/embed.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
 import { mountBottleneck } from './ch1-bottleneck.js';
 import { numbers } from './numbers.js';
+import { addEmbedButtons, pickWidget, startLearnEmbed } from './embed.js';
 import { onProgress, progress } from './progress.js';
+
+const embedded = embedParams();
 
 const header = mountHeader({ current: 'learn', skipTo: 'main', tagline: 'attention, chapter by chapter' });
 const notice = createNotice(document.getElementById('notice'));
@@ -42,7 +46,49 @@ function focusableWhenScrolling() {
   }
 }
 
+/** The models (by name in models/models.json) each chapter's widgets read, when one is embedded alone. */
+const MODELS = {
+  bottleneck: { attention: 'reverse-attention', bottleneck: 'reverse-bottleneck' },
+  dates: { dates: 'dates' },
+  kinds: { dates: 'dates', softVision: 'cluttered-soft', hardVision: 'cluttered-hard' },
+  images: { dates: 'dates', softVision: 'cluttered-soft', hardVision: 'cluttered-hard' },
+};
+/** Mounts one chapter alone (chapter 8 reads the accuracies chapter 7 measures, so it mounts 7 as well, unseen). */
+const MOUNT = {
+  bottleneck: async ($, ctx) => mountBottleneck($('ch-bottleneck'), ctx).measure(),
+  dot: async ($, ctx) => (await import('./ch2-dot.js')).mountDot($('ch-dot'), ctx),
+  average: async ($, ctx) => (await import('./ch3-average.js')).mountAverage($('ch-average'), ctx),
+  scores: async ($, ctx) => (await import('./ch4-scores.js')).mountScores($('ch-scores'), ctx),
+  self: async ($, ctx) => (await import('./ch5-self.js')).mountSelf($('ch-self'), ctx),
+  dates: async ($, ctx) => (await import('./ch6-dates.js')).mountDates($('ch-dates'), ctx),
+  kinds: async ($, ctx) => (await import('./ch7-kinds.js')).mountKinds($('ch-kinds'), ctx).measure(),
+  images: async ($, ctx) => {
+    const [{ mountKinds }, { mountImages }] = await Promise.all([import('./ch7-kinds.js'), import('./ch8-images.js')]);
+    const ch7 = mountKinds($('ch-kinds'), ctx);
+    await mountImages($('ch-images'), ctx).measure(await ch7.measure());
+  },
+  transformer: async ($, ctx) => (await import('./ch9-transformer.js')).mountTransformer($('ch-transformer'), ctx),
+};
+
+/** One widget, embedded: its chapter alone is mounted, with the models it reads. */
+async function mainEmbedded() {
+  const pick = pickWidget(embedded);
+  if (pick.error) throw new Error(`this page has no such widget: ${pick.error}`);
+  const widget = startLearnEmbed(embedded, pick);
+  const manifest = await fetch('models/models.json').then((r) => { if (!r.ok) throw new Error(`models/models.json: HTTP ${r.status}`); return r.json(); });
+  const names = Object.entries(MODELS[pick.id] ?? {});
+  // a training widget takes the threads an isolated host allows; the figures stay on one (see main)
+  const [engine, ...files] = await Promise.all([loadEngine({ threads: pick.spec.trains ? 'auto' : 1 }), ...names.map(([, file]) => fetchBytes(`models/${manifest.models[file].file}`))]);
+  const models = {};
+  names.forEach(([key], k) => { models[key] = key.endsWith('Vision') ? engine.loadVisionModel(files[k]) : engine.loadSeq2Seq(files[k]); });
+  await MOUNT[pick.id]((id) => document.getElementById(id), { engine, models, manifest, fetchBytes });
+  widget.trained(engine);
+  document.body.dataset.ready = 'true';
+  widget.ready();
+}
+
 async function main() {
+  if (embedded) return mainEmbedded();
   focusableWhenScrolling();
   addEventListener('resize', focusableWhenScrolling);
   const manifestP = fetch('models/models.json').then((r) => { if (!r.ok) throw new Error(`models/models.json: HTTP ${r.status}`); return r.json(); });
@@ -86,6 +132,7 @@ async function main() {
   showProgress(progress());
   onProgress(showProgress);
   window.attnlabLearn = { numbers, engine, models, ch9 };
+  addEmbedButtons();
   document.body.dataset.ready = 'true';
 }
 

@@ -23,6 +23,9 @@ const listeners = new Set();
 /** Calls fn(progress) whenever a challenge is solved. */
 export const onProgress = (fn) => listeners.add(fn);
 export const progress = () => readAll();
+const answers = new Set();
+/** Calls fn({ id, solved }) on every check of a challenge: the answer as the widget stands (solved: this answer is right). */
+export const onAnswer = (fn) => answers.add(fn);
 
 /**
  * A challenge box in `host` for chapter `id`. challenge.check(ok) marks it solved
@@ -41,6 +44,7 @@ export function createChallenge(host, id, text) {
   show(Boolean(readAll()[id]));
   return {
     check(ok) {
+      for (const fn of answers) fn({ id, solved: Boolean(ok) });
       if (!ok || box.dataset.solved === 'true') return;
       const all = readAll();
       all[id] = true;

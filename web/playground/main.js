@@ -6,6 +6,8 @@ import { loadEngine } from '../engine/index.js';
 import { byId as $, h, setText } from '../ui/dom.js';
 import { download } from '../ui/download.js';
 import { mountHeader } from '../ui/header.js';
+import { embedParams } from '../ui/embed.js';
+import { embedButton } from '../ui/embed-button.js';
 import { createNotice } from '../ui/notice.js';
 import { describeState } from './about.js';
 import { computeSteps, mixedSignRange } from './compute.js';
@@ -18,6 +20,10 @@ import { codec, copyState } from './state.js';
 import { createSteps } from './steps.js';
 import { createStore } from './store.js';
 import { createTokenEditor } from './tokens.js';
+import { startPlaygroundEmbed } from './embed.js';
+
+const embedded = embedParams();
+$('copy-link').after(embedButton({ widget: 'playground', measure: () => $('main'), label: 'Embed the playground in another page' }));
 
 const header = mountHeader({ current: 'playground', skipTo: 'main', tagline: 'attention, step by step, live', actions: [...$('page-actions').children] });
 $('page-actions').remove();
@@ -70,16 +76,21 @@ async function main() {
   let results = null;
   let hashTimer = 0;
   let written = location.hash;
+  let widget = null; // embed mode's messages
+  let edited = false; // the learner changed the state since the link was last written
   const writeHash = () => {
     clearTimeout(hashTimer);
     written = codec.encode(store.state);
     if (written !== location.hash) history.replaceState(null, '', written);
+    if (edited) widget?.state(`${location.origin}${location.pathname}${written}`);
+    edited = false;
   };
   const timings = [];
   let locked = null;
 
   function render(s, info) {
     const t0 = performance.now();
+    if (!['load', 'link', 'embed'].includes(info.source)) edited = true;
     if (s.lock !== locked) { locked = s.lock; steps.setLock(s.lock); }
     tokens.update(s, info);
     params.update(s, info);
@@ -112,13 +123,18 @@ async function main() {
   render(store.state, { structural: true, source: 'load' });
   writeHash();
 
-  window.addEventListener('hashchange', () => {
-    if (location.hash === written) return;
-    const next = codec.decode(location.hash);
+  const loadLink = (hash) => {
+    const next = codec.decode(hash);
     if (next.ignored.length) notice.linkFields(next.ignored);
     else notice.hide();
     store.replace(next.state, { source: 'link' });
+  };
+  window.addEventListener('hashchange', () => {
+    if (location.hash !== written) loadLink(location.hash);
   });
+  if (embedded) {
+    widget = startPlaygroundEmbed(embedded, { store, loadLink: (hash) => { loadLink(hash); writeHash(); } });
+  }
   $('copy-link').addEventListener('click', async () => {
     writeHash();
     try {
@@ -142,6 +158,7 @@ async function main() {
 
   window.attnlab = Object.freeze({ state: () => copyState(store.state), timings: () => [...timings] });
   document.body.dataset.ready = 'true';
+  if (widget) widget.ready();
 }
 
 main().catch((err) => {
