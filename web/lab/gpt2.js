@@ -10,7 +10,7 @@
 // the worker; the grid is drawn a layer per frame.
 import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
-import { repeatedIds } from '../ui/gpt2-file.js';
+import { repeatFits, repeatedIds, scan } from '../ui/gpt2-file.js';
 import { mountGpt2Open } from '../ui/gpt2-open.js';
 import { lensHits, lossChange, rankHeads, tokenLabel } from '../ui/gpt2-reading.js';
 import { createHeatmap } from '../ui/heatmap.js';
@@ -22,10 +22,8 @@ import { GPT2_PROMPT, headName, parseHead } from './transformer-state.js';
 
 /** The most prompt tokens read at once: 144 maps of 128 × 128 weights are some 9 MB. */
 export const MAX_TOKENS = 128;
-/** The repeated sequence a score cell opens: this many random tokens, twice. */
+/** The repeated sequence a score cell opens: this many random tokens, twice (fewer when the context is shorter). */
 const REPEAT_LENGTH = 24;
-/** The score scan (headScores): sequences and their length, as the issue's bench measures it. */
-const SCAN = { count: 8, length: 50, seed: 1 };
 
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
 
@@ -59,6 +57,7 @@ export function createGpt2View({ client, state, writeHash }) {
   const call = (action, args = {}) => client.call(action, { model: open.model, ...args });
   const ablation = () => [...ablated].map(parseHead);
   const prompt = () => state.gpt2Prompt || GPT2_PROMPT;
+  const repeatLength = () => repeatFits(REPEAT_LENGTH, config.context);
 
   function fillHeads() {
     const names = Array.from({ length: config.layers * config.heads }, (_, k) => headName({ layer: Math.floor(k / config.heads), head: k % config.heads }));
@@ -77,15 +76,16 @@ export function createGpt2View({ client, state, writeHash }) {
     setText(byId('gpt2-reading'), 'Reading the prompt…');
     try {
       const all = await call('tokenize', { text: prompt() });
-      const cut = all.ids.length > MAX_TOKENS;
-      ids = cut ? all.ids.slice(0, MAX_TOKENS) : all.ids;
+      const most = Math.min(MAX_TOKENS, config.context);
+      const cut = all.ids.length > most;
+      ids = cut ? all.ids.slice(0, most) : all.ids;
       if (ids.length < 2) throw Object.assign(new Error('the prompt needs at least two tokens'), { code: 'ERR_ARG' });
       const got = await call('inspect', { input: { ids }, options: { ablate: ablation(), lens: withLens } });
       baseLoss = (await call('evaluate', { options: { ids } })).loss;
       const cutLoss = ablated.size ? (await call('evaluate', { options: { ids, ablate: ablation() } })).loss : baseLoss;
       if (mine !== ticket) return;
       view = got;
-      setText(byId('gpt2-tokens'), `${ids.length} tokens${cut ? ` (the first ${MAX_TOKENS} of the prompt's ${all.ids.length})` : ''}: ${got.tokens.map(tokenLabel).join(' · ')}`);
+      setText(byId('gpt2-tokens'), `${ids.length} tokens${cut ? ` (the first ${most} of the prompt's ${all.ids.length})` : ''}: ${got.tokens.map(tokenLabel).join(' · ')}`);
       showAblation(cutLoss);
       setText(byId('gpt2-reading'), '');
       if (withLens) showLens();
@@ -135,7 +135,7 @@ export function createGpt2View({ client, state, writeHash }) {
     const s = scores?.[hd.layer]?.[hd.head];
     const scoreText = s ? ` Its scores: previous-token ${fixed(s.previousToken, 2)}, induction ${fixed(s.induction, 2)}.` : '';
     setText(byId('gpt2-chosen-note'), repeated
-      ? `${headName(hd)} on ${REPEAT_LENGTH} random tokens shown twice (after <|endoftext|>): an induction head looks, from the second copy, at the token after the same token's first occurrence (orange boxes).${scoreText}`
+      ? `${headName(hd)} on ${repeatLength()} random tokens shown twice (after <|endoftext|>): an induction head looks, from the second copy, at the token after the same token's first occurrence (orange boxes).${scoreText}`
       : `${headName(hd)} on the prompt.${scoreText} Scroll the map sideways to see every token.`);
   }
 
@@ -148,19 +148,19 @@ export function createGpt2View({ client, state, writeHash }) {
       showChosen();
       return;
     }
-    const repeatIds = repeatedIds(mulberry32(state.seed), REPEAT_LENGTH, config.vocabulary);
+    const repeatIds = repeatedIds(mulberry32(state.seed), repeatLength(), config.vocabulary);
     const v = await call('inspect', { input: { ids: repeatIds }, options: { ablate: [] } });
     repeated = { view: v };
     showChosen();
     byId('gpt2-chosen').scrollIntoView({ block: 'nearest' });
   }
 
-  async function scan() {
+  async function scanHeads() {
     const button = byId('gpt2-scan');
     button.disabled = true;
-    setText(byId('gpt2-scan-status'), `Scanning all ${config.layers * config.heads} heads on ${SCAN.count} sequences of ${SCAN.length} random tokens shown twice…`);
+    setText(byId('gpt2-scan-status'), `Scanning all ${config.layers * config.heads} heads on ${scan(config).count} sequences of ${scan(config).length} random tokens shown twice…`);
     try {
-      scores = await call('headScores', { options: SCAN });
+      scores = await call('headScores', { options: scan(config) });
       showScores();
       heads.update(view, { layers: config.layers, heads: config.heads, ablated, scores, outline: view ? outlineOf(view) : null });
       showChosen();
@@ -244,7 +244,7 @@ export function createGpt2View({ client, state, writeHash }) {
     read();
   });
   select.addEventListener('change', () => chooseHead(select.value, false));
-  byId('gpt2-scan').addEventListener('click', () => scan());
+  byId('gpt2-scan').addEventListener('click', () => scanHeads());
   byId('gpt2-lens-button').addEventListener('click', () => {
     withLens = true;
     read();

@@ -90,3 +90,12 @@ export function repeatedIds(random, length, vocabulary) {
   const half = Array.from({ length }, () => Math.floor(random() * (vocabulary - 1)));
   return Int32Array.from([vocabulary - 1, ...half, ...half]);
 }
+
+/** The longest run, up to `length`, that fits twice (after <|endoftext|>) in a context of `context` tokens. */
+export const repeatFits = (length, context) => Math.max(1, Math.min(length, Math.floor((context - 1) / 2)));
+
+/**
+ * The head scan's options (headScores) for a model of `config`: 8 runs of 50 random tokens
+ * shown twice (the lab's and Learn's one measure), shorter runs when its context is shorter.
+ */
+export const scan = (config) => ({ count: 8, length: repeatFits(50, config.context), seed: 1 });
