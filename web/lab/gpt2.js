@@ -32,7 +32,7 @@ export function createGpt2View({ client, state, writeHash }) {
   const panels = byId('gpt2-panels');
   const promptBox = byId('gpt2Prompt');
   const select = byId('gpt2-head');
-  const heads = createHeadsView({ onToggle: toggle, box: byId('gpt2-heads'), legend: byId('gpt2-legend'), thumb: 52, prefix: 'gpt2' });
+  const heads = createHeadsView({ onToggle: toggle, box: byId('gpt2-heads'), legend: byId('gpt2-legend'), thumb: 44, prefix: 'gpt2' });
   const chosen = createHeatmap({ id: 'gpt2-chosen', label: 'The chosen head\'s attention' });
   byId('gpt2-chosen').append(chosen.el);
   const scoreMaps = ['previousToken', 'induction'].map((key) => {
@@ -162,7 +162,7 @@ export function createGpt2View({ client, state, writeHash }) {
     try {
       scores = await call('headScores', { options: scan(config) });
       showScores();
-      heads.update(view, { layers: config.layers, heads: config.heads, ablated, scores, outline: view ? outlineOf(view) : null });
+      if (view) await heads.updateInSlices(view, { layers: config.layers, heads: config.heads, ablated, scores, outline: outlineOf(view) });
       showChosen();
     } catch (err) {
       setText(byId('gpt2-scan-status'), `The scan failed: ${err.message}`);

@@ -10,6 +10,8 @@ import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { headName } from './transformer-state.js';
 
+/** Heads drawn in one frame by updateInSlices. */
+const SLICE = 4;
 /** The largest cell of a thumbnail, in CSS pixels: a map is about `thumb` px wide, less for a short input (at most this per cell). */
 const THUMB_CELL = 28;
 
@@ -63,16 +65,17 @@ export function createHeadsView({ onToggle, box = byId('tf-heads'), legend = byI
     box.replaceChildren(...rows);
   }
 
-  /** Draws one layer's heads (see update). */
-  function drawLayer(layer, view, { ablated, scores, outline = null }) {
+  /** Draws one layer's heads `from` .. `to` - 1 (see update). */
+  function drawLayer(layer, view, { ablated, scores, outline = null }, from = 0, to = Infinity) {
     const n = view?.tokens.length ?? 0;
     cells[layer].forEach(({ hm, button, score, press }, head) => {
+      if (head < from || head >= to) return;
       const name = headName({ layer, head });
       const off = ablated.has(name);
       const s = scores?.[layer]?.[head];
       if (view) {
         hm.update(view.attention[layer][head], {
-          rowLabels: view.tokens.map(() => ''), colLabels: view.tokens.map(() => ''), kind: 'unit', maxCell: Math.max(thumb / 75, Math.min(THUMB_CELL, thumb / n)), outline,
+          rowLabels: [], colLabels: [], kind: 'unit', maxCell: Math.max(thumb / 75, Math.min(THUMB_CELL, thumb / n)), outline,
         });
       }
       button.classList.toggle('ablated', off);
@@ -93,13 +96,15 @@ export function createHeadsView({ onToggle, box = byId('tf-heads'), legend = byI
       if (shape !== `${opts.layers}x${opts.heads}`) build(opts.layers, opts.heads);
       for (let layer = 0; layer < cells.length; layer++) drawLayer(layer, view, opts);
     },
-    /** update() a layer at a time, a frame between layers: a large model's grid without a long task on the page. */
+    /** update() a few heads at a time, a frame between: a large model's grid without a long task on the page. */
     async updateInSlices(view, opts) {
       if (shape !== `${opts.layers}x${opts.heads}`) build(opts.layers, opts.heads);
       const drawn = cells;
       for (let layer = 0; layer < drawn.length && cells === drawn; layer++) {
-        drawLayer(layer, view, opts);
-        await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+        for (let from = 0; from < opts.heads && cells === drawn; from += SLICE) {
+          drawLayer(layer, view, opts, from, from + SLICE);
+          await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+        }
       }
     },
     /** Removes every map (a new model). */
