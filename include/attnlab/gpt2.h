@@ -27,7 +27,7 @@ extern "C" {
 #define GPT2_MAX_HEADS 64
 #define GPT2_MAX_DMODEL 4096
 #define GPT2_MAX_DFF 16384
-#define GPT2_MAX_CONTEXT 4096
+#define GPT2_MAX_CONTEXT 2048 /* tokens: the attention core takes 2048 x 2048 cells per head (ATTN_MAX_CELLS) */
 #define GPT2_MAX_VOCAB (1 << 20)
 /* Bytes of float32 weights a checkpoint may hold: the WASM heap is 2 GiB,
  * and the activations, a chunk of the file and the attention maps need

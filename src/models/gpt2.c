@@ -7,9 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/error.h"
 #include "attnlab/attention.h"
+#include "base/error.h"
 #include "models/gpt2_internal.h"
+
+/* The weights' float32 bytes against the heap's room. */
+static int check_weight_bytes(double params) {
+    double bytes = params * sizeof(float);
+    if (bytes > GPT2_MAX_WEIGHT_BYTES)
+        return nn_fail(NN_ERR_LIMIT, "the checkpoint's %.0f parameters take %.2f GB as float32, past the limit of %.2f GB "
+                                     "(the WASM heap holds 2 GiB)",
+                       params, bytes / 1e9, GPT2_MAX_WEIGHT_BYTES / 1e9);
+    return NN_OK;
+}
 
 int gpt2_check_config(const Gpt2Config *c) {
     nn_clear_error();
@@ -31,7 +41,8 @@ int gpt2_check_config(const Gpt2Config *c) {
         return nn_fail(NN_ERR_LIMIT, "n_positions: %d tokens with heads of width %d take %.3g multiply-adds per head, "
                                      "past the attention's limit of %.3g",
                        c->context, c->d_model / c->heads, work, ATTN_MAX_WORK);
-    return NN_OK;
+    /* the least a checkpoint of this config holds (tied): its size against the heap's room */
+    return check_weight_bytes(gpt2_param_count(c, 1));
 }
 
 double gpt2_param_count(const Gpt2Config *c, int tied) {
@@ -180,11 +191,7 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
     }
     if (st == NN_OK) {
         m->params = gpt2_param_count(c, m->tied);
-        double bytes = m->params * sizeof(float);
-        if (bytes > GPT2_MAX_WEIGHT_BYTES)
-            st = nn_fail(NN_ERR_LIMIT, "the checkpoint's %.0f parameters take %.2f GB as float32, past the limit of %.2f GB "
-                                       "(the WASM heap holds 2 GiB)",
-                         m->params, bytes / 1e9, GPT2_MAX_WEIGHT_BYTES / 1e9);
+        st = check_weight_bytes(m->params);
     }
     /* everything is checked: now the weights */
     if (st == NN_OK) {

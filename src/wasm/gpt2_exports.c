@@ -39,7 +39,6 @@ EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_load_finish(Gpt2 *m) { return gpt2_load_fi
 EMSCRIPTEN_KEEPALIVE void attnlab_gpt2_destroy(Gpt2 *m) { gpt2_destroy(m); }
 EMSCRIPTEN_KEEPALIVE double attnlab_gpt2_parameters(Gpt2 *m) { return gpt2_num_params(m); }
 EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_dtype(Gpt2 *m) { return gpt2_dtype(m); }
-EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_tied(Gpt2 *m) { return gpt2_tied(m); }
 
 EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_set_ablation(Gpt2 *m, const int32_t *pairs, int n) {
     return gpt2_set_ablation(m, pairs, n);
