@@ -134,6 +134,22 @@ const BINDINGS = Object.freeze({
   tf_save_size: { args: ['model'] },
   tf_save: { status: 'save', args: ['model', 'bytes', 'size'] },
   tf_load: { status: 'loadModel', args: ['bytes', 'size', 'out'] },
+  gpt2_param_count: { args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'tied'] },
+  gpt2_check_config: { args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'epsilon'] }, // its status is checked by the caller
+  gpt2_open: {
+    status: 'loadModel',
+    args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'epsilon', 'header', 'headerLength', 'fileSize', 'out'],
+  },
+  gpt2_load_chunk: { status: 'loadModel', args: ['model', 'bytes', 'n'] },
+  gpt2_load_finish: { status: 'loadModel', args: ['model'] },
+  gpt2_destroy: { args: ['model'] },
+  gpt2_parameters: { args: ['model'] },
+  gpt2_dtype: { args: ['model'] },
+  gpt2_set_ablation: { args: ['model', 'pairs', 'n'] }, // its status is checked under the calling method's name
+  gpt2_inspect: { status: 'inspect', args: ['model', 'tokens', 'n', 'attention', 'ids', 'p', 'lens', 'logits'] },
+  gpt2_evaluate: { status: 'evaluate', args: ['model', 'tokens', 'n', 'out'] },
+  gpt2_generate: { status: 'generate', args: ['model', 'tokens', 'nPrompt', 'nNew', 'temperature', 'topK', 'seed'] },
+  gpt2_head_scores: { status: 'headScores', args: ['model', 'count', 'length', 'seed', 'prev', 'ind'] },
 });
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
