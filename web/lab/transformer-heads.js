@@ -42,27 +42,37 @@ export function createHeadsView({ onToggle, box = byId('tf-heads'), legend = byI
   let cells = []; // [layer][head] -> { hm, button, score }
   let shape = '';
 
-  function build(layers, heads) {
+  /** One layer's label and head buttons: { nodes, row } (row: [head] -> { hm, button, score, press }). */
+  function layerCells(layer, heads) {
+    const nodes = [h('span', { className: 'tf-layer', textContent: `Layer ${layer}` })];
+    const row = Array.from({ length: heads }, (_, head) => {
+      const name = headName({ layer, head });
+      const hm = createHeatmap({ id: `${prefix}-${name}`, label: name, interactive: false, legend: false });
+      const score = h('span', { className: 'tf-score' });
+      const press = h('span', { className: 'sr-only' });
+      const button = h('button', {
+        type: 'button', className: 'thumb tf-head', dataset: { testid: `${prefix}-head-${name}` }, attrs: { 'aria-pressed': 'false' },
+        title: `Layer ${layer}, head ${head}: press to ablate it or bring it back`,
+      }, h('span', { className: 'tf-name', textContent: name }), hm.el, score, press);
+      button.addEventListener('click', () => onToggle({ layer, head }));
+      nodes.push(button);
+      return { hm, button, score, press };
+    });
+    return { nodes, row };
+  }
+
+  /** The grid for `layers` × `heads`, built at once (`slices`: false) or one layer now and each next one when drawn. */
+  function build(layers, heads, slices = false) {
     shape = `${layers}x${heads}`;
     box.style.setProperty('--heads', String(heads));
-    const rows = [];
-    cells = Array.from({ length: layers }, (_, layer) => {
-      rows.push(h('span', { className: 'tf-layer', textContent: `Layer ${layer}` }));
-      return Array.from({ length: heads }, (_, head) => {
-        const name = headName({ layer, head });
-        const hm = createHeatmap({ id: `${prefix}-${name}`, label: name, interactive: false, legend: false });
-        const score = h('span', { className: 'tf-score' });
-        const press = h('span', { className: 'sr-only' });
-        const button = h('button', {
-          type: 'button', className: 'thumb tf-head', dataset: { testid: `${prefix}-head-${name}` }, attrs: { 'aria-pressed': 'false' },
-          title: `Layer ${layer}, head ${head}: press to ablate it or bring it back`,
-        }, h('span', { className: 'tf-name', textContent: name }), hm.el, score, press);
-        button.addEventListener('click', () => onToggle({ layer, head }));
-        rows.push(button);
-        return { hm, button, score, press };
-      });
-    });
-    box.replaceChildren(...rows);
+    cells = [];
+    box.replaceChildren();
+    for (let layer = 0; layer < (slices ? 0 : layers); layer++) grow(layer, heads);
+  }
+  function grow(layer, heads) {
+    const { nodes, row } = layerCells(layer, heads);
+    cells[layer] = row;
+    box.append(...nodes);
   }
 
   /** Draws one layer's heads `from` .. `to` - 1 (see update). */
@@ -98,9 +108,13 @@ export function createHeadsView({ onToggle, box = byId('tf-heads'), legend = byI
     },
     /** update() a few heads at a time, a frame between: a large model's grid without a long task on the page. */
     async updateInSlices(view, opts) {
-      if (shape !== `${opts.layers}x${opts.heads}`) build(opts.layers, opts.heads);
+      if (shape !== `${opts.layers}x${opts.heads}`) build(opts.layers, opts.heads, true);
       const drawn = cells;
-      for (let layer = 0; layer < drawn.length && cells === drawn; layer++) {
+      for (let layer = 0; layer < opts.layers && cells === drawn; layer++) {
+        if (!cells[layer]) {
+          grow(layer, opts.heads);
+          await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+        }
         for (let from = 0; from < opts.heads && cells === drawn; from += SLICE) {
           drawLayer(layer, view, opts, from, from + SLICE);
           await new Promise((resolve) => requestAnimationFrame(() => resolve()));
