@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gpt2Tokenizer } from '../../web/engine/gpt2-tokenizer.js';
 import { gpt2Checkpoint, referenceForward, referenceLoss } from '../lib/gpt2-checkpoint.mjs';
-import { DESKTOP, PHONE, SHOTS, axeViolations, fullScreenshot, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
 
 /** GPT-2 small's shape of heads (12 × 12) and its vocabulary, 2 dimensions per head: a few MB. */
 const CONFIG = {
@@ -163,11 +163,14 @@ test('the link brings the prompt and the head back (not the weights); both files
   // a bad config is refused by name, and the model in hand stays usable
   await page.setInputFiles('[data-testid=gpt2-files]', [FILES.bad, FILES.weights]);
   await page.waitForFunction(() => document.querySelector('[data-testid=gpt2-status]').dataset.kind === 'error');
-  assert.match(await text(page, '[data-testid=gpt2-status]'), /ERR_\w+: .*relu/);
+  assert.match(await text(page, '[data-testid=gpt2-status]'), /ERR_\w+: .*relu.*The model opened before is still open/);
+  assert.equal(await page.isVisible('[data-testid=gpt2-panels]'), true);
+  await page.click('[data-testid=gpt2-generate]');
+  await page.waitForFunction(() => /▸/.test(document.querySelector('[data-testid=gpt2-generated]').textContent));
   // the section fits the phone's width: what is wider (the grid, the large map, the lens) scrolls inside it
   const fit = await page.$eval('#gpt2', (s) => ({ right: s.getBoundingClientRect().right, scroll: s.scrollWidth, client: s.clientWidth }));
   assert.ok(fit.right <= PHONE.width && fit.scroll <= fit.client + 1, `the GPT-2 section fits a phone (${JSON.stringify(fit)})`);
-  await fullScreenshot(page, `${SHOTS}lab-gpt2-phone.png`);
+  await page.locator('#gpt2').screenshot({ path: `${SHOTS}lab-gpt2-phone.png` });
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repeatFits, repeatedIds } from '../../web/ui/gpt2-file.js';
 import { mulberry32 } from '../../web/ui/rng.js';
+import { INDUCTION_MIN } from '../../web/learn/ch10-gpt2.js';
 import { gpt2Checkpoint, referenceForward, referenceLoss } from '../lib/gpt2-checkpoint.mjs';
 import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
 
@@ -71,17 +72,17 @@ test('chapter 10: what to expect before a model, then every number from the open
   await page.click('[data-testid=ch10-scan]');
   await page.waitForFunction(() => document.querySelector('[data-testid=ch10-ablation]').dataset.ablatedSecond !== undefined);
   const induction = await text(page, 'ch10-induction');
-  const [, layer, head] = /strongest induction heads: L(\d+)H(\d+)/.exec(induction).map(Number);
+  const [, layer, head, score] = /strongest induction heads: L(\d+)H(\d+) \(layer \d+, (\d\.\d\d)\)/.exec(induction).map(Number);
   assert.match(await text(page, 'ch10-previous'), /strongest previous-token heads: L\dH\d \(layer \d, 0\.\d\d\)/);
   const cut = copies(ids, [{ layer, head }]);
   assert.ok(Math.abs(Number((await data(page, 'ch10-ablation')).ablatedSecond) - cut.second) < 1e-4);
   assert.equal(await page.locator('[data-testid=heatmap-ch10-induction]').evaluate((c) => `${c.height}x${c.width}`), '3x4');
 
-  // the challenge: that head, ablated; solved exactly when the reference's second-copy loss rises
+  // the challenge: that head, ablated; solved exactly when it scores as an induction head and the reference's second-copy loss rises
   await page.selectOption('[data-testid=ch10-challenge-head]', `${layer},${head}`);
   await page.click('[data-testid=ch10-challenge-ablate]');
   await page.waitForFunction(() => document.querySelector('[data-testid=ch10-challenge-text]').textContent !== '');
-  assert.equal(await page.getAttribute('[data-testid=challenge-gpt2]', 'data-solved'), String(cut.second > full.second));
+  assert.equal(await page.getAttribute('[data-testid=challenge-gpt2]', 'data-solved'), String(score >= INDUCTION_MIN && cut.second > full.second));
   assert.deepEqual(await axeViolations(page), []);
   await chapter(page).screenshot({ path: `${SHOTS}learn-ch10-desktop.png` });
   await page.setViewportSize(PHONE);

@@ -217,7 +217,7 @@ export function createGpt2View({ client, state, writeHash }) {
     setHidden(panels, false);
     setText(byId('gpt2-scan-status'), 'Not scanned yet: press Scan every head.');
     for (const { hm } of scoreMaps) setHidden(hm.el, true);
-    lens.update(null);
+    byId('gpt2-lens').replaceChildren(); // the lens is read on request
     setText(byId('gpt2-lens-readout'), '');
     setText(byId('gpt2-generated'), '–');
     promptBox.value = prompt();

@@ -23,8 +23,10 @@ import { createChallenge } from './progress.js';
 const REPEAT = 40;
 /** The sentence the logit lens reads. */
 const LENS_TEXT = 'The capital of France is Paris, and the capital of Germany is Berlin. The first president of the United States was George Washington.';
-/** The challenge counts a head among this many with the highest induction scores. */
+/** The challenge counts a head among this many with the highest induction scores... */
 const TOP = 3;
+/** ...whose induction score is at least this (GPT-2's induction heads score far above it; a random model's heads far below). */
+export const INDUCTION_MIN = 0.3;
 
 const headLabel = ({ layer, head }) => `L${layer}H${head}`;
 
@@ -60,7 +62,7 @@ export function mountGpt2(root) {
   mapsBox.classList.add('widget', 'two');
   mapsBox.replaceChildren(...maps.map(({ hm }) => h('div', {}, hm.el)));
   setHidden(mapsBox, true);
-  const challenge = createChallenge($('challenge'), 'gpt2', `Find an induction head of the model you opened: pick a head and ablate it on the repeated run. It counts when the head is one of its ${TOP} highest induction scores and switching it off raises the loss on the second copy.`);
+  const challenge = createChallenge($('challenge'), 'gpt2', `Find an induction head of the model you opened: pick a head and ablate it on the repeated run. It counts when the head is one of its ${TOP} highest induction scores, scores at least ${INDUCTION_MIN}, and switching it off raises the loss on the second copy.`);
 
   let config = null;
   let scores = null;
@@ -125,10 +127,11 @@ export function mountGpt2(root) {
     const cut = await copies(call, ids, [{ layer, head }]);
     const rank = rankHeads(scores, 'induction').findIndex((x) => x.layer === layer && x.head === head);
     const rises = cut.second > full.second;
-    const top = rank < TOP;
+    const top = rank < TOP && scores[layer][head].induction >= INDUCTION_MIN;
     setText($('challenge-text'), `${headLabel({ layer, head })}: induction score ${fixed(scores[layer][head].induction, 2)} (number ${rank + 1} of ${config.layers * config.heads}); `
       + `ablated, the second copy's loss changes by ${lossChange(full.second, cut.second)}. `
-      + (top && rises ? 'An induction head: it copies, and the model leans on it.' : top ? 'A top induction head, but this model does not lose by it here: its other heads cover for it.' : `Not one of the ${TOP} highest induction scores: look at the scan.`));
+      + (top && rises ? 'An induction head: it copies, and the model leans on it.' : top ? 'A top induction head, but this model does not lose by it here: its other heads cover for it.'
+        : rank < TOP ? `One of the ${TOP} highest induction scores, but below ${INDUCTION_MIN}: this model has no clear induction head.` : `Not one of the ${TOP} highest induction scores: look at the scan.`));
     challenge.check(top && rises);
   }
 
@@ -157,7 +160,8 @@ export function mountGpt2(root) {
     Object.assign(out.dataset, { first: String(full.first), second: String(full.second) });
     setText(out, `On ${(ids.length - 1) / 2} random tokens shown twice, with every head: loss ${fixed(full.first, 3)} nats per token on the first copy, ${fixed(full.second, 3)} on the second. `
       + 'Scan the heads to ablate the strongest induction head.');
-    await lens();
+    // a checkpoint whose vocabulary is not GPT-2's tokenizer's cannot read the sentence: said, the rest stands
+    await lens().catch((err) => setText($('lens'), `The lens could not read the sentence: ${err.message}`));
   }
 
   function closed() {

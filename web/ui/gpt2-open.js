@@ -53,17 +53,17 @@ export function mountGpt2Open(el, { client, id, onOpened, onClosed = () => {} })
       });
       bar.removeAttribute('value');
       say(`Checking ${weights.name} against ${config.name} and converting its weights…`);
-      if (api.model !== null) {
-        const old = api.model;
-        api.model = null;
-        api.config = null;
-        onClosed();
-        await client.call('destroy', { model: old }).catch(() => {});
-      }
       const made = await client.call('load', { bytes, config: configText }, [bytes.buffer]);
       if (made.kind !== 'gpt2') {
         await client.call('destroy', { model: made.model }).catch(() => {});
         throw Object.assign(new Error(`${weights.name} opened as a ${made.kind} model, not a GPT-2 checkpoint`), { code: 'ERR_ARG' });
+      }
+      // the model in hand goes only once the new one is open: a file refused leaves it as it was
+      if (api.model !== null) {
+        const old = api.model;
+        api.model = null;
+        onClosed();
+        await client.call('destroy', { model: old }).catch(() => {});
       }
       api.model = made.model;
       api.config = made.config;
@@ -72,7 +72,8 @@ export function mountGpt2Open(el, { client, id, onOpened, onClosed = () => {} })
       held = {};
       await onOpened(made, { weights: weights.name, config: config.name });
     } catch (err) {
-      say(`${weights.name} could not be opened: ${err.code ? `${err.code}: ` : ''}${err.message}`, 'error');
+      const kept = api.model !== null ? ' The model opened before is still open.' : '';
+      say(`${weights.name} could not be opened: ${err.code ? `${err.code}: ` : ''}${String(err.message).replace(/\.$/, '')}.${kept}`, 'error');
       held = {};
     } finally {
       busy = false;
