@@ -76,7 +76,12 @@ function forwardFlops({ n_layer: L, n_embd: C, vocab_size: V }, tokens) {
   return 2 * (L * (linear + attention) + tokens * C * V);
 }
 
-/** The same forward in TF.js ops (attention weights and the top 5 next tokens read back). */
+/**
+ * The same forward in TF.js ops (attention weights and the top 5 next tokens
+ * read back), written for its fast path: no matMul with the transpose flags
+ * (which leaves XNNPACK for a loop several times slower, see README.md): K is
+ * transposed explicitly and the unembedding, wte^T, made once beside the weights.
+ */
 function tfForward(tf, w, ids) {
   const { n_layer: L, n_head: H, n_embd: C } = CONFIG, D = C / H, n = ids.length;
   const ln = (x, g, b) => tf.tidy(() => {
@@ -93,14 +98,14 @@ function tfForward(tf, w, ids) {
       const qkv = tf.matMul(ln(x, p('ln_1.weight'), p('ln_1.bias')), p('attn.c_attn.weight')).add(p('attn.c_attn.bias'));
       const heads = (i) => qkv.slice([0, i * C], [n, C]).reshape([n, H, D]).transpose([1, 0, 2]);
       const q = heads(0), k = heads(1), v = heads(2);
-      const a = tf.softmax(tf.matMul(q, k, false, true).mul(1 / Math.sqrt(D)).add(mask));
+      const a = tf.softmax(tf.matMul(q, k.transpose([0, 2, 1])).mul(1 / Math.sqrt(D)).add(mask));
       att.push(a);
       const z = tf.matMul(a, v).transpose([1, 0, 2]).reshape([n, C]);
       x = x.add(tf.matMul(z, p('attn.c_proj.weight')).add(p('attn.c_proj.bias')));
       const h = gelu(tf.matMul(ln(x, p('ln_2.weight'), p('ln_2.bias')), p('mlp.c_fc.weight')).add(p('mlp.c_fc.bias')));
       x = x.add(tf.matMul(h, p('mlp.c_proj.weight')).add(p('mlp.c_proj.bias')));
     }
-    const logits = tf.matMul(ln(x, w['ln_f.weight'], w['ln_f.bias']), w['wte.weight'], false, true);
+    const logits = tf.matMul(ln(x, w['ln_f.weight'], w['ln_f.bias']), w.unembed);
     const { values, indices } = tf.topk(tf.softmax(logits), 5);
     return [tf.stack(att), values, indices];
   });
@@ -116,6 +121,7 @@ async function main() {
   const tfWeights = {};
   const t0 = performance.now();
   const file = makeCheckpoint((name, shape, values) => { if (!tf.error) tfWeights[name] = tf.tf.tensor(values, shape); });
+  if (!tf.error) tfWeights.unembed = tf.tf.transpose(tfWeights['wte.weight']);
   console.log(`   made a ${(file.length / 1e6).toFixed(0)} MB F16 file in ${fmt((performance.now() - t0) / 1000, 1)} s`);
   const one = await loadEngine({ threads: 1 });
   const l0 = performance.now();
