@@ -126,6 +126,13 @@ test('without a file the family says where GPT-2 is; opened one file after the o
   await page.waitForFunction(() => /random tokens shown twice/.test(document.querySelector('[data-testid=gpt2-chosen-note]').textContent));
   assert.match(await text(page, '[data-testid=gpt2-chosen-note]'), /^L6H4 on \d+ random tokens/);
   assert.match(page.url(), /gpt2Head=L6H4/);
+  // and from the keyboard: the cell in focus moves with the arrows, Enter opens its head
+  await page.focus('[data-testid=heatmap-gpt2-previousToken]');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /^L1H1 on \d+ random tokens/.test(document.querySelector('[data-testid=gpt2-chosen-note]').textContent));
+  assert.match(page.url(), /gpt2Head=L1H1/);
 
   // the logit lens on request: a row per layer
   await page.click('[data-testid=gpt2-lens-button]');

@@ -27,7 +27,7 @@ const REPEAT_LENGTH = 24;
 
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
 
-/** page: { client, state, writeHash, onError }. */
+/** page: the lab's { client, state, writeHash } (the GPT-2 model lives in the same worker as the trained one). */
 export function createGpt2View({ client, state, writeHash }) {
   const panels = byId('gpt2-panels');
   const promptBox = byId('gpt2Prompt');
@@ -50,7 +50,7 @@ export function createGpt2View({ client, state, writeHash }) {
   let baseLoss = null; // the prompt's loss with every head
   let scores = null; // headScores()
   let withLens = false;
-  let repeated = null; // { view, head }: a score cell's head on a repeated sequence (null: the prompt's)
+  let repeated = null; // { view }: the repeated sequence a score cell opened, shown by the chosen head (null: the prompt)
   const ablated = new Set();
   let ticket = 0;
 
