@@ -2,7 +2,8 @@
 // file the Transformer family says where GPT-2's two files are and how large; a
 // GPT-2-layout checkpoint built here (12 layers × 12 heads, narrow, GPT-2's
 // vocabulary; tests/lib/gpt2-checkpoint.mjs) is opened through the file input,
-// config.json first and the weights after, then both at once; its 144 heads fit
+// config.json first and the weights after, then both at once, then config.json
+// dropped on the drop zone (a bad config.json is refused by name, the model kept); its 144 heads fit
 // a laptop screen, a head pressed is ablated and the loss change on the prompt is
 // the float64 reference's, the chosen head keeps every token label, a score cell
 // opens that head on a repeated sequence, the lens and generation answer, the
@@ -161,7 +162,7 @@ test('without a file the family says where GPT-2 is; opened one file after the o
   await page.close();
 });
 
-test('the link brings the prompt and the head back (not the weights); both files at once on a phone', async () => {
+test('the link brings the prompt and the head back (not the weights); both files at once, a bad config, a drop, on a phone', async () => {
   const { page, errors } = await openLab(`&gpt2Prompt=${encodeURIComponent('One two three. One two three.')}&gpt2Head=L2H9`, PHONE);
   assert.equal(await page.inputValue('[data-testid=gpt2-prompt]'), 'One two three. One two three.');
   await openModel(page, true);
@@ -174,6 +175,15 @@ test('the link brings the prompt and the head back (not the weights); both files
   assert.equal(await page.isVisible('[data-testid=gpt2-panels]'), true);
   await page.click('[data-testid=gpt2-generate]');
   await page.waitForFunction(() => /▸/.test(document.querySelector('[data-testid=gpt2-generated]').textContent));
+  // dropped: config.json on the drop zone, then the weights through the button; the checkpoint opens again
+  await page.evaluate((text) => {
+    const files = new DataTransfer();
+    files.items.add(new File([text], 'config.json', { type: 'application/json' }));
+    document.querySelector('[data-testid=gpt2-drop]').dispatchEvent(new DragEvent('drop', { dataTransfer: files, bubbles: true, cancelable: true }));
+  }, JSON.stringify(CONFIG));
+  assert.match(await text(page, '[data-testid=gpt2-status]'), /config\.json chosen; now choose its model\.safetensors/);
+  await page.setInputFiles('[data-testid=gpt2-files]', [FILES.weights]);
+  await page.waitForFunction(() => /^Opened model\.safetensors/.test(document.querySelector('[data-testid=gpt2-status]').textContent));
   // the section fits the phone's width: what is wider (the grid, the large map, the lens) scrolls inside it
   const fit = await page.$eval('#gpt2', (s) => ({ right: s.getBoundingClientRect().right, scroll: s.scrollWidth, client: s.clientWidth }));
   assert.ok(fit.right <= PHONE.width && fit.scroll <= fit.client + 1, `the GPT-2 section fits a phone (${JSON.stringify(fit)})`);
