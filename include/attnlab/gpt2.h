@@ -29,10 +29,11 @@ extern "C" {
 #define GPT2_MAX_DFF 16384
 #define GPT2_MAX_CONTEXT 2048 /* tokens: the attention core takes 2048 x 2048 cells per head (ATTN_MAX_CELLS) */
 #define GPT2_MAX_VOCAB (1 << 20)
-/* Bytes of float32 weights a checkpoint may hold: the WASM heap is 2 GiB,
- * and the activations, a chunk of the file and the attention maps need
- * the rest. gpt2-medium (355 M parameters, 1.42 GB) fits; gpt2-large does not. */
-#define GPT2_MAX_WEIGHT_BYTES 1800000000.0
+/* Megabytes (10^6 bytes) of float32 weights a checkpoint may hold: the WASM
+ * heap is 4 GiB, and the activations, a chunk of the file and the attention
+ * maps need the rest. gpt2-large (774 M parameters, 3.10 GB) fits; gpt2-xl
+ * (1.56 B) does not. */
+#define GPT2_MAX_WEIGHT_MB 3400
 #define GPT2_TOP 5              /* predictions per position */
 #define GPT2_MAX_EVALUATE 256   /* sequences of one headScores call */
 #define GPT2_MAX_GENERATE 1024  /* tokens of one generate call */
@@ -58,7 +59,7 @@ double gpt2_param_count(const Gpt2Config *c, int tied);
 /* Opening a checkpoint of file_size bytes, given its header (the JSON after
  * the 8-byte length, header_len bytes): every tensor's name, dtype, shape
  * and offsets are checked against the config, and the weights' size against
- * GPT2_MAX_WEIGHT_BYTES, before the weights are allocated. The model then
+ * GPT2_MAX_WEIGHT_MB, before the weights are allocated. The model then
  * takes the data in order: gpt2_load_chunk with consecutive pieces of the
  * bytes after the header (any sizes), then gpt2_load_finish. A weight that
  * is NaN or infinite fails the chunk that holds it. */

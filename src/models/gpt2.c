@@ -13,11 +13,11 @@
 
 /* The weights' float32 bytes against the heap's room. */
 static int check_weight_bytes(double params) {
-    double bytes = params * sizeof(float);
-    if (bytes > GPT2_MAX_WEIGHT_BYTES)
+    double bytes = params * sizeof(float), most = GPT2_MAX_WEIGHT_MB * 1e6;
+    if (bytes > most)
         return nn_fail(NN_ERR_LIMIT, "the checkpoint's %.0f parameters take %.2f GB as float32, past the limit of %.2f GB "
-                                     "(the WASM heap holds 2 GiB)",
-                       params, bytes / 1e9, GPT2_MAX_WEIGHT_BYTES / 1e9);
+                                     "(the WASM heap holds 4 GiB)",
+                       params, bytes / 1e9, most / 1e9);
     return NN_OK;
 }
 
@@ -164,6 +164,12 @@ static int has_lm_head(const StTable *t) {
     return 0;
 }
 
+/* Reals of an expected tensor. */
+static size_t tensor_count(const Expect *e) { return (size_t)e->shape[0] * (size_t)(e->ndim == 2 ? e->shape[1] : 1); }
+
+/* The block expected tensor k goes in: 0 the embeddings, 1 + l layer l's, layers + 1 the rest. */
+static int group_of(int k, int layers) { return k < 2 ? 0 : k < 2 + 12 * layers ? 1 + (k - 2) / 12 : layers + 1; }
+
 static int by_begin(const void *a, const void *b) {
     const Gpt2Load *x = a, *y = b;
     return (x->begin > y->begin) - (x->begin < y->begin);
@@ -193,12 +199,16 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
         m->params = gpt2_param_count(c, m->tied);
         st = check_weight_bytes(m->params);
     }
-    /* everything is checked: now the weights */
+    /* everything is checked: now the weights, a block per group */
+    size_t sizes[GPT2_MAX_LAYERS + 2] = {0};
+    for (int k = 0; k < n && st == NN_OK; k++) sizes[group_of(k, c->layers)] += tensor_count(&e[k]);
+    int allocated = 1;
+    for (int g = 0; g < c->layers + 2 && st == NN_OK; g++)
+        if (sizes[g]) allocated &= (m->blocks[g] = malloc(sizeof(nn_real) * sizes[g])) != NULL;
     if (st == NN_OK) {
-        m->block = malloc(sizeof(nn_real) * (size_t)m->params);
         m->loads = malloc(sizeof *m->loads * (size_t)n);
         m->ablate = calloc((size_t)c->layers * c->heads, 1);
-        if (!m->block || !m->loads || !m->ablate)
+        if (!allocated || !m->loads || !m->ablate)
             st = nn_fail(NN_ERR_NOMEM, "out of memory for %.0f parameters (%.2f GB)", m->params,
                          m->params * sizeof(nn_real) / 1e9);
     }
@@ -207,13 +217,13 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
         gpt2_destroy(m);
         return st;
     }
-    size_t at = 0;
+    size_t at[GPT2_MAX_LAYERS + 2] = {0};
     for (int k = 0; k < n; k++) {
         const StTensor *x = &m->table.tensors[e[k].found - 1];
-        size_t count = (size_t)e[k].shape[0] * (size_t)(e[k].ndim == 2 ? e[k].shape[1] : 1);
-        *e[k].slot = m->block + at;
-        m->loads[k] = (Gpt2Load){x->begin, x->end, x->dtype, m->block + at, x->name};
-        at += count;
+        int g = group_of(k, c->layers);
+        *e[k].slot = m->blocks[g] + at[g];
+        m->loads[k] = (Gpt2Load){x->begin, x->end, x->dtype, *e[k].slot, x->name};
+        at[g] += tensor_count(&e[k]);
     }
     if (m->tied) m->w.unembed = m->w.wte;
     m->dtype = (int)m->loads[0].dtype;
@@ -288,7 +298,7 @@ void gpt2_destroy(Gpt2 *m) {
     if (!m) return;
     st_free(&m->table);
     free(m->loads);
-    free(m->block);
+    for (int g = 0; g < GPT2_MAX_LAYERS + 2; g++) free(m->blocks[g]);
     free(m->ablate);
     free(m);
 }

@@ -8,7 +8,7 @@
 #include "attnlab/gpt2.h"
 #include "layers/safetensors.h"
 
-/* One pointer per tensor, into one block; the names are Hugging Face's. */
+/* One pointer per tensor, into the model's blocks; the names are Hugging Face's. */
 typedef struct {
     nn_real *wte;                   /* (V, C) wte.weight */
     nn_real *wpe;                   /* (context, C) wpe.weight */
@@ -42,7 +42,11 @@ struct Gpt2 {
     int tied;
     int dtype;
     double params;
-    nn_real *block; /* every weight */
+    /* the weights, a block per group: the embeddings, each layer's tensors, the
+     * final LayerNorm with lm_head. No one allocation passes 2 GiB: the WASM
+     * heap's sbrk takes a signed 32-bit increment, so a single larger request
+     * fails even where the heap has room for it (gpt2-large's 3.1 GB). */
+    nn_real *blocks[GPT2_MAX_LAYERS + 2];
     Gpt2Weights w;
     uint8_t *ablate; /* (L, H) 1: the head's context is zero */
     /* loading: the file's table, the tensors to convert (sorted by begin),

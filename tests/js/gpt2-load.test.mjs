@@ -145,8 +145,8 @@ describe('opening a GPT-2 checkpoint: every rule (scalar build)', () => {
   });
 
   test('a file past the heap: ERR_LIMIT naming its size and the limit, before anything is allocated', async () => {
-    const large = { ...TINY, n_layer: 36, n_head: 20, n_embd: 1280, n_positions: 1024, n_ctx: 1024, vocab_size: 50257 }; // gpt2-large
-    await refused(good.bytes, large, 'ERR_LIMIT', /774030080 parameters take 3\.10 GB as float32, past the limit of 1\.80 GB/);
+    const xl = { ...TINY, n_layer: 48, n_head: 25, n_embd: 1600, n_positions: 1024, n_ctx: 1024, vocab_size: 50257 }; // gpt2-xl
+    await refused(good.bytes, xl, 'ERR_LIMIT', /1557611200 parameters take 6\.23 GB as float32, past the limit of 3\.40 GB/);
   });
 
   test('config.json: read strictly', async () => {

@@ -29,7 +29,7 @@ export const TRANSFORMER_LIMITS = {};
 export const TRANSFORMER = { TASKS: {}, POSITIONAL: {}, SPLITS: {} };
 /** Every model's weights: finite and within +-maxWeight (src/layers/model_file.h). */
 export const MODEL_LIMITS = {};
-/** Limits of GPT-2 checkpoints (include/attnlab/gpt2.h, src/layers/safetensors.h): sizes, context, vocabulary, the weights' bytes, the header's bytes, top, headScores' count, generate's tokens. */
+/** Limits of GPT-2 checkpoints (include/attnlab/gpt2.h, src/layers/safetensors.h): sizes, context, vocabulary, the weights' megabytes as float32, the header's bytes, top, headScores' count, generate's tokens. */
 export const GPT2_LIMITS = {};
 /** The learning-rate schedules every model's train takes, and their codes (NnSchedule, include/attnlab/optim.h). */
 export const SCHEDULES = {};
