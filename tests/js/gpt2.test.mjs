@@ -12,7 +12,7 @@ import { rejectsCode, throwsCode } from '../lib/assert.mjs';
 import { gpt2Tokenizer } from '../../web/engine/gpt2-tokenizer.js';
 import { gpt2Parameters, readConfig } from '../../web/engine/gpt2.js';
 import {
-  TINY, gpt2Checkpoint, referenceForward, referenceGreedy, referenceLoss,
+  TINY, gpt2Checkpoint, referenceForward, referenceGreedy, referenceLoss, INDUCTION_CIRCUIT, inductionCircuit,
 } from '../lib/gpt2-checkpoint.mjs';
 
 const IDS = [3, 17, 42, 5, 3, 17, 42, 5, 60, 1, 0, 63];
@@ -137,25 +137,9 @@ for (const { name, skip, engine } of await withEngines()) {
     });
 
     test('headScores: a previous-token head and an induction head set by hand score >= 0.9, the others low', async () => {
-      const V = 32, P = 32, C = 3 * 32, s = 4;
-      const config = { ...TINY, n_layer: 2, n_head: 2, n_embd: C, n_positions: P, n_ctx: P, vocab_size: V };
-      // residual blocks: [token one-hot | position one-hot | the previous token, written by layer 0's head 0]
-      const set = (w) => {
-        for (const [k, x] of Object.entries(w)) x.fill(/ln_.*weight/.test(k) ? 1 : 0);
-        for (let v = 0; v < V; v++) w['wte.weight'][v * C + v] = 1;
-        for (let t = 0; t < P; t++) w['wpe.weight'][t * C + 32 + t] = 1;
-        const qkv0 = w['h.0.attn.c_attn.weight'], qkv1 = w['h.1.attn.c_attn.weight'];
-        for (let p = 0; p < 31; p++) {
-          qkv0[(32 + p) * 3 * C + p] = s; // head 0 query: its position p
-          qkv0[(32 + p) * 3 * C + C + p + 1] = 1; // head 0 key: position p lights p + 1, so t finds t - 1
-        }
-        for (let v = 0; v < V; v++) {
-          qkv0[v * 3 * C + 2 * C + v] = 1; // head 0 value: the token
-          w['h.0.attn.c_proj.weight'][v * C + 64 + v] = 0.15; // into the previous-token block
-          qkv1[v * 3 * C + v] = s; // layer 1 head 0 query: the token
-          qkv1[(64 + v) * 3 * C + C + v] = 1; // its key: the previous token, so t finds where its token came before
-        }
-      };
+      // a previous-token head (L0H0) and an induction head (L1H0) set by hand (tests/lib/gpt2-checkpoint.mjs)
+      const config = INDUCTION_CIRCUIT;
+      const set = inductionCircuit();
       const ck = gpt2Checkpoint({ config, set });
       const gpt = await engine.loadModel(ck.bytes, { config });
       const scores = gpt.headScores({ count: 4, length: 8, seed: 3 });

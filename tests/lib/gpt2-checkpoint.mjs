@@ -146,6 +146,40 @@ export function gpt2Checkpoint({ config = TINY, dtype = 'F32', prefix = false, t
   return { bytes: safetensors(tensors), config, weights, tensors };
 }
 
+/**
+ * A `set` for gpt2Checkpoint that makes, by hand, a previous-token head (layer 0, head 0)
+ * and an induction head (layer 1, head 0) in a 2-layer model of vocabulary and context
+ * 32 and width 96: residual blocks [token one-hot | position one-hot | the previous
+ * token, written by layer 0's head 0]; every other weight 0 (LayerNorm gains 1).
+ * `sharp` scales the heads' queries; `copy` > 0 also makes the induction head write the
+ * token it finds into the token block (so the model predicts it, and ablating it costs).
+ */
+export function inductionCircuit({ sharp = 4, copy = 0 } = {}) {
+  const V = 32, P = 32, C = 3 * 32;
+  return (w) => {
+    for (const [k, x] of Object.entries(w)) x.fill(/ln_.*weight/.test(k) ? 1 : 0);
+    for (let v = 0; v < V; v++) w['wte.weight'][v * C + v] = 1;
+    for (let t = 0; t < P; t++) w['wpe.weight'][t * C + 32 + t] = 1;
+    const qkv0 = w['h.0.attn.c_attn.weight'], qkv1 = w['h.1.attn.c_attn.weight'];
+    for (let p = 0; p < 31; p++) {
+      qkv0[(32 + p) * 3 * C + p] = sharp; // head 0 query: its position p
+      qkv0[(32 + p) * 3 * C + C + p + 1] = 1; // head 0 key: position p lights p + 1, so t finds t - 1
+    }
+    for (let v = 0; v < V; v++) {
+      qkv0[v * 3 * C + 2 * C + v] = 1; // head 0 value: the token
+      w['h.0.attn.c_proj.weight'][v * C + 64 + v] = 0.15; // into the previous-token block
+      qkv1[v * 3 * C + v] = sharp; // layer 1 head 0 query: the token
+      qkv1[(64 + v) * 3 * C + C + v] = 1; // its key: the previous token, so t finds where its token came before
+      if (copy > 0) {
+        qkv1[v * 3 * C + 2 * C + v] = 1; // its value: the token found there
+        w['h.1.attn.c_proj.weight'][v * C + v] = copy; // written into the token block: the prediction
+      }
+    }
+  };
+}
+/** The config inductionCircuit() is made for (from TINY). */
+export const INDUCTION_CIRCUIT = { ...TINY, n_layer: 2, n_head: 2, n_embd: 96, n_positions: 32, n_ctx: 32, vocab_size: 32 };
+
 // ---- the float64 reference --------------------------------------------------
 
 function layerNorm(x, n, C, w, b, eps) {
