@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "attnlab/gpt2.h"
+#include "base/error.h"
 #include "check.h"
 #include "layers/safetensors.h"
 
@@ -64,8 +65,8 @@ static void make_tensors(void) {
         ADD("mlp.c_proj.bias", C, 0, 0.1, 0);
 #undef ADD
     }
-    add("ln_f.weight", C, 0, 0.1, 1);
-    add("ln_f.bias", C, 0, 0.1, 0);
+    add("ln_f.weight", C, 0, 0.1, 1, &rng);
+    add("ln_f.bias", C, 0, 0.1, 0, &rng);
 }
 
 /* The file: header JSON then F32 data, in tensor order. */
@@ -160,7 +161,7 @@ static void reference(const int32_t *tok, double *attention, double *logits) {
         layernorm(a, x, W("ln_2.weight"), W("ln_2.bias"));
         linear(h, a, W("mlp.c_fc.weight"), W("mlp.c_fc.bias"), C, F);
         for (int i = 0; i < T * F; i++)
-            h[i] = 0.5 * h[i] * (1 + tanh(sqrt(2 / M_PI) * (h[i] + 0.044715 * h[i] * h[i] * h[i])));
+            h[i] = 0.5 * h[i] * (1 + tanh(0.7978845608028654 /* sqrt(2/pi) */ * (h[i] + 0.044715 * h[i] * h[i] * h[i])));
         linear(y, h, W("mlp.c_proj.weight"), W("mlp.c_proj.bias"), F, C);
         for (int i = 0; i < T * C; i++) x[i] += y[i];
     }
