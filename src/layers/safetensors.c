@@ -211,7 +211,8 @@ static int check_table(const StTable *t) {
                            (unsigned long long)count, x->dtype_name, (unsigned long long)(count * (uint64_t)size),
                            (unsigned long long)(x->end - x->begin));
     }
-    const StTensor **order = malloc(sizeof *order * (size_t)(t->count ? t->count : 1));
+    size_t n = t->count > 0 ? (size_t)t->count : 1;
+    const StTensor **order = malloc(sizeof *order * n);
     if (!order) return nn_fail(NN_ERR_NOMEM, "header: out of memory for %d tensors", t->count);
     for (int i = 0; i < t->count; i++) order[i] = &t->tensors[i];
     int st = NN_OK;

@@ -182,8 +182,14 @@ int gpt2_inspect(Gpt2 *m, const int32_t *tokens, int n, float *attention, int32_
             if (logits)
                 for (int v = 0; v < V; v++) logits[t * V + v] = (float)z[v];
             if (!top_ids) continue;
-            softmax_row(z, V);
-            output_top_k(z, V, V < GPT2_TOP ? V : GPT2_TOP, top_ids + t * GPT2_TOP, top_p + t * GPT2_TOP);
+            /* the top 5 by logit, then their probabilities: exp(z - max) / sum, the sum in one pass
+             * (no pass dividing all V) */
+            int32_t *ids = top_ids + t * GPT2_TOP;
+            float *ps = top_p + t * GPT2_TOP;
+            int k = V < GPT2_TOP ? V : GPT2_TOP;
+            output_top_k(z, V, k, ids, ps);
+            nn_real sum = vec_exp_sum(z, z, z[ids[0]], V);
+            for (int j = 0; j < GPT2_TOP; j++) ps[j] = j < k ? (float)(z[ids[j]] / sum) : 0;
         }
     }
     /* the logit lens: each block's output through ln_f and the unembedding */
