@@ -24,13 +24,13 @@ WASM_DEPS := $(WASM_SRC) $(ENGINE_HDR) $(wildcard src/wasm/*.h)
 # No -ffast-math: builds are compared with atol + rtol*|ref|, and NaN/Inf checks must hold.
 EM_FLAGS := -O3 -std=c11 -Wall -Wextra -Iinclude -Isrc \
 	-sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 \
-	-sINITIAL_MEMORY=16777216 -sMAXIMUM_MEMORY=2147483648 -sTOTAL_STACK=1048576 \
+	-sINITIAL_MEMORY=16777216 -sMAXIMUM_MEMORY=4294967296 -sTOTAL_STACK=1048576 \
 	-sERROR_ON_UNDEFINED_SYMBOLS=1 -sABORTING_MALLOC=0 -sEXPORTED_FUNCTIONS=_malloc,_free
 
 WASM_OUT := $(WASM_DIR)/attnlab-simd.wasm $(WASM_DIR)/attnlab-scalar.wasm $(WASM_DIR)/attnlab-simd-mt.wasm
 
 # The threaded build links a shared, imported memory (its maximum is fixed:
-# MAXIMUM_MEMORY, 32768 pages); data segments are passive and initialised once,
+# MAXIMUM_MEMORY, 65536 pages); data segments are passive and initialised once,
 # by the first instance, so workers' instances leave the heap as it is.
 EM_MT_FLAGS := -DNN_THREADS -matomics -mbulk-memory -Wl,--shared-memory,--import-memory
 

@@ -18,7 +18,7 @@ BEGIN {
     # each public header: the layer of its implementation
     PUBLIC["nn.h"] = "base"; PUBLIC["attention.h"] = "core"; PUBLIC["rnn.h"] = "core"
     PUBLIC["optim.h"] = "layers"; PUBLIC["seq2seq.h"] = "models"; PUBLIC["vision.h"] = "models"
-    PUBLIC["transformer.h"] = "models"
+    PUBLIC["transformer.h"] = "models"; PUBLIC["gpt2.h"] = "models"
     PUBLIC["tasks.h"] = "tasks"; PUBLIC["trainer.h"] = "train"
     bad = 0
 }

@@ -15,6 +15,7 @@ jobs=$(nproc); [ "$jobs" -lt 2 ] && jobs=2
 make -s -j"$jobs" wasm || { echo "attnlab: the WASM build failed"; exit 1; }
 node scripts/mnist.mjs || { echo "attnlab: building the digit set (web/data/mnist.bin.gz) failed"; exit 1; }
 node scripts/names.mjs || { echo "attnlab: building the names list (web/data/names.txt) failed"; exit 1; }
+node scripts/gpt2-vocab.mjs || { echo "attnlab: building GPT-2's vocabulary (web/data/gpt2-vocab.bin.gz) failed"; exit 1; }
 
 failed=()
 run() {

@@ -42,3 +42,15 @@ void vec_gemm_parallel(const VecGemm *products, int count) {
     for (int i = 0; i < count; i++) work += (double)products[i].M * products[i].N * products[i].K;
     nn_pool_run(gemm_rows_task, &job, work);
 }
+
+void vec_gemm_nn_parallel(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb, int M, int N,
+                          int K, int accumulate) {
+    const VecGemm g = {VEC_GEMM_NN, C, ldc, A, lda, B, ldb, M, N, K, accumulate};
+    vec_gemm_parallel(&g, 1);
+}
+
+void vec_gemm_nt_parallel(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb, int M, int N,
+                          int K, int accumulate) {
+    const VecGemm g = {VEC_GEMM_NT, C, ldc, A, lda, B, ldb, M, N, K, accumulate};
+    vec_gemm_parallel(&g, 1);
+}

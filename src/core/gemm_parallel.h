@@ -32,4 +32,11 @@ typedef struct {
  * thread, which adds the products in list order, as one thread would). */
 void vec_gemm_parallel(const VecGemm *products, int count);
 
+/* One product of each kind on the pool: vec_gemm_nn's and vec_gemm_nt's
+ * contracts and results (bit for bit). */
+void vec_gemm_nn_parallel(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb, int M, int N,
+                          int K, int accumulate);
+void vec_gemm_nt_parallel(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb, int M, int N,
+                          int K, int accumulate);
+
 #endif

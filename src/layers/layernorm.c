@@ -11,6 +11,11 @@ void layernorm_add(OptParams *p, LayerNormWeights *w, int C) {
 
 void layernorm_forward(nn_real *y, nn_real *mean, nn_real *rstd, const nn_real *x, const LayerNormWeights *w, int n,
                        int C) {
+    layernorm_forward_eps(y, mean, rstd, x, w, n, C, LAYERNORM_EPS);
+}
+
+void layernorm_forward_eps(nn_real *y, nn_real *mean, nn_real *rstd, const nn_real *x, const LayerNormWeights *w,
+                           int n, int C, double eps) {
     for (int r = 0; r < n; r++) {
         const nn_real *xr = x + (size_t)r * C;
         nn_real *yr = y + (size_t)r * C;
@@ -18,7 +23,7 @@ void layernorm_forward(nn_real *y, nn_real *mean, nn_real *rstd, const nn_real *
         for (int i = 0; i < C; i++) m += xr[i];
         m /= C;
         for (int i = 0; i < C; i++) v += (xr[i] - m) * (xr[i] - m);
-        double s = 1 / sqrt(v / C + LAYERNORM_EPS);
+        double s = 1 / sqrt(v / C + eps);
         for (int i = 0; i < C; i++) yr[i] = (nn_real)((xr[i] - m) * s) * w->weight[i] + w->bias[i];
         mean[r] = (nn_real)m;
         rstd[r] = (nn_real)s;

@@ -18,6 +18,9 @@ void layernorm_add(OptParams *p, LayerNormWeights *w, int C);
 /* y (n, C); mean, rstd (n) kept for the backward; x (n, C). y may not alias x. */
 void layernorm_forward(nn_real *y, nn_real *mean, nn_real *rstd, const nn_real *x, const LayerNormWeights *w, int n,
                        int C);
+/* The same with the model's own epsilon (a checkpoint's layer_norm_epsilon). */
+void layernorm_forward_eps(nn_real *y, nn_real *mean, nn_real *rstd, const nn_real *x, const LayerNormWeights *w,
+                           int n, int C, double eps);
 /* From dy (n, C): dx (n, C) +=, the weights' gradients g +=. */
 void layernorm_backward(nn_real *dx, LayerNormWeights *g, const nn_real *dy, const nn_real *x, const nn_real *mean,
                         const nn_real *rstd, const LayerNormWeights *w, int n, int C);

@@ -3,12 +3,13 @@
 
 #include <string.h>
 
+#include "core/gemm_parallel.h"
 #include "core/vec.h"
 
 void linear_forward(nn_real *out, const nn_real *inp, const nn_real *w, const nn_real *b, int N, int IC, int OC) {
     if (b)
         for (int i = 0; i < N; i++) memcpy(out + (size_t)i * OC, b, sizeof(nn_real) * OC);
-    vec_gemm_nn(out, OC, inp, IC, w, OC, N, OC, IC, b != NULL);
+    vec_gemm_nn_parallel(out, OC, inp, IC, w, OC, N, OC, IC, b != NULL);
 }
 
 /* y = x W + b:  dx += dy W^T,  dW += x^T dy,  db += sum_rows dy */

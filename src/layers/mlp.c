@@ -1,6 +1,7 @@
 /* A two-layer perceptron with GELU (src/layers/mlp.h). */
 #include "layers/mlp.h"
 
+#include "core/gemm_parallel.h"
 #include "core/vec.h"
 
 #define GELU_SCALE 0.7978845608028654 /* sqrt(2/pi) */
@@ -52,10 +53,10 @@ void mlp_add(OptParams *p, MlpWeights *w, int C, int F) {
 }
 
 void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F) {
-    vec_gemm_nn(h, F, x, C, w->W1, F, n, F, C, 0);
+    vec_gemm_nn_parallel(h, F, x, C, w->W1, F, n, F, C, 0);
     for (int r = 0; r < n; r++) vec_axpy(h + (size_t)r * F, 1, w->b1, F);
     gelu_forward(a, h, (size_t)n * F);
-    vec_gemm_nn(y, C, a, F, w->W2, C, n, C, F, 0);
+    vec_gemm_nn_parallel(y, C, a, F, w->W2, C, n, C, F, 0);
     for (int r = 0; r < n; r++) vec_axpy(y + (size_t)r * C, 1, w->b2, C);
 }
 

@@ -55,3 +55,16 @@ void crossentropy_backward(nn_real *dlogits, const nn_real *probs, int y, nn_rea
     for (int v = 0; v < V; v++) dlogits[v] = weight * probs[v];
     dlogits[y] -= weight;
 }
+
+/* The k largest of p (V) in decreasing order. */
+void output_top_k(const nn_real *p, int V, int k, int32_t *ids, float *probs) {
+    for (int j = 0; j < k; j++) ids[j] = -1, probs[j] = 0;
+    for (int v = 0; v < V; v++) {
+        int at = k;
+        while (at > 0 && (ids[at - 1] < 0 || p[v] > probs[at - 1])) at--;
+        if (at == k) continue;
+        for (int j = k - 1; j > at; j--) ids[j] = ids[j - 1], probs[j] = probs[j - 1];
+        ids[at] = v;
+        probs[at] = (float)p[v];
+    }
+}

@@ -6,6 +6,8 @@
 #ifndef ATTNLAB_LAYERS_OUTPUT_H
 #define ATTNLAB_LAYERS_OUTPUT_H
 
+#include <stdint.h>
+
 #include "layers/optim.h"
 
 /* Probabilities are floored here before their log, so a loss or a decoder's
@@ -38,5 +40,8 @@ double crossentropy_forward(const nn_real *probs, int y);
 /* dlogits (V) of weight * (-log p_y) through the softmax: weight (p - onehot(y));
  * a row of weight 0 (padding, a step without a label) is all zeros. */
 void crossentropy_backward(nn_real *dlogits, const nn_real *probs, int y, nn_real weight, int V);
+
+/* The k largest of p (V) in decreasing order: their ids and values (ties: the lower id first). */
+void output_top_k(const nn_real *p, int V, int k, int32_t *ids, float *probs);
 
 #endif

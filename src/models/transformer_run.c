@@ -11,6 +11,7 @@
 #include "core/vec.h"
 #include "layers/layernorm.h"
 #include "layers/linear.h"
+#include "layers/output.h"
 #include "models/transformer_internal.h"
 
 const TfConfig *tfm_config(const TfModel *m) { return &m->c; }
@@ -49,19 +50,6 @@ static int check_tokens(const TfModel *m, const int32_t *tokens, int n, int most
     return NN_OK;
 }
 
-/* The k largest of p (V) in decreasing order. */
-static void top_k(const nn_real *p, int V, int k, int32_t *ids, float *probs) {
-    for (int j = 0; j < k; j++) ids[j] = -1, probs[j] = 0;
-    for (int v = 0; v < V; v++) {
-        int at = k;
-        while (at > 0 && (ids[at - 1] < 0 || p[v] > probs[at - 1])) at--;
-        if (at == k) continue;
-        for (int j = k - 1; j > at; j--) ids[j] = ids[j - 1], probs[j] = probs[j - 1];
-        ids[at] = v;
-        probs[at] = (float)p[v];
-    }
-}
-
 int tfm_inspect(TfModel *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
                int32_t *lens) {
     nn_clear_error();
@@ -77,7 +65,7 @@ int tfm_inspect(TfModel *m, const int32_t *tokens, int n, float *attention, int3
     int32_t ids[TF_TOP];
     float ps[TF_TOP];
     for (int t = 0; t < n; t++) {
-        top_k(a->probs + (size_t)t * V, V, V < TF_TOP ? V : TF_TOP, ids, ps);
+        output_top_k(a->probs + (size_t)t * V, V, V < TF_TOP ? V : TF_TOP, ids, ps);
         for (int j = 0; j < TF_TOP; j++) {
             top_ids[t * TF_TOP + j] = j < V ? ids[j] : -1;
             top_p[t * TF_TOP + j] = j < V ? ps[j] : 0;
@@ -128,7 +116,7 @@ int tfm_generate(TfModel *m, int32_t *tokens, int n_prompt, int n_new, double te
         /* p ~ exp((z - max) / temperature) over the k most likely */
         int32_t ids[TF_MAX_VOCAB];
         float ps[TF_MAX_VOCAB];
-        top_k(z, V, k, ids, ps);
+        output_top_k(z, V, k, ids, ps);
         double sum = 0;
         for (int j = 0; j < k; j++) sum += w[j] = (nn_real)exp(((double)z[ids[j]] - z[best]) / temperature);
         double u = (double)(nn_rng_next(&rng) >> 11) / 9007199254740992.0 * sum;

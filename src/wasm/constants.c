@@ -7,10 +7,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "attnlab/gpt2.h"
 #include "attnlab/trainer.h"
 #include "attnlab/transformer.h"
 #include "attnlab/vision.h"
 #include "layers/model_file.h"
+#include "layers/safetensors.h"
 #include "train/vision_train.h"
 #include "wasm/boundary.h"
 
@@ -79,6 +81,13 @@ static const Named tf_limits[] = {
     {"maxTextBytes", TF_MAX_TEXT_BYTES}, {"minText", TF_MIN_TEXT}, {"maxVocabulary", TF_MAX_VOCAB},
     {"maxSteps", TF_MAX_STEPS}, {"maxEvaluate", TF_MAX_EVALUATE},
     {"maxGenerate", TF_MAX_GENERATE}, {"top", TF_TOP}, {"modulus", TF_MODULUS},
+};
+/* GPT-2 checkpoints (gpt2.h, safetensors.h). */
+static const Named gpt2_limits[] = {
+    {"maxLayers", GPT2_MAX_LAYERS}, {"maxHeads", GPT2_MAX_HEADS}, {"maxDModel", GPT2_MAX_DMODEL},
+    {"maxDFF", GPT2_MAX_DFF}, {"maxContext", GPT2_MAX_CONTEXT}, {"maxVocabulary", GPT2_MAX_VOCAB},
+    {"maxWeightMB", GPT2_MAX_WEIGHT_MB}, {"maxHeader", ST_MAX_HEADER}, {"top", GPT2_TOP},
+    {"maxEvaluate", GPT2_MAX_EVALUATE}, {"maxGenerate", GPT2_MAX_GENERATE},
 };
 /* Every model's weights: finite and within +-maxWeight (a file, setWeights, a training step). */
 static const Named model_limits[] = {{"maxWeight", (int)MODEL_FILE_MAX_WEIGHT}};
@@ -164,6 +173,7 @@ static const struct {
     {"transformerSplits", tf_splits, COUNT(tf_splits)},
     {"transformerLimits", tf_limits, COUNT(tf_limits)},
     {"modelLimits", model_limits, COUNT(model_limits)},
+    {"gpt2Limits", gpt2_limits, COUNT(gpt2_limits)},
 };
 
 /* The table as JSON, or "" if it did not fit (a build error JS reports). */

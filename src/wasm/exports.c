@@ -17,7 +17,7 @@
 EMSCRIPTEN_KEEPALIVE const char *attnlab_last_error(void) { return nn_last_error(); }
 
 /* Bytes currently allocated in the WASM heap (the leak tests watch it). */
-EMSCRIPTEN_KEEPALIVE int attnlab_heap_used(void) { return (int)mallinfo().uordblks; }
+EMSCRIPTEN_KEEPALIVE double attnlab_heap_used(void) { return (double)mallinfo().uordblks; }
 
 /* 1 when these kernels were built for SIMD128. */
 EMSCRIPTEN_KEEPALIVE int attnlab_simd(void) {

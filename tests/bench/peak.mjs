@@ -55,6 +55,8 @@ export async function loadPeak(iters = 0) {
   else n = Math.max(1, Math.round((n * 60) / Math.max(run(n), 1e-3))); // a sample of about 60 ms
   return {
     iters: n,
+    /** FLOPs of one sample (to rate a sample by CPU time instead of the clock). */
+    flopsPerSample: n * perIter,
     /** GFLOP/s of `count` samples. */
     samples(count) {
       const out = [];

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { loadEngine } from '../../web/engine/index.js';
 import { throwsCode, rejectsCode } from '../lib/assert.mjs';
+import { gpt2Checkpoint } from '../lib/gpt2-checkpoint.mjs';
 
 const MODELS = new URL('../../web/models/', import.meta.url);
 const S2S = { task: 'reverse', minLength: 3, maxLength: 8, hidden: 16, embed: 8, batch: 8, seed: 2 };
@@ -102,6 +103,28 @@ describe('the reliability contract (scalar build)', () => {
     s.destroy();
     v.destroy();
     t.destroy();
+  });
+
+  test('a GPT-2 checkpoint: its calls and their failures leave the heap at its baseline and the results as they were', async () => {
+    const file = gpt2Checkpoint({ dtype: 'F16', seed: 8 });
+    const gpt = await engine.loadModel(file.bytes, { config: file.config });
+    const ids = [4, 9, 2, 4, 9, 2, 7];
+    const run = () => ({
+      inspect: gpt.inspect({ ids }, { lens: true, logits: true, ablate: [{ layer: 0, head: 0 }] }),
+      evaluate: gpt.evaluate({ ids }), generate: gpt.generate({ ids }, { tokens: 4, temperature: 0.7, seed: 3 }),
+      scores: gpt.headScores({ count: 2, length: 5 }),
+    });
+    const first = run();
+    const base = engine.heapUsed();
+    assert.deepEqual(run(), first);
+    assert.equal(engine.heapUsed(), base, 'after the calls');
+    throwsCode(() => gpt.inspect({ ids: [99] }), 'ERR_VALUE', /ids\[0\] is 99/);
+    throwsCode(() => gpt.evaluate({ ids, ablate: [{ layer: 5, head: 0 }] }), 'ERR_LIMIT', /ablate\[0\]\.layer/);
+    throwsCode(() => gpt.generate({ ids }, { topK: -1 }), 'ERR_SHAPE', /topK/);
+    await rejectsCode(engine.loadModel(file.bytes.subarray(0, file.bytes.length - 1), { config: file.config }), 'ERR_VALUE', /not inside the data/);
+    assert.equal(engine.heapUsed(), base, 'after failed calls');
+    assert.deepEqual(run(), first);
+    gpt.destroy();
   });
 
   test('a retina whose policy is too narrow to learn from is refused, however float32 would round it', async () => {

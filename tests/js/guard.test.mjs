@@ -10,6 +10,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AttnlabError, loadEngine } from '../../web/engine/index.js';
 import { withEngines } from './builds.mjs';
+import { gpt2Checkpoint } from '../lib/gpt2-checkpoint.mjs';
 
 const boom = () => {
   throw new Error('hostile');
@@ -97,7 +98,7 @@ const image = () => {
 const TRAIN = (batch) => ({ steps: 1, batch, optimizer: 'adam', lr: 0.001, clip: 5 });
 
 /** [what, target, method, valid arguments]: every public method that reads an argument. */
-const calls = ({ s2sBytes, visBytes, tfBytes, tfWeights }) => [
+const calls = ({ s2sBytes, visBytes, tfBytes, tfWeights, gpt2 }) => [
   ['engine.attend', 'engine', 'attend', [{
     queries: Q, keys: K, values: V, score: 'additive', params: { Wq: [[1, 0], [0, 1]], Wk: [[0.5, 0], [0, 0.5]], v: [1, -1] },
     normalize: 'softmax', temperature: 1, mask: { keyLengths: [1, 3], causal: false }, outputs: ['weights', 'context'], copy: true,
@@ -138,6 +139,12 @@ const calls = ({ s2sBytes, visBytes, tfBytes, tfWeights }) => [
   ['transformer.generate', 'tf', 'generate', ['abc', { tokens: 3, temperature: 0.5, topK: 3, seed: 2 }]],
   ['transformer.headScores', 'tf', 'headScores', [{ count: 2 }]],
   ['transformer.setWeights', 'tf', 'setWeights', [{ out_b: tfWeights.out_b }]],
+  ['engine.loadModel (gpt2)', 'engine', 'loadModel', [gpt2.bytes, { config: gpt2.config }]],
+  ['gpt2.tokenize', 'gpt2', 'tokenize', ['Hello']],
+  ['gpt2.inspect', 'gpt2', 'inspect', [{ ids: [1, 2, 3, 1, 2] }, { ablate: [{ layer: 0, head: 1 }], lens: true, logits: true }]],
+  ['gpt2.evaluate', 'gpt2', 'evaluate', [{ ids: [1, 2, 3, 1], ablate: [{ layer: 1, head: 0 }] }]],
+  ['gpt2.generate', 'gpt2', 'generate', [{ ids: [1, 2, 3] }, { tokens: 3, temperature: 0.5, topK: 3, seed: 2 }]],
+  ['gpt2.headScores', 'gpt2', 'headScores', [{ count: 2, length: 4, seed: 1 }]],
 ];
 
 /** Runs a call (a promise is awaited); the error it throws or rejects with, or null with its result. */
@@ -162,8 +169,10 @@ for (const { name, skip, engine } of await withEngines()) {
       const s2s = engine.createSeq2Seq(S2S);
       const vis = await engine.createVisionModel(VIS);
       const tf = await engine.createTransformer(TF);
-      targets = { engine, s2s, vis, tf };
-      table = calls({ s2sBytes: s2s.save(), visBytes: vis.save(), tfBytes: tf.save(), tfWeights: tf.weights() });
+      const gpt2File = gpt2Checkpoint({ seed: 3 });
+      const gpt2 = await engine.loadModel(gpt2File.bytes, { config: gpt2File.config });
+      targets = { engine, s2s, vis, tf, gpt2 };
+      table = calls({ s2sBytes: s2s.save(), visBytes: vis.save(), tfBytes: tf.save(), tfWeights: tf.weights(), gpt2: gpt2File });
       // untouched models: what the engine gives after the hostile calls must be what it gave before
       const s2sProbe = engine.createSeq2Seq({ ...S2S, seed: 9 });
       const visProbe = await engine.createVisionModel({ ...VIS, seed: 9 });
@@ -173,6 +182,7 @@ for (const { name, skip, engine } of await withEngines()) {
         translate: s2sProbe.translate('1234'),
         predict: visProbe.predict(image()),
         inspect: tfProbe.inspect('abcabc'),
+        gpt2: gpt2.inspect({ ids: [5, 6, 7, 5, 6] }, { lens: true }),
         steps: [s2sProbe.steps, visProbe.steps, tfProbe.steps],
       });
       engine.attend({ queries: Q, keys: V.map((r) => r.slice(0, 2)), copy: false }); // the views block, at its size for these calls
@@ -203,14 +213,17 @@ for (const { name, skip, engine } of await withEngines()) {
     });
 
     test('the model getter and a destroyed model: AttnlabErrors naming the method', async () => {
-      for (const make of [() => engine.createSeq2Seq(S2S), () => engine.createVisionModel(VIS), () => engine.createTransformer(TF)]) {
+      const gpt2File = gpt2Checkpoint({ seed: 4 });
+      for (const make of [() => engine.createSeq2Seq(S2S), () => engine.createVisionModel(VIS), () => engine.createTransformer(TF),
+        () => engine.loadModel(gpt2File.bytes, { config: gpt2File.config })]) {
         const m = await make();
         m.destroy();
         m.destroy(); // twice: nothing
         const methods = m.kind === 'transformer'
           ? ['train', 'evaluate', 'save', 'examples', 'inspect', 'generate', 'headScores', 'weights', 'setWeights']
-          : ['train', 'evaluate', 'save', 'examples', 'compareAttention', 'saliency', ...(m.kind === 'vision' ? ['predict'] : ['translate'])];
-        const arg = m.kind === 'vision' ? image() : m.kind === 'transformer' ? 'abc' : '12';
+          : m.kind === 'gpt2' ? ['tokenize', 'inspect', 'evaluate', 'generate', 'headScores', 'train', 'save']
+            : ['train', 'evaluate', 'save', 'examples', 'compareAttention', 'saliency', ...(m.kind === 'vision' ? ['predict'] : ['translate'])];
+        const arg = m.kind === 'vision' ? image() : m.kind === 'transformer' ? 'abc' : m.kind === 'gpt2' ? { ids: [1, 2] } : '12';
         for (const method of methods) {
           const { thrown } = await attempt(() => m[method](arg));
           assertAttnlabError(thrown, `${m.kind}.${method} after destroy`);

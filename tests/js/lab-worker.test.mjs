@@ -2,6 +2,7 @@
 // client the page uses: create, train, evaluate, translate, save/load; bad
 // requests (malformed or unserialisable ones too) come back as errors with a
 // message and a code, and the worker and its models keep working afterwards.
+// A GPT-2 checkpoint opens there with its config.json, as the lab opens one.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -114,4 +115,26 @@ test('malformed and unserialisable messages get a clear error reply, not a seria
   const r = await lab.call('train', { model: m.model, options: { steps: 1 } });
   assert.equal(r.steps, 1, 'the worker and the model keep working');
   await lab.call('destroy', { model: m.model });
+});
+
+test('a GPT-2 checkpoint opens in the worker with its config.json (its bytes moved, not copied), tokenizes, reads, evaluates with a head ablated', async () => {
+  const { gpt2Checkpoint, TINY } = await import('../lib/gpt2-checkpoint.mjs');
+  const config = { ...TINY, vocab_size: 50257, n_positions: 32, n_ctx: 32 };
+  const { bytes } = gpt2Checkpoint({ config, seed: 5 });
+  const made = await lab.call('load', { bytes, config: JSON.stringify(config) }, [bytes.buffer]);
+  assert.equal(bytes.byteLength, 0, 'the file\'s buffer went to the worker');
+  assert.equal(made.kind, 'gpt2');
+  assert.equal(made.config.vocabulary, 50257);
+  const { ids, tokens } = await lab.call('tokenize', { model: made.model, text: 'Hello world<|endoftext|>' });
+  assert.deepEqual([...ids], [15496, 995, 50256]);
+  assert.deepEqual(tokens, ['Hello', ' world', '<|endoftext|>']);
+  const view = await lab.call('inspect', { model: made.model, input: { ids }, options: { lens: true } });
+  assert.equal(view.attention.length, config.n_layer);
+  const all = await lab.call('evaluate', { model: made.model, options: { ids } });
+  const cut = await lab.call('evaluate', { model: made.model, options: { ids, ablate: [{ layer: 1, head: 0 }] } });
+  assert.ok(Number.isFinite(all.loss) && Number.isFinite(cut.loss) && all.loss !== cut.loss);
+  // without its config the file is refused with a code, and the worker keeps working
+  await assert.rejects(lab.call('load', { bytes: gpt2Checkpoint({ config, seed: 5 }).bytes }), (err) => typeof err.code === 'string' && err.code.startsWith('ERR_'));
+  assert.equal((await lab.call('evaluate', { model: made.model, options: { ids } })).loss, all.loss);
+  await lab.call('destroy', { model: made.model });
 });

@@ -29,6 +29,8 @@ export const TRANSFORMER_LIMITS = {};
 export const TRANSFORMER = { TASKS: {}, POSITIONAL: {}, SPLITS: {} };
 /** Every model's weights: finite and within +-maxWeight (src/layers/model_file.h). */
 export const MODEL_LIMITS = {};
+/** Limits of GPT-2 checkpoints (include/attnlab/gpt2.h, src/layers/safetensors.h): sizes, context, vocabulary, the weights' megabytes as float32, the header's bytes, top, headScores' count, generate's tokens. */
+export const GPT2_LIMITS = {};
 /** The learning-rate schedules every model's train takes, and their codes (NnSchedule, include/attnlab/optim.h). */
 export const SCHEDULES = {};
 
@@ -69,9 +71,10 @@ export function adoptConstants(table) {
   Object.assign(TRANSFORMER.POSITIONAL, table.transformerPositional);
   Object.assign(TRANSFORMER.SPLITS, table.transformerSplits);
   Object.assign(MODEL_LIMITS, table.modelLimits);
+  Object.assign(GPT2_LIMITS, table.gpt2Limits);
   Object.assign(SCHEDULES, table.schedules);
   for (const t of [LIMITS, SCORES, NORMALIZATIONS, SEQ2SEQ_LIMITS, ...Object.values(SEQ2SEQ), VISION_LIMITS, ...Object.values(VISION),
-    TRANSFORMER_LIMITS, ...Object.values(TRANSFORMER), MODEL_LIMITS, SCHEDULES]) {
+    TRANSFORMER_LIMITS, ...Object.values(TRANSFORMER), MODEL_LIMITS, GPT2_LIMITS, SCHEDULES]) {
     Object.freeze(t);
   }
   Object.freeze(SEQ2SEQ);

@@ -154,7 +154,7 @@ export interface Engine {
    * `model.kind` says which. Junk, a truncated file or a file that is no model rejects
    * with ERR_VALUE; anything but a Uint8Array or an ArrayBuffer with ERR_ARG.
    */
-  loadModel(bytes: Uint8Array | ArrayBuffer): Promise<Seq2SeqModel | VisionModel>;
+  loadModel(bytes: Uint8Array | ArrayBuffer): Promise<Seq2SeqModel | VisionModel | TransformerModel>;
   /** Bytes allocated in the WASM heap (returns to its baseline between calls). */
   heapUsed(): number;
   /** Calls with fewer multiply-adds than `work` run on one thread (0: split every call). */
@@ -454,4 +454,64 @@ export class TransformerModel {
 
 export interface Engine {
   createTransformer(options?: TransformerOptions): Promise<TransformerModel>;
+}
+
+/** config.json of a GPT-2-family checkpoint, as Hugging Face writes it (other fields are ignored). */
+export interface Gpt2ConfigJson {
+  n_layer: number; n_head: number; n_embd: number;
+  /** the positions (wpe's rows); n_ctx is taken when it is absent, and must agree when both are there */
+  n_positions?: number; n_ctx?: number;
+  vocab_size: number;
+  /** default 1e-5 */
+  layer_norm_epsilon?: number;
+  /** 'gelu_new' (the default); any other is refused by name */
+  activation_function?: string;
+  /** null or absent: 4 n_embd */
+  n_inner?: number | null;
+  /** 'gpt2' if given */
+  model_type?: string;
+}
+
+/** A GPT-2-family checkpoint (engine.loadModel(bytes, { config })), forward only. */
+export class Gpt2Model {
+  readonly kind: 'gpt2';
+  readonly config: Readonly<{
+    layers: number; heads: number; dModel: number; dFF: number; context: number; vocabulary: number; parameters: number;
+    /** the file's */
+    dtype: 'float32' | 'float16' | 'bfloat16';
+  }>;
+  /** GPT-2's byte-level BPE */
+  tokenize(text: string): { ids: Int32Array; tokens: string[] };
+  inspect(input: string | { ids: ArrayLike<number> }, options?: { ablate?: HeadRef[]; lens?: boolean; logits?: boolean }): {
+    tokens: string[];
+    /** [layer][head] */
+    attention: Matrix[][];
+    /** [position]: the 5 likeliest next tokens */
+    predictions: { token: string; id: number; p: number }[][];
+    /** [layer][position]: the top token of that block's output read through the final LayerNorm and the unembedding */
+    lens?: string[][];
+    /** (tokens x vocabulary) */
+    logits?: Matrix;
+  };
+  /** loss: nats per predicted token; tokens: the predictions counted (the input's length - 1) */
+  evaluate(options: { text?: string; ids?: ArrayLike<number>; ablate?: HeadRef[] }): { loss: number; tokens: number };
+  /** the continuation; temperature 0 = greedy, topK 0 = all */
+  generate(prompt: string | { ids: ArrayLike<number> }, options?: { tokens?: number; temperature?: number; topK?: number; seed?: number }): { text: string; ids: Int32Array };
+  /** [layer][head], over `count` (default 8) sequences of `length` (default 50) random tokens repeated once */
+  headScores(options?: { count?: number; length?: number; seed?: number }): { previousToken: number; induction: number }[][];
+  /** throws ERR_ARG: a checkpoint is not trained */
+  train(): never;
+  /** throws ERR_ARG: its model.safetensors is the file */
+  save(): never;
+  destroy(): void;
+}
+
+export interface Engine {
+  /**
+   * A GPT-2-family checkpoint: `bytes` a model.safetensors (F32, F16 or BF16), `config` its
+   * config.json (an object or its text). Every tensor is checked against the config before the
+   * weights are allocated; each failure an AttnlabError naming the tensor or field.
+   * `onProgress(fraction)` hears how much of the data is in.
+   */
+  loadModel(bytes: Uint8Array | ArrayBuffer, options: { config: Gpt2ConfigJson | string; onProgress?: (fraction: number) => void }): Promise<Gpt2Model>;
 }

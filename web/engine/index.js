@@ -206,11 +206,14 @@ export class Engine {
 
   /**
    * The model a saved file holds, whichever its kind: a Seq2SeqModel, a
-   * VisionModel or a TransformerModel (model.kind says which). Its format tag picks the loader.
-   * @returns {Promise<Seq2SeqModel | VisionModel | TransformerModel>}
+   * VisionModel or a TransformerModel (model.kind says which), its format tag
+   * picking the loader; or a GPT-2-family checkpoint, a Hugging Face
+   * model.safetensors with its config.json: loadModel(bytes, { config })
+   * (a Gpt2Model, kind 'gpt2'; see gpt2.js).
+   * @returns {Promise<Seq2SeqModel | VisionModel | TransformerModel | Gpt2Model>}
    */
-  loadModel(bytes) {
-    return guardAsync('loadModel', () => loadModel(this.heap, bytes));
+  loadModel(bytes, options) {
+    return guardAsync('loadModel', () => loadModel(this.heap, bytes, options));
   }
 
   /** Bytes allocated in the WASM heap right now (for leak checks). */

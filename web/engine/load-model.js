@@ -1,9 +1,12 @@
-// engine.loadModel(bytes): a saved model of whichever kind the file holds.
+// engine.loadModel(bytes, options): a saved model of whichever kind the file holds.
 // The one place that reads a file's format tag (its first 8 bytes, "ATNL" and
 // a kind, NUL-padded; the C savers write them, see include/attnlab/*.h) and
-// hands the bytes to that kind's loader, which checks the rest.
+// hands the bytes to that kind's loader, which checks the rest; a safetensors
+// file (an 8-byte header length, then '{') is a GPT-2 checkpoint, read with
+// the config.json given in options ({ config }).
 import { AttnlabError, argError, describe } from './errors.js';
-import { toBytes } from './matrix.js';
+import { isSafetensors, loadGpt2 } from './gpt2.js';
+import { bytesView, toBytes } from './matrix.js';
 import { loadSeq2Seq } from './seq2seq.js';
 import { loadTransformer } from './transformer.js';
 import { loadVisionModel } from './vision.js';
@@ -36,16 +39,22 @@ function formatTag(file) {
 
 /**
  * The model a saved file holds, of its kind (a Seq2SeqModel, a VisionModel
- * or a TransformerModel); anything else rejects with an AttnlabError.
+ * or a TransformerModel), or a GPT-2 checkpoint (a Gpt2Model: a
+ * model.safetensors with options.config, its config.json); anything else
+ * rejects with an AttnlabError.
  */
-export async function loadModel(heap, bytes) {
+export async function loadModel(heap, bytes, options) {
+  // a checkpoint is read where it is (its header and chunks are copied into WASM, then checked)
+  const view = bytesView(bytes);
+  if (view === null) throw argError(`loadModel: expected the bytes of a saved model (a Uint8Array or an ArrayBuffer), got ${describe(bytes)}`);
+  if (view.length === 0) throw new AttnlabError('ERR_VALUE', 'loadModel: the file is empty');
+  if (isSafetensors(view)) return loadGpt2(heap, view, options);
+  if (options !== undefined) throw argError('loadModel: options ({ config }) are for a GPT-2 checkpoint (model.safetensors); an attnlab model file takes none');
   const file = toBytes(bytes);
-  if (file === null) throw argError(`loadModel: expected the bytes of a saved model (a Uint8Array or an ArrayBuffer), got ${describe(bytes)}`);
-  if (file.length === 0) throw new AttnlabError('ERR_VALUE', 'loadModel: the file is empty');
   const tag = formatTag(file);
   if (tag !== null && Object.hasOwn(LOADERS, tag)) return LOADERS[tag](heap, file);
   if (tag !== null && Object.hasOwn(NOT_MODELS, tag)) throw new AttnlabError('ERR_VALUE', `loadModel: the file is ${NOT_MODELS[tag]}`);
   const kinds = Object.keys(LOADERS).join(', ');
   if (tag?.startsWith('ATNL')) throw new AttnlabError('ERR_VALUE', `loadModel: ${tag} is an attnlab file of a kind this engine does not load (it loads ${kinds})`);
-  throw new AttnlabError('ERR_VALUE', `loadModel: not an attnlab model file (its first bytes are not one of the format tags ${kinds})`);
+  throw new AttnlabError('ERR_VALUE', `loadModel: not an attnlab model file (its first bytes are not one of the format tags ${kinds}) nor a safetensors checkpoint`);
 }

@@ -64,6 +64,18 @@ export function toBytes(value) {
 }
 
 /**
+ * The bytes of a file (a Uint8Array or an ArrayBuffer) as a view of the
+ * caller's memory, no copy (a checkpoint of a gigabyte is not doubled): for a
+ * reader that copies what it checks into WASM before checking it. null for
+ * anything else.
+ */
+export function bytesView(value) {
+  if (typedArrayName(value) === 'Uint8Array') return fixedView(Uint8Array, value);
+  if (isArrayBuffer(value)) return new Uint8Array(value);
+  return null;
+}
+
+/**
  * The items of an array (or a proxy of one) or a typed array copied by index
  * into a plain array, the length read once; null for anything else.
  */

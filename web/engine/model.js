@@ -26,7 +26,7 @@ import { AttnlabError, argError, describe, guard, valueError } from './errors.js
 import { SCHEDULES } from './constants.js';
 import { trainDefaults } from './defaults.js';
 import { options, toBytes, toChoice, toInteger, toNumber } from './matrix.js';
-import { F32, F64, U8 } from './wasm.js';
+import { F32, F64, I32, U8 } from './wasm.js';
 
 const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
 
@@ -159,4 +159,31 @@ export function loadHandle(heap, file, load) {
     heap.writeBytes(p.bytes, file);
     return heap.withHandle((out) => load({ bytes: p.bytes, size: file.length, out }));
   });
+}
+
+/**
+ * Runs fn with the heads of `ablate` ([{ layer, head }], of a model of
+ * `layers` x `heads`) zeroed, then restores them: `set({ pairs, n })` is the
+ * kind's export that sets them (its status checked under `name`).
+ */
+export function withAblation(heap, name, ablate, { layers, heads }, set, fn) {
+  if (ablate === undefined || ablate === null) return fn();
+  if (!Array.isArray(ablate)) throw argError(`${name}: ablate: expected an array of { layer, head } (got ${describe(ablate)})`);
+  const pairs = new Int32Array(2 * ablate.length);
+  ablate.forEach((h, i) => {
+    if (h === null || typeof h !== 'object') throw argError(`${name}: ablate[${i}]: expected { layer, head } (got ${describe(h)})`);
+    const { layer, head } = h;
+    if (layer === undefined || head === undefined) throw argError(`${name}: ablate[${i}]: needs both layer and head`);
+    pairs[2 * i] = toInteger(`ablate[${i}].layer`, layer, undefined, 0, layers - 1);
+    pairs[2 * i + 1] = toInteger(`ablate[${i}].head`, head, undefined, 0, heads - 1);
+  });
+  heap.withBlock({ pairs: I32 * pairs.length }, (p) => {
+    heap.writeI32(p.pairs, pairs);
+    heap.check(set({ pairs: p.pairs, n: ablate.length }), name);
+  });
+  try {
+    return fn();
+  } finally {
+    set({ pairs: 0, n: 0 });
+  }
 }

@@ -7,7 +7,7 @@ import { MODEL_LIMITS, SCORES, TRANSFORMER, TRANSFORMER_LIMITS } from './constan
 import { DEFAULTS, defaultsOf } from './defaults.js';
 import { argError, describe, limitError, shapeError, valueError } from './errors.js';
 import { options, toChoice, toInteger, toNumber } from './matrix.js';
-import { Model, loadHandle, modelFile } from './model.js';
+import { Model, loadHandle, modelFile, withAblation } from './model.js';
 import { F32, F64, I32, U8 } from './wasm.js';
 
 const nameOf = (table, code) => Object.keys(table).find((k) => table[k] === code);
@@ -25,7 +25,8 @@ export function transformerConstants() {
   return table;
 }
 
-function seedOf(value, fallback) {
+/** A seed option: an integer 0..2^53-1, fallback when undefined. */
+export function seedOf(value, fallback) {
   const seed = value === undefined ? fallback : value;
   if (!Number.isSafeInteger(seed) || seed < 0) throw valueError(`seed must be an integer in 0..2^53-1 (got ${describe(seed)})`);
   return seed;
@@ -119,25 +120,7 @@ export class TransformerModel extends Model {
 
   /** Runs fn with the heads of `ablate` ([{ layer, head }]) zeroed, then restores them. */
   #ablated(handle, name, ablate, fn) {
-    if (ablate === undefined || ablate === null) return fn();
-    if (!Array.isArray(ablate)) throw argError(`${name}: ablate: expected an array of { layer, head } (got ${describe(ablate)})`);
-    const pairs = new Int32Array(2 * ablate.length);
-    ablate.forEach((h, i) => {
-      if (h === null || typeof h !== 'object') throw argError(`${name}: ablate[${i}]: expected { layer, head } (got ${describe(h)})`);
-      pairs[2 * i] = toInteger(`ablate[${i}].layer`, h.layer, undefined, 0, this.config.layers - 1);
-      pairs[2 * i + 1] = toInteger(`ablate[${i}].head`, h.head, undefined, 0, this.config.heads - 1);
-      if (h.layer === undefined || h.head === undefined) throw argError(`${name}: ablate[${i}]: needs both layer and head`);
-    });
-    const heap = this.heap;
-    heap.withBlock({ pairs: I32 * pairs.length }, (p) => {
-      heap.writeI32(p.pairs, pairs);
-      heap.check(heap.call.tf_set_ablation({ model: handle, pairs: p.pairs, n: ablate.length }), name);
-    });
-    try {
-      return fn();
-    } finally {
-      heap.call.tf_set_ablation({ model: handle, pairs: 0, n: 0 });
-    }
+    return withAblation(this.heap, name, ablate, this.config, (args) => this.heap.call.tf_set_ablation({ model: handle, ...args }), fn);
   }
 
   /**

@@ -7,7 +7,8 @@
 // DecompressionStream in a page, only when an image model is first made).
 import { VISION, VISION_LIMITS } from './constants.js';
 import { defaultsOf } from './defaults.js';
-import { AttnlabError, argError, describe, limitError, shapeError, valueError } from './errors.js';
+import { readDataFile } from './data-file.js';
+import { argError, describe, limitError, shapeError, valueError } from './errors.js';
 import { listLength, options, toChoice, toInteger, toList, toNumber } from './matrix.js';
 import { Model, loadHandle, modelFile } from './model.js';
 import { agreement, kendallTau } from './stats.js';
@@ -32,22 +33,8 @@ const nameOf = (table, code) => Object.keys(table).find((k) => table[k] === code
 
 export const DIGITS_URL = new URL('../data/mnist.bin.gz', import.meta.url);
 
-const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
-
 /** The digit set's uncompressed bytes (Node: from disk; a page: fetched and inflated). */
-async function fetchDigits(url) {
-  if (isNode && url.protocol === 'file:') {
-    const [{ readFile }, { gunzipSync }] = await Promise.all([import('node:fs/promises'), import('node:zlib')]);
-    const gz = await readFile(url).catch(() => {
-      throw new AttnlabError('ERR_DATA', `loadDigits: ${url.pathname} is missing; run \`node scripts/mnist.mjs\` (or \`npm run build\`)`);
-    });
-    return new Uint8Array(gunzipSync(gz));
-  }
-  const response = await fetch(url);
-  if (!response.ok) throw new AttnlabError('ERR_DATA', `loadDigits: cannot load ${url} (HTTP ${response.status})`);
-  const stream = response.body.pipeThrough(new DecompressionStream('gzip'));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
+const fetchDigits = (url) => readDataFile(url, { what: 'loadDigits', script: 'mnist.mjs', gzip: true });
 
 const digitSets = new WeakMap(); // heap -> Promise<handle>
 

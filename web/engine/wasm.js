@@ -17,9 +17,9 @@ const BUILDS = {
  */
 export const POOL_WORKER = new URL('../engine/threads/worker.js', import.meta.url);
 
-/** The threaded build's shared memory, as its link flags fix it (emscripten.mk: INITIAL_MEMORY, MAXIMUM_MEMORY). */
+/** The threaded build's shared memory, as its link flags fix it (emscripten.mk: INITIAL_MEMORY, MAXIMUM_MEMORY: 4 GiB). */
 const PAGE = 65536;
-const MT_MEMORY = { initial: (16 << 20) / PAGE, maximum: 2 ** 31 / PAGE, shared: true };
+const MT_MEMORY = { initial: (16 << 20) / PAGE, maximum: 2 ** 32 / PAGE, shared: true };
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): validates only with SIMD128.
 const SIMD_PROBE = new Uint8Array([
@@ -38,16 +38,18 @@ export const simdSupported = () => {
  * Every export JS calls (src/wasm/*.c, without the `attnlab_` prefix), with
  * its arguments' names in C order. `status`: the function returns an NnStatus,
  * and a failure throws with this name (the API call's) before the message.
+ * `pointer`: it returns an address, read unsigned (the heap reaches 4 GiB:
+ * an address past 2 GiB comes back from WASM as a negative i32).
  */
 const BINDINGS = Object.freeze({
-  last_error: { args: [] },
+  last_error: { pointer: true, args: [] },
   heap_used: { args: [] },
   simd: { args: [] },
-  constants: { args: [] },
+  constants: { pointer: true, args: [] },
   pool_create: { status: 'loadEngine', args: ['threads'] },
   pool_threads: { args: [] },
   pool_max_threads: { args: [] },
-  pool_stack: { args: ['tid'] },
+  pool_stack: { pointer: true, args: ['tid'] },
   pool_min_work: { args: ['work'] },
   pool_stop: { args: [] },
   attend: {
@@ -117,9 +119,9 @@ const BINDINGS = Object.freeze({
   tf_info: { args: ['model', 'info'] },
   tf_parameters: { args: ['model'] },
   tf_seed: { args: ['model'] },
-  tf_token: { args: ['model', 'id'] },
-  tf_weights: { args: ['model'] },
-  tf_tensor: { args: ['model', 'index', 'at'] },
+  tf_token: { pointer: true, args: ['model', 'id'] },
+  tf_weights: { pointer: true, args: ['model'] },
+  tf_tensor: { pointer: true, args: ['model', 'index', 'at'] },
   tf_set_tensor: { status: 'setWeights', args: ['model', 'index', 'data', 'count'] },
   tf_set_ablation: { args: ['model', 'pairs', 'n'] }, // its status is checked under the calling method's name
   tf_train: {
@@ -134,6 +136,22 @@ const BINDINGS = Object.freeze({
   tf_save_size: { args: ['model'] },
   tf_save: { status: 'save', args: ['model', 'bytes', 'size'] },
   tf_load: { status: 'loadModel', args: ['bytes', 'size', 'out'] },
+  gpt2_param_count: { args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'tied'] },
+  gpt2_check_config: { args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'epsilon'] }, // its status is checked by the caller
+  gpt2_open: {
+    status: 'loadModel',
+    args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'epsilon', 'header', 'headerLength', 'fileSize', 'out'],
+  },
+  gpt2_load_chunk: { status: 'loadModel', args: ['model', 'bytes', 'n'] },
+  gpt2_load_finish: { status: 'loadModel', args: ['model'] },
+  gpt2_destroy: { args: ['model'] },
+  gpt2_parameters: { args: ['model'] },
+  gpt2_dtype: { args: ['model'] },
+  gpt2_set_ablation: { args: ['model', 'pairs', 'n'] }, // its status is checked under the calling method's name
+  gpt2_inspect: { status: 'inspect', args: ['model', 'tokens', 'n', 'attention', 'ids', 'p', 'lens', 'logits'] },
+  gpt2_evaluate: { status: 'evaluate', args: ['model', 'tokens', 'n', 'out'] },
+  gpt2_generate: { status: 'generate', args: ['model', 'tokens', 'nPrompt', 'nNew', 'temperature', 'topK', 'seed'] },
+  gpt2_head_scores: { status: 'headScores', args: ['model', 'count', 'length', 'seed', 'prev', 'ind'] },
 });
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
@@ -184,7 +202,7 @@ export async function instantiate(variant, url = BUILDS[variant]) {
  */
 export async function joinPool(module, memory, tid) {
   const { exports } = await WebAssembly.instantiate(module, imports(memory));
-  const top = exports.attnlab_pool_stack(tid);
+  const top = exports.attnlab_pool_stack(tid) >>> 0;
   if (!top) throw internalError(`thread ${tid} has no stack in this pool`);
   exports.stackRestore(top);
   return () => exports.attnlab_pool_worker(tid);
@@ -197,7 +215,7 @@ const ALIGN = 16;
 const internalError = (message) => new AttnlabError('ERR_INTERNAL', `attnlab: ${message}`);
 
 /** Binds one export: called with an object of its named arguments. */
-function bind(exports, name, { status, args }) {
+function bind(exports, name, { status, pointer, args }) {
   const fn = exports[`attnlab_${name}`];
   if (typeof fn !== 'function') throw internalError(`this WASM build has no export attnlab_${name}; rebuild it (make wasm)`);
   const expected = new Set(args);
@@ -212,7 +230,7 @@ function bind(exports, name, { status, args }) {
     });
     const result = fn(...values);
     if (status) heap.check(result, status);
-    return result;
+    return pointer ? result >>> 0 : result;
   };
 }
 
@@ -276,7 +294,7 @@ export class Heap {
   }
 
   #malloc(bytes) {
-    const base = this.exports.malloc(bytes + ALIGN);
+    const base = this.exports.malloc(bytes + ALIGN) >>> 0; // an address past 2 GiB is a negative i32
     if (!base) throw new AttnlabError('ERR_NOMEM', `attnlab: out of WASM memory for ${bytes} bytes`);
     return base;
   }

@@ -8,7 +8,7 @@ import { fieldProblem, rangeText } from './field-check.js';
 import { PROPERTIES, SEQUENCE_TASKS, sensorBlocked, sensorOf } from './state.js';
 
 /** Controls whose id is a state property and that change the state when they change. */
-export const CONTROL_NAMES = Object.keys(PROPERTIES).filter((name) => !['text', 'beam', 'image', 'start', 'tfText', 'tfInput', 'tfPrompt', 'tfAblate'].includes(name));
+export const CONTROL_NAMES = Object.keys(PROPERTIES).filter((name) => !['text', 'beam', 'image', 'start', 'tfText', 'tfInput', 'tfPrompt', 'tfAblate', 'gpt2Prompt', 'gpt2Head'].includes(name));
 
 function valid(p, raw) {
   if (p.type === 'bool') return raw;

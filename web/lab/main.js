@@ -17,6 +17,7 @@ import { LabClient } from '../worker/lab-client.js';
 import { createControls } from './controls.js';
 import { FAMILIES, familyOf, familyOfKind, linkOf } from './families.js';
 import { TASK_FIELDS } from './family.js';
+import { createGpt2View } from './gpt2.js';
 import { createImagesView } from './images-view.js';
 import { adoptLimits } from './limits.js';
 import { readModelFile, saveModel } from './model-file.js';
@@ -74,6 +75,8 @@ function start() {
   });
   const page = { session, state, client, writeHash, onError: showError, onHeld: () => showPlaying() };
   const views = new Map(FAMILIES.map((f) => [f, VIEWS[f.name](page)]));
+  // a GPT-2-family checkpoint opened beside the Transformer family's trained model, in the same worker
+  const gpt2 = createGpt2View(page);
   const viewOf = (family) => views.get(family);
   const runOptions = () => session.family.trainOptions(state);
 
@@ -102,6 +105,7 @@ function start() {
   function fill() {
     controls.fill(state, familyOf(state).name);
     for (const view of views.values()) view.fill();
+    gpt2.fill();
   }
   /** Empties every curve, number and readout of the last model. */
   function clearViews() {
@@ -372,7 +376,7 @@ function start() {
   }).catch((err) => showError(err, { doing: 'start' }));
 
   // for the browser tests: the session and the state, to read; settled() waits for the model changes under way
-  window.attnlabLab = { session, state, settled };
+  window.attnlabLab = { session, state, settled, gpt2 };
 }
 
 start();

@@ -10,7 +10,9 @@ import { fixed } from '../ui/format.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { headName } from './transformer-state.js';
 
-/** The largest cell of a thumbnail, in CSS pixels: a map is about 150 px wide, less for a short input (at most this per cell). */
+/** Heads drawn in one frame by updateInSlices. */
+const SLICE = 4;
+/** The largest cell of a thumbnail, in CSS pixels: a map is about `thumb` px wide, less for a short input (at most this per cell). */
 const THUMB_CELL = 28;
 
 /** A colour bar for the 0..1 scale every map shares, with its ticks and title. */
@@ -31,34 +33,66 @@ function drawLegend(el) {
 /** What a head's button says to a screen reader after its visible name and scores: its state and what pressing does. */
 const pressText = (off) => (off ? ', ablated: press to bring it back' : ': press to ablate it (zero its output)');
 
-/** onToggle({ layer, head }) when a head is pressed. */
-export function createHeadsView({ onToggle }) {
-  const box = byId('tf-heads');
-  drawLegend(byId('tf-legend'));
+/**
+ * onToggle({ layer, head }) when a head is pressed; box and legend: where the grid and its
+ * legend go (the lab's trained model's by default); thumb: a map's width in CSS pixels; prefix: of the test hooks.
+ */
+export function createHeadsView({ onToggle, box = byId('tf-heads'), legend = byId('tf-legend'), thumb = 150, prefix = 'tf' }) {
+  drawLegend(legend);
   let cells = []; // [layer][head] -> { hm, button, score }
   let shape = '';
 
-  function build(layers, heads) {
+  /** One layer's label and head buttons: { nodes, row } (row: [head] -> { hm, button, score, press }). */
+  function layerCells(layer, heads) {
+    const nodes = [h('span', { className: 'tf-layer', textContent: `Layer ${layer}` })];
+    const row = Array.from({ length: heads }, (_, head) => {
+      const name = headName({ layer, head });
+      const hm = createHeatmap({ id: `${prefix}-${name}`, label: name, interactive: false, legend: false });
+      const score = h('span', { className: 'tf-score' });
+      const press = h('span', { className: 'sr-only' });
+      const button = h('button', {
+        type: 'button', className: 'thumb tf-head', dataset: { testid: `${prefix}-head-${name}` }, attrs: { 'aria-pressed': 'false' },
+        title: `Layer ${layer}, head ${head}: press to ablate it or bring it back`,
+      }, h('span', { className: 'tf-name', textContent: name }), hm.el, score, press);
+      button.addEventListener('click', () => onToggle({ layer, head }));
+      nodes.push(button);
+      return { hm, button, score, press };
+    });
+    return { nodes, row };
+  }
+
+  /** The grid for `layers` × `heads`, built at once (`slices`: false) or one layer now and each next one when drawn. */
+  function build(layers, heads, slices = false) {
     shape = `${layers}x${heads}`;
     box.style.setProperty('--heads', String(heads));
-    const rows = [];
-    cells = Array.from({ length: layers }, (_, layer) => {
-      rows.push(h('span', { className: 'tf-layer', textContent: `Layer ${layer}` }));
-      return Array.from({ length: heads }, (_, head) => {
-        const name = headName({ layer, head });
-        const hm = createHeatmap({ id: `tf-${name}`, label: name, interactive: false, legend: false });
-        const score = h('span', { className: 'tf-score' });
-        const press = h('span', { className: 'sr-only' });
-        const button = h('button', {
-          type: 'button', className: 'thumb tf-head', dataset: { testid: `tf-head-${name}` }, attrs: { 'aria-pressed': 'false' },
-          title: `Layer ${layer}, head ${head}: press to ablate it or bring it back`,
-        }, h('span', { className: 'tf-name', textContent: name }), hm.el, score, press);
-        button.addEventListener('click', () => onToggle({ layer, head }));
-        rows.push(button);
-        return { hm, button, score, press };
-      });
+    cells = [];
+    box.replaceChildren();
+    for (let layer = 0; layer < (slices ? 0 : layers); layer++) grow(layer, heads);
+  }
+  function grow(layer, heads) {
+    const { nodes, row } = layerCells(layer, heads);
+    cells[layer] = row;
+    box.append(...nodes);
+  }
+
+  /** Draws one layer's heads `from` .. `to` - 1 (see update). */
+  function drawLayer(layer, view, { ablated, scores, outline = null }, from = 0, to = Infinity) {
+    const n = view?.tokens.length ?? 0;
+    cells[layer].forEach(({ hm, button, score, press }, head) => {
+      if (head < from || head >= to) return;
+      const name = headName({ layer, head });
+      const off = ablated.has(name);
+      const s = scores?.[layer]?.[head];
+      if (view) {
+        hm.update(view.attention[layer][head], {
+          rowLabels: [], colLabels: [], kind: 'unit', maxCell: Math.max(thumb / 75, Math.min(THUMB_CELL, thumb / n)), outline,
+        });
+      }
+      button.classList.toggle('ablated', off);
+      button.setAttribute('aria-pressed', String(off));
+      setText(press, pressText(off));
+      setText(score, s ? `prev ${fixed(s.previousToken, 2)} · ind ${fixed(s.induction, 2)}` : '');
     });
-    box.replaceChildren(...rows);
   }
 
   return {
@@ -68,23 +102,24 @@ export function createHeadsView({ onToggle }) {
      * ([layer][head] -> { previousToken, induction }, or null) under each map, and `outline`
      * (the heatmap's: a repeated stretch and the induction stripe) on each.
      */
-    update(view, { layers, heads, ablated, scores, outline = null }) {
-      if (shape !== `${layers}x${heads}`) build(layers, heads);
-      const n = view?.tokens.length ?? 0;
-      cells.forEach((row, layer) => row.forEach(({ hm, button, score, press }, head) => {
-        const name = headName({ layer, head });
-        const off = ablated.has(name);
-        const s = scores?.[layer]?.[head];
-        if (view) {
-          hm.update(view.attention[layer][head], {
-            rowLabels: view.tokens.map(() => ''), colLabels: view.tokens.map(() => ''), kind: 'unit', maxCell: Math.max(2, Math.min(THUMB_CELL, 150 / n)), outline,
-          });
+    update(view, opts) {
+      if (shape !== `${opts.layers}x${opts.heads}`) build(opts.layers, opts.heads);
+      for (let layer = 0; layer < cells.length; layer++) drawLayer(layer, view, opts);
+    },
+    /** update() a few heads at a time, a frame between: a large model's grid without a long task on the page. */
+    async updateInSlices(view, opts) {
+      if (shape !== `${opts.layers}x${opts.heads}`) build(opts.layers, opts.heads, true);
+      const drawn = cells;
+      for (let layer = 0; layer < opts.layers && cells === drawn; layer++) {
+        if (!cells[layer]) {
+          grow(layer, opts.heads);
+          await new Promise((resolve) => requestAnimationFrame(() => resolve()));
         }
-        button.classList.toggle('ablated', off);
-        button.setAttribute('aria-pressed', String(off));
-        setText(press, pressText(off));
-        setText(score, s ? `prev ${fixed(s.previousToken, 2)} · ind ${fixed(s.induction, 2)}` : '');
-      }));
+        for (let from = 0; from < opts.heads && cells === drawn; from += SLICE) {
+          drawLayer(layer, view, opts, from, from + SLICE);
+          await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+        }
+      }
     },
     /** Removes every map (a new model). */
     clear() {

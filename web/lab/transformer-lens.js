@@ -10,8 +10,8 @@ import { fixed } from '../ui/format.js';
 /** A token as a table cell shows it: spaces and line ends made visible. */
 export const shown = (t) => (t === ' ' ? '␣' : t === '\n' ? '↵' : t === '\t' ? '⇥' : t);
 
-export function createLensView() {
-  const box = byId('tf-lens');
+/** box: where the table goes (the lab's trained model's by default). */
+export function createLensView({ box = byId('tf-lens') } = {}) {
 
   const cell = (tag, text, next, extra = {}) => h(tag, {
     textContent: shown(text ?? ''), className: next !== undefined && text === next ? 'hit' : '', ...extra,
@@ -34,7 +34,7 @@ export function createLensView() {
       const rows = [
         row('input', tokens.map((t) => cell('td', t))),
         row('next', tokens.map((_, t) => cell('td', next(t) ?? '–'))),
-        ...lens.map((guesses, layer) => row(`after layer ${layer}`, guesses.map((g, t) => cell('td', g, next(t))))),
+        ...lens.map((guesses, layer) => row(`after layer ${layer}`, guesses.map((g, t) => cell('td', g?.token ?? g, next(t))))),
         row('output', predictions.map((p, t) => cell('td', p[0]?.token, next(t), { title: p.map((q) => `${q.token} ${fixed(q.p, 2)}`).join(', ') }))),
         row('p', predictions.map((p) => h('td', { textContent: p[0] ? fixed(p[0].p, 2) : '' }))),
       ];

@@ -61,7 +61,14 @@ export const TRANSFORMER_PROPS = [
       return new Set(list).size === list.length ? null : 'names a head twice';
     },
   },
+  // an opened GPT-2's prompt ('' : GPT2_PROMPT) and the head shown large ('' : none chosen); never its weights
+  { name: 'gpt2Prompt', type: 'string', maxLength: 1000, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
+  { name: 'gpt2Head', type: 'string', maxLength: 12, pattern: /^(L\d{1,3}H\d{1,3})?$/, def: '' },
 ];
+
+/** The prompt an opened GPT-2 reads first: a sentence and its repeat, where induction heads show. */
+export const GPT2_PROMPT = 'Alice was beginning to get very tired of sitting by her sister on the bank, and of having nothing to do. '
+  + 'Alice was beginning to get very tired of sitting by her sister on the bank, and of having nothing to do.';
 
 /** The settings that define a transformer: changing one makes a new model. */
 export const TF_MODEL_KEYS = ['tfTask', 'tfLayers', 'tfHeads', 'tfDModel', 'tfDFF', 'tfContext', 'tfPositional', 'tfScore', 'tfText', 'seed'];

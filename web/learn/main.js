@@ -3,7 +3,7 @@
 // Wiring only: each chapter's file owns its widgets, numbers.js the quoted figures.
 // Chapters 2-9 are imported once chapter 1 is up, so they are off its critical path;
 // the image models (and the digit set they need) load after chapters 2-6 are up, and
-// chapter 9 (which trains its transformers when asked) comes last.
+// chapter 9 (which trains its transformers when asked) comes last, then chapter 10 (a GPT-2 the reader opens).
 import { loadEngine } from '../engine/index.js';
 import { embedParams } from '../ui/embed.js';
 import { mountHeader } from '../ui/header.js';
@@ -17,7 +17,7 @@ const embedded = embedParams();
 
 const header = mountHeader({ current: 'learn', skipTo: 'main', tagline: 'attention, chapter by chapter' });
 const notice = createNotice(document.getElementById('notice'));
-const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates', 'kinds', 'images', 'transformer'];
+const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates', 'kinds', 'images', 'transformer', 'gpt2'];
 
 async function fetchBytes(url) {
   const res = await fetch(url);
@@ -129,9 +129,12 @@ async function main() {
   // chapter 9 trains its models on demand (or loads a pretrained one): last, off every other chapter's path
   const { mountTransformer } = await import('./ch9-transformer.js');
   const ch9 = mountTransformer($('ch-transformer'), ctx);
+  // chapter 10 reads a GPT-2 the reader opens, in the lab's worker (started only then)
+  const { mountGpt2 } = await import('./ch10-gpt2.js');
+  const ch10 = mountGpt2($('ch-gpt2'));
   showProgress(progress());
   onProgress(showProgress);
-  window.attnlabLearn = { numbers, engine, models, ch9 };
+  window.attnlabLearn = { numbers, engine, models, ch9, ch10 };
   addEmbedButtons();
   document.body.dataset.ready = 'true';
 }

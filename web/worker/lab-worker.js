@@ -12,7 +12,7 @@ const port = typeof self === 'object' && typeof self.postMessage === 'function' 
   : (await import('node:worker_threads')).parentPort;
 
 let engine = null;
-const models = new Map(); // handle -> Seq2SeqModel | VisionModel | TransformerModel
+const models = new Map(); // handle -> Seq2SeqModel | VisionModel | TransformerModel | a GPT-2 model
 let nextHandle = 1;
 
 function model(args) {
@@ -73,7 +73,8 @@ const ACTIONS = {
   createTransformer: async ({ options }) => adopt(await ready().createTransformer(options)),
   create: ({ options }) => adopt(ready().createSeq2Seq(options)),
   createVision: async ({ options }) => adopt(await ready().createVisionModel(options)),
-  load: async ({ bytes }) => adopt(await ready().loadModel(bytes)),
+  // a GPT-2-family checkpoint comes with its config.json (text or object)
+  load: async ({ bytes, config }) => adopt(await ready().loadModel(bytes, ...(config === undefined ? [] : [{ config }]))),
   train: (a) => method(a, 'train')(a.options ?? {}),
   evaluate: (a) => method(a, 'evaluate')(a.options ?? {}),
   translate: (a) => method(a, 'translate')(a.text, a.options ?? {}),
@@ -81,6 +82,7 @@ const ACTIONS = {
   readImage: (a) => readImage(model(a), a.image),
   inspect: (a) => method(a, 'inspect')(a.input, a.options ?? {}),
   generate: (a) => method(a, 'generate')(a.prompt, a.options ?? {}),
+  tokenize: (a) => method(a, 'tokenize')(a.text),
   headScores: (a) => method(a, 'headScores')(a.options ?? {}),
   save: (a) => method(a, 'save')(),
   destroy(a) {

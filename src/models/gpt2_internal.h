@@ -1,0 +1,65 @@
+/* GPT-2's insides, shared by its files (not a public header). Dimension
+ * letters as in attnlab/gpt2.h. */
+#ifndef ATTNLAB_MODELS_GPT2_INTERNAL_H
+#define ATTNLAB_MODELS_GPT2_INTERNAL_H
+
+#include <stdint.h>
+
+#include "attnlab/gpt2.h"
+#include "layers/safetensors.h"
+
+/* One pointer per tensor, into the model's blocks; the names are Hugging Face's. */
+typedef struct {
+    nn_real *wte;                   /* (V, C) wte.weight */
+    nn_real *wpe;                   /* (context, C) wpe.weight */
+    nn_real *ln1w[GPT2_MAX_LAYERS]; /* (C) h.l.ln_1.weight, .bias */
+    nn_real *ln1b[GPT2_MAX_LAYERS];
+    nn_real *qkvw[GPT2_MAX_LAYERS];  /* (C, 3C) h.l.attn.c_attn.weight (Conv1D: [in, out]), queries | keys | values */
+    nn_real *qkvb[GPT2_MAX_LAYERS];  /* (3C) */
+    nn_real *projw[GPT2_MAX_LAYERS]; /* (C, C) h.l.attn.c_proj */
+    nn_real *projb[GPT2_MAX_LAYERS]; /* (C) */
+    nn_real *ln2w[GPT2_MAX_LAYERS];  /* (C) h.l.ln_2 */
+    nn_real *ln2b[GPT2_MAX_LAYERS];
+    nn_real *fcw[GPT2_MAX_LAYERS];     /* (C, F) h.l.mlp.c_fc */
+    nn_real *fcb[GPT2_MAX_LAYERS];     /* (F) */
+    nn_real *fcprojw[GPT2_MAX_LAYERS]; /* (F, C) h.l.mlp.c_proj */
+    nn_real *fcprojb[GPT2_MAX_LAYERS]; /* (C) */
+    nn_real *lnfw, *lnfb;              /* (C) ln_f */
+    nn_real *unembed;                  /* (V, C) lm_head.weight, or wte itself when tied */
+} Gpt2Weights;
+
+/* Where one tensor of the file goes: bytes [begin, end) of the data, each
+ * element converted to a real at dst. */
+typedef struct {
+    uint64_t begin, end;
+    StDtype dtype;
+    nn_real *dst;
+    const char *name; /* into the model's table */
+} Gpt2Load;
+
+struct Gpt2 {
+    Gpt2Config c;
+    int tied;
+    int dtype;
+    double params;
+    /* the weights, a block per group: the embeddings, each layer's tensors, the
+     * final LayerNorm with lm_head. No one allocation passes 2 GiB: the WASM
+     * heap's sbrk takes a signed 32-bit increment, so a single larger request
+     * fails even where the heap has room for it (gpt2-large's 3.1 GB). */
+    nn_real *blocks[GPT2_MAX_LAYERS + 2];
+    Gpt2Weights w;
+    uint8_t *ablate; /* (L, H) 1: the head's context is zero */
+    /* loading: the file's table, the tensors to convert (sorted by begin),
+     * bytes taken so far and the last 8 of them (an element may straddle two chunks) */
+    StTable table;
+    Gpt2Load *loads;
+    int n_loads, next_load;
+    uint64_t loaded;
+    uint8_t tail[8];
+    int ready; /* every weight converted */
+};
+
+/* Fails unless the model's weights are all in (a call between open and finish). */
+int gpt2_check_ready(const Gpt2 *m);
+
+#endif

@@ -1,0 +1,372 @@
+/* GPT-2's forward pass (include/attnlab/gpt2.h) as a short list of the
+ * shared layers, as in llm.c: embedding, positions, per block LayerNorm ->
+ * linear (c_attn) -> the core's causal multi-head attention -> linear
+ * (c_proj) -> residual, LayerNorm -> the gelu_new MLP -> residual; the final
+ * LayerNorm and the unembedding. Then what is read off it: inspect,
+ * evaluate, generate, head scores. Scratch is allocated per call, at entry,
+ * from one size table; the passes themselves allocate nothing. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnlab/attention.h"
+#include "base/error.h"
+#include "base/layout.h"
+#include "base/rng.h"
+#include "core/gemm_parallel.h"
+#include "core/vec.h"
+#include "layers/embedding.h"
+#include "layers/layernorm.h"
+#include "layers/linear.h"
+#include "layers/mlp.h"
+#include "layers/output.h"
+#include "models/gpt2_internal.h"
+
+/* Rows of logits computed at once: the unembedding's (rows, V) scratch. */
+#define GPT2_LOGIT_ROWS 128
+
+/* One call's buffers for n tokens (pointers into one block). */
+typedef struct {
+    nn_real *x;          /* (n, C) the residual stream */
+    nn_real *ln;         /* (n, C) a LayerNorm's output, then a sub-layer's */
+    nn_real *mean, *rstd; /* (n) */
+    nn_real *qkv;        /* (n, 3C) */
+    nn_real *atty;       /* (n, C) the heads' contexts, then the MLP's output */
+    nn_real *h, *a;      /* (n, F) the MLP's hidden layer before and after GELU */
+    nn_real *scores;     /* (H, n, n) one layer's */
+    nn_real *att;        /* (H, n, n) one layer's attention weights */
+    nn_real *heads;      /* attn_heads_forward's scratch */
+    nn_real *layers;     /* (L, n, C) each block's output, for the lens, or NULL */
+    nn_real *logits;     /* (min(n, GPT2_LOGIT_ROWS), V) */
+    nn_real *block;
+} Gpt2Run;
+
+static AttnHeadsConfig heads_of(const Gpt2 *m, int layer, int n) {
+    int D = m->c.d_model / m->c.heads;
+    AttnHeadsConfig h = {n, m->c.heads, D, D, ATTN_SCORE_SCALED_DOT, 1, 1, NULL, NULL, m->ablate + layer * m->c.heads};
+    return h;
+}
+
+/* Lays out the buffers for n tokens (base NULL: only counts). */
+static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run *r) {
+    size_t N = (size_t)n, C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, H = (size_t)m->c.heads;
+    size_t rows = N < GPT2_LOGIT_ROWS ? N : GPT2_LOGIT_ROWS;
+    NnLayout l = {0};
+#define TAKE(count) (base ? base + nn_layout_take(&l, (count)) : (nn_layout_take(&l, (count)), (nn_real *)NULL))
+    r->x = TAKE(N * C);
+    r->ln = TAKE(N * C);
+    r->mean = TAKE(N);
+    r->rstd = TAKE(N);
+    r->qkv = TAKE(N * 3 * C);
+    r->atty = TAKE(N * C);
+    r->h = TAKE(N * F);
+    r->a = TAKE(N * F);
+    r->scores = TAKE(H * N * N);
+    r->att = TAKE(H * N * N);
+    AttnHeadsConfig hc = heads_of(m, 0, n);
+    r->heads = TAKE(attn_heads_scratch_size(&hc));
+    r->layers = lens ? TAKE((size_t)m->c.layers * N * C) : NULL;
+    r->logits = TAKE(rows * (size_t)m->c.vocab);
+#undef TAKE
+    r->block = base;
+    return l.size;
+}
+
+/* Reals of scratch one call may take (about 1 GB in float). */
+#define GPT2_MAX_SCRATCH ((size_t)1 << 28)
+
+static int run_create(const Gpt2 *m, int n, int lens, Gpt2Run *r) {
+    size_t size = run_layout(m, n, lens, NULL, r);
+    if (size > GPT2_MAX_SCRATCH)
+        return nn_fail(NN_ERR_LIMIT, "input: %d tokens need %zu reals of scratch, past the limit of %zu; use fewer tokens",
+                       n, size, GPT2_MAX_SCRATCH);
+    nn_real *block = malloc(sizeof(nn_real) * size);
+    if (!block) return nn_fail(NN_ERR_NOMEM, "out of memory for %d tokens' scratch (%zu reals)", n, size);
+    run_layout(m, n, lens, block, r);
+    return NN_OK;
+}
+
+static void run_free(Gpt2Run *r) { free(r->block); }
+
+static int check_tokens(const Gpt2 *m, const int32_t *tokens, int n, int least, int most) {
+    NN_TRY(gpt2_check_ready(m));
+    NN_TRY(nn_check_size("input: tokens", n, least, most));
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= m->c.vocab)
+            return nn_fail(NN_ERR_VALUE, "input[%d]: token %d is not in the vocabulary 0..%d", i, tokens[i],
+                           m->c.vocab - 1);
+    return NN_OK;
+}
+
+/* What a pass hands on after each layer's attention: (H, n, n) weights. */
+typedef void (*AttnSink)(void *ctx, int layer, const nn_real *att, int n);
+
+/* The blocks over tokens (n): r->x holds the last block's output; each
+ * block's output is kept in r->layers when it is there. */
+static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int n, AttnSink sink, void *ctx) {
+    const Gpt2Config *c = &m->c;
+    const Gpt2Weights *w = &m->w;
+    int C = c->d_model, F = c->d_ff;
+    size_t NC = (size_t)n * C;
+    /* x = wte[token] + wpe[t] */
+    embedding_forward(r->x, w->wte, tokens, (size_t)n, C);
+    vec_axpy(r->x, 1, w->wpe, (int)NC);
+    for (int l = 0; l < c->layers; l++) {
+        LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
+        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, n, C, c->epsilon);
+        linear_forward(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], n, C, 3 * C);
+        AttnHeadsConfig hc = heads_of(m, l, n);
+        AttnHeadsIO io = {r->qkv, r->qkv + C, r->qkv + 2 * C, 3 * C, 3 * C, 3 * C, r->atty, C, r->scores, r->att};
+        NN_TRY(attn_heads_forward(&hc, &io, r->heads));
+        if (sink) sink(ctx, l, r->att, n);
+        /* x += attention c_proj (ln holds the projection: its LayerNorm output is spent) */
+        linear_forward(r->ln, r->atty, w->projw[l], w->projb[l], n, C, C);
+        vec_axpy(r->x, 1, r->ln, (int)NC);
+        LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
+        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, n, C, c->epsilon);
+        MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
+        /* x += mlp(ln_2(x)) (atty holds the MLP's output: the contexts are spent) */
+        mlp_forward(r->atty, r->h, r->a, r->ln, &mw, n, C, F);
+        vec_axpy(r->x, 1, r->atty, (int)NC);
+        if (r->layers) memcpy(r->layers + (size_t)l * NC, r->x, sizeof(nn_real) * NC);
+    }
+    return NN_OK;
+}
+
+/* logits (rows, V) of rows of a residual stream x (rows, C): ln_f, then
+ * the unembedding (V, C) as x U^T; rows <= GPT2_LOGIT_ROWS. ln is scratch (rows, C). */
+static void unembed(const Gpt2 *m, Gpt2Run *r, const nn_real *x, int rows) {
+    int C = m->c.d_model;
+    LayerNormWeights lnf = {m->w.lnfw, m->w.lnfb};
+    layernorm_forward_eps(r->ln, r->mean, r->rstd, x, &lnf, rows, C, m->c.epsilon);
+    vec_gemm_nt_parallel(r->logits, m->c.vocab, r->ln, C, m->w.unembed, C, rows, m->c.vocab, C, 0);
+}
+
+/* In place: a row of logits (V) to probabilities. */
+static void softmax_row(nn_real *z, int V) {
+    nn_real sum = vec_exp_sum(z, z, vec_max(z, V), V);
+    vec_scale(z, 1 / sum, V);
+}
+
+static int argmax(const nn_real *z, int V) {
+    int best = 0;
+    for (int v = 1; v < V; v++)
+        if (z[v] > z[best]) best = v;
+    return best;
+}
+
+/* Copies each layer's attention weights to attention (L, H, n, n), as float. */
+static void copy_attention(void *ctx, int layer, const nn_real *att, int n) {
+    const Gpt2 *m = ((const Gpt2 **)ctx)[0];
+    float *out = ((float **)ctx)[1];
+    size_t size = (size_t)m->c.heads * n * n;
+    float *dst = out + (size_t)layer * size;
+    for (size_t i = 0; i < size; i++) dst[i] = (float)att[i];
+}
+
+int gpt2_inspect(Gpt2 *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
+                 int32_t *lens, float *logits) {
+    nn_clear_error();
+    NN_TRY(check_tokens(m, tokens, n, 1, m->c.context));
+    int V = m->c.vocab, C = m->c.d_model;
+    Gpt2Run r;
+    NN_TRY(run_create(m, n, lens != NULL, &r));
+    void *ctx[2] = {m, attention};
+    int st = blocks_forward(m, &r, tokens, n, attention ? copy_attention : NULL, ctx);
+    for (int t0 = 0; t0 < n && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
+        int rows = n - t0 < GPT2_LOGIT_ROWS ? n - t0 : GPT2_LOGIT_ROWS;
+        unembed(m, &r, r.x + (size_t)t0 * C, rows);
+        for (int i = 0; i < rows; i++) {
+            nn_real *z = r.logits + (size_t)i * V;
+            size_t t = (size_t)(t0 + i);
+            if (logits)
+                for (int v = 0; v < V; v++) logits[t * V + v] = (float)z[v];
+            if (!top_ids) continue;
+            /* the top 5 by logit, then their probabilities: exp(z - max) / sum, the sum in one pass
+             * (no pass dividing all V) */
+            int32_t *ids = top_ids + t * GPT2_TOP;
+            float *ps = top_p + t * GPT2_TOP;
+            int k = V < GPT2_TOP ? V : GPT2_TOP;
+            output_top_k(z, V, k, ids, ps);
+            nn_real sum = vec_exp_sum(z, z, z[ids[0]], V);
+            for (int j = 0; j < GPT2_TOP; j++) ps[j] = j < k ? (float)(z[ids[j]] / sum) : 0;
+        }
+    }
+    /* the logit lens: each block's output through ln_f and the unembedding */
+    for (int l = 0; lens && l < m->c.layers && st == NN_OK; l++)
+        for (int t0 = 0; t0 < n; t0 += GPT2_LOGIT_ROWS) {
+            int rows = n - t0 < GPT2_LOGIT_ROWS ? n - t0 : GPT2_LOGIT_ROWS;
+            unembed(m, &r, r.layers + ((size_t)l * n + t0) * C, rows);
+            for (int i = 0; i < rows; i++) lens[l * n + t0 + i] = argmax(r.logits + (size_t)i * V, V);
+        }
+    run_free(&r);
+    return st;
+}
+
+int gpt2_evaluate(Gpt2 *m, const int32_t *tokens, int n, double *loss) {
+    nn_clear_error();
+    NN_TRY(check_tokens(m, tokens, n, 2, m->c.context));
+    int V = m->c.vocab, C = m->c.d_model;
+    Gpt2Run r;
+    NN_TRY(run_create(m, n - 1, 0, &r));
+    int st = blocks_forward(m, &r, tokens, n - 1, NULL, NULL);
+    double sum = 0;
+    for (int t0 = 0; t0 < n - 1 && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
+        int rows = n - 1 - t0 < GPT2_LOGIT_ROWS ? n - 1 - t0 : GPT2_LOGIT_ROWS;
+        unembed(m, &r, r.x + (size_t)t0 * C, rows);
+        for (int i = 0; i < rows; i++) {
+            nn_real *z = r.logits + (size_t)i * V;
+            softmax_row(z, V);
+            sum += crossentropy_forward(z, tokens[t0 + i + 1]);
+        }
+    }
+    run_free(&r);
+    *loss = sum / (n - 1);
+    return st;
+}
+
+/* The k-th largest of x (V, reordered), 1 <= k <= V: Hoare's selection. */
+static double kth_largest(double *x, int V, int k) {
+    int lo = 0, hi = V - 1, want = k - 1;
+    while (lo < hi) {
+        double pivot = x[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (x[i] > pivot) i++;
+            while (x[j] < pivot) j--;
+            if (i <= j) {
+                double t = x[i];
+                x[i++] = x[j];
+                x[j--] = t;
+            }
+        }
+        if (want <= j) hi = j;
+        else if (want >= i) lo = i;
+        else break;
+    }
+    return x[want];
+}
+
+/* A draw from p ~ exp((z - max) / temperature) over the k largest logits of
+ * z (V); ties at the k-th go to the lower ids. w (V) is scratch. */
+static int sample(const nn_real *z, int V, int k, double temperature, uint64_t *rng, double *w) {
+    for (int v = 0; v < V; v++) w[v] = z[v];
+    double floor_z = k < V ? kth_largest(w, V, k) : -INFINITY, top = z[argmax(z, V)], sum = 0;
+    int ties = k; /* places left for logits equal to the k-th, once the larger ones have theirs */
+    for (int v = 0; v < V; v++) ties -= z[v] > floor_z;
+    for (int v = 0; v < V; v++) {
+        int in = z[v] > floor_z || (z[v] == floor_z && ties-- > 0);
+        w[v] = in ? exp(((double)z[v] - top) / temperature) : 0;
+        sum += w[v];
+    }
+    double u = (double)(nn_rng_next(rng) >> 11) / 9007199254740992.0 * sum;
+    int last = 0;
+    for (int v = 0; v < V; v++) {
+        if (w[v] == 0) continue;
+        last = v;
+        if ((u -= w[v]) < 0) return v;
+    }
+    return last;
+}
+
+int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int k, uint64_t seed) {
+    nn_clear_error();
+    NN_TRY(check_tokens(m, tokens, n_prompt, 1, GPT2_MAX_GENERATE + m->c.context));
+    if (n_new < 0 || n_new > GPT2_MAX_GENERATE)
+        return nn_fail(n_new < 0 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "tokens: %d; need 0..%d", n_new, GPT2_MAX_GENERATE);
+    if (!(temperature >= 0) || !isfinite(temperature))
+        return nn_fail(NN_ERR_VALUE, "temperature must be a finite number >= 0 (got %g)", temperature);
+    if (k < 0) return nn_fail(NN_ERR_VALUE, "topK must be >= 0 (got %d)", k);
+    int V = m->c.vocab, ctx = m->c.context, C = m->c.d_model;
+    if (k == 0 || k > V) k = V;
+    int longest = n_prompt + n_new - 1 < ctx ? n_prompt + n_new - 1 : ctx;
+    if (longest < 1) longest = 1;
+    Gpt2Run r;
+    NN_TRY(run_create(m, longest, 0, &r));
+    double *w = temperature > 0 ? malloc(sizeof(double) * (size_t)V) : NULL;
+    if (temperature > 0 && !w) {
+        run_free(&r);
+        return nn_fail(NN_ERR_NOMEM, "out of memory for the sampling weights");
+    }
+    uint64_t rng = seed;
+    int st = NN_OK;
+    for (int i = 0; i < n_new && st == NN_OK; i++) {
+        int n = n_prompt + i, T = n < ctx ? n : ctx;
+        st = blocks_forward(m, &r, tokens + n - T, T, NULL, NULL);
+        if (st != NN_OK) break;
+        unembed(m, &r, r.x + (size_t)(T - 1) * C, 1); /* the last position's logits only */
+        tokens[n] = temperature == 0 ? argmax(r.logits, V) : sample(r.logits, V, k, temperature, &rng, w);
+    }
+    free(w);
+    run_free(&r);
+    return st;
+}
+
+/* Head scores' sums over one sequence: source[t] is where an induction
+ * head looks from t (-1: nowhere). */
+typedef struct {
+    const Gpt2 *m;
+    const int32_t *source;
+    double *prev, *ind; /* (L, H) sums */
+} ScoreSums;
+
+static void add_scores(void *ctx, int layer, const nn_real *att, int n) {
+    ScoreSums *s = ctx;
+    int H = s->m->c.heads;
+    for (int h = 0; h < H; h++) {
+        const nn_real *P = att + (size_t)h * n * n;
+        for (int t = 1; t < n; t++) s->prev[layer * H + h] += P[(size_t)t * n + t - 1];
+        for (int t = 0; t < n; t++)
+            if (s->source[t] >= 0) s->ind[layer * H + h] += P[(size_t)t * n + s->source[t]];
+    }
+}
+
+int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev, float *ind) {
+    nn_clear_error();
+    NN_TRY(gpt2_check_ready(m));
+    NN_TRY(nn_check_size("count", count, 1, GPT2_MAX_EVALUATE));
+    int most = m->c.context / 2 < m->c.vocab ? m->c.context / 2 : m->c.vocab;
+    NN_TRY(nn_check_size("length", length, 2, most));
+    int L = m->c.layers, H = m->c.heads, n = 2 * length;
+    Gpt2Run r;
+    NN_TRY(run_create(m, n, 0, &r));
+    double *sums = calloc((size_t)2 * L * H, sizeof(double));
+    int32_t *tok = malloc(sizeof(int32_t) * 2 * (size_t)n);
+    if (!sums || !tok) {
+        free(sums);
+        free(tok);
+        run_free(&r);
+        return nn_fail(NN_ERR_NOMEM, "out of memory for the head scores");
+    }
+    int32_t *source = tok + n;
+    ScoreSums s = {m, source, sums, sums + L * H};
+    long n_prev = 0, n_ind = 0;
+    uint64_t rng = seed;
+    int st = NN_OK;
+    for (int b = 0; b < count && st == NN_OK; b++) {
+        /* `length` distinct tokens, then the same again: the trained transformer's repeat
+         * (seq_task_repeat), over the whole vocabulary */
+        for (int i = 0; i < length; i++) {
+            int32_t t;
+            int fresh;
+            do {
+                t = (int32_t)nn_rng_below(&rng, m->c.vocab);
+                fresh = 1;
+                for (int j = 0; j < i; j++) fresh &= tok[j] != t;
+            } while (!fresh);
+            tok[i] = tok[i + length] = t;
+        }
+        for (int i = 0; i < n; i++) source[i] = i >= length && i - length + 1 < length ? i - length + 1 : -1;
+        n_prev += n - 1;
+        n_ind += length - 1;
+        st = blocks_forward(m, &r, tok, n, add_scores, &s);
+    }
+    for (int i = 0; i < L * H && st == NN_OK; i++) {
+        prev[i] = (float)(s.prev[i] / n_prev);
+        ind[i] = (float)(s.ind[i] / n_ind);
+    }
+    free(sums);
+    free(tok);
+    run_free(&r);
+    return st;
+}
