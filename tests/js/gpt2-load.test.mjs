@@ -149,6 +149,15 @@ describe('opening a GPT-2 checkpoint: every rule (scalar build)', () => {
     await refused(good.bytes, xl, 'ERR_LIMIT', /1557611200 parameters take 6\.23 GB as float32, past the limit of 3\.40 GB/);
   });
 
+  test('an attnlab model file whose ninth byte is \'{\' is read as the damaged model file it is', async () => {
+    const m = await engine.createTransformer({ task: 'induction', layers: 1, heads: 1, dModel: 8, dFF: 0, context: 16, batch: 2 });
+    const b = m.save();
+    m.destroy();
+    b[8] = 0x7b; // the version's first byte
+    await rejectsCode(engine.loadModel(b), 'ERR_VALUE', /version/);
+    await rejectsCode(engine.loadModel(b, { config: TINY }), 'ERR_ARG', /an attnlab model file takes none/);
+  });
+
   test('config.json: read strictly', async () => {
     const b = good.bytes;
     await refused(b, { ...TINY, activation_function: 'relu' }, 'ERR_VALUE', /activation_function is "relu"; the engine runs GPT-2's 'gelu_new' only/);

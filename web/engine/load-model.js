@@ -48,11 +48,12 @@ export async function loadModel(heap, bytes, options) {
   const view = bytesView(bytes);
   if (view === null) throw argError(`loadModel: expected the bytes of a saved model (a Uint8Array or an ArrayBuffer), got ${describe(bytes)}`);
   if (view.length === 0) throw new AttnlabError('ERR_VALUE', 'loadModel: the file is empty');
-  if (isSafetensors(view)) return loadGpt2(heap, view, options);
+  const tag = formatTag(view);
+  const known = tag !== null && Object.hasOwn(LOADERS, tag);
+  // an attnlab tag first: a damaged model file whose ninth byte is '{' stays a damaged model file
+  if (!known && isSafetensors(view)) return loadGpt2(heap, view, options);
   if (options !== undefined) throw argError('loadModel: options ({ config }) are for a GPT-2 checkpoint (model.safetensors); an attnlab model file takes none');
-  const file = toBytes(bytes);
-  const tag = formatTag(file);
-  if (tag !== null && Object.hasOwn(LOADERS, tag)) return LOADERS[tag](heap, file);
+  if (known) return LOADERS[tag](heap, toBytes(bytes));
   if (tag !== null && Object.hasOwn(NOT_MODELS, tag)) throw new AttnlabError('ERR_VALUE', `loadModel: the file is ${NOT_MODELS[tag]}`);
   const kinds = Object.keys(LOADERS).join(', ');
   if (tag?.startsWith('ATNL')) throw new AttnlabError('ERR_VALUE', `loadModel: ${tag} is an attnlab file of a kind this engine does not load (it loads ${kinds})`);
