@@ -24,7 +24,7 @@ export async function readDataFile(url, { what, script, gzip = false, text = fal
     const body = gzip ? new Response(response.body.pipeThrough(new DecompressionStream('gzip'))) : response;
     bytes = await body.arrayBuffer();
   }
-  const view = new Uint8Array(bytes.buffer ?? bytes, bytes.byteOffset ?? 0, bytes.byteLength);
+  const view = ArrayBuffer.isView(bytes) ? bytes : new Uint8Array(bytes);
   return text ? new TextDecoder().decode(view) : view;
 }
 

@@ -20,9 +20,10 @@ const SPLIT = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(
 const CACHE_PIECES = 20000; // pieces whose ids are remembered (words recur)
 
 const utf8 = new TextEncoder();
+const APPLY_CHUNK = 8000; // bytes per String.fromCharCode call: an argument list stays short
 const latin1 = (bytes, from = 0, to = bytes.length) => {
   let s = '';
-  for (let i = from; i < to; i += 4096) s += String.fromCharCode.apply(null, bytes.subarray(i, Math.min(to, i + 4096)));
+  for (let i = from; i < to; i += APPLY_CHUNK) s += String.fromCharCode.apply(null, bytes.subarray(i, Math.min(to, i + APPLY_CHUNK)));
   return s;
 };
 
