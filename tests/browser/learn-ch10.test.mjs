@@ -97,6 +97,8 @@ test('chapter 10: what to expect before a model, then every number from the open
   await page.setInputFiles('[data-testid=ch10-files]', CIRCUIT_FILES);
   await page.waitForFunction(() => /2 layers × 2 heads/.test(document.querySelector('[data-testid=ch10-status]').textContent)
     && /could not read/.test(document.querySelector('[data-testid=ch10-lens]').textContent));
+  assert.match(await text(page, 'ch10-lens'), /this checkpoint has 32 tokens, not GPT-2's tokenizer's 50257/);
+  assert.equal(await page.isVisible('[data-testid=ch10-lens-chart]'), false, 'the last model\'s lens figure is not left on screen');
   await page.click('[data-testid=ch10-scan]');
   await page.waitForFunction(() => /^This model's strongest induction heads: L1H0 \(layer 1, 0\.9\d\)/.test(document.querySelector('[data-testid=ch10-induction]').textContent));
   assert.match(await text(page, 'ch10-previous'), /strongest previous-token heads: L0H0 \(layer 0, (0\.9\d|1\.00)\)/);

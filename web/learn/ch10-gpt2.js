@@ -21,6 +21,8 @@ import { createChallenge } from './progress.js';
 
 /** The repeated run the ablation reads: this many random tokens, twice, after <|endoftext|>. */
 const REPEAT = 40;
+/** The vocabulary of GPT-2's tokenizer: a checkpoint with fewer tokens cannot read its text. */
+const GPT2_VOCABULARY = 50257;
 /** The sentence the logit lens reads. */
 const LENS_TEXT = 'The capital of France is Paris, and the capital of Germany is Berlin. The first president of the United States was George Washington.';
 /** The challenge counts a head among this many with the highest induction scores... */
@@ -161,7 +163,12 @@ export function mountGpt2(root) {
     setText(out, `On ${(ids.length - 1) / 2} random tokens shown twice, with every head: loss ${fixed(full.first, 3)} nats per token on the first copy, ${fixed(full.second, 3)} on the second. `
       + 'Scan the heads to ablate the strongest induction head.');
     // a checkpoint whose vocabulary is not GPT-2's tokenizer's cannot read the sentence: said, the rest stands
-    await lens().catch((err) => setText($('lens'), `The lens could not read the sentence: ${err.message}`));
+    await lens().catch((err) => {
+      setHidden($('lens-chart'), true); // the last model's figure and rates are not this one's
+      delete $('lens').dataset.hits;
+      const why = config.vocabulary < GPT2_VOCABULARY ? `this checkpoint has ${config.vocabulary} tokens, not GPT-2's tokenizer's ${GPT2_VOCABULARY}` : err.message;
+      setText($('lens'), `The lens could not read the sentence: ${why}.`);
+    });
   }
 
   function closed() {
