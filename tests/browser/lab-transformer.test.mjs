@@ -235,8 +235,12 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
     return { input: tf.input, attention: (await tf.read('inspect', { input: tf.input, options: { ablate: [] } })).attention.map((l) => l.map((m) => Array.from(m.data))) };
   });
   const pretrained = await maps();
+  // the page is as wide as the screen: the lens table and the large map scroll in their own boxes
+  const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+  assert.equal(await overflow(), 0, 'no sideways scroll at 1440 px');
   await fullScreenshot(page, `${SHOTS}lab-transformer-pretrained-desktop.png`);
   await page.setViewportSize(PHONE);
+  assert.equal(await overflow(), 0, 'no sideways scroll at 390 px');
   await fullScreenshot(page, `${SHOTS}lab-transformer-pretrained-phone.png`);
   await page.setViewportSize(DESKTOP);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
