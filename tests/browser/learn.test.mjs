@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { ROOT, SHOTS, axeViolations, gridCell, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
+import { ROOT, SHOTS, axeViolations, gridCell, hoverCell, learnFigures, openPage, openPlayground, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { measure } from '../../web/learn/spread.js';
@@ -64,10 +64,11 @@ async function loadModel(name) {
 
 test('every figure the prose quotes is the engine’s', async () => {
   const { page, errors } = await openLearn();
+  await learnFigures(page);
   const shown = await page.$$eval('[data-num]', (els) => els.map((e) => [e.dataset.num, e.textContent]));
   const values = await page.evaluate(() => window.attnlabLearn.numbers);
   assert.ok(shown.length >= 30, `${shown.length} quoted figures`);
-  assert.ok(shown.every(([, t]) => t !== '…' && t.trim() !== ''), 'every figure is filled in');
+  assert.ok(shown.every(([, t]) => t !== '…' && t !== 'computing…' && t !== 'not available' && t.trim() !== ''), 'every figure is filled in');
 
   // the expected text of each figure, computed here in Node from the same models and inputs
   const expect = {};
@@ -411,6 +412,7 @@ async function checkLabImages(href, o, digit) {
 
 test('chapter 7: attention beside saliency with the agreement measures per glimpse, sampled glimpses, the challenge, the lab link', async () => {
   const { page, errors } = await openLearn();
+  await learnFigures(page);
   const soft = await loadModel('cluttered-soft');
   const taus = async () => page.$$eval('[data-testid=ch7-taus] tr', (rows) => rows.map((r) => Array.from(r.children, (c) => c.textContent)));
   const expected = (k) => soft.compareAttention(testImage(soft, k).image).steps.map((st, t) => [String(t + 1), st.token,
@@ -536,6 +538,16 @@ test('axe-core finds no serious or critical violation; screenshots of every chap
     assert.deepEqual(bad.map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`), [], name);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `${name}: the page scrolls sideways by ${overflow}px`);
+    // chapters 7 and 8 say that their figures are computed when a reader reaches them, then compute them
+    const note = page.locator('#ch-kinds .figures-note');
+    assert.equal(await note.textContent(), 'The figures quoted in this chapter are computed when you reach it.');
+    assert.equal(await page.getAttribute('#ch-kinds', 'data-figures'), 'pending');
+    await page.locator('#ch-kinds').scrollIntoViewIfNeeded();
+    await page.waitForSelector('#ch-kinds:is([data-figures=computing], [data-figures=ready])');
+    await page.screenshot({ path: `${SHOTS}learn-kinds-computing-${name}.png` });
+    await learnFigures(page);
+    assert.equal(await note.isVisible(), false, 'the note goes once the figures are in');
+    assert.equal(await page.$$eval('#ch-kinds [data-num], #ch-images [data-num]', (els) => els.filter((e) => e.textContent === '…' || e.classList.contains('figure-pending')).length), 0);
     for (const id of CHAPTERS) await chapter(page, id).screenshot({ path: `${SHOTS}learn-${id}-${name}.png` });
     await page.evaluate(() => scrollTo(0, 0));
     await page.screenshot({ path: `${SHOTS}learn-top-${name}.png` });

@@ -3,12 +3,14 @@
 // Wiring only: each chapter's file owns its widgets, numbers.js the quoted figures.
 // Chapters 2-9 are imported once chapter 1 is up, so they are off its critical path;
 // the image models (and the digit set they need) load after chapters 2-6 are up, and
-// chapter 9 (which trains its transformers when asked) comes last.
+// chapter 9 (which trains its transformers when asked) comes last. Chapters 7 and 8
+// compute their quoted figures when a reader nears them (lazy.js), not at load.
 import { loadEngine } from '../engine/index.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
 import { mountBottleneck } from './ch1-bottleneck.js';
 import { numbers } from './numbers.js';
+import { computeWhenNear } from './lazy.js';
 import { onProgress, progress } from './progress.js';
 
 const header = mountHeader({ current: 'learn', skipTo: 'main', tagline: 'attention, chapter by chapter' });
@@ -77,15 +79,14 @@ async function main() {
   Object.assign(models, { softVision: soft, hardVision: hard });
   const ch7 = mountKinds($('ch-kinds'), ctx);
   const ch8 = mountImages($('ch-images'), ctx);
-  await nextTask();
-  // chapter 8's retina loads its own file: the page is ready once its figures are in
-  await ch8.measure(await ch7.measure());
+  // their figures (several evaluations; chapter 8's retina loads its own file) when a reader nears them
+  const figures = computeWhenNear([$('ch-kinds'), $('ch-images')], async () => ch8.measure(await ch7.measure()));
   // chapter 9 trains its models on demand (or loads a pretrained one): last, off every other chapter's path
   const { mountTransformer } = await import('./ch9-transformer.js');
   const ch9 = mountTransformer($('ch-transformer'), ctx);
   showProgress(progress());
   onProgress(showProgress);
-  window.attnlabLearn = { numbers, engine, models, ch9 };
+  window.attnlabLearn = { numbers, engine, models, ch9, figures };
   document.body.dataset.ready = 'true';
 }
 
