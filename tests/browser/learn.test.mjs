@@ -41,6 +41,20 @@ async function openLearn(viewport = { width: 1440, height: 900 }, base = env.url
   await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   return opened;
 }
+/**
+ * The page at 1440 x 900, opened once and shared: each chapter's test works on its own
+ * chapter's widgets; every test starts with no solved challenge stored, at the top of the
+ * page, and its own list of errors.
+ */
+let laptop = null;
+async function sharedLearn() {
+  laptop ??= openLearn();
+  const opened = await laptop;
+  await opened.page.evaluate(() => { localStorage.clear(); scrollTo(0, 0); });
+  opened.errors.length = 0;
+  return opened;
+}
+after(async () => { if (laptop) await (await laptop).page.close(); });
 const chapter = (page, id) => page.locator(`[data-testid="chapter-${id}"]`);
 const solved = (page, id) => page.getAttribute(`[data-testid="challenge-${id}"]`, 'data-solved');
 const hrefOf = (page, id) => page.getAttribute(`[data-testid="open-${id}"]`, 'href');
@@ -63,7 +77,7 @@ async function loadModel(name) {
 }
 
 test('every figure the prose quotes is the engine’s', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   await learnFigures(page);
   const shown = await page.$$eval('[data-num]', (els) => els.map((e) => [e.dataset.num, e.textContent]));
   const values = await page.evaluate(() => window.attnlabLearn.numbers);
@@ -158,7 +172,6 @@ test('every figure the prose quotes is the engine’s', async () => {
   }
   console.log(`learn: ${shown.length} quoted figures, ${Object.keys(expect).length} recomputed in Node and equal`);
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('the first chapter becomes interactive soon after navigation (the built site)', async () => {
@@ -183,7 +196,7 @@ test('the first chapter becomes interactive soon after navigation (the built sit
 });
 
 test('chapter 1: typing reverses with both models, the challenge, and the lab link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   const input = page.locator('[data-testid=ch1-input]');
   await input.fill('98765');
   assert.equal(await page.textContent('[data-testid=ch1-out-attention]'), '56789');
@@ -231,11 +244,10 @@ test('chapter 1: typing reverses with both models, the challenge, and the lab li
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(await axeViolations(page, { chapters: ['bottleneck'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playground link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   const explain = () => page.textContent('[data-testid=ch2-explain]');
   assert.match(await explain(), /^Cell 1 of 36: row “Your”, column “Your”: x₀ · x₀ = 0\.43×0\.43 \+ 0\.15×0\.15 \+ 0\.89×0\.89 = 0\.9995$/);
   await page.click('[data-testid=ch2-next]');
@@ -265,11 +277,10 @@ test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playgroun
   await pg.page.close();
   assert.deepEqual(await axeViolations(page, { chapters: ['dot'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 3: dragging the query moves the weights; the challenge; the playground link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   const table = () => page.$$eval('[data-testid=ch3-table] tbody tr', (rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (td) => td.textContent).slice(0, 3)));
   const start = await table();
   assert.deepEqual(start.map((r) => r[1]), ['0.1435', '0.1462', '0.1263', '0.1720', '0.2046', '0.2074']);
@@ -302,11 +313,10 @@ test('chapter 3: dragging the query moves the weights; the challenge; the playgr
   await pg.page.close();
   assert.deepEqual(await axeViolations(page, { chapters: ['average'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 4: six scores, the √d experiment, the temperature challenge, score links', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   assert.equal(await page.locator('[data-testid=chapter-scores] canvas[data-testid^=heatmap-ch4-]').count(), 6);
   const hTau = () => page.textContent('[data-testid=ch4-h-tau]');
   const setRange = (id, v) => page.$eval(`[data-testid=${id}]`, (el, value) => { el.value = value; el.dispatchEvent(new Event('input')); }, String(v));
@@ -335,11 +345,10 @@ test('chapter 4: six scores, the √d experiment, the temperature challenge, sco
   await pg.page.close();
   assert.deepEqual(await axeViolations(page, { chapters: ['scores'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 5: weights, causal mask, heads; the challenge; the playground link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   const maps = () => page.locator('[data-testid=chapter-self] canvas[data-testid^=heatmap-ch5-head-]:visible').count();
   assert.equal(await maps(), 1);
   await page.check('[data-testid=ch5-causal]');
@@ -373,11 +382,10 @@ test('chapter 5: weights, causal mask, heads; the challenge; the playground link
   await pg.page.close();
   assert.deepEqual(await axeViolations(page, { chapters: ['self'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 6: a typed date, its alignment, the challenge, the lab link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   assert.equal(await page.textContent('[data-testid=ch6-output]'), '2009-06-25');
   const input = page.locator('[data-testid=ch6-input]');
   await input.fill('31 December 1999');
@@ -395,7 +403,6 @@ test('chapter 6: a typed date, its alignment, the challenge, the lab link', asyn
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(await axeViolations(page, { chapters: ['dates'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 /** The lab opened from `href` shows the Images task with the model's settings and the test image whose answer is `digit`. */
@@ -411,7 +418,7 @@ async function checkLabImages(href, o, digit) {
 }
 
 test('chapter 7: attention beside saliency with the agreement measures per glimpse, sampled glimpses, the challenge, the lab link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   await learnFigures(page);
   const soft = await loadModel('cluttered-soft');
   const taus = async () => page.$$eval('[data-testid=ch7-taus] tr', (rows) => rows.map((r) => Array.from(r.children, (c) => c.textContent)));
@@ -473,11 +480,10 @@ test('chapter 7: attention beside saliency with the agreement measures per glimp
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(await axeViolations(page, { chapters: ['kinds'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 8: draw a digit among clutter, step through the glimpses, the challenge, the lab link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   const soft = await loadModel('cluttered-soft');
   const reads = () => page.getAttribute('[data-testid=ch8-reads]', 'data-output');
   const caption = () => page.textContent('[data-testid=figure-overlay-ch8] figcaption');
@@ -525,7 +531,6 @@ test('chapter 8: draw a digit among clutter, step through the glimpses, the chal
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(await axeViolations(page, { chapters: ['images'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('axe-core finds no serious or critical violation; screenshots of every chapter', async () => {
