@@ -174,27 +174,6 @@ test('every figure the prose quotes is the engine’s', async () => {
   assert.deepEqual(errors, []);
 });
 
-test('the first chapter becomes interactive soon after navigation (the built site)', async () => {
-  const hosted = await builtSite();
-  const figures = [];
-  // best of five: the figure is the page's, not the other jobs' on a shared machine
-  for (let run = 0; run < 5; run++) {
-    const { page, errors } = await openPage(hosted.browser, `${hosted.base}learn.html`);
-    await page.waitForSelector('body[data-first-ready]', { timeout: 30000 });
-    figures.push(Number(await page.getAttribute('body', 'data-first-ready')));
-    // interactive: typing translates at once
-    await page.fill('[data-testid=ch1-input]', '12345');
-    await page.waitForFunction(() => document.querySelector('[data-testid=ch1-out-attention]').textContent === '54321');
-    assert.deepEqual(errors, []);
-    await page.close();
-  }
-  const best = Math.min(...figures);
-  console.log(`learn: first chapter interactive ${figures.join(', ')} ms after navigation (best ${best})`);
-  // the 1.5 s target is measured and reported (README); on a shared CI machine this
-  // bound only catches a chapter that does not become interactive at all
-  assert.ok(best <= 6000, `first chapter interactive after ${best} ms`);
-});
-
 test('chapter 1: typing reverses with both models, the challenge, and the lab link', async () => {
   const { page, errors } = await sharedLearn();
   const input = page.locator('[data-testid=ch1-input]');
@@ -573,7 +552,12 @@ test('dist/ works offline under a sub-path', async () => {
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('data:')) foreign.push(r.url()); });
     await page.goto(`${base}learn.html`);
-    await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+    // the first chapter is interactive before the rest of the page (how soon is bench:page's figure)
+    await page.waitForSelector('body[data-first-ready]', { timeout: 60000 });
+    assert.ok(Number(await page.getAttribute('body', 'data-first-ready')) > 0);
+    await page.fill('[data-testid=ch1-input]', '12345');
+    await page.waitForFunction(() => document.querySelector('[data-testid=ch1-out-attention]').textContent === '54321');
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
     assert.ok((await page.locator('.math math').count()) >= 15, 'the equations are MathML');
     await context.setOffline(true);
     await page.fill('[data-testid=ch1-input]', '24680');
