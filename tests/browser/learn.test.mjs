@@ -526,7 +526,7 @@ test('axe-core finds no serious or critical violation; screenshots of every chap
     const note = page.locator('#ch-kinds .figures-note');
     assert.equal(await note.textContent(), 'The figures quoted in this chapter are computed when you reach it.');
     assert.equal(await page.getAttribute('#ch-kinds', 'data-figures'), 'pending');
-    await page.locator('#ch-kinds').scrollIntoViewIfNeeded();
+    await note.scrollIntoViewIfNeeded();
     await page.waitForSelector('#ch-kinds:is([data-figures=computing], [data-figures=ready])');
     await page.screenshot({ path: `${SHOTS}learn-kinds-computing-${name}.png` });
     await learnFigures(page);

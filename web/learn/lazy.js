@@ -5,12 +5,12 @@
 // data-figures on each reads pending, computing, then ready (or error).
 import { h, setText } from '../ui/dom.js';
 
-/** How far ahead of the view a chapter starts computing: a screen, so a reader scrolling rarely waits. */
-const AHEAD = '100% 0px';
+/** How far ahead of the view a figure starts its chapter computing: half a screen. */
+const AHEAD = '50% 0px';
 
 /**
- * Runs `compute` (async) once, the first time any of `sections` comes within a screen of the
- * view; every section shows the state meanwhile. Returns { start }: starts it now, resolves when done.
+ * Runs `compute` (async) once, the first time a figure of `sections` still to come (or the
+ * note under a heading) comes within half a screen of the view; every section shows the state meanwhile. Returns { start }: starts it now, resolves when done.
  */
 export function computeWhenNear(sections, compute) {
   const notes = sections.map((section) => {
@@ -48,6 +48,8 @@ export function computeWhenNear(sections, compute) {
     });
     return running;
   }
-  for (const section of sections) observer.observe(section);
+  // the figures themselves (and the notes) are watched, not the whole sections: a reader at the
+  // next chapter's top, just past chapter 8's end, does not start them
+  for (const el of [...notes, ...pending]) observer.observe(el);
   return { start };
 }
