@@ -111,7 +111,8 @@ export async function openPage(browser, url, viewport = { width: 1280, height: 9
  * there, waits until they are in (failing if they could not be computed), then back to the top.
  */
 export async function learnFigures(page) {
-  await page.locator('#ch-kinds .figures-note').scrollIntoViewIfNeeded();
+  // (a test may have been there already: then they are under way or in, and the note hidden)
+  if (await page.getAttribute('#ch-kinds', 'data-figures') === 'pending') await page.locator('#ch-kinds .figures-note').scrollIntoViewIfNeeded();
   await page.waitForSelector('#ch-images[data-figures=ready], #ch-images[data-figures=error]', { timeout: 90000 });
   const state = await page.getAttribute('#ch-images', 'data-figures');
   if (state !== 'ready') throw new Error(`chapters 7 and 8: ${await page.textContent('#ch-images .figures-note')}`);
