@@ -107,6 +107,19 @@ export async function openPage(browser, url, viewport = { width: 1280, height: 9
 }
 
 /**
+ * Learn's chapters 7 and 8 compute their quoted figures when a reader nears them: scrolls
+ * there, waits until they are in (failing if they could not be computed), then back to the top.
+ */
+export async function learnFigures(page) {
+  // (a test may have been there already: then they are under way or in, and the note hidden)
+  if (await page.getAttribute('#ch-kinds', 'data-figures') === 'pending') await page.locator('#ch-kinds .figures-note').scrollIntoViewIfNeeded();
+  await page.waitForSelector('#ch-images[data-figures=ready], #ch-images[data-figures=error]', { timeout: 90000 });
+  const state = await page.getAttribute('#ch-images', 'data-figures');
+  if (state !== 'ready') throw new Error(`chapters 7 and 8: ${await page.textContent('#ch-images .figures-note')}`);
+  await page.evaluate(() => scrollTo(0, 0));
+}
+
+/**
  * Opens the lab at `hash` in the browser `startBrowser` gave (`env`) and waits
  * until it is ready: the model changes under way done and, in the Transformer
  * family, its heads drawn. Waits get 90 s: the machine may be busy, and a worker

@@ -11,7 +11,7 @@
 // at 1440 × 900 and 390 × 844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, axeViolations, learnFigures, openPage, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { movedGap, permutation } from '../../web/ui/permutation.js';
@@ -31,8 +31,10 @@ async function openLearn(viewport = DESKTOP) {
   return opened;
 }
 // chapters 1–8 load pretrained models and the digit set: tests 1–3 share one laptop page (closed with the browser)
+// chapter 9 follows chapter 8, whose figures are computed when a reader nears them: they are in
+// before chapter 9 trains, as for a reader who scrolled down to it
 let shared = null;
-const laptop = () => (shared ??= openLearn());
+const laptop = () => (shared ??= openLearn().then(async (opened) => { await learnFigures(opened.page); return opened; }));
 const ch9 = (page) => page.locator('[data-testid="chapter-transformer"]');
 const textOf = (page, id) => page.locator(`[data-testid="${id}"]`).textContent();
 const solved = (page) => page.getAttribute('[data-testid="challenge-transformer"]', 'data-solved');

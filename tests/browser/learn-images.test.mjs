@@ -13,7 +13,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { ROOT, SHOTS, axeViolations, keyboardStroke, openPage, startBrowser } from './browser.mjs';
+import { ROOT, SHOTS, axeViolations, keyboardStroke, learnFigures, openPage, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { gapWords, imageFigures } from '../../web/learn/ch7-kinds.js';
@@ -54,8 +54,9 @@ function learn(size) {
   pages[size] ??= (async () => {
     const opened = await openPage(env.browser, `${env.url}learn.html`, SIZES[size]);
     await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
-    // the retina's section loads its own file and measures after the rest of the page
-    await opened.page.waitForSelector('[data-testid=ch8-retina][data-state=measured]', { timeout: 60000 });
+    // chapters 7 and 8 compute their figures when a reader nears them; the retina's section then is measured
+    await learnFigures(opened.page);
+    assert.equal(await opened.page.getAttribute('[data-testid=ch8-retina]', 'data-state'), 'measured');
     return opened;
   })();
   return pages[size];

@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { DESKTOP, PHONE, ROOT, SHOTS, axeViolations, keyboardStroke, openPage, startBrowser } from './browser.mjs';
+import { DESKTOP, PHONE, ROOT, SHOTS, axeViolations, keyboardStroke, learnFigures, openPage, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { exampleParams, paramsText, SCORE_LIST } from '../../web/learn/ch4-scores.js';
@@ -276,6 +276,7 @@ test('chapter 7: α and the draws’ frequencies on one scale that shows them; r
   assert.equal(bars, c.steps.length, 'one bar per output character');
   output.destroy();
   assert.match(await text(page, '[data-testid=ch7-text-taus]'), /^Output 2001-03-03; at \d+ of \d+ characters .* rK averages −?\d\.\d\d over the characters\.$/);
+  await learnFigures(page);
   const verdict = await page.evaluate(() => window.attnlabLearn.numbers['ch7.tauVerdict']);
   const inTop = await page.evaluate(() => window.attnlabLearn.numbers['ch7.inTop']);
   const chance = 3 / 49;

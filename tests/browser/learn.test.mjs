@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { ROOT, SHOTS, axeViolations, gridCell, hoverCell, openPage, openPlayground, startBrowser } from './browser.mjs';
+import { ROOT, SHOTS, axeViolations, gridCell, hoverCell, learnFigures, openPage, openPlayground, startBrowser } from './browser.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { measure } from '../../web/learn/spread.js';
@@ -41,6 +41,20 @@ async function openLearn(viewport = { width: 1440, height: 900 }, base = env.url
   await opened.page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   return opened;
 }
+/**
+ * The page at 1440 x 900, opened once and shared: each chapter's test works on its own
+ * chapter's widgets; every test starts with no solved challenge stored, at the top of the
+ * page, and its own list of errors.
+ */
+let laptop = null;
+async function sharedLearn() {
+  laptop ??= openLearn();
+  const opened = await laptop;
+  await opened.page.evaluate(() => { localStorage.clear(); scrollTo(0, 0); });
+  opened.errors.length = 0;
+  return opened;
+}
+after(async () => { if (laptop) await (await laptop).page.close(); });
 const chapter = (page, id) => page.locator(`[data-testid="chapter-${id}"]`);
 const solved = (page, id) => page.getAttribute(`[data-testid="challenge-${id}"]`, 'data-solved');
 const hrefOf = (page, id) => page.getAttribute(`[data-testid="open-${id}"]`, 'href');
@@ -63,11 +77,12 @@ async function loadModel(name) {
 }
 
 test('every figure the prose quotes is the engine’s', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
+  await learnFigures(page);
   const shown = await page.$$eval('[data-num]', (els) => els.map((e) => [e.dataset.num, e.textContent]));
   const values = await page.evaluate(() => window.attnlabLearn.numbers);
   assert.ok(shown.length >= 30, `${shown.length} quoted figures`);
-  assert.ok(shown.every(([, t]) => t !== '…' && t.trim() !== ''), 'every figure is filled in');
+  assert.ok(shown.every(([, t]) => t !== '…' && t !== 'computing…' && t !== 'not available' && t.trim() !== ''), 'every figure is filled in');
 
   // the expected text of each figure, computed here in Node from the same models and inputs
   const expect = {};
@@ -157,32 +172,10 @@ test('every figure the prose quotes is the engine’s', async () => {
   }
   console.log(`learn: ${shown.length} quoted figures, ${Object.keys(expect).length} recomputed in Node and equal`);
   assert.deepEqual(errors, []);
-  await page.close();
-});
-
-test('the first chapter becomes interactive soon after navigation (the built site)', async () => {
-  const hosted = await builtSite();
-  const figures = [];
-  // best of five: the figure is the page's, not the other jobs' on a shared machine
-  for (let run = 0; run < 5; run++) {
-    const { page, errors } = await openPage(hosted.browser, `${hosted.base}learn.html`);
-    await page.waitForSelector('body[data-first-ready]', { timeout: 30000 });
-    figures.push(Number(await page.getAttribute('body', 'data-first-ready')));
-    // interactive: typing translates at once
-    await page.fill('[data-testid=ch1-input]', '12345');
-    await page.waitForFunction(() => document.querySelector('[data-testid=ch1-out-attention]').textContent === '54321');
-    assert.deepEqual(errors, []);
-    await page.close();
-  }
-  const best = Math.min(...figures);
-  console.log(`learn: first chapter interactive ${figures.join(', ')} ms after navigation (best ${best})`);
-  // the 1.5 s target is measured and reported (README); on a shared CI machine this
-  // bound only catches a chapter that does not become interactive at all
-  assert.ok(best <= 6000, `first chapter interactive after ${best} ms`);
 });
 
 test('chapter 1: typing reverses with both models, the challenge, and the lab link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   const input = page.locator('[data-testid=ch1-input]');
   await input.fill('98765');
   assert.equal(await page.textContent('[data-testid=ch1-out-attention]'), '56789');
@@ -230,11 +223,10 @@ test('chapter 1: typing reverses with both models, the challenge, and the lab li
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(await axeViolations(page, { chapters: ['bottleneck'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playground link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   const explain = () => page.textContent('[data-testid=ch2-explain]');
   assert.match(await explain(), /^Cell 1 of 36: row “Your”, column “Your”: x₀ · x₀ = 0\.43×0\.43 \+ 0\.15×0\.15 \+ 0\.89×0\.89 = 0\.9995$/);
   await page.click('[data-testid=ch2-next]');
@@ -264,11 +256,10 @@ test('chapter 2: stepping fills QKᵀ cell by cell; the challenge; the playgroun
   await pg.page.close();
   assert.deepEqual(await axeViolations(page, { chapters: ['dot'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 3: dragging the query moves the weights; the challenge; the playground link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   const table = () => page.$$eval('[data-testid=ch3-table] tbody tr', (rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (td) => td.textContent).slice(0, 3)));
   const start = await table();
   assert.deepEqual(start.map((r) => r[1]), ['0.1435', '0.1462', '0.1263', '0.1720', '0.2046', '0.2074']);
@@ -301,11 +292,10 @@ test('chapter 3: dragging the query moves the weights; the challenge; the playgr
   await pg.page.close();
   assert.deepEqual(await axeViolations(page, { chapters: ['average'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 4: six scores, the √d experiment, the temperature challenge, score links', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   assert.equal(await page.locator('[data-testid=chapter-scores] canvas[data-testid^=heatmap-ch4-]').count(), 6);
   const hTau = () => page.textContent('[data-testid=ch4-h-tau]');
   const setRange = (id, v) => page.$eval(`[data-testid=${id}]`, (el, value) => { el.value = value; el.dispatchEvent(new Event('input')); }, String(v));
@@ -334,11 +324,10 @@ test('chapter 4: six scores, the √d experiment, the temperature challenge, sco
   await pg.page.close();
   assert.deepEqual(await axeViolations(page, { chapters: ['scores'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 5: weights, causal mask, heads; the challenge; the playground link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   const maps = () => page.locator('[data-testid=chapter-self] canvas[data-testid^=heatmap-ch5-head-]:visible').count();
   assert.equal(await maps(), 1);
   await page.check('[data-testid=ch5-causal]');
@@ -372,11 +361,10 @@ test('chapter 5: weights, causal mask, heads; the challenge; the playground link
   await pg.page.close();
   assert.deepEqual(await axeViolations(page, { chapters: ['self'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 6: a typed date, its alignment, the challenge, the lab link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   assert.equal(await page.textContent('[data-testid=ch6-output]'), '2009-06-25');
   const input = page.locator('[data-testid=ch6-input]');
   await input.fill('31 December 1999');
@@ -394,7 +382,6 @@ test('chapter 6: a typed date, its alignment, the challenge, the lab link', asyn
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(await axeViolations(page, { chapters: ['dates'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 /** The lab opened from `href` shows the Images task with the model's settings and the test image whose answer is `digit`. */
@@ -410,7 +397,8 @@ async function checkLabImages(href, o, digit) {
 }
 
 test('chapter 7: attention beside saliency with the agreement measures per glimpse, sampled glimpses, the challenge, the lab link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
+  await learnFigures(page);
   const soft = await loadModel('cluttered-soft');
   const taus = async () => page.$$eval('[data-testid=ch7-taus] tr', (rows) => rows.map((r) => Array.from(r.children, (c) => c.textContent)));
   const expected = (k) => soft.compareAttention(testImage(soft, k).image).steps.map((st, t) => [String(t + 1), st.token,
@@ -471,11 +459,10 @@ test('chapter 7: attention beside saliency with the agreement measures per glimp
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(await axeViolations(page, { chapters: ['kinds'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('chapter 8: draw a digit among clutter, step through the glimpses, the challenge, the lab link', async () => {
-  const { page, errors } = await openLearn();
+  const { page, errors } = await sharedLearn();
   const soft = await loadModel('cluttered-soft');
   const reads = () => page.getAttribute('[data-testid=ch8-reads]', 'data-output');
   const caption = () => page.textContent('[data-testid=figure-overlay-ch8] figcaption');
@@ -523,7 +510,6 @@ test('chapter 8: draw a digit among clutter, step through the glimpses, the chal
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(await axeViolations(page, { chapters: ['images'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);
-  await page.close();
 });
 
 test('axe-core finds no serious or critical violation; screenshots of every chapter', async () => {
@@ -536,6 +522,16 @@ test('axe-core finds no serious or critical violation; screenshots of every chap
     assert.deepEqual(bad.map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`), [], name);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `${name}: the page scrolls sideways by ${overflow}px`);
+    // chapters 7 and 8 say that their figures are computed when a reader reaches them, then compute them
+    const note = page.locator('#ch-kinds .figures-note');
+    assert.equal(await note.textContent(), 'The figures quoted in this chapter are computed when you reach it.');
+    assert.equal(await page.getAttribute('#ch-kinds', 'data-figures'), 'pending');
+    await note.scrollIntoViewIfNeeded();
+    await page.waitForSelector('#ch-kinds:is([data-figures=computing], [data-figures=ready])');
+    await page.screenshot({ path: `${SHOTS}learn-kinds-computing-${name}.png` });
+    await learnFigures(page);
+    assert.equal(await note.isVisible(), false, 'the note goes once the figures are in');
+    assert.equal(await page.$$eval('#ch-kinds [data-num], #ch-images [data-num]', (els) => els.filter((e) => e.textContent === '…' || e.classList.contains('figure-pending')).length), 0);
     for (const id of CHAPTERS) await chapter(page, id).screenshot({ path: `${SHOTS}learn-${id}-${name}.png` });
     await page.evaluate(() => scrollTo(0, 0));
     await page.screenshot({ path: `${SHOTS}learn-top-${name}.png` });
@@ -556,7 +552,12 @@ test('dist/ works offline under a sub-path', async () => {
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('data:')) foreign.push(r.url()); });
     await page.goto(`${base}learn.html`);
-    await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+    // the first chapter is interactive before the rest of the page (how soon is bench:page's figure)
+    await page.waitForSelector('body[data-first-ready]', { timeout: 60000 });
+    assert.ok(Number(await page.getAttribute('body', 'data-first-ready')) > 0);
+    await page.fill('[data-testid=ch1-input]', '12345');
+    await page.waitForFunction(() => document.querySelector('[data-testid=ch1-out-attention]').textContent === '54321');
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
     assert.ok((await page.locator('.math math').count()) >= 15, 'the equations are MathML');
     await context.setOffline(true);
     await page.fill('[data-testid=ch1-input]', '24680');

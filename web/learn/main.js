@@ -4,6 +4,7 @@
 // Chapters 2-9 are imported once chapter 1 is up, so they are off its critical path;
 // the image models (and the digit set they need) load after chapters 2-6 are up, and
 // chapter 9 (which trains its transformers when asked) comes last, then chapter 10 (a GPT-2 the reader opens).
+// Chapters 7 and 8 compute their quoted figures when a reader nears them (lazy.js), not at load.
 import { loadEngine } from '../engine/index.js';
 import { embedParams } from '../ui/embed.js';
 import { mountHeader } from '../ui/header.js';
@@ -11,6 +12,7 @@ import { createNotice } from '../ui/notice.js';
 import { mountBottleneck } from './ch1-bottleneck.js';
 import { numbers } from './numbers.js';
 import { addEmbedButtons, pickWidget, startLearnEmbed } from './embed.js';
+import { computeWhenNear } from './lazy.js';
 import { onProgress, progress } from './progress.js';
 
 const embedded = embedParams();
@@ -123,9 +125,8 @@ async function main() {
   Object.assign(models, { softVision: soft, hardVision: hard });
   const ch7 = mountKinds($('ch-kinds'), ctx);
   const ch8 = mountImages($('ch-images'), ctx);
-  await nextTask();
-  // chapter 8's retina loads its own file: the page is ready once its figures are in
-  await ch8.measure(await ch7.measure());
+  // their figures (several evaluations; chapter 8's retina loads its own file) when a reader nears them
+  const figures = computeWhenNear([$('ch-kinds'), $('ch-images')], async () => ch8.measure(await ch7.measure()));
   // chapter 9 trains its models on demand (or loads a pretrained one): last, off every other chapter's path
   const { mountTransformer } = await import('./ch9-transformer.js');
   const ch9 = mountTransformer($('ch-transformer'), ctx);
@@ -134,7 +135,7 @@ async function main() {
   const ch10 = mountGpt2($('ch-gpt2'));
   showProgress(progress());
   onProgress(showProgress);
-  window.attnlabLearn = { numbers, engine, models, ch9, ch10 };
+  window.attnlabLearn = { numbers, engine, models, ch9, ch10, figures };
   addEmbedButtons();
   document.body.dataset.ready = 'true';
 }
