@@ -71,10 +71,13 @@ test('the first moments of training can be watched: dense early snapshots, a spe
     diag.push(await page.$eval('[data-testid=figure-alignment]', (f) => Number(f.dataset.antiDiagonal)));
     await page.keyboard.press('ArrowRight');
   }
-  const jumps = diag.slice(1).map((d, k) => Math.abs(d - diag[k]));
-  const rise = Math.max(...diag) - diag[0];
-  assert.ok(rise > 0.4, `the alignment forms: anti-diagonal weight ${diag.map((d) => d.toFixed(2)).join(' ')}`);
-  assert.ok(Math.max(...jumps) < rise / 2, `no single stop holds most of it: largest step ${Math.max(...jumps).toFixed(2)} of ${rise.toFixed(2)}`);
+  // progress is the best alignment so far (one noisy batch can dip it for a stop)
+  const best = diag.map((_, k) => Math.max(...diag.slice(0, k + 1)));
+  const jumps = best.slice(1).map((d, k) => d - best[k]);
+  const rise = best.at(-1) - diag[0];
+  const shown = diag.map((d, k) => `${snaps[k]}:${d.toFixed(2)}`).join(' ');
+  assert.ok(rise > 0.4, `the alignment forms: anti-diagonal weight by step ${shown}`);
+  assert.ok(Math.max(...jumps) < rise / 2, `no single stop holds most of it: largest step ${Math.max(...jumps).toFixed(2)} of ${rise.toFixed(2)} (${shown})`);
   // the figure says which model it shows, and the step-0 output is labelled untrained
   await page.keyboard.press('Home');
   await page.waitForFunction(() => /as it was at step 0\b/.test(document.querySelector('[data-testid=align-caption]').textContent));

@@ -11,9 +11,10 @@
 // a chunk that diverges or fails is undone from it, whatever the family, and
 // the family keeps what its timeline needs from the same bytes. The first
 // moments of training are where attention forms, so they get the most
-// snapshots: chunks start at one step and grow by about a fifth of the steps
-// done, and thinning keeps snapshots evenly spaced in log(step), dense at the
-// start and spaced out later.
+// snapshots: chunks start at one step and grow by about a tenth of the steps
+// done (a stop every tenth of the way, so no stop holds much of the change),
+// and thinning keeps snapshots evenly spaced in log(step), dense at the start
+// and spaced out later.
 
 const CHUNK_MS = 120;
 export const MAX_POINTS = 1500; // loss points kept (older ones are merged pairwise)
@@ -66,8 +67,8 @@ export function thinIndex(list) {
   return drop;
 }
 
-/** Steps the next chunk may take: 1 at first, then about a fifth of the steps done (so early updates stay dense). */
-export const chunkCap = (steps) => Math.max(1, Math.floor(steps / 5));
+/** Steps the next chunk may take: 1 at first, then about a tenth of the steps done (so early updates stay dense). */
+export const chunkCap = (steps) => Math.max(1, Math.floor(steps / 10));
 
 /**
  * The error a chunk reports when training breaks the weights (for engines that
