@@ -326,6 +326,8 @@ static void gemm_strided(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_
 
 int vec_pack_panels(int N) { return (N + GEMM_NR - 1) / GEMM_NR; }
 
+int vec_panel_width(void) { return GEMM_NR; }
+
 size_t vec_packed_size(int N, int K) { return (size_t)vec_pack_panels(N) * GEMM_NR * (size_t)K; }
 
 /* Panel j holds rows [0, K) of columns [j*NR, j*NR + NR), contiguous. */

@@ -58,6 +58,9 @@ void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int tran
 int vec_pack_panels(int N);
 void vec_pack_range(nn_real *packed, const nn_real *B, int ldb, int N, int K, int transposed, nn_real scale,
                     int first, int last);
+/* Columns one panel covers (the products' block width: a product split at
+ * multiples of it computes each column as the whole product does) */
+int vec_panel_width(void);
 /* C (M,N) = [C +] A (M,K) . B, B from vec_pack with packed_k >= K rows
  * (only the first K rows and N columns are used) */
 void vec_gemm_packed(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed,

@@ -1,6 +1,7 @@
 /* A two-layer perceptron with GELU (src/layers/mlp.h). */
 #include "layers/mlp.h"
 
+#include "base/pool.h"
 #include "core/gemm_parallel.h"
 #include "core/vec.h"
 
@@ -27,13 +28,37 @@ static void gelu_grad(nn_real *g, const nn_real *u, int k) {
     }
 }
 
-void gelu_forward(nn_real *y, const nn_real *x, size_t n) {
+/* Chunks [c0, c1) of y = gelu(x) (n). */
+static void gelu_chunks(nn_real *y, const nn_real *x, size_t n, size_t c0, size_t c1) {
     nn_real t[GELU_CHUNK];
-    for (size_t i = 0; i < n; i += GELU_CHUNK) {
+    for (size_t i = c0 * GELU_CHUNK; i < n && i < c1 * GELU_CHUNK; i += GELU_CHUNK) {
         int k = n - i < GELU_CHUNK ? (int)(n - i) : GELU_CHUNK;
         gelu_tanh(t, x + i, k);
         for (int j = 0; j < k; j++) y[i + j] = (nn_real)0.5 * x[i + j] * (1 + t[j]);
     }
+}
+
+typedef struct {
+    nn_real *y;
+    const nn_real *x;
+    size_t n;
+} GeluJob;
+
+static int gelu_task(void *ctx, int tid, int threads) {
+    const GeluJob *j = ctx;
+    int c0, c1;
+    nn_pool_range((int)((j->n + GELU_CHUNK - 1) / GELU_CHUNK), tid, threads, &c0, &c1);
+    gelu_chunks(j->y, j->x, j->n, (size_t)c0, (size_t)c1);
+    return NN_OK;
+}
+
+/* Costs about this many multiply-adds an element (the vector tanh's polynomial and division). */
+#define GELU_WORK 24
+
+/* Whole chunks per thread: each chunk computes as it would on one thread. */
+void gelu_forward(nn_real *y, const nn_real *x, size_t n) {
+    GeluJob job = {y, x, n};
+    nn_pool_run(gelu_task, &job, (double)n * GELU_WORK);
 }
 
 void gelu_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n) {

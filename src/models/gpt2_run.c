@@ -12,6 +12,7 @@
 #include "attnlab/attention.h"
 #include "base/error.h"
 #include "base/layout.h"
+#include "base/pool.h"
 #include "base/rng.h"
 #include "core/gemm_parallel.h"
 #include "core/vec.h"
@@ -164,6 +165,53 @@ static void copy_attention(void *ctx, int layer, const nn_real *att, int n) {
     for (size_t i = 0; i < size; i++) dst[i] = (float)att[i];
 }
 
+/* What is read off a block of rows of logits (rows, V), one row per item,
+ * each row's result computed as one thread would: the top 5 with their
+ * probabilities (and the logits copied out), the argmax (the lens), or the
+ * cross-entropy of a target (evaluate). Output arrays start at row t0. */
+typedef struct {
+    nn_real *logits;
+    int rows, V;
+    float *logits_out;           /* (rows, V) or NULL */
+    int32_t *top_ids;            /* (rows, GPT2_TOP) with top_p, or NULL */
+    float *top_p;
+    int32_t *argmax;             /* (rows) or NULL */
+    double *loss;                /* (rows) with targets (rows), or NULL */
+    const int32_t *targets;
+} LogitRows;
+
+static void logit_row(const LogitRows *j, int i) {
+    int V = j->V;
+    nn_real *z = j->logits + (size_t)i * V;
+    if (j->argmax) j->argmax[i] = argmax(z, V);
+    if (j->loss) {
+        softmax_row(z, V);
+        j->loss[i] = crossentropy_forward(z, j->targets[i]);
+    }
+    if (j->logits_out)
+        for (int v = 0; v < V; v++) j->logits_out[(size_t)i * V + v] = (float)z[v];
+    if (!j->top_ids) return;
+    /* the top 5 by logit, then their probabilities: exp(z - max) / sum, the sum in one pass
+     * (no pass dividing all V) */
+    int32_t *ids = j->top_ids + (size_t)i * GPT2_TOP;
+    float *ps = j->top_p + (size_t)i * GPT2_TOP;
+    int k = V < GPT2_TOP ? V : GPT2_TOP;
+    output_top_k(z, V, k, ids, ps);
+    nn_real sum = vec_exp_sum(z, z, z[ids[0]], V);
+    for (int r = 0; r < GPT2_TOP; r++) ps[r] = r < k ? (float)(z[ids[r]] / sum) : 0;
+}
+
+static int logit_rows_task(void *ctx, int tid, int n) {
+    const LogitRows *j = ctx;
+    int b, e;
+    nn_pool_range(j->rows, tid, n, &b, &e);
+    for (int i = b; i < e; i++) logit_row(j, i);
+    return NN_OK;
+}
+
+/* Each row costs a few passes over V (a scan, exponentials). */
+static void read_logits(const LogitRows *j) { nn_pool_run(logit_rows_task, (void *)j, 8.0 * j->rows * j->V); }
+
 int gpt2_inspect(Gpt2 *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
                  int32_t *lens, float *logits) {
     nn_clear_error();
@@ -176,28 +224,18 @@ int gpt2_inspect(Gpt2 *m, const int32_t *tokens, int n, float *attention, int32_
     for (int t0 = 0; t0 < n && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
         int rows = n - t0 < GPT2_LOGIT_ROWS ? n - t0 : GPT2_LOGIT_ROWS;
         unembed(m, &r, r.x + (size_t)t0 * C, rows);
-        for (int i = 0; i < rows; i++) {
-            nn_real *z = r.logits + (size_t)i * V;
-            size_t t = (size_t)(t0 + i);
-            if (logits)
-                for (int v = 0; v < V; v++) logits[t * V + v] = (float)z[v];
-            if (!top_ids) continue;
-            /* the top 5 by logit, then their probabilities: exp(z - max) / sum, the sum in one pass
-             * (no pass dividing all V) */
-            int32_t *ids = top_ids + t * GPT2_TOP;
-            float *ps = top_p + t * GPT2_TOP;
-            int k = V < GPT2_TOP ? V : GPT2_TOP;
-            output_top_k(z, V, k, ids, ps);
-            nn_real sum = vec_exp_sum(z, z, z[ids[0]], V);
-            for (int j = 0; j < GPT2_TOP; j++) ps[j] = j < k ? (float)(z[ids[j]] / sum) : 0;
-        }
+        size_t t = (size_t)t0;
+        LogitRows j = {r.logits, rows, V, logits ? logits + t * V : NULL, top_ids ? top_ids + t * GPT2_TOP : NULL,
+                       top_ids ? top_p + t * GPT2_TOP : NULL, NULL, NULL, NULL};
+        read_logits(&j);
     }
     /* the logit lens: each block's output through ln_f and the unembedding */
     for (int l = 0; lens && l < m->c.layers && st == NN_OK; l++)
         for (int t0 = 0; t0 < n; t0 += GPT2_LOGIT_ROWS) {
             int rows = n - t0 < GPT2_LOGIT_ROWS ? n - t0 : GPT2_LOGIT_ROWS;
             unembed(m, &r, r.layers + ((size_t)l * n + t0) * C, rows);
-            for (int i = 0; i < rows; i++) lens[l * n + t0 + i] = argmax(r.logits + (size_t)i * V, V);
+            LogitRows j = {r.logits, rows, V, NULL, NULL, NULL, lens + l * n + t0, NULL, NULL};
+            read_logits(&j);
         }
     run_free(&r);
     return st;
@@ -214,11 +252,10 @@ int gpt2_evaluate(Gpt2 *m, const int32_t *tokens, int n, double *loss) {
     for (int t0 = 0; t0 < n - 1 && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
         int rows = n - 1 - t0 < GPT2_LOGIT_ROWS ? n - 1 - t0 : GPT2_LOGIT_ROWS;
         unembed(m, &r, r.x + (size_t)t0 * C, rows);
-        for (int i = 0; i < rows; i++) {
-            nn_real *z = r.logits + (size_t)i * V;
-            softmax_row(z, V);
-            sum += crossentropy_forward(z, tokens[t0 + i + 1]);
-        }
+        double loss[GPT2_LOGIT_ROWS];
+        LogitRows j = {r.logits, rows, V, NULL, NULL, NULL, NULL, loss, tokens + t0 + 1};
+        read_logits(&j);
+        for (int i = 0; i < rows; i++) sum += loss[i]; /* in order: one thread's sum */
     }
     run_free(&r);
     *loss = sum / (n - 1);

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { NORMALIZATIONS, SCORES, loadEngine } from '../../web/engine/index.js';
 import { simdSupported } from '../../web/engine/wasm.js';
 import { mulberry32 } from './builds.mjs';
+import { gpt2Checkpoint, TINY } from '../lib/gpt2-checkpoint.mjs';
 
 const run = promisify(execFile);
 const ENGINE = new URL('../../web/engine/index.js', import.meta.url).href;
@@ -247,6 +248,29 @@ describe('threads', { skip }, () => {
       assert.deepEqual(Object.keys(weightsOnly), ['weights']);
       assertSame(weightsOnly.weights, want.weights, `${e.threads} threads: weights alone`);
       assert.equal(e.heapUsed(), used, `${e.threads} threads: every block freed`);
+    }
+  });
+
+  test('a GPT-2 checkpoint on 2 and 3 threads: inspect, the lens, the logits and the loss are one thread\'s, bit for bit', async () => {
+    // a vocabulary of 1,000: the unembedding splits by columns (few rows, many panels), GELU in whole chunks,
+    // the rows of logits (top 5, lens, loss) one per item
+    const ck = gpt2Checkpoint({ config: { ...TINY, vocab_size: 1000, n_embd: 32 }, seed: 7 });
+    const ids = Array.from({ length: 21 }, (_, i) => (i * 37 + 5) % 1000);
+    const read = async (e) => {
+      const gpt = await e.loadModel(ck.bytes, { config: ck.config });
+      const r = gpt.inspect({ ids }, { lens: true, logits: true });
+      const loss = gpt.evaluate({ ids }).loss;
+      gpt.destroy();
+      return { r, loss };
+    };
+    const want = await read(one);
+    for (const e of engines) {
+      const { r, loss } = await read(e);
+      assert.equal(loss, want.loss, `${e.threads} threads: the loss`);
+      assert.deepEqual(r.logits.data, want.r.logits.data, `${e.threads} threads: the logits`);
+      assert.deepEqual(r.predictions, want.r.predictions, `${e.threads} threads: the top 5`);
+      assert.deepEqual(r.lens, want.r.lens, `${e.threads} threads: the lens`);
+      r.attention.forEach((layer, l) => layer.forEach((m, h) => assert.deepEqual(m.data, want.r.attention[l][h].data, `${e.threads} threads: L${l}H${h}`)));
     }
   });
 

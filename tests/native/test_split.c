@@ -5,6 +5,7 @@
  * against the naive reference), attention forward (bit for bit) and backward
  * for every score and mask, self-attention forward and backward with heads;
  * the same share count twice gives the same bits. */
+#include <math.h>
 #include <string.h>
 
 #include "attnlab/attention.h"
@@ -13,6 +14,7 @@
 #include "check.h"
 #include "core/gemm_parallel.h"
 #include "core/vec.h"
+#include "layers/mlp.h"
 
 static const int shares[] = {2, 3, 5};
 #define N_SHARES ((int)(sizeof shares / sizeof *shares))
@@ -54,6 +56,54 @@ static void test_gemm(Rng *r) {
         check_case("vec_gemm_parallel: NN + TN + NT into one C, %d shares", n);
         CHECK_ARRAY_R(out, want, M * N, N, TOL_FWD_ATOL, TOL_FWD_RTOL, "C against the naive products");
         if (s > 0) CHECK(same_bits(got, one, M * N), "C equals one share's bit for bit");
+    }
+    split(1);
+    alloc_release(mark);
+}
+
+/* One product of few rows and many columns: its columns split at panel
+ * boundaries (each thread packs only its panels), each kind, with a
+ * partial last panel; then GELU split in whole chunks. */
+static void test_gemm_columns(Rng *r) {
+    size_t mark = alloc_mark();
+    enum { M = 5, K = 7 };
+    int N = 41 * vec_panel_width() + 3;
+    nn_real *a = alloc_random(r, (size_t)M * K, -1, 1), *at = alloc_random(r, (size_t)K * M, -1, 1);
+    nn_real *b = alloc_random(r, (size_t)K * N, -1, 1), *bt = alloc_random(r, (size_t)N * K, -1, 1);
+    nn_real *c0 = alloc_random(r, (size_t)M * N, -1, 1);
+    nn_real *want = alloc_reals((size_t)M * N), *one = alloc_reals((size_t)M * N), *got = alloc_reals((size_t)M * N);
+    for (int kind = 0; kind < 3; kind++) {
+        const char *name = kind == 0 ? "NN" : kind == 1 ? "TN" : "NT";
+        memcpy(want, c0, sizeof(nn_real) * M * N);
+        if (kind == 0) vec_gemm_nn_ref(want, N, a, K, b, N, M, N, K, 1);
+        if (kind == 1) vec_gemm_tn_ref(want, N, at, M, b, N, M, N, K, 1);
+        if (kind == 2) vec_gemm_nt_ref(want, N, a, K, bt, K, M, N, K, 1);
+        for (int s = 0; s <= N_SHARES; s++) {
+            int n = s == 0 ? 1 : shares[s - 1];
+            split(n);
+            nn_real *out = s == 0 ? one : got;
+            memcpy(out, c0, sizeof(nn_real) * M * N);
+            const VecGemm g = {(VecGemmKind)kind, out, N, kind == 1 ? at : a, kind == 1 ? M : K, kind == 2 ? bt : b,
+                               kind == 2 ? K : N, M, N, K, 1};
+            vec_gemm_parallel(&g, 1);
+            check_case("vec_gemm_parallel: one %s product of %d x %d, columns split, %d shares", name, M, N, n);
+            CHECK_ARRAY_R(out, want, (size_t)M * N, N, TOL_FWD_ATOL, TOL_FWD_RTOL, "C against the naive product");
+            if (s > 0) CHECK(same_bits(got, one, (size_t)M * N), "C equals one share's bit for bit");
+        }
+    }
+    size_t n_gelu = 64 * 37 + 5;
+    nn_real *x = alloc_random(r, n_gelu, -6, 6), *y1 = alloc_reals(n_gelu), *y = alloc_reals(n_gelu);
+    for (int s = 0; s <= N_SHARES; s++) {
+        int n = s == 0 ? 1 : shares[s - 1];
+        split(n);
+        gelu_forward(s == 0 ? y1 : y, x, n_gelu);
+        check_case("gelu_forward in whole chunks, %d shares", n);
+        if (s > 0) CHECK(same_bits(y, y1, n_gelu), "equals one share's bit for bit");
+        else
+            for (size_t i = 0; i < n_gelu; i++) {
+                double u = x[i], want_i = 0.5 * u * (1 + tanh(0.7978845608028654 * (u + 0.044715 * u * u * u)));
+                CHECK_CLOSE(y1[i], want_i, 1e-6, 1e-5, "gelu(x) against float64");
+            }
     }
     split(1);
     alloc_release(mark);
@@ -251,6 +301,7 @@ static void test_limits(void) {
 int main(void) {
     Rng r = {0x5b117};
     test_gemm(&r);
+    test_gemm_columns(&r);
     test_attention(&r);
     test_self(&r);
     test_limits();
