@@ -40,6 +40,8 @@ typedef struct {
     nn_real *layers;     /* (L, n, C) each block's output, for the lens, or NULL */
     nn_real *logits;     /* (min(n, GPT2_LOGIT_ROWS), V) */
     nn_real *block;
+    nn_real *kv;         /* generate's cache (L, n, 2C): each position's keys and values, or NULL */
+    int kv_rows;         /* positions the cache holds per layer */
 } Gpt2Run;
 
 static AttnHeadsConfig heads_of(const Gpt2 *m, int layer, int n) {
@@ -70,6 +72,8 @@ static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run 
     r->logits = TAKE(rows * (size_t)m->c.vocab);
 #undef TAKE
     r->block = base;
+    r->kv = NULL;
+    r->kv_rows = 0;
     return l.size;
 }
 
@@ -116,6 +120,8 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, n, C, c->epsilon);
         linear_forward(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], n, C, 3 * C);
+        for (int t = 0; r->kv && t < n; t++)
+            memcpy(r->kv + ((size_t)l * r->kv_rows + t) * 2 * C, r->qkv + (size_t)t * 3 * C + C, sizeof(nn_real) * 2 * C);
         AttnHeadsConfig hc = heads_of(m, l, n);
         AttnHeadsIO io = {r->qkv, r->qkv + C, r->qkv + 2 * C, 3 * C, 3 * C, 3 * C, r->atty, C, r->scores, r->att};
         NN_TRY(attn_heads_forward(&hc, &io, r->heads));
@@ -134,13 +140,44 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
     return NN_OK;
 }
 
+/* One row through a weight matrix, streamed once (no packing: a single row
+ * reads each weight once, where the products' panels copy it first), its
+ * columns split across the pool. NN: y (O) = b + x (I) W with W (I, O);
+ * NT: y (O) = x W^T with W (O, I), as the unembedding. */
+typedef struct {
+    nn_real *y;
+    const nn_real *x, *W, *b;
+    int I, O, transposed;
+} RowProduct;
+
+static int row_product_task(void *ctx, int tid, int n) {
+    const RowProduct *p = ctx;
+    int c0, c1;
+    nn_pool_range(p->O, tid, n, &c0, &c1);
+    if (p->transposed) {
+        for (int o = c0; o < c1; o++) p->y[o] = vec_dot(p->x, p->W + (size_t)o * p->I, p->I);
+        return NN_OK;
+    }
+    if (c0 == c1) return NN_OK;
+    if (p->b) memcpy(p->y + c0, p->b + c0, sizeof(nn_real) * (c1 - c0));
+    else memset(p->y + c0, 0, sizeof(nn_real) * (c1 - c0));
+    for (int i = 0; i < p->I; i++) vec_axpy(p->y + c0, p->x[i], p->W + (size_t)i * p->O + c0, c1 - c0);
+    return NN_OK;
+}
+
+static void row_product(nn_real *y, const nn_real *x, const nn_real *W, const nn_real *b, int I, int O, int transposed) {
+    RowProduct p = {y, x, W, b, I, O, transposed};
+    nn_pool_run(row_product_task, &p, (double)I * O);
+}
+
 /* logits (rows, V) of rows of a residual stream x (rows, C): ln_f, then
  * the unembedding (V, C) as x U^T; rows <= GPT2_LOGIT_ROWS. ln is scratch (rows, C). */
 static void unembed(const Gpt2 *m, Gpt2Run *r, const nn_real *x, int rows) {
     int C = m->c.d_model;
     LayerNormWeights lnf = {m->w.lnfw, m->w.lnfb};
     layernorm_forward_eps(r->ln, r->mean, r->rstd, x, &lnf, rows, C, m->c.epsilon);
-    vec_gemm_nt_parallel(r->logits, m->c.vocab, r->ln, C, m->w.unembed, C, rows, m->c.vocab, C, 0);
+    if (rows == 1) row_product(r->logits, r->ln, m->w.unembed, NULL, C, m->c.vocab, 1);
+    else vec_gemm_nt_parallel(r->logits, m->c.vocab, r->ln, C, m->w.unembed, C, rows, m->c.vocab, C, 0);
 }
 
 /* In place: a row of logits (V) to probabilities. */
@@ -306,6 +343,43 @@ static int sample(const nn_real *z, int V, int k, double temperature, uint64_t *
     return last;
 }
 
+/* One more position through the blocks, its keys and values appended to
+ * the cache that blocks_forward filled for positions [0, pos): the same
+ * sub-layers on one row, each head's attention over the cached keys (a
+ * scaled dot, the softmax, the weighted values; an ablated head's context
+ * zero). r->x's first row holds the block stack's output. */
+static void cached_step(const Gpt2 *m, Gpt2Run *r, int32_t token, int pos) {
+    const Gpt2Config *c = &m->c;
+    const Gpt2Weights *w = &m->w;
+    int C = c->d_model, F = c->d_ff, H = c->heads, D = C / H;
+    nn_real scale = (nn_real)(1 / sqrt((double)D)), *p = r->scores;
+    embedding_forward(r->x, w->wte, &token, 1, C);
+    vec_axpy(r->x, 1, w->wpe + (size_t)pos * C, C);
+    for (int l = 0; l < c->layers; l++) {
+        nn_real *kv = r->kv + (size_t)l * r->kv_rows * 2 * C;
+        LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
+        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, 1, C, c->epsilon);
+        row_product(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], C, 3 * C, 0);
+        memcpy(kv + (size_t)pos * 2 * C, r->qkv + C, sizeof(nn_real) * 2 * C);
+        for (int h = 0; h < H; h++) {
+            nn_real *z = r->atty + h * D;
+            memset(z, 0, sizeof(nn_real) * D);
+            if (m->ablate[l * H + h]) continue;
+            for (int j = 0; j <= pos; j++) p[j] = vec_dot(r->qkv + h * D, kv + (size_t)j * 2 * C + h * D, D) * scale;
+            nn_real sum = vec_exp_sum(p, p, vec_max(p, pos + 1), pos + 1);
+            for (int j = 0; j <= pos; j++) vec_axpy(z, p[j] / sum, kv + (size_t)j * 2 * C + C + h * D, D);
+        }
+        row_product(r->ln, r->atty, w->projw[l], w->projb[l], C, C, 0);
+        vec_axpy(r->x, 1, r->ln, C);
+        LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
+        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, 1, C, c->epsilon);
+        row_product(r->h, r->ln, w->fcw[l], w->fcb[l], C, F, 0);
+        gelu_forward(r->a, r->h, (size_t)F);
+        row_product(r->atty, r->a, w->fcprojw[l], w->fcprojb[l], F, C, 0);
+        vec_axpy(r->x, 1, r->atty, C);
+    }
+}
+
 int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int k, uint64_t seed) {
     nn_clear_error();
     NN_TRY(check_tokens(m, tokens, n_prompt, 1, GPT2_MAX_GENERATE + m->c.context));
@@ -321,19 +395,32 @@ int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temp
     Gpt2Run r;
     NN_TRY(run_create(m, longest, 0, &r));
     double *w = temperature > 0 ? malloc(sizeof(double) * (size_t)V) : NULL;
-    if (temperature > 0 && !w) {
+    /* While the text fits the context, each new position reuses the earlier ones' keys and values
+     * (the cache); past it, the window slides and every position moves: the whole window again. */
+    nn_real *kv = n_prompt <= ctx && n_new > 1 ? malloc(sizeof(nn_real) * (size_t)m->c.layers * longest * 2 * C) : NULL;
+    if ((temperature > 0 && !w) || (n_prompt <= ctx && n_new > 1 && !kv)) {
+        free(w);
         run_free(&r);
-        return nn_fail(NN_ERR_NOMEM, "out of memory for the sampling weights");
+        return nn_fail(NN_ERR_NOMEM, "out of memory for the sampling weights or the keys and values");
     }
     uint64_t rng = seed;
     int st = NN_OK;
     for (int i = 0; i < n_new && st == NN_OK; i++) {
         int n = n_prompt + i, T = n < ctx ? n : ctx;
-        st = blocks_forward(m, &r, tokens + n - T, T, NULL, NULL);
-        if (st != NN_OK) break;
-        unembed(m, &r, r.x + (size_t)(T - 1) * C, 1); /* the last position's logits only */
+        const nn_real *last = r.x + (size_t)(T - 1) * C;
+        r.kv = n <= ctx ? kv : NULL; /* filled by the first pass, read and extended by the next ones */
+        r.kv_rows = longest;
+        if (r.kv && i > 0) {
+            cached_step(m, &r, tokens[n - 1], n - 1);
+            last = r.x;
+        } else {
+            st = blocks_forward(m, &r, tokens + n - T, T, NULL, NULL);
+            if (st != NN_OK) break;
+        }
+        unembed(m, &r, last, 1); /* the last position's logits only */
         tokens[n] = temperature == 0 ? argmax(r.logits, V) : sample(r.logits, V, k, temperature, &rng, w);
     }
+    free(kv);
     free(w);
     run_free(&r);
     return st;

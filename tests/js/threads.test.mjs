@@ -251,7 +251,7 @@ describe('threads', { skip }, () => {
     }
   });
 
-  test('a GPT-2 checkpoint on 2 and 3 threads: inspect, the lens, the logits and the loss are one thread\'s, bit for bit', async () => {
+  test('a GPT-2 checkpoint on 2 and 3 threads: inspect, the lens, the logits, the loss and generate are one thread\'s, bit for bit', async () => {
     // a vocabulary of 1,000: the unembedding splits by columns (few rows, many panels), GELU in whole chunks,
     // the rows of logits (top 5, lens, loss) one per item
     const ck = gpt2Checkpoint({ config: { ...TINY, vocab_size: 1000, n_embd: 32 }, seed: 7 });
@@ -260,13 +260,15 @@ describe('threads', { skip }, () => {
       const gpt = await e.loadModel(ck.bytes, { config: ck.config });
       const r = gpt.inspect({ ids }, { lens: true, logits: true });
       const loss = gpt.evaluate({ ids }).loss;
+      const drawn = Array.from(gpt.generate({ ids: ids.slice(0, 8) }, { tokens: 10, temperature: 1, seed: 3 }).ids);
       gpt.destroy();
-      return { r, loss };
+      return { r, loss, drawn };
     };
     const want = await read(one);
     for (const e of engines) {
-      const { r, loss } = await read(e);
+      const { r, loss, drawn } = await read(e);
       assert.equal(loss, want.loss, `${e.threads} threads: the loss`);
+      assert.deepEqual(drawn, want.drawn, `${e.threads} threads: generated (the cached keys and values)`);
       assert.deepEqual(r.logits.data, want.r.logits.data, `${e.threads} threads: the logits`);
       assert.deepEqual(r.predictions, want.r.predictions, `${e.threads} threads: the top 5`);
       assert.deepEqual(r.lens, want.r.lens, `${e.threads} threads: the lens`);
