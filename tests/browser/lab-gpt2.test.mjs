@@ -85,6 +85,7 @@ test('without a file the family says where GPT-2 is; opened one file after the o
 
   await openModel(page, false);
   assert.match(await text(page, '[data-testid=gpt2-status]'), /12 layers × 12 heads, dModel 24/);
+  assert.equal(await page.isVisible('[data-testid=gpt2-progress]'), false, 'the progress bar goes once the file is read and checked');
   assert.equal(await page.inputValue('[data-testid=gpt2-prompt]'), PROMPT);
 
   // 12 × 12 small multiples fit a laptop screen

@@ -114,3 +114,17 @@ test('a state object of 50,000 unknown fields is read linearly too', () => {
   assert.equal(r.ignored.at(-1).name, '49900 more fields');
   assert.equal(codec.fromObject(obj, { strict: true }).error, '“field0” is not a setting');
 });
+
+test('a state object: a setting after many unknown fields is still read; the first 100 unknown are named, the rest counted', () => {
+  const obj = { ver: 2 };
+  for (let i = 0; i < 250; i++) obj[`x${i}`] = i;
+  obj.task = 'sort';
+  obj.hidden = 48;
+  const r = codec.fromObject(obj);
+  assert.equal(r.state.task, 'sort');
+  assert.equal(r.state.hidden, 48);
+  assert.deepEqual(r.ignored.slice(0, 2).map((f) => f.name), ['x0', 'x1']);
+  assert.equal(r.ignored.length, 101);
+  assert.equal(r.ignored[99].name, 'x99');
+  assert.equal(r.ignored.at(-1).name, '150 more fields');
+});
