@@ -65,6 +65,27 @@ async function minifyCss(dir) {
 }
 await minifyCss(out);
 
+// Each page names its module and every chunk the module imports statically as modulepreload
+// links in its head: the browser fetches them at once, not one import level after another.
+const outputs = Object.fromEntries(Object.entries(result.metafile.outputs).map(([file, o]) => [resolve(file), o]));
+const relative = (file) => file.slice(out.length + 1);
+function staticImports(file, seen = new Set()) {
+  for (const i of outputs[file]?.imports ?? []) {
+    const dep = resolve(i.path);
+    if (i.kind !== 'import-statement' || seen.has(dep)) continue;
+    seen.add(dep);
+    staticImports(dep, seen);
+  }
+  return seen;
+}
+for (const [page, entry] of [['index.html', 'playground/main.js'], ['lab.html', 'lab/main.js'], ['learn.html', 'learn/main.js']]) {
+  const main = resolve(out, entry);
+  const links = [main, ...staticImports(main)].map((f) => `  <link rel="modulepreload" href="${relative(f)}">`).join('\n');
+  const html = await readFile(join(out, page), 'utf8');
+  if (!html.includes('</head>')) throw new Error(`${page}: no </head> to put the module preloads before`);
+  await writeFile(join(out, page), html.replace('</head>', `${links}\n</head>`));
+}
+
 const bytes = Object.fromEntries(Object.entries(result.metafile.outputs).map(([file, o]) => [file.replace(`${out}/`, '').replace(/^dist\//, ''), o.bytes]));
 for (const [name, size] of Object.entries(bytes).sort()) console.log(`  ${name.padEnd(34)} ${(size / 1024).toFixed(1)} KiB`);
 console.log(`attnlab: built the site into ${out} (serve it from any static host, under any path)`);

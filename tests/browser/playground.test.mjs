@@ -346,6 +346,13 @@ test('dist/ from the build runs under a sub-path of a plain static host', async 
   const { execFileSync } = await import('node:child_process');
   const site = `${SHOTS}site/`;
   execFileSync(process.execPath, [new URL('../../scripts/build.mjs', import.meta.url).pathname, '--out', `${site}some/sub/path`], { stdio: 'pipe' });
+  // each page preloads its module and that module's chunks (relative links, fetched at once)
+  const { readFileSync, existsSync } = await import('node:fs');
+  for (const [page, main] of [['index.html', 'playground/main.js'], ['lab.html', 'lab/main.js'], ['learn.html', 'learn/main.js']]) {
+    const preloads = [...readFileSync(`${site}some/sub/path/${page}`, 'utf8').matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]);
+    assert.equal(preloads[0], main, `${page} preloads its module first`);
+    assert.ok(preloads.length > 1 && preloads.every((href) => !href.startsWith('/') && existsSync(`${site}some/sub/path/${href}`)), `${page}: ${preloads.join(' ')}`);
+  }
   const hosted = await startBrowser({ root: site });
   try {
     const { page, errors } = await openPlayground(hosted.browser, `${hosted.url}some/sub/path/`);
