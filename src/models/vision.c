@@ -88,8 +88,8 @@ static void build_acts(VisionModel *m, nn_real *block) {
     for (int l = 0; conv && l < c->layers; l++) {
         size_t full = (size_t)m->hl[l] * m->wl[l] * c->channels[l];
         size_t half = (size_t)(m->hl[l] / 2) * (m->wl[l] / 2) * c->channels[l];
-        carve(&a->relu[l], block, &at, B * full);
-        carve(&a->d_relu[l], block, &at, B * full);
+        carve(&a->conv_out[l], block, &at, B * full);
+        carve(&a->d_conv_out[l], block, &at, B * full);
         carve(&a->pool[l], block, &at, B * half);
         carve(&a->d_pool[l], block, &at, B * half);
         size_t col = (size_t)conv_col_size(m->hl[l], m->wl[l], m->cin[l]);

@@ -41,9 +41,9 @@ typedef struct {
 /* Activations for Bm rows (time-major decoder buffers: a step reads one block). */
 typedef struct {
     nn_real *x;                       /* (B, R, Q) the images */
-    nn_real *relu[VIS_MAX_LAYERS];    /* (B, h_l, w_l, C_l) conv + ReLU */
-    nn_real *pool[VIS_MAX_LAYERS];    /* (B, h_l/2, w_l/2, C_l) */
-    nn_real *d_relu[VIS_MAX_LAYERS];  /* gradients, same shapes */
+    nn_real *conv_out[VIS_MAX_LAYERS]; /* (B, h_l, w_l, C_l) conv + bias (the ReLU follows the pool) */
+    nn_real *pool[VIS_MAX_LAYERS];     /* (B, h_l/2, w_l/2, C_l) after the ReLU */
+    nn_real *d_conv_out[VIS_MAX_LAYERS]; /* gradients, same shapes */
     nn_real *d_pool[VIS_MAX_LAYERS];
     nn_real *kv, *d_kv;               /* (B, G, H) keys = values */
     nn_real *mean;                    /* (B, H) */

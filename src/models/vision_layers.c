@@ -25,16 +25,20 @@ static const nn_real *block_input(const VisionModel *m, int l, int b) {
     return (l == 0 ? m->a.x : m->a.pool[l - 1]) + (size_t)b * in;
 }
 
-/* pool_l (B, h/2, w/2, C_l) = maxpool(relu_l), relu_l = ReLU(conv3x3(x; W_l) + b_l) */
+/* pool_l (B, h/2, w/2, C_l) = maxpool(ReLU(conv3x3(x; W_l) + b_l)), computed as
+ * ReLU(maxpool(conv3x3(x; W_l) + b_l)): max and ReLU commute, and the ReLU then
+ * runs over a quarter of the values. conv_out holds the convolution before its
+ * ReLU. Where the window's maximum is positive, the pool picks the same element
+ * either way; where it is not, the output is 0 and no gradient passes. */
 static void conv_block_forward(VisionModel *m, int B, int l) {
     VisActs *a = &m->a;
     int h = m->hl[l], w = m->wl[l], Ci = m->cin[l], Co = m->c.channels[l];
     size_t full = (size_t)h * w * Co, half = (size_t)(h / 2) * (w / 2) * Co;
     for (int b = 0; b < B; b++) {
-        nn_real *y = a->relu[l] + (size_t)b * full;
+        nn_real *y = a->conv_out[l] + (size_t)b * full, *pool = a->pool[l] + (size_t)b * half;
         conv_3x3_forward(y, block_input(m, l, b), m->w.conv_w[l], m->w.conv_b[l], h, w, Ci, Co, a->scratch);
-        conv_relu_forward(y, y, (long)full);
-        conv_pool_forward(a->pool[l] + (size_t)b * half, m->idx[l] + (size_t)b * half, y, h, w, Co);
+        conv_pool_forward(pool, m->idx[l] + (size_t)b * half, y, h, w, Co);
+        conv_relu_forward(pool, pool, (long)half);
     }
 }
 
@@ -45,13 +49,13 @@ static void conv_block_backward(VisionModel *m, int B, int l, nn_real *dimages) 
     size_t in = (size_t)h * w * Ci, full = (size_t)h * w * Co, half = (size_t)(h / 2) * (w / 2) * Co;
     if (l > 0) memset(a->d_pool[l - 1], 0, sizeof(nn_real) * B * in);
     for (int b = 0; b < B; b++) {
-        nn_real *dr = a->d_relu[l] + (size_t)b * full;
+        nn_real *dr = a->d_conv_out[l] + (size_t)b * full, *dp = a->d_pool[l] + (size_t)b * half;
+        const nn_real *pool = a->pool[l] + (size_t)b * half;
+        /* ReLU backward in place on d_pool, read only here: dp *= [pool > 0] */
+        for (size_t i = 0; i < half; i++)
+            if (!(pool[i] > 0)) dp[i] = 0;
         memset(dr, 0, sizeof(nn_real) * full);
-        conv_pool_backward(dr, a->d_pool[l] + (size_t)b * half, m->idx[l] + (size_t)b * half, h, w, Co);
-        /* ReLU backward in place: dr *= [relu > 0] (conv_relu_backward accumulates; dr would double) */
-        const nn_real *y = a->relu[l] + (size_t)b * full;
-        for (size_t i = 0; i < full; i++)
-            if (!(y[i] > 0)) dr[i] = 0;
+        conv_pool_backward(dr, dp, m->idx[l] + (size_t)b * half, h, w, Co);
         nn_real *dx = l > 0 ? a->d_pool[l - 1] + (size_t)b * in : dimages ? dimages + (size_t)b * in : NULL;
         conv_3x3_backward(dx, m->g.conv_w[l], m->g.conv_b[l], dr, block_input(m, l, b), m->w.conv_w[l], h, w, Ci, Co,
                           a->scratch);

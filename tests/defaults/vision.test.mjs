@@ -4,7 +4,7 @@
 // the table's headline (web/engine/defaults.js), in at most 5 CPU minutes of training
 // (process.cpuUsage: the time the core spent, not the wall time, which on a shared machine
 // mostly measures the other jobs). A default that drifts (a layer, the steps, the learning
-// rate, the soft mix) fails here. About 5.5 (soft) and 6.5 (hard) CPU minutes at a load average of 4 to 7 (tests/README.md).
+// rate, the soft mix) fails here. About 4.5 CPU minutes each with the two modes run at once (tests/README.md).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultsOf } from '../../web/engine/defaults.js';

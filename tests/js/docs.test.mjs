@@ -198,7 +198,7 @@ describe('corrected facts stay correct', () => {
     assert.match(api, /createVisionModel\(\{ task: 'cluttered', attention: 'scaled_dot'/);
     assert.match(api, /wider and 3,500 steps: 95\.7% \(96\.3% with 'dot'\), docs\/images\.md/);
     // images.md: 96.3% is the dot model's (the target row), 95.7% the scaled-dot one's
-    assert.match(images, /hidden 64, `attention: 'dot'`, 1 glimpse; 3,500 steps, peak lr 0\.005 \| \*\*96\.3%/);
+    assert.match(images, /hidden 64, `attention: 'dot'`, 1 glimpse; 3,600 steps, peak lr 0\.004 \(the other columns: 3,500 steps, peak lr 0\.005, in rounds\) \| \*\*the defaults in one call 96\.0% \[95\.1, 96\.8\]\*\* \(2026-11-28\); earlier settings 96\.3%/);
     assert.match(images, /the same model with scaled-dot scores learned to read that mean too: it keeps 85% of its 95\.7%/);
   });
   test('api.md: the induction prose and table each name how many sequences their head scores are over', () => {

@@ -151,8 +151,8 @@ export const trainOptions = (state) => ({ batch: state.batch, lr: state.lr });
 /**
  * The lab's image models train at the form's constant rate, sampling from the first step: the lab
  * trains until paused and its experiment compares soft, hard and none over the same few hundred
- * steps, where the engine's cluttered defaults (defaults.js) would decay the rate over 3,500 steps
- * and have the hard model read the expected context for its first 2,000.
+ * steps, where the engine's cluttered defaults (defaults.js) would decay the rate over 3,600 steps
+ * and have the hard model read the expected context for its first 1,800.
  */
 export const IMAGE_TRAIN = Object.freeze({ schedule: 'constant', softMix: 0 });
 
