@@ -144,6 +144,30 @@ export async function trainLab(page, n) {
   await page.evaluate(() => window.attnlabLab.session.busy);
 }
 
+/**
+ * The lab (Transformer family, a fresh model): plays until a layer-1 head's induction score
+ * reaches `induction` and the test accuracy `accuracy`, or `steps` + 200 steps pass, then
+ * pauses. Returns the run as it stood when that was first seen ({ steps, accuracy, best })
+ * and the wall seconds it took (the chunks after it, before the pause lands, may move the
+ * accuracy of the 64 test sequences by a tenth either way).
+ */
+export async function trainToInduction(page, { induction, accuracy, steps }, timeout = 300000) {
+  const t0 = Date.now();
+  await page.click('#play');
+  const seen = await (await page.waitForFunction(({ induction, accuracy, steps }) => {
+    const s = window.attnlabLab.session;
+    const last = s.scores.at(-1);
+    const best = last ? Math.max(...last.heads[1].map((h) => h.induction)) : 0;
+    const acc = s.accuracy.at(-1)?.value ?? 0;
+    return (best >= induction && acc >= accuracy) || s.steps >= steps + 200 ? { steps: s.steps, accuracy: acc, best } : false;
+  }, { induction, accuracy, steps }, { timeout, polling: 100 })).jsonValue();
+  const seconds = (Date.now() - t0) / 1000;
+  await page.click('#play');
+  await page.waitForFunction(() => !window.attnlabLab.session.playing);
+  await page.evaluate(() => window.attnlabLab.session.busy);
+  return { ...seen, seconds };
+}
+
 /** Opens the playground and waits until the first state is drawn. */
 export async function openPlayground(browser, url, viewport) {
   const r = await openPage(browser, url, viewport);

@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultsOf } from '../../web/engine/defaults.js';
-import { PHONE, SHOTS, fullScreenshot, openLab, startBrowser } from './browser.mjs';
+import { PHONE, SHOTS, fullScreenshot, openLab, startBrowser, trainToInduction } from './browser.mjs';
 
 let env;
 before(async () => {
@@ -63,25 +63,10 @@ test('Train from scratch on induction with the defaults: a layer-1 head passes 0
   await page.click('#reset');
   await page.waitForFunction(() => window.attnlabLab.session.steps === 0 && /^Untrained/.test(document.querySelector('#model-status').textContent));
   assert.match(await text(page, '[data-testid=tf-formed]'), /^(No induction head has formed yet|)/, 'none formed');
-  const t0 = Date.now();
-  await page.click('#play');
   // a layer-1 head past the headline's score and the headline's accuracy, within the defaults' steps
   const { induction, accuracy } = DEFAULTS.headline;
-  // the run as it stood when both were first seen (the chunks after it, before the pause lands, may move the
-  // accuracy of the 64 test sequences by a tenth either way)
-  const seen = await (await page.waitForFunction(({ induction, accuracy, steps }) => {
-    const s = window.attnlabLab.session;
-    const last = s.scores.at(-1);
-    const best = last ? Math.max(...last.heads[1].map((h) => h.induction)) : 0;
-    const acc = s.accuracy.at(-1)?.value ?? 0;
-    return (best >= induction && acc >= accuracy) || s.steps >= steps + 200 ? { steps: s.steps, accuracy: acc, best } : false;
-  }, { induction, accuracy, steps: DEFAULTS.train.steps }, { timeout: 180000, polling: 100 })).jsonValue();
-  const seconds = (Date.now() - t0) / 1000;
-  await page.click('#play');
-  await page.waitForFunction(() => !window.attnlabLab.session.playing);
-  await page.evaluate(() => window.attnlabLab.session.busy);
-  const s = seen;
-  console.log(`lab: Train from scratch on induction: ${(100 * s.accuracy).toFixed(1)}% and a layer-1 induction score of ${s.best.toFixed(2)} at step ${s.steps}, ${seconds.toFixed(1)} s of wall time`);
+  const s = await trainToInduction(page, { induction, accuracy, steps: DEFAULTS.train.steps }, 180000);
+  console.log(`lab: Train from scratch on induction: ${(100 * s.accuracy).toFixed(1)}% and a layer-1 induction score of ${s.best.toFixed(2)} at step ${s.steps}, ${s.seconds.toFixed(1)} s of wall time`);
   assert.ok(s.accuracy >= accuracy, `accuracy ${s.accuracy} at step ${s.steps}`);
   assert.ok(s.best >= induction, `layer-1 induction ${s.best}`);
   assert.ok(s.steps <= DEFAULTS.train.steps + 200, `${s.steps} steps`);

@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultsOf } from '../../web/engine/defaults.js';
-import { openLab, startBrowser } from '../browser/browser.mjs';
+import { openLab, startBrowser, trainToInduction } from '../browser/browser.mjs';
 
 const DEFAULTS = defaultsOf('transformer', { task: 'induction' });
 let env;
@@ -23,20 +23,10 @@ for (const seed of [1, 2, 3, 4, 5]) {
     await page.click('#reset');
     await page.waitForFunction(() => window.attnlabLab.session.steps === 0 && /^Untrained/.test(document.querySelector('#model-status').textContent));
     assert.equal(await page.evaluate(() => window.attnlabLab.state.seed), seed, 'the link set the seed');
-    const t0 = Date.now();
-    await page.click('#play');
     const { induction, accuracy } = DEFAULTS.headline;
-    const seen = await (await page.waitForFunction(({ induction, accuracy, steps }) => {
-      const s = window.attnlabLab.session;
-      const last = s.scores.at(-1);
-      const best = last ? Math.max(...last.heads[1].map((h) => h.induction)) : 0;
-      const acc = s.accuracy.at(-1)?.value ?? 0;
-      return (best >= induction && acc >= accuracy) || s.steps >= steps + 200 ? { steps: s.steps, accuracy: acc, best } : false;
-    }, { induction, accuracy, steps: DEFAULTS.train.steps }, { timeout: 300000, polling: 100 })).jsonValue();
-    const seconds = (Date.now() - t0) / 1000;
-    await page.click('#play');
-    await page.waitForFunction(() => !window.attnlabLab.session.playing);
-    t.diagnostic(`seed ${seed}: ${(100 * seen.accuracy).toFixed(1)}% and a layer-1 induction score of ${seen.best.toFixed(2)} at step ${seen.steps}, ${seconds.toFixed(1)} s of wall time`);
+    const seen = await trainToInduction(page, { induction, accuracy, steps: DEFAULTS.train.steps });
+
+    t.diagnostic(`seed ${seed}: ${(100 * seen.accuracy).toFixed(1)}% and a layer-1 induction score of ${seen.best.toFixed(2)} at step ${seen.steps}, ${seen.seconds.toFixed(1)} s of wall time`);
     assert.ok(seen.accuracy >= accuracy && seen.best >= induction, `seed ${seed}: ${(100 * seen.accuracy).toFixed(1)}%, score ${seen.best.toFixed(2)} at step ${seen.steps}`);
     assert.ok(seen.steps <= DEFAULTS.train.steps + 200, `${seen.steps} steps`);
     assert.deepEqual(errors, []);
