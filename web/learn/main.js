@@ -55,21 +55,34 @@ const MODELS = {
   kinds: { dates: 'dates', softVision: 'cluttered-soft', hardVision: 'cluttered-hard' },
   images: { dates: 'dates', softVision: 'cluttered-soft', hardVision: 'cluttered-hard' },
 };
+/** Each embeddable chapter's module (a chunk of its own), imported as soon as the widget is known. */
+const CHUNKS = {
+  dot: () => import('./ch2-dot.js'),
+  average: () => import('./ch3-average.js'),
+  scores: () => import('./ch4-scores.js'),
+  self: () => import('./ch5-self.js'),
+  dates: () => import('./ch6-dates.js'),
+  kinds: () => import('./ch7-kinds.js'),
+  images: () => Promise.all([import('./ch7-kinds.js'), import('./ch8-images.js')]),
+  transformer: () => import('./ch9-transformer.js'),
+};
+/** Model files a chapter fetches itself as it mounts (by name in models/models.json): fetched alongside the engine when it is embedded alone. */
+const OWN_FILES = { transformer: ['induction'] };
 /** Mounts one chapter alone (chapter 8 reads the accuracies chapter 7 measures, so it mounts 7 as well, unseen). */
 const MOUNT = {
   bottleneck: async ($, ctx) => mountBottleneck($('ch-bottleneck'), ctx).measure(),
-  dot: async ($, ctx) => (await import('./ch2-dot.js')).mountDot($('ch-dot'), ctx),
-  average: async ($, ctx) => (await import('./ch3-average.js')).mountAverage($('ch-average'), ctx),
-  scores: async ($, ctx) => (await import('./ch4-scores.js')).mountScores($('ch-scores'), ctx),
-  self: async ($, ctx) => (await import('./ch5-self.js')).mountSelf($('ch-self'), ctx),
-  dates: async ($, ctx) => (await import('./ch6-dates.js')).mountDates($('ch-dates'), ctx),
-  kinds: async ($, ctx) => (await import('./ch7-kinds.js')).mountKinds($('ch-kinds'), ctx).measure(),
+  dot: async ($, ctx) => (await CHUNKS.dot()).mountDot($('ch-dot'), ctx),
+  average: async ($, ctx) => (await CHUNKS.average()).mountAverage($('ch-average'), ctx),
+  scores: async ($, ctx) => (await CHUNKS.scores()).mountScores($('ch-scores'), ctx),
+  self: async ($, ctx) => (await CHUNKS.self()).mountSelf($('ch-self'), ctx),
+  dates: async ($, ctx) => (await CHUNKS.dates()).mountDates($('ch-dates'), ctx),
+  kinds: async ($, ctx) => (await CHUNKS.kinds()).mountKinds($('ch-kinds'), ctx).measure(),
   images: async ($, ctx) => {
-    const [{ mountKinds }, { mountImages }] = await Promise.all([import('./ch7-kinds.js'), import('./ch8-images.js')]);
+    const [{ mountKinds }, { mountImages }] = await CHUNKS.images();
     const ch7 = mountKinds($('ch-kinds'), ctx);
     await mountImages($('ch-images'), ctx).measure(await ch7.measure());
   },
-  transformer: async ($, ctx) => (await import('./ch9-transformer.js')).mountTransformer($('ch-transformer'), ctx),
+  transformer: async ($, ctx) => (await CHUNKS.transformer()).mountTransformer($('ch-transformer'), ctx),
 };
 
 /** One widget, embedded: its chapter alone is mounted, with the models it reads. */
@@ -77,13 +90,22 @@ async function mainEmbedded() {
   const pick = pickWidget(embedded);
   if (pick.error) throw new Error(`this page has no such widget: ${pick.error}`);
   const widget = startLearnEmbed(embedded, pick);
+  // the chapter's module, the manifest, the engine and every file the widget reads load at once
+  CHUNKS[pick.id]?.().catch(() => {}); // (a failure shows when the chapter mounts)
+  const enginePromise = loadEngine({ threads: pick.spec.trains ? 'auto' : 1 }); // a training widget takes the threads an isolated host allows; the figures stay on one (see main)
+  enginePromise.catch(() => {}); // awaited below; this only keeps a failure before then from being reported twice
   const manifest = await fetch('models/models.json').then((r) => { if (!r.ok) throw new Error(`models/models.json: HTTP ${r.status}`); return r.json(); });
+  const early = new Map(); // url -> the fetch under way, for the files the chapter fetches itself
+  for (const name of OWN_FILES[pick.id] ?? []) {
+    const url = manifest.models[name] && `models/${manifest.models[name].file}`;
+    if (url) early.set(url, fetchBytes(url).catch(() => null));
+  }
+  const fetchEarly = async (url) => (early.has(url) && (await early.get(url))) || fetchBytes(url);
   const names = Object.entries(MODELS[pick.id] ?? {});
-  // a training widget takes the threads an isolated host allows; the figures stay on one (see main)
-  const [engine, ...files] = await Promise.all([loadEngine({ threads: pick.spec.trains ? 'auto' : 1 }), ...names.map(([, file]) => fetchBytes(`models/${manifest.models[file].file}`))]);
+  const [engine, ...files] = await Promise.all([enginePromise, ...names.map(([, file]) => fetchBytes(`models/${manifest.models[file].file}`))]);
   const models = {};
   names.forEach(([key], k) => { models[key] = key.endsWith('Vision') ? engine.loadVisionModel(files[k]) : engine.loadSeq2Seq(files[k]); });
-  await MOUNT[pick.id]((id) => document.getElementById(id), { engine, models, manifest, fetchBytes });
+  await MOUNT[pick.id]((id) => document.getElementById(id), { engine, models, manifest, fetchBytes: fetchEarly });
   widget.trained(engine);
   document.body.dataset.ready = 'true';
   widget.ready();

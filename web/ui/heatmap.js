@@ -100,6 +100,17 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
   let focusCell = { i: 0, j: 0 };
   let image = null;
   let legendKey = '';
+  // the bar's width, kept by a ResizeObserver: read in drawLegend after each edit, it
+  // would force a layout per heatmap in the middle of the redraw
+  let barWidth = 0;
+  if (typeof ResizeObserver === 'function') {
+    new ResizeObserver(([entry]) => {
+      const w = Math.round(entry.contentRect.width);
+      if (w === barWidth) return;
+      barWidth = w;
+      if (current && legendKey) { legendKey = ''; drawLegend(); }
+    }).observe(bar);
+  }
   let locked = null; // the scale kept while locked
   const vars = {}; // the custom properties last written on the body
   let bandKey = '';
@@ -173,7 +184,7 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
     }
     ctx.putImageData(img, 0, 0);
     // the bar is 15rem wide at most (base.css); narrower on a phone
-    const tv = legendTickLabels(scale.lo, scale.hi, bar.clientWidth || 240);
+    const tv = legendTickLabels(scale.lo, scale.hi, barWidth || 240);
     while (tickRow.childElementCount > tv.length) tickRow.lastChild.remove();
     while (tickRow.childElementCount < tv.length) tickRow.append(h('span'));
     tv.forEach(({ label: text, at }, k) => {
