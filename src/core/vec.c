@@ -297,6 +297,22 @@ static void pack_panel(nn_real *panel, const nn_real *B, size_t b_rs, size_t b_c
     }
 }
 
+/* Columns per block of the products' loops: for each block, each chunk of
+ * GEMM_KC along K runs over every panel of the block, so A's chunk (M x KC)
+ * is read from L2 once per block rather than once per panel, and the block
+ * of C (M x nc) stays there across the chunks. Few rows (a transformer's
+ * tokens against wide weights) make blocks of many panels; A's chunk then
+ * comes from L2 instead of being streamed again from L3 for every panel,
+ * which also held back two threads sharing L3. Many rows make blocks of one
+ * panel: the order before. Each C element still adds its chunks' sums in
+ * order of k, so the results are the same bit for bit. */
+#define GEMM_BLOCK_BYTES (128 * 1024)
+
+static int column_block(int M) {
+    int panels = GEMM_BLOCK_BYTES / ((int)sizeof(nn_real) * GEMM_NR * (M > 0 ? M : 1));
+    return (panels > 1 ? panels : 1) * GEMM_NR;
+}
+
 static void zero_matrix(nn_real *C, int ldc, int M, int N) {
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) C[(size_t)i * ldc + j] = 0;
@@ -313,13 +329,16 @@ static void gemm_strided(nn_real *C, int ldc, const nn_real *A, int a_rs, int a_
     /* The panel (16 KiB) lives on the caller's stack: no product allocates,
      * and threads running products at once each pack their own. */
     nn_real panel[GEMM_KC * GEMM_NR] __attribute__((aligned(16)));
-    for (int j = 0; j < N; j += GEMM_NR) {
-        int w = N - j < GEMM_NR ? N - j : GEMM_NR;
+    int nc = column_block(M);
+    for (int j0 = 0; j0 < N; j0 += nc) {
+        int j1 = N - j0 < nc ? N : j0 + nc;
         for (int k0 = 0; k0 < K; k0 += GEMM_KC) {
             int kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
-            pack_panel(panel, B + (size_t)k0 * b_rs, b_rs, b_cs, j, w, kc, 1);
-            gemm_panel(C + j, ldc, A + (size_t)k0 * a_cs, a_rs, a_cs, panel, M, w, kc,
-                       accumulate || k0 > 0);
+            for (int j = j0; j < j1; j += GEMM_NR) {
+                int w = N - j < GEMM_NR ? N - j : GEMM_NR;
+                pack_panel(panel, B + (size_t)k0 * b_rs, b_rs, b_cs, j, w, kc, 1);
+                gemm_panel(C + j, ldc, A + (size_t)k0 * a_cs, a_rs, a_cs, panel, M, w, kc, accumulate || k0 > 0);
+            }
         }
     }
 }
@@ -351,11 +370,16 @@ void vec_gemm_packed(nn_real *C, int ldc, const nn_real *A, int lda, const nn_re
         if (!accumulate) zero_matrix(C, ldc, M, N);
         return;
     }
-    for (int j = 0; j < N; j += GEMM_NR, packed += (size_t)packed_k * GEMM_NR) {
-        int w = N - j < GEMM_NR ? N - j : GEMM_NR;
+    int nc = column_block(M);
+    for (int j0 = 0; j0 < N; j0 += nc) {
+        int j1 = N - j0 < nc ? N : j0 + nc;
         for (int k0 = 0; k0 < K; k0 += GEMM_KC) {
             int kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
-            gemm_panel(C + j, ldc, A + k0, lda, 1, packed + (size_t)k0 * GEMM_NR, M, w, kc, accumulate || k0 > 0);
+            for (int j = j0; j < j1; j += GEMM_NR) {
+                int w = N - j < GEMM_NR ? N - j : GEMM_NR;
+                const nn_real *panel = packed + (size_t)(j / GEMM_NR) * packed_k * GEMM_NR + (size_t)k0 * GEMM_NR;
+                gemm_panel(C + j, ldc, A + k0, lda, 1, panel, M, w, kc, accumulate || k0 > 0);
+            }
         }
     }
 }
