@@ -35,6 +35,9 @@ static int gemm_rows_task(void *ctx, int tid, int n) {
         case VEC_GEMM_NT:
             vec_gemm_nt(C, g->ldc, g->A + (size_t)r0 * g->lda, g->lda, g->B, g->ldb, r1 - r0, g->N, g->K, g->accumulate);
             break;
+        case VEC_GEMM_PACKED:
+            vec_gemm_packed(C, g->ldc, g->A + (size_t)r0 * g->lda, g->lda, g->B, g->K, r1 - r0, g->N, g->K, g->accumulate);
+            break;
         }
     }
     return NN_OK;
@@ -52,6 +55,9 @@ static void gemm_columns(const VecGemm *g, int c0, int c1) {
         break;
     case VEC_GEMM_NT:
         vec_gemm_nt(C, g->ldc, g->A, g->lda, g->B + (size_t)c0 * g->ldb, g->ldb, g->M, c1 - c0, g->K, g->accumulate);
+        break;
+    case VEC_GEMM_PACKED: /* c0 starts a panel */
+        vec_gemm_packed(C, g->ldc, g->A, g->lda, g->B + (size_t)c0 * g->K, g->K, g->M, c1 - c0, g->K, g->accumulate);
         break;
     }
 }
@@ -90,5 +96,11 @@ void vec_gemm_nn_parallel(nn_real *C, int ldc, const nn_real *A, int lda, const 
 void vec_gemm_nt_parallel(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb, int M, int N,
                           int K, int accumulate) {
     const VecGemm g = {VEC_GEMM_NT, C, ldc, A, lda, B, ldb, M, N, K, accumulate};
+    vec_gemm_parallel(&g, 1);
+}
+
+void vec_gemm_packed_parallel(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed, int M, int N, int K,
+                              int accumulate) {
+    const VecGemm g = {VEC_GEMM_PACKED, C, ldc, A, lda, packed, K, M, N, K, accumulate};
     vec_gemm_parallel(&g, 1);
 }

@@ -10,11 +10,13 @@
 
 #include "attnlab/nn.h"
 
-typedef enum { VEC_GEMM_NN, VEC_GEMM_TN, VEC_GEMM_NT } VecGemmKind;
+typedef enum { VEC_GEMM_NN, VEC_GEMM_TN, VEC_GEMM_NT, VEC_GEMM_PACKED } VecGemmKind;
 
 /* One product: NN  C (M,N) = [C +] A (M,K) . B (K,N)
  *              TN  C (M,N) = [C +] A^T . B  with A (K,M), B (K,N)
- *              NT  C (M,N) = [C +] A (M,K) . B^T  with B (N,K) */
+ *              NT  C (M,N) = [C +] A (M,K) . B^T  with B (N,K)
+ *              PACKED  C (M,N) = [C +] A (M,K) . B  with B in vec_pack's panels
+ *                      (K rows each; ldb unused): weights packed once, as GPT-2's */
 typedef struct {
     VecGemmKind kind;
     nn_real *C;
@@ -38,5 +40,8 @@ void vec_gemm_nn_parallel(nn_real *C, int ldc, const nn_real *A, int lda, const 
                           int K, int accumulate);
 void vec_gemm_nt_parallel(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *B, int ldb, int M, int N,
                           int K, int accumulate);
+/* vec_gemm_packed's contract (panels of K rows) and results, on the pool. */
+void vec_gemm_packed_parallel(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed, int M, int N, int K,
+                              int accumulate);
 
 #endif

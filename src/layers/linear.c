@@ -6,10 +6,21 @@
 #include "core/gemm_parallel.h"
 #include "core/vec.h"
 
-void linear_forward(nn_real *out, const nn_real *inp, const nn_real *w, const nn_real *b, int N, int IC, int OC) {
+static void forward(VecGemmKind kind, nn_real *out, const nn_real *inp, const nn_real *w, const nn_real *b, int N, int IC,
+                    int OC) {
     if (b)
         for (int i = 0; i < N; i++) memcpy(out + (size_t)i * OC, b, sizeof(nn_real) * OC);
-    vec_gemm_nn_parallel(out, OC, inp, IC, w, OC, N, OC, IC, b != NULL);
+    const VecGemm g = {kind, out, OC, inp, IC, w, OC, N, OC, IC, b != NULL};
+    vec_gemm_parallel(&g, 1);
+}
+
+void linear_forward(nn_real *out, const nn_real *inp, const nn_real *w, const nn_real *b, int N, int IC, int OC) {
+    forward(VEC_GEMM_NN, out, inp, w, b, N, IC, OC);
+}
+
+void linear_forward_packed(nn_real *out, const nn_real *inp, const nn_real *packed, const nn_real *b, int N, int IC,
+                           int OC) {
+    forward(VEC_GEMM_PACKED, out, inp, packed, b, N, IC, OC);
 }
 
 /* y = x W + b:  dx += dy W^T,  dW += x^T dy,  db += sum_rows dy */

@@ -13,6 +13,11 @@ void linear_forward(nn_real *out,       /* (N, OC) */
                     const nn_real *b,   /* (OC) or NULL */
                     int N, int IC, int OC);
 
+/* The same with W in vec_pack's panels (vec_packed_size(OC, IC) reals): read-only
+ * weights packed once (GPT-2's), the same results bit for bit. */
+void linear_forward_packed(nn_real *out, const nn_real *inp, const nn_real *packed, const nn_real *b, int N, int IC,
+                           int OC);
+
 void linear_backward(nn_real *dinp,       /* (N, IC) += or NULL */
                      nn_real *dw,         /* (IC, OC) += */
                      nn_real *db,         /* (OC) += or NULL */

@@ -77,12 +77,23 @@ void mlp_add(OptParams *p, MlpWeights *w, int C, int F) {
     opt_add(p, &w->b2, (size_t)C, 0, OPT_INIT_ZERO);
 }
 
-void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F) {
-    vec_gemm_nn_parallel(h, F, x, C, w->W1, F, n, F, C, 0);
+static void forward(VecGemmKind kind, nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n,
+                    int C, int F) {
+    const VecGemm up = {kind, h, F, x, C, w->W1, F, n, F, C, 0};
+    vec_gemm_parallel(&up, 1);
     for (int r = 0; r < n; r++) vec_axpy(h + (size_t)r * F, 1, w->b1, F);
     gelu_forward(a, h, (size_t)n * F);
-    vec_gemm_nn_parallel(y, C, a, F, w->W2, C, n, C, F, 0);
+    const VecGemm down = {kind, y, C, a, F, w->W2, C, n, C, F, 0};
+    vec_gemm_parallel(&down, 1);
     for (int r = 0; r < n; r++) vec_axpy(y + (size_t)r * C, 1, w->b2, C);
+}
+
+void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F) {
+    forward(VEC_GEMM_NN, y, h, a, x, w, n, C, F);
+}
+
+void mlp_forward_packed(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F) {
+    forward(VEC_GEMM_PACKED, y, h, a, x, w, n, C, F);
 }
 
 void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, const nn_real *x, const nn_real *h,

@@ -18,6 +18,8 @@ void mlp_add(OptParams *p, MlpWeights *w, int C, int F);
 
 /* y (n, C); h (n, F) = x W1 + b1 and a (n, F) = gelu(h) kept for the backward; x (n, C). */
 void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F);
+/* The same with W1 and W2 in vec_pack's panels (read-only weights packed once: GPT-2's). */
+void mlp_forward_packed(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F);
 /* From dy (n, C): dx (n, C) +=, the weights' gradients g +=; da (n, F) is
  * scratch (then dL/dh). */
 void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, const nn_real *x, const nn_real *h,

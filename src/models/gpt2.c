@@ -9,6 +9,7 @@
 
 #include "attnlab/attention.h"
 #include "base/error.h"
+#include "core/vec.h"
 #include "models/gpt2_internal.h"
 
 /* The weights' float32 bytes against the heap's room. */
@@ -58,7 +59,8 @@ typedef struct {
     int ndim;
     int64_t shape[2];
     nn_real **slot;
-    int found; /* index of the file's tensor + 1 */
+    Gpt2Pack pack; /* how it is laid out in memory */
+    int found;     /* index of the file's tensor + 1 */
 } Expect;
 
 /* The expected tensors in block order (lm_head last, untied only); returns their count. */
@@ -67,35 +69,37 @@ static int expected(Gpt2 *m, Expect *e, int tied) {
     int64_t C = c->d_model, F = c->d_ff;
     Gpt2Weights *w = &m->w;
     int n = 0;
-#define EXPECT(slot_, d0, d1, ...)                                        \
+#define EXPECT(slot_, pack_, d0, d1, ...)                                 \
     do {                                                                  \
         snprintf(e[n].name, sizeof e[n].name, __VA_ARGS__);               \
         e[n].ndim = (d1) != 0 ? 2 : 1;                                      \
         e[n].shape[0] = (d0);                                             \
         e[n].shape[1] = (d1);                                             \
         e[n].slot = &(slot_);                                             \
+        e[n].pack = (pack_);                                              \
         e[n].found = 0;                                                   \
         n++;                                                              \
     } while (0)
-    EXPECT(w->wte, c->vocab, C, "wte.weight");
-    EXPECT(w->wpe, c->context, C, "wpe.weight");
+    /* the unembedding's matrix (wte when tied) as the products' panels of its transpose */
+    EXPECT(w->wte, tied ? GPT2_PACK_TRANSPOSED : GPT2_ROWS, c->vocab, C, "wte.weight");
+    EXPECT(w->wpe, GPT2_ROWS, c->context, C, "wpe.weight");
     for (int l = 0; l < c->layers; l++) {
-        EXPECT(w->ln1w[l], C, 0, "h.%d.ln_1.weight", l);
-        EXPECT(w->ln1b[l], C, 0, "h.%d.ln_1.bias", l);
-        EXPECT(w->qkvw[l], C, 3 * C, "h.%d.attn.c_attn.weight", l);
-        EXPECT(w->qkvb[l], 3 * C, 0, "h.%d.attn.c_attn.bias", l);
-        EXPECT(w->projw[l], C, C, "h.%d.attn.c_proj.weight", l);
-        EXPECT(w->projb[l], C, 0, "h.%d.attn.c_proj.bias", l);
-        EXPECT(w->ln2w[l], C, 0, "h.%d.ln_2.weight", l);
-        EXPECT(w->ln2b[l], C, 0, "h.%d.ln_2.bias", l);
-        EXPECT(w->fcw[l], C, F, "h.%d.mlp.c_fc.weight", l);
-        EXPECT(w->fcb[l], F, 0, "h.%d.mlp.c_fc.bias", l);
-        EXPECT(w->fcprojw[l], F, C, "h.%d.mlp.c_proj.weight", l);
-        EXPECT(w->fcprojb[l], C, 0, "h.%d.mlp.c_proj.bias", l);
+        EXPECT(w->ln1w[l], GPT2_ROWS, C, 0, "h.%d.ln_1.weight", l);
+        EXPECT(w->ln1b[l], GPT2_ROWS, C, 0, "h.%d.ln_1.bias", l);
+        EXPECT(w->qkvw[l], GPT2_PACK, C, 3 * C, "h.%d.attn.c_attn.weight", l);
+        EXPECT(w->qkvb[l], GPT2_ROWS, 3 * C, 0, "h.%d.attn.c_attn.bias", l);
+        EXPECT(w->projw[l], GPT2_PACK, C, C, "h.%d.attn.c_proj.weight", l);
+        EXPECT(w->projb[l], GPT2_ROWS, C, 0, "h.%d.attn.c_proj.bias", l);
+        EXPECT(w->ln2w[l], GPT2_ROWS, C, 0, "h.%d.ln_2.weight", l);
+        EXPECT(w->ln2b[l], GPT2_ROWS, C, 0, "h.%d.ln_2.bias", l);
+        EXPECT(w->fcw[l], GPT2_PACK, C, F, "h.%d.mlp.c_fc.weight", l);
+        EXPECT(w->fcb[l], GPT2_ROWS, F, 0, "h.%d.mlp.c_fc.bias", l);
+        EXPECT(w->fcprojw[l], GPT2_PACK, F, C, "h.%d.mlp.c_proj.weight", l);
+        EXPECT(w->fcprojb[l], GPT2_ROWS, C, 0, "h.%d.mlp.c_proj.bias", l);
     }
-    EXPECT(w->lnfw, C, 0, "ln_f.weight");
-    EXPECT(w->lnfb, C, 0, "ln_f.bias");
-    if (!tied) EXPECT(w->unembed, c->vocab, C, "lm_head.weight");
+    EXPECT(w->lnfw, GPT2_ROWS, C, 0, "ln_f.weight");
+    EXPECT(w->lnfb, GPT2_ROWS, C, 0, "ln_f.bias");
+    if (!tied) EXPECT(w->unembed, GPT2_PACK_TRANSPOSED, c->vocab, C, "lm_head.weight");
 #undef EXPECT
     return n;
 }
@@ -164,8 +168,13 @@ static int has_lm_head(const StTable *t) {
     return 0;
 }
 
-/* Reals of an expected tensor. */
-static size_t tensor_count(const Expect *e) { return (size_t)e->shape[0] * (size_t)(e->ndim == 2 ? e->shape[1] : 1); }
+/* Reals of an expected tensor in memory: a packed one's last panel is padded with zeros. */
+static size_t tensor_count(const Expect *e) {
+    int64_t d0 = e->shape[0], d1 = e->ndim == 2 ? e->shape[1] : 1;
+    if (e->pack == GPT2_PACK) return vec_packed_size((int)d1, (int)d0);
+    if (e->pack == GPT2_PACK_TRANSPOSED) return vec_packed_size((int)d0, (int)d1);
+    return (size_t)d0 * (size_t)d1;
+}
 
 /* The block expected tensor k goes in: 0 the embeddings, 1 + l layer l's, layers + 1 the rest. */
 static int group_of(int k, int layers) { return k < 2 ? 0 : k < 2 + 12 * layers ? 1 + (k - 2) / 12 : layers + 1; }
@@ -221,9 +230,15 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
     for (int k = 0; k < n; k++) {
         const StTensor *x = &m->table.tensors[e[k].found - 1];
         int g = group_of(k, c->layers);
+        size_t count = tensor_count(&e[k]);
         *e[k].slot = m->blocks[g] + at[g];
-        m->loads[k] = (Gpt2Load){x->begin, x->end, x->dtype, *e[k].slot, x->name};
-        at[g] += tensor_count(&e[k]);
+        int64_t cols = e[k].ndim == 2 ? e[k].shape[1] : 1;
+        m->loads[k] = (Gpt2Load){x->begin, x->end, x->dtype, *e[k].slot, x->name, e[k].pack, cols};
+        if (e[k].pack != GPT2_ROWS) { /* zeros in the last panel's padding (the file fills the rest) */
+            size_t last = vec_packed_size(1, (int)(e[k].pack == GPT2_PACK ? e[k].shape[0] : cols));
+            memset(*e[k].slot + count - last, 0, sizeof(nn_real) * last);
+        }
+        at[g] += count;
     }
     if (m->tied) m->w.unembed = m->w.wte;
     m->dtype = (int)m->loads[0].dtype;
@@ -242,6 +257,9 @@ static int convert(Gpt2 *m, const Gpt2Load *x, const uint8_t *bytes, uint64_t po
     int64_t lo = (p - begin + 1 + es - 1) / es - 1, hi = (p + (int64_t)n - begin) / es;
     if (lo < 0) lo = 0;
     if (hi > count) hi = count;
+    /* element k is (row, col) of the file's row-major tensor; a packed one goes to its panel */
+    int64_t cols = x->cols, rows = count / cols, row = lo / cols, col = lo % cols;
+    int nr = vec_panel_width();
     for (int64_t k = lo; k < hi; k++) {
         int64_t e0 = begin + k * es;
         uint8_t b[4];
@@ -253,7 +271,13 @@ static int convert(Gpt2 *m, const Gpt2Load *x, const uint8_t *bytes, uint64_t po
         if (!isfinite(v))
             return nn_fail(NN_ERR_VALUE, "%s[%lld] is %s; weights must be finite numbers", x->name, (long long)k,
                            isnan(v) ? "NaN" : "infinite");
-        x->dst[k] = (nn_real)v;
+        size_t at = (size_t)k;
+        if (x->pack == GPT2_PACK) /* B (rows, cols): panel col / nr, row by row */
+            at = (size_t)(col / nr) * rows * nr + (size_t)row * nr + (size_t)(col % nr);
+        else if (x->pack == GPT2_PACK_TRANSPOSED) /* B^T: B (cols, rows), panel row / nr */
+            at = (size_t)(row / nr) * cols * nr + (size_t)col * nr + (size_t)(row % nr);
+        x->dst[at] = (nn_real)v;
+        if (++col == cols) col = 0, row++;
     }
     return NN_OK;
 }

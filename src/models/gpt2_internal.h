@@ -10,7 +10,7 @@
 
 /* One pointer per tensor, into the model's blocks; the names are Hugging Face's. */
 typedef struct {
-    nn_real *wte;                   /* (V, C) wte.weight */
+    nn_real *wte;                   /* (V, C) wte.weight; tied: the unembedding's panels (see unembed) */
     nn_real *wpe;                   /* (context, C) wpe.weight */
     nn_real *ln1w[GPT2_MAX_LAYERS]; /* (C) h.l.ln_1.weight, .bias */
     nn_real *ln1b[GPT2_MAX_LAYERS];
@@ -25,16 +25,26 @@ typedef struct {
     nn_real *fcprojw[GPT2_MAX_LAYERS]; /* (F, C) h.l.mlp.c_proj */
     nn_real *fcprojb[GPT2_MAX_LAYERS]; /* (C) */
     nn_real *lnfw, *lnfb;              /* (C) ln_f */
-    nn_real *unembed;                  /* (V, C) lm_head.weight, or wte itself when tied */
+    nn_real *unembed;                  /* (V, C) lm_head.weight, or wte itself when tied, as vec_pack's panels of its
+                                          transpose (C, V); the Conv1D weights above are vec_pack's panels of (in, out) */
 } Gpt2Weights;
 
+/* How a tensor is laid out in memory: as the file has it (row-major), or
+ * packed once into the products' panels (vec_pack's layout, so no forward
+ * packs a weight again): a Conv1D weight (in, out) as B, the unembedding
+ * (V, C) as B^T. */
+typedef enum { GPT2_ROWS, GPT2_PACK, GPT2_PACK_TRANSPOSED } Gpt2Pack;
+
 /* Where one tensor of the file goes: bytes [begin, end) of the data, each
- * element converted to a real at dst. */
+ * element converted to a real at dst, laid out as pack says (cols: the
+ * file's row length). */
 typedef struct {
     uint64_t begin, end;
     StDtype dtype;
     nn_real *dst;
     const char *name; /* into the model's table */
+    Gpt2Pack pack;
+    int64_t cols;
 } Gpt2Load;
 
 struct Gpt2 {

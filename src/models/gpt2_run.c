@@ -103,6 +103,21 @@ static int check_tokens(const Gpt2 *m, const int32_t *tokens, int n, int least, 
     return NN_OK;
 }
 
+/* x (n, C) = the tokens' rows of wte: a row copied, or gathered from the
+ * unembedding's panels when the two are tied (wte then is only those). */
+static void embed(const Gpt2 *m, nn_real *x, const int32_t *tokens, int n) {
+    int C = m->c.d_model;
+    if (!m->tied) {
+        embedding_forward(x, m->w.wte, tokens, (size_t)n, C);
+        return;
+    }
+    int nr = vec_panel_width();
+    for (int t = 0; t < n; t++) {
+        const nn_real *panel = m->w.wte + (size_t)(tokens[t] / nr) * C * nr + tokens[t] % nr;
+        for (int c = 0; c < C; c++) x[(size_t)t * C + c] = panel[(size_t)c * nr];
+    }
+}
+
 /* What a pass hands on after each layer's attention: (H, n, n) weights. */
 typedef void (*AttnSink)(void *ctx, int layer, const nn_real *att, int n);
 
@@ -114,12 +129,12 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
     int C = c->d_model, F = c->d_ff;
     size_t NC = (size_t)n * C;
     /* x = wte[token] + wpe[t] */
-    embedding_forward(r->x, w->wte, tokens, (size_t)n, C);
+    embed(m, r->x, tokens, n);
     vec_axpy(r->x, 1, w->wpe, (int)NC);
     for (int l = 0; l < c->layers; l++) {
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, n, C, c->epsilon);
-        linear_forward(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], n, C, 3 * C);
+        linear_forward_packed(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], n, C, 3 * C);
         for (int t = 0; r->kv && t < n; t++)
             memcpy(r->kv + ((size_t)l * r->kv_rows + t) * 2 * C, r->qkv + (size_t)t * 3 * C + C, sizeof(nn_real) * 2 * C);
         AttnHeadsConfig hc = heads_of(m, l, n);
@@ -127,47 +142,17 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
         NN_TRY(attn_heads_forward(&hc, &io, r->heads));
         if (sink) sink(ctx, l, r->att, n);
         /* x += attention c_proj (ln holds the projection: its LayerNorm output is spent) */
-        linear_forward(r->ln, r->atty, w->projw[l], w->projb[l], n, C, C);
+        linear_forward_packed(r->ln, r->atty, w->projw[l], w->projb[l], n, C, C);
         vec_axpy(r->x, 1, r->ln, (int)NC);
         LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, n, C, c->epsilon);
         MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
         /* x += mlp(ln_2(x)) (atty holds the MLP's output: the contexts are spent) */
-        mlp_forward(r->atty, r->h, r->a, r->ln, &mw, n, C, F);
+        mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, n, C, F);
         vec_axpy(r->x, 1, r->atty, (int)NC);
         if (r->layers) memcpy(r->layers + (size_t)l * NC, r->x, sizeof(nn_real) * NC);
     }
     return NN_OK;
-}
-
-/* One row through a weight matrix, streamed once (no packing: a single row
- * reads each weight once, where the products' panels copy it first), its
- * columns split across the pool. NN: y (O) = b + x (I) W with W (I, O);
- * NT: y (O) = x W^T with W (O, I), as the unembedding. */
-typedef struct {
-    nn_real *y;
-    const nn_real *x, *W, *b;
-    int I, O, transposed;
-} RowProduct;
-
-static int row_product_task(void *ctx, int tid, int n) {
-    const RowProduct *p = ctx;
-    int c0, c1;
-    nn_pool_range(p->O, tid, n, &c0, &c1);
-    if (p->transposed) {
-        for (int o = c0; o < c1; o++) p->y[o] = vec_dot(p->x, p->W + (size_t)o * p->I, p->I);
-        return NN_OK;
-    }
-    if (c0 == c1) return NN_OK;
-    if (p->b) memcpy(p->y + c0, p->b + c0, sizeof(nn_real) * (c1 - c0));
-    else memset(p->y + c0, 0, sizeof(nn_real) * (c1 - c0));
-    for (int i = 0; i < p->I; i++) vec_axpy(p->y + c0, p->x[i], p->W + (size_t)i * p->O + c0, c1 - c0);
-    return NN_OK;
-}
-
-static void row_product(nn_real *y, const nn_real *x, const nn_real *W, const nn_real *b, int I, int O, int transposed) {
-    RowProduct p = {y, x, W, b, I, O, transposed};
-    nn_pool_run(row_product_task, &p, (double)I * O);
 }
 
 /* logits (rows, V) of rows of a residual stream x (rows, C): ln_f, then
@@ -176,8 +161,7 @@ static void unembed(const Gpt2 *m, Gpt2Run *r, const nn_real *x, int rows) {
     int C = m->c.d_model;
     LayerNormWeights lnf = {m->w.lnfw, m->w.lnfb};
     layernorm_forward_eps(r->ln, r->mean, r->rstd, x, &lnf, rows, C, m->c.epsilon);
-    if (rows == 1) row_product(r->logits, r->ln, m->w.unembed, NULL, C, m->c.vocab, 1);
-    else vec_gemm_nt_parallel(r->logits, m->c.vocab, r->ln, C, m->w.unembed, C, rows, m->c.vocab, C, 0);
+    vec_gemm_packed_parallel(r->logits, m->c.vocab, r->ln, C, m->w.unembed, rows, m->c.vocab, C, 0);
 }
 
 /* In place: a row of logits (V) to probabilities. */
@@ -353,13 +337,13 @@ static void cached_step(const Gpt2 *m, Gpt2Run *r, int32_t token, int pos) {
     const Gpt2Weights *w = &m->w;
     int C = c->d_model, F = c->d_ff, H = c->heads, D = C / H;
     nn_real scale = (nn_real)(1 / sqrt((double)D)), *p = r->scores;
-    embedding_forward(r->x, w->wte, &token, 1, C);
+    embed(m, r->x, &token, 1);
     vec_axpy(r->x, 1, w->wpe + (size_t)pos * C, C);
     for (int l = 0; l < c->layers; l++) {
         nn_real *kv = r->kv + (size_t)l * r->kv_rows * 2 * C;
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, 1, C, c->epsilon);
-        row_product(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], C, 3 * C, 0);
+        linear_forward_packed(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], 1, C, 3 * C);
         memcpy(kv + (size_t)pos * 2 * C, r->qkv + C, sizeof(nn_real) * 2 * C);
         for (int h = 0; h < H; h++) {
             nn_real *z = r->atty + h * D;
@@ -369,13 +353,12 @@ static void cached_step(const Gpt2 *m, Gpt2Run *r, int32_t token, int pos) {
             nn_real sum = vec_exp_sum(p, p, vec_max(p, pos + 1), pos + 1);
             for (int j = 0; j <= pos; j++) vec_axpy(z, p[j] / sum, kv + (size_t)j * 2 * C + C + h * D, D);
         }
-        row_product(r->ln, r->atty, w->projw[l], w->projb[l], C, C, 0);
+        linear_forward_packed(r->ln, r->atty, w->projw[l], w->projb[l], 1, C, C);
         vec_axpy(r->x, 1, r->ln, C);
         LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, 1, C, c->epsilon);
-        row_product(r->h, r->ln, w->fcw[l], w->fcb[l], C, F, 0);
-        gelu_forward(r->a, r->h, (size_t)F);
-        row_product(r->atty, r->a, w->fcprojw[l], w->fcprojb[l], F, C, 0);
+        MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
+        mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, 1, C, F);
         vec_axpy(r->x, 1, r->atty, C);
     }
 }
