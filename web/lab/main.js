@@ -145,7 +145,7 @@ function start() {
     const view = viewOf(family);
     const kept = await keepCurrent(rollback ?? state);
     let pick = given ? family.pretrained(manifest, state, family.pickFields(given, state)) : null;
-    const bytes = pick ? await fetchPretrained(pick.spec).catch(() => null) : null;
+    const bytes = pick ? await takePretrained(pick.spec).catch(() => null) : null;
     if (!bytes) pick = null;
     try {
       if (pick) {
@@ -344,9 +344,28 @@ function start() {
     notice.show(`The model from Learn could not be opened (${why}), so the lab's own model is shown.`, 'error');
   }
 
+  // The pretrained file the link most likely opens (its family's, by the link as first read),
+  // fetched while the worker loads its engine; the first model made takes it (a guess that
+  // turns out wrong costs one fetch, and the file is fetched again when it is wanted).
+  const early = new Map(); // file -> its fetch under way
+  const takePretrained = (spec) => {
+    const bytes = early.get(spec.file);
+    early.delete(spec.file);
+    return bytes ?? fetchPretrained(spec);
+  };
+  const manifestLoad = loadManifest();
+  manifestLoad.then((models) => {
+    const family = familyOf(state);
+    const pick = models && family.pretrained(models, state, family.pickFields(given, state));
+    if (!pick) return;
+    const bytes = fetchPretrained(pick.spec);
+    bytes.catch(() => {}); // a failure shows when the model is made
+    early.set(pick.spec.file, bytes);
+  }).catch(() => {});
+
   fill();
   session.stepsPerUpdate = state.speed;
-  Promise.all([client.call('init', {}), loadManifest()]).then(async ([engine, models]) => {
+  Promise.all([client.call('init', {}), manifestLoad]).then(async ([engine, models]) => {
     header.engine(engine, 'training in a worker');
     widget?.threads(engine, 'Training (in a worker)');
     manifest = models;
