@@ -210,6 +210,12 @@ size_t attn_heads_scratch_size(const AttnHeadsConfig *c);
  * shows as a score or context that overflows (NN_ERR_VALUE), as do
  * overflows of finite ones. */
 int attn_heads_forward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *scratch);
+/* The same with the heads split across the engine's threads, each whole head
+ * on one thread (the same results bit for bit): scratch holds `copies` times
+ * attn_heads_scratch_size, one per thread that takes heads. For one call of
+ * many small heads (a GPT-2 layer), where splitting each head's rows makes a
+ * parallel region per head. */
+int attn_heads_forward_split(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *scratch, int copies);
 /* From dcontext (rows io->ldz apart): dq, dk, dv (+=, rows apart as q, k, v;
  * any may be NULL), from the forward's io. */
 int attn_heads_backward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *dq, nn_real *dk, nn_real *dv,

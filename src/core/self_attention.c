@@ -9,6 +9,7 @@
 #include "attnlab/attention.h"
 #include "base/error.h"
 #include "base/layout.h"
+#include "base/pool.h"
 #include "core/gemm_parallel.h"
 #include "core/vec.h"
 
@@ -109,20 +110,49 @@ static void gather_head(const AttnHeadsConfig *c, const AttnHeadsIO *io, const H
     }
 }
 
-int attn_heads_forward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *scratch) {
+/* Head hd's scores, weights and context, in one head's scratch. */
+static int head_forward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *scratch, int hd) {
     HeadsScratch s = heads_layout(c);
     AttnParams p = {NULL, NULL, NULL, NULL, c->beta};
     size_t nn = (size_t)c->n * c->n;
-    for (int hd = 0; hd < c->heads; hd++) {
-        AttnConfig h = head_problem(c, hd);
-        gather_head(c, io, &s, scratch, hd);
-        NN_TRY(attn_check_config(&h, &p));
-        NN_TRY(attn_forward_checked(&h, &p, io->scores + hd * nn, io->weights + hd * nn, scratch + s.zh,
-                                    scratch + s.qh, scratch + s.kh, scratch + s.vh, scratch + s.attn));
-        if (c->ablate && c->ablate[hd]) memset(scratch + s.zh, 0, sizeof(nn_real) * (size_t)c->n * c->d_v);
-        scatter_cols(io->context, scratch + s.zh, c->n, io->ldz, hd * c->d_v, c->d_v);
-    }
+    AttnConfig h = head_problem(c, hd);
+    gather_head(c, io, &s, scratch, hd);
+    NN_TRY(attn_check_config(&h, &p));
+    NN_TRY(attn_forward_checked(&h, &p, io->scores + hd * nn, io->weights + hd * nn, scratch + s.zh, scratch + s.qh,
+                                scratch + s.kh, scratch + s.vh, scratch + s.attn));
+    if (c->ablate && c->ablate[hd]) memset(scratch + s.zh, 0, sizeof(nn_real) * (size_t)c->n * c->d_v);
+    scatter_cols(io->context, scratch + s.zh, c->n, io->ldz, hd * c->d_v, c->d_v);
     return NN_OK;
+}
+
+int attn_heads_forward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *scratch) {
+    for (int hd = 0; hd < c->heads; hd++) NN_TRY(head_forward(c, io, scratch, hd));
+    return NN_OK;
+}
+
+typedef struct {
+    const AttnHeadsConfig *c;
+    const AttnHeadsIO *io;
+    nn_real *scratch;
+    size_t each; /* one head's scratch */
+    int copies;
+} HeadsJob;
+
+/* Thread tid's heads, in its own copy of the scratch (the pool's threads beyond the copies take none). */
+static int heads_task(void *ctx, int tid, int n) {
+    const HeadsJob *job = ctx;
+    int used = n < job->copies ? n : job->copies, h0, h1;
+    if (tid >= used) return NN_OK;
+    nn_pool_range(job->c->heads, tid, used, &h0, &h1);
+    for (int hd = h0; hd < h1; hd++) NN_TRY(head_forward(job->c, job->io, job->scratch + (size_t)tid * job->each, hd));
+    return NN_OK;
+}
+
+int attn_heads_forward_split(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *scratch, int copies) {
+    if (copies < 2 || c->heads < 2) return attn_heads_forward(c, io, scratch);
+    HeadsJob job = {c, io, scratch, attn_heads_scratch_size(c), copies};
+    double work = (double)c->heads * c->n * c->n * (c->d_k + c->d_v);
+    return nn_pool_run(heads_task, &job, work);
 }
 
 /* The forward in reverse, per head: dq^, dk^, dv from attn_backward on the

@@ -36,7 +36,8 @@ typedef struct {
     nn_real *h, *a;      /* (n, F) the MLP's hidden layer before and after GELU */
     nn_real *scores;     /* (H, n, n) one layer's */
     nn_real *att;        /* (H, n, n) one layer's attention weights */
-    nn_real *heads;      /* attn_heads_forward's scratch */
+    nn_real *heads;      /* attn_heads_forward_split's scratch: head_copies of one head's */
+    int head_copies;     /* the pool's threads when the call began */
     nn_real *layers;     /* (L, n, C) each block's output, for the lens, or NULL */
     nn_real *logits;     /* (min(n, GPT2_LOGIT_ROWS), V) */
     nn_real *block;
@@ -67,7 +68,8 @@ static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run 
     r->scores = TAKE(H * N * N);
     r->att = TAKE(H * N * N);
     AttnHeadsConfig hc = heads_of(m, 0, n);
-    r->heads = TAKE(attn_heads_scratch_size(&hc));
+    r->head_copies = nn_pool_threads() > 1 ? nn_pool_threads() : 1;
+    r->heads = TAKE(attn_heads_scratch_size(&hc) * (size_t)r->head_copies);
     r->layers = lens ? TAKE((size_t)m->c.layers * N * C) : NULL;
     r->logits = TAKE(rows * (size_t)m->c.vocab);
 #undef TAKE
@@ -139,7 +141,7 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
             memcpy(r->kv + ((size_t)l * r->kv_rows + t) * 2 * C, r->qkv + (size_t)t * 3 * C + C, sizeof(nn_real) * 2 * C);
         AttnHeadsConfig hc = heads_of(m, l, n);
         AttnHeadsIO io = {r->qkv, r->qkv + C, r->qkv + 2 * C, 3 * C, 3 * C, 3 * C, r->atty, C, r->scores, r->att};
-        NN_TRY(attn_heads_forward(&hc, &io, r->heads));
+        NN_TRY(attn_heads_forward_split(&hc, &io, r->heads, r->head_copies));
         if (sink) sink(ctx, l, r->att, n);
         /* x += attention c_proj (ln holds the projection: its LayerNorm output is spent) */
         linear_forward_packed(r->ln, r->atty, w->projw[l], w->projb[l], n, C, C);
