@@ -65,6 +65,10 @@ function start() {
   const controls = createControls();
   const progress = createProgressView();
   const client = new LabClient(new Worker(new URL('../worker/lab-worker.js', import.meta.url), { type: 'module' }));
+  // the worker loads its engine, and the manifest comes, while this thread builds the page
+  const engineInit = client.call('init', {});
+  engineInit.catch(() => {}); // a failure shows below, once the page is built
+  const manifestLoad = loadManifest();
   const session = new Session(client, {
     onProgress: () => showProgress(),
     onError: (err) => {
@@ -353,7 +357,6 @@ function start() {
     early.delete(spec.file);
     return bytes ?? fetchPretrained(spec);
   };
-  const manifestLoad = loadManifest();
   manifestLoad.then((models) => {
     const family = familyOf(state);
     const pick = models && family.pretrained(models, state, family.pickFields(given, state));
@@ -365,7 +368,7 @@ function start() {
 
   fill();
   session.stepsPerUpdate = state.speed;
-  Promise.all([client.call('init', {}), manifestLoad]).then(async ([engine, models]) => {
+  Promise.all([engineInit, manifestLoad]).then(async ([engine, models]) => {
     header.engine(engine, 'training in a worker');
     widget?.threads(engine, 'Training (in a worker)');
     manifest = models;
