@@ -168,12 +168,18 @@ static int has_lm_head(const StTable *t) {
     return 0;
 }
 
+/* A packed tensor as the products' B (K, N): the file's (rows, cols), or its transpose. */
+static void packed_shape(const Expect *e, int *K, int *N) {
+    int d0 = (int)e->shape[0], d1 = e->ndim == 2 ? (int)e->shape[1] : 1;
+    *K = e->pack == GPT2_PACK ? d0 : d1;
+    *N = e->pack == GPT2_PACK ? d1 : d0;
+}
+
 /* Reals of an expected tensor in memory: a packed one's last panel is padded with zeros. */
 static size_t tensor_count(const Expect *e) {
-    int64_t d0 = e->shape[0], d1 = e->ndim == 2 ? e->shape[1] : 1;
-    if (e->pack == GPT2_PACK) return vec_packed_size((int)d1, (int)d0);
-    if (e->pack == GPT2_PACK_TRANSPOSED) return vec_packed_size((int)d0, (int)d1);
-    return (size_t)d0 * (size_t)d1;
+    int K, N;
+    packed_shape(e, &K, &N);
+    return e->pack == GPT2_ROWS ? (size_t)K * N : vec_packed_size(N, K);
 }
 
 /* The block expected tensor k goes in: 0 the embeddings, 1 + l layer l's, layers + 1 the rest. */
@@ -235,7 +241,9 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
         int64_t cols = e[k].ndim == 2 ? e[k].shape[1] : 1;
         m->loads[k] = (Gpt2Load){x->begin, x->end, x->dtype, *e[k].slot, x->name, e[k].pack, cols};
         if (e[k].pack != GPT2_ROWS) { /* zeros in the last panel's padding (the file fills the rest) */
-            size_t last = vec_packed_size(1, (int)(e[k].pack == GPT2_PACK ? e[k].shape[0] : cols));
+            int K, N;
+            packed_shape(&e[k], &K, &N);
+            size_t last = vec_packed_size(1, K);
             memset(*e[k].slot + count - last, 0, sizeof(nn_real) * last);
         }
         at[g] += count;

@@ -68,7 +68,7 @@ static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run 
     r->scores = TAKE(H * N * N);
     r->att = TAKE(H * N * N);
     AttnHeadsConfig hc = heads_of(m, 0, n);
-    r->head_copies = nn_pool_threads() > 1 ? nn_pool_threads() : 1;
+    r->head_copies = nn_pool_threads();
     r->heads = TAKE(attn_heads_scratch_size(&hc) * (size_t)r->head_copies);
     r->layers = lens ? TAKE((size_t)m->c.layers * N * C) : NULL;
     r->logits = TAKE(rows * (size_t)m->c.vocab);

@@ -392,3 +392,34 @@ test('continuous edits write the link once they pause, not after every edit (enc
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('an edit reads no layout back while it redraws (a read then forces a layout per heatmap mid-redraw)', async () => {
+  const { page, errors } = await openPlayground(env.browser, `${env.url}#ver=2&preset=long`);
+  await gridCell(page, 'grid-x', 2, 1);
+  const r = await page.evaluate(async () => {
+    const reads = {};
+    const spied = [];
+    for (const [proto, names] of [[Element.prototype, ['clientWidth', 'clientHeight', 'scrollWidth', 'scrollHeight']],
+      [HTMLElement.prototype, ['offsetWidth', 'offsetHeight']]]) {
+      for (const name of names) {
+        const d = Object.getOwnPropertyDescriptor(proto, name);
+        Object.defineProperty(proto, name, { ...d, get() { reads[name] = (reads[name] ?? 0) + 1; return d.get.call(this); } });
+        spied.push([proto, name, d]);
+      }
+    }
+    const input = document.querySelector('[data-testid="grid-x"] input[data-i="2"][data-j="1"]');
+    const canvas = document.querySelector('[data-testid="heatmap-weights"]');
+    const before = canvas.getContext('2d').getImageData(0, 0, 64, 64).data.join();
+    for (let k = 0; k < 10; k++) {
+      input.value = String(1.5 + k / 10);
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+    const changed = canvas.getContext('2d').getImageData(0, 0, 64, 64).data.join() !== before;
+    for (const [proto, name, d] of spied) Object.defineProperty(proto, name, d);
+    return { reads, changed };
+  });
+  assert.ok(r.changed, 'the edits redrew the weights');
+  assert.deepEqual(r.reads, {}, `layout read during 10 edits: ${JSON.stringify(r.reads)}`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

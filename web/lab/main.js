@@ -13,6 +13,7 @@ import { embedParams } from '../ui/embed.js';
 import { embedButton } from '../ui/embed-button.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
+import { createPrefetch } from '../ui/prefetch.js';
 import { LabClient } from '../worker/lab-client.js';
 import { createControls } from './controls.js';
 import { FAMILIES, familyOf, familyOfKind, linkOf } from './families.js';
@@ -149,7 +150,7 @@ function start() {
     const view = viewOf(family);
     const kept = await keepCurrent(rollback ?? state);
     let pick = given ? family.pretrained(manifest, state, family.pickFields(given, state)) : null;
-    const bytes = pick ? await takePretrained(pick.spec).catch(() => null) : null;
+    const bytes = pick ? await pretrainedFiles.take(pick.spec.file).catch(() => null) : null;
     if (!bytes) pick = null;
     try {
       if (pick) {
@@ -351,19 +352,11 @@ function start() {
   // The pretrained file the link most likely opens (its family's, by the link as first read),
   // fetched while the worker loads its engine; the first model made takes it (a guess that
   // turns out wrong costs one fetch, and the file is fetched again when it is wanted).
-  const early = new Map(); // file -> its fetch under way
-  const takePretrained = (spec) => {
-    const bytes = early.get(spec.file);
-    early.delete(spec.file);
-    return bytes ?? fetchPretrained(spec);
-  };
+  const pretrainedFiles = createPrefetch((file) => fetchPretrained({ file }));
   manifestLoad.then((models) => {
     const family = familyOf(state);
     const pick = models && family.pretrained(models, state, family.pickFields(given, state));
-    if (!pick) return;
-    const bytes = fetchPretrained(pick.spec);
-    bytes.catch(() => {}); // a failure shows when the model is made
-    early.set(pick.spec.file, bytes);
+    if (pick) pretrainedFiles.start(pick.spec.file);
   }).catch(() => {});
 
   fill();

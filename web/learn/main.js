@@ -9,6 +9,7 @@ import { loadEngine } from '../engine/index.js';
 import { embedParams } from '../ui/embed.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
+import { createPrefetch } from '../ui/prefetch.js';
 import { mountBottleneck } from './ch1-bottleneck.js';
 import { numbers } from './numbers.js';
 import { addEmbedButtons, pickWidget, startLearnEmbed } from './embed.js';
@@ -95,17 +96,13 @@ async function mainEmbedded() {
   const enginePromise = loadEngine({ threads: pick.spec.trains ? 'auto' : 1 }); // a training widget takes the threads an isolated host allows; the figures stay on one (see main)
   enginePromise.catch(() => {}); // awaited below; this only keeps a failure before then from being reported twice
   const manifest = await fetch('models/models.json').then((r) => { if (!r.ok) throw new Error(`models/models.json: HTTP ${r.status}`); return r.json(); });
-  const early = new Map(); // url -> the fetch under way, for the files the chapter fetches itself
-  for (const name of OWN_FILES[pick.id] ?? []) {
-    const url = manifest.models[name] && `models/${manifest.models[name].file}`;
-    if (url) early.set(url, fetchBytes(url).catch(() => null));
-  }
-  const fetchEarly = async (url) => (early.has(url) && (await early.get(url))) || fetchBytes(url);
+  const own = createPrefetch(fetchBytes); // the files the chapter fetches itself
+  for (const name of OWN_FILES[pick.id] ?? []) if (manifest.models[name]) own.start(`models/${manifest.models[name].file}`);
   const names = Object.entries(MODELS[pick.id] ?? {});
   const [engine, ...files] = await Promise.all([enginePromise, ...names.map(([, file]) => fetchBytes(`models/${manifest.models[file].file}`))]);
   const models = {};
   names.forEach(([key], k) => { models[key] = key.endsWith('Vision') ? engine.loadVisionModel(files[k]) : engine.loadSeq2Seq(files[k]); });
-  await MOUNT[pick.id]((id) => document.getElementById(id), { engine, models, manifest, fetchBytes: fetchEarly });
+  await MOUNT[pick.id]((id) => document.getElementById(id), { engine, models, manifest, fetchBytes: own.take });
   widget.trained(engine);
   document.body.dataset.ready = 'true';
   widget.ready();
