@@ -139,6 +139,7 @@ test('the sensor control: disabled with the reason off hard mode and on multi; c
   // the pretrained model of these settings is the retina, not the grid's hard model
   await page.click('#pretrained');
   await page.waitForFunction(() => window.attnlabLab.session.steps > 1000);
+  await page.evaluate(() => window.attnlabLab.settled()); // the status follows once the loaded model is evaluated
   assert.deepEqual(await page.evaluate(() => [window.attnlabLab.session.info.config.sensor, window.attnlabLab.state.sensor]), ['retina', 'retina']);
   assert.match(await text(page, '[data-testid=model-status]'), /^Pretrained model/);
   // multi reads several digits: the control is disabled and says why, the model reads the grid
