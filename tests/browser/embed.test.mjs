@@ -29,6 +29,7 @@ const inspect = (frame, selectors) => frame.evaluate((sel) => {
     header: shown(document.querySelector('.site-header')) || shown(document.querySelector('footer')),
     visible: Object.fromEntries(sel.map((s) => [s, shown(document.querySelector(s))])),
     height: document.body.getBoundingClientRect().height,
+    drawn: document.documentElement.scrollHeight, // all the page draws, margins included
     firstPaint: Number(document.body.dataset.embedReady),
     isolated: window.crossOriginIsolated,
   };
@@ -66,6 +67,8 @@ for (const [widget, shows, hides] of KINDS) {
     for (let k = 0; k < 40 && Math.abs((await last()) - (await now())) > 2; k++) await new Promise((ok) => setTimeout(ok, 100));
     assert.ok(Math.abs((await last()) - (await now())) <= 2, `resize ${await last()} vs rendered ${await now()}`);
     assert.equal(Number(await host.page.$eval('iframe', (f) => f.height)), await last(), 'the host sized the frame');
+    const drawn = (await inspect(host.frame, [])).drawn;
+    assert.ok(drawn <= (await last()) + 1, `nothing is cut off at the bottom: the page draws ${drawn} px in a frame of ${await last()}`);
     if (widget.startsWith('lab/')) {
       assert.match(await host.frame.textContent('[data-testid=embed-threads]'), /one thread.*more cores/);
       await host.frame.selectOption('#speed', '5');
@@ -140,6 +143,27 @@ test('attnlab:challenge when a Learn challenge is answered (chapter 2), with att
   assert.deepEqual(second, { type: 'attnlab:challenge', chapter: 2, widget: 'dot', solved: true, attempts: 2 });
   assert.deepEqual(host.widgetErrors, []);
   await host.page.close();
+});
+
+test('nothing but a notice is laid out until the widget is known; a widget that does not exist leaves only the notice naming it', async () => {
+  const page = await env.browser.newPage({ viewport: DESKTOP });
+  // the page's first layout, before any module runs: the article is out of layout (no box), the notice is not
+  await page.route('**/learn/main.js', (route) => route.abort());
+  await page.goto(`${env.attnlab}learn.html?embed&chapter=2&widget=dot`);
+  const early = await page.evaluate(() => ({
+    pending: document.documentElement.classList.contains('embed-pending'),
+    main: document.querySelector('main').getClientRects().length,
+    chapter: document.querySelector('#ch-dot').getClientRects().length,
+  }));
+  assert.deepEqual(early, { pending: true, main: 0, chapter: 0 });
+  await page.unroute('**/learn/main.js');
+  // a widget the chapter does not have: the notice says so, and nothing of the article shows
+  await page.goto(`${env.attnlab}learn.html?embed&chapter=2&widget=nope`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'error');
+  assert.match(await page.textContent('#notice'), /chapter 2 has no widget "nope"/);
+  assert.equal(await page.isVisible('#notice'), true);
+  assert.equal(await page.evaluate(() => document.querySelector('main').getClientRects().length), 0);
+  await page.close();
 });
 
 test('&origin= restricts both directions: another host cannot frame it, nor talk to it where framing is not stopped', async () => {

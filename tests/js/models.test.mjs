@@ -132,7 +132,7 @@ test('web/learn.html has its equations rendered to MathML (no KaTeX script shipp
   const html = await readFile(new URL('../../web/learn.html', import.meta.url), 'utf8');
   assert.equal(renderMath(html), html, 'run node scripts/render-math.mjs');
   assert.ok((html.match(/<math/g) ?? []).length >= 15);
-  // the page's scripts: its module, and coi.js (the service worker that isolates a static host's pages)
-  assert.doesNotMatch(html, /katex\.js|<script(?![^>]*type="module" src="learn\/main\.js")(?! src="coi\.js")/);
+  // the page's scripts: its module, coi.js (the service worker that isolates a static host's pages) and embed-mode.js
+  assert.doesNotMatch(html, /katex\.js|<script(?![^>]*type="module" src="learn\/main\.js")(?! src="coi\.js")(?! src="embed-mode\.js")/);
   assert.doesNotMatch(html, / style="/, 'no inline style (CSP)');
 });

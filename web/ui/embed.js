@@ -32,6 +32,7 @@ function showOnly(targets) {
     t.classList.add('embed-target');
     for (let p = t.parentElement; p && p !== document.documentElement; p = p.parentElement) p.classList.add('embed-path');
   }
+  document.documentElement.classList.remove('embed-pending');
 }
 
 /** "one thread: ..." or "N threads", and what the host page could change. */
