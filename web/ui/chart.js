@@ -18,7 +18,7 @@ import { h, svg as el } from './dom.js';
 import { num, tick } from './format.js';
 import { niceDomain } from './ticks.js';
 
-const MAX_W = 720; // a figure wider than this (an embedded lab's full width) scales its drawing up, text too
+const MAX_W = 960; // a figure wider than this scales its drawing up, text too (an embedded lab spans its frame)
 const MIN_W = 280;
 const H = 200;
 const PAD = { left: 46, right: 12, top: 12, bottom: 32 };
