@@ -147,6 +147,7 @@ test('the lab opens on a pretrained model, labelled as such; Train from scratch 
     await clean(page, `pretrained at ${size}`);
     await page.click('#reset');
     await page.waitForFunction(() => window.attnlabLab.session.steps === 0);
+    await page.evaluate(() => window.attnlabLab.settled()); // the status follows once the new model is shown
     assert.match(await text(page, '[data-testid=model-status]'), /^Untrained model/);
     await page.waitForSelector('[data-testid=output-note]:not([hidden])');
     assert.match(await text(page, '[data-testid=output-note]'), /untrained model: random weights/);
