@@ -80,7 +80,8 @@ const args = process.argv.slice(2);
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1].split(',') : Object.keys(MODELS);
 for (const name of only) if (!MODELS[name]) throw new Error(`--only: no model named ${name} (models: ${Object.keys(MODELS).join(', ')})`);
 
-const engine = await loadEngine();
+// one thread: a seed and a thread count give one model bit for bit, so the files do not depend on the machine's cores
+const engine = await loadEngine({ threads: 1 });
 const previous = await readFile(`${out}models.json`, 'utf8').then(JSON.parse, () => ({ models: {} }));
 const manifest = { evalCount: EVAL_COUNT, models: {} };
 for (const [name, spec] of Object.entries(MODELS)) {
