@@ -564,7 +564,10 @@ test('dist/ works offline under a sub-path', async () => {
     assert.equal(await page.textContent('[data-testid=ch1-out-attention]'), '08642');
     await page.fill('[data-testid=ch6-input]', 'March 3, 2001');
     assert.equal(await page.textContent('[data-testid=ch6-output]'), '2001-03-03');
-    // the image chapters too: the digit set and both image models are already in the page
+    // the image chapters too: the digit set and both image models are already in the page (their
+    // figures are computed as the reader reaches them: the click waits until the prose has stopped moving)
+    await page.locator('[data-testid=ch7-next]').scrollIntoViewIfNeeded();
+    await page.waitForSelector('#ch-kinds[data-figures=ready]', { timeout: 60000 });
     await page.click('[data-testid=ch7-next]');
     assert.match(await page.textContent('[data-testid=ch7-label]'), /^Test image 2: /);
     await page.click('[data-testid=ch8-example]');

@@ -128,21 +128,22 @@ async function main() {
   const nextTask = () => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
   await nextTask();
   const rest = Promise.all([import('./ch2-dot.js'), import('./ch3-average.js'), import('./ch4-scores.js'), import('./ch5-self.js'), import('./ch6-dates.js')]);
-  ch1.measure();
+  await ch1.measure();
   models.dates = engine.loadSeq2Seq(await bytes.dates);
   const [{ mountDot }, { mountAverage }, { mountScores }, { mountSelf }, { mountDates }] = await rest;
-  await nextTask();
-  mountDot($('ch-dot'), ctx);
-  mountAverage($('ch-average'), ctx);
-  mountScores($('ch-scores'), ctx);
-  mountSelf($('ch-self'), ctx);
-  mountDates($('ch-dates'), ctx);
+  // a task each, so that no task of the page's load holds input up for long
+  for (const [mount, id] of [[mountDot, 'ch-dot'], [mountAverage, 'ch-average'], [mountScores, 'ch-scores'], [mountSelf, 'ch-self'], [mountDates, 'ch-dates']]) {
+    await nextTask();
+    mount($(id), ctx);
+  }
   await nextTask();
   const [soft, hard, { mountKinds }, { mountImages }] = await Promise.all([
     fileOf('cluttered-soft').then((b) => engine.loadVisionModel(b)), fileOf('cluttered-hard').then((b) => engine.loadVisionModel(b)),
     import('./ch7-kinds.js'), import('./ch8-images.js')]);
   Object.assign(models, { softVision: soft, hardVision: hard });
+  await nextTask();
   const ch7 = mountKinds($('ch-kinds'), ctx);
+  await nextTask();
   const ch8 = mountImages($('ch-images'), ctx);
   // their figures (several evaluations; chapter 8's retina loads its own file) when a reader nears them
   const figures = computeWhenNear([$('ch-kinds'), $('ch-images')], async () => ch8.measure(await ch7.measure()));
