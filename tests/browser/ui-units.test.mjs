@@ -223,8 +223,9 @@ test('heatmap: column labels upright on request (one line above each column), ro
   await page.close();
 });
 
-test('charts: on a 390×844 phone the axis text is drawn at its CSS size, not shrunk with the picture', async () => {
-  const { page, errors, result } = await inPage({ width: 390, height: 844 }, async (ui) => {
+/** The chart's text as drawn (CSS font size times the drawing's scale), in a page of `viewport`. */
+async function chartText(viewport) {
+  return inPage(viewport, async (ui) => {
     const figure = document.createElement('figure');
     figure.className = 'chart';
     document.getElementById('root').append(figure);
@@ -235,10 +236,23 @@ test('charts: on a 390×844 phone the axis text is drawn at its CSS size, not sh
     const scale = svg.getScreenCTM().a;
     return { sizes: [...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale), width: svg.getBoundingClientRect().width };
   });
+}
+
+test('charts: on a 390×844 phone the axis text is drawn at its CSS size, not shrunk with the picture', async () => {
+  const { page, errors, result } = await chartText({ width: 390, height: 844 });
   await page.screenshot({ path: `${SHOTS}ui-chart-390x844.png` });
   assert.ok(result.sizes.length > 5);
   const smallest = Math.min(...result.sizes);
   assert.ok(smallest >= 10.5, `smallest chart text ${smallest.toFixed(1)} px in a ${result.width.toFixed(0)} px wide chart`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('charts: in a frame 960 px wide (an embedded lab) the text is not scaled up with the picture', async () => {
+  const { page, errors, result } = await chartText({ width: 960, height: 700 });
+  assert.ok(result.width > 880, `the chart spans the card (${result.width.toFixed(0)} px)`);
+  const largest = Math.max(...result.sizes);
+  assert.ok(largest <= 12, `largest chart text ${largest.toFixed(1)} px in a ${result.width.toFixed(0)} px wide chart`);
   assert.deepEqual(errors, []);
   await page.close();
 });
