@@ -78,8 +78,10 @@ export function mountBottleneck(root, { models, manifest }) {
   input.addEventListener('input', update);
   update();
 
-  /** The test accuracy of both models (evaluated now, after the widget is interactive): chart and prose. */
-  /** The prose's figures and the chart: the two models' evaluations in two tasks, so the page answers input between them. */
+  /**
+   * The test accuracy of both models (evaluated after the widget is interactive): chart and prose;
+   * the two evaluations in two tasks, so the page answers input between them.
+   */
   async function measure() {
     const count = manifest.evalCount;
     const evA = models.attention.evaluate({ split: 'test', count });

@@ -19,11 +19,9 @@
 import { VERSION, checkToWidget, hashOf, readEmbedParams } from '../embed/protocol.js';
 import { h } from './dom.js';
 
-/** This page's embed parameters, or null when it is not embedded. Marks the document at once (the CSS hides the rest). */
+/** This page's embed parameters, or null when it is not embedded (web/embed-mode.js has marked the document already). */
 export function embedParams() {
-  const params = readEmbedParams(location.search);
-  if (params) document.documentElement.classList.add('embed');
-  return params;
+  return readEmbedParams(location.search);
 }
 
 /** Shows only `targets`: they and their ancestors are marked, every other element is hidden by base.css. */
