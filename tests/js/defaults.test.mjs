@@ -11,6 +11,8 @@ import { DEFAULTS, defaultsOf } from '../../web/engine/defaults.js';
 import { loadEngine } from '../../web/engine/index.js';
 import { INDUCTION } from '../../web/learn/ch9-training.js';
 import { TRANSFORMER_PROPS, transformerOptions } from '../../web/lab/transformer-state.js';
+import { IMAGE_TRAIN, codec, modelOptions, trainOptions, visionOptions } from '../../web/lab/state.js';
+import { imageFamily } from '../../web/lab/family-images.js';
 
 const D = defaultsOf('transformer', { task: 'induction' });
 
@@ -65,4 +67,28 @@ test('the lab, Learn, the shipped model and the bench read the one table', () =>
     assert.ok(Number.isInteger(t.train.steps) && t.train.steps >= 1, kind);
     assert.ok(t.train.lr > 0, kind);
   }
+});
+
+test('the lab\'s text and image forms start from the table, and train otherwise only as its vision.lab entry says', () => {
+  const lab = codec.defaults();
+  // the text form: the seq2seq defaults, every field
+  const s2s = defaultsOf('seq2seq', { task: lab.task });
+  const text = modelOptions(lab);
+  for (const [k, v] of Object.entries(text)) assert.deepEqual(v, s2s.model[k], `seq2seq ${k}`);
+  assert.deepEqual(trainOptions(lab), { batch: s2s.model.batch, lr: s2s.train.lr });
+  // the image form: the base vision defaults' channels, clutter, mode and attention (not the cluttered
+  // case's wider layers); the shared fields (cell, hidden, batch, lr) are the text form's; the lab's
+  // own training is vision.lab's
+  const vision = { model: DEFAULTS.vision.model };
+  for (const task of ['cluttered', 'centered']) {
+    const o = visionOptions({ ...lab, task });
+    for (const k of ['channels', 'mode', 'attention', 'seed']) assert.deepEqual(o[k], vision.model[k], `${task} ${k}`);
+    if (task === 'cluttered') assert.equal(o.clutter, vision.model.clutter);
+    assert.equal(o.steps, DEFAULTS.vision.lab.model.steps, `${task}: one glimpse`);
+    for (const k of ['cell', 'hidden', 'batch']) assert.equal(o[k], s2s.model[k], `${task} ${k}`);
+  }
+  assert.deepEqual(IMAGE_TRAIN, DEFAULTS.vision.lab.train);
+  const train = imageFamily.trainOptions({ ...lab, task: 'cluttered' });
+  for (const [k, v] of Object.entries(DEFAULTS.vision.lab.train)) assert.equal(train[k], v, `train ${k}`);
+  assert.equal(train.lr, s2s.train.lr);
 });

@@ -218,6 +218,18 @@ describe('corrected facts stay correct', () => {
     assert.match(api, /head h, counted from 0, adds −m·\(i − j\) to its scores, with m = 2\^\(−8\(h \+ 1\)\/H\) for every head count H/);
     assert.match(readFileSync(join(ROOT, 'src/models/transformer.c'), 'utf8'), /m->slopes\[h\] = \(nn_real\)pow\(2\.0, -8\.0 \* \(h \+ 1\) \/ c->heads\);/);
   });
+  test('pages.md: the lab\'s image settings, as the table has them, and why they are not the cluttered defaults', async () => {
+    const { DEFAULTS, defaultsOf } = await import('../../web/engine/defaults.js');
+    const base = DEFAULTS.vision.model;
+    const s2s = DEFAULTS.seq2seq;
+    const cluttered = defaultsOf('vision', { task: 'cluttered' });
+    assert.ok(DEFAULTS.vision.lab.train.schedule === 'constant' && DEFAULTS.vision.lab.model.steps === 1);
+    assert.match(pages, new RegExp(`the form starts from channels ${base.channels.join(', ')}, scaled-dot scores, and the text form's cell, hidden ${s2s.model.hidden}, lr ${s2s.train.lr} and batch ${s2s.model.batch}, and trains at that constant rate, one glimpse on a one-digit task`));
+    assert.equal(base.attention, 'scaled_dot');
+    assert.match(pages, new RegExp(`Those defaults \\(channels ${cluttered.model.channels.join(', ')}, unscaled dot, a warm-up and cosine over ${cluttered.train.steps.toLocaleString('en')} steps, two glimpses`));
+    assert.equal(cluttered.model.attention, 'dot');
+    assert.equal(defaultsOf('vision', { task: 'cluttered', mode: 'hard' }).model.steps, 2);
+  });
   test('pages.md: the circuit and the logit lens cited; √d models as built; heads named from 0', () => {
     assert.match(pages, /Elhage et al\., 2021, “A Mathematical Framework for Transformer Circuits”/);
     assert.match(pages, /nostalgebraist, 2020, “interpreting GPT: the logit lens”/);

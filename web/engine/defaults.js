@@ -10,7 +10,8 @@
 //           (the steps a learner is shown), and the cosine schedule ends at the
 //           model's step `steps` however the steps are chunked (decaySteps);
 //   cases   [{ when: { option: value, ... }, model?, train?, headline? }]: overrides
-//           for the models whose options match `when` (later cases win).
+//           for the models whose options match `when` (later cases win);
+//   lab     where the lab's form trains otherwise, and why (web/lab/state.js reads it).
 // defaultsOf(kind, options) merges them for one model.
 
 const deepFreeze = (o) => {
@@ -22,7 +23,7 @@ export const DEFAULTS = deepFreeze({
   seq2seq: {
     model: {
       task: 'reverse', alphabet: 'digits', minLength: 4, maxLength: 12, cell: 'gru', layers: 1, bidirectional: false,
-      embed: 32, hidden: 64, attention: 'additive', attnHidden: 0, batch: 64, seed: 1,
+      embed: 16, hidden: 64, attention: 'additive', attnHidden: 0, batch: 64, seed: 1,
     },
     // the lab trains until paused; a call without steps takes one
     train: { steps: 1, optimizer: 'adam', lr: 0.005, sgdLr: 0.1, clip: 5, schedule: 'constant', warmup: 0, finalLr: 0 },
@@ -59,6 +60,13 @@ export const DEFAULTS = deepFreeze({
         headline: { accuracy: 0.95 },
       },
     ],
+    // The lab trains an image model until it is paused, and its soft / hard / none experiment compares
+    // the three over a few hundred steps: a constant rate (a cosine over the cluttered case's 3,600 steps
+    // would barely move in that time), hard attention sampling cells from the first step (the cluttered
+    // case reads the expected context for its first 1,800), one glimpse on a one-digit task, so the three
+    // models differ only in how they attend. Its form's cell, hidden, lr and batch are the fields the
+    // text models share (the seq2seq defaults above); its channels, clutter and mode are the base ones here.
+    lab: { model: { steps: 1 }, train: { schedule: 'constant', softMix: 0 } },
   },
   transformer: {
     model: {

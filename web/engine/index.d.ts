@@ -183,7 +183,7 @@ export interface Seq2SeqOptions {
   /** encoder layers, 1 (default) or 2 */
   layers?: 1 | 2;
   bidirectional?: boolean;
-  /** embedding size, default 32 */
+  /** embedding size, default 16 (the lab's) */
   embed?: number;
   /** encoder hidden size per direction, default 64 */
   hidden?: number;

@@ -41,7 +41,6 @@ export const ATTENTIONS = ['additive', 'dot', 'scaled_dot', 'general', 'cosine',
  * training (small at first, so the first steps are still seen one by one).
  */
 export const SPEEDS = [0, 100, 25, 10, 5, 2, 1, -4, -1];
-/** How the lab opens a task: on its pretrained model when web/models has one, or on a new, untrained one. */
 /** How the lab starts: on the pretrained model, untrained, or on the model a Learn chapter hands over (web/ui/handoff.js). */
 export const STARTS = ['pretrained', 'scratch', 'learn'];
 
@@ -49,24 +48,25 @@ export const STARTS = ['pretrained', 'scratch', 'learn'];
 // they are known only once the engine has loaded); the others are the lab's own
 // choices: lengths up to 30 (the engine takes 64), an embedding up to 128 (512),
 // and 1 or 2 encoder layers (the engine's constants do not list that limit).
+const S2S = DEFAULTS.seq2seq.model;
 const PROPS = [
-  { name: 'task', type: 'enum', values: [...TEXT_TASKS, ...IMAGE_TASKS, 'transformer'], def: 'reverse' },
-  { name: 'alphabet', type: 'enum', values: ['digits', 'letters'], def: 'digits' },
-  { name: 'minLength', type: 'int', min: 1, max: 30, def: 4 },
+  { name: 'task', type: 'enum', values: [...TEXT_TASKS, ...IMAGE_TASKS, 'transformer'], def: S2S.task },
+  { name: 'alphabet', type: 'enum', values: ['digits', 'letters'], def: S2S.alphabet },
+  { name: 'minLength', type: 'int', min: 1, max: 30, def: S2S.minLength },
   {
-    name: 'maxLength', type: 'int', min: 1, max: 30, def: (s) => Math.max(12, s.minLength),
+    name: 'maxLength', type: 'int', min: 1, max: 30, def: (s) => Math.max(S2S.maxLength, s.minLength),
     check: (v, s) => (v < s.minLength ? `is below Min length (${s.minLength})` : null),
   },
-  { name: 'cell', type: 'enum', values: ['gru', 'lstm', 'rnn'], def: 'gru' },
-  { name: 'bidirectional', type: 'bool', def: false },
-  { name: 'layers', type: 'int', min: 1, max: 2, def: 1 },
-  { name: 'embed', type: 'int', min: 2, max: 128, def: 16 },
-  { name: 'hidden', type: 'int', min: 4, get max() { return limit('maxHidden', 'seq2seq', 'vision'); }, def: 64 },
-  { name: 'attention', type: 'enum', values: ATTENTIONS, def: 'additive' },
+  { name: 'cell', type: 'enum', values: ['gru', 'lstm', 'rnn'], def: S2S.cell },
+  { name: 'bidirectional', type: 'bool', def: S2S.bidirectional },
+  { name: 'layers', type: 'int', min: 1, max: 2, def: S2S.layers },
+  { name: 'embed', type: 'int', min: 2, max: 128, def: S2S.embed },
+  { name: 'hidden', type: 'int', min: 4, get max() { return limit('maxHidden', 'seq2seq', 'vision'); }, def: S2S.hidden },
+  { name: 'attention', type: 'enum', values: ATTENTIONS, def: S2S.attention },
   // any positive rate the engine takes: one that makes training diverge is shown as such
-  { name: 'lr', type: 'number', min: 1e-6, max: 1e30, def: 0.005 },
-  { name: 'batch', type: 'int', min: 1, get max() { return limit('maxBatch', 'seq2seq', 'vision'); }, def: 64 },
-  { name: 'seed', type: 'int', min: 0, max: 2 ** 31 - 1, def: 1 },
+  { name: 'lr', type: 'number', min: 1e-6, max: 1e30, def: DEFAULTS.seq2seq.train.lr },
+  { name: 'batch', type: 'int', min: 1, get max() { return limit('maxBatch', 'seq2seq', 'vision'); }, def: S2S.batch },
+  { name: 'seed', type: 'int', min: 0, max: 2 ** 31 - 1, def: S2S.seed },
   { name: 'start', type: 'enum', values: STARTS, def: 'pretrained' },
   { name: 'speed', type: 'int', min: -4, max: 100, def: 0, check: (v) => (SPEEDS.includes(v) ? null : `must be one of ${SPEEDS.join(', ')}`) },
   { name: 'beam', type: 'int', min: 1, get max() { return limit('maxBeam', 'seq2seq'); }, def: 1 },
@@ -133,7 +133,7 @@ export function visionOptions(state, mode) {
   // task reads one glimpse in every mode, so the experiment's models differ only in how they attend
   // (the engine's cluttered hard model reads two: defaults.js)
   if (!retina) o.channels = state.channels.split(',').map(Number);
-  if (!retina && state.task !== 'multi') o.steps = 1;
+  if (!retina && state.task !== 'multi') o.steps = DEFAULTS.vision.lab.model.steps;
   if (mode === 'hard') o.sensor = retina ? 'retina' : 'grid';
   if (state.task === 'cluttered') o.clutter = state.clutter;
   return o;
@@ -148,13 +148,8 @@ export const modeOf = (config) => (config.attention === 'none' ? 'none' : config
 /** train() options for a state. */
 export const trainOptions = (state) => ({ batch: state.batch, lr: state.lr });
 
-/**
- * The lab's image models train at the form's constant rate, sampling from the first step: the lab
- * trains until paused and its experiment compares soft, hard and none over the same few hundred
- * steps, where the engine's cluttered defaults (defaults.js) would decay the rate over 3,600 steps
- * and have the hard model read the expected context for its first 1,800.
- */
-export const IMAGE_TRAIN = Object.freeze({ schedule: 'constant', softMix: 0 });
+/** How the lab trains its image models where the engine's defaults differ (defaults.js, vision.lab: why). */
+export const IMAGE_TRAIN = DEFAULTS.vision.lab.train;
 
 /** The settings that define the model: changing one makes a new model. */
 export const MODEL_KEYS = ['task', 'alphabet', 'minLength', 'maxLength', 'cell', 'bidirectional', 'layers', 'embed', 'hidden', 'attention', 'seed',
