@@ -138,7 +138,10 @@ test('the lab opens on a pretrained model, labelled as such; Train from scratch 
   for (const [viewport, size] of [[DESKTOP, 'desktop'], [PHONE, 'phone']]) {
     const { page, errors } = await open('lab.html', viewport);
     assert.deepEqual(await lab(page), { steps: manifest.models['reverse-attention'].steps, kind: 'seq2seq' });
-    assert.match(await text(page, '[data-testid=model-status]'), /^Pretrained model \(reverse, attention dot\): trained 2,000 steps ahead of time/);
+    assert.match(await text(page, '[data-testid=model-status]'), /^Pretrained model \(reverse, attention dot\): trained 2,000 steps ahead of time \(lr 0\.01, batch 64\)/);
+    // the form shows how the model on screen was trained: Train from scratch trains another the same way
+    const recipe = manifest.models['reverse-attention'];
+    assert.deepEqual(await page.evaluate(() => [document.querySelector('#lr').value, document.querySelector('#batch').value].map(Number)), [recipe.lr, recipe.batch]);
     const input = await page.$eval('#text', (t) => t.value);
     assert.equal(await text(page, '[data-testid=output]'), [...input].reverse().join(''), 'the pretrained model reverses');
     assert.ok(await page.$eval('[data-testid=output-note]', (n) => n.hidden), 'no untrained label on a trained model');
@@ -153,6 +156,8 @@ test('the lab opens on a pretrained model, labelled as such; Train from scratch 
     assert.match(await text(page, '[data-testid=output-note]'), /untrained model: random weights/);
     assert.match(page.url(), /start=scratch/);
     assert.match(await text(page, '[data-testid=previous]'), /reverse, attention dot, 2,000 steps/);
+    assert.deepEqual(await page.evaluate(() => [window.attnlabLab.state.lr, window.attnlabLab.state.hidden, window.attnlabLab.state.attention]),
+      [recipe.lr, recipe.options.hidden, recipe.options.attention], 'the new model is made and trained as the pretrained one was');
     await page.screenshot({ path: `${SHOTS}lab-pass-untrained-${size}.png` });
     await clean(page, `untrained at ${size}`);
     // a link of the untrained model opens untrained; the pretrained one is one click away
@@ -166,9 +171,19 @@ test('the lab opens on a pretrained model, labelled as such; Train from scratch 
     assert.deepEqual(errors, []);
     await page.close();
   }
+  // a link's rate stands over the pretrained model's
+  {
+    const { page, errors } = await open('lab.html#ver=2&lr=0.003');
+    assert.match(await text(page, '[data-testid=model-status]'), /^Pretrained model \(reverse, attention dot\)/);
+    assert.equal(await page.$eval('#lr', (i) => Number(i.value)), 0.003);
+    assert.deepEqual(errors, []);
+    await page.close();
+  }
   // images: cluttered digits open on the pretrained soft model; a task without one is labelled untrained
   const { page, errors } = await open('lab.html#task=cluttered');
   assert.deepEqual(await lab(page), { steps: manifest.models['cluttered-soft'].steps, kind: 'vision' });
+  assert.match(await text(page, '[data-testid=model-status]'), /trained 1,500 steps ahead of time \(lr 0\.002, batch 32\)/);
+  assert.equal(await page.$eval('#batch', (i) => Number(i.value)), manifest.models['cluttered-soft'].batch);
   assert.match(await text(page, '[data-testid=model-status]'), /^Pretrained model \(cluttered digits, soft attention\)/);
   await page.waitForFunction(() => document.querySelector('[data-testid=image-output]').textContent !== '–');
   assert.ok(await page.$eval('[data-testid=image-note]', (n) => n.hidden));

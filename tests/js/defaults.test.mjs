@@ -33,6 +33,20 @@ test('createTransformer({ task: "induction", seed }) + train() reaches the headl
   console.log(`induction defaults, ${D.train.steps} steps: ${figures.join('; ')}`);
 });
 
+test('createSeq2Seq({ task: "reverse" }), trained as the lab trains it, reaches its headline (seed 1; seeds 1-5 in tests/defaults/)', async () => {
+  const engine = await loadEngine({ threads: 1 });
+  const { model, train, headline } = defaultsOf('seq2seq', { task: 'reverse' });
+  const m = await engine.createSeq2Seq({ task: 'reverse' });
+  try {
+    m.train({ steps: headline.steps, batch: model.batch, lr: train.lr });
+    const { sequenceAccuracy } = m.evaluate({ split: 'validation', count: 500 });
+    console.log(`reverse defaults, seed 1, ${headline.steps} steps: ${(100 * sequenceAccuracy).toFixed(1)}% of 500 validation sequences`);
+    assert.ok(sequenceAccuracy >= headline.sequenceAccuracy, `sequence accuracy ${sequenceAccuracy}`);
+  } finally {
+    m.destroy();
+  }
+});
+
 test('the same steps in chunks follow the same schedule as one call', async () => {
   const engine = await loadEngine({ threads: 1 });
   const [whole, chunks] = [await engine.createTransformer({ task: 'induction' }), await engine.createTransformer({ task: 'induction' })];

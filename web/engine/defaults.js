@@ -27,7 +27,15 @@ export const DEFAULTS = deepFreeze({
     },
     // the lab trains until paused; a call without steps takes one
     train: { steps: 1, optimizer: 'adam', lr: 0.005, sgdLr: 0.1, clip: 5, schedule: 'constant', warmup: 0, finalLr: 0 },
-    cases: [],
+    cases: [
+      {
+        // The lab's first task: with the defaults (the lab's Train, batch 64) seeds 1-5 read 100% of 500
+        // validation sequences at step 400; at this constant rate a seed can dip for a while later
+        // (seed 1: 65% at step 800, 100% again by 1,000). `steps` is where the headline is read.
+        when: { task: 'reverse' },
+        headline: { sequenceAccuracy: 0.99, steps: 400 },
+      },
+    ],
   },
   vision: {
     model: {

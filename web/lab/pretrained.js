@@ -7,12 +7,23 @@ import { defaultsOf } from '../engine/defaults.js';
 import { settingsOf } from './model-file.js';
 import { MODEL_KEYS, isImageTask, sensorOf } from './state.js';
 
-/** The lab's settings of a pretrained model (its manifest entry). */
+/** The training fields of a manifest entry that the lab's form has: the rate and batch it was trained at. */
+const RECIPE = ['lr', 'batch'];
+
+/**
+ * The lab's settings of a pretrained model (its manifest entry): its model's, and the rate and
+ * batch it was trained at, so that the form shows how the model on screen was trained and Train
+ * from scratch trains another the same way.
+ */
 export function settingsOfSpec(spec) {
   const o = spec.options;
   const base = isImageTask(o.task) ? {} : { layers: 1, bidirectional: false };
-  return { ...base, ...settingsOf({ ...o, seed: o.seed ?? 1 }) };
+  const recipe = Object.fromEntries(RECIPE.filter((k) => spec[k] !== undefined).map((k) => [k, spec[k]]));
+  return { ...base, ...settingsOf({ ...o, seed: o.seed ?? 1 }), ...recipe };
 }
+
+/** `settings` without the training fields `given` names: a link's or a learner's rate stands. */
+const keepGiven = (settings, given) => Object.fromEntries(Object.entries(settings).filter(([k]) => !RECIPE.includes(k) || !given.has(k)));
 
 /**
  * The pretrained model { name, spec, settings } for `state`, or null: one of the
@@ -27,7 +38,7 @@ export function pickPretrained(manifest, state, given) {
     if (settings.task !== state.task) continue;
     // an image model of the state's mode, and of the sensor its model reads with (the grid's hard model is no retina)
     if (isImageTask(state.task) && (settings.mode !== state.mode || settings.sensor !== sensorOf(state))) continue;
-    if (MODEL_KEYS.every((k) => !given.has(k) || !(k in settings) || settings[k] === state[k])) return { name, spec, settings };
+    if (MODEL_KEYS.every((k) => !given.has(k) || !(k in settings) || settings[k] === state[k])) return { name, spec, settings: keepGiven(settings, given) };
   }
   return null;
 }
@@ -72,7 +83,8 @@ export function linkFields(hash) {
 /** One line on a pretrained model (`what`: its family's words for it), for the label over the lab. */
 export function describePretrained({ spec }, what) {
   // its accuracy is the one the lab measures beside Train (on the lab's own test draw), not the manifest's
-  return `Pretrained model (${what}): trained ${spec.steps.toLocaleString('en')} steps ahead of time, ready to read inputs. `
+  const how = [spec.lr !== undefined && `lr ${spec.lr}`, spec.batch !== undefined && `batch ${spec.batch}`].filter(Boolean).join(', ');
+  return `Pretrained model (${what}): trained ${spec.steps.toLocaleString('en')} steps ahead of time${how ? ` (${how})` : ''}, ready to read inputs. `
     + 'Train on to improve it, or start over with Train from scratch.';
 }
 
