@@ -229,6 +229,15 @@ describe('corrected facts stay correct', () => {
     assert.match(pages, new RegExp(`Those defaults \\(channels ${cluttered.model.channels.join(', ')}, unscaled dot, a warm-up and cosine over ${cluttered.train.steps.toLocaleString('en')} steps, two glimpses`));
     assert.equal(cluttered.model.attention, 'dot');
     assert.equal(defaultsOf('vision', { task: 'cluttered', mode: 'hard' }).model.steps, 2);
+    // a task with a pretrained model opens on its recipe (models.json), in the lab's text and image families alike
+    const { models } = JSON.parse(readFileSync(join(ROOT, 'web/models/models.json'), 'utf8'));
+    for (const name of ['cluttered-soft', 'cluttered-hard']) {
+      const m = models[name];
+      assert.match(pages, new RegExp(`hidden ${m.options.hidden}, lr ${m.lr}, batch ${m.batch}, three glimpses`), name);
+      assert.equal(m.options.steps, 3, name);
+    }
+    const reverse = models['reverse-attention'];
+    assert.match(pages, new RegExp(`"trained ${reverse.steps.toLocaleString('en')} steps ahead of time \\(lr ${reverse.lr}, batch ${reverse.batch}\\)"`));
   });
   test('pages.md: the circuit and the logit lens cited; √d models as built; heads named from 0', () => {
     assert.match(pages, /Elhage et al\., 2021, “A Mathematical Framework for Transformer Circuits”/);
