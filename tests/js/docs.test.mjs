@@ -239,6 +239,14 @@ describe('corrected facts stay correct', () => {
     const reverse = models['reverse-attention'];
     assert.match(pages, new RegExp(`"trained ${reverse.steps.toLocaleString('en')} steps ahead of time \\(lr ${reverse.lr}, batch ${reverse.batch}\\)"`));
   });
+  test('pages.md: each shipped model\'s recorded accuracy as models.json has it', () => {
+    const { models } = JSON.parse(readFileSync(join(ROOT, 'web/models/models.json'), 'utf8'));
+    const pct = (name, key = 'sequenceAccuracy') => `${(100 * models[name][key]).toFixed(1)}%`;
+    const para = pages.slice(pages.indexOf('**Pretrained models.**'), pages.indexOf('**Code** (`web/learn/`)'));
+    assert.match(para, new RegExp(`reverse with attention ${pct('reverse-attention')}, the bottleneck ${pct('reverse-bottleneck')}, dates ${pct('dates')}`));
+    assert.match(para, new RegExp(`soft attention ${pct('cluttered-soft', 'accuracy')} and with hard attention ${pct('cluttered-hard', 'accuracy')}`));
+    assert.match(para, new RegExp(`to ${pct('cluttered-retina', 'accuracy')}; the induction transformer ${pct('induction', 'accuracy')} of the scored positions`));
+  });
   test('pages.md: the circuit and the logit lens cited; √d models as built; heads named from 0', () => {
     assert.match(pages, /Elhage et al\., 2021, “A Mathematical Framework for Transformer Circuits”/);
     assert.match(pages, /nostalgebraist, 2020, “interpreting GPT: the logit lens”/);
