@@ -22,7 +22,7 @@ export function settingsOfSpec(spec) {
   return { ...base, ...settingsOf({ ...o, seed: o.seed ?? 1 }), ...recipe };
 }
 
-/** `settings` without the training fields `given` names: a link's or a learner's rate stands. */
+/** `settings` without the training fields `given` names: a rate or batch the link sets stands. */
 const keepGiven = (settings, given) => Object.fromEntries(Object.entries(settings).filter(([k]) => !RECIPE.includes(k) || !given.has(k)));
 
 /**
