@@ -5,6 +5,8 @@
 //   reverse-bottleneck.s2s  the same model with no attention: the decoder sees only
 //                           the encoder's final state (chapter 1)
 //   dates.s2s               16 human date formats to ISO, GRU, dot attention (chapter 6)
+//                           (the three text models' entries hold their run's history, TEXT_HISTORY, which
+//                           the lab opens them with)
 //   cluttered-soft.vis      a digit among clutter on 60 x 60, CNN + GRU, soft scaled-dot
 //                           attention over the 7 x 7 feature grid, 3 glimpses (chapters 7, 8)
 //   cluttered-hard.vis      the same model with hard attention (one sampled cell per
@@ -27,6 +29,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { defaultsOf } from '../web/engine/defaults.js';
 import { loadEngine } from '../web/engine/index.js';
+import { textFamily } from '../web/lab/family-text.js';
 
 const out = fileURLToPath(new URL('../web/models/', import.meta.url));
 
@@ -36,6 +39,11 @@ const RETINA_STEPS = 17000;
 const INDUCTION = defaultsOf('transformer', { task: 'induction' });
 /** Steps between two records of a model's history (test accuracy and head scores). */
 const HISTORY_EVERY = 25;
+/**
+ * A text model's recorded run: the validation accuracy the lab plots (textFamily.evaluation) every
+ * 100 steps and the loss as means of 20 steps (the lab's session.adoptHistory reads `lossEvery`).
+ */
+const TEXT_HISTORY = { every: 100, lossEvery: 20 };
 /** Test sequences each history record evaluates, and sequences its head scores read (the lab's counts). */
 const HISTORY_EVAL = 64;
 const HISTORY_SCORES = 32;
@@ -46,9 +54,13 @@ const CLUTTERED = { task: 'cluttered', clutter: 4, channels: [8, 16, 32], cell: 
  * decaySteps is the run's steps), which every round passes alike, so the run follows one schedule.
  */
 export const MODELS = {
-  'reverse-attention': { kind: 'seq2seq', options: { ...REVERSE, attention: 'dot' }, steps: 2000, batch: 64, lr: 0.01 },
-  'reverse-bottleneck': { kind: 'seq2seq', options: { ...REVERSE, attention: 'none' }, steps: 2000, batch: 64, lr: 0.01 },
-  dates: { kind: 'seq2seq', options: { task: 'dates', cell: 'gru', hidden: 36, embed: 16, attention: 'dot', seed: 1 }, steps: 1000, batch: 64, lr: 0.01 },
+  // the lab opens these on their recorded run, kept small for the 400 KB (TEXT_HISTORY)
+  'reverse-attention': { kind: 'seq2seq', options: { ...REVERSE, attention: 'dot' }, steps: 2000, batch: 64, lr: 0.01, history: TEXT_HISTORY },
+  'reverse-bottleneck': { kind: 'seq2seq', options: { ...REVERSE, attention: 'none' }, steps: 2000, batch: 64, lr: 0.01, history: TEXT_HISTORY },
+  dates: {
+    kind: 'seq2seq', options: { task: 'dates', cell: 'gru', hidden: 36, embed: 16, attention: 'dot', seed: 1 }, steps: 1000, batch: 64, lr: 0.01,
+    history: TEXT_HISTORY,
+  },
   // at a constant rate, sampling from the first step, as the shipped files were trained (the cluttered
   // task's defaults, defaults.js, are the headline's schedule and soft mix)
   'cluttered-soft': { kind: 'vision', options: { ...CLUTTERED, hidden: 24, mode: 'soft' }, steps: 1500, batch: 32, lr: 0.002, schedule: 'constant' },
@@ -94,10 +106,20 @@ for (const [name, spec] of Object.entries(MODELS)) {
   const m = await create(spec);
   try {
     let seconds = 0;
-    const round = spec.history ? HISTORY_EVERY : 100;
-    const history = spec.history ? { losses: [], accuracy: [], scores: [] } : null;
+    const transformer = spec.kind === 'transformer';
+    // how the run is recorded: the accuracy every `every` steps, the loss as means of `lossEvery` steps
+    const plan = spec.history ? { every: HISTORY_EVERY, lossEvery: 1, ...(spec.history === true ? {} : spec.history) } : null;
+    const round = plan ? plan.every : 100;
+    const history = plan ? { losses: [], accuracy: [], ...(transformer ? { scores: [] } : {}) } : null;
+    const losses = [];
+    // what the lab's accuracy chart plots for the kind: a transformer's test accuracy and loss and its
+    // heads' scores, a text model's validation sequence accuracy (textFamily.evaluation)
     const record = () => {
       const step = m.steps;
+      if (!transformer) {
+        history.accuracy.push({ step, value: round3(m.evaluate(textFamily.evaluation).sequenceAccuracy) });
+        return;
+      }
       const ev = m.evaluate({ split: 'test', count: HISTORY_EVAL });
       history.accuracy.push({ step, value: round3(ev.accuracy), loss: round3(ev.loss) });
       const heads = m.headScores({ count: HISTORY_SCORES }).map((row) => row.map((h) => ({ previousToken: round3(h.previousToken), induction: round3(h.induction) })));
@@ -108,9 +130,17 @@ for (const [name, spec] of Object.entries(MODELS)) {
       const r = m.train({ steps: Math.min(round, spec.steps - done), batch: spec.batch, ...trainOptions(spec), decaySteps: spec.steps });
       seconds += r.seconds ?? 0;
       if (history) {
-        history.losses.push(...Array.from(r.losses, round3));
+        losses.push(...r.losses);
         record();
       }
+    }
+    if (history) {
+      const k = plan.lossEvery;
+      for (let i = 0; i < losses.length; i += k) {
+        const window = losses.slice(i, i + k);
+        history.losses.push(round3(window.reduce((a, b) => a + b, 0) / window.length));
+      }
+      if (k > 1) history.lossEvery = k;
     }
     const ev = m.evaluate({ split: 'test', count: EVAL_COUNT });
     ev.sequenceAccuracy ??= ev.accuracy; // the transformer's accuracy is over the task's scored positions

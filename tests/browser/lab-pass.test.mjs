@@ -142,6 +142,17 @@ test('the lab opens on a pretrained model, labelled as such; Train from scratch 
     // the form shows how the model on screen was trained: Train from scratch trains another the same way
     const recipe = manifest.models['reverse-attention'];
     assert.deepEqual(await page.evaluate(() => [document.querySelector('#lr').value, document.querySelector('#batch').value].map(Number)), [recipe.lr, recipe.batch]);
+    // its recorded run (models.json history) is on the charts from step 0, the loss as means of lossEvery steps, and said so
+    const run = await page.evaluate(() => {
+      const s = window.attnlabLab.session;
+      return { losses: s.losses.map((p) => p.step), accuracy: s.accuracy.map((p) => p.step), paths: document.querySelectorAll('[data-testid=loss-chart] path.series').length };
+    });
+    const { history } = recipe;
+    assert.deepEqual(run.losses, history.losses.map((_, i) => Math.min(recipe.steps, (i + 1) * history.lossEvery)));
+    assert.deepEqual(run.accuracy.slice(0, -1), history.accuracy.filter((p) => p.step < recipe.steps).map((p) => p.step), 'the recorded accuracy, then the lab\'s own measure');
+    assert.equal(run.accuracy.at(-1), recipe.steps);
+    assert.equal(run.paths, 1, 'a loss curve');
+    assert.equal(await text(page, '#loss-caption'), `Training loss (cross-entropy per character) (to step 2,000, the run recorded ahead of time: each point the mean of ${history.lossEvery} steps)`);
     const input = await page.$eval('#text', (t) => t.value);
     assert.equal(await text(page, '[data-testid=output]'), [...input].reverse().join(''), 'the pretrained model reverses');
     assert.ok(await page.$eval('[data-testid=output-note]', (n) => n.hidden), 'no untrained label on a trained model');
@@ -406,7 +417,12 @@ test('training on from the pretrained model keeps what it knows (its learning ra
   const start = await page.evaluate(() => window.attnlabLab.session.accuracy.at(-1).value);
   assert.ok(start >= 0.95, `pretrained: ${start}`);
   await trainUntil(page, () => window.attnlabLab.session.steps >= 2030);
-  const acc = await page.evaluate(() => window.attnlabLab.session.accuracy.map((p) => p.value));
+  // the points from the loaded step on (the curve before it is the recorded run)
+  const acc = await page.evaluate(() => {
+    const s = window.attnlabLab.session;
+    return s.accuracy.filter((p) => p.step >= s.startSteps).map((p) => p.value);
+  });
+  assert.ok(acc.length >= 2, `${acc.length} measures since the load`);
   assert.ok(Math.min(...acc) >= 0.9, `validation accuracy while training on: ${acc.map((a) => a.toFixed(2)).join(' ')}`);
   assert.match(await text(page, '[data-testid=model-status]'), /You trained it \d+ steps more/);
   assert.deepEqual(errors, []);

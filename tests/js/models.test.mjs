@@ -30,6 +30,27 @@ test('the models are all there and at most 400 KB together', async () => {
   assert.ok(total <= 400_000, `${total} bytes`);
 });
 
+test('each recorded run reads as its model\'s: the loss of every step or means of lossEvery steps, the accuracy at steps of the run', () => {
+  for (const [name, spec] of Object.entries(manifest.models)) {
+    const h = spec.history;
+    if (!h) continue;
+    const every = h.lossEvery ?? 1;
+    assert.ok(Number.isInteger(every) && every >= 1, name);
+    assert.equal(h.losses.length, Math.ceil(spec.steps / every), `${name}: a loss per ${every} steps`);
+    assert.ok(h.losses.every((v) => Number.isFinite(v) && v >= 0), name);
+    assert.ok(h.losses.at(-1) < h.losses[0] / 3, `${name}: its loss fell (${h.losses[0]} -> ${h.losses.at(-1)})`);
+    const steps = h.accuracy.map((p) => p.step);
+    assert.equal(steps[0], 0, name);
+    assert.equal(steps.at(-1), spec.steps, name);
+    assert.ok(steps.every((s, i) => i === 0 || s > steps[i - 1]), `${name}: steps in order`);
+    assert.ok(h.accuracy.every((p) => p.value >= 0 && p.value <= 1), name);
+    // the last record is the trained model's own accuracy on the lab's measure, within its sampling
+    assert.ok(Math.abs(h.accuracy.at(-1).value - (spec.sequenceAccuracy ?? spec.accuracy)) < 0.1, `${name}: ${h.accuracy.at(-1).value} against ${spec.sequenceAccuracy}`);
+  }
+  // the lab opens every text model and the induction transformer with its curves
+  assert.deepEqual(Object.keys(manifest.models).filter((n) => manifest.models[n].history).sort(), ['dates', 'induction', 'reverse-attention', 'reverse-bottleneck']);
+});
+
 for (const build of BUILDS) {
   test(`each model loads and reaches its recorded test accuracy (${build.name})`, { skip: build.skip }, async () => {
     const engine = await loadEngine({ simd: build.simd, threads: 1 });

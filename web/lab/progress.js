@@ -52,8 +52,10 @@ export function createProgressView() {
       setText(byId('stat-speed'), session.examplesPerSecond ? Math.round(session.examplesPerSecond).toLocaleString('en') : '–');
       setText(byId('stat-time'), duration(session.trainSeconds));
       charts(session.losses, session.accuracy, session.recorded ? 0 : session.startSteps, session.family?.marks?.(session) ?? []);
-      // an empty chart says why it is empty
-      setText(byId('loss-caption'), session.losses.length ? lossCaption : `${lossCaption}: none yet, press ▶ Train`);
+      // an empty chart says why it is empty; a recorded run in means of steps says so
+      const means = session.recorded && session.recordedEvery > 1
+        ? ` (to step ${session.startSteps.toLocaleString('en')}, the run recorded ahead of time: each point the mean of ${session.recordedEvery} steps)` : '';
+      setText(byId('loss-caption'), session.losses.length ? `${lossCaption}${means}` : `${lossCaption}: none yet, press ▶ Train`);
     },
     /** Empties every number, curve and readout (a new model). */
     clear() {

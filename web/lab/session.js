@@ -81,7 +81,7 @@ export function divergedError(steps, cause = 'the loss is not a finite number') 
 }
 
 /** The fields of a run every family has; a family adds its own (its fresh()). */
-const RUN_FIELDS = ['losses', 'accuracy', 'steps', 'startSteps', 'recorded', 'trainSeconds', 'examplesPerSecond', 'lastEval'];
+const RUN_FIELDS = ['losses', 'accuracy', 'steps', 'startSteps', 'recorded', 'recordedEvery', 'trainSeconds', 'examplesPerSecond', 'lastEval'];
 
 export class Session {
   /**
@@ -111,6 +111,7 @@ export class Session {
     this.steps = 0;
     this.startSteps = 0;
     this.recorded = false; // the curves hold the steps before startSteps: a pretrained model's recorded run
+    this.recordedEvery = 1; // the recorded run's loss points: each the mean of this many steps
     this.loadedAt = null; // the step a model was loaded from bytes at (its learning rate ramps up from there)
     this.trainSeconds = 0;
     this.examplesPerSecond = 0;
@@ -173,17 +174,21 @@ export class Session {
   }
 
   /**
-   * A pretrained model's recorded run (its models.json `history`: every step's
-   * loss, the accuracy and the family's own records, such as the heads' scores)
-   * as this run's curves from step 0, so that what it went through shows before
-   * anything is trained here. A history that does not read as one is left out.
+   * A pretrained model's recorded run (its models.json `history`: the loss of every
+   * step, or with `lossEvery: k` the mean of every k steps, each at the window's last
+   * step; the accuracy; the family's own records, such as the heads' scores) as this
+   * run's curves from step 0, so that what it went through shows before anything is
+   * trained here. A history that does not read as one is left out.
    */
   adoptHistory(history) {
     const points = (list) => Array.isArray(list) && list.every((p) => Number.isInteger(p?.step) && p.step >= 0 && p.step <= this.steps && Number.isFinite(p.value));
     const h = history ?? {};
-    if (!Array.isArray(h.losses) || h.losses.length !== this.steps || !h.losses.every(Number.isFinite) || !points(h.accuracy)) return false;
+    const every = h.lossEvery ?? 1;
+    if (!Number.isInteger(every) || every < 1 || every > this.steps) return false;
+    if (!Array.isArray(h.losses) || h.losses.length !== Math.ceil(this.steps / every) || !h.losses.every(Number.isFinite) || !points(h.accuracy)) return false;
     if (this.family.history && !this.family.history(this, h)) return false;
-    this.losses = h.losses.map((value, i) => ({ step: i + 1, value }));
+    this.losses = h.losses.map((value, i) => ({ step: Math.min(this.steps, (i + 1) * every), value }));
+    this.recordedEvery = every;
     // the lab's own measure of the model in hand ends the curve
     this.accuracy = [...h.accuracy.filter((p) => p.step < this.steps), ...this.accuracy];
     this.recorded = true;
