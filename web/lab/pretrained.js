@@ -9,6 +9,8 @@ import { MODEL_KEYS, isImageTask, sensorOf } from './state.js';
 
 /** The training fields of a manifest entry that the lab's form has: the rate and batch it was trained at. */
 const RECIPE = ['lr', 'batch'];
+/** Those of them a manifest entry records, { lr, batch }. */
+const recipeOf = (spec) => Object.fromEntries(RECIPE.filter((k) => spec[k] !== undefined).map((k) => [k, spec[k]]));
 
 /**
  * The lab's settings of a pretrained model (its manifest entry): its model's, and the rate and
@@ -18,8 +20,7 @@ const RECIPE = ['lr', 'batch'];
 export function settingsOfSpec(spec) {
   const o = spec.options;
   const base = isImageTask(o.task) ? {} : { layers: 1, bidirectional: false };
-  const recipe = Object.fromEntries(RECIPE.filter((k) => spec[k] !== undefined).map((k) => [k, spec[k]]));
-  return { ...base, ...settingsOf({ ...o, seed: o.seed ?? 1 }), ...recipe };
+  return { ...base, ...settingsOf({ ...o, seed: o.seed ?? 1 }), ...recipeOf(spec) };
 }
 
 /** `settings` without the training fields `given` names: a rate or batch the link sets stands. */
@@ -83,7 +84,7 @@ export function linkFields(hash) {
 /** One line on a pretrained model (`what`: its family's words for it), for the label over the lab. */
 export function describePretrained({ spec }, what) {
   // its accuracy is the one the lab measures beside Train (on the lab's own test draw), not the manifest's
-  const how = [spec.lr !== undefined && `lr ${spec.lr}`, spec.batch !== undefined && `batch ${spec.batch}`].filter(Boolean).join(', ');
+  const how = Object.entries(recipeOf(spec)).map(([k, v]) => `${k} ${v}`).join(', ');
   return `Pretrained model (${what}): trained ${spec.steps.toLocaleString('en')} steps ahead of time${how ? ` (${how})` : ''}, ready to read inputs. `
     + 'Train on to improve it, or start over with Train from scratch.';
 }

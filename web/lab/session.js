@@ -184,7 +184,7 @@ export class Session {
     const points = (list) => Array.isArray(list) && list.every((p) => Number.isInteger(p?.step) && p.step >= 0 && p.step <= this.steps && Number.isFinite(p.value));
     const h = history ?? {};
     const every = h.lossEvery ?? 1;
-    if (!Number.isInteger(every) || every < 1 || every > this.steps) return false;
+    if (!Number.isInteger(every) || every < 1) return false;
     if (!Array.isArray(h.losses) || h.losses.length !== Math.ceil(this.steps / every) || !h.losses.every(Number.isFinite) || !points(h.accuracy)) return false;
     if (this.family.history && !this.family.history(this, h)) return false;
     this.losses = h.losses.map((value, i) => ({ step: Math.min(this.steps, (i + 1) * every), value }));
