@@ -34,6 +34,10 @@ extern "C" {
  * maps need the rest. gpt2-large (774 M parameters, 3.10 GB) fits; gpt2-xl
  * (1.56 B) does not. */
 #define GPT2_MAX_WEIGHT_MB 3400
+/* Megabytes (10^6 bytes) of results one inspect call may return (attention
+ * maps, logits, lens): every size is counted in 64 bits and refused past
+ * this before anything is allocated. */
+#define GPT2_MAX_RESULT_MB 1024
 #define GPT2_TOP 5              /* predictions per position */
 #define GPT2_MAX_EVALUATE 256   /* sequences of one headScores call */
 #define GPT2_MAX_GENERATE 1024  /* tokens of one generate call */
@@ -81,7 +85,9 @@ int gpt2_set_ablation(Gpt2 *m, const int32_t *pairs, int n);
 /* One forward pass over tokens (1 <= n <= context). Each output may be NULL:
  * attention (L, H, n, n); top_ids, top_p (n, GPT2_TOP) the most likely next
  * tokens; lens (L, n) each layer's residual read through the final LayerNorm
- * and the unembedding, its top token; logits (n, V). */
+ * and the unembedding, its top token; logits (n, V). Results past
+ * GPT2_MAX_RESULT_MB: NN_ERR_LIMIT; logits that are not finite (weights that
+ * overflow float32 on this input): NN_ERR_VALUE, as in evaluate and generate. */
 int gpt2_inspect(Gpt2 *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
                  int32_t *lens, float *logits);
 

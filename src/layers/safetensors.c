@@ -235,6 +235,17 @@ static int check_table(const StTable *t) {
     return st;
 }
 
+/* Room for more entries: twice as many (16 at first), at most `most`. */
+static int grow(StTable *table, int *cap, int most) {
+    int next = *cap ? (*cap > most / 2 ? most : 2 * *cap) : (most < 16 ? most : 16);
+    StTensor *t = realloc(table->tensors, sizeof *t * (size_t)next);
+    if (!t) return nn_fail(NN_ERR_NOMEM, "header: out of memory for its tensors");
+    memset(t + *cap, 0, sizeof *t * (size_t)(next - *cap));
+    table->tensors = t;
+    *cap = next;
+    return NN_OK;
+}
+
 int st_parse(StTable *table, const uint8_t *json, size_t length, uint64_t file_size) {
     memset(table, 0, sizeof *table);
     if (length > ST_MAX_HEADER)
@@ -242,10 +253,9 @@ int st_parse(StTable *table, const uint8_t *json, size_t length, uint64_t file_s
     if (file_size < 8 + (uint64_t)length)
         return nn_fail(NN_ERR_VALUE, "header: %zu bytes run past the end of the file", length);
     table->data_size = file_size - 8 - length;
-    /* an entry takes at least 40 bytes of JSON: a bound on the tensors before reading them */
-    int cap = (int)(length / 40 + 1);
-    table->tensors = calloc((size_t)cap, sizeof *table->tensors);
-    if (!table->tensors) return nn_fail(NN_ERR_NOMEM, "header: out of memory for its tensors");
+    /* an entry takes at least 40 bytes of JSON: a bound on the tensors; the table grows as
+     * entries are read (doubling), so a header of padding takes no table of its length */
+    int most = (int)(length / 40 + 1), cap = 0;
     Json j = {json, length, 0, 1};
     int st = NN_OK;
     if (!eat(&j, '{')) st = bad(&j, "the header is not a JSON object");
@@ -257,8 +267,10 @@ int st_parse(StTable *table, const uint8_t *json, size_t length, uint64_t file_s
             if (st != NN_OK) break;
             if (!strcmp(name, "__metadata__")) {
                 st = skip_value(&j);
-            } else if (table->count == cap) {
+            } else if (table->count == most) {
                 st = nn_fail(NN_ERR_VALUE, "%s: more tensors than the header's length can describe", name);
+            } else if (table->count == cap && (st = grow(table, &cap, most)) != NN_OK) {
+                break;
             } else {
                 StTensor *t = &table->tensors[table->count++];
                 memcpy(t->name, name, sizeof name);

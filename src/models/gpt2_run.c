@@ -201,11 +201,30 @@ typedef struct {
     int32_t *argmax;             /* (rows) or NULL */
     double *loss;                /* (rows) with targets (rows), or NULL */
     const int32_t *targets;
+    uint8_t *bad;                /* (rows) 1 where a logit is not finite; the row is then not read */
 } LogitRows;
+
+static int finite_row(const nn_real *z, int V) {
+    for (int v = 0; v < V; v++)
+        if (!isfinite(z[v])) return 0;
+    return 1;
+}
+
+/* NN_ERR_VALUE when a row of logits was not finite. */
+static int check_rows(const uint8_t *bad, int t0, int rows) {
+    for (int i = 0; i < rows; i++)
+        if (bad[i])
+            return nn_fail(NN_ERR_VALUE, "the logits at position %d are not finite: the checkpoint's weights overflow "
+                                         "float32 on this input",
+                           t0 + i);
+    return NN_OK;
+}
 
 static void logit_row(const LogitRows *j, int i) {
     int V = j->V;
     nn_real *z = j->logits + (size_t)i * V;
+    j->bad[i] = !finite_row(z, V);
+    if (j->bad[i]) return;
     if (j->argmax) j->argmax[i] = argmax(z, V);
     if (j->loss) {
         softmax_row(z, V);
@@ -239,26 +258,36 @@ int gpt2_inspect(Gpt2 *m, const int32_t *tokens, int n, float *attention, int32_
                  int32_t *lens, float *logits) {
     nn_clear_error();
     NN_TRY(check_tokens(m, tokens, n, 1, m->c.context));
-    int V = m->c.vocab, C = m->c.d_model;
+    int V = m->c.vocab, C = m->c.d_model, L = m->c.layers, H = m->c.heads;
+    /* the results' bytes, counted in 64 bits: a 32-bit size would wrap past 4 GiB */
+    uint64_t N = (uint64_t)n, bytes = N * GPT2_TOP * 8 + (attention ? 4 * (uint64_t)L * H * N * N : 0) +
+                                     (lens ? 4 * (uint64_t)L * N : 0) + (logits ? 4 * N * (uint64_t)V : 0);
+    if (bytes > (uint64_t)GPT2_MAX_RESULT_MB * 1000000)
+        return nn_fail(NN_ERR_LIMIT, "inspect: %d tokens' results take %.0f bytes, past the limit of %d MB; use fewer "
+                                     "tokens%s",
+                       n, (double)bytes, GPT2_MAX_RESULT_MB, logits ? " or leave out the logits" : "");
     Gpt2Run r;
     NN_TRY(run_create(m, n, lens != NULL, &r));
     void *ctx[2] = {m, attention};
+    uint8_t bad[GPT2_LOGIT_ROWS];
     int st = blocks_forward(m, &r, tokens, n, attention ? copy_attention : NULL, ctx);
     for (int t0 = 0; t0 < n && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
         int rows = n - t0 < GPT2_LOGIT_ROWS ? n - t0 : GPT2_LOGIT_ROWS;
         unembed(m, &r, r.x + (size_t)t0 * C, rows);
         size_t t = (size_t)t0;
         LogitRows j = {r.logits, rows, V, logits ? logits + t * V : NULL, top_ids ? top_ids + t * GPT2_TOP : NULL,
-                       top_ids ? top_p + t * GPT2_TOP : NULL, NULL, NULL, NULL};
+                       top_ids ? top_p + t * GPT2_TOP : NULL, NULL, NULL, NULL, bad};
         read_logits(&j);
+        st = check_rows(bad, t0, rows);
     }
     /* the logit lens: each block's output through ln_f and the unembedding */
     for (int l = 0; lens && l < m->c.layers && st == NN_OK; l++)
-        for (int t0 = 0; t0 < n; t0 += GPT2_LOGIT_ROWS) {
+        for (int t0 = 0; t0 < n && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
             int rows = n - t0 < GPT2_LOGIT_ROWS ? n - t0 : GPT2_LOGIT_ROWS;
             unembed(m, &r, r.layers + ((size_t)l * n + t0) * C, rows);
-            LogitRows j = {r.logits, rows, V, NULL, NULL, NULL, lens + l * n + t0, NULL, NULL};
+            LogitRows j = {r.logits, rows, V, NULL, NULL, NULL, lens + l * n + t0, NULL, NULL, bad};
             read_logits(&j);
+            st = check_rows(bad, t0, rows);
         }
     run_free(&r);
     return st;
@@ -276,9 +305,11 @@ int gpt2_evaluate(Gpt2 *m, const int32_t *tokens, int n, double *loss) {
         int rows = n - 1 - t0 < GPT2_LOGIT_ROWS ? n - 1 - t0 : GPT2_LOGIT_ROWS;
         unembed(m, &r, r.x + (size_t)t0 * C, rows);
         double loss[GPT2_LOGIT_ROWS];
-        LogitRows j = {r.logits, rows, V, NULL, NULL, NULL, NULL, loss, tokens + t0 + 1};
+        uint8_t bad[GPT2_LOGIT_ROWS];
+        LogitRows j = {r.logits, rows, V, NULL, NULL, NULL, NULL, loss, tokens + t0 + 1, bad};
         read_logits(&j);
-        for (int i = 0; i < rows; i++) sum += loss[i]; /* in order: one thread's sum */
+        st = check_rows(bad, t0, rows);
+        for (int i = 0; i < rows && st == NN_OK; i++) sum += loss[i]; /* in order: one thread's sum */
     }
     run_free(&r);
     *loss = sum / (n - 1);
@@ -403,6 +434,8 @@ int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temp
             if (st != NN_OK) break;
         }
         unembed(m, &r, last, 1); /* the last position's logits only */
+        uint8_t bad = !finite_row(r.logits, V);
+        if ((st = check_rows(&bad, n - 1, 1)) != NN_OK) break;
         tokens[n] = temperature == 0 ? argmax(r.logits, V) : sample(r.logits, V, k, temperature, &rng, w);
     }
     free(kv);

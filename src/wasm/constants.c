@@ -87,7 +87,7 @@ static const Named gpt2_limits[] = {
     {"maxLayers", GPT2_MAX_LAYERS}, {"maxHeads", GPT2_MAX_HEADS}, {"maxDModel", GPT2_MAX_DMODEL},
     {"maxDFF", GPT2_MAX_DFF}, {"maxContext", GPT2_MAX_CONTEXT}, {"maxVocabulary", GPT2_MAX_VOCAB},
     {"maxWeightMB", GPT2_MAX_WEIGHT_MB}, {"maxHeader", ST_MAX_HEADER}, {"top", GPT2_TOP},
-    {"maxEvaluate", GPT2_MAX_EVALUATE}, {"maxGenerate", GPT2_MAX_GENERATE},
+    {"maxEvaluate", GPT2_MAX_EVALUATE}, {"maxGenerate", GPT2_MAX_GENERATE}, {"maxResultMB", GPT2_MAX_RESULT_MB},
 };
 /* Every model's weights: finite and within +-maxWeight (a file, setWeights, a training step). */
 static const Named model_limits[] = {{"maxWeight", (int)MODEL_FILE_MAX_WEIGHT}};

@@ -15,6 +15,7 @@ import { F32, F64, I32, U8 } from './wasm.js';
 /** Bytes of the file copied into the heap at once: the heap holds the weights and one chunk. */
 const CHUNK = 16 << 20;
 const MAX_CONFIG_TEXT = 1 << 20;
+const MAX_CONFIG_INTEGER = 2 ** 31 - 1; // the core's int
 const DTYPES = ['float32', 'float16', 'bfloat16'];
 
 /** Whether a file is a safetensors file: an 8-byte little-endian header length, then the header's '{'. */
@@ -50,6 +51,10 @@ export function readConfig(config) {
   const int = (name, value, fallback) => {
     if (value === undefined && fallback === undefined) throw valueError(`loadModel: config: ${name} is missing`);
     if (value !== undefined && !Number.isInteger(value)) throw valueError(`loadModel: config: ${name} must be an integer (got ${describe(value)})`);
+    // the core's sizes are 32-bit: a larger value would wrap to a small one on the way in
+    if (value !== undefined && (value < 0 || value > MAX_CONFIG_INTEGER)) {
+      throw (value < 0 ? valueError : limitError)(`loadModel: config: ${name} must be an integer 0..${MAX_CONFIG_INTEGER} (got ${describe(value)})`);
+    }
     return value ?? fallback;
   };
   const dModel = int('n_embd', o.n_embd);
@@ -203,6 +208,11 @@ export class Gpt2Model extends Model {
       }
       const ids = this.#window('inspect', input);
       const n = ids.length, { layers: L, heads: H, vocabulary: V } = this.config, top = GPT2_LIMITS.top;
+      // the results' bytes before anything is allocated (the core counts them again, in 64 bits)
+      const bytes = F32 * L * H * n * n + (I32 + F32) * n * top + (o.lens ? I32 * L * n : 0) + (o.logits ? F32 * n * V : 0);
+      if (bytes > GPT2_LIMITS.maxResultMB * 1e6) {
+        throw limitError(`inspect: ${n} tokens' results take ${bytes} bytes (the attention of ${L} layers x ${H} heads x ${n} x ${n}${o.logits ? `, logits ${n} x ${V}` : ''}), past the limit of ${GPT2_LIMITS.maxResultMB} MB; use fewer tokens${o.logits ? ' or leave out the logits' : ''}`);
+      }
       const heap = this.heap;
       return this.#ablated(handle, 'inspect', o.ablate, () => heap.withBlock({
         tokens: I32 * n, attention: F32 * L * H * n * n, ids: I32 * n * top, p: F32 * n * top,

@@ -22,7 +22,7 @@
 //   - runs the body of each public method of its own through this.guarded(name, fn):
 //     fn gets the live handle, and anything it throws reaches the caller as an
 //     AttnlabError with a code (a destroyed model: ERR_ARG naming the method).
-import { AttnlabError, argError, describe, guard, valueError } from './errors.js';
+import { AttnlabError, argError, describe, guard, limitError, valueError } from './errors.js';
 import { SCHEDULES } from './constants.js';
 import { trainDefaults } from './defaults.js';
 import { options, toBytes, toChoice, toInteger, toNumber } from './matrix.js';
@@ -169,14 +169,20 @@ export function loadHandle(heap, file, load) {
 export function withAblation(heap, name, ablate, { layers, heads }, set, fn) {
   if (ablate === undefined || ablate === null) return fn();
   if (!Array.isArray(ablate)) throw argError(`${name}: ablate: expected an array of { layer, head } (got ${describe(ablate)})`);
+  if (ablate.length > layers * heads) {
+    throw limitError(`${name}: ablate: ${ablate.length} heads; the model has ${layers * heads}`);
+  }
   const pairs = new Int32Array(2 * ablate.length);
-  ablate.forEach((h, i) => {
+  // read by index: a hole (`[, h]`) is an error, not skipped (forEach would leave its pair at head (0, 0))
+  for (let i = 0; i < ablate.length; i++) {
+    if (!Object.hasOwn(ablate, i)) throw argError(`${name}: ablate[${i}]: a hole in the array; expected { layer, head }`);
+    const h = ablate[i];
     if (h === null || typeof h !== 'object') throw argError(`${name}: ablate[${i}]: expected { layer, head } (got ${describe(h)})`);
     const { layer, head } = h;
     if (layer === undefined || head === undefined) throw argError(`${name}: ablate[${i}]: needs both layer and head`);
     pairs[2 * i] = toInteger(`ablate[${i}].layer`, layer, undefined, 0, layers - 1);
     pairs[2 * i + 1] = toInteger(`ablate[${i}].head`, head, undefined, 0, heads - 1);
-  });
+  }
   heap.withBlock({ pairs: I32 * pairs.length }, (p) => {
     heap.writeI32(p.pairs, pairs);
     heap.check(set({ pairs: p.pairs, n: ablate.length }), name);

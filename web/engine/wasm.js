@@ -212,6 +212,8 @@ export async function joinPool(module, memory, tid) {
 export const F32 = 4, I32 = 4, F64 = 8, U8 = 1;
 
 const ALIGN = 16;
+/** Bytes of one call's block: malloc takes a 32-bit size, so a larger request would wrap to a small one. */
+const MAX_BLOCK = 2 ** 31 - 1;
 const internalError = (message) => new AttnlabError('ERR_INTERNAL', `attnlab: ${message}`);
 
 /** Binds one export: called with an object of its named arguments. */
@@ -278,6 +280,9 @@ export class Heap {
       } else {
         pointers[name] = -1;
       }
+    }
+    if (!(bytes <= MAX_BLOCK)) {
+      throw new AttnlabError('ERR_LIMIT', `attnlab: a call's block of ${bytes} bytes is past the limit of ${MAX_BLOCK} (the WASM heap's malloc takes a 32-bit size)`);
     }
     const base = this.#malloc(bytes);
     try {
