@@ -179,8 +179,8 @@ int attn_backward_checked(const AttnConfig *c, const AttnParams *p, AttnParamGra
  * attention layer. Head h reads columns [h d_k, (h+1) d_k) of Q and K and
  * [h d_v, (h+1) d_v) of V, rows ld apart, and writes its context to the
  * same columns of Z; each head is one attn_forward (softmax, temperature 1).
- * Hooks: RoPE (Su et al.) turns each head's query and key pairs (2i, 2i+1)
- * of row t by t theta_i before scoring (the caller's Q and K stay as they
+ * Hooks: RoPE (Su et al.) turns each head's query and key pairs (2i, 2i+1),
+ * or GPT-NeoX's (i, i + r/2) over its first r dimensions, of row t by t theta_i before scoring (the caller's Q and K stay as they
  * are); ALiBi adds -m_h |i - j| to head h's scores; an ablated head's
  * context is zero and passes no gradient. */
 typedef struct {
@@ -190,10 +190,17 @@ typedef struct {
     AttnScore score;       /* dot, scaled_dot or cosine */
     nn_real beta;          /* cosine's scale (1 = plain cosine) */
     int causal;            /* token i sees tokens j <= i */
-    const nn_real *rope;   /* (n, d_k / 2, 2) cos, sin of t theta_i, or NULL */
+    const nn_real *rope;   /* (n, r / 2, 2) cos, sin of t theta_i (attn_rope_table), or NULL */
     const nn_real *alibi;  /* (heads) slopes m_h, or NULL */
     const uint8_t *ablate; /* (heads) 1: the head's context is zero, or NULL */
+    int rope_dims;         /* r: the first r of each head's d_k turned (0: all d_k); even */
+    int rope_half;         /* 0: pairs (2i, 2i+1) (Su et al.); 1: pairs (i, i + r/2), rotate-half (GPT-NeoX) */
 } AttnHeadsConfig;
+
+/* RoPE's table for n positions and `pairs` turned pairs of a width w:
+ * out (n, pairs, 2) = cos, sin of t theta_i, theta_i = base^(-2i / w)
+ * (w: the head's d_k, or GPT-NeoX's r turned dimensions). */
+void attn_rope_table(nn_real *out, int n, int pairs, int w, double base);
 
 typedef struct {
     const nn_real *q, *k, *v; /* (n, heads d_k), (n, heads d_k), (n, heads d_v) */

@@ -1,5 +1,5 @@
-/* attnlab GPT-2: a GPT-2-family checkpoint (Hugging Face's model.safetensors
- * and its config.json) opened for inspection, forward only: token and
+/* attnlab GPT-2: a GPT-2-family or GPT-NeoX checkpoint (Hugging Face's
+ * model.safetensors and its config.json) opened for inspection, forward only: token and
  * learned position embeddings, pre-LayerNorm blocks of causal multi-head
  * attention and a gelu_new MLP with residuals, a final LayerNorm and the
  * unembedding (tied to the token embedding or its own lm_head). Every head's
@@ -50,6 +50,13 @@ typedef struct {
     int context;    /* n_positions */
     int vocab;      /* vocab_size */
     double epsilon; /* layer_norm_epsilon, > 0 */
+    /* GPT-NeoX (Pythia): its tensor names (gpt_neox.*, embed_out), nn.Linear weights
+     * [out, in], query_key_value's output head-major; no learned positions but RoPE */
+    int neox;
+    int rotary_dims;    /* GPT-NeoX: the first r = rotary_pct D of each head's dimensions turned, even, 2..D */
+    double rotary_base; /* GPT-NeoX: rotary_emb_base, > 0 */
+    int parallel;       /* 1: x + attn(ln_1 x) + mlp(ln_2 x) (use_parallel_residual); 0: one after the other */
+    int gelu_exact;     /* 1: GELU's exact (erf) form ('gelu'); 0: the tanh form ('gelu_new') */
 } Gpt2Config;
 
 typedef struct Gpt2 Gpt2;

@@ -4,6 +4,7 @@
  * split their rows across the pool's threads (gemm_parallel.h) and each head's
  * attention its row blocks (attn_forward / attn_backward); the heads run one
  * after another. */
+#include <math.h>
 #include <string.h>
 
 #include "attnlab/attention.h"
@@ -82,20 +83,37 @@ static void add_cols(nn_real *dst, const nn_real *src, int n, int ld, int c0, in
     }
 }
 
-/* RoPE on rows x (n, d): sign +1: (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos),
- * the rotation by t theta_i; sign -1: its transpose (the backward's). Then
- * q'_i . k'_j = q_i . R(j - i) k_j: position enters only through the offset. */
-static void rope_turn(nn_real *x, const nn_real *rope, int n, int d, nn_real sign) {
-    int half = d / 2;
+/* RoPE on rows x (n, d), its first r dimensions: sign +1: each pair (x0, x1) ->
+ * (x0 cos - x1 sin, x0 sin + x1 cos), the rotation by t theta_i; sign -1: its
+ * transpose (the backward's). Pair i is (2i, 2i+1), or (i, i + r/2) with
+ * `half` (GPT-NeoX's rotate-half). Then q'_i . k'_j = q_i . R(j - i) k_j:
+ * position enters only through the offset. */
+static void rope_turn(nn_real *x, const nn_real *rope, int n, int d, int r, int half_pairs, nn_real sign) {
+    int half = r / 2, step = half_pairs ? 1 : 2, other = half_pairs ? half : 1;
     for (int t = 0; t < n; t++) {
         const nn_real *cs = rope + (size_t)t * half * 2;
-        nn_real *r = x + (size_t)t * d;
+        nn_real *row = x + (size_t)t * d;
         for (int i = 0; i < half; i++) {
-            nn_real c = cs[2 * i], sn = sign * cs[2 * i + 1], x0 = r[2 * i], x1 = r[2 * i + 1];
-            r[2 * i] = x0 * c - x1 * sn;
-            r[2 * i + 1] = x0 * sn + x1 * c;
+            nn_real *a = row + i * step, *b = a + other;
+            nn_real c = cs[2 * i], sn = sign * cs[2 * i + 1], x0 = *a, x1 = *b;
+            *a = x0 * c - x1 * sn;
+            *b = x0 * sn + x1 * c;
         }
     }
+}
+
+void attn_rope_table(nn_real *out, int n, int pairs, int w, double base) {
+    for (int t = 0; t < n; t++)
+        for (int i = 0; i < pairs; i++) {
+            double angle = t * pow(base, -2.0 * i / w);
+            out[((size_t)t * pairs + i) * 2] = (nn_real)cos(angle);
+            out[((size_t)t * pairs + i) * 2 + 1] = (nn_real)sin(angle);
+        }
+}
+
+/* Head rows' RoPE, as the config asks (sign as rope_turn's). */
+static void rope_heads(const AttnHeadsConfig *c, nn_real *x, int n, nn_real sign) {
+    rope_turn(x, c->rope, n, c->d_k, c->rope_dims ? c->rope_dims : c->d_k, c->rope_half, sign);
 }
 
 /* Head hd's queries, keys and values gathered into scratch (RoPE applied). */
@@ -105,8 +123,8 @@ static void gather_head(const AttnHeadsConfig *c, const AttnHeadsIO *io, const H
     gather_cols(scratch + s->kh, io->k, c->n, io->ldk, hd * c->d_k, c->d_k);
     gather_cols(scratch + s->vh, io->v, c->n, io->ldv, hd * c->d_v, c->d_v);
     if (c->rope) {
-        rope_turn(scratch + s->qh, c->rope, c->n, c->d_k, 1);
-        rope_turn(scratch + s->kh, c->rope, c->n, c->d_k, 1);
+        rope_heads(c, scratch + s->qh, c->n, 1);
+        rope_heads(c, scratch + s->kh, c->n, 1);
     }
 }
 
@@ -177,8 +195,8 @@ int attn_heads_backward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real
                                      io->weights + hd * nn, scratch + s.qh, scratch + s.kh, scratch + s.vh,
                                      scratch + s.attn));
         if (c->rope) {
-            rope_turn(dqh, c->rope, n, c->d_k, -1);
-            rope_turn(dkh, c->rope, n, c->d_k, -1);
+            rope_heads(c, dqh, n, -1);
+            rope_heads(c, dkh, n, -1);
         }
         if (dq) add_cols(dq, dqh, n, io->ldq, hd * c->d_k, c->d_k);
         if (dk) add_cols(dk, dkh, n, io->ldk, hd * c->d_k, c->d_k);
@@ -191,7 +209,7 @@ int attn_heads_backward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real
 
 /* The heads of a self-attention problem: plain softmax heads, no hooks. */
 static AttnHeadsConfig self_heads(const SelfAttnConfig *c) {
-    AttnHeadsConfig h = {c->n, c->heads, c->d_k / c->heads, c->d_v / c->heads, c->score, 1, c->causal, NULL, NULL, NULL};
+    AttnHeadsConfig h = {c->n, c->heads, c->d_k / c->heads, c->d_v / c->heads, c->score, 1, c->causal, NULL, NULL, NULL, 0, 0};
     return h;
 }
 

@@ -1,6 +1,8 @@
 /* A two-layer perceptron with GELU (src/layers/mlp.h). */
 #include "layers/mlp.h"
 
+#include <math.h>
+
 #include "base/pool.h"
 #include "core/gemm_parallel.h"
 #include "core/vec.h"
@@ -77,23 +79,29 @@ void mlp_add(OptParams *p, MlpWeights *w, int C, int F) {
     opt_add(p, &w->b2, (size_t)C, 0, OPT_INIT_ZERO);
 }
 
+void gelu_exact_forward(nn_real *y, const nn_real *x, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = (nn_real)(0.5 * x[i] * (1 + erf(x[i] * 0.7071067811865476)));
+}
+
 static void forward(VecGemmKind kind, nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n,
-                    int C, int F) {
+                    int C, int F, int exact) {
     const VecGemm up = {kind, h, F, x, C, w->W1, F, n, F, C, 0};
     vec_gemm_parallel(&up, 1);
     for (int r = 0; r < n; r++) vec_axpy(h + (size_t)r * F, 1, w->b1, F);
-    gelu_forward(a, h, (size_t)n * F);
+    if (exact) gelu_exact_forward(a, h, (size_t)n * F);
+    else gelu_forward(a, h, (size_t)n * F);
     const VecGemm down = {kind, y, C, a, F, w->W2, C, n, C, F, 0};
     vec_gemm_parallel(&down, 1);
     for (int r = 0; r < n; r++) vec_axpy(y + (size_t)r * C, 1, w->b2, C);
 }
 
 void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F) {
-    forward(VEC_GEMM_NN, y, h, a, x, w, n, C, F);
+    forward(VEC_GEMM_NN, y, h, a, x, w, n, C, F, 0);
 }
 
-void mlp_forward_packed(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F) {
-    forward(VEC_GEMM_PACKED, y, h, a, x, w, n, C, F);
+void mlp_forward_packed(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F,
+                        int exact) {
+    forward(VEC_GEMM_PACKED, y, h, a, x, w, n, C, F, exact);
 }
 
 void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, const nn_real *x, const nn_real *h,

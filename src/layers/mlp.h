@@ -18,8 +18,10 @@ void mlp_add(OptParams *p, MlpWeights *w, int C, int F);
 
 /* y (n, C); h (n, F) = x W1 + b1 and a (n, F) = gelu(h) kept for the backward; x (n, C). */
 void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F);
-/* The same with W1 and W2 in vec_pack's panels (read-only weights packed once: GPT-2's). */
-void mlp_forward_packed(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F);
+/* The same with W1 and W2 in vec_pack's panels (read-only weights packed once: a checkpoint's);
+ * exact 1: GELU's exact form u/2 (1 + erf(u / sqrt 2)) (GPT-NeoX's 'gelu'), 0: the tanh form. */
+void mlp_forward_packed(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F,
+                        int exact);
 /* From dy (n, C): dx (n, C) +=, the weights' gradients g +=; da (n, F) is
  * scratch (then dL/dh). */
 void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, const nn_real *x, const nn_real *h,
@@ -27,6 +29,8 @@ void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, co
 
 /* The activation alone, elementwise: y = gelu(x), and dx += gelu'(x) dy. */
 void gelu_forward(nn_real *y, const nn_real *x, size_t n);
+/* y = x/2 (1 + erf(x / sqrt 2)), the exact form. */
+void gelu_exact_forward(nn_real *y, const nn_real *x, size_t n);
 void gelu_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n);
 
 #endif

@@ -3,6 +3,7 @@
  * checked against the config before anything large is allocated, then the
  * weights converted chunk by chunk. The passes are in gpt2_run.c. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,16 @@ int gpt2_check_config(const Gpt2Config *c) {
     if (c->d_model % c->heads)
         return nn_fail(NN_ERR_SHAPE, "n_head: %d heads do not divide n_embd %d", c->heads, c->d_model);
     if (!(c->epsilon > 0) || !isfinite(c->epsilon))
-        return nn_fail(NN_ERR_VALUE, "layer_norm_epsilon must be a finite number > 0 (got %g)", c->epsilon);
+        return nn_fail(NN_ERR_VALUE, "%s must be a finite number > 0 (got %g)",
+                       c->neox ? "layer_norm_eps" : "layer_norm_epsilon", c->epsilon);
+    if (c->neox) {
+        int D = c->d_model / c->heads;
+        if (c->rotary_dims < 2 || c->rotary_dims > D || c->rotary_dims % 2)
+            return nn_fail(NN_ERR_VALUE, "rotary_pct: %d of a head's %d dimensions turned; need an even number 2..%d",
+                           c->rotary_dims, D, D);
+        if (!(c->rotary_base > 0) || !isfinite(c->rotary_base))
+            return nn_fail(NN_ERR_VALUE, "rotary_emb_base must be a finite number > 0 (got %g)", c->rotary_base);
+    }
     /* one head's causal attention over the whole context must stay within the core's work limit */
     double work = (double)c->context * c->context * 2.0 * (c->d_model / c->heads);
     if (work > ATTN_MAX_WORK)
@@ -49,26 +59,28 @@ int gpt2_check_config(const Gpt2Config *c) {
 double gpt2_param_count(const Gpt2Config *c, int tied) {
     double C = c->d_model, F = c->d_ff, V = c->vocab;
     double block = 2 * C + C * 3 * C + 3 * C + C * C + C + 2 * C + C * F + F + F * C + C;
-    return V * C + (double)c->context * C + c->layers * block + 2 * C + (tied ? 0 : V * C);
+    return V * C + (c->neox ? 0 : (double)c->context * C) + c->layers * block + 2 * C + (tied ? 0 : V * C);
 }
 
 /* ---- the tensors a config needs ----------------------------------------------- */
 
 typedef struct {
-    char name[48];   /* without the "transformer." prefix */
+    char name[80];   /* without the "transformer." prefix */
     int ndim;
     int64_t shape[2];
     nn_real **slot;
     Gpt2Pack pack; /* how it is laid out in memory */
     int found;     /* index of the file's tensor + 1 */
+    int group;     /* the block it goes in: 0 the embeddings, 1 + l layer l's, layers + 1 the rest */
+    int head_d;    /* Gpt2Load's */
 } Expect;
 
-/* The expected tensors in block order (lm_head last, untied only); returns their count. */
+/* The expected tensors in block order (the unembedding last, untied only); returns their count. */
 static int expected(Gpt2 *m, Expect *e, int tied) {
     const Gpt2Config *c = &m->c;
     int64_t C = c->d_model, F = c->d_ff;
     Gpt2Weights *w = &m->w;
-    int n = 0;
+    int n = 0, group = 0, head_d = 0;
 #define EXPECT(slot_, pack_, d0, d1, ...)                                 \
     do {                                                                  \
         snprintf(e[n].name, sizeof e[n].name, __VA_ARGS__);               \
@@ -78,28 +90,61 @@ static int expected(Gpt2 *m, Expect *e, int tied) {
         e[n].slot = &(slot_);                                             \
         e[n].pack = (pack_);                                              \
         e[n].found = 0;                                                   \
+        e[n].group = group;                                               \
+        e[n].head_d = head_d;                                             \
         n++;                                                              \
     } while (0)
-    /* the unembedding's matrix (wte when tied) as the products' panels of its transpose */
-    EXPECT(w->wte, tied ? GPT2_PACK_TRANSPOSED : GPT2_ROWS, c->vocab, C, "wte.weight");
-    EXPECT(w->wpe, GPT2_ROWS, c->context, C, "wpe.weight");
+    /* A layer's tensors in each layout: its slot in Gpt2Weights, GPT-2's name and GPT-NeoX's, and
+     * its shape as (rows, cols) in C, F units (GPT-2's Conv1D [in, out]; GPT-NeoX's nn.Linear is
+     * [out, in], B^T of the products' B); cols 0 for a vector. */
+    enum { ONE_C = 1, THREE_C = 3, ONE_F = -1 };
+    static const struct {
+        size_t slot;
+        const char *gpt2, *neox;
+        int rows, cols;
+    } layer[] = {
+        {offsetof(Gpt2Weights, ln1w), "h.%d.ln_1.weight", "gpt_neox.layers.%d.input_layernorm.weight", ONE_C, 0},
+        {offsetof(Gpt2Weights, ln1b), "h.%d.ln_1.bias", "gpt_neox.layers.%d.input_layernorm.bias", ONE_C, 0},
+        {offsetof(Gpt2Weights, qkvw), "h.%d.attn.c_attn.weight", "gpt_neox.layers.%d.attention.query_key_value.weight",
+         ONE_C, THREE_C},
+        {offsetof(Gpt2Weights, qkvb), "h.%d.attn.c_attn.bias", "gpt_neox.layers.%d.attention.query_key_value.bias",
+         THREE_C, 0},
+        {offsetof(Gpt2Weights, projw), "h.%d.attn.c_proj.weight", "gpt_neox.layers.%d.attention.dense.weight", ONE_C,
+         ONE_C},
+        {offsetof(Gpt2Weights, projb), "h.%d.attn.c_proj.bias", "gpt_neox.layers.%d.attention.dense.bias", ONE_C, 0},
+        {offsetof(Gpt2Weights, ln2w), "h.%d.ln_2.weight", "gpt_neox.layers.%d.post_attention_layernorm.weight", ONE_C, 0},
+        {offsetof(Gpt2Weights, ln2b), "h.%d.ln_2.bias", "gpt_neox.layers.%d.post_attention_layernorm.bias", ONE_C, 0},
+        {offsetof(Gpt2Weights, fcw), "h.%d.mlp.c_fc.weight", "gpt_neox.layers.%d.mlp.dense_h_to_4h.weight", ONE_C, ONE_F},
+        {offsetof(Gpt2Weights, fcb), "h.%d.mlp.c_fc.bias", "gpt_neox.layers.%d.mlp.dense_h_to_4h.bias", ONE_F, 0},
+        {offsetof(Gpt2Weights, fcprojw), "h.%d.mlp.c_proj.weight", "gpt_neox.layers.%d.mlp.dense_4h_to_h.weight", ONE_F,
+         ONE_C},
+        {offsetof(Gpt2Weights, fcprojb), "h.%d.mlp.c_proj.bias", "gpt_neox.layers.%d.mlp.dense_4h_to_h.bias", ONE_C, 0},
+    };
+#define UNITS(u) ((u) == ONE_F ? F : (u) * C)
+    int neox = c->neox;
+    /* the unembedding's matrix (the token embedding when tied) as the products' panels of its transpose */
+    Gpt2Pack matrix = neox ? GPT2_PACK_TRANSPOSED : GPT2_PACK;
+    EXPECT(w->wte, tied ? GPT2_PACK_TRANSPOSED : GPT2_ROWS, c->vocab, C, neox ? "gpt_neox.embed_in.weight" : "wte.weight");
+    if (!neox) EXPECT(w->wpe, GPT2_ROWS, c->context, C, "wpe.weight");
     for (int l = 0; l < c->layers; l++) {
-        EXPECT(w->ln1w[l], GPT2_ROWS, C, 0, "h.%d.ln_1.weight", l);
-        EXPECT(w->ln1b[l], GPT2_ROWS, C, 0, "h.%d.ln_1.bias", l);
-        EXPECT(w->qkvw[l], GPT2_PACK, C, 3 * C, "h.%d.attn.c_attn.weight", l);
-        EXPECT(w->qkvb[l], GPT2_ROWS, 3 * C, 0, "h.%d.attn.c_attn.bias", l);
-        EXPECT(w->projw[l], GPT2_PACK, C, C, "h.%d.attn.c_proj.weight", l);
-        EXPECT(w->projb[l], GPT2_ROWS, C, 0, "h.%d.attn.c_proj.bias", l);
-        EXPECT(w->ln2w[l], GPT2_ROWS, C, 0, "h.%d.ln_2.weight", l);
-        EXPECT(w->ln2b[l], GPT2_ROWS, C, 0, "h.%d.ln_2.bias", l);
-        EXPECT(w->fcw[l], GPT2_PACK, C, F, "h.%d.mlp.c_fc.weight", l);
-        EXPECT(w->fcb[l], GPT2_ROWS, F, 0, "h.%d.mlp.c_fc.bias", l);
-        EXPECT(w->fcprojw[l], GPT2_PACK, F, C, "h.%d.mlp.c_proj.weight", l);
-        EXPECT(w->fcprojb[l], GPT2_ROWS, C, 0, "h.%d.mlp.c_proj.bias", l);
+        group = 1 + l;
+        for (size_t k = 0; k < sizeof layer / sizeof *layer; k++) {
+            nn_real **slot = (nn_real **)((char *)w + layer[k].slot) + l;
+            int64_t rows = UNITS(layer[k].rows), cols = layer[k].cols ? UNITS(layer[k].cols) : 0;
+            /* GPT-NeoX's query_key_value: outputs (head, q|k|v, D) */
+            int qkv = layer[k].slot == offsetof(Gpt2Weights, qkvw) || layer[k].slot == offsetof(Gpt2Weights, qkvb);
+            head_d = neox && qkv ? (int)(C / c->heads) : 0;
+            const char *name = neox ? layer[k].neox : layer[k].gpt2;
+            if (cols && neox) EXPECT(*slot, matrix, cols, rows, name, l); /* [out, in] */
+            else EXPECT(*slot, cols ? matrix : GPT2_ROWS, rows, cols, name, l);
+        }
+        head_d = 0;
     }
-    EXPECT(w->lnfw, GPT2_ROWS, C, 0, "ln_f.weight");
-    EXPECT(w->lnfb, GPT2_ROWS, C, 0, "ln_f.bias");
-    if (!tied) EXPECT(w->unembed, GPT2_PACK_TRANSPOSED, c->vocab, C, "lm_head.weight");
+    group = c->layers + 1;
+    EXPECT(w->lnfw, GPT2_ROWS, C, 0, neox ? "gpt_neox.final_layer_norm.weight" : "ln_f.weight");
+    EXPECT(w->lnfb, GPT2_ROWS, C, 0, neox ? "gpt_neox.final_layer_norm.bias" : "ln_f.bias");
+    if (!tied) EXPECT(w->unembed, GPT2_PACK_TRANSPOSED, c->vocab, C, neox ? "embed_out.weight" : "lm_head.weight");
+#undef UNITS
 #undef EXPECT
     return n;
 }
@@ -112,11 +157,17 @@ static const char *bare(const char *name) {
     return strncmp(name, prefix, sizeof prefix - 1) ? name : name + sizeof prefix - 1;
 }
 
-/* The attention's causal-mask buffers Hugging Face saves with some files: not weights. */
+/* The buffers Hugging Face saves with some files: the attention's causal mask
+ * (GPT-2, GPT-NeoX) and GPT-NeoX's rotary frequencies. Not weights. */
 static int ignored(const char *name) {
     int layer, end = 0;
-    if (sscanf(name, "h.%d.attn.%n", &layer, &end) != 1 || !end) return 0;
-    return !strcmp(name + end, "bias") || !strcmp(name + end, "masked_bias");
+    if (sscanf(name, "h.%d.attn.%n", &layer, &end) == 1 && end)
+        return !strcmp(name + end, "bias") || !strcmp(name + end, "masked_bias");
+    end = 0;
+    if (sscanf(name, "gpt_neox.layers.%d.attention.%n", &layer, &end) == 1 && end)
+        return !strcmp(name + end, "bias") || !strcmp(name + end, "masked_bias") ||
+               !strcmp(name + end, "rotary_emb.inv_freq");
+    return 0;
 }
 
 static int same_shape(const StTensor *t, const Expect *e) {
@@ -135,7 +186,7 @@ static void shape_text(char *out, size_t cap, int ndim, const int64_t *shape) {
 
 /* Matches the file's tensors to the expected ones: every check of a name,
  * dtype and shape, each failure naming the tensor. */
-static int match(const StTable *t, Expect *e, int n) {
+static int match(const StTable *t, Expect *e, int n, const char *arch) {
     for (int i = 0; i < t->count; i++) {
         const StTensor *x = &t->tensors[i];
         const char *name = bare(x->name);
@@ -143,7 +194,7 @@ static int match(const StTable *t, Expect *e, int n) {
         Expect *hit = NULL;
         for (int k = 0; k < n && !hit; k++)
             if (!strcmp(e[k].name, name)) hit = &e[k];
-        if (!hit) return nn_fail(NN_ERR_VALUE, "%s: not a tensor of a GPT-2 checkpoint of this config", x->name);
+        if (!hit) return nn_fail(NN_ERR_VALUE, "%s: not a tensor of a %s checkpoint of this config", x->name, arch);
         if (hit->found)
             return nn_fail(NN_ERR_VALUE, "%s: the file holds it twice (as %s too)", x->name,
                            t->tensors[hit->found - 1].name);
@@ -162,9 +213,10 @@ static int match(const StTable *t, Expect *e, int n) {
     return NN_OK;
 }
 
-static int has_lm_head(const StTable *t) {
+/* Whether the file has an unembedding of its own (GPT-2's lm_head, GPT-NeoX's embed_out). */
+static int has_unembed(const StTable *t, int neox) {
     for (int i = 0; i < t->count; i++)
-        if (!strcmp(bare(t->tensors[i].name), "lm_head.weight")) return 1;
+        if (!strcmp(bare(t->tensors[i].name), neox ? "embed_out.weight" : "lm_head.weight")) return 1;
     return 0;
 }
 
@@ -181,9 +233,6 @@ static size_t tensor_count(const Expect *e) {
     packed_shape(e, &K, &N);
     return e->pack == GPT2_ROWS ? (size_t)K * N : vec_packed_size(N, K);
 }
-
-/* The block expected tensor k goes in: 0 the embeddings, 1 + l layer l's, layers + 1 the rest. */
-static int group_of(int k, int layers) { return k < 2 ? 0 : k < 2 + 12 * layers ? 1 + (k - 2) / 12 : layers + 1; }
 
 static int by_begin(const void *a, const void *b) {
     const Gpt2Load *x = a, *y = b;
@@ -206,9 +255,9 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
     int st = st_parse(&m->table, header, header_len, (uint64_t)file_size);
     int n = 0;
     if (st == NN_OK) {
-        m->tied = !has_lm_head(&m->table);
+        m->tied = !has_unembed(&m->table, c->neox);
         n = expected(m, e, m->tied);
-        st = match(&m->table, e, n);
+        st = match(&m->table, e, n, c->neox ? "GPT-NeoX" : "GPT-2");
     }
     if (st == NN_OK) {
         m->params = gpt2_param_count(c, m->tied);
@@ -216,14 +265,15 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
     }
     /* everything is checked: now the weights, a block per group */
     size_t sizes[GPT2_MAX_LAYERS + 2] = {0};
-    for (int k = 0; k < n && st == NN_OK; k++) sizes[group_of(k, c->layers)] += tensor_count(&e[k]);
+    for (int k = 0; k < n && st == NN_OK; k++) sizes[e[k].group] += tensor_count(&e[k]);
     int allocated = 1;
     for (int g = 0; g < c->layers + 2 && st == NN_OK; g++)
         if (sizes[g]) allocated &= (m->blocks[g] = malloc(sizeof(nn_real) * sizes[g])) != NULL;
     if (st == NN_OK) {
         m->loads = malloc(sizeof *m->loads * (size_t)n);
         m->ablate = calloc((size_t)c->layers * c->heads, 1);
-        if (!allocated || !m->loads || !m->ablate)
+        if (c->neox) m->rope = malloc(sizeof(nn_real) * (size_t)c->context * c->rotary_dims);
+        if (!allocated || !m->loads || !m->ablate || (c->neox && !m->rope))
             st = nn_fail(NN_ERR_NOMEM, "out of memory for %.0f parameters (%.2f GB)", m->params,
                          m->params * sizeof(nn_real) / 1e9);
     }
@@ -235,11 +285,11 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
     size_t at[GPT2_MAX_LAYERS + 2] = {0};
     for (int k = 0; k < n; k++) {
         const StTensor *x = &m->table.tensors[e[k].found - 1];
-        int g = group_of(k, c->layers);
+        int g = e[k].group;
         size_t count = tensor_count(&e[k]);
         *e[k].slot = m->blocks[g] + at[g];
         int64_t cols = e[k].ndim == 2 ? e[k].shape[1] : 1;
-        m->loads[k] = (Gpt2Load){x->begin, x->end, x->dtype, *e[k].slot, x->name, e[k].pack, cols};
+        m->loads[k] = (Gpt2Load){x->begin, x->end, x->dtype, *e[k].slot, x->name, e[k].pack, cols, e[k].head_d};
         if (e[k].pack != GPT2_ROWS) { /* zeros in the last panel's padding (the file fills the rest) */
             int K, N;
             packed_shape(&e[k], &K, &N);
@@ -249,6 +299,7 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
         at[g] += count;
     }
     if (m->tied) m->w.unembed = m->w.wte;
+    if (m->rope) attn_rope_table(m->rope, c->context, c->rotary_dims / 2, c->rotary_dims, c->rotary_base);
     m->dtype = (int)m->loads[0].dtype;
     m->n_loads = n;
     qsort(m->loads, (size_t)n, sizeof *m->loads, by_begin);
@@ -268,6 +319,7 @@ static int convert(Gpt2 *m, const Gpt2Load *x, const uint8_t *bytes, uint64_t po
     /* element k is (row, col) of the file's row-major tensor; a packed one goes to its panel */
     int64_t cols = x->cols, rows = count / cols, row = lo / cols, col = lo % cols;
     int nr = vec_panel_width();
+    int64_t D = x->head_d, width = rows / 3; /* GPT-NeoX's query_key_value: width C */
     for (int64_t k = lo; k < hi; k++) {
         int64_t e0 = begin + k * es;
         uint8_t b[4];
@@ -279,11 +331,15 @@ static int convert(Gpt2 *m, const Gpt2Load *x, const uint8_t *bytes, uint64_t po
         if (!isfinite(v))
             return nn_fail(NN_ERR_VALUE, "%s[%lld] is %s; weights must be finite numbers", x->name, (long long)k,
                            isnan(v) ? "NaN" : "infinite");
+        /* output row (head h, s of q|k|v, d) of a head-major query_key_value is column s C + h D + d */
+        int64_t out = D ? (row / D % 3) * width + row / (3 * D) * D + row % D : row;
         size_t at = (size_t)k;
         if (x->pack == GPT2_PACK) /* B (rows, cols): panel col / nr, row by row */
             at = (size_t)(col / nr) * rows * nr + (size_t)row * nr + (size_t)(col % nr);
         else if (x->pack == GPT2_PACK_TRANSPOSED) /* B^T: B (cols, rows), panel row / nr */
-            at = (size_t)(row / nr) * cols * nr + (size_t)col * nr + (size_t)(row % nr);
+            at = (size_t)(out / nr) * cols * nr + (size_t)col * nr + (size_t)(out % nr);
+        else if (cols == 1) /* a vector (a bias) */
+            at = (size_t)out;
         x->dst[at] = (nn_real)v;
         if (++col == cols) col = 0, row++;
     }
@@ -332,6 +388,7 @@ void gpt2_destroy(Gpt2 *m) {
     free(m->loads);
     for (int g = 0; g < GPT2_MAX_LAYERS + 2; g++) free(m->blocks[g]);
     free(m->ablate);
+    free(m->rope);
     free(m);
 }
 

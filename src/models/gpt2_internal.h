@@ -8,10 +8,12 @@
 #include "attnlab/gpt2.h"
 #include "layers/safetensors.h"
 
-/* One pointer per tensor, into the model's blocks; the names are Hugging Face's. */
+/* One pointer per tensor, into the model's blocks; the names are Hugging Face's GPT-2 ones
+ * (GPT-NeoX's: embed_in, input_layernorm, query_key_value, dense, post_attention_layernorm,
+ * dense_h_to_4h, dense_4h_to_h, final_layer_norm, embed_out). */
 typedef struct {
     nn_real *wte;                   /* (V, C) wte.weight; tied: the unembedding's panels (see unembed) */
-    nn_real *wpe;                   /* (context, C) wpe.weight */
+    nn_real *wpe;                   /* (context, C) wpe.weight; NULL for GPT-NeoX (RoPE) */
     nn_real *ln1w[GPT2_MAX_LAYERS]; /* (C) h.l.ln_1.weight, .bias */
     nn_real *ln1b[GPT2_MAX_LAYERS];
     nn_real *qkvw[GPT2_MAX_LAYERS];  /* (C, 3C) h.l.attn.c_attn.weight (Conv1D: [in, out]), queries | keys | values */
@@ -45,6 +47,7 @@ typedef struct {
     const char *name; /* into the model's table */
     Gpt2Pack pack;
     int64_t cols;
+    int head_d; /* GPT-NeoX's query_key_value: its outputs (head, q|k|v, D) go to q|k|v (heads, D); else 0 */
 } Gpt2Load;
 
 struct Gpt2 {
@@ -58,6 +61,7 @@ struct Gpt2 {
      * fails even where the heap has room for it (gpt2-large's 3.1 GB). */
     nn_real *blocks[GPT2_MAX_LAYERS + 2];
     Gpt2Weights w;
+    nn_real *rope;   /* (context, r / 2, 2) GPT-NeoX's RoPE table, else NULL */
     uint8_t *ablate; /* (L, H) 1: the head's context is zero */
     /* loading: the file's table, the tensors to convert (sorted by begin),
      * bytes taken so far and the last 8 of them (an element may straddle two chunks) */

@@ -47,7 +47,8 @@ typedef struct {
 
 static AttnHeadsConfig heads_of(const Gpt2 *m, int layer, int n) {
     int D = m->c.d_model / m->c.heads;
-    AttnHeadsConfig h = {n, m->c.heads, D, D, ATTN_SCORE_SCALED_DOT, 1, 1, NULL, NULL, m->ablate + layer * m->c.heads};
+    AttnHeadsConfig h = {n, m->c.heads, D, D, ATTN_SCORE_SCALED_DOT, 1, 1, m->rope, NULL, m->ablate + layer * m->c.heads,
+                         m->c.rotary_dims, 1};
     return h;
 }
 
@@ -130,9 +131,9 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
     const Gpt2Weights *w = &m->w;
     int C = c->d_model, F = c->d_ff;
     size_t NC = (size_t)n * C;
-    /* x = wte[token] + wpe[t] */
+    /* x = wte[token] + wpe[t] (GPT-NeoX: no positions here; RoPE turns the queries and keys) */
     embed(m, r->x, tokens, n);
-    vec_axpy(r->x, 1, w->wpe, (int)NC);
+    if (w->wpe) vec_axpy(r->x, 1, w->wpe, (int)NC);
     for (int l = 0; l < c->layers; l++) {
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, n, C, c->epsilon);
@@ -143,14 +144,18 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
         AttnHeadsIO io = {r->qkv, r->qkv + C, r->qkv + 2 * C, 3 * C, 3 * C, 3 * C, r->atty, C, r->scores, r->att};
         NN_TRY(attn_heads_forward_split(&hc, &io, r->heads, r->head_copies));
         if (sink) sink(ctx, l, r->att, n);
-        /* x += attention c_proj (ln holds the projection: its LayerNorm output is spent) */
-        linear_forward_packed(r->ln, r->atty, w->projw[l], w->projb[l], n, C, C);
-        vec_axpy(r->x, 1, r->ln, (int)NC);
+        /* the attention's output, c_proj of the contexts: into ln (its LayerNorm output is spent), or
+         * with a parallel residual into qkv (the queries, keys and values are spent; ln_2 reads x first) */
+        nn_real *attn = c->parallel ? r->qkv : r->ln;
+        linear_forward_packed(attn, r->atty, w->projw[l], w->projb[l], n, C, C);
+        if (!c->parallel) vec_axpy(r->x, 1, attn, (int)NC); /* x += attn(ln_1 x) */
         LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, n, C, c->epsilon);
         MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
-        /* x += mlp(ln_2(x)) (atty holds the MLP's output: the contexts are spent) */
-        mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, n, C, F);
+        /* x += mlp(ln_2 x) (atty holds the MLP's output: the contexts are spent); parallel:
+         * x += attn(ln_1 x) + mlp(ln_2 x), both of the block's input */
+        mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, n, C, F, c->gelu_exact);
+        if (c->parallel) vec_axpy(r->x, 1, attn, (int)NC);
         vec_axpy(r->x, 1, r->atty, (int)NC);
         if (r->layers) memcpy(r->layers + (size_t)l * NC, r->x, sizeof(nn_real) * NC);
     }
@@ -391,7 +396,7 @@ static void cached_step(const Gpt2 *m, Gpt2Run *r, int32_t token, int pos) {
         LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, 1, C, c->epsilon);
         MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
-        mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, 1, C, F);
+        mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, 1, C, F, c->gelu_exact);
         vec_axpy(r->x, 1, r->atty, C);
     }
 }
@@ -412,9 +417,12 @@ int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temp
     NN_TRY(run_create(m, longest, 0, &r));
     double *w = temperature > 0 ? malloc(sizeof(double) * (size_t)V) : NULL;
     /* While the text fits the context, each new position reuses the earlier ones' keys and values
-     * (the cache); past it, the window slides and every position moves: the whole window again. */
-    nn_real *kv = n_prompt <= ctx && n_new > 1 ? malloc(sizeof(nn_real) * (size_t)m->c.layers * longest * 2 * C) : NULL;
-    if ((temperature > 0 && !w) || (n_prompt <= ctx && n_new > 1 && !kv)) {
+     * (the cache); past it, the window slides and every position moves: the whole window again.
+     * GPT-NeoX's turned keys are not cached (the cached step reads learned positions): each step
+     * runs the whole text. */
+    int cached = n_prompt <= ctx && n_new > 1 && !m->rope;
+    nn_real *kv = cached ? malloc(sizeof(nn_real) * (size_t)m->c.layers * longest * 2 * C) : NULL;
+    if ((temperature > 0 && !w) || (cached && !kv)) {
         free(w);
         run_free(&r);
         return nn_fail(NN_ERR_NOMEM, "out of memory for the sampling weights or the keys and values");

@@ -215,13 +215,7 @@ int tf_model_create(TfModel **out, const TfConfig *c, int vocab, const char (*na
                 double angle = t / pow(10000.0, (double)(i - i % 2) / c->d_model);
                 m->pos_table[(size_t)t * c->d_model + i] = (nn_real)(i % 2 ? cos(angle) : sin(angle));
             }
-    if (m->rope) /* theta_i = base^(-2i / D) */
-        for (int t = 0; t < c->context; t++)
-            for (int i = 0; i < half; i++) {
-                double angle = t * pow(TF_ROPE_BASE, -2.0 * i / (c->d_model / c->heads));
-                m->rope[((size_t)t * half + i) * 2] = (nn_real)cos(angle);
-                m->rope[((size_t)t * half + i) * 2 + 1] = (nn_real)sin(angle);
-            }
+    if (m->rope) attn_rope_table(m->rope, c->context, half, c->d_model / c->heads, TF_ROPE_BASE);
     for (int h = 0; h < c->heads; h++) m->slopes[h] = (nn_real)pow(2.0, -8.0 * (h + 1) / c->heads);
     st = tf_reserve(m, c->batch);
     return NN_CREATED(out, m, st, tf_model_destroy);
@@ -244,7 +238,7 @@ AttnHeadsConfig tf_heads(const TfModel *m, int layer, int T) {
     const TfConfig *c = &m->c;
     int D = c->d_model / c->heads;
     AttnHeadsConfig h = {T, c->heads, D, D, c->score, c->score == ATTN_SCORE_COSINE ? (nn_real)TF_COSINE_SCALE : 1, 1,
-                         m->rope, c->positional == TF_POS_ALIBI ? m->slopes : NULL, m->ablate[layer]};
+                         m->rope, c->positional == TF_POS_ALIBI ? m->slopes : NULL, m->ablate[layer], 0, 0};
     return h;
 }
 

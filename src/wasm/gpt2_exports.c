@@ -6,28 +6,33 @@
 
 #include "attnlab/gpt2.h"
 
-static Gpt2Config config_of(int layers, int heads, int d_model, int d_ff, int context, int vocab, double epsilon) {
-    Gpt2Config c = {layers, heads, d_model, d_ff, context, vocab, epsilon};
+/* arch: 0 GPT-2 (the rest ignored), 1 GPT-NeoX with rotary_dims, rotary_base, parallel, gelu_exact. */
+#define ARCH_ARGS int arch, int rotary_dims, double rotary_base, int parallel, int gelu_exact
+static Gpt2Config config_of(int layers, int heads, int d_model, int d_ff, int context, int vocab, double epsilon,
+                            ARCH_ARGS) {
+    Gpt2Config c = {layers, heads, d_model, d_ff, context, vocab, epsilon, arch != 0, rotary_dims, rotary_base,
+                    parallel != 0, gelu_exact != 0};
     return c;
 }
+#define ARCH arch, rotary_dims, rotary_base, parallel, gelu_exact
 
 /* Parameters of a checkpoint of that config (the config unchecked: a size to report). */
 EMSCRIPTEN_KEEPALIVE double attnlab_gpt2_param_count(int layers, int heads, int d_model, int d_ff, int context,
-                                                     int vocab, int tied) {
-    Gpt2Config c = config_of(layers, heads, d_model, d_ff, context, vocab, 1e-5);
+                                                     int vocab, int tied, ARCH_ARGS) {
+    Gpt2Config c = config_of(layers, heads, d_model, d_ff, context, vocab, 1e-5, ARCH);
     return gpt2_param_count(&c, tied);
 }
 
 EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_check_config(int layers, int heads, int d_model, int d_ff, int context, int vocab,
-                                                   double epsilon) {
-    Gpt2Config c = config_of(layers, heads, d_model, d_ff, context, vocab, epsilon);
+                                                   double epsilon, ARCH_ARGS) {
+    Gpt2Config c = config_of(layers, heads, d_model, d_ff, context, vocab, epsilon, ARCH);
     return gpt2_check_config(&c);
 }
 
 EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_open(int layers, int heads, int d_model, int d_ff, int context, int vocab,
-                                           double epsilon, const uint8_t *header, int header_len, double file_size,
-                                           Gpt2 **out) {
-    Gpt2Config c = config_of(layers, heads, d_model, d_ff, context, vocab, epsilon);
+                                           double epsilon, ARCH_ARGS, const uint8_t *header, int header_len,
+                                           double file_size, Gpt2 **out) {
+    Gpt2Config c = config_of(layers, heads, d_model, d_ff, context, vocab, epsilon, ARCH);
     return gpt2_open(out, &c, header, header_len > 0 ? (size_t)header_len : 0, file_size);
 }
 

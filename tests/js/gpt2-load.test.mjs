@@ -184,7 +184,7 @@ describe('opening a GPT-2 checkpoint: every rule (scalar build)', () => {
     const want = whole.inspect({ ids: [1, 2, 3, 4] }, { logits: true });
     whole.destroy();
     const heap = engine.heap, headerLength = new DataView(b.buffer).getUint32(0, true);
-    const c = { layers: 2, heads: 2, dModel: 16, dFF: 64, context: 24, vocab: 64, epsilon: 1e-5 };
+    const c = { layers: 2, heads: 2, dModel: 16, dFF: 64, context: 24, vocab: 64, epsilon: 1e-5, arch: 0, rotaryDims: 0, rotaryBase: 0, parallel: 0, geluExact: 0 };
     for (const size of [3, 7]) {
       const handle = heap.withBlock({ header: headerLength }, (p) => {
         heap.writeBytes(p.header, b.subarray(8, 8 + headerLength));

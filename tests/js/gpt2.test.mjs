@@ -8,7 +8,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withEngines } from './builds.mjs';
-import { rejectsCode, throwsCode } from '../lib/assert.mjs';
+import { assertNear, rejectsCode, throwsCode } from '../lib/assert.mjs';
 import { gpt2Tokenizer } from '../../web/engine/gpt2-tokenizer.js';
 import { gpt2Parameters, readConfig } from '../../web/engine/gpt2.js';
 import {
@@ -16,17 +16,6 @@ import {
 } from '../lib/gpt2-checkpoint.mjs';
 
 const IDS = [3, 17, 42, 5, 3, 17, 42, 5, 60, 1, 0, 63];
-
-/** max |got - want| / (atol + rtol |want|) over two arrays: <= 1 passes. */
-function assertNear(got, want, what, { atol = 2e-5, rtol = 1e-4 } = {}) {
-  assert.equal(got.length, want.length, `${what}: length`);
-  let worst = 0, at = -1;
-  for (let i = 0; i < want.length; i++) {
-    const r = Math.abs(got[i] - want[i]) / (atol + rtol * Math.abs(want[i]));
-    if (!(r <= worst)) { worst = r; at = i; }
-  }
-  assert.ok(worst <= 1, `${what}: [${at}] is ${got[at]}, the float64 reference ${want[at]}`);
-}
 
 const argmaxRows = (x, n, V) => Array.from({ length: n }, (_, t) => {
   let best = 0;
@@ -59,7 +48,7 @@ for (const { name, skip, engine } of await withEngines()) {
             assert.equal(gpt.kind, 'gpt2');
             const { n_layer: L, n_head: H, vocab_size: V } = TINY;
             assert.deepEqual({ ...gpt.config }, {
-              layers: 2, heads: 2, dModel: 16, dFF: 64, context: 24, vocabulary: 64,
+              architecture: 'gpt2', layers: 2, heads: 2, dModel: 16, dFF: 64, context: 24, vocabulary: 64,
               parameters: Object.values(ck.weights).reduce((s, w) => s + w.length, 0),
               dtype: { F32: 'float32', F16: 'float16', BF16: 'bfloat16' }[dtype],
             });
@@ -196,7 +185,7 @@ for (const { name, skip, engine } of await withEngines()) {
         assert.equal(gpt2Parameters(engine.heap, JSON.stringify(config), false), parameters + 50257 * config.n_embd, `${model} untied`);
         const c = readConfig(config);
         assert.equal(engine.heap.call.gpt2_check_config({ layers: c.layers, heads: c.heads, dModel: c.dModel, dFF: c.dFF,
-          context: c.context, vocab: c.vocabulary, epsilon: c.epsilon }), 0, `${model}: ${engine.heap.readString(engine.heap.call.last_error())}`);
+          context: c.context, vocab: c.vocabulary, epsilon: c.epsilon, arch: 0, rotaryDims: 0, rotaryBase: 0, parallel: 0, geluExact: 0 }), 0, `${model}: ${engine.heap.readString(engine.heap.call.last_error())}`);
       }
     });
   });

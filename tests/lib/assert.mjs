@@ -58,3 +58,14 @@ export function throwsCode(fn, code, pattern) {
 export async function rejectsCode(promise, code, pattern) {
   await assert.rejects(promise, hasCode(code, pattern));
 }
+
+/** max |got - want| / (atol + rtol |want|) over two arrays: <= 1 passes. */
+export function assertNear(got, want, what, { atol = 2e-5, rtol = 1e-4 } = {}) {
+  assert.equal(got.length, want.length, `${what}: length`);
+  let worst = 0, at = -1;
+  for (let i = 0; i < want.length; i++) {
+    const r = Math.abs(got[i] - want[i]) / (atol + rtol * Math.abs(want[i]));
+    if (!(r <= worst)) { worst = r; at = i; }
+  }
+  assert.ok(worst <= 1, `${what}: [${at}] is ${got[at]}, the float64 reference ${want[at]}`);
+}

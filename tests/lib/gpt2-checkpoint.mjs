@@ -182,7 +182,8 @@ export const INDUCTION_CIRCUIT = { ...TINY, n_layer: 2, n_head: 2, n_embd: 96, n
 
 // ---- the float64 reference --------------------------------------------------
 
-function layerNorm(x, n, C, w, b, eps) {
+/** LayerNorm of rows x (n, C) with gain w, bias b, in float64. */
+export function layerNorm(x, n, C, w, b, eps) {
   const y = new Float64Array(n * C);
   for (let r = 0; r < n; r++) {
     let m = 0, v = 0;

@@ -175,7 +175,7 @@ static void reference(const int32_t *tok, double *attention, double *logits) {
         }
 }
 
-static const Gpt2Config CONFIG = {L, H, C, F, P, V, 1e-5};
+static const Gpt2Config CONFIG = {L, H, C, F, P, V, 1e-5, 0, 0, 0, 0, 0};
 
 /* Opens the file, the data `chunk` bytes at a time. */
 static int open_file(Gpt2 **m, const uint8_t *file, size_t size, size_t header_len, size_t chunk) {

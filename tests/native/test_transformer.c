@@ -89,9 +89,11 @@ static void check_attention(Rng *r, AttnScore score, int ablate_head, int alibi,
             table[(t * (D / 2) + i) * 2] = (nn_real)cos(angle);
             table[(t * (D / 2) + i) * 2 + 1] = (nn_real)sin(angle);
         }
+    /* rope 2: GPT-NeoX's rotate-half over the first 2 of each head's 4 dimensions */
+    if (rope == 2) attn_rope_table(table, T, 1, 2, 10000.0);
     Layer l = {.N = N, .C = C, .B = B, .T = T, .H = H};
     l.hc = (AttnHeadsConfig){T, H, D, D, score, score == ATTN_SCORE_COSINE ? (nn_real)TF_COSINE_SCALE : 1, 1,
-                             rope ? table : NULL, alibi ? slopes : NULL, ablate};
+                             rope ? table : NULL, alibi ? slopes : NULL, ablate, rope == 2 ? 2 : 0, rope == 2};
     l.x = alloc_random(r, (size_t)N * 3 * C, -1.5, 1.5);
     l.out = alloc_reals((size_t)N * C);
     l.R = alloc_random(r, (size_t)N * C, -1, 1);
@@ -437,6 +439,7 @@ int main(void) {
         check_attention(&r, scores[s], -1, 0, 0);
         check_attention(&r, scores[s], 1, s == 1, s == 2);
         check_attention(&r, scores[s], -1, s == 0, 1);
+        check_attention(&r, scores[s], s == 2 ? 0 : -1, 0, 2);
     }
     for (int s = 0; s < 3; s++) check_whole(&r, TF_POS_LEARNED, scores[s], s == 0 ? 12 : 0);
     check_whole(&r, TF_POS_SINUSOIDAL, ATTN_SCORE_SCALED_DOT, 12);

@@ -21,10 +21,17 @@ const DTYPES = ['float32', 'float16', 'bfloat16'];
 /** Whether a file is a safetensors file: an 8-byte little-endian header length, then the header's '{'. */
 export const isSafetensors = (file) => file.length >= 9 && file[8] === 0x7b;
 
+/** GPT-NeoX's hidden_act: the exact (erf) GELU, or its tanh form under any of its names. */
+const NEOX_ACTIVATIONS = Object.freeze({ gelu: 1, gelu_new: 0, gelu_fast: 0, gelu_pytorch_tanh: 0 });
+
 /**
  * config.json (an object or its text) as the core's sizes, checked strictly:
- * every field a GPT-2 needs, an integer where one is due, activation_function
- * gelu_new (any other is refused by name), n_inner null = 4 n_embd.
+ * GPT-2's (model_type 'gpt2' or none: every field a GPT-2 needs, an integer
+ * where one is due, activation_function gelu_new (any other is refused by
+ * name), n_inner null = 4 n_embd) or GPT-NeoX's (model_type 'gpt_neox':
+ * hidden_size, num_attention_heads, num_hidden_layers, intermediate_size,
+ * rotary_pct, rotary_emb_base, max_position_embeddings, layer_norm_eps,
+ * use_parallel_residual, hidden_act, vocab_size).
  */
 export function readConfig(config) {
   let c = config;
@@ -39,42 +46,84 @@ export function readConfig(config) {
   if (c === null || typeof c !== 'object' || Array.isArray(c)) {
     throw argError(`loadModel: config: expected config.json as an object or its text (got ${describe(c)})`);
   }
+  if (c.model_type === 'gpt_neox') return readNeoxConfig(c);
   const o = options('config', c, ['model_type', 'n_layer', 'n_head', 'n_embd', 'n_positions', 'n_ctx', 'vocab_size',
     'layer_norm_epsilon', 'activation_function', 'n_inner']);
   if (o.model_type !== undefined && o.model_type !== 'gpt2') {
-    throw valueError(`loadModel: config: model_type is ${describe(o.model_type)}; this engine opens GPT-2-family checkpoints ('gpt2')`);
+    throw valueError(`loadModel: config: model_type is ${describe(o.model_type)}; this engine opens GPT-2-family ('gpt2') and GPT-NeoX ('gpt_neox') checkpoints`);
   }
   const activation = o.activation_function ?? 'gelu_new';
   if (activation !== 'gelu_new') {
     throw valueError(`loadModel: config: activation_function is ${describe(activation)}; the engine runs GPT-2's 'gelu_new' only`);
   }
-  const int = (name, value, fallback) => {
-    if (value === undefined && fallback === undefined) throw valueError(`loadModel: config: ${name} is missing`);
-    if (value !== undefined && !Number.isInteger(value)) throw valueError(`loadModel: config: ${name} must be an integer (got ${describe(value)})`);
-    // the core's sizes are 32-bit: a larger value would wrap to a small one on the way in
-    if (value !== undefined && (value < 0 || value > MAX_CONFIG_INTEGER)) {
-      throw (value < 0 ? valueError : limitError)(`loadModel: config: ${name} must be an integer 0..${MAX_CONFIG_INTEGER} (got ${describe(value)})`);
-    }
-    return value ?? fallback;
-  };
-  const dModel = int('n_embd', o.n_embd);
+  const dModel = configInteger('n_embd', o.n_embd);
   const positions = o.n_positions ?? o.n_ctx;
   if (o.n_positions !== undefined && o.n_ctx !== undefined && o.n_positions !== o.n_ctx) {
     throw valueError(`loadModel: config: n_positions (${describe(o.n_positions)}) and n_ctx (${describe(o.n_ctx)}) disagree`);
   }
-  const epsilon = o.layer_norm_epsilon ?? 1e-5;
-  if (typeof epsilon !== 'number' || !(epsilon > 0) || !Number.isFinite(epsilon)) {
-    throw valueError(`loadModel: config: layer_norm_epsilon must be a finite number > 0 (got ${describe(epsilon)})`);
-  }
   return {
-    layers: int('n_layer', o.n_layer), heads: int('n_head', o.n_head), dModel,
-    dFF: o.n_inner === null ? 4 * dModel : int('n_inner', o.n_inner, 4 * dModel),
-    context: int('n_positions', positions), vocabulary: int('vocab_size', o.vocab_size), epsilon,
+    architecture: 'gpt2', layers: configInteger('n_layer', o.n_layer), heads: configInteger('n_head', o.n_head), dModel,
+    dFF: o.n_inner === null ? 4 * dModel : configInteger('n_inner', o.n_inner, 4 * dModel),
+    context: configInteger('n_positions', positions), vocabulary: configInteger('vocab_size', o.vocab_size),
+    epsilon: configPositive('layer_norm_epsilon', o.layer_norm_epsilon, 1e-5),
   };
 }
 
+/** A config.json integer field: present (or its fallback) and 0..2^31 - 1, which the core's int holds. */
+function configInteger(name, value, fallback) {
+  if (value === undefined && fallback === undefined) throw valueError(`loadModel: config: ${name} is missing`);
+  if (value !== undefined && !Number.isInteger(value)) throw valueError(`loadModel: config: ${name} must be an integer (got ${describe(value)})`);
+  // the core's sizes are 32-bit: a larger value would wrap to a small one on the way in
+  if (value !== undefined && (value < 0 || value > MAX_CONFIG_INTEGER)) {
+    throw (value < 0 ? valueError : limitError)(`loadModel: config: ${name} must be an integer 0..${MAX_CONFIG_INTEGER} (got ${describe(value)})`);
+  }
+  return value ?? fallback;
+}
+
+/** A config.json number field > 0 (or its fallback). */
+function configPositive(name, value, fallback) {
+  const x = value ?? fallback;
+  if (typeof x !== 'number' || !(x > 0) || !Number.isFinite(x)) {
+    throw valueError(`loadModel: config: ${name} must be a finite number > 0 (got ${describe(x)})`);
+  }
+  return x;
+}
+
+/** GPT-NeoX's config.json (Pythia's), read as readConfig reads GPT-2's. */
+function readNeoxConfig(c) {
+  const o = options('config', c, ['hidden_size', 'num_attention_heads', 'num_hidden_layers', 'intermediate_size',
+    'rotary_pct', 'rotary_emb_base', 'max_position_embeddings', 'layer_norm_eps', 'use_parallel_residual', 'hidden_act',
+    'vocab_size', 'tie_word_embeddings', 'attention_bias']);
+  const activation = o.hidden_act ?? 'gelu';
+  if (typeof activation !== 'string' || !Object.hasOwn(NEOX_ACTIVATIONS, activation)) {
+    throw valueError(`loadModel: config: hidden_act is ${describe(activation)}; the engine runs ${Object.keys(NEOX_ACTIVATIONS).map((a) => `'${a}'`).join(', ')}`);
+  }
+  for (const name of ['use_parallel_residual', 'tie_word_embeddings']) {
+    if (o[name] !== undefined && typeof o[name] !== 'boolean') throw valueError(`loadModel: config: ${name} must be true or false (got ${describe(o[name])})`);
+  }
+  if (o.attention_bias === false) throw valueError('loadModel: config: attention_bias is false; the engine reads GPT-NeoX\'s attention with its biases');
+  const dModel = configInteger('hidden_size', o.hidden_size), heads = configInteger('num_attention_heads', o.num_attention_heads);
+  const pct = o.rotary_pct ?? 0.25;
+  if (typeof pct !== 'number' || !(pct > 0) || !(pct <= 1)) throw valueError(`loadModel: config: rotary_pct must be a number in (0, 1] (got ${describe(pct)})`);
+  // Hugging Face's rotary_ndims = int(head_size * rotary_pct)
+  const headSize = heads > 0 ? Math.floor(dModel / heads) : 0;
+  return {
+    architecture: 'gpt_neox', layers: configInteger('num_hidden_layers', o.num_hidden_layers), heads, dModel,
+    dFF: configInteger('intermediate_size', o.intermediate_size, 4 * dModel),
+    context: configInteger('max_position_embeddings', o.max_position_embeddings), vocabulary: configInteger('vocab_size', o.vocab_size),
+    epsilon: configPositive('layer_norm_eps', o.layer_norm_eps, 1e-5),
+    rotaryPct: pct, rotaryDims: Math.floor(headSize * pct), rotaryBase: configPositive('rotary_emb_base', o.rotary_emb_base, 10000),
+    parallelResidual: o.use_parallel_residual ?? true, activation,
+  };
+}
+
+/** The core's architecture arguments of a config from readConfig. */
+const architecture = (c) => (c.architecture === 'gpt_neox'
+  ? { arch: 1, rotaryDims: c.rotaryDims, rotaryBase: c.rotaryBase, parallel: c.parallelResidual, geluExact: NEOX_ACTIVATIONS[c.activation] }
+  : { arch: 0, rotaryDims: 0, rotaryBase: 0, parallel: false, geluExact: 0 });
+
 /** The core's sizes of a config from readConfig (in C argument order). */
-const sizes = (c) => ({ layers: c.layers, heads: c.heads, dModel: c.dModel, dFF: c.dFF, context: c.context, vocab: c.vocabulary });
+const sizes = (c) => ({ layers: c.layers, heads: c.heads, dModel: c.dModel, dFF: c.dFF, context: c.context, vocab: c.vocabulary, ...architecture(c) });
 
 /** Parameters a checkpoint of config.json `config` holds (tied: no lm_head.weight of its own); the config is read, not checked. */
 export function gpt2Parameters(heap, config, tied = true) {
@@ -140,7 +189,7 @@ export class Gpt2Model extends Model {
     const parameters = heap.call.gpt2_parameters({ model: handle });
     /** { layers, heads, dModel, dFF, context, vocabulary, parameters, dtype }: dtype is the file's ('float32', 'float16', 'bfloat16'). */
     this.config = Object.freeze({
-      layers: config.layers, heads: config.heads, dModel: config.dModel, dFF: config.dFF, context: config.context,
+      architecture: config.architecture, layers: config.layers, heads: config.heads, dModel: config.dModel, dFF: config.dFF, context: config.context,
       vocabulary: config.vocabulary, parameters, dtype: DTYPES[heap.call.gpt2_dtype({ model: handle })],
     });
   }

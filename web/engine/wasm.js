@@ -41,6 +41,7 @@ export const simdSupported = () => {
  * `pointer`: it returns an address, read unsigned (the heap reaches 4 GiB:
  * an address past 2 GiB comes back from WASM as a negative i32).
  */
+const GPT2_ARCH = ['arch', 'rotaryDims', 'rotaryBase', 'parallel', 'geluExact'];
 const BINDINGS = Object.freeze({
   last_error: { pointer: true, args: [] },
   heap_used: { args: [] },
@@ -136,11 +137,12 @@ const BINDINGS = Object.freeze({
   tf_save_size: { args: ['model'] },
   tf_save: { status: 'save', args: ['model', 'bytes', 'size'] },
   tf_load: { status: 'loadModel', args: ['bytes', 'size', 'out'] },
-  gpt2_param_count: { args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'tied'] },
-  gpt2_check_config: { args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'epsilon'] }, // its status is checked by the caller
+  // a checkpoint's architecture: arch 0 GPT-2, 1 GPT-NeoX (its rotary dimensions and base, parallel residual, exact GELU)
+  gpt2_param_count: { args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'tied', ...GPT2_ARCH] },
+  gpt2_check_config: { args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'epsilon', ...GPT2_ARCH] }, // its status is checked by the caller
   gpt2_open: {
     status: 'loadModel',
-    args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'epsilon', 'header', 'headerLength', 'fileSize', 'out'],
+    args: ['layers', 'heads', 'dModel', 'dFF', 'context', 'vocab', 'epsilon', ...GPT2_ARCH, 'header', 'headerLength', 'fileSize', 'out'],
   },
   gpt2_load_chunk: { status: 'loadModel', args: ['model', 'bytes', 'n'] },
   gpt2_load_finish: { status: 'loadModel', args: ['model'] },
