@@ -70,45 +70,51 @@ export function readable(bytes) {
   return out;
 }
 
-/** A min-heap of float64 keys (rank · n + position: the lowest rank first, then the leftmost). */
-class KeyHeap {
+/** A min-heap of pairs (rank, position): the lowest rank first, then the leftmost. */
+class PairHeap {
   constructor(capacity) {
-    this.keys = new Float64Array(Math.max(16, capacity));
+    this.ranks = new Int32Array(Math.max(16, capacity));
+    this.positions = new Int32Array(this.ranks.length);
     this.size = 0;
   }
 
-  push(key) {
-    if (this.size === this.keys.length) {
-      const grown = new Float64Array(2 * this.keys.length);
-      grown.set(this.keys);
-      this.keys = grown;
+  push(rank, position) {
+    if (this.size === this.ranks.length) {
+      for (const key of ['ranks', 'positions']) {
+        const grown = new Int32Array(2 * this[key].length);
+        grown.set(this[key]);
+        this[key] = grown;
+      }
     }
-    const k = this.keys;
+    const { ranks: r, positions: p } = this;
     let i = this.size++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (k[parent] <= key) break;
-      k[i] = k[parent];
+      if (r[parent] < rank || (r[parent] === rank && p[parent] < position)) break;
+      r[i] = r[parent];
+      p[i] = p[parent];
       i = parent;
     }
-    k[i] = key;
+    r[i] = rank;
+    p[i] = position;
   }
 
+  /** Removes the top pair; its rank and position are read first from ranks[0], positions[0]. */
   pop() {
-    const k = this.keys;
-    const top = k[0];
-    const last = k[--this.size];
+    const { ranks: r, positions: p } = this;
+    const n = --this.size, rank = r[n], position = p[n];
     let i = 0;
     for (;;) {
-      let child = 2 * i + 1;
-      if (child >= this.size) break;
-      if (child + 1 < this.size && k[child + 1] < k[child]) child += 1;
-      if (k[child] >= last) break;
-      k[i] = k[child];
-      i = child;
+      let c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && (r[c + 1] < r[c] || (r[c + 1] === r[c] && p[c + 1] < p[c]))) c += 1;
+      if (r[c] > rank || (r[c] === rank && p[c] > position)) break;
+      r[i] = r[c];
+      p[i] = p[c];
+      i = c;
     }
-    k[i] = last;
-    return top;
+    r[i] = rank;
+    p[i] = position;
   }
 }
 
@@ -129,18 +135,18 @@ export function mergeBytes(bytes, merges, out) {
     next[i] = i + 1;
     prev[i] = i - 1;
   }
-  const heap = new KeyHeap(2 * n);
+  const heap = new PairHeap(2 * n);
   const offer = (i) => {
     const j = next[i];
     if (j < n) {
       const r = rank(ids[i], ids[j]);
-      if (r >= 0) heap.push(r * n + i);
+      if (r >= 0) heap.push(r, i);
     }
   };
   for (let i = 0; i + 1 < n; i += 1) offer(i);
   while (heap.size > 0) {
-    const key = heap.pop();
-    const i = key % n, r = (key - i) / n;
+    const r = heap.ranks[0], i = heap.positions[0];
+    heap.pop();
     const j = next[i];
     if (j < 0 || j >= n || rank(ids[i], ids[j]) !== r) continue; // stale: the pair at i changed
     ids[i] = merged(r);
@@ -423,49 +429,53 @@ function tokenBytes(token) {
   return bytes;
 }
 
-/** model.vocab and the added tokens as each id's bytes (added tokens: their content's UTF-8). */
-function readPieces(vocab, added) {
+/**
+ * model.vocab, each entry read once, as { ids (a Map token → id), pieces (each
+ * id's bytes; an added token's: its content's UTF-8) }.
+ */
+function readVocab(vocab, added) {
   const entries = Object.keys(vocab);
   if (entries.length > MAX_VOCAB) throw limitError(`${WHAT}: model.vocab: ${entries.length} entries is past the limit of ${MAX_VOCAB}`);
   const addedById = new Map(added.map((t) => [t.id, t]));
-  const pieces = [];
+  const ids = new Map(), pieces = [];
   for (const token of entries) {
     const id = vocab[token];
-    const at = `model.vocab[${describe(token)}]`;
-    if (!Number.isInteger(id) || id < 0 || id >= MAX_VOCAB) throw valueError(`${WHAT}: ${at} is ${describe(id)}; ids are integers 0..${MAX_VOCAB - 1}`);
-    if (pieces[id] !== undefined) throw valueError(`${WHAT}: ${at} is ${id}, the id of another token`);
+    const at = () => `model.vocab[${describe(token)}]`;
+    if (!Number.isInteger(id) || id < 0 || id >= MAX_VOCAB) throw valueError(`${WHAT}: ${at()} is ${describe(id)}; ids are integers 0..${MAX_VOCAB - 1}`);
+    if (pieces[id] !== undefined) throw valueError(`${WHAT}: ${at()} is ${id}, the id of another token`);
     const content = addedById.get(id)?.content;
     const bytes = tokenBytes(token) ?? (token === content ? utf8.encode(content) : null);
-    if (bytes === null || bytes.length === 0) throw valueError(`${WHAT}: ${at}: not a token of bytes written as bytes_to_unicode writes them`);
+    if (bytes === null || bytes.length === 0) throw valueError(`${WHAT}: ${at()}: not a token of bytes written as bytes_to_unicode writes them`);
     if (content !== undefined && latin1(bytes) !== latin1(utf8.encode(content))) {
       throw valueError(`${WHAT}: added token ${describe(content)} has id ${id}, which model.vocab gives to ${describe(token)}`);
     }
     pieces[id] = bytes;
+    ids.set(token, id);
   }
   for (const t of added) pieces[t.id] ??= utf8.encode(t.content);
-  return pieces;
+  return { ids, pieces };
 }
 
 /** model.merges ("a b" or [a, b], in rank order) as mergeBytes takes them, each pair's tokens and their join checked. */
-function readMerges(list, vocab) {
+function readMerges(list, ids) {
   if (list.length > MAX_VOCAB) throw limitError(`${WHAT}: model.merges: ${list.length} entries is past the limit of ${MAX_VOCAB}`);
-  const idOf = (token) => (typeof token === 'string' && Object.hasOwn(vocab, token) ? vocab[token] : -1);
+  const idOf = (token) => ids.get(token) ?? -1;
   const ranks = new Map(); // left id · MAX_VOCAB + right id → rank
   const made = new Int32Array(list.length);
-  list.forEach((merge, rank) => {
-    const at = `model.merges[${rank}]`;
+  for (let rank = 0; rank < list.length; rank += 1) {
+    const merge = list[rank], at = `model.merges[${rank}]`;
     const pair = typeof merge === 'string' ? merge.split(' ') : merge;
     if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string' || !pair[0] || !pair[1]) {
       throw valueError(`${WHAT}: ${at} is ${describe(merge)}; expected "a b" or ["a", "b"]`);
     }
-    const [a, b] = pair.map(idOf), joined = idOf(pair[0] + pair[1]);
+    const a = idOf(pair[0]), b = idOf(pair[1]), joined = idOf(pair[0] + pair[1]);
     if (a < 0 || b < 0) throw valueError(`${WHAT}: ${at} names ${describe(pair[a < 0 ? 0 : 1])}, which is not in model.vocab`);
     if (joined < 0) throw valueError(`${WHAT}: ${at} joins into ${describe(pair[0] + pair[1])}, which is not in model.vocab`);
     const key = a * MAX_VOCAB + b;
     if (ranks.has(key)) throw valueError(`${WHAT}: ${at} repeats model.merges[${ranks.get(key)}]`);
     ranks.set(key, rank);
     made[rank] = joined;
-  });
+  }
   return { rank: (left, right) => ranks.get(left * MAX_VOCAB + right) ?? -1, merged: (rank) => made[rank] };
 }
 
@@ -485,19 +495,15 @@ export function readTokenizerJson(json) {
     checkByteLevel(f);
     const normalize = readNormalizer(f.normalizer);
     const added = readAddedTokens(f.added_tokens);
-    const pieces = readPieces(model.vocab, added);
+    const { ids, pieces } = readVocab(model.vocab, added);
     const byteIds = new Int32Array(256);
     for (let b = 0; b < 256; b += 1) {
       const c = BYTE_TO_UNICODE[b];
-      if (!Object.hasOwn(model.vocab, c)) throw valueError(`${WHAT}: model.vocab has no token for byte 0x${b.toString(16).padStart(2, '0')} (${describe(c)}); a byte-level BPE needs all 256`);
-      byteIds[b] = model.vocab[c];
+      if (!ids.has(c)) throw valueError(`${WHAT}: model.vocab has no token for byte 0x${b.toString(16).padStart(2, '0')} (${describe(c)}); a byte-level BPE needs all 256`);
+      byteIds[b] = ids.get(c);
     }
-    const merges = { byteIds, ...readMerges(model.merges, model.vocab) };
-    let whole = null;
-    if (model.ignoreMerges) {
-      whole = new Map();
-      for (const id of Object.values(model.vocab)) whole.set(latin1(pieces[id]), id);
-    }
+    const merges = { byteIds, ...readMerges(model.merges, ids) };
+    const whole = model.ignoreMerges ? new Map(Array.from(ids.values(), (id) => [latin1(pieces[id]), id])) : null;
     return bpeTokenizer({ name: 'tokenizer', pieces, merges, whole, added, normalize, split, prefixSpace });
   });
 }

@@ -6,6 +6,7 @@
 // Text goes through GPT-2's tokenizer (gpt2-tokenizer.js).
 import { GPT2_LIMITS } from './constants.js';
 import { AttnlabError, argError, describe, limitError, shapeError, valueError } from './errors.js';
+import { readTokenizerJson } from './bpe.js';
 import { gpt2Tokenizer } from './gpt2-tokenizer.js';
 import { listLength, options, toInteger, toNumber } from './matrix.js';
 import { Model, withAblation } from './model.js';
@@ -133,10 +134,11 @@ export function gpt2Parameters(heap, config, tied = true) {
 /**
  * A GPT-2 checkpoint (the bytes of model.safetensors) with its config.json,
  * as engine.loadModel reads it. onProgress(fraction), when given, hears how
- * much of the data is in.
+ * much of the data is in. tokenizer, when given, is the checkpoint's
+ * tokenizer.json (its text, bytes or object; bpe.js); without it, GPT-2's.
  */
 export async function loadGpt2(heap, file, args) {
-  const o = options('loadModel', args ?? {}, ['config', 'onProgress']);
+  const o = options('loadModel', args ?? {}, ['config', 'onProgress', 'tokenizer']);
   if (o.config === undefined) {
     throw argError('loadModel: this is a safetensors checkpoint; pass its config.json too: loadModel(bytes, { config })');
   }
@@ -150,7 +152,7 @@ export async function loadGpt2(heap, file, args) {
     throw valueError(`loadModel: header: its length, ${headerLength} bytes, runs past the end of the file (${file.length} bytes)`);
   }
   if (headerLength > GPT2_LIMITS.maxHeader) throw limitError(`loadModel: header: ${headerLength} bytes is past the limit of ${GPT2_LIMITS.maxHeader}`);
-  const tokenizer = await gpt2Tokenizer();
+  const tokenizer = o.tokenizer === undefined ? await gpt2Tokenizer() : readTokenizerJson(o.tokenizer);
   const handle = heap.withBlock({ header: U8 * headerLength }, (p) => {
     heap.writeBytes(p.header, file.subarray(8, 8 + headerLength));
     return heap.withHandle((out) => heap.call.gpt2_open({
