@@ -50,7 +50,7 @@ export const BYTE_TO_UNICODE = (() => {
 const UNICODE_TO_BYTE = new Map(BYTE_TO_UNICODE.map((c, b) => [c, b]));
 
 /** A token's bytes as text: UTF-8 where the bytes are whole characters, a stray byte as <0xHH>. */
-export function readable(bytes) {
+function readable(bytes) {
   const strict = new TextDecoder('utf-8', { fatal: true });
   let out = '';
   let i = 0;
@@ -126,7 +126,7 @@ class PairHeap {
  * part has next -1. A heap entry is checked when popped (its pair's rank
  * recomputed), so entries of pairs that changed since are skipped, never searched for.
  */
-export function mergeBytes(bytes, merges, out) {
+function mergeBytes(bytes, merges, out) {
   const n = bytes.length;
   const { byteIds, rank, merged } = merges;
   const ids = new Int32Array(n), next = new Int32Array(n), prev = new Int32Array(n);
@@ -242,16 +242,21 @@ export function bpeTokenizer({ name, pieces, merges, whole = null, added = [], n
   };
   const onRawText = normalize === null ? preTokenize : (stretch) => cutAtAdded(normalize(stretch), normalized, preTokenize, pushId);
 
+  /** list's ids, each read once and checked, as an Int32Array. */
   const toIds = (list, what) => {
-    if (!(Array.isArray(list) || ArrayBuffer.isView(list))) throw argError(`${what}: ids: expected an array of token ids (got ${describe(list)})`);
-    for (let i = 0; i < list.length; i += 1) {
+    if (!(Array.isArray(list) || (ArrayBuffer.isView(list) && !(list instanceof DataView)))) {
+      throw argError(`${what}: ids: expected an array of token ids (got ${describe(list)})`);
+    }
+    const out = new Int32Array(list.length);
+    for (let i = 0; i < out.length; i += 1) {
       const id = list[i];
       if (!Number.isInteger(id) || id < 0 || id >= vocabulary) {
         throw valueError(`${what}: ids[${i}] is ${describe(id)}; token ids are integers 0..${vocabulary - 1}`);
       }
       if (pieces[id] === undefined) throw valueError(`${what}: ids[${i}] is ${id}, which is no token of this tokenizer`);
+      out[i] = id;
     }
-    return list;
+    return out;
   };
   return Object.freeze({
     vocabulary,
@@ -272,13 +277,14 @@ export function bpeTokenizer({ name, pieces, merges, whole = null, added = [], n
     },
     /** ids → text: the tokens' bytes joined and read as UTF-8 (a broken character reads as U+FFFD). */
     decode(list) {
-      toIds(list, `${name}.decode`);
+      const ids = toIds(list, `${name}.decode`);
       let size = 0;
-      for (let i = 0; i < list.length; i += 1) size += pieces[list[i]].length;
+      for (const id of ids) size += pieces[id].length;
       const joined = new Uint8Array(size);
-      for (let i = 0, at = 0; i < list.length; i += 1) {
-        joined.set(pieces[list[i]], at);
-        at += pieces[list[i]].length;
+      let at = 0;
+      for (const id of ids) {
+        joined.set(pieces[id], at);
+        at += pieces[id].length;
       }
       return new TextDecoder('utf-8', { ignoreBOM: true }).decode(joined); // a leading U+FEFF is text too
     },
