@@ -140,7 +140,8 @@ describe('GPT-2\'s vocabulary as a tokenizer.json', () => {
     const small = time(word(100_000), 5), big = word(1 << 20), large = time(big, 2);
     const ratio = large.ms / small.ms;
     t.diagnostic(`100 KB word: ${small.ms.toFixed(0)} ms; 1 MB word: ${large.ms.toFixed(0)} ms; ratio ${ratio.toFixed(1)} (10.5 is linear)`);
-    assert.ok(ratio < 25, `1 MB took ${ratio.toFixed(1)} times 100 KB's time: not linear`);
+    // linear is 10.5 (n log n a little more); quadratic, as the tokenizer was, would be about 110
+    assert.ok(ratio < 50, `1 MB took ${ratio.toFixed(1)} times 100 KB's time: not linear`);
     assert.ok(large.ids.length > 100_000 && large.ids.length < (1 << 20), `${large.ids.length} tokens`);
     assert.equal(fromJson.decode(large.ids), big);
   });

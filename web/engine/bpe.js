@@ -9,7 +9,7 @@
 import { argError, describe, guard, limitError, valueError } from './errors.js';
 
 /** The longest text encode() takes (UTF-16 code units): 4 Mi, checked before any work. */
-export const MAX_TOKENIZE_CHARS = 1 << 22;
+export const MAX_TOKENIZE_CHARS = 2 ** 22;
 /** The largest tokenizer.json read (characters of its text, or bytes). */
 export const MAX_TOKENIZER_JSON = 64 << 20;
 /** The most entries of a tokenizer.json's vocab (and of its merges); every id is below it too. */
@@ -25,7 +25,8 @@ export const MAX_ADDED_TOKENS = 1 << 16;
 export const GPT2_SPLIT = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 
 const CACHE_PIECES = 20000; // pieces whose ids are remembered (words recur)
-const CACHE_PIECE_CHARS = 256; // longer pieces are merged each time, not kept
+export const BYTES = 0x100; // the byte values a byte-level BPE starts from
+const CACHE_PIECE_CHARS = 0x100; // longer pieces are merged each time, not kept
 const WHITE_SPACE = /\s/;
 
 const utf8 = new TextEncoder();
@@ -44,8 +45,8 @@ export const latin1 = (bytes, from = 0, to = bytes.length) => {
  */
 export const BYTE_TO_UNICODE = (() => {
   const printable = (b) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-  let next = 256;
-  return Object.freeze(Array.from({ length: 256 }, (_, b) => String.fromCharCode(printable(b) ? b : next++)));
+  let next = BYTES;
+  return Object.freeze(Array.from({ length: BYTES }, (_, b) => String.fromCharCode(printable(b) ? b : next++)));
 })();
 const UNICODE_TO_BYTE = new Map(BYTE_TO_UNICODE.map((c, b) => [c, b]));
 
@@ -502,10 +503,10 @@ export function readTokenizerJson(json) {
     const normalize = readNormalizer(f.normalizer);
     const added = readAddedTokens(f.added_tokens);
     const { ids, pieces } = readVocab(model.vocab, added);
-    const byteIds = new Int32Array(256);
-    for (let b = 0; b < 256; b += 1) {
+    const byteIds = new Int32Array(BYTES);
+    for (let b = 0; b < BYTES; b += 1) {
       const c = BYTE_TO_UNICODE[b];
-      if (!ids.has(c)) throw valueError(`${WHAT}: model.vocab has no token for byte 0x${b.toString(16).padStart(2, '0')} (${describe(c)}); a byte-level BPE needs all 256`);
+      if (!ids.has(c)) throw valueError(`${WHAT}: model.vocab has no token for byte 0x${b.toString(16).padStart(2, '0')} (${describe(c)}); a byte-level BPE needs all ${BYTES}`);
       byteIds[b] = ids.get(c);
     }
     const merges = { byteIds, ...readMerges(model.merges, ids) };

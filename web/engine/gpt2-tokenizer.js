@@ -6,7 +6,7 @@
 // merges, in the order GPT-2 learned them. Read from disk in Node, fetched in a
 // page or worker, once, when first asked for. A checkpoint's own tokenizer.json
 // is read by bpe.js's readTokenizerJson instead.
-import { GPT2_SPLIT, bpeTokenizer, latin1 } from './bpe.js';
+import { BYTES, GPT2_SPLIT, bpeTokenizer, latin1 } from './bpe.js';
 import { oncePerKey, readDataFile } from './data-file.js';
 import { AttnlabError } from './errors.js';
 
@@ -33,7 +33,7 @@ function parse(file) {
   }
   if (at !== file.length) throw dataError(`has ${file.length - at} bytes after the last token`);
   if (ranks.size !== count) throw dataError(`holds ${count - ranks.size} tokens twice`);
-  const byteIds = Int32Array.from({ length: 256 }, (_, b) => ranks.get(String.fromCharCode(b)) ?? -1);
+  const byteIds = Int32Array.from({ length: BYTES }, (_, b) => ranks.get(String.fromCharCode(b)) ?? -1);
   if (byteIds.includes(-1)) throw dataError(`has no token for byte ${byteIds.indexOf(-1)}`);
   return { pieces, ranks, byteIds };
 }
