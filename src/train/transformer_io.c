@@ -24,6 +24,13 @@ static const uint32_t VERSIONS[] = {1, 2};
 
 static size_t file_size(size_t text_len, size_t n_params) { return HEAD_SIZE + text_len + 8 + 4 * n_params + 4; }
 
+/* Whether a task's text has a byte past ASCII: only there do the two versions read differently. */
+static int text_past_ascii(TfTaskKind task, const uint8_t *text, size_t len) {
+    for (size_t i = 0; i < len && task == TF_TASK_TEXT; i++)
+        if (text[i] >= 0x80) return 1;
+    return 0;
+}
+
 size_t tf_save_size(const Transformer *t) { return file_size(t->text_len, t->model->opt.n); }
 
 int tf_save(const Transformer *t, uint8_t *bytes, size_t size) {
@@ -33,8 +40,7 @@ int tf_save(const Transformer *t, uint8_t *bytes, size_t size) {
     const TfConfig *c = &m->c;
     uint8_t *p = bytes;
     /* version 2 only where it reads differently: a text of characters past ASCII (the two cuts of ASCII agree) */
-    int past_ascii = 0;
-    for (size_t i = 0; i < t->text_len && c->task == TF_TASK_TEXT; i++) past_ascii |= t->text[i] >= 0x80;
+    int past_ascii = text_past_ascii(c->task, t->text, t->text_len);
     model_file_put_magic(&p, MODEL_FILE_TRANSFORMER, past_ascii && t->task.unit == SEQ_CHARS ? TF_CHARS_VERSION : TF_BYTES_VERSION);
     const int32_t f[FIELDS] = {(int32_t)c->task, c->layers, c->heads, c->d_model, c->d_ff, c->context,
                                (int32_t)c->positional, (int32_t)c->score, c->batch, m->V, m->opt.steps};
@@ -87,6 +93,10 @@ static int read_file(ModelFileReader *r, const uint8_t *bytes, size_t size, TfFi
     v->text = bytes + r->at;
     v->text_len = text_len;
     r->at += text_len;
+    /* version 2 is written only where it reads differently (save's rule): one model, one file */
+    if (version == TF_CHARS_VERSION && !text_past_ascii(v->c.task, v->text, v->text_len))
+        return nn_fail(NN_ERR_VALUE, "model file: version %u marks a text with characters past ASCII, and this one has none "
+                                     "(version %u); the file is damaged", TF_CHARS_VERSION, TF_BYTES_VERSION);
     uint64_t count = model_file_u64(r);
     v->n_params = tf_param_count(&v->c, v->vocab);
     NN_TRY(model_file_check_count(count, v->n_params));

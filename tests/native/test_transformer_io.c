@@ -156,7 +156,7 @@ static void check_damaged(void) {
         uint32_t value;
         const char *message;
     } fields[] = {
-        {"version 3", 8, 3, "version"},      {"task 99", 12, 99, NULL},        {"layers 9", 16, 9, "layers"},
+        {"version 3", 8, 3, "version"},      {"version 2, no text past ASCII", 8, 2, "past ASCII"}, {"task 99", 12, 99, NULL},        {"layers 9", 16, 9, "layers"},
         {"layers 1", 16, 1, "parameters"},   {"heads 3", 20, 3, "heads"},      {"dModel 0", 24, 0, "dModel"},
         {"context 4", 32, 4, "context"},     {"context 1e6", 32, 1000000, "context"}, {"positional 9", 36, 9, "positional"},
         {"score 2", 40, 2, "score"},         {"batch 0", 44, 0, "batch"},      {"vocabulary 0", 48, 0, "vocabulary"},
