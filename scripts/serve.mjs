@@ -1,6 +1,9 @@
 // A small static file server for attnlab's pages (no dependencies).
 // Run `node scripts/serve.mjs --help` for its options. Tests import { serve } and
-// start it on port 0 in-process.
+// start it on port 0 in-process, on web/. The command line serves dist/, the built
+// site `npm start` has just made (a page's modules in a few bundles, not one request
+// each), unless web/ changed after the build or there is none: then web/, and the
+// banner says which and why.
 //
 // Every response carries the pages' Content-Security-Policy and the headers
 // that make a page cross-origin isolated (so the engine may use threads). Pages may be
@@ -15,7 +18,7 @@
 // index.html, a socket), is a 404 instead of an error that stops the server.
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exactOrigin } from '../web/embed/protocol.js';
@@ -85,7 +88,10 @@ export const USAGE = `Usage: node scripts/serve.mjs [--root DIR] [--port N] [--h
 
 Serves a folder of static files over HTTP for attnlab's pages.
 
-  --root DIR       the folder to serve (default: web/ of this repository; dist/ after npm run build)
+  --root DIR       the folder to serve. Default: dist/ of this repository, the built site (npm start
+                   builds it first): each page's modules bundled and minified into a few files, as any
+                   host serves them. web/, the sources one module a file, when there is no dist/ or a
+                   file in web/ changed after it was built; --root web serves the sources anyway
   --port N         the TCP port, 0 for any free one (default: $PORT or 8080)
   --host ADDRESS   the address to bind (default: 127.0.0.1, this machine only; 0.0.0.0 for every interface)
   --course-port N  also serve the example course page (examples/course.html, embedding the widgets)
@@ -94,7 +100,32 @@ Serves a folder of static files over HTTP for attnlab's pages.
 `;
 
 const here = fileURLToPath(new URL('.', import.meta.url));
+/** What serve() serves unless told otherwise (the browser tests: the sources, no build needed). */
 const DEFAULT_ROOT = resolve(here, '..', 'web');
+const DIST = resolve(here, '..', 'dist');
+
+/** The newest modification time of a file under dir (0 for none). */
+async function newest(dir) {
+  let latest = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) latest = Math.max(latest, await newest(path));
+    else latest = Math.max(latest, await stat(path).then((info) => info.mtimeMs, () => 0));
+  }
+  return latest;
+}
+
+/**
+ * The folder the command line serves without --root, and why: dist/, the built site, when
+ * `npm run build` has made it (its index.html, written last) and no file in web/ is newer;
+ * else web/, so that an edit is never hidden behind an old build.
+ */
+export async function defaultRoot({ web = DEFAULT_ROOT, dist = DIST } = {}) {
+  const built = await stat(join(dist, 'index.html')).then((info) => info.mtimeMs, () => null);
+  if (built === null) return { root: web, why: 'the sources, one module a file: there is no dist/ yet, which npm run build makes' };
+  if (await newest(web) > built) return { root: web, why: 'the sources, one module a file: web/ changed after dist/ was built; npm run build rebuilds it' };
+  return { root: dist, why: 'the built site, each page\'s modules bundled into a few files; --root web serves the sources' };
+}
 
 /** Maps a URL path to a file under root, or null if it would leave root. */
 function resolvePath(root, urlPath) {
@@ -196,9 +227,9 @@ export function serve({ root = DEFAULT_ROOT, port = 8080, host = '127.0.0.1', he
   });
 }
 
-/** { root, port, host, help } from the command line, or { error } naming the bad argument. */
+/** { root, port, host, help } from the command line (root null: not given, defaultRoot() chooses), or { error } naming the bad argument. */
 export function parseArgs(argv, env = process.env) {
-  const args = { root: DEFAULT_ROOT, port: env.PORT === undefined ? 8080 : Number(env.PORT), host: '127.0.0.1', coursePort: null, help: false };
+  const args = { root: null, port: env.PORT === undefined ? 8080 : Number(env.PORT), host: '127.0.0.1', coursePort: null, help: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     if (flag === '--help' || flag === '-h') args.help = true;
@@ -229,11 +260,16 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   } else if (args.help) {
     process.stdout.write(USAGE);
   } else {
-    serve(args)
-      .then(({ url, address }) => {
+    const chosen = args.root === null ? defaultRoot() : Promise.resolve({ root: args.root, why: null });
+    chosen
+      .then(({ root, why }) => {
+        args.root = root;
+        return serve(args).then((served) => ({ ...served, why }));
+      })
+      .then(({ url, address, why }) => {
         const everywhere = address.address === '0.0.0.0' || address.address === '::';
         const where = everywhere ? `every interface (${address.address}) on port ${address.port}; open ${url}` : url;
-        console.log(`attnlab: serving ${args.root} at ${where} (Ctrl+C stops)`);
+        console.log(`attnlab: serving ${args.root}${why ? ` (${why})` : ''} at ${where} (Ctrl+C stops)`);
         if (args.coursePort === null) return null;
         const attnlab = new URL(url).origin;
         return serve({ root: args.root, port: args.coursePort, host: args.host, headers: courseHeaders(attnlab) }).then((course) => {

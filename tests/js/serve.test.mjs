@@ -1,12 +1,13 @@
 // The static server (scripts/serve.mjs) as `npm start` runs it: a child process
 // whose banner must name the address it really binds, that must survive paths
 // it cannot stream (a directory named index.html, a socket, a file deleted
-// while it is being served), that sends the pages' CSP, and whose --help only
-// prints usage.
+// while it is being served), that sends the pages' CSP, whose --help only
+// prints usage, and that serves what `npm start` built (dist/) unless web/ is newer,
+// saying which folder and why.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer as createSocketServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +80,37 @@ test('--help prints the usage and exits without serving', async () => {
   assert.match(stdout, /^Usage: node scripts\/serve\.mjs/);
   for (const flag of ['--root', '--port', '--host', '--help']) assert.ok(stdout.includes(flag), `usage names ${flag}`);
   assert.doesNotMatch(stdout, /serving/);
+});
+
+test('without --root it serves the built site, dist/, unless there is none or web/ changed after it; --help says so', async () => {
+  const { defaultRoot } = await import('../../scripts/serve.mjs');
+  const base = mkdtempSync(join(tmpdir(), 'attnlab-roots-'));
+  dirs.push(base);
+  const web = join(base, 'web');
+  const dist = join(base, 'dist');
+  mkdirSync(join(web, 'learn'), { recursive: true });
+  writeFileSync(join(web, 'learn', 'main.js'), 'export {};\n');
+  utimesSync(join(web, 'learn', 'main.js'), 1000, 1000);
+  let chosen = await defaultRoot({ web, dist });
+  assert.equal(chosen.root, web, 'no build: the sources');
+  assert.match(chosen.why, /no dist\/ yet/);
+  mkdirSync(dist);
+  writeFileSync(join(dist, 'index.html'), '<!doctype html>');
+  utimesSync(join(dist, 'index.html'), 2000, 2000);
+  chosen = await defaultRoot({ web, dist });
+  assert.equal(chosen.root, dist, 'built after the last edit: the built site');
+  assert.match(chosen.why, /^the built site, each page's modules bundled/);
+  utimesSync(join(web, 'learn', 'main.js'), 3000, 3000);
+  chosen = await defaultRoot({ web, dist });
+  assert.equal(chosen.root, web, 'an edit after the build is served, not hidden behind the old build');
+  assert.match(chosen.why, /web\/ changed after dist\/ was built/);
+
+  const { stdout } = await runToEnd(['--help']);
+  assert.match(stdout.replace(/\s+/g, ' '), /Default: dist\/ of this repository, the built site \(npm start builds it first\): each page's modules bundled/);
+  const { banner, child } = await start(['--port', '0']);
+  const repo = await defaultRoot();
+  assert.ok(banner.includes(`serving ${repo.root} (${repo.why}) at http`), banner);
+  child.kill();
 });
 
 test('a bad argument prints what is wrong and the usage, and exits 2', async () => {
