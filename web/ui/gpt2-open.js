@@ -55,7 +55,7 @@ export function mountGpt2Open(el, { client, id, onOpened, onClosed = () => {} })
       say(`Checking ${weights.name} against ${config.name} and converting its weights…`);
       const made = await client.call('load', { bytes, config: configText }, [bytes.buffer]);
       bar.hidden = true; // read and checked: what follows is the panels' own work, which they show
-      if (made.kind !== 'gpt2') {
+      if (!['gpt2', 'gpt_neox'].includes(made.config?.architecture)) {
         await client.call('destroy', { model: made.model }).catch(() => {});
         throw Object.assign(new Error(`${weights.name} opened as a ${made.kind} model, not a GPT-2 checkpoint`), { code: 'ERR_ARG' });
       }
