@@ -45,11 +45,12 @@ for (const { name, skip, engine } of await withEngines()) {
           test(`${what}: attention, logits and the lens agree with the float64 reference`, async () => {
             const ck = gpt2Checkpoint({ dtype, prefix, tied, buffers: prefix, seed: dtype.length + 2 * prefix + 4 * tied });
             const gpt = await engine.loadModel(ck.bytes, { config: ck.config });
-            assert.equal(gpt.kind, 'gpt2');
+            assert.equal(gpt.kind, 'transformer');
             const { n_layer: L, n_head: H, vocab_size: V } = TINY;
             assert.deepEqual({ ...gpt.config }, {
-              architecture: 'gpt2', layers: 2, heads: 2, dModel: 16, dFF: 64, context: 24, vocabulary: 64,
-              parameters: Object.values(ck.weights).reduce((s, w) => s + w.length, 0),
+              architecture: 'gpt2', task: null, layers: 2, heads: 2, dModel: 16, dFF: 64, context: 24, positional: 'learned',
+              score: 'scaled_dot', batch: null, seed: null, vocabulary: Array.from({ length: 64 }, (_, id) => tok.token(id)),
+              sequenceLength: null, parameters: Object.values(ck.weights).reduce((s, w) => s + w.length, 0),
               dtype: { F32: 'float32', F16: 'float16', BF16: 'bfloat16' }[dtype],
             });
             const r = gpt.inspect({ ids: IDS }, { lens: true, logits: true });
@@ -163,7 +164,7 @@ for (const { name, skip, engine } of await withEngines()) {
       throwsCode(() => gpt.inspect({ ids: [64] }), 'ERR_VALUE', /ids\[0\] is 64/);
       throwsCode(() => gpt.inspect({ ids: [] }), 'ERR_SHAPE', /0 tokens/);
       throwsCode(() => gpt.inspect({ ids: new Array(25).fill(1) }), 'ERR_LIMIT', /25 tokens; this model reads 1..24/);
-      throwsCode(() => gpt.inspect(42), 'ERR_ARG', /a string or \{ ids \}/);
+      throwsCode(() => gpt.inspect(42), 'ERR_ARG', /a string, an array of token ids or \{ ids \}/);
       throwsCode(() => gpt.inspect({ ids: IDS }, { lens: 'yes' }), 'ERR_VALUE', /lens must be true or false/);
       throwsCode(() => gpt.inspect({ ids: IDS }, { ablate: [{ layer: 2, head: 0 }] }), 'ERR_LIMIT', /ablate\[0\]\.layer/);
       throwsCode(() => gpt.evaluate({ ids: [1] }), 'ERR_SHAPE', /1 tokens/);

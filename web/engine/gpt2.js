@@ -1,17 +1,18 @@
-// GPT-2-family checkpoints (the C model, include/attnlab/gpt2.h): a Hugging
-// Face model.safetensors and its config.json, opened with
-// engine.loadModel(bytes, { config }). The config is read here; the file's
-// header is checked by the core against it before the weights are allocated,
-// then the data goes in by chunks, so the WASM heap never holds the whole file.
-// Text goes through GPT-2's tokenizer (gpt2-tokenizer.js).
+// Hugging Face checkpoints, GPT-2 and GPT-NeoX (the C model,
+// include/attnlab/gpt2.h): a model.safetensors and its config.json, opened
+// with engine.loadModel(bytes, { config }) as a TransformerModel
+// (transformer.js) with this file's adapter. The config is read here; the
+// file's header is checked by the core against it before the weights are
+// allocated, then the data goes in by chunks, so the WASM heap never holds the
+// whole file. Text goes through the checkpoint's tokenizer.json (bpe.js) or,
+// without one, GPT-2's tokenizer (gpt2-tokenizer.js).
 import { GPT2_LIMITS } from './constants.js';
-import { AttnlabError, argError, describe, limitError, shapeError, valueError } from './errors.js';
+import { argError, describe, limitError, valueError } from './errors.js';
 import { readTokenizerJson } from './bpe.js';
 import { gpt2Tokenizer } from './gpt2-tokenizer.js';
-import { listLength, options, toInteger, toNumber } from './matrix.js';
-import { Model, withAblation } from './model.js';
-import { seedOf } from './transformer.js';
-import { F32, F64, I32, U8 } from './wasm.js';
+import { options } from './matrix.js';
+import { TransformerModel } from './transformer.js';
+import { U8 } from './wasm.js';
 
 /** Bytes of the file copied into the heap at once: the heap holds the weights and one chunk. */
 const CHUNK = 16 << 20;
@@ -132,8 +133,9 @@ export function gpt2Parameters(heap, config, tied = true) {
 }
 
 /**
- * A GPT-2 checkpoint (the bytes of model.safetensors) with its config.json,
- * as engine.loadModel reads it. onProgress(fraction), when given, hears how
+ * A checkpoint (the bytes of model.safetensors) with its config.json, as
+ * engine.loadModel reads it: a TransformerModel of config.architecture
+ * 'gpt2' or 'gpt_neox'. onProgress(fraction), when given, hears how
  * much of the data is in. tokenizer, when given, is the checkpoint's
  * tokenizer.json (its text, bytes or object; bpe.js); without it, GPT-2's.
  */
@@ -174,212 +176,62 @@ export async function loadGpt2(heap, file, args) {
     heap.call.gpt2_destroy({ model: handle });
     throw err;
   }
-  return new Gpt2Model(heap, handle, config, tokenizer);
+  return new TransformerModel(heap, handle, checkpointRun(heap, handle, config, tokenizer));
+}
+
+/** Token id -> its text as tokenize shows it ("<id>" for an id the tokenizer lacks: a checkpoint's vocabulary may be larger). */
+function tokenNames(tokenizer, size) {
+  return Object.freeze(Array.from({ length: size }, (_, id) => {
+    if (id >= tokenizer.vocabulary) return `<${id}>`;
+    try {
+      return tokenizer.token(id);
+    } catch {
+      return `<${id}>`; // a hole in a tokenizer.json's ids
+    }
+  }));
 }
 
 /**
- * A GPT-2-family checkpoint, forward only: every head's attention, heads
- * ablated, the logit lens, loss, generation and head scores. It does not
- * train or save (train and save throw ERR_ARG saying so).
+ * A checkpoint's adapter for TransformerModel (transformer.js says each
+ * field): forward only, the gpt2_* exports; its text through `tokenizer`; it
+ * has no task, so it evaluates a text (not a split) and draws the sequences
+ * its heads are scored on; it does not train, save or hand out its tensors.
  */
-export class Gpt2Model extends Model {
-  #tokenizer;
-
-  constructor(heap, handle, config, tokenizer) {
-    super(heap, handle, { kind: 'gpt2', prefix: 'gpt2', stepsField: 'steps', info: () => ({ steps: 0 }) });
-    this.#tokenizer = tokenizer;
-    const parameters = heap.call.gpt2_parameters({ model: handle });
-    /** { layers, heads, dModel, dFF, context, vocabulary, parameters, dtype }: dtype is the file's ('float32', 'float16', 'bfloat16'). */
-    this.config = Object.freeze({
-      architecture: config.architecture, layers: config.layers, heads: config.heads, dModel: config.dModel, dFF: config.dFF, context: config.context,
-      vocabulary: config.vocabulary, parameters, dtype: DTYPES[heap.call.gpt2_dtype({ model: handle })],
-    });
-  }
-
-  /** GPT-2's byte-level BPE: { ids: Int32Array, tokens: string[] }. */
-  tokenize(text) {
-    return this.guarded('tokenize', () => {
-      if (typeof text !== 'string') throw argError(`tokenize: text: expected a string (got ${describe(text)})`);
-      return this.#tokenizer.encode(text);
-    });
-  }
-
-  /** A token id's text as tokenize shows it (an id past the tokenizer's, in a checkpoint of a larger vocabulary: "<id>"). */
-  #name(id) {
-    return id < this.#tokenizer.vocabulary ? this.#tokenizer.token(id) : `<${id}>`;
-  }
-
-  /** input: a string (tokenized) or { ids } (token ids of this checkpoint's vocabulary), each id read once. */
-  #ids(name, input) {
-    if (typeof input === 'string') return this.#tokenizer.encode(input).ids;
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      throw argError(`${name}: input: expected a string or { ids } (got ${describe(input)})`);
-    }
-    const { ids } = options(name, input, ['ids']);
-    const n = listLength(ids);
-    if (n === null) throw argError(`${name}: ids: expected an array of token ids (got ${describe(ids)})`);
-    if (n > GPT2_LIMITS.maxGenerate + this.config.context) throw limitError(`${name}: ids: ${n} tokens is past the limit of ${GPT2_LIMITS.maxGenerate + this.config.context}`);
-    const out = new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      const id = ids[i];
-      if (!Number.isInteger(id) || id < 0 || id >= this.config.vocabulary) {
-        throw valueError(`${name}: ids[${i}] is ${describe(id)}; token ids are integers 0..${this.config.vocabulary - 1}`);
-      }
-      out[i] = id;
-    }
-    return out;
-  }
-
-  /** ids for one forward pass: 1..context tokens (least 2 for a loss). */
-  #window(name, input, least = 1) {
-    const ids = this.#ids(name, input);
-    const n = ids.length;
-    if (n < least || n > this.config.context) {
-      throw (n < least ? shapeError : limitError)(`${name}: input has ${n} tokens; this model reads ${least}..${this.config.context}`);
-    }
-    return ids;
-  }
-
-  #ablated(handle, name, ablate, fn) {
-    return withAblation(this.heap, name, ablate, this.config, (args) => this.heap.call.gpt2_set_ablation({ model: handle, ...args }), fn);
-  }
-
-  /**
-   * One forward pass over input: every head's attention, the top 5 next
-   * tokens at each position, with `lens` each layer's top token at each
-   * position (the logit lens), with `logits` the (tokens x vocabulary) logits;
-   * `ablate`'s heads zeroed.
-   * @returns {{ tokens, attention, predictions, lens?, logits? }}
-   */
-  inspect(input, args = {}) {
-    return this.guarded('inspect', (handle) => {
-      const o = options('inspect', args, ['ablate', 'lens', 'logits']);
-      for (const key of ['lens', 'logits']) {
-        if (o[key] !== undefined && typeof o[key] !== 'boolean') throw valueError(`inspect: ${key} must be true or false (got ${describe(o[key])})`);
-      }
-      const ids = this.#window('inspect', input);
-      const n = ids.length, { layers: L, heads: H, vocabulary: V } = this.config, top = GPT2_LIMITS.top;
-      // the results' bytes before anything is allocated (the core counts them again, in 64 bits)
-      const bytes = F32 * L * H * n * n + (I32 + F32) * n * top + (o.lens ? I32 * L * n : 0) + (o.logits ? F32 * n * V : 0);
-      if (bytes > GPT2_LIMITS.maxResultMB * 1e6) {
-        throw limitError(`inspect: ${n} tokens' results take ${bytes} bytes (the attention of ${L} layers x ${H} heads x ${n} x ${n}${o.logits ? `, logits ${n} x ${V}` : ''}), past the limit of ${GPT2_LIMITS.maxResultMB} MB; use fewer tokens${o.logits ? ' or leave out the logits' : ''}`);
-      }
-      const heap = this.heap;
-      return this.#ablated(handle, 'inspect', o.ablate, () => heap.withBlock({
-        tokens: I32 * n, attention: F32 * L * H * n * n, ids: I32 * n * top, p: F32 * n * top,
-        lens: o.lens ? I32 * L * n : 0, logits: o.logits ? F32 * n * V : 0,
-      }, (p) => {
-        heap.writeI32(p.tokens, ids);
-        heap.call.gpt2_inspect({ model: handle, tokens: p.tokens, n, attention: p.attention, ids: p.ids, p: p.p, lens: p.lens, logits: p.logits });
-        const att = heap.readF32(p.attention, L * H * n * n);
-        const topIds = heap.readI32(p.ids, n * top), topP = heap.readF32(p.p, n * top);
-        const result = {
-          tokens: Array.from(ids, (id) => this.#name(id)),
-          attention: Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => ({
-            rows: n, cols: n, data: att.subarray((l * H + h) * n * n, (l * H + h + 1) * n * n),
-          }))),
-          predictions: Array.from({ length: n }, (_, t) => {
-            const row = [];
-            for (let j = 0; j < top; j++) {
-              const id = topIds[t * top + j];
-              if (id >= 0) row.push({ token: this.#name(id), id, p: topP[t * top + j] });
-            }
-            return row;
-          }),
-        };
-        if (o.lens) {
-          const lens = heap.readI32(p.lens, L * n);
-          result.lens = Array.from({ length: L }, (_, l) => Array.from(lens.subarray(l * n, (l + 1) * n), (id) => this.#name(id)));
-        }
-        if (o.logits) result.logits = heap.readMatrix(p.logits, n, V);
-        return result;
-      }));
-    });
-  }
-
-  /**
-   * The loss of a text (or ids): the mean cross-entropy, in nats, of each
-   * token given those before it, with `ablate`'s heads zeroed.
-   * @returns {{ loss, tokens }} tokens: the predictions counted (the tokens - 1)
-   */
-  evaluate(args = {}) {
-    return this.guarded('evaluate', (handle) => {
-      const o = options('evaluate', args, ['text', 'ids', 'ablate']);
-      if ((o.text === undefined) === (o.ids === undefined)) throw argError('evaluate: pass either text or ids');
-      const ids = this.#window('evaluate', o.text !== undefined ? o.text : { ids: o.ids }, 2);
-      const heap = this.heap;
-      return this.#ablated(handle, 'evaluate', o.ablate, () => heap.withBlock({ tokens: I32 * ids.length, out: F64 }, (p) => {
-        heap.writeI32(p.tokens, ids);
-        heap.call.gpt2_evaluate({ model: handle, tokens: p.tokens, n: ids.length, out: p.out });
-        return { loss: heap.readF64(p.out), tokens: ids.length - 1 };
-      }));
-    });
-  }
-
-  /**
-   * Continues `prompt` (a string or { ids }) by `tokens` tokens, sampled at
-   * `temperature` (0: greedy) from the `topK` most likely (0: all), from `seed`.
-   * @returns {{ text: string, ids: Int32Array }} the continuation
-   */
-  generate(prompt, args = {}) {
-    return this.guarded('generate', (handle) => {
-      const o = options('generate', args, ['tokens', 'temperature', 'topK', 'seed']);
-      const ids = this.#ids('generate', prompt);
-      if (ids.length < 1) throw shapeError('generate: the prompt needs at least one token');
-      const count = toInteger('tokens', o.tokens, 20, 0, GPT2_LIMITS.maxGenerate);
-      const temperature = toNumber('temperature', o.temperature, 1);
-      const topK = toInteger('topK', o.topK, 0, 0);
-      const seed = seedOf(o.seed, 1);
-      const heap = this.heap;
-      return heap.withBlock({ tokens: I32 * (ids.length + count) }, (p) => {
-        const tokens = new Int32Array(ids.length + count);
-        tokens.set(ids);
-        heap.writeI32(p.tokens, tokens);
-        heap.call.gpt2_generate({ model: handle, tokens: p.tokens, nPrompt: ids.length, nNew: count, temperature, topK, seed });
-        const out = heap.readI32(p.tokens + I32 * ids.length, count);
-        const known = out.every((id) => id < this.#tokenizer.vocabulary);
-        return { text: known ? this.#tokenizer.decode(out) : Array.from(out, (id) => this.#name(id)).join(''), ids: out };
-      });
-    });
-  }
-
-  /**
-   * Each head's previous-token and induction scores over `count` sequences
-   * of `length` distinct random tokens repeated once (from `seed`): the mean
-   * attention from t to t - 1, and from a token's second occurrence to the
-   * position after its first (Olsson et al. 2022), as the trained
-   * transformer's headScores measures them.
-   * @returns {{ previousToken: number, induction: number }[][]} [layer][head]
-   */
-  headScores(args = {}) {
-    return this.guarded('headScores', (handle) => {
-      const o = options('headScores', args, ['count', 'length', 'seed']);
-      const count = toInteger('count', o.count, 8, 1, GPT2_LIMITS.maxEvaluate);
-      const length = toInteger('length', o.length, 50, 2, Math.min(Math.floor(this.config.context / 2), this.config.vocabulary));
-      const seed = seedOf(o.seed, 1);
-      const { layers: L, heads: H } = this.config;
-      const heap = this.heap;
-      return heap.withBlock({ prev: F32 * L * H, ind: F32 * L * H }, (p) => {
-        heap.call.gpt2_head_scores({ model: handle, count, length, seed, prev: p.prev, ind: p.ind });
-        const prev = heap.readF32(p.prev, L * H), ind = heap.readF32(p.ind, L * H);
-        return Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => ({
-          previousToken: prev[l * H + h], induction: ind[l * H + h],
-        })));
-      });
-    });
-  }
-
-  /** A checkpoint is opened to be looked at: the engine does not train it. */
-  train() {
-    return this.guarded('train', () => {
-      throw new AttnlabError('ERR_ARG', 'train: a GPT-2 checkpoint is opened for inspection; the engine does not train it');
-    });
-  }
-
-  /** Nor does it write it back: the file it came from is the checkpoint. */
-  save() {
-    return this.guarded('save', () => {
-      throw new AttnlabError('ERR_ARG', 'save: a GPT-2 checkpoint is not saved by the engine; its model.safetensors is the file');
-    });
-  }
+function checkpointRun(heap, handle, config, tokenizer) {
+  const vocabulary = tokenNames(tokenizer, config.vocabulary);
+  const known = (ids) => ids.every((id) => id < tokenizer.vocabulary);
+  const noTask = 'a checkpoint has no task';
+  return {
+    architecture: config.architecture,
+    prefix: 'gpt2',
+    config: {
+      task: null, layers: config.layers, heads: config.heads, dModel: config.dModel, dFF: config.dFF, context: config.context,
+      positional: config.architecture === 'gpt_neox' ? 'rope' : 'learned', score: 'scaled_dot', batch: null, seed: null,
+      vocabulary, sequenceLength: null, parameters: heap.call.gpt2_parameters({ model: handle }),
+      dtype: DTYPES[heap.call.gpt2_dtype({ model: handle })],
+    },
+    info: () => ({ steps: 0 }),
+    train: null,
+    tokenizer: {
+      encode: (name, text) => tokenizer.encode(text).ids,
+      decode: (ids) => (known(ids) ? tokenizer.decode(ids) : Array.from(ids, (id) => vocabulary[id]).join('')),
+    },
+    limits: { top: GPT2_LIMITS.top, maxGenerate: GPT2_LIMITS.maxGenerate, maxEvaluate: GPT2_LIMITS.maxEvaluate },
+    lens: false,
+    headScores: 8,
+    call: {
+      setAblation: (args) => heap.call.gpt2_set_ablation(args),
+      inspect: (args) => heap.call.gpt2_inspect(args),
+      generate: (args) => heap.call.gpt2_generate(args),
+      headScores: (args) => heap.call.gpt2_head_scores(args),
+      evaluateTokens: (args) => heap.call.gpt2_evaluate(args),
+    },
+    lacks: {
+      train: 'a checkpoint is opened for inspection; the engine does not train it',
+      save: 'a checkpoint is not saved by the engine; its model.safetensors is the file',
+      examples: `${noTask} to draw examples from`,
+      weights: "a checkpoint's tensors stay in the engine; its model.safetensors holds them",
+      split: `${noTask} whose splits it could be evaluated on; pass text or ids`,
+    },
+  };
 }

@@ -207,10 +207,11 @@ export class Engine {
   /**
    * The model a saved file holds, whichever its kind: a Seq2SeqModel, a
    * VisionModel or a TransformerModel (model.kind says which), its format tag
-   * picking the loader; or a GPT-2-family checkpoint, a Hugging Face
-   * model.safetensors with its config.json: loadModel(bytes, { config })
-   * (a Gpt2Model, kind 'gpt2'; see gpt2.js).
-   * @returns {Promise<Seq2SeqModel | VisionModel | TransformerModel | Gpt2Model>}
+   * picking the loader; or a Hugging Face checkpoint (GPT-2 or GPT-NeoX), a
+   * model.safetensors with its config.json and optionally its tokenizer.json:
+   * loadModel(bytes, { config, tokenizer }), a TransformerModel whose
+   * config.architecture is 'gpt2' or 'gpt_neox' (see gpt2.js).
+   * @returns {Promise<Seq2SeqModel | VisionModel | TransformerModel>}
    */
   loadModel(bytes, options) {
     return guardAsync('loadModel', () => loadModel(this.heap, bytes, options));

@@ -2,8 +2,8 @@
 // The one place that reads a file's format tag (its first 8 bytes, "ATNL" and
 // a kind, NUL-padded; the C savers write them, see include/attnlab/*.h) and
 // hands the bytes to that kind's loader, which checks the rest; a safetensors
-// file (an 8-byte header length, then '{') is a GPT-2 checkpoint, read with
-// the config.json given in options ({ config }).
+// file (an 8-byte header length, then '{') is a checkpoint (GPT-2 or GPT-NeoX),
+// read with the config.json given in options ({ config, tokenizer }).
 import { AttnlabError, argError, describe } from './errors.js';
 import { isSafetensors, loadGpt2 } from './gpt2.js';
 import { bytesView, toBytes } from './matrix.js';
@@ -39,9 +39,9 @@ function formatTag(file) {
 
 /**
  * The model a saved file holds, of its kind (a Seq2SeqModel, a VisionModel
- * or a TransformerModel), or a GPT-2 checkpoint (a Gpt2Model: a
- * model.safetensors with options.config, its config.json); anything else
- * rejects with an AttnlabError.
+ * or a TransformerModel), or a checkpoint (a TransformerModel of
+ * config.architecture 'gpt2' or 'gpt_neox': a model.safetensors with
+ * options.config, its config.json); anything else rejects with an AttnlabError.
  */
 export async function loadModel(heap, bytes, options) {
   // a checkpoint is read where it is (its header and chunks are copied into WASM, then checked)
@@ -52,7 +52,7 @@ export async function loadModel(heap, bytes, options) {
   const known = tag !== null && Object.hasOwn(LOADERS, tag);
   // an attnlab tag first: a damaged model file whose ninth byte is '{' stays a damaged model file
   if (!known && isSafetensors(view)) return loadGpt2(heap, view, options);
-  if (options !== undefined) throw argError('loadModel: options ({ config }) are for a GPT-2 checkpoint (model.safetensors); an attnlab model file takes none');
+  if (options !== undefined) throw argError('loadModel: options ({ config }) are for a checkpoint (model.safetensors); an attnlab model file takes none');
   if (known) return LOADERS[tag](heap, toBytes(bytes));
   if (tag !== null && Object.hasOwn(NOT_MODELS, tag)) throw new AttnlabError('ERR_VALUE', `loadModel: the file is ${NOT_MODELS[tag]}`);
   const kinds = Object.keys(LOADERS).join(', ');

@@ -1,12 +1,17 @@
-// Decoder-only transformers bound to a task (the C model,
-// include/attnlab/transformer.h): created with engine.createTransformer(options).
-// Every call is one synchronous trip into WASM; a page trains in a worker and
-// calls train() a few steps at a time to show progress. The model's names,
-// codes and limits come from the core's one constants table (constants.js).
-import { MODEL_LIMITS, SCORES, TRANSFORMER, TRANSFORMER_LIMITS } from './constants.js';
+// Decoder-only transformers, one JS class for every architecture: the one
+// attnlab trains (include/attnlab/transformer.h), created with
+// engine.createTransformer(options) bound to a task (config.architecture
+// 'attnlab'), and a Hugging Face checkpoint (GPT-2 or GPT-NeoX, gpt2.js)
+// opened with engine.loadModel(bytes, { config }). Each plugs into
+// TransformerModel as a small adapter (its C exports, tokenizer, limits and
+// what it lacks, below); every method is written once and returns one shape
+// for every architecture. Every call is one synchronous trip into WASM; a page
+// trains in a worker and calls train() a few steps at a time to show progress.
+// The names, codes and limits come from the core's one constants table (constants.js).
+import { GPT2_LIMITS, MODEL_LIMITS, SCORES, TRANSFORMER, TRANSFORMER_LIMITS } from './constants.js';
 import { DEFAULTS, defaultsOf } from './defaults.js';
 import { argError, describe, limitError, shapeError, valueError } from './errors.js';
-import { options, toChoice, toInteger, toNumber } from './matrix.js';
+import { listLength, options, toBoolean, toChoice, toInteger, toNumber } from './matrix.js';
 import { Model, loadHandle, modelFile, withAblation } from './model.js';
 import { F32, F64, I32, U8 } from './wasm.js';
 
@@ -64,13 +69,14 @@ export function createTransformer(heap, args, names) {
       task, text: text.length ? p.text : 0, textLength: text.length, ...a, out,
     }));
   });
-  return new TransformerModel(heap, handle);
+  return new TransformerModel(heap, handle, attnlabRun(heap, handle));
 }
 
 /** A saved transformer (TransformerModel.save()), as engine.loadModel reads it. */
 export function loadTransformer(heap, bytes) {
   const file = modelFile('loadModel', bytes);
-  return new TransformerModel(heap, loadHandle(heap, file, (args) => heap.call.tf_load(args)));
+  const handle = loadHandle(heap, file, (args) => heap.call.tf_load(args));
+  return new TransformerModel(heap, handle, attnlabRun(heap, handle));
 }
 
 /** info (12 x i32, src/wasm/transformer_exports.c) as a record. */
@@ -84,105 +90,213 @@ function readInfo(heap, model) {
 }
 
 /**
- * A decoder-only transformer learning its task. steps, save and destroy: see
+ * A task's tokens as a tokenizer of the adapter's shape: a token per character
+ * (code point), numbers for 'modular' (spaced when joined). A 'text' model of a
+ * file saved before texts were read as characters has a token per byte (named
+ * "\\xef" past ASCII): its bytes are decoded, a character cut at the end left out.
+ */
+function taskTokenizer(vocabulary, task, maxTextBytes) {
+  const ids = new Map(vocabulary.map((name, id) => [name, id]));
+  const byteTokens = vocabulary.some((name) => /^\\x[0-9a-f]{2}$/.test(name));
+  return {
+    encode(name, text) {
+      if (text.length > 4 * maxTextBytes) throw limitError(`${name}: input is too long`);
+      let pieces;
+      if (task === 'modular') pieces = text.match(/\d+|\S/g) ?? [];
+      else if (byteTokens) {
+        pieces = Array.from(new TextEncoder().encode(text),
+          (b) => (b >= 32 && b < 127) || b === 10 || b === 9 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`);
+      } else pieces = Array.from(text);
+      return Int32Array.from(pieces, (piece, i) => {
+        const id = ids.get(piece);
+        if (id === undefined) {
+          throw valueError(`${name}: input token ${i} ${JSON.stringify(piece)} is not in the vocabulary (${vocabulary.slice(0, 40).map((v) => JSON.stringify(v)).join(' ')})`);
+        }
+        return id;
+      });
+    },
+    decode(list) {
+      if (task === 'modular') return Array.from(list, (id) => vocabulary[id]).join(' ');
+      if (!byteTokens) return Array.from(list, (id) => vocabulary[id]).join('');
+      const bytes = Array.from(list, (id) => {
+        const name = vocabulary[id];
+        return name.startsWith('\\x') ? parseInt(name.slice(2), 16) : name.charCodeAt(0);
+      });
+      return new TextDecoder().decode(new Uint8Array(bytes), { stream: true });
+    },
+  };
+}
+
+/**
+ * The adapter of a model TransformerModel runs (the one place a model's
+ * architecture is read; the methods ask it, never the architecture):
+ *   architecture  'attnlab' | 'gpt2' | 'gpt_neox' (config.architecture)
+ *   prefix        its C exports' prefix, for Model: `_destroy`, and `_train`,
+ *                 `_save` where it has them
+ *   config        its configuration, every architecture's same fields
+ *   info, train   Model's spec fields (train null: it does not train)
+ *   tokenizer     { encode(name, text) -> Int32Array, decode(ids) -> string }
+ *   limits        { top, maxGenerate, maxEvaluate } (inspect's predictions per
+ *                 position, generate's tokens, evaluate's and headScores' count)
+ *   lens          inspect's default for its `lens` option
+ *   headScores    its default count
+ *   call          its exports by what they do: setAblation, inspect, generate,
+ *                 headScores, evaluateSplit and evaluateTokens (each takes the
+ *                 named arguments its C export does, inspect's logits 0 where the
+ *                 export has none)
+ *   lacks         { feature: why } for each feature it does not have: train,
+ *                 save, examples, weights, split (evaluate on a task's split),
+ *                 tokens (evaluate a text), logits, scan (headScores' length
+ *                 and seed); asking for one is ERR_ARG saying why
+ */
+function attnlabRun(heap, handle) {
+  const K = transformerConstants();
+  const info = readInfo(heap, handle);
+  const vocabulary = Object.freeze(Array.from({ length: info.vocabulary }, (_, id) => heap.readString(heap.call.tf_token({ model: handle, id }))));
+  const task = nameOf(K.tasks, info.task);
+  return {
+    architecture: 'attnlab',
+    prefix: 'tf',
+    config: {
+      task, layers: info.layers, heads: info.heads, dModel: info.dModel, dFF: info.dFF, context: info.context,
+      positional: nameOf(K.positional, info.positional), score: nameOf(K.scores, info.score), batch: info.batch,
+      seed: heap.call.tf_seed({ model: handle }), vocabulary, sequenceLength: info.sequenceLength,
+      parameters: heap.call.tf_parameters({ model: handle }), dtype: 'float32',
+    },
+    info: (model) => readInfo(heap, model),
+    train: {
+      maxSteps: K.limits.maxSteps, batch: (c) => c.batch, maxBatch: () => K.limits.maxBatch,
+      optimizers: null, weightDecay: true,
+      tokens: (steps, batch, config) => steps * batch * config.sequenceLength,
+    },
+    tokenizer: taskTokenizer(vocabulary, task, K.limits.maxTextBytes),
+    limits: { top: K.limits.top, maxGenerate: K.limits.maxGenerate, maxEvaluate: K.limits.maxEvaluate },
+    lens: true,
+    headScores: 64,
+    call: {
+      setAblation: (args) => heap.call.tf_set_ablation(args),
+      inspect: ({ logits, ...args }) => heap.call.tf_inspect(args),
+      generate: (args) => heap.call.tf_generate(args),
+      headScores: ({ length, seed, ...args }) => heap.call.tf_head_scores(args),
+      evaluateSplit: (args) => heap.call.tf_evaluate(args),
+    },
+    lacks: {
+      tokens: "text and ids: a transformer made here is evaluated on its task's splits (split, count)",
+      logits: 'logits: a transformer made here gives its top predictions, not its logits',
+      scan: "length and seed: a transformer made here scores its heads on its task's own sequences (count only)",
+    },
+  };
+}
+
+/**
+ * A decoder-only transformer: one made here learning its task, or a
+ * checkpoint (config.architecture says which). steps, save and destroy: see
  * model.js; train (AdamW: it takes weightDecay) runs the cosine schedule by
- * default, and returns tokensPerSecond.
+ * default, and returns tokensPerSecond. A method or option the architecture
+ * lacks (a checkpoint's train, save, examples, weights; a model made here's
+ * logits) throws ERR_ARG saying why.
  */
 export class TransformerModel extends Model {
-  #byteTokens = false;
+  #run;
 
-  constructor(heap, handle) {
-    const K = transformerConstants(heap);
-    super(heap, handle, {
-      kind: 'transformer', prefix: 'tf', stepsField: 'steps', info: (model) => readInfo(heap, model),
-      train: {
-        maxSteps: K.limits.maxSteps, batch: (c) => c.batch, maxBatch: () => K.limits.maxBatch,
-        optimizers: null, weightDecay: true,
-        tokens: (steps, batch, config) => steps * batch * config.sequenceLength,
-      },
-    });
-    this.K = K;
-    const info = this.info();
-    const vocabulary = [];
-    for (let id = 0; id < info.vocabulary; id++) vocabulary.push(heap.readString(heap.call.tf_token({ model: handle, id })));
-    this.vocabulary = Object.freeze(vocabulary);
-    this.ids = new Map(vocabulary.map((name, id) => [name, id]));
-    // a token per byte: a 'text' model of a file saved before texts were read as characters ("\\xef", one name per byte past ASCII)
-    this.#byteTokens = vocabulary.some((name) => /^\\x[0-9a-f]{2}$/.test(name));
-    /** Every option resolved, the vocabulary and the parameter count. */
-    this.config = Object.freeze({
-      task: nameOf(K.tasks, info.task), layers: info.layers, heads: info.heads, dModel: info.dModel, dFF: info.dFF,
-      context: info.context, positional: nameOf(K.positional, info.positional), score: nameOf(K.scores, info.score),
-      batch: info.batch, seed: heap.call.tf_seed({ model: handle }), vocabulary: this.vocabulary,
-      sequenceLength: info.sequenceLength, parameters: heap.call.tf_parameters({ model: handle }),
-    });
+  constructor(heap, handle, run) {
+    super(heap, handle, { kind: 'transformer', prefix: run.prefix, stepsField: 'steps', info: run.info, train: run.train });
+    this.#run = run;
+    /** Every option resolved, the vocabulary (token id -> its text), the parameter count and the weights' dtype. */
+    this.config = Object.freeze({ architecture: run.architecture, ...run.config });
+  }
+
+  /** The token texts, by id (config.vocabulary). */
+  get vocabulary() {
+    return this.config.vocabulary;
+  }
+
+  /** ERR_ARG from method `name` when the architecture lacks `feature`. */
+  #need(name, feature = name) {
+    const why = this.#run.lacks[feature];
+    if (why) throw argError(`${name}: ${why}`);
   }
 
   /** Runs fn with the heads of `ablate` ([{ layer, head }]) zeroed, then restores them. */
   #ablated(handle, name, ablate, fn) {
-    return withAblation(this.heap, name, ablate, this.config, (args) => this.heap.call.tf_set_ablation({ model: handle, ...args }), fn);
+    return withAblation(this.heap, name, ablate, this.config, (args) => this.#run.call.setAblation({ model: handle, ...args }), fn);
   }
 
   /**
-   * Mean loss and accuracy over the scored positions of `count` sequences
-   * (the test split's are the same on every call), with `ablate`'s heads zeroed.
-   * @returns {{ loss, accuracy, count }}
+   * input: a string (tokenized), an array of token ids or { ids }, as token ids
+   * of this model's vocabulary, each id read once.
+   */
+  #ids(name, input) {
+    if (typeof input === 'string') return this.#run.tokenizer.encode(name, input);
+    let list = input, where = 'input';
+    if (input !== null && typeof input === 'object' && listLength(input) === null) {
+      list = options(name, input, ['ids']).ids;
+      where = 'ids';
+    }
+    const n = listLength(list);
+    if (n === null) throw argError(`${name}: input: expected a string, an array of token ids or { ids } (got ${describe(input)})`);
+    const most = this.#run.limits.maxGenerate + this.config.context;
+    if (n > most) throw limitError(`${name}: ${where}: ${n} tokens is past the limit of ${most}`);
+    const V = this.config.vocabulary.length;
+    const out = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const id = list[i];
+      if (!Number.isInteger(id) || id < 0 || id >= V) {
+        throw valueError(`${name}: ${where}[${i}] is ${describe(id)}; token ids are integers 0..${V - 1}`);
+      }
+      out[i] = id;
+    }
+    return out;
+  }
+
+  /** ids for one forward pass: 1..context tokens (at least 2 for a loss). */
+  #window(name, input, least = 1) {
+    const ids = this.#ids(name, input);
+    const n = ids.length;
+    if (n < least || n > this.config.context) {
+      throw (n < least ? shapeError : limitError)(`${name}: input has ${n} tokens; this model reads ${least}..${this.config.context}`);
+    }
+    return ids;
+  }
+
+  /** Text as this model reads it: { ids: Int32Array, tokens: string[] }. */
+  tokenize(text) {
+    return this.guarded('tokenize', () => {
+      if (typeof text !== 'string') throw argError(`tokenize: text: expected a string (got ${describe(text)})`);
+      const ids = this.#run.tokenizer.encode('tokenize', text);
+      return { ids, tokens: Array.from(ids, (id) => this.vocabulary[id]) };
+    });
+  }
+
+  /**
+   * Mean loss with `ablate`'s heads zeroed, of one of two things: `count`
+   * sequences of a task's `split` (the test split's are the same on every
+   * call; a model made here) -> { loss, accuracy, count }; or a `text` (or
+   * `ids`), the mean cross-entropy in nats of each token given those before it
+   * (a checkpoint) -> { loss, tokens }, tokens the predictions counted.
    */
   evaluate(args = {}) {
     return this.guarded('evaluate', (handle) => {
-      const o = options('evaluate', args, ['split', 'count', 'ablate']);
-      const split = toChoice('split', o.split, this.K.splits, 'test');
-      const count = toInteger('count', o.count, 500, 1, this.K.limits.maxEvaluate);
-      const heap = this.heap;
+      const o = options('evaluate', args, ['split', 'count', 'text', 'ids', 'ablate']);
+      const heap = this.heap, run = this.#run;
+      if (o.text !== undefined || o.ids !== undefined) {
+        this.#need('evaluate', 'tokens');
+        if (o.text !== undefined && o.ids !== undefined) throw argError('evaluate: pass either text or ids');
+        if (o.split !== undefined || o.count !== undefined) throw argError('evaluate: pass text or ids, or split and count, not both');
+        const ids = this.#window('evaluate', o.text !== undefined ? o.text : { ids: o.ids }, 2);
+        return this.#ablated(handle, 'evaluate', o.ablate, () => heap.withBlock({ tokens: I32 * ids.length, out: F64 }, (p) => {
+          heap.writeI32(p.tokens, ids);
+          run.call.evaluateTokens({ model: handle, tokens: p.tokens, n: ids.length, out: p.out });
+          return { loss: heap.readF64(p.out), tokens: ids.length - 1 };
+        }));
+      }
+      this.#need('evaluate', 'split');
+      const split = toChoice('split', o.split, transformerConstants().splits, 'test');
+      const count = toInteger('count', o.count, 500, 1, run.limits.maxEvaluate);
       return this.#ablated(handle, 'evaluate', o.ablate, () => heap.withBlock({ out: 2 * F64 }, (p) => {
-        heap.call.tf_evaluate({ model: handle, split, count, out: p.out });
+        run.call.evaluateSplit({ model: handle, split, count, out: p.out });
         return { loss: heap.readF64(p.out), accuracy: heap.readF64(p.out + 8), count };
       }));
-    });
-  }
-
-  /**
-   * Token names to text: characters joined, numbers (modular) spaced. A 'text'
-   * model saved before texts were read as characters has a token per byte
-   * (named "\\xef" past ASCII): its bytes are decoded, a character cut at the
-   * end left out.
-   */
-  #text(ids) {
-    if (this.config.task === 'modular') return ids.map((id) => this.vocabulary[id]).join(' ');
-    if (!this.#byteTokens) return ids.map((id) => this.vocabulary[id]).join('');
-    const bytes = ids.map((id) => {
-      const name = this.vocabulary[id];
-      return name.startsWith('\\x') ? parseInt(name.slice(2), 16) : name.charCodeAt(0);
-    });
-    return new TextDecoder().decode(new Uint8Array(bytes), { stream: true });
-  }
-
-  /** A string (or an array of token ids) as token ids of this model's vocabulary. */
-  #encode(name, input) {
-    if (Array.isArray(input)) {
-      // every index, holes too (forEach would skip them)
-      for (let i = 0; i < input.length; i++) {
-        const id = input[i];
-        if (!Number.isInteger(id) || id < 0 || id >= this.vocabulary.length) {
-          throw valueError(`${name}: input[${i}] is ${describe(id)}; token ids are integers 0..${this.vocabulary.length - 1}`);
-        }
-      }
-      return Int32Array.from(input);
-    }
-    if (typeof input !== 'string') throw argError(`${name}: input: expected a string or an array of token ids (got ${describe(input)})`);
-    if (input.length > 4 * this.K.limits.maxTextBytes) throw limitError(`${name}: input is too long`);
-    let pieces;
-    if (this.config.task === 'modular') pieces = input.match(/\d+|\S/g) ?? [];
-    else if (this.#byteTokens) {
-      pieces = Array.from(new TextEncoder().encode(input),
-        (b) => (b >= 32 && b < 127) || b === 10 || b === 9 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`);
-    } else pieces = Array.from(input); // a token per character (code point)
-    return Int32Array.from(pieces, (piece, i) => {
-      const id = this.ids.get(piece);
-      if (id === undefined) {
-        throw valueError(`${name}: input token ${i} ${JSON.stringify(piece)} is not in the vocabulary (${this.vocabulary.slice(0, 40).map((v) => JSON.stringify(v)).join(' ')})`);
-      }
-      return id;
     });
   }
 
@@ -193,12 +307,14 @@ export class TransformerModel extends Model {
    */
   examples(args = {}) {
     return this.guarded('examples', (handle) => {
+      this.#need('examples');
       const o = options('examples', args, ['split', 'count', 'seed']);
-      const split = toChoice('split', o.split, this.K.splits, 'train');
+      const split = toChoice('split', o.split, transformerConstants().splits, 'train');
       const count = toInteger('count', o.count, 10, 1, 1000);
       const seed = seedOf(o.seed, 1);
       const heap = this.heap;
       const n = this.config.sequenceLength;
+      const text = (ids) => this.#run.tokenizer.decode(ids);
       return heap.withBlock({ rng: 2 * I32, tokens: I32 * n, targets: I32 * n, n: I32 }, (p) => {
         heap.writeSeed(p.rng, seed);
         const out = [];
@@ -207,10 +323,7 @@ export class TransformerModel extends Model {
           const tokens = Array.from(heap.readI32(p.tokens, n));
           const targets = Array.from(heap.readI32(p.targets, n));
           const first = targets.findIndex((t) => t >= 0);
-          out.push({
-            input: this.#text(tokens.slice(0, first + 1)),
-            target: this.#text(targets.filter((t) => t >= 0)),
-          });
+          out.push({ input: text(tokens.slice(0, first + 1)), target: text(targets.filter((t) => t >= 0)) });
         }
         return out;
       });
@@ -218,57 +331,74 @@ export class TransformerModel extends Model {
   }
 
   /**
-   * One forward pass over `input`: every head's attention, the top 5 next
-   * tokens at each position, and the logit lens (each layer's top token).
-   * @returns {{ tokens, attention, predictions, lens }}
+   * One forward pass over `input` (a string, token ids or { ids }): every
+   * head's attention, the top next tokens at each position, with `lens` each
+   * layer's top token at each position (the logit lens; default true for a
+   * model made here, false for a checkpoint, whose lens multiplies by the
+   * whole vocabulary per layer), with `logits` the (tokens x vocabulary)
+   * logits (a checkpoint); `ablate`'s heads zeroed. Every result is a copy.
+   * @returns {{ tokens, ids, attention, predictions, lens?, logits? }}
    */
   inspect(input, args = {}) {
     return this.guarded('inspect', (handle) => {
-      const o = options('inspect', args, ['ablate']);
-      const ids = this.#encode('inspect', input);
-      const n = ids.length;
-      if (n < 1 || n > this.config.context) {
-        throw (n < 1 ? shapeError : limitError)(`inspect: input has ${n} tokens; this model reads 1..${this.config.context}`);
+      const o = options('inspect', args, ['ablate', 'lens', 'logits']);
+      const withLens = toBoolean('lens', o.lens, this.#run.lens);
+      const withLogits = toBoolean('logits', o.logits, false);
+      if (withLogits) this.#need('inspect', 'logits');
+      const ids = this.#window('inspect', input);
+      const n = ids.length, { layers: L, heads: H } = this.config, V = this.vocabulary.length, top = this.#run.limits.top;
+      // the results' bytes before anything is allocated (the core counts them again, in 64 bits)
+      const bytes = F32 * L * H * n * n + (I32 + F32) * n * top + (withLens ? I32 * L * n : 0) + (withLogits ? F32 * n * V : 0);
+      if (bytes > GPT2_LIMITS.maxResultMB * 1e6) {
+        throw limitError(`inspect: ${n} tokens' results take ${bytes} bytes (the attention of ${L} layers x ${H} heads x ${n} x ${n}${withLogits ? `, logits ${n} x ${V}` : ''}), past the limit of ${GPT2_LIMITS.maxResultMB} MB; use fewer tokens${withLogits ? ' or leave out the logits' : ''}`);
       }
-      const { layers: L, heads: H } = this.config;
-      const top = this.K.limits.top;
       const heap = this.heap;
+      const name = (id) => this.vocabulary[id];
       return this.#ablated(handle, 'inspect', o.ablate, () => heap.withBlock({
-        tokens: I32 * n, attention: F32 * L * H * n * n, ids: I32 * n * top, p: F32 * n * top, lens: I32 * L * n,
+        tokens: I32 * n, attention: F32 * L * H * n * n, ids: I32 * n * top, p: F32 * n * top,
+        lens: withLens ? I32 * L * n : 0, logits: withLogits ? F32 * n * V : 0,
       }, (p) => {
         heap.writeI32(p.tokens, ids);
-        heap.call.tf_inspect({ model: handle, tokens: p.tokens, n, attention: p.attention, ids: p.ids, p: p.p, lens: p.lens });
+        this.#run.call.inspect({ model: handle, tokens: p.tokens, n, attention: p.attention, ids: p.ids, p: p.p, lens: p.lens, logits: p.logits });
         const att = heap.readF32(p.attention, L * H * n * n);
         const topIds = heap.readI32(p.ids, n * top), topP = heap.readF32(p.p, n * top);
-        const lens = heap.readI32(p.lens, L * n);
-        const name = (id) => this.vocabulary[id];
-        return {
+        const result = {
           tokens: Array.from(ids, name),
+          ids,
           attention: Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => ({
             rows: n, cols: n, data: att.slice((l * H + h) * n * n, (l * H + h + 1) * n * n),
           }))),
           predictions: Array.from({ length: n }, (_, t) => {
             const row = [];
-            for (let j = 0; j < top; j++) if (topIds[t * top + j] >= 0) row.push({ token: name(topIds[t * top + j]), p: topP[t * top + j] });
+            for (let j = 0; j < top; j++) {
+              const id = topIds[t * top + j];
+              if (id >= 0) row.push({ token: name(id), id, p: topP[t * top + j] });
+            }
             return row;
           }),
-          lens: Array.from({ length: L }, (_, l) => Array.from(lens.subarray(l * n, (l + 1) * n), name)),
         };
+        if (withLens) {
+          const lens = heap.readI32(p.lens, L * n);
+          result.lens = Array.from({ length: L }, (_, l) => Array.from(lens.subarray(l * n, (l + 1) * n), name));
+        }
+        if (withLogits) result.logits = heap.readMatrix(p.logits, n, V);
+        return result;
       }));
     });
   }
 
   /**
-   * Continues `prompt` by `tokens` tokens, sampled at `temperature` (0:
-   * greedy) from the `topK` most likely (0: all), from `seed`.
-   * @returns {{ text: string, tokens: string[] }} the continuation
+   * Continues `prompt` (a string, token ids or { ids }) by `tokens` tokens,
+   * sampled at `temperature` (0: greedy) from the `topK` most likely (0: all),
+   * from `seed`.
+   * @returns {{ text: string, tokens: string[], ids: Int32Array }} the continuation
    */
   generate(prompt, args = {}) {
     return this.guarded('generate', (handle) => {
       const o = options('generate', args, ['tokens', 'temperature', 'topK', 'seed']);
-      const ids = this.#encode('generate', prompt);
+      const ids = this.#ids('generate', prompt);
       if (ids.length < 1) throw shapeError('generate: the prompt needs at least one token');
-      const count = toInteger('tokens', o.tokens, 20, 0, this.K.limits.maxGenerate);
+      const count = toInteger('tokens', o.tokens, 20, 0, this.#run.limits.maxGenerate);
       const temperature = toNumber('temperature', o.temperature, 1);
       const topK = toInteger('topK', o.topK, 0, 0);
       const seed = seedOf(o.seed, 1);
@@ -277,9 +407,9 @@ export class TransformerModel extends Model {
         const tokens = new Int32Array(ids.length + count); // the prompt, then room the core fills
         tokens.set(ids);
         heap.writeI32(p.tokens, tokens);
-        heap.call.tf_generate({ model: handle, tokens: p.tokens, nPrompt: ids.length, nNew: count, temperature, topK, seed });
-        const out = Array.from(heap.readI32(p.tokens + I32 * ids.length, count));
-        return { text: this.#text(out), tokens: out.map((id) => this.vocabulary[id]) };
+        this.#run.call.generate({ model: handle, tokens: p.tokens, nPrompt: ids.length, nNew: count, temperature, topK, seed });
+        const out = heap.readI32(p.tokens + I32 * ids.length, count);
+        return { text: this.#run.tokenizer.decode(out), tokens: Array.from(out, (id) => this.vocabulary[id]), ids: out };
       });
     });
   }
@@ -287,17 +417,23 @@ export class TransformerModel extends Model {
   /**
    * Per head: previousToken, the mean attention from t to t - 1; induction,
    * the mean attention at a token's second occurrence to the position after
-   * its first (Olsson et al. 2022), over `count` sequences that repeat random symbols.
+   * its first (Olsson et al. 2022), over `count` sequences that repeat random
+   * tokens: a model made here draws them from its task; a checkpoint draws
+   * `length` distinct tokens (default 50, or half the context) from `seed` and repeats them once.
    * @returns {{ previousToken: number, induction: number }[][]} [layer][head]
    */
   headScores(args = {}) {
     return this.guarded('headScores', (handle) => {
-      const o = options('headScores', args, ['count']);
-      const count = toInteger('count', o.count, 64, 1, this.K.limits.maxEvaluate);
-      const { layers: L, heads: H } = this.config;
+      const o = options('headScores', args, ['count', 'length', 'seed']);
+      if (o.length !== undefined || o.seed !== undefined) this.#need('headScores', 'scan');
+      const run = this.#run, { layers: L, heads: H, context } = this.config;
+      const count = toInteger('count', o.count, run.headScores, 1, run.limits.maxEvaluate);
+      const longest = Math.min(Math.floor(context / 2), this.vocabulary.length); // two copies within the context
+      const length = toInteger('length', o.length, Math.min(50, longest), 2, longest);
+      const seed = seedOf(o.seed, 1);
       const heap = this.heap;
       return heap.withBlock({ prev: F32 * L * H, ind: F32 * L * H }, (p) => {
-        heap.call.tf_head_scores({ model: handle, count, prev: p.prev, ind: p.ind });
+        run.call.headScores({ model: handle, count, length, seed, prev: p.prev, ind: p.ind });
         const prev = heap.readF32(p.prev, L * H), ind = heap.readF32(p.ind, L * H);
         return Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => ({
           previousToken: prev[l * H + h], induction: ind[l * H + h],
@@ -306,9 +442,22 @@ export class TransformerModel extends Model {
     });
   }
 
+  /** AdamW steps on the task (see Model.train); a checkpoint: ERR_ARG saying why. */
+  train(args) {
+    if (this.#run.lacks.train) return this.guarded('train', () => this.#need('train'));
+    return super.train(args);
+  }
+
+  /** The model in the versioned attnlab format; a checkpoint: ERR_ARG saying why. */
+  save() {
+    if (this.#run.lacks.save) return this.guarded('save', () => this.#need('save'));
+    return super.save();
+  }
+
   /** Every tensor's weights by name ("wte", "h0.qkv_w", ...), copied out. */
   weights() {
     return this.guarded('weights', (handle) => {
+      this.#need('weights');
       const out = {};
       this.#tensors(handle, (name, offset, count, base) => { out[name] = this.heap.readF32(base + F32 * offset, count); });
       return out;
@@ -318,6 +467,7 @@ export class TransformerModel extends Model {
   /** Overwrites the named tensors ({ name: numbers }), each of its own size. */
   setWeights(values) {
     return this.guarded('setWeights', (handle) => {
+      this.#need('setWeights', 'weights');
       // the tensor names are the caller's keys: each value is read once
       const v = options('setWeights', values, values !== null && typeof values === 'object' ? Object.keys(values) : []);
       const known = new Map();
@@ -356,5 +506,4 @@ export class TransformerModel extends Model {
       }
     });
   }
-
 }

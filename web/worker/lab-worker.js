@@ -12,7 +12,7 @@ const port = typeof self === 'object' && typeof self.postMessage === 'function' 
   : (await import('node:worker_threads')).parentPort;
 
 let engine = null;
-const models = new Map(); // handle -> Seq2SeqModel | VisionModel | TransformerModel | a GPT-2 model
+const models = new Map(); // handle -> Seq2SeqModel | VisionModel | TransformerModel (made here or a checkpoint)
 let nextHandle = 1;
 
 function model(args) {
