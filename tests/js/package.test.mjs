@@ -111,6 +111,23 @@ describe('package', () => {
       assert.ok(covers(file), `"files" covers ${file}`);
     }
   });
+
+  test('every name the engine module exports is declared in index.d.ts and documented in docs/api.md, and neither names one it lacks', async () => {
+    const exported = Object.keys(await import('attnlab')).sort();
+    const api = readFileSync(join(ROOT, 'docs/api.md'), 'utf8');
+    for (const path of typesPaths()) {
+      const d = declarations(path);
+      const declared = [...d.matchAll(/export\s+(?:declare\s+)?(?:class|function|const|let)\s+(\w+)/g)].map((m) => m[1]);
+      for (const name of exported) assert.ok(declared.includes(name), `${path} declares ${name}`);
+      for (const name of declared) assert.ok(exported.includes(name), `${path} declares ${name}, which index.js does not export`);
+    }
+    for (const name of exported) assert.match(api, new RegExp(`\\b${name}\\b`), `docs/api.md names ${name}`);
+    // what the docs import from the package, and the constant tables they cite, exist
+    for (const [, names] of api.matchAll(/import\s*\{([^}]*)\}\s*from\s*'attnlab'/g)) {
+      for (const name of names.split(',').map((n) => n.trim()).filter(Boolean)) assert.ok(exported.includes(name), `docs/api.md imports ${name} from attnlab`);
+    }
+    for (const [, name] of api.matchAll(/`([A-Z][A-Z0-9]*_LIMITS)\b/g)) assert.ok(exported.includes(name), `docs/api.md cites ${name}, which index.js does not export`);
+  });
 });
 
 /** Runs an inline ES-module worker that imports the engine by URL and computes the tutorial example. */

@@ -131,7 +131,8 @@ export const LIMITS: Readonly<{ maxTokens: number; maxDim: number; maxCells: num
 export const SCORES: Readonly<Record<Score, number>>;
 export const NORMALIZATIONS: Readonly<Record<Normalize, number>>;
 
-export interface Engine {
+/** One loaded build of the engine (loadEngine() makes it; its methods are below and in the later blocks). */
+export class Engine {
   /** true for the SIMD128 build, false for the scalar build. */
   readonly simd: boolean;
   /** the threads a call may use (1: a single-thread build) */
@@ -149,12 +150,6 @@ export interface Engine {
   createVisionModel(options?: VisionOptions): Promise<VisionModel>;
   /** An image model saved with model.save(). */
   loadVisionModel(bytes: Uint8Array | ArrayBuffer): Promise<VisionModel>;
-  /**
-   * The model a saved file holds, whichever its kind (its format tag picks the loader):
-   * `model.kind` says which. Junk, a truncated file or a file that is no model rejects
-   * with ERR_VALUE; anything but a Uint8Array or an ArrayBuffer with ERR_ARG.
-   */
-  loadModel(bytes: Uint8Array | ArrayBuffer): Promise<Seq2SeqModel | VisionModel | TransformerModel>;
   /** Bytes allocated in the WASM heap (returns to its baseline between calls). */
   heapUsed(): number;
   /** Calls with fewer multiply-adds than `work` run on one thread (0: split every call). */
@@ -230,7 +225,8 @@ export interface TrainResult {
   examples: number;
   seconds: number;
   examplesPerSecond: number;
-  tokensPerSecond: number;
+  /** the kinds that count tokens (seq2seq, transformer) */
+  tokensPerSecond?: number;
 }
 
 export interface EvaluateResult {
@@ -260,7 +256,7 @@ export interface TranslateResult {
  */
 export class Model {
   /** Which kind of model this is. */
-  readonly kind: 'seq2seq' | 'vision';
+  readonly kind: 'seq2seq' | 'vision' | 'transformer';
   /** Optimiser steps taken so far. */
   readonly steps: number;
   /** Trains `steps` optimiser steps; the limits and defaults are the kind's (see its class). */
@@ -374,6 +370,19 @@ export class VisionModel extends Model {
 /** Kendall's rank correlation tau-b of two equal-length arrays. */
 export function kendallTau(a: ArrayLike<number>, b: ArrayLike<number>): number;
 
+/**
+ * How far an attention map and a saliency map (compared by magnitude) agree: the most-attended
+ * cell is the most salient (topMatch), the share of saliency in the k most-attended cells, the
+ * overlap of both top k, Kendall's tau-b over the cells where either is at least `floor` x its
+ * largest (null with fewer than 3 such cells).
+ */
+export function agreement(attention: ArrayLike<number>, saliency: ArrayLike<number>, options?: { k?: number; floor?: number }): {
+  topMatch: boolean; saliencyInTopK: number; topKOverlap: number; tauActive: number | null; active: number; k: number; n: number;
+};
+
+/** The Wilson score interval of `successes` out of `n` trials at z (default 1.96: 95%), inside [0, 1]. */
+export function wilson(successes: number, n: number, z?: number): { p: number; lo: number; hi: number; n: number };
+
 export const VISION_LIMITS: Readonly<{
   maxLayers: number; maxChannels: number; maxHidden: number; maxSteps: number; maxBatch: number; maxClutter: number;
   maxImage: number; maxDigits: number; tokens: number;
@@ -391,6 +400,8 @@ export interface LoadOptions {
 export function loadEngine(options?: LoadOptions): Promise<Engine>;
 
 export type TransformerTask = 'induction' | 'copy' | 'reverse' | 'sort' | 'modular' | 'text' | 'dates' | 'names';
+/** Positions: learned vectors, Vaswani's sines, rotary (RoPE), ALiBi's linear biases, or none (order from the causal mask only). */
+export type Positional = 'learned' | 'sinusoidal' | 'rope' | 'alibi' | 'none';
 
 export interface TransformerOptions {
   /** default 'induction'; 'text' needs `text` */
@@ -407,8 +418,8 @@ export interface TransformerOptions {
   dFF?: number;
   /** longest sequence, 8..256 (default 64) */
   context?: number;
-  /** 'alibi': Press et al.'s linear biases on the scores, m_h = 2^(-8 (h + 1) / heads) */
-  positional?: 'learned' | 'sinusoidal' | 'none' | 'alibi';
+  /** default 'learned' ('rope' for 'induction'); 'alibi': m_h = 2^(-8 (h + 1) / heads); 'rope': pairs (2i, 2i + 1) turned by t·θᵢ */
+  positional?: Positional;
   score?: 'scaled_dot' | 'dot' | 'cosine';
   /** sequences per step, 1..256 (default 32) */
   batch?: number;
@@ -417,39 +428,80 @@ export interface TransformerOptions {
 
 export interface HeadRef { layer: number; head: number }
 
-export class TransformerModel {
+/** A transformer's input: a text (its tokenizer reads it), token ids, or { ids }. */
+export type TransformerInput = string | ArrayLike<number> | { ids: ArrayLike<number> };
+
+/**
+ * A decoder-only transformer, whichever made it: one trained here (createTransformer, a saved
+ * .tfm; architecture 'attnlab') or a Hugging Face checkpoint (loadModel(bytes, { config });
+ * 'gpt2' or 'gpt_neox'). Every method gives one shape for every architecture; what one lacks
+ * (a checkpoint's train, save, examples, weights; the logits of one made here) throws ERR_ARG
+ * saying why.
+ */
+export class TransformerModel extends Model {
+  readonly kind: 'transformer';
   readonly config: Readonly<{
-    task: TransformerTask; layers: number; heads: number; dModel: number; dFF: number; context: number;
-    positional: string; score: string; batch: number; seed: number;
-    /** token id -> its text */
+    architecture: 'attnlab' | 'gpt2' | 'gpt_neox';
+    /** null for a checkpoint */
+    task: TransformerTask | null;
+    layers: number; heads: number; dModel: number; dFF: number; context: number;
+    /** a checkpoint: 'learned' (GPT-2) or 'rope' (GPT-NeoX's rotate-half over a fraction of each head) */
+    positional: Positional;
+    score: 'scaled_dot' | 'dot' | 'cosine';
+    /** null for a checkpoint */
+    batch: number | null; seed: number | null;
+    /** token id -> its text (a checkpoint's id its tokenizer lacks: "<id>") */
     vocabulary: readonly string[];
-    /** length of the task's sequences */
-    sequenceLength: number; parameters: number;
+    /** length of the task's sequences (null for a checkpoint) */
+    sequenceLength: number | null;
+    parameters: number;
+    /** the weights as the file held them ('float32' for a model made here) */
+    dtype: 'float32' | 'float16' | 'bfloat16';
   }>;
-  readonly steps: number;
-  /** AdamW (lr default 0.003, clip 1) on the cosine schedule (TrainOptions) to lr / 10; weightDecay default 0. */
-  train(options?: Omit<TrainOptions, 'optimizer'> & { weightDecay?: number }):
-    { loss: number; losses: Float32Array; steps: number; seconds: number; tokensPerSecond: number };
-  /** accuracy over the task's scored positions */
+  /** config.vocabulary */
+  readonly vocabulary: readonly string[];
+  /** AdamW (lr default 0.003, clip 1) on the cosine schedule (TrainOptions) to lr / 10; weightDecay default 0. A checkpoint: ERR_ARG. */
+  train(options?: Omit<TrainOptions, 'optimizer'> & { weightDecay?: number }): TrainResult;
+  /** The text as this model reads it (a checkpoint: its byte-level BPE; a model made here: its task's tokens). */
+  tokenize(text: string): { ids: Int32Array; tokens: string[] };
+  /**
+   * Mean loss, `ablate`'s heads zeroed, on a task's split (a model made here: accuracy over the
+   * scored positions) or on a text (a checkpoint: nats per predicted token; tokens: the input's
+   * length - 1).
+   */
   evaluate(options?: { split?: 'train' | 'test'; count?: number; ablate?: HeadRef[] }): { loss: number; accuracy: number; count: number };
+  evaluate(options: { text?: string; ids?: ArrayLike<number>; ablate?: HeadRef[] }): { loss: number; tokens: number };
+  /** a model made here: sequences of its task; a checkpoint: ERR_ARG */
   examples(options?: { split?: 'train' | 'test'; count?: number; seed?: number }): { input: string; target: string }[];
-  /** the continuation of the prompt */
-  generate(prompt: string | number[], options?: { tokens?: number; temperature?: number; topK?: number; seed?: number }): { text: string; tokens: string[] };
-  inspect(input: string | number[], options?: { ablate?: HeadRef[] }): {
+  /** the continuation of the prompt; temperature 0 = greedy, topK 0 = all */
+  generate(prompt: TransformerInput, options?: { tokens?: number; temperature?: number; topK?: number; seed?: number }):
+    { text: string; tokens: string[]; ids: Int32Array };
+  /**
+   * One forward pass; every result is a copy. `lens` default true for a model made here, false for a
+   * checkpoint; `logits` a checkpoint's only (ERR_ARG for one made here).
+   */
+  inspect(input: TransformerInput, options?: { ablate?: HeadRef[]; lens?: boolean; logits?: boolean }): {
     tokens: string[];
+    ids: Int32Array;
     /** [layer][head] */
     attention: Matrix[][];
     /** [position]: the 5 likeliest next tokens */
-    predictions: { token: string; p: number }[][];
+    predictions: { token: string; id: number; p: number }[][];
     /** [layer][position]: the top token of that layer's residual stream read through the final LayerNorm and output layer */
-    lens: string[][];
+    lens?: string[][];
+    /** (tokens x vocabulary) */
+    logits?: Matrix;
   };
-  /** [layer][head] */
-  headScores(options?: { count?: number }): { previousToken: number; induction: number }[][];
-  /** every tensor's weights by name ('wte', 'wpe', 'h0.qkv_w', ...) */
+  /**
+   * [layer][head], over `count` sequences that repeat random tokens (default 64 of the task's for a
+   * model made here; 8 for a checkpoint, which draws `length` (default 50, at most half the context)
+   * distinct tokens from `seed`; length and seed are a checkpoint's only)
+   */
+  headScores(options?: { count?: number; length?: number; seed?: number }): { previousToken: number; induction: number }[][];
+  /** every tensor's weights by name ('wte', 'wpe', 'h0.qkv_w', ...); a checkpoint: ERR_ARG */
   weights(): Record<string, Float32Array>;
+  /** a checkpoint: ERR_ARG */
   setWeights(values: Record<string, ArrayLike<number>>): void;
-  destroy(): void;
 }
 
 export interface Engine {
@@ -469,49 +521,95 @@ export interface Gpt2ConfigJson {
   /** null or absent: 4 n_embd */
   n_inner?: number | null;
   /** 'gpt2' if given */
-  model_type?: string;
+  model_type?: 'gpt2';
 }
 
-/** A GPT-2-family checkpoint (engine.loadModel(bytes, { config })), forward only. */
-export class Gpt2Model {
-  readonly kind: 'gpt2';
-  readonly config: Readonly<{
-    layers: number; heads: number; dModel: number; dFF: number; context: number; vocabulary: number; parameters: number;
-    /** the file's */
-    dtype: 'float32' | 'float16' | 'bfloat16';
-  }>;
-  /** GPT-2's byte-level BPE */
-  tokenize(text: string): { ids: Int32Array; tokens: string[] };
-  inspect(input: string | { ids: ArrayLike<number> }, options?: { ablate?: HeadRef[]; lens?: boolean; logits?: boolean }): {
-    tokens: string[];
-    /** [layer][head] */
-    attention: Matrix[][];
-    /** [position]: the 5 likeliest next tokens */
-    predictions: { token: string; id: number; p: number }[][];
-    /** [layer][position]: the top token of that block's output read through the final LayerNorm and the unembedding */
-    lens?: string[][];
-    /** (tokens x vocabulary) */
-    logits?: Matrix;
-  };
-  /** loss: nats per predicted token; tokens: the predictions counted (the input's length - 1) */
-  evaluate(options: { text?: string; ids?: ArrayLike<number>; ablate?: HeadRef[] }): { loss: number; tokens: number };
-  /** the continuation; temperature 0 = greedy, topK 0 = all */
-  generate(prompt: string | { ids: ArrayLike<number> }, options?: { tokens?: number; temperature?: number; topK?: number; seed?: number }): { text: string; ids: Int32Array };
-  /** [layer][head], over `count` (default 8) sequences of `length` (default 50) random tokens repeated once */
-  headScores(options?: { count?: number; length?: number; seed?: number }): { previousToken: number; induction: number }[][];
-  /** throws ERR_ARG: a checkpoint is not trained */
-  train(): never;
-  /** throws ERR_ARG: its model.safetensors is the file */
-  save(): never;
-  destroy(): void;
+/** config.json of a GPT-NeoX checkpoint (Pythia), as Hugging Face writes it. */
+export interface NeoxConfigJson {
+  model_type: 'gpt_neox';
+  hidden_size: number; num_attention_heads: number; num_hidden_layers: number; max_position_embeddings: number; vocab_size: number;
+  /** default 4 hidden_size */
+  intermediate_size?: number;
+  /** the fraction of each head's dimensions turned (0, 1]; default 0.25 */
+  rotary_pct?: number;
+  /** default 10000 */
+  rotary_emb_base?: number;
+  /** default 1e-5 */
+  layer_norm_eps?: number;
+  /** default true: x + attn(ln1 x) + mlp(ln2 x) */
+  use_parallel_residual?: boolean;
+  /** 'gelu' (exact, the default) or 'gelu_new' | 'gelu_fast' | 'gelu_pytorch_tanh' (the tanh form) */
+  hidden_act?: string;
+  tie_word_embeddings?: boolean;
+  attention_bias?: true;
 }
+
+/** A byte-level BPE tokenizer (GPT-2's built-in one, or a tokenizer.json read by readTokenizerJson). */
+export interface Tokenizer {
+  /** the ids it knows (0..vocabulary - 1) */
+  readonly vocabulary: number;
+  /** the id of <|endoftext|>, or -1 */
+  readonly endOfText: number;
+  /** at most MAX_TOKENIZE_CHARS characters (ERR_LIMIT past it, before any work) */
+  encode(text: string): { ids: Int32Array; tokens: string[] };
+  /** the tokens' bytes joined and read as UTF-8 */
+  decode(ids: ArrayLike<number>): string;
+  /** one token's text as encode() shows it */
+  token(id: number): string;
+}
+
+/** tokenizer.json as it may be given: its text, its UTF-8 bytes, or the parsed object. */
+export type TokenizerJson = string | Uint8Array | object;
+
+/**
+ * A Hugging Face tokenizer.json as a Tokenizer: model BPE (vocab, merges), pre-tokenizer and decoder
+ * ByteLevel, normalizer none or NFC/NFD/NFKC/NFKD, added tokens. Anything else is ERR_VALUE naming the
+ * field; past a limit (MAX_TOKENIZER_JSON, MAX_VOCAB, MAX_ADDED_TOKENS) ERR_LIMIT; a wrong type ERR_ARG.
+ */
+export function readTokenizerJson(json: TokenizerJson): Tokenizer;
+/** The longest text a tokenizer encodes (UTF-16 code units). */
+export const MAX_TOKENIZE_CHARS: number;
+/** The largest tokenizer.json read (characters of its text, or bytes). */
+export const MAX_TOKENIZER_JSON: number;
+/** The most entries of a tokenizer.json's vocab (and of its merges). */
+export const MAX_VOCAB: number;
+/** The most added tokens of a tokenizer.json. */
+export const MAX_ADDED_TOKENS: number;
+
+/** Limits of checkpoints, from the core (filled by the first loadEngine()). */
+export const GPT2_LIMITS: Readonly<{
+  maxLayers: number; maxHeads: number; maxDModel: number; maxDFF: number; maxContext: number; maxVocabulary: number;
+  /** the weights as float32, in MB */
+  maxWeightMB: number;
+  /** a safetensors header's bytes */
+  maxHeader: number;
+  /** inspect's predictions per position */
+  top: number;
+  /** headScores' count */
+  maxEvaluate: number;
+  /** generate's tokens */
+  maxGenerate: number;
+  /** inspect's results, in MB */
+  maxResultMB: number;
+}>;
 
 export interface Engine {
   /**
-   * A GPT-2-family checkpoint: `bytes` a model.safetensors (F32, F16 or BF16), `config` its
-   * config.json (an object or its text). Every tensor is checked against the config before the
-   * weights are allocated; each failure an AttnlabError naming the tensor or field.
-   * `onProgress(fraction)` hears how much of the data is in.
+   * The model a saved file holds, whichever its kind (its format tag picks the loader):
+   * `model.kind` says which. Junk, a truncated file or a file that is no model rejects
+   * with ERR_VALUE; anything but a Uint8Array or an ArrayBuffer with ERR_ARG.
    */
-  loadModel(bytes: Uint8Array | ArrayBuffer, options: { config: Gpt2ConfigJson | string; onProgress?: (fraction: number) => void }): Promise<Gpt2Model>;
+  loadModel(bytes: Uint8Array | ArrayBuffer): Promise<Seq2SeqModel | VisionModel | TransformerModel>;
+  /**
+   * A Hugging Face checkpoint, GPT-2 or GPT-NeoX: `bytes` a model.safetensors (F32, F16 or BF16),
+   * `config` its config.json (an object or its text), `tokenizer` its tokenizer.json (default:
+   * GPT-2's tokenizer). Every tensor is checked against the config before the weights are
+   * allocated; each failure an AttnlabError naming the tensor or field. `onProgress(fraction)`
+   * hears how much of the data is in. A TransformerModel whose config.architecture is 'gpt2' or 'gpt_neox'.
+   */
+  loadModel(bytes: Uint8Array | ArrayBuffer, options: {
+    config: Gpt2ConfigJson | NeoxConfigJson | string;
+    tokenizer?: TokenizerJson;
+    onProgress?: (fraction: number) => void;
+  }): Promise<TransformerModel>;
 }

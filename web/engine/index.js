@@ -5,6 +5,8 @@
 //   engine.selfAttention({ x, wq, wk, wv, wo, heads, causal, score })
 //   engine.createSeq2Seq(options), await engine.createVisionModel(options): models (model.js)
 //   await engine.loadModel(bytes): a saved model of whichever kind the file holds
+//   await engine.loadModel(bytes, { config, tokenizer }): a Hugging Face checkpoint
+//   readTokenizerJson(json): a tokenizer.json as the engine's tokenizer
 // Every thrown value is an AttnlabError with a .code (errors.js guard).
 import { AttnlabError, argError, describe, guard, guardAsync, paramError, shapeError, valueError } from './errors.js';
 import { F32, I32, instantiate, simdSupported } from './wasm.js';
@@ -19,7 +21,8 @@ import { AUTO_THREADS_MAX, hardwareThreads, threadsUnavailable } from './threads
 import { startPool } from './threads/pool.js';
 
 export { AttnlabError } from './errors.js';
-export { LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, VISION_LIMITS } from './constants.js';
+export { GPT2_LIMITS, LIMITS, NORMALIZATIONS, SCORES, SEQ2SEQ_LIMITS, VISION_LIMITS } from './constants.js';
+export { MAX_ADDED_TOKENS, MAX_TOKENIZER_JSON, MAX_TOKENIZE_CHARS, MAX_VOCAB, readTokenizerJson } from './bpe.js';
 export { Model } from './model.js';
 export { Seq2SeqModel } from './seq2seq.js';
 export { VisionModel, kendallTau } from './vision.js';
@@ -411,7 +414,7 @@ async function loadThreaded(threads, simd) {
  * (SharedArrayBuffer, WebAssembly threads, a cross-origin isolated page),
  * else a single-thread build: engine.threads says how many run,
  * engine.threadsReason why fewer than asked. The first load also fills
- * LIMITS, SCORES, NORMALIZATIONS and SEQ2SEQ_LIMITS from the core.
+ * LIMITS, SCORES, NORMALIZATIONS, SEQ2SEQ_LIMITS, VISION_LIMITS and GPT2_LIMITS from the core.
  * @param {{ simd?: boolean, threads?: number | 'auto' }} [opts]
  * @returns {Promise<Engine>}
  */
