@@ -139,7 +139,7 @@ export function gpt2Parameters(heap, config, tied = true) {
  * much of the data is in. tokenizer, when given, is the checkpoint's
  * tokenizer.json (its text, bytes or object; bpe.js); without it, GPT-2's.
  */
-export async function loadGpt2(heap, file, args) {
+export async function loadCheckpoint(heap, file, args) {
   const o = options('loadModel', args ?? {}, ['config', 'onProgress', 'tokenizer']);
   if (o.config === undefined) {
     throw argError('loadModel: this is a safetensors checkpoint; pass its config.json too: loadModel(bytes, { config })');

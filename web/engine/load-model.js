@@ -5,7 +5,7 @@
 // file (an 8-byte header length, then '{') is a checkpoint (GPT-2 or GPT-NeoX),
 // read with the config.json given in options ({ config, tokenizer }).
 import { AttnlabError, argError, describe } from './errors.js';
-import { isSafetensors, loadGpt2 } from './gpt2.js';
+import { isSafetensors, loadCheckpoint } from './gpt2.js';
 import { bytesView, toBytes } from './matrix.js';
 import { loadSeq2Seq } from './seq2seq.js';
 import { loadTransformer } from './transformer.js';
@@ -51,7 +51,7 @@ export async function loadModel(heap, bytes, options) {
   const tag = formatTag(view);
   const known = tag !== null && Object.hasOwn(LOADERS, tag);
   // an attnlab tag first: a damaged model file whose ninth byte is '{' stays a damaged model file
-  if (!known && isSafetensors(view)) return loadGpt2(heap, view, options);
+  if (!known && isSafetensors(view)) return loadCheckpoint(heap, view, options);
   if (options !== undefined) throw argError('loadModel: options ({ config }) are for a checkpoint (model.safetensors); an attnlab model file takes none');
   if (known) return LOADERS[tag](heap, toBytes(bytes));
   if (tag !== null && Object.hasOwn(NOT_MODELS, tag)) throw new AttnlabError('ERR_VALUE', `loadModel: the file is ${NOT_MODELS[tag]}`);

@@ -16,7 +16,10 @@
 //                   defaults: a kind outside the table's train() defaults (over TRAIN_FALLBACK),
 //                   tokens: true when `_train` counts tokens, or (steps, batch, config) => tokens,
 //                   options: the kind's own options, { name: (value, call) => arguments of `_train`
-//                   as { arg: value } }, call = { defaults: the train() defaults, decaySteps } };
+//                   as { arg: value } }, call = { defaults: the train() defaults, decaySteps } },
+//                   or null for a model that does not train;
+//       lacks       (optional) { train, save }: why the model does not train or save, where it does
+//                   not (train and save then throw ERR_ARG saying so);
 //   - sets this.config, its configuration (what batch(config) reads, and what picks
 //     the kind's train() defaults from the one table, defaults.js: steps, lr, clip, schedule...);
 //   - runs the body of each public method of its own through this.guarded(name, fn):
@@ -86,6 +89,7 @@ export class Model {
   train(args = {}) {
     return this.guarded('train', (model) => {
       const t = this.#spec.train;
+      if (!t) throw argError(`train: ${this.#spec.lacks?.train ?? `a ${this.kind} model does not train`}`);
       const d = trainDefaults(this.#spec.kind, this.config, t.defaults);
       const own = t.options ?? {};
       const o = options('train', args, ['steps', 'batch', ...(t.optimizers ? ['optimizer'] : []), 'lr', 'clip', 'schedule', 'warmup',
@@ -133,7 +137,10 @@ export class Model {
 
   /** The model in the versioned attnlab format (engine.loadModel reads it back). */
   save() {
-    return this.guarded('save', (model) => this.#heap.savedBytes(this.#spec.prefix, model));
+    return this.guarded('save', (model) => {
+      if (this.#spec.lacks?.save) throw argError(`save: ${this.#spec.lacks.save}`);
+      return this.#heap.savedBytes(this.#spec.prefix, model);
+    });
   }
 
   /** Frees the model; calling it again does nothing. */

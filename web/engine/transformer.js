@@ -134,7 +134,8 @@ function taskTokenizer(vocabulary, task, maxTextBytes) {
  *   prefix        its C exports' prefix, for Model: `_destroy`, and `_train`,
  *                 `_save` where it has them
  *   config        its configuration, every architecture's same fields
- *   info, train   Model's spec fields (train null: it does not train)
+ *   info, train   Model's spec fields (train null: it does not train; Model
+ *                 reads lacks.train and lacks.save too)
  *   tokenizer     { encode(name, text) -> Int32Array, decode(ids) -> string }
  *   limits        { top, maxGenerate, maxEvaluate } (inspect's predictions per
  *                 position, generate's tokens, evaluate's and headScores' count)
@@ -200,7 +201,7 @@ export class TransformerModel extends Model {
   #run;
 
   constructor(heap, handle, run) {
-    super(heap, handle, { kind: 'transformer', prefix: run.prefix, stepsField: 'steps', info: run.info, train: run.train });
+    super(heap, handle, { kind: 'transformer', prefix: run.prefix, stepsField: 'steps', info: run.info, train: run.train, lacks: run.lacks });
     this.#run = run;
     /** Every option resolved, the vocabulary (token id -> its text), the parameter count and the weights' dtype. */
     this.config = Object.freeze({ architecture: run.architecture, ...run.config });
@@ -440,18 +441,6 @@ export class TransformerModel extends Model {
         })));
       });
     });
-  }
-
-  /** AdamW steps on the task (see Model.train); a checkpoint: ERR_ARG saying why. */
-  train(args) {
-    if (this.#run.lacks.train) return this.guarded('train', () => this.#need('train'));
-    return super.train(args);
-  }
-
-  /** The model in the versioned attnlab format; a checkpoint: ERR_ARG saying why. */
-  save() {
-    if (this.#run.lacks.save) return this.guarded('save', () => this.#need('save'));
-    return super.save();
   }
 
   /** Every tensor's weights by name ("wte", "h0.qkv_w", ...), copied out. */
