@@ -286,7 +286,8 @@ function start() {
   });
   document.addEventListener('keydown', (e) => {
     const typing = ['INPUT', 'TEXTAREA', 'SELECT', 'BUTTON', 'CANVAS', 'SVG'].includes(document.activeElement?.tagName?.toUpperCase());
-    if (e.key === ' ' && !typing && !e.repeat) {
+    // not while a checkpoint's panels hold the run bar (gpt2.js): Train is not theirs
+    if (e.key === ' ' && !typing && !e.repeat && byId('play').getClientRects().length > 0) {
       e.preventDefault();
       byId('play').click();
     }
@@ -395,3 +396,4 @@ function start() {
 }
 
 start();
+    gpt2.arrive().catch((err) => showError(err, { doing: 'load' })); // "Look inside a real model" (?model=open) lands on its card, and opens the files Learn kept
