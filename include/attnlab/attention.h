@@ -223,6 +223,17 @@ int attn_heads_forward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real 
  * many small heads (a GPT-2 layer), where splitting each head's rows makes a
  * parallel region per head. */
 int attn_heads_forward_split(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *scratch, int copies);
+/* One query of the same heads against keys and values already computed: a
+ * decoder's cached step. The query row q (heads d_k) is at position pos
+ * (0..c->n - 1); keys k and values v hold positions 0..pos, rows ldk / ldv
+ * apart; each head's context goes to its columns of the row z (heads d_v).
+ * RoPE turns the query at pos and key j at j, as attn_heads_forward does, so
+ * a step gives the row attn_heads_forward gives for position pos (c->n is
+ * the rows of the RoPE table); an ablated head's context is zero. ALiBi is
+ * refused (NN_ERR_ARG). scratch: attn_heads_step_scratch_size(c) reals. */
+size_t attn_heads_step_scratch_size(const AttnHeadsConfig *c);
+int attn_heads_step(const AttnHeadsConfig *c, int pos, const nn_real *q, const nn_real *k, int ldk, const nn_real *v,
+                    int ldv, nn_real *z, nn_real *scratch);
 /* From dcontext (rows io->ldz apart): dq, dk, dv (+=, rows apart as q, k, v;
  * any may be NULL), from the forward's io. */
 int attn_heads_backward(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn_real *dq, nn_real *dk, nn_real *dv,

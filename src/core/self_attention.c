@@ -173,6 +173,69 @@ int attn_heads_forward_split(const AttnHeadsConfig *c, const AttnHeadsIO *io, nn
     return nn_pool_run(heads_task, &job, work);
 }
 
+/* ---- one query against cached keys and values (a decoder's cached step) -------- */
+
+/* One head's single-query problem: keys 0..pos, all visible (the query is the last). */
+static AttnConfig step_problem(const AttnHeadsConfig *c, int keys) {
+    AttnConfig a = head_problem(c, 0);
+    a.n_q = 1;
+    a.n_k = keys;
+    a.causal = 0;
+    a.alibi = 0;
+    return a;
+}
+
+typedef struct {
+    size_t qh, kh, vh, zh, scores, weights, attn, total;
+} StepScratch;
+
+static StepScratch step_layout(const AttnHeadsConfig *c) {
+    AttnConfig a = step_problem(c, c->n);
+    size_t n = (size_t)c->n, dk = (size_t)c->d_k, dv = (size_t)c->d_v;
+    NnLayout l = {0};
+    StepScratch s;
+    s.qh = nn_layout_take(&l, dk);
+    s.kh = nn_layout_take(&l, n * dk);
+    s.vh = nn_layout_take(&l, n * dv);
+    s.zh = nn_layout_take(&l, dv);
+    s.scores = nn_layout_take(&l, n);
+    s.weights = nn_layout_take(&l, n);
+    s.attn = nn_layout_take(&l, attn_scratch_size(&a));
+    s.total = l.size;
+    return s;
+}
+
+size_t attn_heads_step_scratch_size(const AttnHeadsConfig *c) { return step_layout(c).total; }
+
+int attn_heads_step(const AttnHeadsConfig *c, int pos, const nn_real *q, const nn_real *k, int ldk, const nn_real *v,
+                    int ldv, nn_real *z, nn_real *scratch) {
+    if (pos < 0 || pos >= c->n)
+        return nn_fail(NN_ERR_SHAPE, "attention step: position %d; need 0..%d", pos, c->n - 1);
+    if (c->alibi) return nn_fail(NN_ERR_ARG, "attention step: ALiBi's offsets are not taken by the cached step");
+    StepScratch s = step_layout(c);
+    AttnParams p = {NULL, NULL, NULL, NULL, c->beta};
+    AttnConfig a = step_problem(c, pos + 1);
+    int r = c->rope_dims ? c->rope_dims : c->d_k;
+    for (int hd = 0; hd < c->heads; hd++) {
+        nn_real *zh = scratch + s.zh;
+        if (c->ablate && c->ablate[hd]) {
+            memset(z + (size_t)hd * c->d_v, 0, sizeof(nn_real) * c->d_v);
+            continue;
+        }
+        gather_cols(scratch + s.qh, q, 1, 0, hd * c->d_k, c->d_k);
+        gather_cols(scratch + s.kh, k, pos + 1, ldk, hd * c->d_k, c->d_k);
+        gather_cols(scratch + s.vh, v, pos + 1, ldv, hd * c->d_v, c->d_v);
+        if (c->rope) { /* the query at its position, key j at j: as attn_heads_forward turns them */
+            rope_turn(scratch + s.qh, c->rope + (size_t)pos * r, 1, c->d_k, r, c->rope_half, 1);
+            rope_turn(scratch + s.kh, c->rope, pos + 1, c->d_k, r, c->rope_half, 1);
+        }
+        NN_TRY(attn_forward(&a, &p, scratch + s.scores, scratch + s.weights, zh, scratch + s.qh, scratch + s.kh,
+                            scratch + s.vh, scratch + s.attn));
+        scatter_cols(z, zh, 1, 0, hd * c->d_v, c->d_v);
+    }
+    return NN_OK;
+}
+
 /* The forward in reverse, per head: dq^, dk^, dv from attn_backward on the
  * gathered (turned) rows, dq = R^T dq^, dk = R^T dk^ (RoPE), added into
  * the head's columns. ALiBi's bias is a constant: the same backward. */

@@ -11,6 +11,7 @@
 #include "attnlab/attention.h"
 #include "base/error.h"
 #include "core/vec.h"
+#include "models/decoder.h"
 #include "models/gpt2_internal.h"
 
 /* The weights' float32 bytes against the heap's room. */
@@ -398,14 +399,5 @@ int gpt2_tied(const Gpt2 *m) { return m->tied; }
 int gpt2_dtype(const Gpt2 *m) { return m->dtype; }
 
 int gpt2_set_ablation(Gpt2 *m, const int32_t *pairs, int n) {
-    nn_clear_error();
-    int L = m->c.layers, H = m->c.heads;
-    if (n < 0 || n > L * H) return nn_fail(NN_ERR_SHAPE, "ablate: %d heads; need 0..%d", n, L * H);
-    for (int i = 0; i < n; i++)
-        if (pairs[2 * i] < 0 || pairs[2 * i] >= L || pairs[2 * i + 1] < 0 || pairs[2 * i + 1] >= H)
-            return nn_fail(NN_ERR_VALUE, "ablate[%d]: layer %d, head %d; the model has layers 0..%d and heads 0..%d", i,
-                           pairs[2 * i], pairs[2 * i + 1], L - 1, H - 1);
-    memset(m->ablate, 0, (size_t)L * H);
-    for (int i = 0; i < n; i++) m->ablate[pairs[2 * i] * H + pairs[2 * i + 1]] = 1;
-    return NN_OK;
+    return dec_set_ablation(m->ablate, m->c.heads, m->c.layers, m->c.heads, pairs, n);
 }

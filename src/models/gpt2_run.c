@@ -21,6 +21,7 @@
 #include "layers/linear.h"
 #include "layers/mlp.h"
 #include "layers/output.h"
+#include "models/decoder.h"
 #include "models/gpt2_internal.h"
 
 /* Rows of logits computed at once: the unembedding's (rows, V) scratch. */
@@ -38,6 +39,7 @@ typedef struct {
     nn_real *att;        /* (H, n, n) one layer's attention weights */
     nn_real *heads;      /* attn_heads_forward_split's scratch: head_copies of one head's */
     int head_copies;     /* the pool's threads when the call began */
+    nn_real *step;       /* attn_heads_step's scratch (a cached step's attention) */
     nn_real *layers;     /* (L, n, C) each block's output, for the lens, or NULL */
     nn_real *logits;     /* (min(n, GPT2_LOGIT_ROWS), V) */
     nn_real *block;
@@ -71,6 +73,7 @@ static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run 
     AttnHeadsConfig hc = heads_of(m, 0, n);
     r->head_copies = nn_pool_threads();
     r->heads = TAKE(attn_heads_scratch_size(&hc) * (size_t)r->head_copies);
+    r->step = TAKE(attn_heads_step_scratch_size(&hc));
     r->layers = lens ? TAKE((size_t)m->c.layers * N * C) : NULL;
     r->logits = TAKE(rows * (size_t)m->c.vocab);
 #undef TAKE
@@ -98,12 +101,7 @@ static void run_free(Gpt2Run *r) { free(r->block); }
 
 static int check_tokens(const Gpt2 *m, const int32_t *tokens, int n, int least, int most) {
     NN_TRY(gpt2_check_ready(m));
-    NN_TRY(nn_check_size("input: tokens", n, least, most));
-    for (int i = 0; i < n; i++)
-        if (tokens[i] < 0 || tokens[i] >= m->c.vocab)
-            return nn_fail(NN_ERR_VALUE, "input[%d]: token %d is not in the vocabulary 0..%d", i, tokens[i],
-                           m->c.vocab - 1);
-    return NN_OK;
+    return dec_check_tokens(tokens, n, least, most, m->c.vocab);
 }
 
 /* x (n, C) = the tokens' rows of wte: a row copied, or gathered from the
@@ -124,26 +122,37 @@ static void embed(const Gpt2 *m, nn_real *x, const int32_t *tokens, int n) {
 /* What a pass hands on after each layer's attention: (H, n, n) weights. */
 typedef void (*AttnSink)(void *ctx, int layer, const nn_real *att, int n);
 
-/* The blocks over tokens (n): r->x holds the last block's output; each
- * block's output is kept in r->layers when it is there. */
-static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int n, AttnSink sink, void *ctx) {
+/* The blocks over tokens (n) at positions pos0..: a whole sequence (pos0 0,
+ * its attention over its own rows) or one more position after the cached
+ * ones (n 1, pos0 > 0: the core's attention step of its query over the
+ * cache). The rows' keys and values go to the cache when there is one.
+ * r->x holds the last block's output; each block's output is kept in
+ * r->layers when it is there. */
+static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int n, int pos0, AttnSink sink,
+                          void *ctx) {
     const Gpt2Config *c = &m->c;
     const Gpt2Weights *w = &m->w;
     int C = c->d_model, F = c->d_ff;
     size_t NC = (size_t)n * C;
     /* x = wte[token] + wpe[t] (GPT-NeoX: no positions here; RoPE turns the queries and keys) */
     embed(m, r->x, tokens, n);
-    if (w->wpe) vec_axpy(r->x, 1, w->wpe, (int)NC);
+    if (w->wpe) vec_axpy(r->x, 1, w->wpe + (size_t)pos0 * C, (int)NC);
     for (int l = 0; l < c->layers; l++) {
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, n, C, c->epsilon);
         linear_forward_packed(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], n, C, 3 * C);
-        for (int t = 0; r->kv && t < n; t++)
-            memcpy(r->kv + ((size_t)l * r->kv_rows + t) * 2 * C, r->qkv + (size_t)t * 3 * C + C, sizeof(nn_real) * 2 * C);
-        AttnHeadsConfig hc = heads_of(m, l, n);
-        AttnHeadsIO io = {r->qkv, r->qkv + C, r->qkv + 2 * C, 3 * C, 3 * C, 3 * C, r->atty, C, r->scores, r->att};
-        NN_TRY(attn_heads_forward_split(&hc, &io, r->heads, r->head_copies));
-        if (sink) sink(ctx, l, r->att, n);
+        nn_real *kv = r->kv ? r->kv + (size_t)l * r->kv_rows * 2 * C : NULL;
+        for (int t = 0; kv && t < n; t++)
+            memcpy(kv + (size_t)(pos0 + t) * 2 * C, r->qkv + (size_t)t * 3 * C + C, sizeof(nn_real) * 2 * C);
+        if (pos0 > 0) {
+            AttnHeadsConfig hc = heads_of(m, l, r->kv_rows);
+            NN_TRY(attn_heads_step(&hc, pos0, r->qkv, kv, 2 * C, kv + C, 2 * C, r->atty, r->step));
+        } else {
+            AttnHeadsConfig hc = heads_of(m, l, n);
+            AttnHeadsIO io = {r->qkv, r->qkv + C, r->qkv + 2 * C, 3 * C, 3 * C, 3 * C, r->atty, C, r->scores, r->att};
+            NN_TRY(attn_heads_forward_split(&hc, &io, r->heads, r->head_copies));
+            if (sink) sink(ctx, l, r->att, n);
+        }
         /* the attention's output, c_proj of the contexts: into ln (its LayerNorm output is spent), or
          * with a parallel residual into qkv (the queries, keys and values are spent; ln_2 reads x first) */
         nn_real *attn = c->parallel ? r->qkv : r->ln;
@@ -175,13 +184,6 @@ static void unembed(const Gpt2 *m, Gpt2Run *r, const nn_real *x, int rows) {
 static void softmax_row(nn_real *z, int V) {
     nn_real sum = vec_exp_sum(z, z, vec_max(z, V), V);
     vec_scale(z, 1 / sum, V);
-}
-
-static int argmax(const nn_real *z, int V) {
-    int best = 0;
-    for (int v = 1; v < V; v++)
-        if (z[v] > z[best]) best = v;
-    return best;
 }
 
 /* Copies each layer's attention weights to attention (L, H, n, n), as float. */
@@ -230,7 +232,7 @@ static void logit_row(const LogitRows *j, int i) {
     nn_real *z = j->logits + (size_t)i * V;
     j->bad[i] = !finite_row(z, V);
     if (j->bad[i]) return;
-    if (j->argmax) j->argmax[i] = argmax(z, V);
+    if (j->argmax) j->argmax[i] = dec_argmax(z, V);
     if (j->loss) {
         softmax_row(z, V);
         j->loss[i] = crossentropy_forward(z, j->targets[i]);
@@ -275,7 +277,7 @@ int gpt2_inspect(Gpt2 *m, const int32_t *tokens, int n, float *attention, int32_
     NN_TRY(run_create(m, n, lens != NULL, &r));
     void *ctx[2] = {m, attention};
     uint8_t bad[GPT2_LOGIT_ROWS];
-    int st = blocks_forward(m, &r, tokens, n, attention ? copy_attention : NULL, ctx);
+    int st = blocks_forward(m, &r, tokens, n, 0, attention ? copy_attention : NULL, ctx);
     for (int t0 = 0; t0 < n && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
         int rows = n - t0 < GPT2_LOGIT_ROWS ? n - t0 : GPT2_LOGIT_ROWS;
         unembed(m, &r, r.x + (size_t)t0 * C, rows);
@@ -304,7 +306,7 @@ int gpt2_evaluate(Gpt2 *m, const int32_t *tokens, int n, double *loss) {
     int V = m->c.vocab, C = m->c.d_model;
     Gpt2Run r;
     NN_TRY(run_create(m, n - 1, 0, &r));
-    int st = blocks_forward(m, &r, tokens, n - 1, NULL, NULL);
+    int st = blocks_forward(m, &r, tokens, n - 1, 0, NULL, NULL);
     double sum = 0;
     for (int t0 = 0; t0 < n - 1 && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
         int rows = n - 1 - t0 < GPT2_LOGIT_ROWS ? n - 1 - t0 : GPT2_LOGIT_ROWS;
@@ -321,134 +323,55 @@ int gpt2_evaluate(Gpt2 *m, const int32_t *tokens, int n, double *loss) {
     return st;
 }
 
-/* The k-th largest of x (V, reordered), 1 <= k <= V: Hoare's selection. */
-static double kth_largest(double *x, int V, int k) {
-    int lo = 0, hi = V - 1, want = k - 1;
-    while (lo < hi) {
-        double pivot = x[lo + (hi - lo) / 2];
-        int i = lo, j = hi;
-        while (i <= j) {
-            while (x[i] > pivot) i++;
-            while (x[j] < pivot) j--;
-            if (i <= j) {
-                double t = x[i];
-                x[i++] = x[j];
-                x[j--] = t;
-            }
-        }
-        if (want <= j) hi = j;
-        else if (want >= i) lo = i;
-        else break;
-    }
-    return x[want];
-}
+/* generate's state: the scratch and, while the text fits the context, the
+ * keys and values of the positions so far (the cache). */
+typedef struct {
+    Gpt2 *m;
+    Gpt2Run r;
+    nn_real *kv;
+} Generation;
 
-/* A draw from p ~ exp((z - max) / temperature) over the k largest logits of
- * z (V); ties at the k-th go to the lower ids. w (V) is scratch. */
-static int sample(const nn_real *z, int V, int k, double temperature, uint64_t *rng, double *w) {
-    for (int v = 0; v < V; v++) w[v] = z[v];
-    double floor_z = k < V ? kth_largest(w, V, k) : -INFINITY, top = z[argmax(z, V)], sum = 0;
-    int ties = k; /* places left for logits equal to the k-th, once the larger ones have theirs */
-    for (int v = 0; v < V; v++) ties -= z[v] > floor_z;
-    for (int v = 0; v < V; v++) {
-        int in = z[v] > floor_z || (z[v] == floor_z && ties-- > 0);
-        w[v] = in ? exp(((double)z[v] - top) / temperature) : 0;
-        sum += w[v];
+/* The last position's logits after tokens[0..n): while the text fits the
+ * context, the first call runs the prompt (filling the cache) and each
+ * next one only the newest token (its attention over the cache); past the
+ * context, the window slides and every position moves: the whole window. */
+static int next_logits(void *ctx, const int32_t *tokens, int n, int step, const nn_real **z) {
+    Generation *g = ctx;
+    int C = g->m->c.d_model, T = n < g->m->c.context ? n : g->m->c.context;
+    const nn_real *last = g->r.x + (size_t)(T - 1) * C;
+    g->r.kv = n <= g->m->c.context ? g->kv : NULL; /* filled by the first pass, read and extended by the next ones */
+    if (g->r.kv && step > 0) {
+        NN_TRY(blocks_forward(g->m, &g->r, tokens + n - 1, 1, n - 1, NULL, NULL));
+        last = g->r.x;
+    } else {
+        NN_TRY(blocks_forward(g->m, &g->r, tokens + n - T, T, 0, NULL, NULL));
     }
-    double u = (double)(nn_rng_next(rng) >> 11) / 9007199254740992.0 * sum;
-    int last = 0;
-    for (int v = 0; v < V; v++) {
-        if (w[v] == 0) continue;
-        last = v;
-        if ((u -= w[v]) < 0) return v;
-    }
-    return last;
-}
-
-/* One more position through the blocks, its keys and values appended to
- * the cache that blocks_forward filled for positions [0, pos): the same
- * sub-layers on one row, each head's attention over the cached keys (a
- * scaled dot, the softmax, the weighted values; an ablated head's context
- * zero). r->x's first row holds the block stack's output. */
-static void cached_step(const Gpt2 *m, Gpt2Run *r, int32_t token, int pos) {
-    const Gpt2Config *c = &m->c;
-    const Gpt2Weights *w = &m->w;
-    int C = c->d_model, F = c->d_ff, H = c->heads, D = C / H;
-    nn_real scale = (nn_real)(1 / sqrt((double)D)), *p = r->scores;
-    embed(m, r->x, &token, 1);
-    vec_axpy(r->x, 1, w->wpe + (size_t)pos * C, C);
-    for (int l = 0; l < c->layers; l++) {
-        nn_real *kv = r->kv + (size_t)l * r->kv_rows * 2 * C;
-        LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
-        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, 1, C, c->epsilon);
-        linear_forward_packed(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], 1, C, 3 * C);
-        memcpy(kv + (size_t)pos * 2 * C, r->qkv + C, sizeof(nn_real) * 2 * C);
-        for (int h = 0; h < H; h++) {
-            nn_real *z = r->atty + h * D;
-            memset(z, 0, sizeof(nn_real) * D);
-            if (m->ablate[l * H + h]) continue;
-            for (int j = 0; j <= pos; j++) p[j] = vec_dot(r->qkv + h * D, kv + (size_t)j * 2 * C + h * D, D) * scale;
-            nn_real sum = vec_exp_sum(p, p, vec_max(p, pos + 1), pos + 1);
-            for (int j = 0; j <= pos; j++) vec_axpy(z, p[j] / sum, kv + (size_t)j * 2 * C + C + h * D, D);
-        }
-        linear_forward_packed(r->ln, r->atty, w->projw[l], w->projb[l], 1, C, C);
-        vec_axpy(r->x, 1, r->ln, C);
-        LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
-        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, 1, C, c->epsilon);
-        MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
-        mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, 1, C, F, c->gelu_exact);
-        vec_axpy(r->x, 1, r->atty, C);
-    }
+    unembed(g->m, &g->r, last, 1); /* the last position's logits only */
+    *z = g->r.logits;
+    return NN_OK;
 }
 
 int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int k, uint64_t seed) {
     nn_clear_error();
-    NN_TRY(check_tokens(m, tokens, n_prompt, 1, GPT2_MAX_GENERATE + m->c.context));
-    if (n_new < 0 || n_new > GPT2_MAX_GENERATE)
-        return nn_fail(n_new < 0 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "tokens: %d; need 0..%d", n_new, GPT2_MAX_GENERATE);
-    if (!(temperature >= 0) || !isfinite(temperature))
-        return nn_fail(NN_ERR_VALUE, "temperature must be a finite number >= 0 (got %g)", temperature);
-    if (k < 0) return nn_fail(NN_ERR_VALUE, "topK must be >= 0 (got %d)", k);
-    int V = m->c.vocab, ctx = m->c.context, C = m->c.d_model;
-    if (k == 0 || k > V) k = V;
+    NN_TRY(gpt2_check_ready(m));
+    DecGenerateLimits lim = {m->c.vocab, GPT2_MAX_GENERATE + m->c.context, GPT2_MAX_GENERATE};
+    NN_TRY(dec_check_generate(&lim, tokens, n_prompt, n_new, temperature, k));
+    int ctx = m->c.context, C = m->c.d_model;
     int longest = n_prompt + n_new - 1 < ctx ? n_prompt + n_new - 1 : ctx;
     if (longest < 1) longest = 1;
-    Gpt2Run r;
-    NN_TRY(run_create(m, longest, 0, &r));
-    double *w = temperature > 0 ? malloc(sizeof(double) * (size_t)V) : NULL;
-    /* While the text fits the context, each new position reuses the earlier ones' keys and values
-     * (the cache); past it, the window slides and every position moves: the whole window again.
-     * GPT-NeoX's turned keys are not cached (the cached step reads learned positions): each step
-     * runs the whole text. */
-    int cached = n_prompt <= ctx && n_new > 1 && !m->rope;
-    nn_real *kv = cached ? malloc(sizeof(nn_real) * (size_t)m->c.layers * longest * 2 * C) : NULL;
-    if ((temperature > 0 && !w) || (cached && !kv)) {
-        free(w);
-        run_free(&r);
-        return nn_fail(NN_ERR_NOMEM, "out of memory for the sampling weights or the keys and values");
-    }
-    uint64_t rng = seed;
-    int st = NN_OK;
-    for (int i = 0; i < n_new && st == NN_OK; i++) {
-        int n = n_prompt + i, T = n < ctx ? n : ctx;
-        const nn_real *last = r.x + (size_t)(T - 1) * C;
-        r.kv = n <= ctx ? kv : NULL; /* filled by the first pass, read and extended by the next ones */
-        r.kv_rows = longest;
-        if (r.kv && i > 0) {
-            cached_step(m, &r, tokens[n - 1], n - 1);
-            last = r.x;
-        } else {
-            st = blocks_forward(m, &r, tokens + n - T, T, NULL, NULL);
-            if (st != NN_OK) break;
+    Generation g = {m, {0}, NULL};
+    NN_TRY(run_create(m, longest, 0, &g.r));
+    g.r.kv_rows = longest;
+    if (n_prompt <= ctx && n_new > 1) {
+        g.kv = malloc(sizeof(nn_real) * (size_t)m->c.layers * longest * 2 * C);
+        if (!g.kv) {
+            run_free(&g.r);
+            return nn_fail(NN_ERR_NOMEM, "out of memory for the keys and values of %d positions", longest);
         }
-        unembed(m, &r, last, 1); /* the last position's logits only */
-        uint8_t bad = !finite_row(r.logits, V);
-        if ((st = check_rows(&bad, n - 1, 1)) != NN_OK) break;
-        tokens[n] = temperature == 0 ? argmax(r.logits, V) : sample(r.logits, V, k, temperature, &rng, w);
     }
-    free(kv);
-    free(w);
-    run_free(&r);
+    int st = dec_generate(&lim, next_logits, &g, tokens, n_prompt, n_new, temperature, k, seed);
+    free(g.kv);
+    run_free(&g.r);
     return st;
 }
 
@@ -463,12 +386,7 @@ typedef struct {
 static void add_scores(void *ctx, int layer, const nn_real *att, int n) {
     ScoreSums *s = ctx;
     int H = s->m->c.heads;
-    for (int h = 0; h < H; h++) {
-        const nn_real *P = att + (size_t)h * n * n;
-        for (int t = 1; t < n; t++) s->prev[layer * H + h] += P[(size_t)t * n + t - 1];
-        for (int t = 0; t < n; t++)
-            if (s->source[t] >= 0) s->ind[layer * H + h] += P[(size_t)t * n + s->source[t]];
-    }
+    dec_add_head_scores(att, H, n, s->source, s->prev + layer * H, s->ind + layer * H);
 }
 
 int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev, float *ind) {
@@ -509,7 +427,7 @@ int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev,
         for (int i = 0; i < n; i++) source[i] = i >= length && i - length + 1 < length ? i - length + 1 : -1;
         n_prev += n - 1;
         n_ind += length - 1;
-        st = blocks_forward(m, &r, tok, n, add_scores, &s);
+        st = blocks_forward(m, &r, tok, n, 0, add_scores, &s);
     }
     for (int i = 0; i < L * H && st == NN_OK; i++) {
         prev[i] = (float)(s.prev[i] / n_prev);

@@ -12,6 +12,7 @@
 #include "layers/layernorm.h"
 #include "layers/linear.h"
 #include "layers/output.h"
+#include "models/decoder.h"
 #include "models/transformer_internal.h"
 
 const TfConfig *tfm_config(const TfModel *m) { return &m->c; }
@@ -28,32 +29,13 @@ const char *tfm_tensor(const TfModel *m, int i, size_t *offset, size_t *count) {
 }
 
 int tfm_set_ablation(TfModel *m, const int32_t *pairs, int n) {
-    nn_clear_error();
-    if (n < 0 || n > TF_MAX_LAYERS * TF_MAX_HEADS)
-        return nn_fail(NN_ERR_SHAPE, "ablate: %d heads; need 0..%d", n, m->c.layers * m->c.heads);
-    for (int i = 0; i < n; i++)
-        if (pairs[2 * i] < 0 || pairs[2 * i] >= m->c.layers || pairs[2 * i + 1] < 0 ||
-            pairs[2 * i + 1] >= m->c.heads)
-            return nn_fail(NN_ERR_VALUE, "ablate[%d]: layer %d, head %d; the model has layers 0..%d and heads 0..%d",
-                           i, pairs[2 * i], pairs[2 * i + 1], m->c.layers - 1, m->c.heads - 1);
-    memset(m->ablate, 0, sizeof m->ablate);
-    for (int i = 0; i < n; i++) m->ablate[pairs[2 * i]][pairs[2 * i + 1]] = 1;
-    return NN_OK;
-}
-
-static int check_tokens(const TfModel *m, const int32_t *tokens, int n, int most) {
-    if (n < 1 || n > most)
-        return nn_check_size("input: tokens", n, 1, most);
-    for (int i = 0; i < n; i++)
-        if (tokens[i] < 0 || tokens[i] >= m->V)
-            return nn_fail(NN_ERR_VALUE, "input[%d]: token %d is not in the vocabulary 0..%d", i, tokens[i], m->V - 1);
-    return NN_OK;
+    return dec_set_ablation(&m->ablate[0][0], TF_MAX_HEADS, m->c.layers, m->c.heads, pairs, n);
 }
 
 int tfm_inspect(TfModel *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
                int32_t *lens) {
     nn_clear_error();
-    NN_TRY(check_tokens(m, tokens, n, m->c.context));
+    NN_TRY(dec_check_tokens(tokens, n, 1, m->c.context, m->V));
     const TfConfig *c = &m->c;
     TfActs *a = &m->a;
     int C = c->d_model, V = m->V, H = c->heads;
@@ -80,50 +62,26 @@ int tfm_inspect(TfModel *m, const int32_t *tokens, int n, float *attention, int3
         linear_forward(a->logits, a->lnf, m->w.outw, m->w.outb, n, C, V);
         for (int t = 0; t < n; t++) {
             const nn_real *z = a->logits + (size_t)t * V;
-            int best = 0;
-            for (int v = 1; v < V; v++)
-                if (z[v] > z[best]) best = v;
-            lens[l * n + t] = best;
+            lens[l * n + t] = dec_argmax(z, V);
         }
     }
+    return NN_OK;
+}
+
+/* The last position's logits after tokens[0..n): the whole window (the
+ * last `context` tokens) through the model. */
+static int next_logits(void *ctx, const int32_t *tokens, int n, int step, const nn_real **z) {
+    TfModel *m = ctx;
+    (void)step;
+    int T = n < m->c.context ? n : m->c.context;
+    memcpy(m->a.tokens, tokens + n - T, sizeof(int32_t) * T);
+    NN_TRY(tf_forward(m, 1, T, 0, NULL, NULL));
+    *z = m->a.logits + (size_t)(T - 1) * m->V;
     return NN_OK;
 }
 
 int tfm_generate(TfModel *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int k, uint64_t seed) {
     nn_clear_error();
-    NN_TRY(check_tokens(m, tokens, n_prompt, TF_MAX_TEXT_BYTES));
-    if (n_new < 0 || n_new > TF_MAX_GENERATE)
-        return nn_fail(n_new < 0 ? NN_ERR_SHAPE : NN_ERR_LIMIT, "tokens: %d; need 0..%d", n_new, TF_MAX_GENERATE);
-    if (!(temperature >= 0) || !isfinite(temperature))
-        return nn_fail(NN_ERR_VALUE, "temperature must be a finite number >= 0 (got %g)", temperature);
-    if (k < 0) return nn_fail(NN_ERR_VALUE, "topK must be >= 0 (got %d)", k);
-    int V = m->V, ctx = m->c.context;
-    if (k == 0 || k > V) k = V;
-    uint64_t rng = seed;
-    nn_real w[TF_MAX_VOCAB];
-    for (int i = 0; i < n_new; i++) {
-        int n = n_prompt + i, T = n < ctx ? n : ctx;
-        memcpy(m->a.tokens, tokens + n - T, sizeof(int32_t) * T);
-        NN_TRY(tf_forward(m, 1, T, 0, NULL, NULL));
-        const nn_real *z = m->a.logits + (size_t)(T - 1) * V;
-        int best = 0;
-        for (int v = 1; v < V; v++)
-            if (z[v] > z[best]) best = v;
-        if (temperature == 0) {
-            tokens[n] = best;
-            continue;
-        }
-        /* p ~ exp((z - max) / temperature) over the k most likely */
-        int32_t ids[TF_MAX_VOCAB];
-        float ps[TF_MAX_VOCAB];
-        output_top_k(z, V, k, ids, ps);
-        double sum = 0;
-        for (int j = 0; j < k; j++) sum += w[j] = (nn_real)exp(((double)z[ids[j]] - z[best]) / temperature);
-        double u = (double)(nn_rng_next(&rng) >> 11) / 9007199254740992.0 * sum;
-        int j = 0;
-        while (j < k - 1 && (u -= w[j]) >= 0) j++;
-        tokens[n] = ids[j];
-    }
-    return NN_OK;
+    DecGenerateLimits lim = {m->V, TF_MAX_TEXT_BYTES, TF_MAX_GENERATE};
+    return dec_generate(&lim, next_logits, m, tokens, n_prompt, n_new, temperature, k, seed);
 }
-

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "layers/output.h"
 #include "layers/shards.h"
+#include "models/decoder.h"
 #include "models/transformer_internal.h"
 #include "tasks/sequence_tasks.h"
 #include "train/train_call.h"
@@ -204,12 +205,8 @@ int tf_head_scores(Transformer *t, int count, float *prev, float *ind) {
             n_prev += T - 1;
             for (int t = 0; t < T; t++) n_ind += source[b * T + t] >= 0;
             for (int l = 0; l < L; l++)
-                for (int h = 0; h < H; h++) {
-                    const nn_real *P = m->a.att[l] + ((size_t)b * H + h) * T * T;
-                    for (int t = 1; t < T; t++) sp[l * H + h] += P[(size_t)t * T + t - 1];
-                    for (int t = 0; t < T; t++)
-                        if (source[b * T + t] >= 0) si[l * H + h] += P[(size_t)t * T + source[b * T + t]];
-                }
+                dec_add_head_scores(m->a.att[l] + (size_t)b * H * T * T, H, T, source + (size_t)b * T, sp + l * H,
+                                    si + l * H);
         }
         done += B;
     }

@@ -121,6 +121,21 @@ static void check_attention(Rng *r, AttnScore score, int ablate_head, int alibi,
             for (int d = 0; d < D; d++) nonzero += l.out[(size_t)i * C + ablate_head * D + d] != 0;
         CHECK(!nonzero, "the ablated head's output is zero (%d values are not)", nonzero);
     }
+    /* the cached step: each position's query against the keys and values so far gives the row the whole pass
+     * gave (ALiBi refused) */
+    nn_real *step = alloc_reals(attn_heads_step_scratch_size(&l.hc)), z[8];
+    double step_worst = 0;
+    int step_status = NN_OK;
+    for (int b = 0; b < B && step_status == NN_OK; b++)
+        for (int t = 0; t < T && step_status == NN_OK; t++) {
+            const nn_real *q = l.x + ((size_t)b * T + t) * 3 * C, *k = l.x + (size_t)b * T * 3 * C + C;
+            step_status = attn_heads_step(&l.hc, t, q, k, 3 * C, k + C, 3 * C, z, step);
+            for (int c = 0; c < C && step_status == NN_OK; c++)
+                step_worst = fmax(step_worst, fabs((double)z[c] - l.out[((size_t)b * T + t) * C + c]));
+        }
+    if (alibi) CHECK(step_status == NN_ERR_ARG, "the cached step refuses ALiBi (status %d)", step_status);
+    else CHECK(step_status == NN_OK && step_worst < 1e-5, "cached step = the whole pass's row (worst %.3g; %s)", step_worst,
+               step_status == NN_OK ? "ok" : nn_last_error());
     nn_real *dqkv = alloc_zeros((size_t)N * 3 * C);
     for (int b = 0; b < B; b++) {
         AttnHeadsIO io = layer_io(&l, b);
