@@ -9,14 +9,26 @@
 // opens that head on a repeated sequence, the lens and generation answer, the
 // prompt and the head go in the link (and come back from it), no request leaves
 // the page's origin, the page's longest task stays short, axe finds nothing
-// serious. Screenshots at 1440×900 and 390×844 go to test-results/browser/.
+// serious. A GPT-NeoX checkpoint (Pythia's layout; tests/lib/neox-checkpoint.mjs) opens
+// with and then without its tokenizer.json (a small byte-level BPE, tests/lib/tokenizer-json.mjs):
+// the card names the architecture and the tokenizer, the prompt's tokens and the generated
+// text are that tokenizer's (as the engine gives them in Node), the scan says there is no
+// induction head in a random model, and while its panels are on screen the run bar names
+// the checkpoint, not the trained model's Train controls (Space does not train it).
+// Screenshots at 1440×900 and 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadEngine } from '../../web/engine/index.js';
 import { gpt2Tokenizer } from '../../web/engine/gpt2-tokenizer.js';
+import { readTokenizerJson } from '../../web/engine/bpe.js';
+import { INDUCTION_MIN, scan } from '../../web/ui/gpt2-file.js';
+import { tokenLabel } from '../../web/ui/gpt2-reading.js';
 import { gpt2Checkpoint, referenceForward, referenceLoss } from '../lib/gpt2-checkpoint.mjs';
+import { NEOX_TINY, neoxCheckpoint } from '../lib/neox-checkpoint.mjs';
+import { TOKENIZER_SIZE, tokenizerJson } from '../lib/tokenizer-json.mjs';
 import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
 
 /** GPT-2 small's shape of heads (12 × 12) and its vocabulary, 2 dimensions per head: a few MB. */
@@ -33,6 +45,15 @@ await writeFile(FILES.config, JSON.stringify(CONFIG, null, 2));
 await mkdir(join(dir, 'bad'));
 await writeFile(FILES.bad, JSON.stringify({ ...CONFIG, activation_function: 'relu' }));
 const PROMPT = 'Alice saw a cat. Alice saw a cat.';
+// a Pythia-like checkpoint whose vocabulary is its tokenizer.json's
+const NEOX = { ...NEOX_TINY, vocab_size: TOKENIZER_SIZE, max_position_embeddings: 64 };
+const neox = neoxCheckpoint({ config: NEOX, dtype: 'F16', seed: 5 });
+const TOKENIZER = tokenizerJson();
+await mkdir(join(dir, 'neox'));
+const NEOX_FILES = { weights: join(dir, 'neox', 'model.safetensors'), config: join(dir, 'neox', 'config.json'), tokenizer: join(dir, 'neox', 'tokenizer.json') };
+await writeFile(NEOX_FILES.weights, neox.bytes);
+await writeFile(NEOX_FILES.config, JSON.stringify(NEOX, null, 2));
+await writeFile(NEOX_FILES.tokenizer, JSON.stringify(TOKENIZER));
 
 let env;
 before(async () => {
@@ -63,7 +84,8 @@ async function openModel(page, together) {
   if (together) await page.setInputFiles(input, [FILES.weights, FILES.config]);
   else {
     await page.setInputFiles(input, [FILES.config]);
-    assert.match(await page.textContent('[data-testid=gpt2-status]'), /config\.json chosen; now choose its model\.safetensors/);
+    // a .json is read to know which file it is: the status follows
+    await page.waitForFunction(() => /config\.json chosen; now choose its model\.safetensors/.test(document.querySelector('[data-testid=gpt2-status]').textContent));
     await page.setInputFiles(input, [FILES.weights]);
   }
   await page.waitForFunction(() => /Opened model\.safetensors/.test(document.querySelector('[data-testid=gpt2-status]').textContent));
@@ -118,7 +140,7 @@ test('without a file the family says where GPT-2 is; opened one file after the o
 
   // the score scan: two layers × heads heatmaps; a cell pressed shows that head on a repeated sequence
   await page.click('[data-testid=gpt2-scan]');
-  await page.waitForFunction(() => /Highest induction scores/.test(document.querySelector('[data-testid=gpt2-scan-status]').textContent));
+  await page.waitForFunction(() => /Highest induction \(prefix-matching\) scores|No induction head/.test(document.querySelector('[data-testid=gpt2-scan-status]').textContent));
   const map = page.locator('[data-testid=heatmap-gpt2-induction]');
   const box = await map.boundingBox();
   assert.equal(await map.evaluate((c) => `${c.width}x${c.height}`), '12x12');
@@ -182,13 +204,72 @@ test('the link brings the prompt and the head back (not the weights); both files
     files.items.add(new File([text], 'config.json', { type: 'application/json' }));
     document.querySelector('[data-testid=gpt2-drop]').dispatchEvent(new DragEvent('drop', { dataTransfer: files, bubbles: true, cancelable: true }));
   }, JSON.stringify(CONFIG));
-  assert.match(await text(page, '[data-testid=gpt2-status]'), /config\.json chosen; now choose its model\.safetensors/);
+  await page.waitForFunction(() => /config\.json chosen; now choose its model\.safetensors/.test(document.querySelector('[data-testid=gpt2-status]').textContent));
   await page.setInputFiles('[data-testid=gpt2-files]', [FILES.weights]);
   await page.waitForFunction(() => /^Opened model\.safetensors/.test(document.querySelector('[data-testid=gpt2-status]').textContent));
   // the section fits the phone's width: what is wider (the grid, the large map, the lens) scrolls inside it
   const fit = await page.$eval('#gpt2', (s) => ({ right: s.getBoundingClientRect().right, scroll: s.scrollWidth, client: s.clientWidth }));
   assert.ok(fit.right <= PHONE.width && fit.scroll <= fit.client + 1, `the GPT-2 section fits a phone (${JSON.stringify(fit)})`);
   await page.locator('#gpt2').screenshot({ path: `${SHOTS}lab-gpt2-phone.png` });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a GPT-NeoX checkpoint with its tokenizer.json: named, read and generated by that tokenizer; the run bar names it while on screen', async () => {
+  // what the engine gives in Node for the same files: the page must show the same
+  const engine = await loadEngine();
+  const withFile = await engine.loadModel(neox.bytes, { config: NEOX, tokenizer: TOKENIZER });
+  const { text: want, ids } = withFile.generate(PROMPT, { tokens: 5, temperature: 0, topK: 0, seed: 1 });
+  assert.notEqual((await gpt2Tokenizer()).decode(ids), want, 'the two tokenizers read the ids apart');
+  const highest = Math.max(...withFile.headScores(scan({ context: NEOX.max_position_embeddings })).flat().map((x) => x.induction));
+  assert.ok(highest < INDUCTION_MIN, `a random model has no induction head (${highest})`);
+  withFile.destroy();
+  const tokens = readTokenizerJson(TOKENIZER).encode(PROMPT).tokens;
+
+  const { page, errors } = await openLab(`&gpt2Prompt=${encodeURIComponent(PROMPT)}`);
+  assert.match(await text(page, '[data-testid=gpt2-where]'), /Pythia \(GPT-NeoX\): EleutherAI's pythia-70m \(166 MB\), pythia-160m \(375 MB\), pythia-410m \(911 MB\).*tokenizer\.json/);
+  // the weights and config together: GPT-2's tokenizer, and the card says it is not Pythia's own
+  await page.setInputFiles('[data-testid=gpt2-files]', [NEOX_FILES.config, NEOX_FILES.weights]);
+  await page.waitForFunction(() => /^Opened model\.safetensors/.test(document.querySelector('[data-testid=gpt2-status]').textContent));
+  assert.match(await text(page, '[data-testid=gpt2-status]'), /a GPT-NeoX \(Pythia\) checkpoint: 2 layers × 2 heads, dModel 32.*GPT-2's built-in tokenizer, not Pythia's own: choose its tokenizer\.json/);
+  // the tokenizer.json after: the same model, opened again, read by it
+  await page.setInputFiles('[data-testid=gpt2-files]', [NEOX_FILES.tokenizer]);
+  await page.waitForFunction(() => document.querySelector('[data-testid=gpt2-status]').dataset.tokenizer === 'file'
+    && /^Opened/.test(document.querySelector('[data-testid=gpt2-status]').textContent));
+  assert.match(await text(page, '[data-testid=gpt2-status]'), /GPT-NeoX \(Pythia\) checkpoint.*read by tokenizer\.json, the model's own tokenizer/);
+  await page.waitForFunction((n) => document.querySelector('[data-testid=gpt2-tokens]').textContent.startsWith(`${n} tokens`), tokens.length);
+  assert.equal(await text(page, '[data-testid=gpt2-tokens]'), `${tokens.length} tokens: ${tokens.map(tokenLabel).join(' · ')}`);
+  await page.fill('#gpt2-gen-tokens', '5');
+  await page.click('[data-testid=gpt2-generate]');
+  await page.waitForFunction(() => /▸/.test(document.querySelector('[data-testid=gpt2-generated]').textContent));
+  assert.equal(await page.$eval('[data-testid=gpt2-generated]', (e) => e.textContent), `${PROMPT}▸${want}`);
+  // the scan: a random model's heads are called no induction heads, the measure by its name
+  await page.click('[data-testid=gpt2-scan]');
+  await page.waitForFunction(() => /No induction head/.test(document.querySelector('[data-testid=gpt2-scan-status]').textContent));
+  assert.match(await text(page, '[data-testid=gpt2-scan-status]'), new RegExp(`no head's prefix-matching score reaches ${INDUCTION_MIN} \\(the highest: L\\dH\\d \\(0\\.\\d\\d\\)`));
+
+  // the run bar: the trained model's controls while it is on screen, the checkpoint's name while its panels are
+  const visible = (sel) => page.isVisible(sel);
+  await page.evaluate(() => scrollTo(0, 0));
+  await page.waitForSelector('#play', { state: 'visible' });
+  assert.equal(await visible('[data-testid=run-checkpoint]'), false);
+  await page.evaluate(() => document.querySelector('[data-testid=gpt2-heads]').scrollIntoView({ block: 'center' }));
+  await page.waitForSelector('[data-testid=run-checkpoint]', { state: 'visible' });
+  assert.match(await text(page, '[data-testid=run-checkpoint]'), /^GPT-NeoX \(Pythia\), 2 layers × 2 heads: read here, not trained \(model\.safetensors, [\d,]+ parameters\)/);
+  for (const sel of ['#play', '#step', '#reset', '[data-testid=speed-control]', '[data-testid=run-step]']) assert.equal(await visible(sel), false, `${sel} is hidden`);
+  await page.keyboard.press('Space');
+  assert.equal(await page.evaluate(() => window.attnlabLab.session.playing), false, 'Space does not train the model off screen');
+  await page.screenshot({ path: `${SHOTS}lab-neox-runbar-desktop.png` });
+  assert.deepEqual(await axeViolations(page), []);
+  await page.setViewportSize(PHONE);
+  await page.evaluate(() => document.querySelector('[data-testid=gpt2-heads]').scrollIntoView({ block: 'center' }));
+  await page.waitForSelector('[data-testid=run-checkpoint]', { state: 'visible' });
+  await page.screenshot({ path: `${SHOTS}lab-neox-runbar-phone.png` });
+  // back: the trained transformer's Train controls, in focus
+  await page.click('[data-testid=run-checkpoint] button');
+  await page.waitForSelector('#play', { state: 'visible' });
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'play');
+  assert.equal(await visible('[data-testid=run-checkpoint]'), false);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -1,5 +1,6 @@
-// The Transformer family's "Open a model…": a GPT-2-family checkpoint opened in
-// the lab's worker (ui/gpt2-open.js reads and sends the two files), then the
+// The Transformer family's "Open a model…": a checkpoint (GPT-2's family or
+// GPT-NeoX, as Pythia) opened in the lab's worker (ui/gpt2-open.js reads and
+// sends its files, a tokenizer.json among them when given), then the
 // panels a trained model has: every head over the prompt as small multiples
 // (transformer-heads.js, pressed to ablate, with the loss change on the prompt),
 // one head large with every token label, the layers × heads heatmaps of the
@@ -7,10 +8,15 @@
 // repeated sequence of random tokens), the logit lens on request
 // (transformer-lens.js) and generation. The prompt and the chosen head are in the
 // link (gpt2Prompt, gpt2Head); the weights never are. Every model call runs in
-// the worker; the grid is drawn a layer per frame.
+// the worker; the grid is drawn a layer per frame. While its panels fill the
+// screen the run bar names the checkpoint in place of the trained model's Train
+// controls, which do not apply to it. A link with ?model=open lands on this card
+// (the site's "Look inside a real model"); ?model=kept also opens the files
+// Learn's chapter 10 kept for it (ui/checkpoint-keep.js).
 import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
-import { repeatFits, repeatedIds, scan } from '../ui/gpt2-file.js';
+import { takeCheckpoint } from '../ui/checkpoint-keep.js';
+import { ARCHITECTURES, INDUCTION_MIN, repeatFits, repeatedIds, scan, vocabularySize } from '../ui/gpt2-file.js';
 import { mountGpt2Open } from '../ui/gpt2-open.js';
 import { lensHits, lossChange, rankHeads, tokenLabel } from '../ui/gpt2-reading.js';
 import { createHeatmap } from '../ui/heatmap.js';
@@ -36,13 +42,14 @@ export function createGpt2View({ client, state, writeHash }) {
   const chosen = createHeatmap({ id: 'gpt2-chosen', label: 'The chosen head\'s attention' });
   byId('gpt2-chosen').append(chosen.el);
   const scoreMaps = ['previousToken', 'induction'].map((key) => {
-    const name = key === 'induction' ? 'induction' : 'previous-token';
+    const name = key === 'induction' ? 'induction (prefix-matching)' : 'previous-token';
     const hm = createHeatmap({ id: `gpt2-${key}`, label: `The ${name} score of every head`, axes: 'layer ↓ head →', uprightCols: true });
     byId(`gpt2-${key}-map`).append(hm.el);
     return { key, name, hm };
   });
   const lens = createLensView({ box: byId('gpt2-lens') });
   const open = mountGpt2Open(byId('gpt2-open'), { client, id: 'gpt2', onOpened: opened, onClosed: closed });
+  const runbar = runbarSwitch(panels);
 
   let config = null;
   let ids = null; // the prompt's ids as read (at most MAX_TOKENS)
@@ -148,7 +155,7 @@ export function createGpt2View({ client, state, writeHash }) {
       showChosen();
       return;
     }
-    const repeatIds = repeatedIds(mulberry32(state.seed), repeatLength(), config.vocabulary);
+    const repeatIds = repeatedIds(mulberry32(state.seed), repeatLength(), vocabularySize(config));
     const v = await call('inspect', { input: { ids: repeatIds }, options: { ablate: [] } });
     repeated = { view: v };
     showChosen();
@@ -185,8 +192,11 @@ export function createGpt2View({ client, state, writeHash }) {
     }
     const [p] = rankHeads(scores, 'previousToken');
     const top = rankHeads(scores, 'induction').slice(0, 3);
-    setText(byId('gpt2-scan-status'), `Highest previous-token score: ${headName(p)} (${fixed(p.value, 2)}). Highest induction scores: `
-      + `${top.map((x) => `${headName(x)} (${fixed(x.value, 2)})`).join(', ')}. Press a cell to see that head on a repeated sequence.`);
+    const list = top.map((x) => `${headName(x)} (${fixed(x.value, 2)})`).join(', ');
+    // the induction score is prefix matching (where a head looks); below INDUCTION_MIN no head is called an induction head
+    const induction = top[0].value >= INDUCTION_MIN ? `Highest induction (prefix-matching) scores: ${list}.`
+      : `No induction head: no head's prefix-matching score reaches ${INDUCTION_MIN} (the highest: ${list}).`;
+    setText(byId('gpt2-scan-status'), `Highest previous-token score: ${headName(p)} (${fixed(p.value, 2)}). ${induction} Press a cell to see that head on a repeated sequence.`);
   }
 
   function showLens() {
@@ -208,8 +218,9 @@ export function createGpt2View({ client, state, writeHash }) {
     }
   }
 
-  async function opened(made) {
+  async function opened(made, names) {
     config = made.config;
+    runbar.name(config, names);
     ablated.clear();
     scores = null;
     repeated = null;
@@ -231,6 +242,41 @@ export function createGpt2View({ client, state, writeHash }) {
     view = null;
     heads.clear();
     setHidden(panels, true);
+  }
+
+  /** To this card, its heading in focus. */
+  function land() {
+    byId('gpt2').scrollIntoView({ block: 'start' });
+    const heading = byId('h-gpt2');
+    heading.tabIndex = -1;
+    heading.focus({ preventScroll: true });
+  }
+  // the intro's "Look inside a real model": this card, when the transformer family shows it (else the link loads the lab on it)
+  byId('real-model-entry').addEventListener('click', (e) => {
+    if (byId('gpt2').hidden) return;
+    e.preventDefault();
+    land();
+  });
+
+  /** ?model=open: the page opens at this card; ?model=kept: with the files Learn kept for it, opened as if chosen. */
+  async function arrive() {
+    const params = new URLSearchParams(location.search);
+    const asked = params.get('model');
+    if ((asked !== 'open' && asked !== 'kept') || byId('gpt2').hidden) return;
+    land();
+    if (asked !== 'kept') return;
+    // taken once: a reload lands on the card, with nothing to open
+    params.set('model', 'open');
+    history.replaceState(null, '', `?${params}${location.hash}`);
+    let files = null;
+    try {
+      files = await takeCheckpoint();
+    } catch (err) {
+      open.say(`The files from Learn could not be read back (${err.message}): open them here.`, 'error');
+      return;
+    }
+    if (files) await open.openFiles(files);
+    else open.say('The files from Learn are no longer kept (they are handed over once): open them here.', 'error');
   }
 
   promptBox.addEventListener('change', () => {
@@ -266,6 +312,7 @@ export function createGpt2View({ client, state, writeHash }) {
   }
 
   return {
+    arrive,
     /** The link's prompt in the box. */
     fill() {
       promptBox.value = prompt();
@@ -273,6 +320,39 @@ export function createGpt2View({ client, state, writeHash }) {
     /** The model in hand, for the tests: { model, config } or null. */
     get model() {
       return config ? { model: open.model, config } : null;
+    },
+  };
+}
+
+/**
+ * The run bar while the checkpoint's panels fill the middle of the screen: its
+ * name and size, and a way back to the model trained here, in place of that
+ * model's Train, Step, speed and step count (lab.css hides them by the bar's
+ * data-model), which do not apply to a checkpoint.
+ */
+function runbarSwitch(panels) {
+  const bar = byId('runbar');
+  const what = h('span');
+  const more = h('span', { className: 'run-more' }); // the file and the size, where the bar has room
+  const back = h('button', { type: 'button', className: 'small', textContent: '↑ Trained model', title: 'Back to the transformer trained on this page and its Train controls' });
+  const label = h('p', { className: 'run-checkpoint', dataset: { testid: 'run-checkpoint' } }, h('span', {}, what, more), back);
+  bar.querySelector('.run-row').prepend(label);
+  const show = (onScreen) => {
+    if (onScreen) bar.dataset.model = 'checkpoint';
+    else delete bar.dataset.model;
+  };
+  back.addEventListener('click', () => {
+    show(false);
+    window.scrollTo({ top: 0 });
+    byId('play').focus();
+  });
+  new IntersectionObserver((entries) => show(entries.at(-1).isIntersecting), { rootMargin: '-40% 0px -40% 0px' }).observe(panels);
+  return {
+    /** The checkpoint in hand, named in the bar. */
+    name(c, names) {
+      const millions = c.parameters >= 1e6 ? `${(c.parameters / 1e6).toFixed(1)}M` : c.parameters.toLocaleString('en');
+      setText(what, `${ARCHITECTURES[c.architecture]}, ${c.layers} layers × ${c.heads} heads: read here, not trained`);
+      setText(more, ` (${names.weights}, ${millions} parameters)`);
     },
   };
 }

@@ -1,17 +1,21 @@
-// Chapter 10, inside GPT-2: a GPT-2-family checkpoint opened in the lab's worker
-// (ui/gpt2-open.js: model.safetensors and config.json, nothing leaves the
-// computer), then every number of the chapter computed from it there: the head
-// scan (previous-token and induction scores, shown as layers × heads heatmaps),
+// Chapter 10, inside GPT-2: a checkpoint (GPT-2's family or GPT-NeoX, as Pythia)
+// opened in the lab's worker (ui/gpt2-open.js: model.safetensors, config.json and
+// a tokenizer.json when the model has its own; nothing leaves the computer), then
+// every number of the chapter computed from it there: the head scan
+// (previous-token and induction scores, the latter prefix matching, shown as
+// layers × heads heatmaps; below INDUCTION_MIN the chapter says there is none),
 // the loss on both copies of a repeated run of random tokens with every head and
 // with the strongest induction head ablated, and each layer's logit-lens hit rate
 // on a sentence. Before a model is open the chapter's text says what to expect.
 // The challenge (find an induction head by ablating it) holds on any checkpoint
 // of the family: it asks for one of its own top induction heads whose ablation
-// raises its own loss on the repeat.
+// raises its own loss on the repeat. "Open this model in the lab" hands the files
+// to the lab through the browser's storage (ui/checkpoint-keep.js), nothing re-picked.
 import { drawChart } from '../ui/chart.js';
 import { h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
-import { repeatFits, repeatedIds, scan as scanOptions } from '../ui/gpt2-file.js';
+import { keepCheckpoint } from '../ui/checkpoint-keep.js';
+import { ARCHITECTURES, INDUCTION_MIN, repeatFits, repeatedIds, scan as scanOptions, vocabularySize } from '../ui/gpt2-file.js';
 import { mountGpt2Open } from '../ui/gpt2-open.js';
 import { lensHits, lossChange, rankHeads } from '../ui/gpt2-reading.js';
 import { createHeatmap } from '../ui/heatmap.js';
@@ -24,11 +28,9 @@ const REPEAT = 40;
 /** The vocabulary of GPT-2's tokenizer: a checkpoint with fewer tokens cannot read its text. */
 const GPT2_VOCABULARY = 50257;
 /** The sentence the logit lens reads. */
-const LENS_TEXT = 'The capital of France is Paris, and the capital of Germany is Berlin. The first president of the United States was George Washington.';
-/** The challenge counts a head among this many with the highest induction scores... */
+export const LENS_TEXT = 'The capital of France is Paris, and the capital of Germany is Berlin. The first president of the United States was George Washington.';
+/** The challenge counts a head among this many with the highest induction scores, scoring at least INDUCTION_MIN (gpt2-file.js). */
 const TOP = 3;
-/** ...whose induction score is at least this (GPT-2's induction heads score far above it; a random model's heads far below). */
-export const INDUCTION_MIN = 0.3;
 
 const headLabel = ({ layer, head }) => `L${layer}H${head}`;
 
@@ -94,18 +96,26 @@ export function mountGpt2(root) {
     const colLabels = Array.from({ length: config.heads }, (_, k) => `H${k}`);
     for (const { key, hm } of maps) {
       const data = Float32Array.from(scores.flatMap((row) => row.map((s) => s[key])));
-      const what = key === 'induction' ? 'induction' : 'previous-token';
+      const what = key === 'induction' ? 'induction (prefix-matching)' : 'previous-token';
       hm.update({ rows: config.layers, cols: config.heads, data }, {
         rowLabels, colLabels, kind: 'unit', maxCell: 26, everyLabel: true, legend: `${what} score of each head (0 to 1)`,
         describe: (i, j) => ({ title: `L${i}H${j}`, lines: [`${what} score ${fixed(data[i * config.heads + j], 3)}`] }),
       });
     }
-    const list = (ranked) => ranked.slice(0, TOP).map((x) => `${headLabel(x)} (layer ${x.layer}, ${fixed(x.value, 2)})`).join(', ');
-    const prev = rankHeads(scores, 'previousToken');
+    const list = (ranked) => ranked.map((x) => `${headLabel(x)} (layer ${x.layer}, ${fixed(x.value, 2)})`).join(', ');
+    const prev = rankHeads(scores, 'previousToken').slice(0, TOP);
     const ind = rankHeads(scores, 'induction');
-    const layersOf = (ranked) => [...new Set(ranked.slice(0, TOP).map((x) => x.layer))].sort((a, b) => a - b).join(', ');
-    setText($('previous'), `This model's strongest previous-token heads: ${list(prev)}; they sit in layer${prev.slice(0, TOP).length > 1 ? 's' : ''} ${layersOf(prev)} of its ${config.layers}.`);
-    setText($('induction'), `This model's strongest induction heads: ${list(ind)}; they sit in layer${ind.slice(0, TOP).length > 1 ? 's' : ''} ${layersOf(ind)} of its ${config.layers}.`);
+    const layersOf = (ranked) => [...new Set(ranked.map((x) => x.layer))].sort((a, b) => a - b).join(', ');
+    const sit = (ranked) => `they sit in layer${ranked.length > 1 ? 's' : ''} ${layersOf(ranked)} of its ${config.layers}`;
+    setText($('previous'), `This model's strongest previous-token heads: ${list(prev)}; ${sit(prev)}.`);
+    // the scan measures prefix matching (where a head looks), not copying (what it writes): the ablation below asks that
+    const found = ind.filter((x) => x.value >= INDUCTION_MIN).slice(0, TOP);
+    const out = $('induction');
+    out.dataset.found = String(found.length);
+    setText(out, found.length
+      ? `This model's strongest induction heads by prefix matching: ${list(found)}; ${sit(found)}. Whether they also copy is what ablating one shows below.`
+      : `This model has no induction head: no head's prefix-matching score reaches ${INDUCTION_MIN} (the highest: ${list(ind.slice(0, TOP))}). `
+        + 'A random or barely trained model looks like this; GPT-2 small has several above it.');
   }
 
   async function ablateTop() {
@@ -113,8 +123,10 @@ export function mountGpt2(root) {
     const cut = await copies(call, ids, [{ layer: top.layer, head: top.head }]);
     const out = $('ablation');
     Object.assign(out.dataset, { first: String(full.first), second: String(full.second), ablatedSecond: String(cut.second) });
+    const which = top.value >= INDUCTION_MIN ? `the highest induction score, ${fixed(top.value, 2)}`
+      : `the highest prefix-matching score, ${fixed(top.value, 2)}, though no induction head`;
     setText(out, `On ${(ids.length - 1) / 2} random tokens shown twice: loss ${fixed(full.first, 3)} nats per token on the first copy and ${fixed(full.second, 3)} on the second `
-      + `with every head. With ${headLabel(top)} (the highest induction score, ${fixed(top.value, 2)}) ablated: ${fixed(cut.first, 3)} on the first copy, `
+      + `with every head. With ${headLabel(top)} (${which}) ablated: ${fixed(cut.first, 3)} on the first copy, `
       + `${fixed(cut.second, 3)} on the second, a change of ${lossChange(full.second, cut.second)} on the second copy.`);
   }
 
@@ -156,17 +168,19 @@ export function mountGpt2(root) {
     scores = null;
     $('scan').disabled = false;
     setHidden($('challenge-controls'), true);
-    ids = repeatedIds(mulberry32(7), repeatFits(REPEAT, config.context), config.vocabulary);
+    ids = repeatedIds(mulberry32(7), repeatFits(REPEAT, config.context), vocabularySize(config));
+    toLab.textContent = `Open this ${ARCHITECTURES[config.architecture]} in the lab, nothing to pick again: every head, ablation, the lens and generation →`;
     full = await copies(call, ids, []);
     const out = $('ablation');
     Object.assign(out.dataset, { first: String(full.first), second: String(full.second) });
     setText(out, `On ${(ids.length - 1) / 2} random tokens shown twice, with every head: loss ${fixed(full.first, 3)} nats per token on the first copy, ${fixed(full.second, 3)} on the second. `
       + 'Scan the heads to ablate the strongest induction head.');
-    // a checkpoint whose vocabulary is not GPT-2's tokenizer's cannot read the sentence: said, the rest stands
+    // a checkpoint whose vocabulary is not its tokenizer's cannot read the sentence: said, the rest stands
     await lens().catch((err) => {
       setHidden($('lens-chart'), true); // the last model's figure and rates are not this one's
       delete $('lens').dataset.hits;
-      const why = config.vocabulary < GPT2_VOCABULARY ? `this checkpoint has ${config.vocabulary} tokens, not GPT-2's tokenizer's ${GPT2_VOCABULARY}` : err.message;
+      const V = vocabularySize(config);
+      const why = !open.tokenizer && V < GPT2_VOCABULARY ? `this checkpoint has ${V} tokens, not GPT-2's tokenizer's ${GPT2_VOCABULARY}` : err.message;
       setText($('lens'), `The lens could not read the sentence: ${why}.`);
     });
   }
@@ -175,6 +189,24 @@ export function mountGpt2(root) {
     config = null;
     $('scan').disabled = true;
   }
+
+  // the model open here goes to the lab with its files, kept in this browser's storage for the lab to take
+  const toLab = root.querySelector('[data-role=open-lab-model]');
+  toLab.addEventListener('click', async (e) => {
+    if (!open.files || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return; // no model, or a new tab: the lab's section, files to pick
+    e.preventDefault();
+    const note = $('to-lab-status');
+    setText(note, 'Handing the files to the lab…');
+    try {
+      await keepCheckpoint(open.files);
+      const url = new URL(toLab.href);
+      url.searchParams.set('model', 'kept');
+      location.assign(url.href);
+    } catch (err) {
+      setText(note, `This browser would not keep the files for the lab (${err.message}): the lab opens, and the files are picked there again.`);
+      setTimeout(() => location.assign(toLab.href), 2500);
+    }
+  });
 
   $('scan').addEventListener('click', () => scan());
   $('challenge-ablate').addEventListener('click', () => tryHead().catch((err) => setText($('challenge-text'), `That head could not be read: ${err.message}`)));

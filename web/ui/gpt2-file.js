@@ -1,8 +1,12 @@
-// Opening a GPT-2-family checkpoint as Hugging Face publishes one: two files,
-// model.safetensors (the weights) and config.json (the sizes), chosen or dropped
-// in either order or both at once, then read in this tab with a progress count.
-// Nothing here sends a byte anywhere: the bytes go to the lab's own worker, which
-// checks and runs them (engine.loadModel). No DOM.
+// Opening a checkpoint as Hugging Face publishes one: model.safetensors (the
+// weights), config.json (the sizes and the architecture: GPT-2 or GPT-NeoX, as
+// Pythia) and, when the model has its own, tokenizer.json, chosen or dropped in
+// any order, one at a time or together, then read in this tab with a progress
+// count. Which .json is which is read from its content (a config has model_type
+// or its sizes; a tokenizer.json a model with a vocabulary), by its name when the
+// content does not say. Nothing here sends a byte anywhere: the bytes go to the
+// lab's own worker, which checks and runs them (engine.loadModel). No DOM.
+import { MAX_TOKENIZER_JSON } from '../engine/bpe.js';
 
 /** Where a learner gets GPT-2's two files, and how large they are (GPT-2 small, openai-community/gpt2 on the hub). */
 export const GPT2_SOURCE = Object.freeze({
@@ -11,45 +15,70 @@ export const GPT2_SOURCE = Object.freeze({
   weights: { name: 'model.safetensors', size: '548 MB' },
   config: { name: 'config.json', size: 'under 1 KB' },
 });
+/** Where a learner gets Pythia's three files (EleutherAI's GPT-NeoX models; model.safetensors with its buffers, float16). */
+export const PYTHIA_SOURCE = Object.freeze({
+  models: [
+    { name: 'pythia-70m', files: 'https://huggingface.co/EleutherAI/pythia-70m/tree/main', size: '166 MB' },
+    { name: 'pythia-160m', files: 'https://huggingface.co/EleutherAI/pythia-160m/tree/main', size: '375 MB' },
+    { name: 'pythia-410m', files: 'https://huggingface.co/EleutherAI/pythia-410m/tree/main', size: '911 MB' },
+  ],
+  tokenizer: { name: 'tokenizer.json', size: '2.1 MB' },
+});
+/** A checkpoint's architecture in words, by config.architecture. */
+export const ARCHITECTURES = Object.freeze({ gpt2: 'GPT-2', gpt_neox: 'GPT-NeoX (Pythia)' });
 /** A config.json is a few hundred bytes: a larger "config" is not one. */
 const MAX_CONFIG_BYTES = 1 << 20;
 
-/** Which of the two a file is, by its name: 'weights', 'config', or null (neither). */
-export function fileRole(name) {
+/**
+ * Which file a .json is: 'config', 'tokenizer' or null (neither), by what it holds
+ * (`text`), else, when it is no JSON object or says neither, by its name.
+ */
+export function jsonRole(name, text) {
+  let o = null;
+  try {
+    o = JSON.parse(text);
+  } catch { /* not JSON: its name says, and the engine refuses it with its reason */ }
+  if (o && typeof o === 'object' && !Array.isArray(o)) {
+    if (o.model && typeof o.model === 'object' && ('vocab' in o.model || 'merges' in o.model)) return 'tokenizer';
+    if (['model_type', 'n_layer', 'num_hidden_layers'].some((k) => k in o)) return 'config';
+  }
   const n = String(name).toLowerCase();
-  if (n.endsWith('.safetensors')) return 'weights';
-  if (n.endsWith('.json')) return 'config';
+  const tokenizer = n.includes('tokenizer'), config = n.includes('config');
+  if (o === null && tokenizer !== config) return tokenizer ? 'tokenizer' : 'config';
   return null;
 }
 
 /**
- * `held` ({ weights?, config? }: the files chosen so far) with `files` added by
- * role (a later file of a role replaces the earlier one); `refused`: the names of
- * files that are neither.
+ * `held` ({ weights?, config?, tokenizer? }: the files chosen so far) with `files`
+ * added by role (a later file of a role replaces the earlier one; a .json is read
+ * to know which it is); `refused`: why each other file was not taken.
  */
-export function addFiles(held, files) {
+export async function addFiles(held, files) {
   const next = { ...held };
   const refused = [];
   for (const file of files) {
-    const role = fileRole(file.name);
-    if (role) next[role] = file;
-    else refused.push(file.name);
+    const n = String(file.name).toLowerCase();
+    if (n.endsWith('.safetensors')) next.weights = file;
+    else if (!n.endsWith('.json')) refused.push(`${file.name}: not a .safetensors or .json file`);
+    else if (file.size > MAX_TOKENIZER_JSON) refused.push(`${file.name}: ${file.size.toLocaleString('en')} bytes, past the ${MAX_TOKENIZER_JSON.toLocaleString('en')} a tokenizer.json may have`);
+    else {
+      const role = jsonRole(file.name, await file.text());
+      if (role === 'config' && file.size > MAX_CONFIG_BYTES) refused.push(`${file.name}: ${file.size.toLocaleString('en')} bytes, not a config.json (those are a few hundred)`);
+      else if (role) next[role] = file;
+      else refused.push(`${file.name}: neither a model's config.json nor a tokenizer.json`);
+    }
   }
   return { held: next, refused };
 }
 
-/** What to choose next, in words ('' when both are held). */
+/** What to choose next, in words ('' when the weights and the config are held). */
 export function missingText(held) {
   if (held.weights && held.config) return '';
-  if (held.weights) return `${held.weights.name} chosen; now choose its config.json.`;
-  if (held.config) return `${held.config.name} chosen; now choose its model.safetensors.`;
-  return '';
-}
-
-/** config.json's text (a file too large to be one is refused before it is read). */
-export async function readConfig(file) {
-  if (file.size > MAX_CONFIG_BYTES) throw Object.assign(new Error(`${file.name} has ${file.size.toLocaleString('en')} bytes: not a config.json (those are a few hundred)`), { code: 'ERR_ARG' });
-  return file.text();
+  const chosen = [held.weights, held.config, held.tokenizer].filter(Boolean).map((f) => f.name).join(' and ');
+  if (!chosen) return '';
+  const need = [held.weights ? null : 'model.safetensors', held.config ? null : 'config.json'].filter(Boolean).join(' and ');
+  const tokenizer = held.tokenizer ? '' : ' (and, for Pythia, its tokenizer.json)';
+  return `${chosen} chosen; now choose its ${need}${tokenizer}.`;
 }
 
 /**
@@ -81,6 +110,9 @@ export function sizeText(bytes) {
   return `${bytes} bytes`;
 }
 
+/** The number of token ids of a model of `config` (its vocabulary: the token texts, or their count). */
+export const vocabularySize = (config) => (Array.isArray(config.vocabulary) ? config.vocabulary.length : config.vocabulary);
+
 /**
  * A repeated sequence of random tokens, as the head scores read one (Olsson et al.
  * 2022): <|endoftext|>, then `length` tokens drawn from ids 0..vocabulary-2 by `random`,
@@ -99,3 +131,12 @@ export const repeatFits = (length, context) => Math.max(1, Math.min(length, Math
  * shown twice (the lab's and Learn's one measure), shorter runs when its context is shorter.
  */
 export const scan = (config) => ({ count: 8, length: repeatFits(50, config.context), seed: 1 });
+
+/**
+ * The scan's induction score is prefix matching: the attention a head gives, in the
+ * second copy, to the token after the current token's first occurrence. Whether the
+ * head then copies that token is not measured by it (ablation asks that). A head
+ * below this score is no induction head: GPT-2's score far above it, a random model's
+ * heads far below.
+ */
+export const INDUCTION_MIN = 0.3;

@@ -1,63 +1,90 @@
-// "Open a model…": the widget with which a page opens a GPT-2-family checkpoint
-// in its worker (the lab's, web/worker/lab-worker.js): a file button and a drop
-// zone taking model.safetensors and config.json in either order or both at once,
-// a progress bar while the weights are read and then checked, where to get the
-// two files, and the promise kept: nothing leaves the computer (the bytes go to
-// the page's own worker and nowhere else). Used by the lab and by Learn.
+// "Open a model…": the widget with which a page opens a checkpoint (GPT-2 or
+// GPT-NeoX, as Pythia) in its worker (the lab's, web/worker/lab-worker.js): a
+// file button and a drop zone taking model.safetensors, config.json and, when
+// the model has its own, tokenizer.json, in any order, one at a time or together
+// (a tokenizer.json chosen after the model opens opens it again with it); a
+// progress bar while the weights are read and then checked; which architecture
+// opened and which tokenizer reads its text; where to get GPT-2's and Pythia's
+// files; and the promise kept: nothing leaves the computer (the bytes go to the
+// page's own worker and nowhere else). Used by the lab and by Learn.
 //
 //   const open = mountGpt2Open(el, { client, id, onOpened(made, names), onClosed() })
 //     el        the element the widget fills;  id: a prefix for its elements' ids and test hooks
-//     client    a LabClient;  made: the worker's { model, kind: 'gpt2', config }
-//   open.model  the handle of the model in hand (null: none)
+//     client    a LabClient;  made: the worker's { model, kind, config } (config.architecture 'gpt2' | 'gpt_neox')
+//   open.model      the handle of the model in hand (null: none)
+//   open.files      the files it was opened from ([weights, config, tokenizer?]; null: none)
+//   open.tokenizer  the tokenizer.json's name, or null (GPT-2's built-in tokenizer)
+//   open.openFiles(files)   opens files as if chosen (the lab, with the files chapter 10 kept for it)
+//   open.say(text, kind)    a line in the widget's status ('info' | 'error')
 import { h, setHidden, setText } from './dom.js';
-import { GPT2_SOURCE, addFiles, missingText, readConfig, readWithProgress, sizeText } from './gpt2-file.js';
+import { ARCHITECTURES, GPT2_SOURCE, PYTHIA_SOURCE, addFiles, missingText, readWithProgress, sizeText } from './gpt2-file.js';
+
+const link = (href, text) => h('a', { href, textContent: text, target: '_blank', rel: 'noopener' });
 
 export function mountGpt2Open(el, { client, id, onOpened, onClosed = () => {} }) {
   const input = h('input', { type: 'file', multiple: true, accept: '.safetensors,.json,application/json', className: 'file-input', id: `${id}-files`, dataset: { testid: `${id}-files` } });
-  const button = h('label', { className: 'button primary', title: 'Choose model.safetensors and config.json (one at a time or both at once)' }, 'Open a model…', input);
+  const button = h('label', { className: 'button primary', title: 'Choose model.safetensors, config.json and, for Pythia, tokenizer.json (one at a time or together)' }, 'Open a model…', input);
   const drop = h('div', { className: 'gpt2-drop', dataset: { testid: `${id}-drop` } }, button,
-    h('span', { textContent: ' or drop model.safetensors and config.json here, in either order or both at once.' }));
+    h('span', { textContent: ' or drop model.safetensors and config.json here (and tokenizer.json, when the model has its own), in any order or together.' }));
   const bar = h('progress', { max: 1, value: 0, hidden: true, dataset: { testid: `${id}-progress` }, attrs: { 'aria-label': 'Reading the model' } });
   const status = h('p', { className: 'gpt2-status', dataset: { testid: `${id}-status` }, attrs: { role: 'status', 'aria-live': 'polite' } });
-  const hub = h('a', { href: GPT2_SOURCE.files, textContent: 'the model\'s page on the Hugging Face hub', target: '_blank', rel: 'noopener' });
-  const where = h('p', { className: 'hint', dataset: { testid: `${id}-where` } },
-    'Where to get GPT-2: ', hub, ` (openai-community/gpt2, under “Files and versions”) has the two files: ${GPT2_SOURCE.weights.name} (${GPT2_SOURCE.weights.size}) `
-    + `and ${GPT2_SOURCE.config.name} (${GPT2_SOURCE.config.size}). Download both, then open them here. Its relatives open the same way: distilgpt2 (353 MB) and gpt2-medium (1.52 GB).`);
+  const pythia = PYTHIA_SOURCE.models.flatMap((m, k) => [k ? ', ' : '', link(m.files, m.name), ` (${m.size})`]);
+  const where = h('div', { className: 'hint gpt2-where', dataset: { testid: `${id}-where` } },
+    h('p', {}, h('strong', { textContent: 'GPT-2: ' }), link(GPT2_SOURCE.files, 'the model\'s page on the Hugging Face hub'),
+      ` (openai-community/gpt2, under “Files and versions”) has the two files: ${GPT2_SOURCE.weights.name} (${GPT2_SOURCE.weights.size}) `
+      + `and ${GPT2_SOURCE.config.name} (${GPT2_SOURCE.config.size}). Download both, then open them here. Its relatives open the same way: distilgpt2 (353 MB) and gpt2-medium (1.52 GB).`),
+    h('p', {}, h('strong', { textContent: 'Pythia (GPT-NeoX): ' }), 'EleutherAI\'s ', ...pythia,
+      ` on the hub, under “Files and versions”: model.safetensors, config.json and ${PYTHIA_SOURCE.tokenizer.name} (${PYTHIA_SOURCE.tokenizer.size}, Pythia's own tokenizer; without it GPT-2's is used). `
+      + 'Open all three.'));
   const promise = h('p', { className: 'hint', dataset: { testid: `${id}-private` } },
     h('strong', { textContent: 'Nothing leaves your computer: ' }),
     'the files are read in this tab and run by its own worker; this page sends them nowhere and keeps no copy. '
-    + 'A link can carry the prompt and the chosen head, never the weights: whoever opens it opens the two files themselves.');
+    + 'A link can carry the prompt and the chosen head, never the weights: whoever opens it opens the files themselves.');
   el.replaceChildren(drop, bar, status, where, promise);
 
   let held = {};
+  let last = null; // the files of the model in hand: { weights, config, tokenizer? }
   let busy = false;
-  const api = { model: null, config: null };
+  const api = {
+    model: null, config: null, files: null, tokenizer: null,
+    openFiles: (files) => take(files),
+    say: (text, kind) => say(text, kind),
+  };
 
   function say(text, kind = 'info') {
     status.dataset.kind = kind;
     setText(status, text);
   }
 
+  /** Which tokenizer reads the model's text, in words. */
+  function tokenizerText(c, tokenizer) {
+    if (tokenizer) return `Its text is read by ${tokenizer.name}, the model's own tokenizer.`;
+    if (c.architecture === 'gpt_neox') return 'Its text is read by GPT-2\'s built-in tokenizer, not Pythia\'s own: choose its tokenizer.json too to read text as Pythia does.';
+    return 'Its text is read by GPT-2\'s built-in tokenizer.';
+  }
+
   async function open() {
-    const { weights, config } = held;
+    const { weights, config, tokenizer } = held;
     busy = true;
     input.disabled = true;
     bar.hidden = false;
     bar.removeAttribute('value'); // indeterminate until the first piece is read
     try {
-      const configText = await readConfig(config);
+      const configText = await config.text();
+      const tokenizerJson = tokenizer ? await tokenizer.text() : undefined;
       say(`Reading ${weights.name} (${sizeText(weights.size)})…`);
       const bytes = await readWithProgress(weights, (done, total) => {
         bar.value = done / total;
         say(`Reading ${weights.name}: ${sizeText(done)} of ${sizeText(total)}…`);
       });
       bar.removeAttribute('value');
-      say(`Checking ${weights.name} against ${config.name} and converting its weights…`);
-      const made = await client.call('load', { bytes, config: configText }, [bytes.buffer]);
+      say(`Checking ${weights.name} against ${[config.name, tokenizer?.name].filter(Boolean).join(' and ')} and converting its weights…`);
+      const made = await client.call('load', { bytes, config: configText, tokenizer: tokenizerJson }, [bytes.buffer]);
       bar.hidden = true; // read and checked: what follows is the panels' own work, which they show
-      if (!['gpt2', 'gpt_neox'].includes(made.config?.architecture)) {
+      const architecture = made.config?.architecture;
+      if (!Object.hasOwn(ARCHITECTURES, architecture)) {
         await client.call('destroy', { model: made.model }).catch(() => {});
-        throw Object.assign(new Error(`${weights.name} opened as a ${made.kind} model, not a GPT-2 checkpoint`), { code: 'ERR_ARG' });
+        throw Object.assign(new Error(`${weights.name} opened as a ${architecture ?? made.kind} model, not a GPT-2 or GPT-NeoX checkpoint`), { code: 'ERR_ARG' });
       }
       // the model in hand goes only once the new one is open: a file refused leaves it as it was
       if (api.model !== null) {
@@ -68,10 +95,16 @@ export function mountGpt2Open(el, { client, id, onOpened, onClosed = () => {} })
       }
       api.model = made.model;
       api.config = made.config;
+      last = { weights, config, tokenizer };
+      api.files = [weights, config, tokenizer].filter(Boolean);
+      api.tokenizer = tokenizer?.name ?? null;
       const c = made.config;
-      say(`Opened ${weights.name}: ${c.layers} layers × ${c.heads} heads, dModel ${c.dModel}, ${c.parameters.toLocaleString('en')} parameters (${c.dtype}), context ${c.context}.`);
+      status.dataset.architecture = architecture;
+      status.dataset.tokenizer = tokenizer ? 'file' : 'gpt2';
+      say(`Opened ${weights.name}, a ${ARCHITECTURES[architecture]} checkpoint: ${c.layers} layers × ${c.heads} heads, dModel ${c.dModel}, `
+        + `${c.parameters.toLocaleString('en')} parameters (${c.dtype}), context ${c.context}. ${tokenizerText(c, tokenizer)}`);
       held = {};
-      await onOpened(made, { weights: weights.name, config: config.name });
+      await onOpened(made, { weights: weights.name, config: config.name, tokenizer: tokenizer?.name ?? null });
     } catch (err) {
       const kept = api.model !== null ? ' The model opened before is still open.' : '';
       say(`${weights.name} could not be opened: ${err.code ? `${err.code}: ` : ''}${String(err.message).replace(/\.$/, '')}.${kept}`, 'error');
@@ -83,14 +116,21 @@ export function mountGpt2Open(el, { client, id, onOpened, onClosed = () => {} })
     }
   }
 
-  function take(files) {
+  async function take(files) {
     if (busy) return;
-    const { held: next, refused } = addFiles(held, files);
-    held = next;
-    const refusedText = refused.length ? `${refused.join(', ')}: not a .safetensors or .json file. ` : '';
+    busy = true;
+    let refused;
+    try {
+      ({ held, refused } = await addFiles(held, files));
+    } finally {
+      busy = false;
+    }
+    const refusedText = refused.length ? `${refused.join('; ')}. ` : '';
+    // a tokenizer.json alone, with a model in hand: that model again, read by it
+    if (held.tokenizer && !held.weights && !held.config && last) held = { ...last, tokenizer: held.tokenizer };
     if (held.weights && held.config) {
       say(refusedText);
-      open();
+      await open();
     } else say(refusedText + missingText(held), refused.length ? 'error' : 'info');
   }
 

@@ -73,8 +73,9 @@ const ACTIONS = {
   createTransformer: async ({ options }) => adopt(await ready().createTransformer(options)),
   create: ({ options }) => adopt(ready().createSeq2Seq(options)),
   createVision: async ({ options }) => adopt(await ready().createVisionModel(options)),
-  // a GPT-2-family checkpoint comes with its config.json (text or object)
-  load: async ({ bytes, config }) => adopt(await ready().loadModel(bytes, ...(config === undefined ? [] : [{ config }]))),
+  // a checkpoint comes with its config.json and, when it has its own, its tokenizer.json (each text or object)
+  load: async ({ bytes, config, tokenizer }) => adopt(await ready().loadModel(bytes,
+    ...(config === undefined ? [] : [tokenizer === undefined ? { config } : { config, tokenizer }]))),
   train: (a) => method(a, 'train')(a.options ?? {}),
   evaluate: (a) => method(a, 'evaluate')(a.options ?? {}),
   translate: (a) => method(a, 'translate')(a.text, a.options ?? {}),
