@@ -378,6 +378,7 @@ function start() {
     writeHash();
     if (state.start === 'learn') await openHandoff(given);
     else await newModel({ given });
+    gpt2.arrive().catch((err) => showError(err, { doing: 'load' })); // "Look inside a real model" (?model=open) lands on its card, and opens the files Learn kept
     // a link about an experiment (Learn's "train both yourself") opens at it
     const at = EXPERIMENTS.find((x) => x.fields.some((f) => given.has(f)) && !byId(x.id).hidden);
     if (at) {
@@ -396,4 +397,3 @@ function start() {
 }
 
 start();
-    gpt2.arrive().catch((err) => showError(err, { doing: 'load' })); // "Look inside a real model" (?model=open) lands on its card, and opens the files Learn kept
