@@ -231,6 +231,7 @@ function checkpointRun(heap, handle, config, tokenizer) {
       save: 'a checkpoint is not saved by the engine; its model.safetensors is the file',
       examples: `${noTask} to draw examples from`,
       weights: "a checkpoint's tensors stay in the engine; its model.safetensors holds them",
+      export: 'a checkpoint is a Hugging Face checkpoint already: its model.safetensors and config.json are the export',
       split: `${noTask} whose splits it could be evaluated on; pass text or ids`,
     },
   };

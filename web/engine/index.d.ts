@@ -502,6 +502,12 @@ export class TransformerModel extends Model {
   weights(): Record<string, Float32Array>;
   /** a checkpoint: ERR_ARG */
   setWeights(values: Record<string, ArrayLike<number>>): void;
+  /**
+   * a model made here as a Hugging Face checkpoint: model.safetensors' bytes, config.json's object (GPT-2's
+   * layout, or GPT-NeoX's for RoPE) and the token texts; ALiBi, 'cosine': ERR_ARG; an output bias that does
+   * not fold into ln_f (vocabulary > dModel): ERR_VALUE; a checkpoint: ERR_ARG
+   */
+  exportCheckpoint(): { safetensors: Uint8Array; config: Record<string, unknown>; vocabulary: string[] };
 }
 
 export interface Engine {

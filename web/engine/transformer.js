@@ -11,6 +11,7 @@
 import { GPT2_LIMITS, MODEL_LIMITS, SCORES, TRANSFORMER, TRANSFORMER_LIMITS } from './constants.js';
 import { DEFAULTS, defaultsOf } from './defaults.js';
 import { argError, describe, limitError, shapeError, valueError } from './errors.js';
+import { exportCheckpoint } from './export.js';
 import { listLength, options, toBoolean, toChoice, toInteger, toNumber } from './matrix.js';
 import { Model, loadHandle, modelFile, withAblation } from './model.js';
 import { F32, F64, I32, U8 } from './wasm.js';
@@ -440,6 +441,19 @@ export class TransformerModel extends Model {
           previousToken: prev[l * H + h], induction: ind[l * H + h],
         })));
       });
+    });
+  }
+
+  /**
+   * This model as a Hugging Face checkpoint (export.js): { safetensors (model.safetensors' bytes),
+   * config (config.json's object), vocabulary (the token texts by id) }, GPT-2's layout or, for
+   * rotary positions, GPT-NeoX's; ALiBi, the cosine score and an output bias that does not fold
+   * into the final LayerNorm are refused, saying why.
+   */
+  exportCheckpoint() {
+    return this.guarded('exportCheckpoint', () => {
+      this.#need('exportCheckpoint', 'export');
+      return exportCheckpoint(this.config, this.weights());
     });
   }
 
