@@ -275,8 +275,11 @@ export function createGpt2View({ client, state, writeHash }) {
       open.say(`The files from Learn could not be read back (${err.message}): open them here.`, 'error');
       return;
     }
-    if (files) await open.openFiles(files);
-    else open.say('The files from Learn are no longer kept (they are handed over once): open them here.', 'error');
+    if (files) {
+      await open.openFiles(files);
+      // the panels below the card are there now: the card at the top of the screen, as a reader who scrolled would put it
+      if (open.model !== null && document.activeElement === byId('h-gpt2')) byId('gpt2').scrollIntoView({ block: 'start' });
+    } else open.say('The files from Learn are no longer kept (they are handed over once): open them here.', 'error');
   }
 
   promptBox.addEventListener('change', () => {
