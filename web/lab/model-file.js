@@ -11,6 +11,18 @@ export async function saveModel(session, name) {
   download(name, new Blob([bytes], { type: 'application/octet-stream' }));
 }
 
+/**
+ * Downloads the session's transformer as a Hugging Face checkpoint: model.safetensors,
+ * config.json and vocabulary.json (the token texts by id), the files transformers and
+ * TransformerLens read (a coded error when the model has no such layout: ALiBi, cosine).
+ */
+export async function exportModel(session) {
+  const { safetensors, config, vocabulary } = await session.client.call('exportCheckpoint', { model: session.model });
+  download('model.safetensors', new Blob([safetensors], { type: 'application/octet-stream' }));
+  download('config.json', new Blob([`${JSON.stringify(config, null, 2)}\n`], { type: 'application/json' }));
+  download('vocabulary.json', new Blob([`${JSON.stringify(vocabulary)}\n`], { type: 'application/json' }));
+}
+
 /** The bytes of a chosen file (too large a file is refused before it is read). */
 export async function readModelFile(file) {
   if (file.size > MAX_FILE_BYTES) throw new Error(`${file.size} bytes is too large for a model file`);

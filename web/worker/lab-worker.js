@@ -86,6 +86,8 @@ const ACTIONS = {
   tokenize: (a) => method(a, 'tokenize')(a.text),
   headScores: (a) => method(a, 'headScores')(a.options ?? {}),
   save: (a) => method(a, 'save')(),
+  // a transformer made here as a Hugging Face checkpoint: { safetensors, config, vocabulary }
+  exportCheckpoint: (a) => method(a, 'exportCheckpoint')(),
   destroy(a) {
     const m = models.get(a.model);
     if (m) m.destroy();
