@@ -132,6 +132,121 @@ export function gpt2Parameters(heap, config, tied = true) {
   return heap.call.gpt2_param_count({ ...sizes(readConfig(config)), tied });
 }
 
+/** The checkpoint options loadModel and openModel share, read: { config, tokenizer } (the config checked by the core). */
+function readCheckpointOptions(heap, o) {
+  const config = readConfig(o.config);
+  heap.check(heap.call.gpt2_check_config({ ...sizes(config), epsilon: config.epsilon }), 'loadModel: config');
+  return config;
+}
+
+/** The safetensors header's length from the file's first 8 bytes, checked against the file's size and the limit. */
+function headerLengthOf(first8, fileSize) {
+  const view = new DataView(first8.buffer, first8.byteOffset, 8);
+  const headerLength = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
+  if (headerLength > fileSize - 8) {
+    throw valueError(`loadModel: header: its length, ${headerLength} bytes, runs past the end of the file (${fileSize} bytes)`);
+  }
+  if (headerLength > GPT2_LIMITS.maxHeader) throw limitError(`loadModel: header: ${headerLength} bytes is past the limit of ${GPT2_LIMITS.maxHeader}`);
+  return headerLength;
+}
+
+/**
+ * Takes a checkpoint of fileSize bytes in consecutive pieces of any size:
+ * the header is gathered until it is whole, then the core opens the model
+ * (allocating its weights) and each later piece goes into the heap as it
+ * comes, so the heap holds the weights and one piece. finish() returns the
+ * TransformerModel; destroy() frees a model not finished (after an error).
+ */
+class CheckpointSink {
+  #heap; #config; #tokenizer; #fileSize;
+  #head = []; // the pieces of the first 8 + header bytes, until the model is open
+  #headBytes = 0;
+  #headerLength = -1;
+  #handle = 0;
+  #taken = 0;
+
+  constructor(heap, config, tokenizer, fileSize) {
+    this.#heap = heap;
+    this.#config = config;
+    this.#tokenizer = tokenizer;
+    this.#fileSize = fileSize;
+  }
+
+  /** Bytes taken so far. */
+  get taken() {
+    return this.#taken;
+  }
+
+  write(piece) {
+    if (piece.length === 0) return;
+    if (this.#taken + piece.length > this.#fileSize) {
+      throw valueError(`loadModel: the file holds more than its ${this.#fileSize} bytes`);
+    }
+    this.#taken += piece.length;
+    if (this.#handle) {
+      this.#load(piece);
+      return;
+    }
+    this.#head.push(piece);
+    this.#headBytes += piece.length;
+    if (this.#headerLength < 0 && this.#headBytes >= 8) this.#headerLength = headerLengthOf(this.#joined(), this.#fileSize);
+    if (this.#headerLength < 0 || this.#headBytes < 8 + this.#headerLength) return;
+    const head = this.#joined();
+    this.#head = null;
+    this.#open(head.subarray(8, 8 + this.#headerLength));
+    this.#load(head.subarray(8 + this.#headerLength));
+  }
+
+  #joined() {
+    if (this.#head.length > 1) {
+      const all = new Uint8Array(this.#headBytes);
+      let at = 0;
+      for (const p of this.#head) {
+        all.set(p, at);
+        at += p.length;
+      }
+      this.#head = [all];
+    }
+    return this.#head[0];
+  }
+
+  #open(header) {
+    const heap = this.#heap, headerLength = header.length;
+    this.#handle = heap.withBlock({ header: U8 * headerLength }, (p) => {
+      heap.writeBytes(p.header, header);
+      return heap.withHandle((out) => heap.call.gpt2_open({
+        ...sizes(this.#config), epsilon: this.#config.epsilon, header: p.header, headerLength, fileSize: this.#fileSize, out,
+      }));
+    });
+  }
+
+  #load(bytes) {
+    const heap = this.#heap;
+    for (let at = 0; at < bytes.length; at += CHUNK) {
+      const piece = bytes.subarray(at, Math.min(at + CHUNK, bytes.length));
+      heap.withBlock({ chunk: U8 * piece.length }, (p) => {
+        heap.writeBytes(p.chunk, piece);
+        heap.call.gpt2_load_chunk({ model: this.#handle, bytes: p.chunk, n: piece.length });
+      });
+    }
+  }
+
+  finish() {
+    if (this.#taken !== this.#fileSize || !this.#handle) {
+      throw valueError(`loadModel: the file ended after ${this.#taken} of its ${this.#fileSize} bytes`);
+    }
+    this.#heap.call.gpt2_load_finish({ model: this.#handle });
+    const handle = this.#handle;
+    this.#handle = 0;
+    return new TransformerModel(this.#heap, handle, checkpointRun(this.#heap, handle, this.#config, this.#tokenizer));
+  }
+
+  destroy() {
+    if (this.#handle) this.#heap.call.gpt2_destroy({ model: this.#handle });
+    this.#handle = 0;
+  }
+}
+
 /**
  * A checkpoint (the bytes of model.safetensors) with its config.json, as
  * engine.loadModel reads it: a TransformerModel of config.architecture
@@ -145,38 +260,39 @@ export async function loadCheckpoint(heap, file, args) {
     throw argError('loadModel: this is a safetensors checkpoint; pass its config.json too: loadModel(bytes, { config })');
   }
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw argError(`loadModel: onProgress must be a function (got ${describe(o.onProgress)})`);
-  const config = readConfig(o.config);
-  heap.check(heap.call.gpt2_check_config({ ...sizes(config), epsilon: config.epsilon }), 'loadModel: config');
+  const config = readCheckpointOptions(heap, o);
   // the header length: within the file and the limit, before a byte of it is copied
-  const view = new DataView(file.buffer, file.byteOffset, 8);
-  const headerLength = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
-  if (headerLength > file.length - 8) {
-    throw valueError(`loadModel: header: its length, ${headerLength} bytes, runs past the end of the file (${file.length} bytes)`);
-  }
-  if (headerLength > GPT2_LIMITS.maxHeader) throw limitError(`loadModel: header: ${headerLength} bytes is past the limit of ${GPT2_LIMITS.maxHeader}`);
+  const headerLength = headerLengthOf(file, file.length);
   const tokenizer = o.tokenizer === undefined ? await gpt2Tokenizer() : readTokenizerJson(o.tokenizer);
-  const handle = heap.withBlock({ header: U8 * headerLength }, (p) => {
-    heap.writeBytes(p.header, file.subarray(8, 8 + headerLength));
-    return heap.withHandle((out) => heap.call.gpt2_open({
-      ...sizes(config), epsilon: config.epsilon, header: p.header, headerLength, fileSize: file.length, out,
-    }));
-  });
+  const sink = new CheckpointSink(heap, config, tokenizer, file.length);
   try {
     const start = 8 + headerLength, total = file.length - start;
-    heap.withBlock({ chunk: U8 * Math.min(CHUNK, Math.max(total, 1)) }, (p) => {
-      for (let at = 0; at < total; at += CHUNK) {
-        const piece = file.subarray(start + at, start + Math.min(at + CHUNK, total));
-        heap.writeBytes(p.chunk, piece);
-        heap.call.gpt2_load_chunk({ model: handle, bytes: p.chunk, n: piece.length });
-        o.onProgress?.(Math.min(at + CHUNK, total) / total);
-      }
-    });
-    heap.call.gpt2_load_finish({ model: handle });
+    sink.write(file.subarray(0, start));
+    for (let at = 0; at < total; at += CHUNK) {
+      sink.write(file.subarray(start + at, start + Math.min(at + CHUNK, total)));
+      o.onProgress?.(Math.min(at + CHUNK, total) / total);
+    }
+    return sink.finish();
   } catch (err) {
-    heap.call.gpt2_destroy({ model: handle });
+    sink.destroy();
     throw err;
   }
-  return new TransformerModel(heap, handle, checkpointRun(heap, handle, config, tokenizer));
+}
+
+/**
+ * A checkpoint taken as it arrives (engine.openModel, hub.js): checks
+ * { config, tokenizer } as loadModel does and returns a sink of the file's
+ * fileSize bytes: write(piece) for each consecutive piece, then finish() ->
+ * the TransformerModel loadModel would give for the same bytes, or destroy()
+ * to drop what was taken. The heap never holds more than the weights and one piece.
+ */
+export async function checkpointSink(heap, args, fileSize) {
+  const o = options('loadModel', args ?? {}, ['config', 'tokenizer']);
+  if (o.config === undefined) throw argError('loadModel: a safetensors checkpoint needs its config.json');
+  const config = readCheckpointOptions(heap, o);
+  if (!Number.isSafeInteger(fileSize) || fileSize < 9) throw valueError(`loadModel: ${describe(fileSize)} bytes is no safetensors file's size`);
+  const tokenizer = o.tokenizer === undefined ? await gpt2Tokenizer() : readTokenizerJson(o.tokenizer);
+  return new CheckpointSink(heap, config, tokenizer, fileSize);
 }
 
 /** Token id -> its text as tokenize shows it ("<id>" for an id the tokenizer lacks: a checkpoint's vocabulary may be larger). */
