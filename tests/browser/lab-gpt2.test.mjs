@@ -265,8 +265,12 @@ test('a GPT-NeoX checkpoint with its tokenizer.json: named, read and generated b
   await page.evaluate(() => document.querySelector('[data-testid=gpt2-heads]').scrollIntoView({ block: 'center' }));
   await page.waitForSelector('[data-testid=run-checkpoint]', { state: 'visible' });
   await page.screenshot({ path: `${SHOTS}lab-neox-runbar-phone.png` });
+  const barHeight = (await page.locator('#runbar').boundingBox()).height;
+  assert.ok(barHeight <= 64, `the run bar is ${barHeight} px on a phone`);
   // back: the trained transformer's Train controls, in focus
-  await page.click('[data-testid=run-checkpoint] button');
+  // tapped where it is (the bar is sticky: no scrolling to it, which would move the panels off the middle)
+  const back = await page.locator('[data-testid=run-checkpoint] button').boundingBox();
+  await page.mouse.click(back.x + back.width / 2, back.y + back.height / 2);
   await page.waitForSelector('#play', { state: 'visible' });
   assert.equal(await page.evaluate(() => document.activeElement.id), 'play');
   assert.equal(await visible('[data-testid=run-checkpoint]'), false);
