@@ -135,34 +135,39 @@ export async function openLab(env, hash, viewport = DESKTOP) {
   return opened;
 }
 
-/** The lab: trains with the Train button until `n` steps are done, then pauses and waits for the worker and the redraw. */
+/**
+ * The lab: trains with the Train button until `n` steps are done (or the run stops by itself at its
+ * length), then pauses and waits for the worker and the redraw.
+ */
 export async function trainLab(page, n) {
   await page.click('#play');
-  await page.waitForFunction((k) => window.attnlabLab.session.steps >= k, n, { timeout: 60000, polling: 50 });
-  await page.click('#play');
+  await page.waitForFunction((k) => window.attnlabLab.session.steps >= k || !window.attnlabLab.session.playing, n, { timeout: 60000, polling: 50 });
+  if (await page.evaluate(() => window.attnlabLab.session.playing)) await page.click('#play');
   await page.waitForFunction(() => !window.attnlabLab.session.playing);
   await page.evaluate(() => window.attnlabLab.session.busy);
 }
 
 /**
  * The lab (Transformer family, a fresh model): plays until a layer-1 head's induction score
- * reaches `induction` and the test accuracy `accuracy`, or `steps` + 200 steps pass, then
- * pauses. Returns the run as it stood when that was first seen ({ steps, accuracy, best })
+ * reaches `induction` and the test accuracy `accuracy`, or `steps` + 200 steps pass, or the run
+ * stops by itself at its length, then pauses (`playing`: the run is under way already, as Train
+ * from scratch starts it). Returns the run as it stood when that was first seen ({ steps, accuracy, best })
  * and the wall seconds it took (the chunks after it, before the pause lands, may move the
  * accuracy of the 64 test sequences by a tenth either way).
  */
-export async function trainToInduction(page, { induction, accuracy, steps }, timeout = 300000) {
+export async function trainToInduction(page, { induction, accuracy, steps, playing = false }, timeout = 300000) {
   const t0 = Date.now();
-  await page.click('#play');
+  if (!playing) await page.click('#play');
   const seen = await (await page.waitForFunction(({ induction, accuracy, steps }) => {
     const s = window.attnlabLab.session;
     const last = s.scores.at(-1);
     const best = last ? Math.max(...last.heads[1].map((h) => h.induction)) : 0;
     const acc = s.accuracy.at(-1)?.value ?? 0;
-    return (best >= induction && acc >= accuracy) || s.steps >= steps + 200 ? { steps: s.steps, accuracy: acc, best } : false;
+    // the run stops by itself at its length (the defaults' steps)
+    return (best >= induction && acc >= accuracy) || s.steps >= steps + 200 || !s.playing ? { steps: s.steps, accuracy: acc, best } : false;
   }, { induction, accuracy, steps }, { timeout, polling: 100 })).jsonValue();
   const seconds = (Date.now() - t0) / 1000;
-  await page.click('#play');
+  if (await page.evaluate(() => window.attnlabLab.session.playing)) await page.click('#play');
   await page.waitForFunction(() => !window.attnlabLab.session.playing);
   await page.evaluate(() => window.attnlabLab.session.busy);
   return { ...seen, seconds };

@@ -159,12 +159,12 @@ test('the lab opens on a pretrained model, labelled as such; Train from scratch 
     assert.match(await text(page, '[data-testid=run-acc]'), /accuracy \d+\.\d%/);
     await page.screenshot({ path: `${SHOTS}lab-pass-pretrained-${size}.png` });
     await clean(page, `pretrained at ${size}`);
+    // Train from scratch: a new model, and it trains (paused here at once)
     await page.click('#reset');
-    await page.waitForFunction(() => window.attnlabLab.session.steps === 0);
+    await page.waitForFunction(() => window.attnlabLab.session.playing && window.attnlabLab.session.steps < 2000);
+    await pause(page);
     await page.evaluate(() => window.attnlabLab.settled()); // the status follows once the new model is shown
-    assert.match(await text(page, '[data-testid=model-status]'), /^Untrained model/);
-    await page.waitForSelector('[data-testid=output-note]:not([hidden])');
-    assert.match(await text(page, '[data-testid=output-note]'), /untrained model: random weights/);
+    assert.match(await text(page, '[data-testid=model-status]'), /^(Untrained model|Trained here from scratch)/);
     assert.match(page.url(), /start=scratch/);
     assert.match(await text(page, '[data-testid=previous]'), /reverse, attention dot, 2,000 steps/);
     assert.deepEqual(await page.evaluate(() => [window.attnlabLab.state.lr, window.attnlabLab.state.hidden, window.attnlabLab.state.attention]),

@@ -247,15 +247,17 @@ test('the family opens on the pretrained induction model; Train from scratch, Ba
   assert.match(download.suggestedFilename(), /^attnlab-transformer-induction-2x2-step600\.tfm$/);
   const file = await download.path();
 
-  // Train from scratch: an untrained model of the same settings, the pretrained one kept
+  // Train from scratch: a new model of the same settings, and it trains (paused here at once), the pretrained one kept
   await page.click('#reset');
-  await page.waitForFunction(() => window.attnlabLab.session.steps === 0 && /^Untrained/.test(document.querySelector('#model-status').textContent));
+  await page.waitForFunction(() => window.attnlabLab.session.playing && window.attnlabLab.session.steps < 600);
+  await page.click('#play');
+  await page.waitForFunction(() => !window.attnlabLab.session.playing && /^(Untrained|Trained here)/.test(document.querySelector('#model-status').textContent));
   assert.equal(await page.isVisible('#pretrained'), true, 'the pretrained model is one click away');
   assert.match(await text(page, '#previous-text'), /transformer on induction, 2 × 2 heads, dModel 32, attention only, 600 steps/);
   await page.click('#back');
   await page.waitForFunction(() => window.attnlabLab.session.steps === 600 && /^Pretrained/.test(document.querySelector('#model-status').textContent));
   assert.deepEqual(await maps(), pretrained, 'back to the same model');
-  assert.equal(await page.isVisible('#previous'), false, 'an untrained model is not kept');
+  assert.match(await text(page, '#previous-text'), /transformer on induction, 2 × 2 heads, dModel 32, attention only, [\d,]+ steps/, 'the one trained from scratch is kept in its place');
 
   // from another family, Load of the saved file opens the Transformer family with its settings and the same maps
   await page.selectOption('#task', 'reverse');

@@ -2,7 +2,9 @@
 // as a validated value (or undefined, marking the control invalid). The
 // decoding pair (greedy / beam search + width) edits the one `beam` setting.
 // Every numeric field states its range beside it, and a value it does not take
-// is said in words under it (field-check.js) until the field is fixed.
+// is said in words under it (field-check.js) and stays as typed until the field
+// is fixed: a new model meanwhile leaves it so, and a value that the new settings
+// take (Heads 3 once dModel is 48) is handed back to be used.
 import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fieldProblem, rangeText } from './field-check.js';
 import { PROPERTIES, SEQUENCE_TASKS, sensorBlocked, sensorOf } from './state.js';
@@ -56,11 +58,20 @@ export function createControls() {
     else field.input.removeAttribute('aria-invalid');
   }
 
-  /** The form from `state`; `family` (its family's name) shows its own settings and panels. */
+  /** Whether numeric field `id` holds a value it refused (typed, said under it, not in the state). */
+  const refused = (id) => numeric.get(id)?.message.dataset.kind === 'error' && !numeric.get(id).message.hidden;
+
+  /**
+   * The form from `state`; `family` (its family's name) shows its own settings and panels.
+   * A field holding a value it refused keeps it, said against the new state; returns the
+   * ids of those whose value the new state takes (to be read again, and used).
+   */
   function fill(state, family) {
+    const held = [...numeric.keys()].filter(refused);
+    const ready = held.filter((id) => !fieldProblem(numericProperty(id), numeric.get(id).name, byId(id).value, state));
     for (const name of CONTROL_NAMES) {
       const input = byId(name);
-      if (!input) continue;
+      if (!input || held.includes(name)) continue;
       if (input.type === 'checkbox') input.checked = state[name];
       else input.value = String(state[name]);
       // a whole number's bounds are the property table's (some are the engine's limits, known once it has loaded)
@@ -72,11 +83,12 @@ export function createControls() {
       const p = numericProperty(id);
       if (Number.isFinite(p.min)) field.input.min = String(p.min);
       setText(field.range, rangeText(p));
-      say(id, null);
+      if (!held.includes(id) || ready.includes(id)) say(id, null);
+      else say(id, fieldProblem(p, field.name, field.input.value, state), 'error');
     }
     if (state.beam > 1) beamWidth = state.beam;
     byId('decode').value = state.beam > 1 ? 'beam' : 'greedy';
-    byId('beam').value = String(beamWidth);
+    if (!held.includes('beam')) byId('beam').value = String(beamWidth);
     if (Number.isFinite(PROPERTIES.beam.max)) byId('beam').max = String(PROPERTIES.beam.max);
     byId('beam').disabled = state.beam === 1;
     byId('seq-options').hidden = !SEQUENCE_TASKS.includes(state.task);
@@ -93,6 +105,7 @@ export function createControls() {
     byId('sensor-why').hidden = !why;
     byId('channels').disabled = sensorOf(state) === 'retina';
     byId('channels').title = sensorOf(state) === 'retina' ? 'The retina has no CNN: its patches go straight to its glimpse network' : '';
+    return ready;
   }
 
   /**

@@ -14,7 +14,7 @@
 import { pickPretrainedTransformer, transformerSettings } from './pretrained.js';
 import { codec, PROPERTIES } from './state.js';
 import { savedText } from './transformer-file.js';
-import { TF_MODEL_KEYS, TRANSFORMER_PROPS, transformerOptions, transformerTrainOptions } from './transformer-state.js';
+import { TF_MODEL_KEYS, TRANSFORMER_PROPS, defaultSteps, headName, transformerOptions, transformerTrainOptions } from './transformer-state.js';
 import { thinIndex, thinSnapshots } from './session.js';
 import { inductionFormed, readHeadScores } from '../engine/induction.js';
 import { formedMarks } from './transformer-scores.js';
@@ -51,6 +51,17 @@ function textNote(text, name) {
   return null;
 }
 
+/**
+ * Where an induction head formed in the session's run (inductionFormed), with the
+ * scores and the loss as they were when it was first seen: kept from then on, so
+ * that what is said of that moment is never rewritten by the steps after it (the
+ * loss curve is thinned as it grows). null: none has formed yet.
+ */
+export const formedOf = (session) => {
+  session.formed ??= inductionFormed(session.scores, session.losses);
+  return session.formed;
+};
+
 /** A frame of the time-lapse: the scores when due, and the input's maps (none if it cannot be read). */
 async function record(session, bytes) {
   const last = session.scores.at(-1);
@@ -86,8 +97,18 @@ export const transformerFamily = {
   trainOptions: transformerTrainOptions,
   evaluation: { split: 'test', count: EVAL_COUNT, ablate: [] },
   accuracy: (ev) => ev.accuracy,
-  /** The frames [{ step, input, view: inspect(input) | null, scores, bytes | undefined }], the scores [{ step, heads }], the inspected input. */
-  fresh: () => ({ frames: [], frameBytes: 0, scores: [], input: '' }),
+  /**
+   * The frames [{ step, input, view: inspect(input) | null, scores, bytes | undefined }], the scores [{ step, heads }],
+   * the inspected input, where an induction head formed (formedOf).
+   */
+  fresh: () => ({ frames: [], frameBytes: 0, scores: [], input: '', formed: null }),
+  /** A run stops by itself at the steps the task's defaults train (where its schedule ends), Continue trains as many more. */
+  runLength: defaultSteps,
+  /** The run bar's word on the run: where an induction head formed, and where to see it (null: nothing yet). */
+  runNote(session) {
+    const f = formedOf(session);
+    return f ? { text: `an induction head formed: ${headName(f)}, step ${f.step.toLocaleString('en')}`, href: '#tf-scores-card', title: 'See it on the charts: the heads\' scores and the loss' } : null;
+  },
   record,
   pretrained: pickPretrainedTransformer,
   /**
@@ -148,10 +169,11 @@ export const transformerFamily = {
     const scores = readHeadScores(h.scores, layers, heads, session.steps);
     if (!scores) return false;
     session.scores = scores;
+    session.formed = null; // read again from the recorded run
     return true;
   },
   /** Where an induction head formed, marked on the loss and accuracy curves too. */
-  marks: (session) => formedMarks(inductionFormed(session.scores, session.losses)),
+  marks: (session) => formedMarks(formedOf(session)),
   fileName: (s, steps) => `attnlab-transformer-${s.tfTask}-${s.tfLayers}x${s.tfHeads}-step${steps}.tfm`,
   progressLabel: () => 'transformer',
   modelName: (s) => `transformer on ${s.tfTask}, ${s.tfLayers} × ${s.tfHeads} heads, dModel ${s.tfDModel}${s.tfDFF ? `, dFF ${s.tfDFF}` : ', attention only'}`,

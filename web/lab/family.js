@@ -26,6 +26,8 @@
 //   history(session, history) -> bool: a pretrained model's recorded run, the family's own records of it
 //                     (the session takes the losses and accuracy): false when they do not read as the model's
 //   marks(session)    [{ x: step, label }]: events marked across the progress curves
+//   runLength(state)  the steps a run trains before it stops by itself (Continue: as many more); null: until paused
+//   runNote(session)  { text, href, title } | null: the run's event the run bar says (and links to), as it happens
 import { settingsOf } from './model-file.js';
 import { snapshotTimeline } from './session.js';
 import { trainOptions } from './state.js';
@@ -39,7 +41,7 @@ export const ADAPTER_FIELDS = {
   create: 'function', trainOptions: 'function', evaluation: 'object', accuracy: 'function', fresh: 'function', record: 'function',
   pretrained: 'function', pickFields: 'function', buttonFields: 'object', settle: 'function', repair: 'function', loaded: 'function',
   fallback: 'function', fileName: 'function', progressLabel: 'function', modelName: 'function', pretrainedName: 'function',
-  noData: 'string', history: 'function', marks: 'function',
+  noData: 'string', history: 'function', marks: 'function', runLength: 'function', runNote: 'function',
 };
 
 /** What the text and image families share: Adam's options, whole answers right, a timeline of weights, no fallback. */
@@ -53,6 +55,9 @@ export const seq2seqAdapter = {
   // no records of their own in a recorded run, and no events to mark
   history: () => true,
   marks: () => [],
+  // their runs train until paused, and have no event for the run bar
+  runLength: () => null,
+  runNote: () => null,
   repair: () => null,
   pretrainedName(settings) {
     return this.modelName(settings);

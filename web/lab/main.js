@@ -84,6 +84,13 @@ function start() {
   const gpt2 = createGpt2View(page);
   const viewOf = (family) => views.get(family);
   const runOptions = () => session.family.trainOptions(state);
+  /** The step the run stops at by itself: the end of the family's run length the model is in (null: it trains until paused). */
+  function runEnd() {
+    const length = session.family?.runLength(state);
+    return length ? (Math.floor(session.steps / length) + 1) * length : null;
+  }
+  /** Trains on to the run's end (▶ Train, or Continue past one). */
+  const play = () => session.play(runOptions(), runEnd());
 
   function showStatus() {
     const family = session.family ?? familyOf(state);
@@ -93,7 +100,13 @@ function start() {
     showPlaying();
   }
   function showPlaying() {
-    setText(byId('play'), session.playing ? '❚❚ Pause' : '▶ Train');
+    // a model that trained a whole run continues: another run's length of steps
+    const length = session.family?.runLength(state);
+    const more = Boolean(length) && session.steps >= length;
+    setText(byId('play'), session.playing ? '❚❚ Pause' : more ? '▶ Continue' : '▶ Train');
+    byId('play').title = session.playing ? 'Pause training (space)'
+      : more ? `Train ${length.toLocaleString('en')} steps more (space)` : `Start training${length ? ` (it stops at step ${length.toLocaleString('en')})` : ''} (space)`;
+    status.run(session, length);
     byId('play').setAttribute('aria-pressed', String(session.playing));
     // a view whose settings make no model (its control says why) holds the run until they do
     const held = Boolean(viewOf(familyOf(state)).held?.()) && !session.playing;
@@ -108,7 +121,8 @@ function start() {
   }
   /** The form and every family's own fields from the state. */
   function fill() {
-    controls.fill(state, familyOf(state).name);
+    // a value a field refused that these settings take (Heads 3 once dModel is 48) is used now, as if typed again
+    for (const id of controls.fill(state, familyOf(state).name)) setTimeout(() => onControl(id));
     for (const view of views.values()) view.fill();
     gpt2.fill();
   }
@@ -237,7 +251,8 @@ function start() {
 
   async function onControl(id) {
     const changed = controls.read(id, state);
-    if (!changed) return;
+    // a value the field refused, typed back to the model's own, changes nothing: only a real change makes a new model
+    if (!changed || Object.is(state[changed.name], changed.value)) return;
     const { name, value } = changed;
     const before = { ...state };
     state[name] = value;
@@ -249,7 +264,7 @@ function start() {
       const wasPlaying = session.playing;
       await session.stop();
       const fields = TASK_FIELDS.has(name) ? TASK_FIELDS : new Set(family.modelKeys);
-      if ((await newModel({ rollback: before, given: fields })) && wasPlaying) session.play(runOptions());
+      if ((await newModel({ rollback: before, given: fields })) && wasPlaying) play();
     } else if (family.viewKeys.includes(name)) {
       viewOf(family).show();
     } else if (name === 'speed') {
@@ -270,19 +285,20 @@ function start() {
     if (session.playing) session.pause();
     else {
       showError(null);
-      session.play(runOptions());
+      play();
     }
   });
   byId('step').addEventListener('click', () => {
     showError(null);
     session.step(runOptions());
   });
+  // a new model from the settings, and it trains (the button says so)
   byId('reset').addEventListener('click', async () => {
-    const wasPlaying = session.playing;
     await session.stop();
     state.start = 'scratch';
     writeHash();
-    if ((await newModel()) && wasPlaying) session.play(runOptions());
+    // (unless the settings make no model that can train: Train is held, and says why)
+    if ((await newModel()) && !byId('play').disabled) play();
   });
   document.addEventListener('keydown', (e) => {
     const typing = ['INPUT', 'TEXTAREA', 'SELECT', 'BUTTON', 'CANVAS', 'SVG'].includes(document.activeElement?.tagName?.toUpperCase());
@@ -293,6 +309,17 @@ function start() {
     }
   });
 
+  // the run bar's event links to where it shows (the link's hash is the page's state: it scrolls, and focus follows)
+  byId('run-event').addEventListener('click', (e) => {
+    const target = e.target.closest('a') && document.querySelector(e.target.closest('a').getAttribute('href'));
+    if (!target) return;
+    e.preventDefault();
+    target.scrollIntoView({ block: 'start' });
+    target.focus({ preventScroll: true });
+  });
+  // focus and links never land under the sticky run bar: the page keeps its height free when scrolling to them (lab.css)
+  const runbarHeight = () => document.documentElement.style.setProperty('--runbar-h', `${Math.ceil(byId('runbar').getBoundingClientRect().height)}px`);
+  new ResizeObserver(runbarHeight).observe(byId('runbar'));
   byId('share').addEventListener('click', () => shareLink(location.href, notice));
   byId('share').after(embedButton({ widget: () => `lab/${embedFamily(state)}`, measure: () => byId('main'), label: 'Embed this training panel in another page', title: 'attnlab lab' }));
   byId('save').addEventListener('click', () => saveModel(session, session.family.fileName(state, session.steps)).catch((err) => showError(err, { doing: 'save' })));

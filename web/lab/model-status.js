@@ -1,7 +1,8 @@
 // The run bar's words about the model in hand: pretrained (what it does, how
 // well), untrained (random weights: its output is noise), or trained here; the
 // step and accuracy while training; the model kept from before the last new
-// one ("Back to it"); and the error box, in the learner's words with the
+// one ("Back to it"); the run's event as it happens (an induction head formed),
+// said once to screen readers, with a link to where it shows; and the error box, in the learner's words with the
 // engine's message under Details (messages.js).
 import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
@@ -41,8 +42,21 @@ export function createModelStatus() {
       }
       setText(status, text);
       setHidden(byId('pretrained'), !canOpenPretrained || Boolean(origin.pretrained));
-      setText(byId('run-step'), `step ${session.steps.toLocaleString('en')}`);
       setText(byId('run-acc'), accText(session));
+    },
+    /**
+     * The run bar's step, out of where the run stops (`length`: the family's run length, null: no end),
+     * and the run's event (the family's runNote), rewritten only when it changes: it is announced.
+     */
+    run(session, length) {
+      const steps = session.steps;
+      const end = session.playing && session.until ? session.until : length ? Math.max(length, Math.ceil(steps / length) * length) : null;
+      byId('run-step').replaceChildren(`step ${steps.toLocaleString('en')}`, ...(end ? [h('span', { className: 'run-of', textContent: ` of ${end.toLocaleString('en')}` })] : []));
+      const note = session.model ? session.family?.runNote(session) : null;
+      const box = byId('run-event');
+      if ((box.dataset.text ?? '') === (note?.text ?? '')) return;
+      box.dataset.text = note?.text ?? '';
+      box.replaceChildren(...(note ? [h('a', { href: note.href, title: note.title, textContent: note.text, dataset: { testid: 'run-event-link' } })] : []));
     },
     /** The model kept from before (null: none), with the sentence naming it. */
     previous(kept) {

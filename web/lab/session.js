@@ -17,7 +17,7 @@
 // and spaced out later.
 
 const CHUNK_MS = 120;
-export const MAX_POINTS = 1500; // loss points kept (older ones are merged pairwise)
+export const MAX_POINTS = 1500; // loss points kept (past it, the points of the fewest steps are merged pairwise)
 /**
  * Steps over which a loaded model's learning rate ramps up from lr/WARMUP_STEPS to lr.
  * A model file holds no optimiser state, and Adam's first steps move every weight by
@@ -28,14 +28,28 @@ export const WARMUP_STEPS = 200;
 /** Examples the soundness check of a failed chunk evaluates. */
 const SOUND_COUNT = 8;
 
-/** Halves an array of { step, value } by averaging neighbours (keeps memory flat). */
+/**
+ * Thins a curve of { step, value, n? } (n: the steps a point is the mean of, 1 if
+ * not said) to keep memory flat: the points of the fewest steps merge in pairs, a
+ * pair's mean weighted by its steps and placed at its last step, so every stretch of
+ * the run, its start too, ends up as the mean of as many steps as any other. (Merging
+ * every pair again on each pass, as points are added at the end, made the first point
+ * the mean of thousands of steps, placed thousands of steps in: the start was lost.)
+ */
 export function thin(points) {
-  const out = [];
-  for (let i = 0; i + 1 < points.length; i += 2) {
-    out.push({ step: points[i + 1].step, value: (points[i].value + points[i + 1].value) / 2 });
+  const steps = (p) => p.n ?? 1;
+  // pairs of at most `most` steps together: twice the fewest, or more when no two such points are neighbours
+  for (let most = 2 * Math.min(...points.map(steps)); ; most *= 2) {
+    const out = [];
+    for (let i = 0; i < points.length; i++) {
+      const [a, b] = [points[i], points[i + 1]];
+      if (b && steps(a) + steps(b) <= most) {
+        out.push({ step: b.step, value: (a.value * steps(a) + b.value * steps(b)) / (steps(a) + steps(b)), n: steps(a) + steps(b) });
+        i++;
+      } else out.push(a);
+    }
+    if (out.length < points.length || points.length < 2) return out;
   }
-  if (points.length % 2) out.push(points[points.length - 1]);
-  return out;
 }
 
 /** Appends `points` to a curve, thinned past MAX_POINTS. */
@@ -97,6 +111,7 @@ export class Session {
     this.playing = false;
     this.busy = null;
     this.stepsPerUpdate = 0; // > 0: steps per frame; < 0: -n steps per second, one at a time; 0: as fast as it goes
+    this.until = null; // the step the run under way stops at by itself (null: it runs until paused)
     this.reset();
   }
 
@@ -233,10 +248,11 @@ export class Session {
     }
   }
 
-  /** Starts the training loop with train options (the family's trainOptions()). */
-  play(trainOptions) {
-    if (this.playing || !this.model) return;
+  /** Starts the training loop with train options (the family's trainOptions()), to stop by itself at step `until` (null: never). */
+  play(trainOptions, until = null) {
+    if (this.playing || !this.model || (until !== null && this.steps >= until)) return;
     this.playing = true;
+    this.until = until;
     this.trainOptions = trainOptions;
     this.hooks.onState?.(this);
     this.busy = this.loop();
@@ -266,9 +282,16 @@ export class Session {
     while (this.playing) {
       try {
         const per = this.stepsPerUpdate;
-        const steps = per > 0 ? per : per < 0 ? 1 : Math.min(this.chunk, chunkCap(this.steps - this.startSteps));
+        const want = per > 0 ? per : per < 0 ? 1 : Math.min(this.chunk, chunkCap(this.steps - this.startSteps));
+        const steps = this.until === null ? want : Math.min(want, this.until - this.steps);
         const t0 = performance.now();
         await this.chunkOnce({ ...this.trainOptions, steps });
+        if (this.until !== null && this.steps >= this.until) {
+          // the run's length reached: it stops by itself (Continue trains another)
+          this.playing = false;
+          this.hooks.onState?.(this);
+          break;
+        }
         // at a fixed speed, one update per frame at most; n per second, one every 1/n s
         if (per > 0) await new Promise((ok) => requestAnimationFrame(ok));
         else if (per < 0) await new Promise((ok) => setTimeout(ok, Math.max(0, 1000 / -per - (performance.now() - t0))));

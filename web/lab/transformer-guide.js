@@ -3,8 +3,8 @@
 // marked in the logit lens), and Generate's check of an answer against the
 // true one, for the tasks with one right answer.
 
-/** Tasks whose sequences are a prompt and its one right answer: Generate stops at the answer and checks it. */
-export const ANSWER_TASKS = ['copy', 'reverse', 'sort', 'dates', 'modular'];
+/** Tasks whose sequences are a prompt and its one right answer (induction's: the rest of the repeated segment): Generate stops at the answer and checks it. */
+export const ANSWER_TASKS = ['copy', 'reverse', 'sort', 'dates', 'modular', 'induction'];
 
 /** The pattern to look for in the maps, per task (a task the engine gains has none yet). */
 export const TASK_PATTERNS = {

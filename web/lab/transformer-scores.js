@@ -1,10 +1,10 @@
 // The heads over training: each head's previous-token score and induction score
 // (headScores, measured every SCORE_EVERY steps) as two line charts, one line per
 // head, beside the loss curve, where the induction bump shows as a jump, marked
-// where a head formed (inductionFormed, web/engine/induction.js), with a sentence saying when and what the
-// loss did meanwhile, and a readout naming the head with the highest score of each
+// where a head formed (inductionFormed, web/engine/induction.js, as the run kept it when first seen), with a
+// sentence saying when and what the loss did meanwhile, and a readout naming the head with the highest score of each
 // kind, called a head of that kind only from a score of 0.5 (as Learn's chapter 9 does).
-import { FORMED, inductionFormed } from '../engine/induction.js';
+import { FORMED } from '../engine/induction.js';
 import { drawChart, drawLegend } from '../ui/chart.js';
 import { byId, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
@@ -57,10 +57,9 @@ export function createScoresView() {
   }
 
   return {
-    /** Draws the scores measured so far ([{ step, heads }]), marking where an induction head formed (losses: the training loss, [{ step, value }]). */
-    update(points, losses = []) {
+    /** Draws the scores measured so far ([{ step, heads }]), marking where an induction head formed (`formed`: inductionFormed's, kept by the run; null: none). */
+    update(points, formed = null) {
       const p = series(points, 'previousToken');
-      const formed = inductionFormed(points, losses);
       const marks = formedMarks(formed);
       drawChart(prev, p, { xLabel: 'step', yLabel: 'previous-token score', yMin: 0, yMax: 1, integerX: true, readout, marks });
       drawChart(ind, series(points, 'induction'), { xLabel: 'step', yLabel: 'induction score', yMin: 0, yMax: 1, integerX: true, readout, marks });
@@ -74,7 +73,7 @@ export function createScoresView() {
         + `the highest induction score ${headName(b)}’s (${fixed(b.value, 2)}, ${verdict(b, 'induction')}).`);
     },
     clear() {
-      this.update([]);
+      this.update([], null);
     },
   };
 }

@@ -36,7 +36,11 @@ const D = FIRST.model;
 export const TRANSFORMER_PROPS = [
   { name: 'tfTask', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: D.task },
   { name: 'tfLayers', type: 'int', min: 1, get max() { return bound('maxLayers'); }, def: D.layers },
-  { name: 'tfHeads', type: 'int', min: 1, get max() { return bound('maxHeads'); }, def: D.heads },
+  {
+    // dModel is read after the heads (a link's dModel is checked against them), so on a link this check has no dModel yet
+    name: 'tfHeads', type: 'int', min: 1, get max() { return bound('maxHeads'); }, def: D.heads,
+    check: (v, s) => (Number.isInteger(s.tfDModel) && s.tfDModel % v ? `must divide dModel (${s.tfDModel}); ${v} does not: make dModel a multiple of ${v} first, such as ${16 * v}` : null),
+  },
   {
     // the default width, or one the heads divide (16 per head) when they do not divide it
     name: 'tfDModel', type: 'int', min: 1, get max() { return bound('maxDModel'); }, def: (s) => (D.dModel % s.tfHeads ? 16 * s.tfHeads : D.dModel),

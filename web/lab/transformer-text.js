@@ -1,5 +1,6 @@
 // The 'text' task's text box: what of the learner's text a new model learns,
-// and what to tell them when it is not all of it, or none. Lengths are in
+// and what to tell them when it is not all of it, or none; and what of a text
+// pasted into a shorter box (the input, the prompt) it keeps, said the same way. Lengths are in
 // characters (code points), as the engine counts them; the bounds are the
 // engine's (minText, maxVocabulary: limits.js) and the link's (the tfText
 // property's maxLength). No DOM.
@@ -7,6 +8,16 @@ import { limit } from './limits.js';
 import { PROPERTIES } from './state.js';
 
 const count = (n) => n.toLocaleString('en');
+
+/**
+ * `value` cut to the `max` UTF-16 units a box holds (the link's bound), at a character:
+ * { text, message }, message null when nothing was cut.
+ */
+export function cutText(value, max) {
+  if (value.length <= max) return { text: value, message: null };
+  const text = value.slice(0, max).replace(/[\uD800-\uDBFF]$/, '');
+  return { text, message: `Using the first ${count(Array.from(text).length)} of ${count(Array.from(value).length)} characters: the most this box takes.` };
+}
 
 /**
  * The box's `value` read: { text, message }. text is what a new model learns

@@ -15,9 +15,10 @@ import { createHeadsView } from './transformer-heads.js';
 import { createLensView, shown } from './transformer-lens.js';
 import { ANSWER_TASKS, TASK_PATTERNS, repeatOf, scoredPositions, verdict } from './transformer-guide.js';
 import { createScoresView } from './transformer-scores.js';
-import { codec } from './state.js';
+import { formedOf } from './family-transformer.js';
+import { PROPERTIES, codec } from './state.js';
 import { ablation, checkNames, headName, parseHead, playgroundState } from './transformer-state.js';
-import { readTextBox } from './transformer-text.js';
+import { cutText, readTextBox } from './transformer-text.js';
 
 /** Words for the engine's task and position names; a name the engine gains shows as itself. */
 const TASK_LABELS = {
@@ -187,7 +188,9 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     heads.update(view, { layers: config.layers, heads: config.heads, ablated: new Set(state.tfAblate), scores: points.at(-1)?.heads, outline: outlineOf(view) });
     showRepeat(view);
     lens.update(view, parts && session.input === parts.text ? scoredPositions(parts.prompt, parts.answer.length, view?.tokens.length ?? 0) : null);
-    scores.update(points, session.losses);
+    // a recorded frame from before the head formed shows it not formed yet
+    const formed = formedOf(session);
+    scores.update(points, formed && (!f || formed.step <= f.step) ? formed : null);
     showChosenHead();
     try {
       if (!f) await showAblation();
@@ -237,12 +240,20 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     const out = byId('tf-generated');
     const prompt = state.tfPrompt || defaultPrompt();
     if (!prompt) { setText(out, 'Type a prompt first.'); return; }
-    const room = config.context - Array.from(prompt).length;
+    const length = Array.from(prompt).length;
+    const room = config.context - length;
+    const most = TEXT_TASKS.includes(config.task) ? 60 : 24;
     // a test example's prompt has one right answer: generate stops at its end and says whether it is right
     const checked = ANSWER_TASKS.includes(config.task) && parts && prompt === example?.input;
-    const tokens = checked ? parts.answer.length : Math.max(1, Math.min(TEXT_TASKS.includes(config.task) ? 60 : 24, room));
+    const tokens = checked ? parts.answer.length : Math.max(1, Math.min(most, room));
     const judged = byId('tf-verdict');
     setText(judged, '');
+    // why it stops where it does, said under the output
+    const n = (k) => `${k.toLocaleString('en')} token${k === 1 ? '' : 's'}`;
+    setText(byId('tf-stopped'), checked ? `Stopped at the end of the answer (${n(tokens)}), to check it.`
+      : room < 1 ? `Stopped after ${n(1)}: the prompt's ${n(length)} already fill the model's context of ${n(config.context)} (it reads only the last ${config.context}).`
+        : tokens === room ? `Stopped after ${n(tokens)}: the context is full (the prompt's ${n(length)} and the new ones make the model's ${config.context}).`
+          : `Stopped after ${n(tokens)}, the most Generate adds at a time.`);
     try {
       const r = await session.read('generate', { prompt, options: { tokens, temperature: Number(byId('tf-temperature').value), topK: 0, seed: state.seed } });
       setText(out, `${prompt}▸${r.text}`);
@@ -281,6 +292,18 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
       show();
     }, REPLAY_MS);
   });
+  // a box shorter than what is pasted keeps what it can, and says so
+  for (const box of [inputBox, promptBox]) {
+    const said = h('p', { id: `${box.id}-cut`, className: 'field-message', hidden: true, dataset: { testid: `${box.id}-cut` }, attrs: { 'aria-live': 'polite' } });
+    (box.closest('.field-row') ?? box.closest('.field')).after(said);
+    box.setAttribute('aria-describedby', [box.getAttribute('aria-describedby'), said.id].filter(Boolean).join(' '));
+    box.addEventListener('input', () => {
+      const { text, message: cut } = cutText(box.value, PROPERTIES[box.id].maxLength);
+      if (cut) box.value = text;
+      setText(said, cut ?? '');
+      setHidden(said, !cut);
+    });
+  }
   inputBox.addEventListener('change', () => {
     state.tfInput = inputBox.value;
     writeHash();
@@ -348,6 +371,7 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     promptBox.placeholder = defaultPrompt();
     setText(byId('tf-generated'), '–');
     setText(byId('tf-verdict'), '');
+    setText(byId('tf-stopped'), '');
     await setInput(input || Array.from(example.input + example.target).slice(0, config.context).join(''));
     writeHash();
   }
