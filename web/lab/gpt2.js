@@ -337,7 +337,7 @@ function runbarSwitch(panels) {
   const bar = byId('runbar');
   const what = h('span');
   const more = h('span', { className: 'run-more' }); // the file and the size, where the bar has room
-  const back = h('button', { type: 'button', className: 'small', textContent: '↑ Trained model', title: 'Back to the transformer trained on this page and its Train controls' });
+  const back = h('button', { type: 'button', textContent: '↑ Trained model', title: 'Back to the transformer trained on this page and its Train controls' });
   const label = h('p', { className: 'run-checkpoint', dataset: { testid: 'run-checkpoint' } }, h('span', {}, what, more), back);
   bar.querySelector('.run-row').prepend(label);
   const show = (onScreen) => {
