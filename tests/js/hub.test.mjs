@@ -35,3 +35,222 @@ test('a SHA-256 hasher refuses to be used after its digest', () => {
   assert.throws(() => h.update(new Uint8Array(1)), /after digest/);
   assert.throws(() => h.digest(), /twice/);
 });
+
+// ---- openModel against the local hub ------------------------------------------------------------
+
+const { after, before, describe } = await import('node:test');
+const { mkdtemp, readFile, readdir, rm, writeFile, mkdir, truncate } = await import('node:fs/promises');
+const { tmpdir } = await import('node:os');
+const path = await import('node:path');
+const { loadEngine } = await import('../../web/engine/index.js');
+const { startHub } = await import('../lib/hub-server.mjs');
+const { gpt2Checkpoint, TINY } = await import('../lib/gpt2-checkpoint.mjs');
+const { neoxCheckpoint } = await import('../lib/neox-checkpoint.mjs');
+const { tokenizerJson } = await import('../lib/tokenizer-json.mjs');
+const { assertNear, rejectsCode } = await import('../lib/assert.mjs');
+
+const WEIGHTS = 'model.safetensors';
+const IDS = [3, 17, 42, 5, 3, 17, 42, 5, 60, 1, 0, 63];
+const gpt2 = gpt2Checkpoint({ seed: 3 });
+// large enough to arrive in many pieces (about 0.6 MB)
+const WIDE = { ...TINY, n_embd: 64, n_positions: 64, n_ctx: 64, vocab_size: 512 };
+const wide = gpt2Checkpoint({ config: WIDE, seed: 4 });
+const neox = neoxCheckpoint({ seed: 5 });
+const neoxTokenizer = JSON.stringify(tokenizerJson());
+const repos = {
+  'test-org/gpt2': { main: { 'config.json': JSON.stringify(gpt2.config), [WEIGHTS]: gpt2.bytes } },
+  'test-org/gpt2-wide': { main: { 'config.json': JSON.stringify(WIDE), [WEIGHTS]: wide.bytes } },
+  'Test.Org/pythia_tiny-1': {
+    main: { 'config.json': JSON.stringify(neox.config), [WEIGHTS]: neox.bytes, 'tokenizer.json': neoxTokenizer },
+    step1000: { 'config.json': JSON.stringify(neox.config), [WEIGHTS]: neox.bytes, 'tokenizer.json': neoxTokenizer },
+  },
+  'test-org/no-config': { main: { [WEIGHTS]: gpt2.bytes } },
+};
+
+let engine, hub, scratch;
+before(async () => {
+  engine = await loadEngine({ threads: 1 });
+  hub = await startHub(repos);
+  scratch = await mkdtemp(path.join(tmpdir(), 'attnlab-hub-'));
+});
+after(async () => {
+  await hub.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** Clears the server's faults and request log between tests. */
+function fresh() {
+  for (const k of Object.keys(hub.faults)) delete hub.faults[k];
+  hub.requests.length = 0;
+}
+
+const logitsOf = (m) => m.inspect({ ids: IDS }, { logits: true }).logits.data;
+
+/** A model opened, checked against loadModel's on the same bytes, and destroyed. */
+async function sameAsLoadModel(m, checkpoint, extra = {}) {
+  const ref = await engine.loadModel(checkpoint.bytes, { config: checkpoint.config, ...extra });
+  try {
+    assert.equal(m.config.architecture, ref.config.architecture);
+    assert.equal(m.config.parameters, ref.config.parameters);
+    assertNear(logitsOf(m), Array.from(logitsOf(ref)), 'logits');
+  } finally {
+    ref.destroy();
+    m.destroy();
+  }
+}
+
+/** Runs fn with heap.withBlock watched: the most the heap held while a block was in use. */
+async function peakHeap(fn) {
+  const heap = engine.heap, withBlock = heap.withBlock;
+  let peak = engine.heapUsed();
+  heap.withBlock = (sizes, inner) => withBlock.call(heap, sizes, (p) => {
+    peak = Math.max(peak, engine.heapUsed());
+    return inner(p);
+  });
+  try {
+    return { result: await fn(), peak };
+  } finally {
+    delete heap.withBlock;
+  }
+}
+
+describe('openModel from a hub', () => {
+  test('a GPT-2 repo without tokenizer.json: the redirect to the store followed, the model loadModel gives, progress heard', async () => {
+    fresh();
+    const events = [];
+    const m = await engine.openModel('test-org/gpt2', { hub: hub.url, onProgress: (e) => events.push(e) });
+    assert.equal(m.source.repo, 'test-org/gpt2');
+    assert.equal(m.source.revision, 'main');
+    assert.equal(m.source.hub, hub.url);
+    assert.equal(m.source.files['tokenizer.json'], null, 'the 404 read as no tokenizer.json');
+    assert.equal(m.source.files[WEIGHTS].size, gpt2.bytes.length);
+    assert.equal(m.source.files[WEIGHTS].sha256, createHash('sha256').update(gpt2.bytes).digest('hex'));
+    assert.equal(m.source.files[WEIGHTS].from, 'network');
+    assert.match(m.source.commit, /^[0-9a-f]{40}$/);
+    assert.equal(m.source.kept, false, 'nothing kept: Node keeps files only with cache: dir');
+    // the weights came from the store (another origin), after the hub's HEAD gave their size and hash
+    assert.deepEqual(hub.requestsFor(WEIGHTS).map((r) => `${r.server} ${r.method}`), ['hub HEAD', 'store GET']);
+    const last = events.filter((e) => e.file === WEIGHTS).at(-1);
+    assert.deepEqual(last, { file: WEIGHTS, loaded: gpt2.bytes.length, total: gpt2.bytes.length });
+    assert.ok(events.some((e) => e.file === 'config.json'));
+    await sameAsLoadModel(m, gpt2);
+  });
+
+  test('a GPT-NeoX repo at a revision, with its tokenizer.json: the model loadModel gives with that tokenizer', async () => {
+    fresh();
+    const m = await engine.openModel('Test.Org/pythia_tiny-1', { hub: `${hub.url}/`, revision: 'step1000' });
+    assert.ok(hub.requests.every((r) => r.server === 'store' || r.path.startsWith('/Test.Org/pythia_tiny-1/resolve/step1000/')));
+    assert.equal(m.source.files['tokenizer.json'].size, Buffer.byteLength(neoxTokenizer));
+    const ref = await engine.loadModel(neox.bytes, { config: neox.config, tokenizer: neoxTokenizer });
+    assert.deepEqual(m.tokenize('Alice saw a cat').ids, ref.tokenize('Alice saw a cat').ids);
+    ref.destroy();
+    await sameAsLoadModel(m, neox, { tokenizer: neoxTokenizer });
+  });
+
+  test('the weights stream into the heap: its peak is the model plus one piece, not the file twice', async () => {
+    fresh();
+    const start = engine.heapUsed();
+    const events = [];
+    const { result: m, peak } = await peakHeap(() => engine.openModel('test-org/gpt2-wide', { hub: hub.url, onProgress: (e) => events.push(e) }));
+    const model = engine.heapUsed() - start;
+    assert.ok(model > 0.9 * wide.bytes.length, `the model holds ${model} bytes`);
+    assert.ok(peak - start <= model + 128 * 1024, `peak ${peak - start} bytes for a model of ${model} (file ${wide.bytes.length})`);
+    assert.ok(events.filter((e) => e.file === WEIGHTS).length >= 2);
+    await sameAsLoadModel(m, wide);
+  });
+
+  test('a connection dropped mid-body resumes with a Range request (twice), and from a store that ignores Range', async () => {
+    fresh();
+    hub.faults[WEIGHTS] = { drop: 5000, times: 2 };
+    const m = await engine.openModel('test-org/gpt2', { hub: hub.url });
+    const gets = hub.requestsFor(WEIGHTS).filter((r) => r.server === 'store');
+    assert.deepEqual(gets.map((r) => r.range), [null, 'bytes=5000-', 'bytes=10000-']);
+    await sameAsLoadModel(m, gpt2);
+    fresh();
+    hub.faults[WEIGHTS] = { drop: 7000, times: 1, noRange: true };
+    await sameAsLoadModel(await engine.openModel('test-org/gpt2', { hub: hub.url }), gpt2);
+  });
+
+  test('dropped four times: ERR_LOAD after three resumes; nothing kept, the heap as it was', async () => {
+    fresh();
+    hub.faults[WEIGHTS] = { drop: 3000, times: 4 };
+    const cache = path.join(scratch, 'dropped');
+    const start = engine.heapUsed();
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, cache }), 'ERR_LOAD',
+      /openModel: http:\/\/127\.0\.0\.1:\d+\/blobs\/[0-9a-f]{64}.*dropped 4 times, the last at byte 12000 of 34240 .*gave up after 3 resumes/);
+    assert.equal(engine.heapUsed(), start);
+    assert.deepEqual(await engine.keptModels({ cache }), []);
+    assert.deepEqual(await readdir(path.join(cache, 'test-org', 'gpt2', 'main')), [], 'no partial file left');
+  });
+
+  test('bytes whose SHA-256 is not X-Linked-Etag, or more bytes than X-Linked-Size: ERR_DATA, nothing kept', async () => {
+    fresh();
+    hub.faults[WEIGHTS] = { corrupt: true };
+    const cache = path.join(scratch, 'corrupt');
+    const start = engine.heapUsed();
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, cache }), 'ERR_DATA',
+      /openModel: http:\/\/127\.0\.0\.1:\d+\/blobs\/.*SHA-256 is [0-9a-f]{64}, but the hub says [0-9a-f]{64}/);
+    assert.equal(engine.heapUsed(), start);
+    assert.deepEqual(await engine.keptModels({ cache }), []);
+    fresh();
+    hub.faults[WEIGHTS] = { size: 1000 };
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, cache }), 'ERR_DATA', /more than the 1000 bytes the hub said/);
+    assert.equal(engine.heapUsed(), start);
+  });
+
+  test('HTTP failures are ERR_LOAD naming the URL, the status and what it means', async () => {
+    const url = (repo, file) => new RegExp(`openModel: ${hub.url.replace(/\./g, '\\.')}/${repo}/resolve/main/${file}: HTTP `);
+    fresh();
+    await rejectsCode(engine.openModel('test-org/no-config', { hub: hub.url }), 'ERR_LOAD', new RegExp(`${url('test-org/no-config', 'config.json').source}404: no such file`));
+    await rejectsCode(engine.openModel('test-org/missing', { hub: hub.url }), 'ERR_LOAD', /HTTP 401: the repo is gated, private or missing/);
+    for (const [status, what] of [[403, /gated/], [500, /the server failed/], [503, /the server failed/]]) {
+      fresh();
+      hub.faults[WEIGHTS] = { status };
+      const err = await engine.openModel('test-org/gpt2', { hub: hub.url }).catch((e) => e);
+      assert.equal(err.code, 'ERR_LOAD');
+      assert.match(err.message, url('test-org/gpt2', WEIGHTS));
+      assert.match(err.message, what);
+      assert.equal(err.status, status);
+    }
+    fresh();
+    hub.faults['tokenizer.json'] = { status: 500 };
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url }), 'ERR_LOAD', /tokenizer\.json: HTTP 500/);
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: 'http://127.0.0.1:9' }), 'ERR_LOAD',
+      /openModel: http:\/\/127\.0\.0\.1:9\/test-org\/gpt2\/resolve\/main\/config\.json: the request failed/);
+  });
+
+  test('arguments are checked before any request: ERR_ARG', async () => {
+    fresh();
+    for (const repo of ['gpt2', 'a/b/c', '../a/b', 'a/../b', 'a/b?x=1', 'a/b#c', '/a/b', 'a/', '-a/b', 'a/b.', 'a--b/c', 'a/b..c', 'a b/c', '', 5, null, ['a/b']]) {
+      await rejectsCode(engine.openModel(repo, { hub: hub.url }), 'ERR_ARG', /openModel: repo must be 'owner\/name'/);
+    }
+    for (const revision of ['a/b', '..', 'x..y', '', 'main?x', 7]) {
+      await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, revision }), 'ERR_ARG', /revision must be a branch, tag or commit/);
+    }
+    for (const h of ['ftp://example.com', 'http://u:p@example.com', 'http://example.com/?q=1', 'http://example.com/#x', '', 3]) {
+      await rejectsCode(engine.openModel('test-org/gpt2', { hub: h }), 'ERR_ARG', /hub/);
+    }
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, onProgress: 1 }), 'ERR_ARG', /onProgress must be a function/);
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, signal: {} }), 'ERR_ARG', /signal must be an AbortSignal/);
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, cache: 4 }), 'ERR_ARG', /cache must be false or, in Node, a directory/);
+    await rejectsCode(engine.forgetModel('x', undefined, { cache: scratch }), 'ERR_ARG', /forgetModel: repo must be/);
+    assert.deepEqual(hub.requests, []);
+  });
+
+  test('abort: ERR_ABORT, before the first request or with the weights on their way; nothing kept, the heap as it was', async () => {
+    fresh();
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, signal: AbortSignal.abort() }), 'ERR_ABORT', /openModel: aborted/);
+    assert.deepEqual(hub.requests, []);
+    const cache = path.join(scratch, 'aborted');
+    const start = engine.heapUsed();
+    const controller = new AbortController();
+    // the first report of the weights comes once the store has answered, before their bytes are read
+    const onProgress = (e) => {
+      if (e.file === WEIGHTS) controller.abort();
+    };
+    await rejectsCode(engine.openModel('test-org/gpt2-wide', { hub: hub.url, signal: controller.signal, onProgress, cache }),
+      'ERR_ABORT', /openModel: aborted/);
+    assert.equal(engine.heapUsed(), start);
+    assert.deepEqual(await engine.keptModels({ cache }), []);
+  });
+});

@@ -15,6 +15,7 @@ import { createVisionModel, loadVisionModel } from './vision.js';
 import { createTransformer } from './transformer.js';
 import { loadNames } from './names.js';
 import { loadModel } from './load-model.js';
+import { forgetModel, keptModels, openModel } from './hub.js';
 import { LIMITS, NORMALIZATIONS, SCORES, adoptConstants } from './constants.js';
 import { options, toBoolean, toChoice, toInteger, toList, toMatrix, toNumber, toVector } from './matrix.js';
 import { AUTO_THREADS_MAX, hardwareThreads, threadsUnavailable } from './threads/support.js';
@@ -218,6 +219,30 @@ export class Engine {
    */
   loadModel(bytes, options) {
     return guardAsync('loadModel', () => loadModel(this.heap, bytes, options));
+  }
+
+  /**
+   * A GPT-2 or GPT-NeoX checkpoint opened from a hub by its repo
+   * ('openai-community/gpt2', 'EleutherAI/pythia-70m'): its config.json,
+   * model.safetensors (streamed into the engine as it arrives, its size and
+   * SHA-256 checked) and tokenizer.json where it has one; the model
+   * loadModel gives for the same files, with model.source saying where it
+   * came from. Options: hub, revision, onProgress, signal, cache (see hub.js
+   * and docs/api.md).
+   * @returns {Promise<TransformerModel>}
+   */
+  openModel(repo, options) {
+    return guardAsync('openModel', () => openModel(this.heap, repo, options));
+  }
+
+  /** The models openModel kept (options: { cache }): [{ repo, revision, commit, files, bytes }]. */
+  keptModels(options) {
+    return guardAsync('keptModels', () => keptModels(options));
+  }
+
+  /** Removes a kept model, one revision or (revision undefined) all; resolves to the revisions removed. */
+  forgetModel(repo, revision, options) {
+    return guardAsync('forgetModel', () => forgetModel(repo, revision, options));
   }
 
   /** Bytes allocated in the WASM heap right now (for leak checks). */

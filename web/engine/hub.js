@@ -1,0 +1,665 @@
+// engine.openModel(repo, options): a checkpoint opened straight from a hub
+// (huggingface.co, or any server that answers as it does: a course's own copy,
+// a directory in Node). The one place that knows the hub's URLs and headers:
+// `${hub}/${repo}/resolve/${revision}/${file}` answers a HEAD with the file's
+// size and SHA-256 (X-Linked-Size, X-Linked-Etag, on the redirect to its file
+// store where the file is large) and a GET with its bytes, following that
+// redirect. model.safetensors streams into the heap as it arrives (gpt2.js
+// checkpointSink), hashed on the way (sha256.js), resumed with a Range request
+// when the connection drops; config.json and tokenizer.json (404: the repo has
+// none) are small and read whole. What arrives whole and checked is kept, when
+// a store is given or the browser has one (the second open makes no request),
+// and listed and removed by keptModels / forgetModel.
+import { AttnlabError, argError, describe } from './errors.js';
+import { checkpointSink } from './gpt2.js';
+import { options } from './matrix.js';
+import { Sha256 } from './sha256.js';
+
+export const DEFAULT_HUB = 'https://huggingface.co';
+export const DEFAULT_REVISION = 'main';
+/** The files of a checkpoint, in the order they are fetched; tokenizer.json is optional. */
+const FILES = Object.freeze(['config.json', 'tokenizer.json', 'model.safetensors']);
+const OPTIONAL = new Set(['tokenizer.json']);
+const WEIGHTS = 'model.safetensors';
+/** Range requests after a dropped connection before giving up. */
+const MAX_RESUMES = 3;
+/** Redirects within the hub's own origin (a renamed repo) followed before the one to the file store. */
+const MAX_HOPS = 5;
+/** Progress is reported at most this often (ms), and whenever a file starts or ends. */
+const PROGRESS_EVERY = 200;
+/** Cache Storage's cache of kept files, and the made-up origin its keys live under (never fetched). */
+const CACHE_NAME = 'attnlab-models';
+const CACHE_ORIGIN = 'https://kept.attnlab.invalid';
+const MANIFEST = 'kept.json';
+
+const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
+const loadError = (message, extra = {}) => Object.assign(new AttnlabError('ERR_LOAD', `openModel: ${message}`), extra);
+const dataError = (message) => new AttnlabError('ERR_DATA', `openModel: ${message}`);
+const abortError = (file) => new AttnlabError('ERR_ABORT', `openModel: aborted${file ? ` while fetching ${file}` : ''}`);
+
+// ---- arguments ------------------------------------------------------------------------------
+
+/** A repo or user name as the hub allows it: letters, digits, '-', '_', '.'; no '--' or '..'; no '-' or '.' at either end. */
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9])?$/;
+/** A branch, tag or commit: the same characters, one path segment. */
+const REVISION = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,126}[A-Za-z0-9])?$/;
+
+/** 'owner/name', checked strictly (it becomes a URL path and, kept, a directory path). */
+export function readRepo(repo) {
+  const parts = typeof repo === 'string' ? repo.split('/') : [];
+  if (parts.length !== 2 || !parts.every((p) => NAME.test(p) && !p.includes('--') && !p.includes('..'))) {
+    throw argError(`openModel: repo must be 'owner/name' (letters, digits, '-', '_', '.'), such as 'openai-community/gpt2' (got ${describe(repo)})`);
+  }
+  return repo;
+}
+
+export function readRevision(revision) {
+  if (revision === undefined) return DEFAULT_REVISION;
+  if (typeof revision !== 'string' || !REVISION.test(revision) || revision.includes('..')) {
+    throw argError(`openModel: revision must be a branch, tag or commit such as 'main' or 'step1000' (got ${describe(revision)})`);
+  }
+  return revision;
+}
+
+/**
+ * The hub's base URL, without a trailing '/': an http(s) URL, or a relative
+ * one resolved against the page; in Node also a file: URL or a directory path
+ * (relative to the working directory).
+ */
+async function readHub(hub) {
+  if (hub === undefined) return DEFAULT_HUB;
+  if (typeof hub !== 'string' || hub.length === 0) throw argError(`openModel: hub must be a URL or, in Node, a directory (got ${describe(hub)})`);
+  let url;
+  try {
+    if (isNode && !/^[a-z][a-z0-9+.-]*:\/\//i.test(hub) && !hub.startsWith('file:')) {
+      const { pathToFileURL } = await import('node:url');
+      const { resolve } = await import('node:path');
+      url = pathToFileURL(resolve(hub));
+    } else {
+      url = new URL(hub, globalThis.document?.baseURI ?? globalThis.location?.href);
+    }
+  } catch {
+    throw argError(`openModel: hub ${describe(hub)} is not a URL`);
+  }
+  const schemes = isNode ? ['http:', 'https:', 'file:'] : ['http:', 'https:'];
+  if (!schemes.includes(url.protocol)) throw argError(`openModel: hub ${describe(hub)}: a hub is reached by ${schemes.join(', ')}`);
+  if (url.username || url.password || url.search || url.hash) {
+    throw argError(`openModel: hub ${describe(hub)}: a base URL without a user, query or fragment`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/** cache: undefined (the browser's Cache Storage where there is one), false (keep nothing) or, in Node, a directory. */
+async function readStore(cache, name = 'openModel') {
+  if (cache === false) return null;
+  if (cache === undefined) return globalThis.caches ? new CacheStore(globalThis.caches) : null;
+  if (typeof cache === 'string' && cache.length > 0) {
+    if (!isNode) throw argError(`${name}: cache: a directory is kept in Node only; a browser keeps files in Cache Storage (leave cache out)`);
+    return new DiskStore(cache);
+  }
+  throw argError(`${name}: cache must be false or, in Node, a directory (got ${describe(cache)})`);
+}
+
+// ---- requests -------------------------------------------------------------------------------
+
+/** fetch, or in Node a file: URL read from disk as a server would answer it (200, 206 for a range, 404). */
+async function request(url, init) {
+  if (url.startsWith('file:')) return fileResponse(url, init);
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    if (init.signal?.aborted) throw abortError();
+    throw loadError(`${url}: the request failed (${err?.cause?.message ?? err?.message ?? describe(err)})`, { url });
+  }
+}
+
+async function fileResponse(url, { method = 'GET', headers = {}, signal }) {
+  if (signal?.aborted) throw abortError();
+  const { stat } = await import('node:fs/promises');
+  const { createReadStream } = await import('node:fs');
+  const { Readable } = await import('node:stream');
+  const { fileURLToPath } = await import('node:url');
+  const path = fileURLToPath(url);
+  let size;
+  try {
+    const s = await stat(path);
+    if (!s.isFile()) throw new Error('not a file');
+    size = s.size;
+  } catch {
+    return new Response(null, { status: 404 });
+  }
+  const start = headers.Range ? Number(/^bytes=(\d+)-$/.exec(headers.Range)?.[1] ?? 0) : 0;
+  const partial = start > 0;
+  const head = { 'content-length': String(size - start), ...(partial ? { 'content-range': `bytes ${start}-${size - 1}/${size}` } : {}) };
+  if (method === 'HEAD') return new Response(null, { status: 200, headers: head });
+  const body = Readable.toWeb(createReadStream(path, { start, signal }));
+  return new Response(body, { status: partial ? 206 : 200, headers: head });
+}
+
+/** What a status means, for a message. */
+function statusText(status) {
+  if (status === 401 || status === 403) return 'the repo is gated, private or missing (the hub wants a signed-in user; openModel sends no token)';
+  if (status === 404) return 'no such file';
+  if (status >= 500) return 'the server failed';
+  return 'unexpected answer';
+}
+
+const httpError = (url, status) => loadError(`${url}: HTTP ${status}: ${statusText(status)}`, { url, status });
+
+/** A SHA-256 from an ETag-like header ('"<64 hex>"', maybe weak), or null (the hub's ETag of a small file is its git hash). */
+function sha256Of(tag) {
+  const m = /^(?:W\/)?"?([0-9a-f]{64})"?$/i.exec(tag?.trim() ?? '');
+  return m ? m[1].toLowerCase() : null;
+}
+
+/** A byte count from a header, or null. */
+function sizeOf(value) {
+  return value !== null && value !== undefined && /^\d+$/.test(value.trim()) ? Number(value) : null;
+}
+
+/** The size and hash a response says the file has (X-Linked-* first; Content-Length only of an unencoded body). */
+function metaOf(headers, full) {
+  const encoded = (headers.get('content-encoding') ?? 'identity') !== 'identity';
+  return {
+    size: sizeOf(headers.get('x-linked-size')) ?? (full && !encoded ? sizeOf(headers.get('content-length')) : null),
+    sha256: sha256Of(headers.get('x-linked-etag')) ?? sha256Of(headers.get('etag')),
+    commit: headers.get('x-repo-commit'),
+  };
+}
+
+/**
+ * Where a file's bytes are and what the hub says of them: a HEAD that does
+ * not follow the redirect to the file store, so its X-Linked-Size and
+ * X-Linked-Etag are read as the hub sends them. A browser hides a
+ * cross-origin redirect ('opaqueredirect'): there the GET follows it and
+ * its own headers are read. null: 404, for an optional file.
+ */
+async function locate(url, file, signal) {
+  let at = url;
+  for (let hop = 0; hop <= MAX_HOPS; hop++) {
+    const r = await request(at, { method: 'HEAD', redirect: 'manual', signal });
+    if (r.type === 'opaqueredirect') return { url: at, size: null, sha256: null, commit: null };
+    if (r.status >= 300 && r.status < 400 && r.headers.get('location')) {
+      const next = new URL(r.headers.get('location'), at).href;
+      const meta = metaOf(r.headers, false);
+      // the hub's redirect to its file store carries the file's size and hash; one without them is the hub's own (a renamed repo)
+      if (meta.size !== null || meta.sha256 !== null || new URL(next).origin !== new URL(at).origin) return { url: next, ...meta };
+      at = next;
+      continue;
+    }
+    if (r.status === 404 && OPTIONAL.has(file)) return null;
+    if (!r.ok) throw httpError(at, r.status);
+    return { url: at, ...metaOf(r.headers, true) };
+  }
+  throw loadError(`${url}: more than ${MAX_HOPS} redirects`, { url });
+}
+
+/** A GET of a located file from byte `from` on (a Range request past 0), following redirects. */
+async function get(place, from, signal) {
+  const r = await request(place.url, { headers: from > 0 ? { Range: `bytes=${from}-` } : {}, signal });
+  if (r.status === 404 && from === 0 && place.optional) return null;
+  if (r.status !== 200 && r.status !== 206) throw httpError(place.url, r.status);
+  if (r.status === 206 && Number(/^bytes (\d+)-/.exec(r.headers.get('content-range') ?? '')?.[1]) !== from) {
+    throw loadError(`${place.url}: asked for bytes from ${from}, the server answered ${r.headers.get('content-range') ?? 'without a Content-Range'}`, { url: place.url });
+  }
+  return r;
+}
+
+// ---- receiving a file -------------------------------------------------------------------------
+
+/**
+ * Reads a file's body piece by piece into take(piece) (awaited), hashing as it
+ * goes; a connection that drops (an error, or an end before the size said) is
+ * resumed with a Range request up to MAX_RESUMES times. Checks the size and
+ * hash the hub gave. Returns { size, sha256 } or null (an optional file absent).
+ */
+async function receive(ctx, file, place, take) {
+  const { signal } = ctx;
+  let response = await get(place, 0, signal);
+  if (!response) return null;
+  const said = metaOf(response.headers, true);
+  const size = place.size ?? said.size;
+  const expected = place.sha256 ?? said.sha256;
+  const hasher = new Sha256();
+  let loaded = 0, resumes = 0;
+  ctx.progress(file, 0, size, true);
+  for (;;) {
+    let skip = response.status === 200 ? loaded : 0; // a server that ignored the Range sends the file from its start
+    const reader = response.body.getReader();
+    let dropped = null;
+    for (;;) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        if (signal?.aborted) throw abortError(file);
+        dropped = err;
+        break;
+      }
+      if (chunk.done) break;
+      if (signal?.aborted) {
+        await reader.cancel().catch(() => {});
+        throw abortError(file);
+      }
+      let piece = chunk.value;
+      if (skip > 0) {
+        const n = Math.min(skip, piece.length);
+        skip -= n;
+        piece = piece.subarray(n);
+      }
+      if (size !== null && loaded + piece.length > size) {
+        await reader.cancel().catch(() => {});
+        throw dataError(`${place.url}: more than the ${size} bytes the hub said`);
+      }
+      hasher.update(piece);
+      loaded += piece.length;
+      try {
+        await take(piece);
+      } catch (err) {
+        await reader.cancel().catch(() => {});
+        throw err;
+      }
+      ctx.progress(file, loaded, size, false);
+    }
+    if (!dropped && (size === null || loaded === size)) break;
+    if (resumes === MAX_RESUMES) {
+      throw loadError(`${place.url}: the connection dropped ${MAX_RESUMES + 1} times, the last at byte ${loaded} of ${size ?? 'an unknown size'} (${dropped?.message ?? 'the body ended early'}); gave up after ${MAX_RESUMES} resumes`, { url: place.url });
+    }
+    resumes++;
+    response = await get(place, loaded, signal);
+  }
+  const sha256 = hasher.hex();
+  if (expected && sha256 !== expected) throw dataError(`${place.url}: the bytes' SHA-256 is ${sha256}, but the hub says ${expected}`);
+  ctx.progress(file, loaded, size ?? loaded, true);
+  return { size: loaded, sha256, commit: place.commit ?? said.commit };
+}
+
+/** All of a file's pieces as one Uint8Array. */
+function collector() {
+  const pieces = [];
+  let length = 0;
+  return {
+    take(piece) {
+      pieces.push(piece.slice());
+      length += piece.length;
+    },
+    bytes() {
+      const out = new Uint8Array(length);
+      let at = 0;
+      for (const p of pieces) {
+        out.set(p, at);
+        at += p.length;
+      }
+      return out;
+    },
+  };
+}
+
+// ---- opening ------------------------------------------------------------------------------------
+
+/** onProgress throttled: at most every PROGRESS_EVERY ms, and always when forced (a file starts or ends). */
+function progressOf(onProgress) {
+  let last = 0;
+  return (file, loaded, total, force, extra) => {
+    if (!onProgress) return;
+    const now = Date.now();
+    if (!force && now - last < PROGRESS_EVERY) return;
+    last = now;
+    onProgress({ file, loaded, total, ...extra });
+  };
+}
+
+export async function openModel(heap, repo, args = {}) {
+  const o = options('openModel', args ?? {}, ['hub', 'revision', 'onProgress', 'signal', 'cache']);
+  readRepo(repo);
+  const revision = readRevision(o.revision);
+  const hub = await readHub(o.hub);
+  if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw argError(`openModel: onProgress must be a function (got ${describe(o.onProgress)})`);
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw argError(`openModel: signal must be an AbortSignal (got ${describe(o.signal)})`);
+  const store = await readStore(o.cache);
+  const ctx = { signal: o.signal, progress: progressOf(o.onProgress) };
+  if (o.signal?.aborted) throw abortError();
+  const source = { hub, repo, revision };
+  const kept = await safely(() => store?.manifest(repo, revision));
+  if (kept) {
+    const model = await openKept(heap, ctx, store, kept, source).catch((err) => {
+      if (AttnlabError.holds(err) && err.code === 'ERR_ABORT') throw err;
+      return null; // a kept file gone or damaged: fetched again
+    });
+    if (model) return model;
+  }
+  return openFetched(heap, ctx, store, source);
+}
+
+/** fn's result, or null if it throws (storage that fails is as good as none). */
+async function safely(fn) {
+  try {
+    return (await fn()) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The files from the hub, each kept as it arrives where a store takes it. */
+async function openFetched(heap, ctx, store, source) {
+  const { hub, repo, revision } = source;
+  const files = {}, texts = {};
+  let keep = store ? await store.begin(repo, revision).catch((err) => ({ failed: err })) : null;
+  let keepError = keep?.failed ? messageOf(keep.failed) : null;
+  if (keep?.failed) keep = null;
+  /** take(piece) for a file, also writing it where it is kept; a store that fails is dropped, not fatal. */
+  const keeping = (file, take) => async (piece) => {
+    await take(piece);
+    if (!keep) return;
+    try {
+      await keep.write(file, piece);
+    } catch (err) {
+      keepError = messageOf(err);
+      ctx.progress(file, 0, null, true, { keepError });
+      await keep.discard().catch(() => {});
+      keep = null;
+    }
+  };
+  let sink = null;
+  try {
+    for (const file of FILES) {
+      if (ctx.signal?.aborted) throw abortError(file);
+      const url = `${hub}/${repo}/resolve/${encodeURIComponent(revision)}/${file}`;
+      const place = await locate(url, file, ctx.signal);
+      if (!place) {
+        files[file] = null;
+        continue;
+      }
+      place.optional = OPTIONAL.has(file);
+      let got;
+      if (file === WEIGHTS && place.size !== null) {
+        sink = await checkpointSink(heap, { config: texts['config.json'], tokenizer: texts['tokenizer.json'] }, place.size);
+        got = await receive(ctx, file, place, keeping(file, (piece) => sink.write(piece)));
+      } else {
+        // a small file, or weights of a size not said before the GET (a browser, cross-origin): gathered first
+        const whole = collector();
+        got = await receive(ctx, file, place, keeping(file, (piece) => whole.take(piece)));
+        if (got && file === WEIGHTS) {
+          sink = await checkpointSink(heap, { config: texts['config.json'], tokenizer: texts['tokenizer.json'] }, got.size);
+          sink.write(whole.bytes());
+        } else if (got) {
+          texts[file] = new TextDecoder().decode(whole.bytes());
+        }
+      }
+      files[file] = got ? { size: got.size, sha256: got.sha256, from: 'network' } : null;
+      source.commit ??= got?.commit ?? null;
+    }
+    if (ctx.signal?.aborted) throw abortError(WEIGHTS);
+    const model = sink.finish();
+    sink = null;
+    if (keep) {
+      try {
+        await keep.commit({ repo, revision, commit: source.commit ?? null, files: strip(files) });
+      } catch (err) {
+        keepError = messageOf(err);
+        await keep.discard().catch(() => {});
+      }
+    }
+    return withSource(model, { ...source, files, kept: Boolean(keep) && keepError === null, keepError });
+  } catch (err) {
+    sink?.destroy();
+    await keep?.discard().catch(() => {});
+    if (ctx.signal?.aborted && !(AttnlabError.holds(err) && err.code === 'ERR_ABORT')) throw abortError();
+    throw err;
+  }
+}
+
+/** The files as they were kept, streamed as from the network; no request is made. */
+async function openKept(heap, ctx, store, kept, source) {
+  const files = {}, texts = {};
+  let sink = null;
+  try {
+    for (const file of FILES) {
+      const entry = kept.files[file];
+      if (entry === undefined) throw new Error(`${file} is not kept`);
+      if (entry === null) {
+        files[file] = null;
+        continue;
+      }
+      // a kept file's hash was checked when it was kept, and names it; its size is checked again here
+      const response = await store.read(source.repo, source.revision, file);
+      if (file === WEIGHTS) {
+        sink = await checkpointSink(heap, { config: texts['config.json'], tokenizer: texts['tokenizer.json'] }, entry.size);
+        await receiveKept(ctx, file, response, entry.size, (piece) => sink.write(piece));
+      } else {
+        const whole = collector();
+        await receiveKept(ctx, file, response, entry.size, (piece) => whole.take(piece));
+        texts[file] = new TextDecoder().decode(whole.bytes());
+      }
+      files[file] = { size: entry.size, sha256: entry.sha256, from: 'kept' };
+    }
+    const model = sink.finish();
+    sink = null;
+    return withSource(model, { ...source, commit: kept.commit ?? null, files, kept: true, keepError: null });
+  } catch (err) {
+    sink?.destroy();
+    throw err;
+  }
+}
+
+/** A kept file's body into take, checked against the size it was kept with. */
+async function receiveKept(ctx, file, response, size, take) {
+  const reader = response.body.getReader();
+  let loaded = 0;
+  ctx.progress(file, 0, size, true, { kept: true });
+  for (;;) {
+    if (ctx.signal?.aborted) {
+      await reader.cancel().catch(() => {});
+      throw abortError(file);
+    }
+    const { done, value } = await reader.read();
+    if (done) break;
+    loaded += value.length;
+    if (loaded > size) throw dataError(`${file}: the kept file is longer than its ${size} bytes`);
+    await take(value);
+    ctx.progress(file, loaded, size, false, { kept: true });
+  }
+  if (loaded !== size) throw dataError(`${file}: the kept file has ${loaded} of its ${size} bytes`);
+  ctx.progress(file, loaded, size, true, { kept: true });
+}
+
+const strip = (files) => Object.fromEntries(Object.entries(files).map(([f, e]) => [f, e && { size: e.size, sha256: e.sha256 }]));
+
+function messageOf(err) {
+  return typeof err?.message === 'string' ? `${err.name ?? 'Error'}: ${err.message}` : describe(err);
+}
+
+/** model.source: where the model came from ({ hub, repo, revision, commit, files, kept, keepError }), frozen. */
+function withSource(model, source) {
+  const files = Object.freeze(Object.fromEntries(Object.entries(source.files).map(([f, e]) => [f, e && Object.freeze(e)])));
+  Object.defineProperty(model, 'source', { value: Object.freeze({ ...source, files }), enumerable: true });
+  return model;
+}
+
+// ---- what is kept -------------------------------------------------------------------------------
+
+/** Every kept model: [{ repo, revision, commit, files, bytes }]. */
+export async function keptModels(args = {}) {
+  const o = options('keptModels', args ?? {}, ['cache']);
+  const store = await readStore(o.cache, 'keptModels');
+  return store ? store.list() : [];
+}
+
+/** Removes a kept model (every revision of it when revision is undefined); returns how many revisions were removed. */
+export async function forgetModel(repo, revision, args = {}) {
+  const o = options('forgetModel', args ?? {}, ['cache']);
+  try {
+    readRepo(repo);
+  } catch (err) {
+    throw argError(err.message.replace('openModel', 'forgetModel'));
+  }
+  if (revision !== undefined) readRevision(revision);
+  const store = await readStore(o.cache, 'forgetModel');
+  if (!store) return 0;
+  const gone = (await store.list()).filter((m) => m.repo === repo && (revision === undefined || m.revision === revision));
+  for (const m of gone) await store.forget(m.repo, m.revision);
+  return gone.length;
+}
+
+/** A manifest's total bytes. */
+const bytesOf = (m) => Object.values(m.files).reduce((sum, e) => sum + (e?.size ?? 0), 0);
+
+/**
+ * Files kept in a directory (Node): <dir>/<owner>/<name>/<revision>/<file>,
+ * with kept.json beside them ({ repo, revision, commit, files: { file:
+ * { size, sha256 } | null } }), written last: a revision without it is not kept.
+ */
+class DiskStore {
+  constructor(dir) {
+    this.dir = dir;
+  }
+
+  async #fs() {
+    return { fs: await import('node:fs/promises'), path: await import('node:path') };
+  }
+
+  async #folder(repo, revision) {
+    const { path } = await this.#fs();
+    return path.join(this.dir, ...repo.split('/'), revision);
+  }
+
+  async manifest(repo, revision) {
+    const { fs, path } = await this.#fs();
+    const m = JSON.parse(await fs.readFile(path.join(await this.#folder(repo, revision), MANIFEST), 'utf8'));
+    return m.repo === repo && m.revision === revision ? m : null;
+  }
+
+  async read(repo, revision, file) {
+    const { path } = await this.#fs();
+    return fileResponse(new (await import('node:url')).pathToFileURL(path.join(await this.#folder(repo, revision), file)).href, {});
+  }
+
+  async begin(repo, revision) {
+    const { fs, path } = await this.#fs();
+    const folder = await this.#folder(repo, revision);
+    await fs.mkdir(folder, { recursive: true });
+    await fs.rm(path.join(folder, MANIFEST), { force: true });
+    const open = new Map(); // file -> its handle on <file>.partial
+    return {
+      async write(file, piece) {
+        if (!open.has(file)) open.set(file, await fs.open(path.join(folder, `${file}.partial`), 'w'));
+        await open.get(file).write(piece);
+      },
+      async commit(manifest) {
+        for (const [file, handle] of open) {
+          await handle.close();
+          await fs.rename(path.join(folder, `${file}.partial`), path.join(folder, file));
+        }
+        open.clear();
+        await fs.writeFile(path.join(folder, MANIFEST), JSON.stringify(manifest));
+      },
+      async discard() {
+        for (const [file, handle] of open) {
+          await handle.close().catch(() => {});
+          await fs.rm(path.join(folder, `${file}.partial`), { force: true });
+        }
+        open.clear();
+      },
+    };
+  }
+
+  async list() {
+    const { fs, path } = await this.#fs();
+    const out = [];
+    const dirs = async (at) => (await fs.readdir(at, { withFileTypes: true }).catch(() => [])).filter((d) => d.isDirectory()).map((d) => d.name);
+    for (const owner of await dirs(this.dir)) {
+      for (const name of await dirs(path.join(this.dir, owner))) {
+        for (const revision of await dirs(path.join(this.dir, owner, name))) {
+          const m = await safely(() => this.manifest(`${owner}/${name}`, revision));
+          if (m) out.push({ repo: m.repo, revision: m.revision, commit: m.commit ?? null, files: m.files, bytes: bytesOf(m) });
+        }
+      }
+    }
+    return out;
+  }
+
+  async forget(repo, revision) {
+    const { fs } = await this.#fs();
+    await fs.rm(await this.#folder(repo, revision), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Files kept in the browser's Cache Storage (cache 'attnlab-models'), keyed
+ * by repo, revision and file under a made-up origin, with kept.json beside
+ * them, put last. Each file is put as it streams in: a Response whose body is
+ * fed piece by piece and closed only once the whole open has succeeded, so a
+ * failed open (a wrong hash, an abort) leaves nothing.
+ */
+class CacheStore {
+  constructor(caches) {
+    this.caches = caches;
+  }
+
+  #key = (repo, revision, file) => `${CACHE_ORIGIN}/${repo}/${encodeURIComponent(revision)}/${file}`;
+
+  async manifest(repo, revision) {
+    const cache = await this.caches.open(CACHE_NAME);
+    const r = await cache.match(this.#key(repo, revision, MANIFEST));
+    return r ? r.json() : null;
+  }
+
+  async read(repo, revision, file) {
+    const cache = await this.caches.open(CACHE_NAME);
+    const r = await cache.match(this.#key(repo, revision, file));
+    if (!r) throw new Error(`${file} is not kept`);
+    return r;
+  }
+
+  async begin(repo, revision) {
+    const cache = await this.caches.open(CACHE_NAME);
+    await cache.delete(this.#key(repo, revision, MANIFEST));
+    const streams = new Map(); // file -> { controller, put }
+    const key = (file) => this.#key(repo, revision, file);
+    return {
+      async write(file, piece) {
+        if (!streams.has(file)) {
+          let controller;
+          const body = new ReadableStream({ start(c) { controller = c; } });
+          const put = cache.put(key(file), new Response(body, { headers: { 'content-type': 'application/octet-stream' } }));
+          put.catch(() => {}); // awaited at commit
+          streams.set(file, { controller, put });
+        }
+        streams.get(file).controller.enqueue(piece.slice());
+      },
+      async commit(manifest) {
+        for (const { controller } of streams.values()) controller.close();
+        await Promise.all([...streams.values()].map((s) => s.put));
+        await cache.put(key(MANIFEST), new Response(JSON.stringify(manifest), { headers: { 'content-type': 'application/json' } }));
+      },
+      async discard() {
+        for (const [file, { controller, put }] of streams) {
+          try {
+            controller.error(new Error('not kept'));
+          } catch {
+            // already closed
+          }
+          await put.catch(() => {});
+          await cache.delete(key(file));
+        }
+        streams.clear();
+      },
+    };
+  }
+
+  async list() {
+    const cache = await this.caches.open(CACHE_NAME);
+    const out = [];
+    for (const request of await cache.keys()) {
+      if (!request.url.endsWith(`/${MANIFEST}`)) continue;
+      const m = await safely(async () => (await cache.match(request)).json());
+      if (m) out.push({ repo: m.repo, revision: m.revision, commit: m.commit ?? null, files: m.files, bytes: bytesOf(m) });
+    }
+    return out;
+  }
+
+  async forget(repo, revision) {
+    const cache = await this.caches.open(CACHE_NAME);
+    for (const file of [MANIFEST, ...FILES]) await cache.delete(this.#key(repo, revision, file));
+  }
+}
