@@ -253,6 +253,8 @@ function start() {
     const changed = controls.read(id, state);
     // a value the field refused, typed back to the model's own, changes nothing: only a real change makes a new model
     if (!changed || Object.is(state[changed.name], changed.value)) return;
+    // the error box says what went wrong with the settings as they were: a change of them ends what it says
+    showError(null);
     const { name, value } = changed;
     const before = { ...state };
     state[name] = value;
