@@ -44,8 +44,24 @@ export function mountBottleneck(root, { models, manifest }) {
   const hm = createHeatmap({ id: 'ch1-alignment', label: 'Alignment of the attention model: output characters by input characters', axes: 'output ↓ input →' });
   root.querySelector('[data-role=alignment]').append(hm.el);
   const link = root.querySelector('[data-role=open-lab]');
+  const tailFrom = maxLength - 3;
   const challenge = createChallenge(root.querySelector('[data-role=challenge]'), 'bottleneck',
-    `Type a sequence of at least ${maxLength - 3} digits that the bottleneck model reverses wrongly and the attention model reverses correctly.`);
+    `Type a sequence of at least ${tailFrom} digits that the bottleneck model reverses wrongly and the attention model reverses correctly.`);
+  let bottleneckTest = null; // the bottleneck's test accuracy by length, once measure() has run
+
+  /** Why the typed digits do not solve the challenge (a, b: show()'s results for the two models). */
+  function whyNot(clean, a, b) {
+    const n = clean.length;
+    if (n < tailFrom) {
+      const at = bottleneckTest?.byLength.find((r) => r.length === n);
+      const tested = at ? ` On test strings of ${n} digits the bottleneck reverses ${percent(at.sequenceAccuracy)} right, `
+        + `on those of ${tailFrom} to ${maxLength} digits ${percent(bottleneckTest.tail)}.` : '';
+      return `${n} digits: the challenge needs at least ${tailFrom}.${tested}`;
+    }
+    if (!a.ok) return `the attention model gets these ${n} digits wrong too (it wrote ${a.t.output || 'nothing'}). Try another string.`;
+    const tested = bottleneckTest ? `, as it does ${percent(bottleneckTest.tail)} of the test strings of ${tailFrom} to ${maxLength} digits` : '';
+    return `the bottleneck reverses these ${n} digits right too${tested}. Try another string${n < maxLength ? ', or a longer one' : ''}.`;
+  }
 
   function show(model, text, el) {
     const t = model.translate(text);
@@ -73,7 +89,8 @@ export function mountBottleneck(root, { models, manifest }) {
       }),
     });
     link.href = labLink(labFieldsFor(specA, { compare: 'none', text: clean }));
-    challenge.check(clean.length >= maxLength - 3 && a.ok && !b.ok);
+    const ok = clean.length >= tailFrom && a.ok && !b.ok;
+    challenge.check(ok, ok ? '' : whyNot(clean, a, b));
   }
   input.addEventListener('input', update);
   update();
@@ -90,11 +107,12 @@ export function mountBottleneck(root, { models, manifest }) {
     quote('ch1.count', count, String(count));
     quote('ch1.accAttention', evA.sequenceAccuracy, percent(evA.sequenceAccuracy));
     quote('ch1.accBottleneck', evB.sequenceAccuracy, percent(evB.sequenceAccuracy));
-    const tailA = longTail(evA.byLength, maxLength - 3);
-    const tailB = longTail(evB.byLength, maxLength - 3);
+    const tailA = longTail(evA.byLength, tailFrom);
+    const tailB = longTail(evB.byLength, tailFrom);
+    bottleneckTest = { byLength: evB.byLength, tail: tailB };
     quote('ch1.tailAttention', tailA, percent(tailA));
     quote('ch1.tailBottleneck', tailB, percent(tailB));
-    quote('ch1.tailFrom', maxLength - 3, String(maxLength - 3));
+    quote('ch1.tailFrom', tailFrom, String(tailFrom));
     quote('ch1.steps', specA.steps, specA.steps.toLocaleString('en'));
     quote('ch1.sparse', evA.byLength.map((b) => [b.length, b.count]), sparseText(evA.byLength, minLength, maxLength));
 

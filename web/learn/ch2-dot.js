@@ -55,7 +55,9 @@ export function mountDot(root, { engine }) {
     scores = engine.attend({ queries: x, keys: x }).scores;
     draw();
     link.href = playgroundLink({ preset: 'tutorial', mode: 'attend', score: 'dot', x });
-    challenge.check(scores.data[0 * n + 2] < 0);
+    const dot = scores.data[0 * n + 2];
+    const terms = x[0].map((v, k) => `${num(v, 2)}×${num(x[2][k], 2)}`).join(' + ');
+    challenge.check(dot < 0, `“${TOKENS[0]}” · “${TOKENS[2]}” = ${terms} = ${fixed(dot, 4)}, not below 0: one product must be negative and outweigh the others.`);
   }
   const go = (c) => { cell = Math.max(0, Math.min(n * n - 1, c)); draw(); };
   slider.addEventListener('input', () => go(Number(slider.value)));

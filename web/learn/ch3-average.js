@@ -17,6 +17,8 @@ const px = (v) => ((v - LO) / (HI - LO)) * SIZE;
 const py = (v) => SIZE - ((v - LO) / (HI - LO)) * SIZE;
 const unpx = (p) => LO + (p / SIZE) * (HI - LO);
 const round2 = (v) => Math.round(v * 100) / 100;
+/** The key the challenge asks the query to weigh most: “with”. */
+const WITH = 3;
 
 /** The three results for the query vector `q` over the tutorial's keys `x`. */
 export function weightedAverage(engine, x, q) {
@@ -152,7 +154,8 @@ export function mountAverage(root, { engine }) {
     setText(ctxOut, `z = (${Array.from(result.context, (v) => fixed(v, 4)).join(', ')})`);
     plot.dataset.best = TOKENS[best];
     link.href = playgroundLink({ preset: 'tutorial', mode: 'attend', score: 'dot', x: X });
-    challenge.check(best === 3);
+    challenge.check(best === WITH, `the most weight, ${fixed(result.softmax[best], 4)}, is on “${TOKENS[best]}”; “${TOKENS[WITH]}” has ${fixed(result.softmax[WITH], 4)}, `
+      + `since q · ${TOKENS[WITH]} = ${fixed(result.scores[WITH], 4)} is below q · ${TOKENS[best]} = ${fixed(result.scores[best], 4)}.`);
   }
 
   const move = (a, b) => {

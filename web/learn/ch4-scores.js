@@ -15,6 +15,8 @@ import { KEYS, QUERIES, measure } from './spread.js';
 import { TOKENS, X } from './tutorial.js';
 
 const HIDDEN = 2;
+/** The challenge's "almost uniform": the tempered weights' entropy as a share of its maximum. */
+const FLAT = 0.95;
 /**
  * The example parameters (the playground's field names), chosen to be read at a glance:
  * general's W swaps dimensions 1 and 2; additive's W1 = W2 keep dimensions 1 and 2 and
@@ -95,7 +97,7 @@ export function mountScores(root, { engine }) {
   const out = root.querySelector('[data-role=d-readout]');
   const link = root.querySelector('[data-role=open-playground-d]');
   const challenge = createChallenge(root.querySelector('[data-role=challenge]'), 'scores',
-    `Set d to ${last.d}, keep the unscaled dot product, and find a temperature τ where the weights are almost uniform (entropy at least 95% of its maximum).`);
+    `Set d to ${last.d}, keep the unscaled dot product, and find a temperature τ where the weights are almost uniform (entropy at least ${FLAT * 100}% of its maximum).`);
   const tau = () => Math.round(2 ** Number(tSlider.value) * 100) / 100;
   function update() {
     const d = DIMS[Number(dSlider.value)];
@@ -111,7 +113,8 @@ export function mountScores(root, { engine }) {
     setText(out.querySelector('[data-role=h-tau]'), percent(m.entropyTempered));
     out.dataset.entropyTempered = String(m.entropyTempered);
     link.href = playgroundLink({ preset: 'long', mode: 'attend', score: 'dot', temperature: Math.min(20, Math.max(0.05, t)) });
-    challenge.check(d === last.d && m.entropyTempered >= 0.95);
+    challenge.check(d === last.d && m.entropyTempered >= FLAT, d !== last.d ? `d is ${d}: set it to ${last.d}.`
+      : `at τ = ${fixed(t, 2)} the entropy is ${percent(m.entropyTempered)} of its maximum, below ${FLAT * 100}%: a larger τ flattens the weights.`);
   }
   dSlider.addEventListener('input', update);
   tSlider.addEventListener('input', update);

@@ -13,6 +13,9 @@ import { TOKENS, X } from './tutorial.js';
 
 /** Which of the 3 dimensions head k of 3 reads (heads are counted from 0, as on every page; dimensions by name). */
 const DIMENSIONS = ['first', 'second', 'third'];
+/** The challenge: the query “step” (row 5) looking most at “starts” (key 2). */
+const STEP = 5;
+const STARTS = 2;
 
 /** Example projections (d × d, row-vector convention Q = X·Wq), from seed 2. */
 export function exampleProjections() {
@@ -64,6 +67,7 @@ export function mountSelf(root, { engine }) {
       headsHost.append(fig);
     }
     let solved = false;
+    const looks = []; // per head shown: where “step” looks most, and how much it gives “starts”
     maps.forEach((m, k) => {
       m.fig.hidden = k >= s.heads;
       if (k >= s.heads) return;
@@ -73,10 +77,11 @@ export function mountSelf(root, { engine }) {
         rowLabels: TOKENS, colLabels: TOKENS, kind: 'weights', legend: 'α', maxCell: 48,
         describe: (i, j) => ({ title: `${TOKENS[i]} → ${TOKENS[j]}`, lines: [`α = ${fixed(wts.data[i * 6 + j], 4)}`] }),
       });
-      const row = wts.data.subarray(30, 36);
+      const row = wts.data.subarray(STEP * 6, STEP * 6 + 6);
       let best = 0;
       for (let j = 1; j < 6; j++) if (row[j] > row[best]) best = j;
-      if (best === 2) solved = true;
+      if (best === STARTS) solved = true;
+      looks.push(`${s.heads > 1 ? `head ${k}: ` : ''}“${TOKENS[best]}” ${fixed(row[best], 2)}, “${TOKENS[STARTS]}” ${fixed(row[STARTS], 2)}`);
     });
     ctxMap.update(r.context, { rowLabels: TOKENS, colLabels: Array.from({ length: r.context.cols }, (_, j) => `z${j + 1}`), kind: 'signed', legend: 'context value', maxCell: 48 });
     root.dataset.solvedHead = String(solved);
@@ -84,7 +89,7 @@ export function mountSelf(root, { engine }) {
       preset: 'tutorial', mode: 'self', score: s.trainable ? 'scaled_dot' : 'dot', trainable: s.trainable,
       mask: s.causal ? 'causal' : 'none', heads: s.heads, head: 0, paramSeed: 2, ...w,
     });
-    challenge.check(solved);
+    challenge.check(solved, `“${TOKENS[STEP]}” puts the most weight elsewhere (${looks.join('; ')}). Change the settings above.`);
   }
   for (const el of [trainable, causal, headsSel]) el.addEventListener('change', update);
   update();

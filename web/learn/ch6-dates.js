@@ -42,6 +42,14 @@ export function partsRead(t) {
   });
 }
 
+/** Why an input does not solve the challenge: it holds the ISO date itself, or the model's output differs from TARGET (in which parts). */
+export function datesWhyNot(text, output) {
+  if (text.includes(TARGET)) return `the input holds ${TARGET} itself: write the date the way a person would.`;
+  const wrong = output.length === TARGET.length ? PARTS.filter(([, a, b]) => output.slice(a, b) !== TARGET.slice(a, b)).map(([name]) => name) : [];
+  const parts = wrong.length ? `: its ${wrong.length > 1 ? `${wrong.slice(0, -1).join(', ')} and ${wrong.at(-1)} differ` : `${wrong[0]} differs`}` : '';
+  return `the model outputs ${output || 'nothing'}, not ${TARGET}${parts}.`;
+}
+
 export function mountDates(root, { models, manifest }) {
   const spec = manifest.models.dates;
   const model = models.dates;
@@ -83,6 +91,7 @@ export function mountDates(root, { models, manifest }) {
       setText(output, `(${err.message})`);
       setText(reads, '');
       input.setAttribute('aria-invalid', 'true');
+      challenge.check(false, `the model cannot read this input (${err.message}).`);
       return;
     }
     input.setAttribute('aria-invalid', 'false');
@@ -97,7 +106,7 @@ export function mountDates(root, { models, manifest }) {
       }),
     });
     link.href = labLink(labFieldsFor(spec, { text: text.slice(0, 64) }));
-    challenge.check(t.output === TARGET && !text.includes(TARGET) && !/^\s*1999-12-31\s*$/.test(text));
+    challenge.check(t.output === TARGET && !text.includes(TARGET), datesWhyNot(text, t.output));
   }
   input.addEventListener('input', update);
   update();

@@ -238,6 +238,7 @@ function mountText(root, model, challenge) {
     } catch (err) {
       input.setAttribute('aria-invalid', 'true');
       setText($('text-taus'), `(${err.message})`);
+      challenge.check(false, `the model cannot read this input (${err.message}).`);
       return;
     }
     input.setAttribute('aria-invalid', 'false');
@@ -266,7 +267,8 @@ function mountText(root, model, challenge) {
     $('text-taus').dataset.least = String(least.agreement.saliencyInTopK);
     $('text-taus').replaceChildren(`Output ${c.output}; at ${matches} of ${c.steps.length} characters the most-attended input character is also the most salient; `
       + `the least agreement: output “${show(least.token)}”, whose most-attended character holds ${percent(least.agreement.saliencyInTopK)} of its saliency. `, ...rK(` averages ${fixed(mean(taus), 2)} over the characters.`));
-    challenge.check(least.agreement.saliencyInTopK < DISAGREE_TARGET);
+    challenge.check(least.agreement.saliencyInTopK < DISAGREE_TARGET, `on this date attention and saliency still agree: even output “${show(least.token)}”, the least agreeing, `
+      + `has its most-attended character hold ${percent(least.agreement.saliencyInTopK)} of its saliency; it must be below ${percent(DISAGREE_TARGET)}.`);
   }
   input.addEventListener('input', update);
   update();

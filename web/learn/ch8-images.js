@@ -106,7 +106,12 @@ export function mountImages(root, ctx) {
     setText(reads, `The ${modelSelect.value} model reads ${read.steps.map((s, t) => `${s.token} (glimpse ${t + 1})`).join(', ')}; `
       + `its last glimpse puts ${percent(share)} of its weight on the top-left quarter.`);
     show();
-    if (!d.empty) challenge.check(read.output === TARGET && share > QUARTER_SHARE);
+    if (d.empty) return;
+    const misses = [];
+    if (read.output !== TARGET) misses.push(`the ${modelSelect.value} model reads ${read.output}, not ${TARGET}`);
+    if (share <= QUARTER_SHARE) misses.push(`its last glimpse puts ${percent(share)} of its weight on the top-left quarter, not more than ${percent(QUARTER_SHARE)}`);
+    const why = misses.join('; ');
+    challenge.check(!misses.length, why && `${why}.`);
   }
 
   const drawing = createDrawing({

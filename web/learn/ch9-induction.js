@@ -37,6 +37,20 @@ export function previousTokenText(first) {
     : `${t}, below ${PREVIOUS_TOKEN_HEAD}: no head of layer 0 attends mostly to the token before, so this model has no clear previous-token head.`;
 }
 
+/** The least accuracy, in points of 1, that the challenge's head must cost when it is off alone. */
+export const COSTLY = 0.2;
+
+/** Why switching off the heads `off` does not solve the challenge, from headDrops()'s { drops } (sorted, largest first). */
+export function ablationWhyNot(off, { drops }) {
+  const points = (d) => `${fixed(d * 100, 1)} points`;
+  const best = drops[0];
+  if (off.length === 0) return 'no head is off: switch one off.';
+  if (off.length > 1) return `${off.length} heads are off: the challenge counts one head alone.`;
+  const mine = drops.find((d) => d.layer === off[0].layer && d.head === off[0].head);
+  if (mine !== best) return `${name(off[0])} alone costs ${points(mine.drop)}; another head costs ${points(best.drop)}.`;
+  return `${name(off[0])} costs the most, but only ${points(best.drop)}, below ${COSTLY * 100}: this model copies too little for one head to matter. Train one here.`;
+}
+
 /** The whole test sequence, its repeat included (as the lab shows it), up to the model's context. */
 export const wholeSequence = (example, context) => Array.from(example.input + example.target).slice(0, context).join('');
 
@@ -49,7 +63,8 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
   const ablateSet = $('ablate');
   const ablateText = $('ablate-text');
   const challenge = createChallenge($('challenge'), 'transformer',
-    'Train the model, then switch off the one head that brings the accuracy down the most. (Is it the induction head, or the head that feeds it?)');
+    `Switch off the one head that brings the accuracy down the most, by at least ${COSTLY * 100} points. The model trained in advance that the chapter opens with counts, `
+    + 'and so does one you train here. (Is it the induction head, or the head that feeds it?)');
   let model = null;
   let history = [];
   let trainLosses = null; // every step's training loss of a model trained here (null: the pretrained one)
@@ -143,11 +158,13 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
   function ablate() {
     const off = [...ablateSet.querySelectorAll('input:checked')].map((i) => ({ layer: Number(i.dataset.layer), head: Number(i.dataset.head) }));
     const acc = model.evaluate({ count: INDUCTION.evalCount, ablate: off }).accuracy;
-    const which = off.length ? off.map(name).join('; ') : 'no head';
-    setText(ablateText, `With ${which} off: accuracy ${pct(acc)} (every head on: ${pct(drops.base)}; ${acc <= drops.base ? 'a drop' : 'a rise'} of ${fixed(Math.abs(drops.base - acc) * 100, 1)} points).`);
+    setText(ablateText, off.length
+      ? `With ${off.map(name).join('; ')} off: accuracy ${pct(acc)} (every head on: ${pct(drops.base)}; ${acc <= drops.base ? 'a drop' : 'a rise'} of ${fixed(Math.abs(drops.base - acc) * 100, 1)} points).`
+      : `With every head on: accuracy ${pct(acc)}.`);
     const best = drops.drops[0];
     // solved: one head off, the one whose loss costs the most, and a real cost (a trained model)
-    challenge.check(off.length === 1 && off[0].layer === best.layer && off[0].head === best.head && best.drop >= 0.2);
+    const ok = off.length === 1 && off[0].layer === best.layer && off[0].head === best.head && best.drop >= COSTLY;
+    challenge.check(ok, ok ? '' : ablationWhyNot(off, drops));
   }
 
   async function adopt(m, source) {

@@ -1,5 +1,6 @@
-// Each chapter's challenge: a line of text, a status that turns to a visible
-// success when the widget's own check passes, and progress kept in localStorage
+// Each chapter's challenge: a line of text, a status that says why the learner's
+// answer does not count yet (from the widget's own check, announced politely to
+// screen readers) and turns to a visible success when it passes, and progress kept in localStorage
 // only (key "attnlab.learn.progress": { [chapter]: true }). Storage that is
 // unavailable (private mode, blocked) leaves progress for this visit only.
 import { h } from '../ui/dom.js';
@@ -28,24 +29,28 @@ const answers = new Set();
 export const onAnswer = (fn) => answers.add(fn);
 
 /**
- * A challenge box in `host` for chapter `id`. challenge.check(ok) marks it solved
- * (once solved it stays solved, also after a reload).
+ * A challenge box in `host` for chapter `id`. challenge.check(ok, why) marks it solved
+ * when ok (once solved it stays solved, also after a reload); while it is not, the
+ * status reads "Not solved yet: why", `why` saying what the current answer misses.
  */
 export function createChallenge(host, id, text) {
-  const status = h('p', { className: 'challenge-status', attrs: { 'aria-live': 'polite' }, dataset: { testid: `challenge-status-${id}` } });
+  const status = h('p', { className: 'challenge-status', attrs: { 'aria-live': 'polite', 'aria-atomic': 'true' }, dataset: { testid: `challenge-status-${id}` } });
   const box = h('div', { className: 'challenge', dataset: { testid: `challenge-${id}` } },
     h('p', { className: 'challenge-title' }, h('strong', { textContent: 'Try it. ' }), text), status);
   host.append(box);
-  const show = (solved) => {
+  const show = (solved, why = '') => {
     box.classList.toggle('solved', solved);
     box.dataset.solved = String(solved);
-    status.textContent = solved ? '✓ Solved! Your progress is saved in this browser.' : 'Not solved yet.';
+    const words = solved ? '✓ Solved! Your progress is saved in this browser.' : why ? `Not solved yet: ${why}` : 'Not solved yet.';
+    // the same words again are not announced again
+    if (status.textContent !== words) status.textContent = words;
   };
   show(Boolean(readAll()[id]));
   return {
-    check(ok) {
+    check(ok, why = '') {
       for (const fn of answers) fn({ id, solved: Boolean(ok) });
-      if (!ok || box.dataset.solved === 'true') return;
+      if (box.dataset.solved === 'true') return;
+      if (!ok) { show(false, why); return; }
       const all = readAll();
       all[id] = true;
       writeAll(all);
