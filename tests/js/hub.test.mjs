@@ -254,3 +254,149 @@ describe('openModel from a hub', () => {
     assert.deepEqual(await engine.keptModels({ cache }), []);
   });
 });
+
+describe('what openModel keeps', () => {
+  test('cache: dir keeps the files with their hashes; the second open makes no request; keptModels lists, forgetModel removes', async () => {
+    fresh();
+    const cache = path.join(scratch, 'kept');
+    const first = await engine.openModel('Test.Org/pythia_tiny-1', { hub: hub.url, cache });
+    assert.equal(first.source.kept, true);
+    assert.equal(first.source.keepError, null);
+    const folder = path.join(cache, 'Test.Org', 'pythia_tiny-1', 'main');
+    assert.deepEqual((await readdir(folder)).sort(), ['config.json', 'kept.json', WEIGHTS, 'tokenizer.json']);
+    assert.deepEqual(new Uint8Array(await readFile(path.join(folder, WEIGHTS))), neox.bytes);
+    const manifest = JSON.parse(await readFile(path.join(folder, 'kept.json'), 'utf8'));
+    assert.equal(manifest.files[WEIGHTS].sha256, first.source.files[WEIGHTS].sha256);
+    first.destroy();
+
+    fresh();
+    const events = [];
+    const second = await engine.openModel('Test.Org/pythia_tiny-1', { hub: hub.url, cache, onProgress: (e) => events.push(e) });
+    assert.deepEqual(hub.requests, [], 'no request at all');
+    assert.equal(second.source.files[WEIGHTS].from, 'kept');
+    assert.ok(events.some((e) => e.file === WEIGHTS && e.loaded === neox.bytes.length && e.kept === true));
+    await sameAsLoadModel(second, neox, { tokenizer: neoxTokenizer });
+
+    const list = await engine.keptModels({ cache });
+    assert.equal(list.length, 1);
+    assert.equal(list[0].repo, 'Test.Org/pythia_tiny-1');
+    assert.equal(list[0].revision, 'main');
+    assert.equal(list[0].bytes, neox.bytes.length + Buffer.byteLength(neoxTokenizer) + JSON.stringify(neox.config).length);
+    assert.equal(await engine.forgetModel('Test.Org/pythia_tiny-1', 'step1000', { cache }), 0);
+    assert.equal(await engine.forgetModel('Test.Org/pythia_tiny-1', 'main', { cache }), 1);
+    assert.deepEqual(await engine.keptModels({ cache }), []);
+    await sameAsLoadModel(await engine.openModel('Test.Org/pythia_tiny-1', { hub: hub.url, cache }), neox, { tokenizer: neoxTokenizer });
+    assert.ok(hub.requestsFor(WEIGHTS).length > 0, 'fetched again once forgotten');
+  });
+
+  test('a kept file that was damaged is fetched again; a repo kept without tokenizer.json opens with no request', async () => {
+    fresh();
+    const cache = path.join(scratch, 'damaged');
+    (await engine.openModel('test-org/gpt2', { hub: hub.url, cache })).destroy();
+    fresh();
+    (await engine.openModel('test-org/gpt2', { hub: hub.url, cache })).destroy();
+    assert.deepEqual(hub.requests, []);
+    await truncate(path.join(cache, 'test-org', 'gpt2', 'main', WEIGHTS), 100);
+    const m = await engine.openModel('test-org/gpt2', { hub: hub.url, cache });
+    assert.equal(m.source.files[WEIGHTS].from, 'network');
+    await sameAsLoadModel(m, gpt2);
+  });
+
+  test('a hub that is a directory (a course\'s own copy, in Node), given as a relative path', async () => {
+    const root = path.join(scratch, 'models');
+    const folder = path.join(root, 'test-org', 'gpt2', 'resolve', 'main');
+    await mkdir(folder, { recursive: true });
+    await writeFile(path.join(folder, 'config.json'), JSON.stringify(gpt2.config));
+    await writeFile(path.join(folder, WEIGHTS), gpt2.bytes);
+    const m = await engine.openModel('test-org/gpt2', { hub: path.relative(process.cwd(), root) });
+    assert.match(m.source.hub, /^file:\/\//);
+    assert.equal(m.source.files['tokenizer.json'], null);
+    await sameAsLoadModel(m, gpt2);
+    await rejectsCode(engine.openModel('test-org/other', { hub: root }), 'ERR_LOAD', /config\.json: HTTP 404: no such file/);
+  });
+});
+
+/** An in-memory CacheStorage as a browser's behaves: put reads the whole body first and stores nothing if it fails. */
+function memoryCaches({ quota = Infinity } = {}) {
+  const caches = new Map();
+  const urlOf = (r) => (typeof r === 'string' ? r : r.url);
+  let used = 0;
+  const cache = () => {
+    const entries = new Map();
+    return {
+      async put(request, response) {
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        if (used + bytes.length > quota) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+        used += bytes.length;
+        entries.set(urlOf(request), { bytes, headers: [...response.headers] });
+      },
+      async match(request) {
+        const e = entries.get(urlOf(request));
+        return e ? new Response(e.bytes.slice(), { headers: e.headers }) : undefined;
+      },
+      async delete(request) {
+        const e = entries.get(urlOf(request));
+        if (e) used -= e.bytes.length;
+        return entries.delete(urlOf(request));
+      },
+      async keys() {
+        return [...entries.keys()].map((u) => new Request(u));
+      },
+    };
+  };
+  return {
+    async open(name) {
+      if (!caches.has(name)) caches.set(name, cache());
+      return caches.get(name);
+    },
+  };
+}
+
+describe("the browser's Cache Storage", () => {
+  const withCaches = async (caches, fn) => {
+    globalThis.caches = caches;
+    try {
+      await fn();
+    } finally {
+      delete globalThis.caches;
+    }
+  };
+
+  test('kept by default where there is one: the second open makes no request; listed and removed', () => withCaches(memoryCaches(), async () => {
+    fresh();
+    const first = await engine.openModel('test-org/gpt2', { hub: hub.url });
+    assert.equal(first.source.kept, true);
+    first.destroy();
+    fresh();
+    const second = await engine.openModel('test-org/gpt2', { hub: hub.url });
+    assert.deepEqual(hub.requests, []);
+    assert.equal(second.source.files[WEIGHTS].from, 'kept');
+    await sameAsLoadModel(second, gpt2);
+    const [kept] = await engine.keptModels();
+    assert.deepEqual([kept.repo, kept.revision, kept.files[WEIGHTS].size], ['test-org/gpt2', 'main', gpt2.bytes.length]);
+    assert.equal(await engine.forgetModel('test-org/gpt2'), 1);
+    assert.deepEqual(await engine.keptModels(), []);
+    // cache: false keeps nothing
+    (await engine.openModel('test-org/gpt2', { hub: hub.url, cache: false })).destroy();
+    assert.deepEqual(await engine.keptModels(), []);
+  }));
+
+  test('storage full: the model opens from the network, model.source.keepError and onProgress say why', () => withCaches(memoryCaches({ quota: 10_000 }), async () => {
+    fresh();
+    const events = [];
+    const m = await engine.openModel('test-org/gpt2', { hub: hub.url, onProgress: (e) => events.push(e) });
+    assert.equal(m.source.kept, false);
+    assert.match(m.source.keepError, /QuotaExceededError/);
+    assert.ok(events.some((e) => /QuotaExceededError/.test(e.keepError ?? '')), 'reported through onProgress');
+    await sameAsLoadModel(m, gpt2);
+    assert.deepEqual(await engine.keptModels(), []);
+  }));
+
+  test('a wrong hash or an abort leaves nothing in Cache Storage', () => withCaches(memoryCaches(), async () => {
+    fresh();
+    hub.faults[WEIGHTS] = { corrupt: true };
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url }), 'ERR_DATA', /SHA-256/);
+    const store = await globalThis.caches.open('attnlab-models');
+    assert.deepEqual(await store.keys(), []);
+  }));
+});

@@ -347,17 +347,22 @@ async function openFetched(heap, ctx, store, source) {
   let keep = store ? await store.begin(repo, revision).catch((err) => ({ failed: err })) : null;
   let keepError = keep?.failed ? messageOf(keep.failed) : null;
   if (keep?.failed) keep = null;
-  /** take(piece) for a file, also writing it where it is kept; a store that fails is dropped, not fatal. */
+  /** Storage that refused: nothing of this open is kept, the open goes on, and onProgress hears why. */
+  const refused = async (file, err) => {
+    keepError = messageOf(err);
+    const got = files[file];
+    ctx.progress(file, got?.size ?? 0, got?.size ?? null, true, { keepError });
+    await keep?.discard().catch(() => {});
+    keep = null;
+  };
+  /** take(piece) for a file, also writing it where it is kept. */
   const keeping = (file, take) => async (piece) => {
     await take(piece);
     if (!keep) return;
     try {
       await keep.write(file, piece);
     } catch (err) {
-      keepError = messageOf(err);
-      ctx.progress(file, 0, null, true, { keepError });
-      await keep.discard().catch(() => {});
-      keep = null;
+      await refused(file, err);
     }
   };
   let sink = null;
@@ -396,11 +401,10 @@ async function openFetched(heap, ctx, store, source) {
       try {
         await keep.commit({ repo, revision, commit: source.commit ?? null, files: strip(files) });
       } catch (err) {
-        keepError = messageOf(err);
-        await keep.discard().catch(() => {});
+        await refused(WEIGHTS, err);
       }
     }
-    return withSource(model, { ...source, files, kept: Boolean(keep) && keepError === null, keepError });
+    return withSource(model, { ...source, files, kept: keep !== null && keepError === null, keepError });
   } catch (err) {
     sink?.destroy();
     await keep?.discard().catch(() => {});
@@ -540,9 +544,13 @@ class DiskStore {
     await fs.mkdir(folder, { recursive: true });
     await fs.rm(path.join(folder, MANIFEST), { force: true });
     const open = new Map(); // file -> its handle on <file>.partial
+    const written = new Set(); // every file begun, renamed or not: what discard removes
     return {
       async write(file, piece) {
-        if (!open.has(file)) open.set(file, await fs.open(path.join(folder, `${file}.partial`), 'w'));
+        if (!open.has(file)) {
+          written.add(file);
+          open.set(file, await fs.open(path.join(folder, `${file}.partial`), 'w'));
+        }
         await open.get(file).write(piece);
       },
       async commit(manifest) {
@@ -554,11 +562,12 @@ class DiskStore {
         await fs.writeFile(path.join(folder, MANIFEST), JSON.stringify(manifest));
       },
       async discard() {
-        for (const [file, handle] of open) {
-          await handle.close().catch(() => {});
-          await fs.rm(path.join(folder, `${file}.partial`), { force: true });
-        }
+        for (const handle of open.values()) await handle.close().catch(() => {});
         open.clear();
+        for (const file of written) {
+          await fs.rm(path.join(folder, `${file}.partial`), { force: true });
+          await fs.rm(path.join(folder, file), { force: true });
+        }
       },
     };
   }
@@ -621,11 +630,14 @@ class CacheStore {
         if (!streams.has(file)) {
           let controller;
           const body = new ReadableStream({ start(c) { controller = c; } });
-          const put = cache.put(key(file), new Response(body, { headers: { 'content-type': 'application/octet-stream' } }));
-          put.catch(() => {}); // awaited at commit
-          streams.set(file, { controller, put });
+          const stream = { controller, failed: null };
+          stream.put = cache.put(key(file), new Response(body, { headers: { 'content-type': 'application/octet-stream' } }));
+          stream.put.catch((err) => { stream.failed = err; }); // awaited at commit; a refusal seen earlier stops the writes
+          streams.set(file, stream);
         }
-        streams.get(file).controller.enqueue(piece.slice());
+        const stream = streams.get(file);
+        if (stream.failed) throw stream.failed;
+        stream.controller.enqueue(piece.slice());
       },
       async commit(manifest) {
         for (const { controller } of streams.values()) controller.close();
