@@ -159,6 +159,20 @@ describe('openModel from a hub', () => {
     await sameAsLoadModel(m, wide);
   });
 
+  test('a redirect that says no size (as a browser sees one): the size from the store\'s answer, still streamed; no size at all: gathered, then read', async () => {
+    fresh();
+    hub.faults[WEIGHTS] = { hide: true };
+    const start = engine.heapUsed();
+    const { result: m, peak } = await peakHeap(() => engine.openModel('test-org/gpt2-wide', { hub: hub.url }));
+    const model = engine.heapUsed() - start;
+    assert.ok(peak - start <= model + 128 * 1024, `peak ${peak - start} bytes for a model of ${model}`);
+    assert.equal(m.source.files[WEIGHTS].size, wide.bytes.length);
+    await sameAsLoadModel(m, wide);
+    fresh();
+    hub.faults[WEIGHTS] = { hide: true, chunked: true };
+    await sameAsLoadModel(await engine.openModel('test-org/gpt2-wide', { hub: hub.url }), wide);
+  });
+
   test('a connection dropped mid-body resumes with a Range request (twice), and from a store that ignores Range', async () => {
     fresh();
     hub.faults[WEIGHTS] = { drop: 5000, times: 2 };

@@ -13,6 +13,8 @@
 //                  { corrupt }     the store flips a byte of the body (its hash no longer matches)
 //                  { noRange }     the store ignores Range and answers 200 with the whole file
 //                  { size }        the hub's X-Linked-Size says this many bytes
+//                  { hide }        the hub's redirect says no size or hash (as a browser sees a cross-origin one)
+//                  { chunked }     the store sends no Content-Length
 // Every request is recorded in `requests`: { server, method, path, range }.
 import { createServer } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -73,7 +75,7 @@ export async function startHub(repos, { lfs = ['model.safetensors'] } = {}) {
     const start = !fault.noRange && req.headers.range ? Number(/^bytes=(\d+)-$/.exec(req.headers.range)?.[1] ?? 0) : 0;
     const part = body.subarray(start);
     res.writeHead(start > 0 ? 206 : 200, {
-      ...CORS, 'content-type': 'application/octet-stream', 'content-length': part.length, 'accept-ranges': 'bytes',
+      ...CORS, 'content-type': 'application/octet-stream', ...(fault.chunked ? {} : { 'content-length': part.length }), 'accept-ranges': 'bytes',
       ...(start > 0 ? { 'content-range': `bytes ${start}-${body.length - 1}/${body.length}` } : {}),
     });
     if (req.method === 'HEAD') return res.end();
@@ -107,11 +109,11 @@ export async function startHub(repos, { lfs = ['model.safetensors'] } = {}) {
       return res.end('Entry not found');
     }
     if (lfs.includes(file)) {
-      res.writeHead(302, {
-        ...CORS, location: `${storeUrl}/blobs/${entry.sha256}?repo=${encodeURIComponent(repo)}`,
+      const linked = fault.hide ? {} : {
         'x-linked-size': fault.size ?? entry.bytes.length, 'x-linked-etag': `"${entry.sha256}"`, 'x-repo-commit': entry.commit,
         etag: `"${entry.sha256}"`,
-      });
+      };
+      res.writeHead(302, { ...CORS, location: `${storeUrl}/blobs/${entry.sha256}?repo=${encodeURIComponent(repo)}`, ...linked });
       return res.end();
     }
     res.writeHead(200, {

@@ -157,12 +157,15 @@ function sizeOf(value) {
   return value !== null && value !== undefined && /^\d+$/.test(value.trim()) ? Number(value) : null;
 }
 
-/** The size and hash a response says the file has (X-Linked-* first; Content-Length only of an unencoded body). */
-function metaOf(headers, full) {
+/**
+ * The size and hash a response says the file has: X-Linked-* first; the
+ * Content-Length of a whole unencoded body; the ETag where it is the hub's.
+ */
+function metaOf(headers, full, hubs = true) {
   const encoded = (headers.get('content-encoding') ?? 'identity') !== 'identity';
   return {
     size: sizeOf(headers.get('x-linked-size')) ?? (full && !encoded ? sizeOf(headers.get('content-length')) : null),
-    sha256: sha256Of(headers.get('x-linked-etag')) ?? sha256Of(headers.get('etag')),
+    sha256: sha256Of(headers.get('x-linked-etag')) ?? (hubs ? sha256Of(headers.get('etag')) : null),
     commit: headers.get('x-repo-commit'),
   };
 }
@@ -208,18 +211,22 @@ async function get(place, from, signal) {
 // ---- receiving a file -------------------------------------------------------------------------
 
 /**
- * Reads a file's body piece by piece into take(piece) (awaited), hashing as it
- * goes; a connection that drops (an error, or an end before the size said) is
- * resumed with a Range request up to MAX_RESUMES times. Checks the size and
- * hash the hub gave. Returns { size, sha256 } or null (an optional file absent).
+ * Reads a file's body piece by piece into the target open(size) gives once
+ * the first answer has said the size (null: not said): take(piece) (awaited)
+ * for each piece, done() once the whole file is checked. Hashes as it goes; a
+ * connection that drops (an error, or an end before the size said) is resumed
+ * with a Range request up to MAX_RESUMES times. Checks the size and hash the
+ * hub gave. Returns { size, sha256, commit } or null (an optional file absent).
  */
-async function receive(ctx, file, place, take) {
+async function receive(ctx, file, place, open) {
   const { signal } = ctx;
   let response = await get(place, 0, signal);
   if (!response) return null;
-  const said = metaOf(response.headers, true);
+  // a file store's own ETag (after a redirect) is no hash of the hub's: only the X-Linked ones are read there
+  const said = metaOf(response.headers, true, !response.redirected);
   const size = place.size ?? said.size;
   const expected = place.sha256 ?? said.sha256;
+  const target = await open(size);
   const hasher = new Sha256();
   let loaded = 0, resumes = 0;
   ctx.progress(file, 0, size, true);
@@ -254,7 +261,7 @@ async function receive(ctx, file, place, take) {
       hasher.update(piece);
       loaded += piece.length;
       try {
-        await take(piece);
+        await target.take(piece);
       } catch (err) {
         await reader.cancel().catch(() => {});
         throw err;
@@ -270,6 +277,7 @@ async function receive(ctx, file, place, take) {
   }
   const sha256 = hasher.hex();
   if (expected && sha256 !== expected) throw dataError(`${place.url}: the bytes' SHA-256 is ${sha256}, but the hub says ${expected}`);
+  await target.done();
   ctx.progress(file, loaded, size ?? loaded, true);
   return { size: loaded, sha256, commit: place.commit ?? said.commit };
 }
@@ -293,6 +301,59 @@ function collector() {
       return out;
     },
   };
+}
+
+/**
+ * A checkpoint's files as they arrive, from the network or kept: config.json
+ * and tokenizer.json gathered as text; the weights into the engine's sink as
+ * they come once their size is known (they come after the other two, which
+ * the sink needs), else gathered first (a server that said no size).
+ */
+class Parts {
+  #heap;
+  texts = {};
+  sink = null;
+
+  constructor(heap) {
+    this.#heap = heap;
+  }
+
+  #sink(size) {
+    return checkpointSink(this.#heap, { config: this.texts['config.json'], tokenizer: this.texts['tokenizer.json'] }, size);
+  }
+
+  /** The target of a file of `size` bytes (null: not said): { take(piece), done() }. */
+  async open(file, size) {
+    if (file === WEIGHTS && size !== null) {
+      this.sink = await this.#sink(size);
+      return { take: (piece) => this.sink.write(piece), done() {} };
+    }
+    const whole = collector();
+    return {
+      take: (piece) => whole.take(piece),
+      done: async () => {
+        if (file !== WEIGHTS) {
+          this.texts[file] = new TextDecoder().decode(whole.bytes());
+          return;
+        }
+        const bytes = whole.bytes();
+        this.sink = await this.#sink(bytes.length);
+        this.sink.write(bytes);
+      },
+    };
+  }
+
+  /** The model, once every file is in. */
+  finish() {
+    const model = this.sink.finish();
+    this.sink = null;
+    return model;
+  }
+
+  destroy() {
+    this.sink?.destroy();
+    this.sink = null;
+  }
 }
 
 // ---- opening ------------------------------------------------------------------------------------
@@ -343,7 +404,7 @@ async function safely(fn) {
 /** The files from the hub, each kept as it arrives where a store takes it. */
 async function openFetched(heap, ctx, store, source) {
   const { hub, repo, revision } = source;
-  const files = {}, texts = {};
+  const files = {}, parts = new Parts(heap);
   let keep = store ? await store.begin(repo, revision).catch((err) => ({ failed: err })) : null;
   let keepError = keep?.failed ? messageOf(keep.failed) : null;
   if (keep?.failed) keep = null;
@@ -355,17 +416,19 @@ async function openFetched(heap, ctx, store, source) {
     await keep?.discard().catch(() => {});
     keep = null;
   };
-  /** take(piece) for a file, also writing it where it is kept. */
-  const keeping = (file, take) => async (piece) => {
-    await take(piece);
-    if (!keep) return;
-    try {
-      await keep.write(file, piece);
-    } catch (err) {
-      await refused(file, err);
-    }
-  };
-  let sink = null;
+  /** A file's target that also writes each piece where it is kept. */
+  const keeping = (file, target) => ({
+    ...target,
+    async take(piece) {
+      await target.take(piece);
+      if (!keep) return;
+      try {
+        await keep.write(file, piece);
+      } catch (err) {
+        await refused(file, err);
+      }
+    },
+  });
   try {
     for (const file of FILES) {
       if (ctx.signal?.aborted) throw abortError(file);
@@ -376,27 +439,12 @@ async function openFetched(heap, ctx, store, source) {
         continue;
       }
       place.optional = OPTIONAL.has(file);
-      let got;
-      if (file === WEIGHTS && place.size !== null) {
-        sink = await checkpointSink(heap, { config: texts['config.json'], tokenizer: texts['tokenizer.json'] }, place.size);
-        got = await receive(ctx, file, place, keeping(file, (piece) => sink.write(piece)));
-      } else {
-        // a small file, or weights of a size not said before the GET (a browser, cross-origin): gathered first
-        const whole = collector();
-        got = await receive(ctx, file, place, keeping(file, (piece) => whole.take(piece)));
-        if (got && file === WEIGHTS) {
-          sink = await checkpointSink(heap, { config: texts['config.json'], tokenizer: texts['tokenizer.json'] }, got.size);
-          sink.write(whole.bytes());
-        } else if (got) {
-          texts[file] = new TextDecoder().decode(whole.bytes());
-        }
-      }
+      const got = await receive(ctx, file, place, async (size) => keeping(file, await parts.open(file, size)));
       files[file] = got ? { size: got.size, sha256: got.sha256, from: 'network' } : null;
       source.commit ??= got?.commit ?? null;
     }
     if (ctx.signal?.aborted) throw abortError(WEIGHTS);
-    const model = sink.finish();
-    sink = null;
+    const model = parts.finish();
     if (keep) {
       try {
         await keep.commit({ repo, revision, commit: source.commit ?? null, files: strip(files) });
@@ -406,7 +454,7 @@ async function openFetched(heap, ctx, store, source) {
     }
     return withSource(model, { ...source, files, kept: keep !== null && keepError === null, keepError });
   } catch (err) {
-    sink?.destroy();
+    parts.destroy();
     await keep?.discard().catch(() => {});
     if (ctx.signal?.aborted && !(AttnlabError.holds(err) && err.code === 'ERR_ABORT')) throw abortError();
     throw err;
@@ -415,8 +463,7 @@ async function openFetched(heap, ctx, store, source) {
 
 /** The files as they were kept, streamed as from the network; no request is made. */
 async function openKept(heap, ctx, store, kept, source) {
-  const files = {}, texts = {};
-  let sink = null;
+  const files = {}, parts = new Parts(heap);
   try {
     for (const file of FILES) {
       const entry = kept.files[file];
@@ -427,27 +474,18 @@ async function openKept(heap, ctx, store, kept, source) {
       }
       // a kept file's hash was checked when it was kept, and names it; its size is checked again here
       const response = await store.read(source.repo, source.revision, file);
-      if (file === WEIGHTS) {
-        sink = await checkpointSink(heap, { config: texts['config.json'], tokenizer: texts['tokenizer.json'] }, entry.size);
-        await receiveKept(ctx, file, response, entry.size, (piece) => sink.write(piece));
-      } else {
-        const whole = collector();
-        await receiveKept(ctx, file, response, entry.size, (piece) => whole.take(piece));
-        texts[file] = new TextDecoder().decode(whole.bytes());
-      }
+      await receiveKept(ctx, file, response, entry.size, await parts.open(file, entry.size));
       files[file] = { size: entry.size, sha256: entry.sha256, from: 'kept' };
     }
-    const model = sink.finish();
-    sink = null;
-    return withSource(model, { ...source, commit: kept.commit ?? null, files, kept: true, keepError: null });
+    return withSource(parts.finish(), { ...source, commit: kept.commit ?? null, files, kept: true, keepError: null });
   } catch (err) {
-    sink?.destroy();
+    parts.destroy();
     throw err;
   }
 }
 
-/** A kept file's body into take, checked against the size it was kept with. */
-async function receiveKept(ctx, file, response, size, take) {
+/** A kept file's body into its target, checked against the size it was kept with. */
+async function receiveKept(ctx, file, response, size, target) {
   const reader = response.body.getReader();
   let loaded = 0;
   ctx.progress(file, 0, size, true, { kept: true });
@@ -460,10 +498,11 @@ async function receiveKept(ctx, file, response, size, take) {
     if (done) break;
     loaded += value.length;
     if (loaded > size) throw dataError(`${file}: the kept file is longer than its ${size} bytes`);
-    await take(value);
+    await target.take(value);
     ctx.progress(file, loaded, size, false, { kept: true });
   }
   if (loaded !== size) throw dataError(`${file}: the kept file has ${loaded} of its ${size} bytes`);
+  await target.done();
   ctx.progress(file, loaded, size, true, { kept: true });
 }
 
