@@ -38,7 +38,8 @@ export function mountGpt2Open(el, { client, id, onOpened, onClosed = () => {} })
       + 'Open all three.'));
   const promise = h('p', { className: 'hint', dataset: { testid: `${id}-private` } },
     h('strong', { textContent: 'Nothing leaves your computer: ' }),
-    'the files are read in this tab and run by its own worker; this page sends them nowhere and keeps no copy. '
+    'the files are read in this tab and run by its own worker; this page sends them nowhere and keeps no copy '
+    + '(Learn\'s “Open this model in the lab” leaves them in this browser\'s storage only until the lab has read them). '
     + 'A link can carry the prompt and the chosen head, never the weights: whoever opens it opens the files themselves.');
   el.replaceChildren(drop, bar, status, where, promise);
 
