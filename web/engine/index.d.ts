@@ -105,10 +105,12 @@ export type ErrorCode =
   | 'ERR_ZERO_SUM'
   | 'ERR_NOMEM'
   | 'ERR_UNSUPPORTED'
-  /** loadEngine could not fetch or compile a WASM build. */
+  /** loadEngine could not fetch or compile a WASM build; openModel: an HTTP status or a network failure. */
   | 'ERR_LOAD'
-  /** The digit set of the image models could not be loaded (web/data/mnist.bin.gz). */
+  /** The digit set of the image models could not be loaded (web/data/mnist.bin.gz); openModel: a file's size or SHA-256 is not the hub's. */
   | 'ERR_DATA'
+  /** openModel's signal aborted. */
+  | 'ERR_ABORT'
   /** The lab worker itself failed (LabClient). */
   | 'ERR_WORKER'
   /** A WASM build that does not match this JS (rebuild with `make wasm`). */
@@ -618,4 +620,72 @@ export interface Engine {
     tokenizer?: TokenizerJson;
     onProgress?: (fraction: number) => void;
   }): Promise<TransformerModel>;
+  /**
+   * A GPT-2 or GPT-NeoX checkpoint opened from a hub: `repo` 'owner/name' (checked strictly,
+   * ERR_ARG). Fetches `${hub}/${repo}/resolve/${revision}/config.json`, model.safetensors and
+   * tokenizer.json (404: the repo has none), the weights streamed into the engine as they
+   * arrive; their size and SHA-256 checked against X-Linked-Size and X-Linked-Etag (ERR_DATA); a
+   * dropped connection resumed by Range up to 3 times; HTTP and network failures ERR_LOAD (with
+   * `.url` and `.status`); an aborted signal ERR_ABORT. The model loadModel gives for the same
+   * files, with `model.source` saying where it came from. See docs/api.md.
+   */
+  openModel(repo: string, options?: OpenModelOptions): Promise<TransformerModel & { readonly source: ModelSource }>;
+  /** The models openModel kept: in `cache` (a directory, Node), else the browser's Cache Storage. */
+  keptModels(options?: { cache?: string | false }): Promise<KeptModel[]>;
+  /** Removes a kept model: one revision, or every revision when it is undefined. Resolves to the revisions removed. */
+  forgetModel(repo: string, revision?: string, options?: { cache?: string | false }): Promise<number>;
+}
+
+export interface OpenModelOptions {
+  /** Default 'https://huggingface.co'; any base answering `${hub}/${repo}/resolve/${revision}/${file}`; relative to the page (in Node: a URL, or a directory). */
+  hub?: string;
+  /** A branch, tag or commit (one path segment): default 'main'; Pythia's 'step1000' ... 'step143000'. */
+  revision?: string;
+  /** At least once a second while bytes arrive, and as each file starts and ends. */
+  onProgress?: (progress: OpenModelProgress) => void;
+  /** Aborting rejects with ERR_ABORT; nothing is kept. */
+  signal?: AbortSignal;
+  /** Where files are kept: a directory (Node only); false: nowhere. Default: Cache Storage in a browser, nowhere in Node. */
+  cache?: string | false;
+}
+
+export interface OpenModelProgress {
+  file: 'config.json' | 'tokenizer.json' | 'model.safetensors';
+  loaded: number;
+  /** null while the server has not said the size. */
+  total: number | null;
+  /** true: read from what is kept, not the network. */
+  kept?: true;
+  /** Storage refused the file (full, or not allowed): the model still opens, nothing of it is kept. */
+  keepError?: string;
+}
+
+export interface ModelFile {
+  size: number;
+  /** SHA-256 of the bytes, 64 hex digits. */
+  sha256: string;
+  from: 'network' | 'kept';
+}
+
+export interface ModelSource {
+  hub: string;
+  repo: string;
+  revision: string;
+  /** The commit the hub named (X-Repo-Commit), or null. */
+  commit: string | null;
+  /** null: the repo has no such file (tokenizer.json: GPT-2's tokenizer is used). */
+  files: Readonly<Record<'config.json' | 'tokenizer.json' | 'model.safetensors', Readonly<ModelFile> | null>>;
+  /** Whether the files are kept (read from what is kept, or kept by this open). */
+  kept: boolean;
+  /** Why storage refused them, or null. */
+  keepError: string | null;
+}
+
+export interface KeptModel {
+  repo: string;
+  revision: string;
+  commit: string | null;
+  files: Readonly<Record<string, { size: number; sha256: string } | null>>;
+  /** Bytes the kept files take. */
+  bytes: number;
 }
