@@ -414,3 +414,44 @@ describe("the browser's Cache Storage", () => {
     assert.deepEqual(await store.keys(), []);
   }));
 });
+
+describe('as a browser fetches', () => {
+  test('a cross-origin redirect hidden from the HEAD (opaqueredirect): the GET follows it, the store\'s size is read, its own ETag is not taken for the hash', async () => {
+    const real = globalThis.fetch;
+    // a browser answers a fetch with redirect: 'manual' by an opaque response: no status, no headers
+    globalThis.fetch = async (url, init = {}) => {
+      const r = await real(url, init);
+      if (init.redirect === 'manual' && r.status >= 300 && r.status < 400) {
+        return { type: 'opaqueredirect', status: 0, ok: false, headers: new Headers() };
+      }
+      return r;
+    };
+    try {
+      fresh();
+      const start = engine.heapUsed();
+      const { result: m, peak } = await peakHeap(() => engine.openModel('test-org/gpt2-wide', { hub: hub.url }));
+      const model = engine.heapUsed() - start;
+      assert.ok(peak - start <= model + 128 * 1024, `peak ${peak - start} bytes for a model of ${model}`);
+      await sameAsLoadModel(m, wide);
+      // the store's ETag (64 hex digits, not the bytes' SHA-256) was not checked against them, or the open would have failed
+      assert.equal(m.source.files[WEIGHTS].size, wide.bytes.length);
+    } finally {
+      globalThis.fetch = real;
+    }
+  });
+
+  test('storage that refuses Cache Storage: the model opens, keptModels and forgetModel say ERR_DATA', async () => {
+    globalThis.caches = { open: async () => { throw new DOMException('The operation is insecure.', 'SecurityError'); } };
+    try {
+      fresh();
+      const m = await engine.openModel('test-org/gpt2', { hub: hub.url });
+      assert.equal(m.source.kept, false);
+      assert.match(m.source.keepError, /SecurityError/);
+      m.destroy();
+      await rejectsCode(engine.keptModels(), 'ERR_DATA', /keptModels: the storage failed \(SecurityError/);
+      await rejectsCode(engine.forgetModel('test-org/gpt2'), 'ERR_DATA', /forgetModel: the storage failed/);
+    } finally {
+      delete globalThis.caches;
+    }
+  });
+});

@@ -6,7 +6,7 @@
 //         store with X-Linked-Size, X-Linked-Etag ("<sha256>") and X-Repo-Commit;
 //         a missing file 404 (X-Error-Code: EntryNotFound), a missing repo 401 (as the hub
 //         answers an unknown or gated repo to a visitor who is not signed in)
-//   store GET /blobs/{sha256}: the bytes, with Range support (206 and Content-Range)
+//   store GET /blobs/{sha256}: the bytes, with Range support (206 and Content-Range) and an ETag of its own
 // Both answer CORS preflights and expose the headers. `faults` makes it misbehave:
 //   faults[file] = { status }      the hub answers the file with this status
 //                  { drop, times } the store closes the connection after `drop` bytes, `times` times
@@ -75,7 +75,8 @@ export async function startHub(repos, { lfs = ['model.safetensors'] } = {}) {
     const start = !fault.noRange && req.headers.range ? Number(/^bytes=(\d+)-$/.exec(req.headers.range)?.[1] ?? 0) : 0;
     const part = body.subarray(start);
     res.writeHead(start > 0 ? 206 : 200, {
-      ...CORS, 'content-type': 'application/octet-stream', ...(fault.chunked ? {} : { 'content-length': part.length }), 'accept-ranges': 'bytes',
+      // the store's own ETag: 64 hex digits that are not the bytes' SHA-256 (a content-addressed store's own hash)
+      ...CORS, etag: `"${sha256(`store:${blob.file}`)}"`, 'content-type': 'application/octet-stream', ...(fault.chunked ? {} : { 'content-length': part.length }), 'accept-ranges': 'bytes',
       ...(start > 0 ? { 'content-range': `bytes ${start}-${body.length - 1}/${body.length}` } : {}),
     });
     if (req.method === 'HEAD') return res.end();

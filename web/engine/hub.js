@@ -222,8 +222,8 @@ async function receive(ctx, file, place, open) {
   const { signal } = ctx;
   let response = await get(place, 0, signal);
   if (!response) return null;
-  // a file store's own ETag (after a redirect) is no hash of the hub's: only the X-Linked ones are read there
-  const said = metaOf(response.headers, true, !response.redirected);
+  // a file store's own ETag (another origin's) is no hash of the hub's: only the X-Linked ones are read there
+  const said = metaOf(response.headers, true, new URL(response.url || place.url).origin === place.hubOrigin);
   const size = place.size ?? said.size;
   const expected = place.sha256 ?? said.sha256;
   const target = await open(size);
@@ -439,6 +439,7 @@ async function openFetched(heap, ctx, store, source) {
         continue;
       }
       place.optional = OPTIONAL.has(file);
+      place.hubOrigin = new URL(url).origin;
       const got = await receive(ctx, file, place, async (size) => keeping(file, await parts.open(file, size)));
       files[file] = got ? { size: got.size, sha256: got.sha256, from: 'network' } : null;
       source.commit ??= got?.commit ?? null;
@@ -521,11 +522,20 @@ function withSource(model, source) {
 
 // ---- what is kept -------------------------------------------------------------------------------
 
+/** fn's result; storage that fails (a browser that refuses Cache Storage) as ERR_DATA naming the call. */
+async function storage(name, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    throw new AttnlabError('ERR_DATA', `${name}: the storage failed (${messageOf(err)})`);
+  }
+}
+
 /** Every kept model: [{ repo, revision, commit, files, bytes }]. */
 export async function keptModels(args = {}) {
   const o = options('keptModels', args ?? {}, ['cache']);
   const store = await readStore(o.cache, 'keptModels');
-  return store ? store.list() : [];
+  return store ? storage('keptModels', () => store.list()) : [];
 }
 
 /** Removes a kept model (every revision of it when revision is undefined); returns how many revisions were removed. */
@@ -539,9 +549,11 @@ export async function forgetModel(repo, revision, args = {}) {
   if (revision !== undefined) readRevision(revision);
   const store = await readStore(o.cache, 'forgetModel');
   if (!store) return 0;
-  const gone = (await store.list()).filter((m) => m.repo === repo && (revision === undefined || m.revision === revision));
-  for (const m of gone) await store.forget(m.repo, m.revision);
-  return gone.length;
+  return storage('forgetModel', async () => {
+    const gone = (await store.list()).filter((m) => m.repo === repo && (revision === undefined || m.revision === revision));
+    for (const m of gone) await store.forget(m.repo, m.revision);
+    return gone.length;
+  });
 }
 
 /** A manifest's total bytes. */

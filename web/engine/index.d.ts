@@ -630,7 +630,7 @@ export interface Engine {
    * files, with `model.source` saying where it came from. See docs/api.md.
    */
   openModel(repo: string, options?: OpenModelOptions): Promise<TransformerModel & { readonly source: ModelSource }>;
-  /** The models openModel kept: in `cache` (a directory, Node), else the browser's Cache Storage. */
+  /** The models openModel kept: in `cache` (a directory, Node), else the browser's Cache Storage; storage that refuses: ERR_DATA. */
   keptModels(options?: { cache?: string | false }): Promise<KeptModel[]>;
   /** Removes a kept model: one revision, or every revision when it is undefined. Resolves to the revisions removed. */
   forgetModel(repo: string, revision?: string, options?: { cache?: string | false }): Promise<number>;
