@@ -148,6 +148,16 @@ test('Generate says why it stopped and checks an induction answer; a long paste 
   await page.close();
 });
 
+test('the text models\' Input box says what of a long paste it uses', async () => {
+  const { page, errors } = await openLab(env, '#ver=2&task=reverse&start=scratch');
+  await page.fill('[data-testid=text]', '1'.repeat(10000));
+  // the model reads at most 12 characters (the defaults' longest input)
+  assert.equal((await page.inputValue('[data-testid=text]')).length, 12);
+  assert.equal(await shown(page, 'text-cut'), 'Using the first 12 of 10,000 characters: the most this box takes.');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 /**
  * Shift+Tab from the Random button up through the settings: every control focused
  * lies below the sticky run bar. Returns the ids seen.

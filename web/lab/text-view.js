@@ -5,6 +5,7 @@
 import { byId } from '../ui/dom.js';
 import { createAlignmentView, createTimeline } from './alignment.js';
 import { createBottleneckView } from './bottleneck.js';
+import { limitBox } from './box-limit.js';
 import { PROPERTIES, modelOptions } from './state.js';
 
 const PAIRS_EXAMPLE = ['hello\tolleh', 'attention\tnoitnetta', 'world\tdlrow', 'seq\tqes', 'model\tledom',
@@ -68,6 +69,9 @@ export function createTextView({ session, state, client, writeHash, onError }) {
     await show();
   }
 
+  // a longer paste is cut to what the model reads (and the link holds), and the box says so (before the input is read below)
+  let maxInput = PROPERTIES.text.maxLength;
+  limitBox(textBox, () => Math.min(maxInput, PROPERTIES.text.maxLength));
   textBox.addEventListener('input', () => {
     state.text = textBox.value.slice(0, PROPERTIES.text.maxLength);
     writeHash();
@@ -89,7 +93,7 @@ export function createTextView({ session, state, client, writeHash, onError }) {
     show,
     /** The model the session now holds: the input in the box through it, or an example. */
     async open() {
-      textBox.maxLength = session.info.config.maxInput;
+      maxInput = session.info.config.maxInput;
       if (state.text) await show();
       else await pickExample(1);
     },

@@ -16,9 +16,10 @@ import { createLensView, shown } from './transformer-lens.js';
 import { ANSWER_TASKS, TASK_PATTERNS, repeatOf, scoredPositions, verdict } from './transformer-guide.js';
 import { createScoresView } from './transformer-scores.js';
 import { formedOf } from './family-transformer.js';
-import { PROPERTIES, codec } from './state.js';
+import { codec } from './state.js';
 import { ablation, checkNames, headName, parseHead, playgroundState } from './transformer-state.js';
-import { cutText, readTextBox } from './transformer-text.js';
+import { readTextBox } from './transformer-text.js';
+import { limitBox } from './box-limit.js';
 
 /** Words for the engine's task and position names; a name the engine gains shows as itself. */
 const TASK_LABELS = {
@@ -293,17 +294,8 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     }, REPLAY_MS);
   });
   // a box shorter than what is pasted keeps what it can, and says so
-  for (const box of [inputBox, promptBox]) {
-    const said = h('p', { id: `${box.id}-cut`, className: 'field-message', hidden: true, dataset: { testid: `${box.id}-cut` }, attrs: { 'aria-live': 'polite' } });
-    (box.closest('.field-row') ?? box.closest('.field')).after(said);
-    box.setAttribute('aria-describedby', [box.getAttribute('aria-describedby'), said.id].filter(Boolean).join(' '));
-    box.addEventListener('input', () => {
-      const { text, message: cut } = cutText(box.value, PROPERTIES[box.id].maxLength);
-      if (cut) box.value = text;
-      setText(said, cut ?? '');
-      setHidden(said, !cut);
-    });
-  }
+  limitBox(inputBox);
+  limitBox(promptBox);
   inputBox.addEventListener('change', () => {
     state.tfInput = inputBox.value;
     writeHash();
