@@ -316,6 +316,17 @@ describe('what openModel keeps', () => {
     await sameAsLoadModel(m, gpt2);
   });
 
+  test('two opens of one revision at once both open; it is kept once, with no partial file left', async () => {
+    fresh();
+    const cache = path.join(scratch, 'twice');
+    const both = await Promise.all([0, 1].map(() => engine.openModel('test-org/gpt2-wide', { hub: hub.url, cache })));
+    for (const m of both) await sameAsLoadModel(m, wide);
+    assert.deepEqual((await readdir(path.join(cache, 'test-org', 'gpt2-wide', 'main'))).sort(), ['config.json', 'kept.json', WEIGHTS]);
+    fresh();
+    (await engine.openModel('test-org/gpt2-wide', { hub: hub.url, cache })).destroy();
+    assert.deepEqual(hub.requests, []);
+  });
+
   test('a hub that is a directory (a course\'s own copy, in Node), given as a relative path', async () => {
     const root = path.join(scratch, 'models');
     const folder = path.join(root, 'test-org', 'gpt2', 'resolve', 'main');

@@ -586,7 +586,10 @@ class DiskStore {
 
   async read(repo, revision, file) {
     const { path } = await this.#fs();
-    return fileResponse(new (await import('node:url')).pathToFileURL(path.join(await this.#folder(repo, revision), file)).href, {});
+    const { pathToFileURL } = await import('node:url');
+    const r = await fileResponse(pathToFileURL(path.join(await this.#folder(repo, revision), file)).href, {});
+    if (!r.ok) throw new Error(`${file} is not kept`);
+    return r;
   }
 
   async begin(repo, revision) {
@@ -594,30 +597,29 @@ class DiskStore {
     const folder = await this.#folder(repo, revision);
     await fs.mkdir(folder, { recursive: true });
     await fs.rm(path.join(folder, MANIFEST), { force: true });
-    const open = new Map(); // file -> its handle on <file>.partial
-    const written = new Set(); // every file begun, renamed or not: what discard removes
+    // two opens of the same revision at once write partial files of their own; the last to finish is kept
+    const token = Math.random().toString(36).slice(2, 10);
+    const partial = (file) => path.join(folder, `${file}.${token}.partial`);
+    const open = new Map(); // file -> its handle on its partial file
+    const renamed = new Set(); // files this open put in place: what discard removes, with the partial ones
     return {
       async write(file, piece) {
-        if (!open.has(file)) {
-          written.add(file);
-          open.set(file, await fs.open(path.join(folder, `${file}.partial`), 'w'));
-        }
+        if (!open.has(file)) open.set(file, await fs.open(partial(file), 'w'));
         await open.get(file).write(piece);
       },
       async commit(manifest) {
-        for (const [file, handle] of open) {
-          await handle.close();
-          await fs.rename(path.join(folder, `${file}.partial`), path.join(folder, file));
+        for (const handle of open.values()) await handle.close();
+        for (const file of open.keys()) {
+          await fs.rename(partial(file), path.join(folder, file));
+          renamed.add(file);
         }
-        open.clear();
         await fs.writeFile(path.join(folder, MANIFEST), JSON.stringify(manifest));
       },
       async discard() {
         for (const handle of open.values()) await handle.close().catch(() => {});
-        open.clear();
-        for (const file of written) {
-          await fs.rm(path.join(folder, `${file}.partial`), { force: true });
-          await fs.rm(path.join(folder, file), { force: true });
+        for (const file of open.keys()) {
+          await fs.rm(partial(file), { force: true });
+          if (renamed.has(file)) await fs.rm(path.join(folder, file), { force: true });
         }
       },
     };
