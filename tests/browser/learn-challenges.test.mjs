@@ -3,12 +3,15 @@
 // given a wrong answer as a learner would give it (typing, a grid cell, a slider,
 // a checkbox) and its words are checked against the same numbers computed here in
 // Node. Chapter 9's counts on the model trained in advance, without training.
+// Masked cells of chapters 5 and 9's weight maps are grey and say so; chapter 9's
+// corner text is whole and its loss and accuracy have a scale each.
 // Screenshots of chapters 1 and 9's challenges at 1440 × 900 and 390 × 844 go to
 // test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { DESKTOP, PHONE, ROOT, SHOTS, gridCell, openPage, startBrowser } from './browser.mjs';
+import { MASKED } from '../../web/ui/colors.js';
 import { loadEngine } from '../../web/engine/index.js';
 import { fixed } from '../../web/ui/format.js';
 import { percent } from '../../web/learn/numbers.js';
@@ -35,6 +38,12 @@ async function openLearn(viewport) {
   return opened;
 }
 const status = (page, id) => page.textContent(`[data-testid="challenge-status-${id}"]`);
+/** The colour of cell (i, j) of heatmap `id` and its legend's key for masked cells. */
+const maskedCell = (page, id, i, j) => page.evaluate(([hid, r, c]) => {
+  const canvas = document.querySelector(`[data-testid="heatmap-${hid}"]`);
+  const key = document.querySelector(`[data-testid="legend-${hid}"] .legend-masked`);
+  return { rgb: [...canvas.getContext('2d').getImageData(c, r, 1, 1).data.slice(0, 3)], legend: key.hidden ? null : key.textContent.trim() };
+}, [id, i, j]);
 const bytesOf = async (name) => new Uint8Array(await readFile(`${ROOT}web/models/${manifest.models[name].file}`));
 
 test('chapters 1–8: each challenge says why the answer on screen does not count yet', async () => {
@@ -119,6 +128,11 @@ test('chapters 1–8: each challenge says why the answer on screen does not coun
   assert.ok(misses.length);
   assert.equal(await status(page, 'images'), `Not solved yet: ${misses.join('; ')}.`);
   assert.equal(await page.getAttribute('[data-testid="challenge-images"]', 'data-solved'), 'false');
+  // chapter 5's causal mask: the cells a query may not see are grey and blank, not weights of 0.00
+  await page.check('[data-testid=ch5-causal]');
+  assert.deepEqual(await maskedCell(page, 'ch5-head-0', 0, 5), { rgb: MASKED, legend: 'masked: weight 0' });
+  assert.equal(await page.locator('[data-testid=figure-ch5-head-0] .hm-values span').nth(5).textContent(), '');
+  assert.equal(await page.locator('[data-testid=figure-ch5-head-0] .hm-values span').nth(6).textContent(), '0.50');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -150,6 +164,18 @@ test('chapter 9: wrong heads are told why; the model trained in advance counts w
     if (size === 'phone') {
       await page.locator('[data-testid=ch1-input]').fill('98765');
       await page.locator('[data-testid="challenge-bottleneck"]').screenshot({ path: `${SHOTS}learn-challenge-bottleneck-phone.png` });
+    }
+    // the heads' maps: the corner's two lines whole, what a query may not see masked; loss and accuracy each on its own scale
+    const corner = page.locator('[data-testid="figure-ch9-head-1-1"] .hm-corner');
+    assert.deepEqual(await corner.evaluate((c) => [c.scrollHeight <= c.clientHeight, c.textContent]), [true, 'query ↓ key →']);
+    assert.deepEqual(await maskedCell(page, 'ch9-head-1-1', 0, 1), { rgb: MASKED, legend: 'masked: weight 0' });
+    const ticks = (id) => page.locator(`[data-testid="${id}"] .axis text`).allTextContents();
+    assert.ok((await ticks('ch9-accuracy-chart')).includes('1.00'), 'accuracy runs 0 to 1');
+    assert.ok(!(await ticks('ch9-accuracy-chart')).includes('2'), 'not on the loss scale');
+    assert.ok((await ticks('ch9-loss-chart')).includes('3'), 'the loss its own scale');
+    if (size === 'phone') {
+      await page.locator('[data-testid=ch9-heads]').screenshot({ path: `${SHOTS}learn-ch9-heads-phone.png` });
+      await page.locator('#ch-transformer [data-role=ind-loss]').screenshot({ path: `${SHOTS}learn-ch9-loss-phone.png` });
     }
     // the pretrained model's costliest head solves it, untrained here
     assert.ok(top.drop >= COSTLY, `the costliest head costs ${top.drop}`);

@@ -3,7 +3,7 @@
 // trainable Wq, Wk, Wv (seeded example values), the causal mask, and 1 or 3
 // heads, each head's weights drawn. All from engine.selfAttention.
 import { h, setText } from '../ui/dom.js';
-import { createHeatmap } from '../ui/heatmap.js';
+import { MASKED_WEIGHTS, causalMasked, createHeatmap } from '../ui/heatmap.js';
 import { fixed } from '../ui/format.js';
 import { createChallenge } from './progress.js';
 import { playgroundLink } from './links.js';
@@ -73,8 +73,8 @@ export function mountSelf(root, { engine }) {
       if (k >= s.heads) return;
       const wts = r.weights[k];
       m.fig.querySelector('h4').textContent = s.heads > 1 ? `head ${k} (the ${DIMENSIONS[k]} dimension)` : 'weights α';
-      m.hm.update(wts, {
-        rowLabels: TOKENS, colLabels: TOKENS, kind: 'weights', legend: 'α', maxCell: 48,
+      m.hm.update(s.causal ? causalMasked(wts) : wts, {
+        rowLabels: TOKENS, colLabels: TOKENS, kind: 'weights', legend: 'α', maxCell: 48, masked: MASKED_WEIGHTS,
         describe: (i, j) => ({ title: `${TOKENS[i]} → ${TOKENS[j]}`, lines: [`α = ${fixed(wts.data[i * 6 + j], 4)}`] }),
       });
       const row = wts.data.subarray(STEP * 6, STEP * 6 + 6);

@@ -10,7 +10,7 @@ import { h, setHidden, setText } from '../ui/dom.js';
 import { drawChart, drawLegend } from '../ui/chart.js';
 import { fixed } from '../ui/format.js';
 import { FORMED, inductionFormed } from '../engine/induction.js';
-import { createHeatmap } from '../ui/heatmap.js';
+import { MASKED_WEIGHTS, causalMasked, createHeatmap } from '../ui/heatmap.js';
 import { INDUCTION, headDrops, loadPretrained, recordedHistory, trainInChunks } from './ch9-training.js';
 import { labLink, transformerLabFields } from './links.js';
 import { writeHandoff } from '../ui/handoff.js';
@@ -77,14 +77,23 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
     history.push({ step, loss: ev.loss, accuracy: ev.accuracy, scores: model.headScores({ count: INDUCTION.scoreCount }) });
   }
 
+  // loss (nats, up to ~4) and accuracy (0 to 1) on one axis would flatten the accuracy into the
+  // bottom quarter: the figure holds two charts, each on its own scale, named above it
+  const part = (title, testid) => {
+    const chart = h('div', { dataset: { testid } });
+    $('ind-loss').append(h('div', { className: 'muted', textContent: title }), chart);
+    return chart;
+  };
+  const lossChart = part('test loss (nats)', 'ch9-loss-chart');
+  const accuracyChart = part('accuracy on the repeat (0 to 1)', 'ch9-accuracy-chart');
+
   function drawCharts() {
     const pts = (f) => history.map((p) => ({ x: p.step, y: f(p) }));
-    const loss = [
-      { name: 'test loss (nats)', color: '#2166ac', points: pts((p) => p.loss) },
-      { name: 'accuracy on the repeat', color: '#b2182b', points: pts((p) => p.accuracy) },
-    ];
-    drawChart($('ind-loss'), loss, { xLabel: 'step', yLabel: 'loss / accuracy', readout: $('ind-loss-readout'), xMin: 0, yMin: 0, integerX: true });
-    drawLegend($('ind-loss-legend'), loss);
+    const loss = { name: 'test loss (nats)', color: '#2166ac', points: pts((p) => p.loss) };
+    const accuracy = { name: 'accuracy on the repeat', color: '#b2182b', points: pts((p) => p.accuracy) };
+    drawChart(lossChart, [loss], { xLabel: 'step', yLabel: 'test loss', readout: $('ind-loss-readout'), xMin: 0, yMin: 0, integerX: true });
+    drawChart(accuracyChart, [accuracy], { xLabel: 'step', yLabel: 'accuracy', readout: $('ind-loss-readout'), xMin: 0, yMin: 0, yMax: 1, integerX: true });
+    drawLegend($('ind-loss-legend'), [loss, accuracy]);
     const { layers, heads } = model.config;
     const scores = [];
     for (let head = 0; head < heads; head++) {
@@ -120,8 +129,9 @@ export function mountInduction(root, { engine, manifest, fetchBytes }) {
       const a = v.attention[m.layer][m.head];
       const s = last?.[m.layer][m.head];
       setText(m.title, s ? `${name(m)}: previous-token ${fixed(s.previousToken, 2)}, induction ${fixed(s.induction, 2)}` : name(m));
-      m.hm.update(a, {
-        rowLabels: v.tokens, colLabels: v.tokens, kind: 'unit', legend: 'attention weight', maxCell: 12, showValues: false,
+      // the model is causal: what a query may not see is drawn masked, not as a weight of 0
+      m.hm.update(causalMasked(a), {
+        rowLabels: v.tokens, colLabels: v.tokens, kind: 'unit', legend: 'attention weight', maxCell: 12, showValues: false, masked: MASKED_WEIGHTS,
         describe: (i, j) => ({ title: `“${v.tokens[i]}” (${i}) → “${v.tokens[j]}” (${j})`, lines: [`α = ${fixed(a.data[i * a.cols + j], 3)}`] }),
       });
     }

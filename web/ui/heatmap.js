@@ -12,9 +12,12 @@
 //     label        the canvas's accessible name;  axes: corner text, e.g. 'query ↓ key →'
 //     interactive  false: no focus, hover or readout (a thumbnail inside a button)
 //     uprightCols  column labels drawn upright, one line (short labels, e.g. characters), instead of rotated
+//   causalMasked(matrix)      a causal map's cells above the diagonal as −∞ (drawn masked; opts.masked: MASKED_WEIGHTS)
 //   hm.update(matrix, opts)   matrix { rows, cols, data: Float32Array (row-major; −Infinity = masked) }
 //     opts.rowLabels, opts.colLabels   string[] (drawn as text, ellipsised, full text in title)
 //     opts.kind       'weights' (viridis on [0, max]; RdBu if any is negative) | 'signed' (RdBu, symmetric) | 'unit' ([0, 1])
+//     opts.masked     { key, value }: how masked (−∞) cells read, in the legend (default 'masked (−∞)') and in the
+//                     cell (default '−∞'); a weights map passes its masked cells as −∞ with e.g. { key: 'masked: weight 0', value: '' }
 //     opts.legend     legend title;  opts.showValues: force cell values on/off (default: small matrices)
 //     opts.describe(i, j) -> { title, lines, value, contribution? }   the hover / keyboard readout
 //     opts.onHover(i | null, j | null);  opts.bands: [{ from, to, label }] column groups, marked above the plot
@@ -67,6 +70,19 @@ export function legendTicks(scale, count = 4) {
   return niceTicks(scale.lo, scale.hi, count);
 }
 
+/** How a weights map's masked cells read (opts.masked): grey, and the legend says their weight is 0. */
+export const MASKED_WEIGHTS = Object.freeze({ key: 'masked: weight 0', value: '' });
+
+/**
+ * A causal attention map (query i sees keys j <= i) with the cells above the diagonal −∞, so
+ * that the map draws them as masked instead of as weights of 0 like any other.
+ */
+export function causalMasked({ rows, cols, data }) {
+  const out = Float32Array.from(data);
+  for (let i = 0; i < rows; i++) out.fill(-Infinity, i * cols + Math.min(cols, i + 1), (i + 1) * cols);
+  return { rows, cols, data: out };
+}
+
 export function createHeatmap({ id, label, axes, interactive = true, legend: withLegend = true, uprightCols = false }) {
   const canvas = h('canvas', { width: 1, height: 1, className: 'hm-canvas', dataset: { testid: `heatmap-${id}` } });
   if (interactive) {
@@ -87,7 +103,8 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
   const bar = h('canvas', { width: 256, height: 1, className: 'legend-bar' });
   const tickRow = h('div', { className: 'legend-ticks' });
   const legendTitle = h('div', { className: 'legend-title' });
-  const maskKey = h('div', { className: 'legend-masked', hidden: true }, h('i'), ' masked (−∞)');
+  const maskWords = h('span');
+  const maskKey = h('div', { className: 'legend-masked', hidden: true }, h('i'), maskWords);
   const lockKey = h('div', { className: 'legend-locked', hidden: true, textContent: 'scale locked' });
   const legend = h('div', { className: 'legend', dataset: { testid: `legend-${id}` }, hidden: !withLegend }, bar, tickRow, legendTitle, maskKey, lockKey);
   // the legend is a row of the figure's grid, so it starts where the matrix starts, whatever the label band's width
@@ -95,6 +112,9 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
   const readout = h('p', { className: 'sr-only', dataset: { testid: `readout-${id}` }, attrs: { 'aria-live': 'polite' } });
   const el = h('figure', { className: `hm${interactive ? '' : ' hm-thumb'}`, dataset: { testid: `figure-${id}` } }, body, readout);
 
+  // upright column labels leave one line above the matrix: the corner text ('query ↓ key →') takes two
+  // where the row labels' band is narrower than it (its font is 0.65 of 0.75 rem: 0.87 ch a character)
+  const cornerFits = (rowLabels) => [...(axes ?? '')].length * 0.87 <= labelSize(rowLabels) - 1;
   let current = null; // { matrix, opts, scale }
   let active = null; // { i, j } under the pointer or keyboard focus
   let focusCell = { i: 0, j: 0 };
@@ -162,7 +182,7 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
     for (let p = 0; p < n; p++) {
       const v = matrix.data[p];
       const span = values.children[p];
-      const text = fixed(v, 2);
+      const text = v === -Infinity ? opts.masked?.value ?? fixed(v, 2) : fixed(v, 2);
       if (span.textContent !== text) span.textContent = text;
       span.style.color = textColor(colorOf(scale, v));
     }
@@ -170,7 +190,8 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
 
   function drawLegend() {
     const { scale, opts } = current;
-    const key = `${scale.scheme}|${scale.lo}|${scale.hi}|${scale.masked}|${opts.legend}|${Boolean(locked)}`;
+    const maskText = ` ${opts.masked?.key ?? 'masked (−∞)'}`;
+    const key = `${scale.scheme}|${scale.lo}|${scale.hi}|${scale.masked}|${maskText}|${opts.legend}|${Boolean(locked)}`;
     if (key === legendKey) return;
     legendKey = key;
     const ctx = bar.getContext('2d');
@@ -194,6 +215,7 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
       if (span.style.left !== left) span.style.left = left;
     });
     setText(legendTitle, opts.legend ?? '');
+    setText(maskWords, maskText);
     setHidden(maskKey, !scale.masked);
     setHidden(lockKey, !locked);
   }
@@ -309,7 +331,7 @@ export function createHeatmap({ id, label, axes, interactive = true, legend: wit
       setVar('--max-cell', `${opts.maxCell ?? 48}px`);
       setVar('--min-cell', `${opts.minCell ?? 0}px`);
       setVar('--label-w', `${labelSize(opts.rowLabels)}ch`);
-      setVar('--label-h', uprightCols ? '1.6em' : `${labelSize(opts.colLabels)}ch`);
+      setVar('--label-h', uprightCols ? (cornerFits(opts.rowLabels) ? '1.6em' : '2.5em') : `${labelSize(opts.colLabels)}ch`);
       body.classList.toggle('every-label', Boolean(opts.everyLabel));
       fillLabels(rows, opts.rowLabels, opts.everyLabel ? 1 : labelStride(matrix.rows));
       fillLabels(cols, opts.colLabels, opts.everyLabel ? 1 : labelStride(matrix.cols));
