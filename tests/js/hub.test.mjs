@@ -65,6 +65,8 @@ const repos = {
     step1000: { 'config.json': JSON.stringify(neox.config), [WEIGHTS]: neox.bytes, 'tokenizer.json': neoxTokenizer },
   },
   'test-org/no-config': { main: { [WEIGHTS]: gpt2.bytes } },
+  'test-org/bert': { main: { 'config.json': JSON.stringify({ model_type: 'bert' }), [WEIGHTS]: gpt2.bytes } },
+  'test-org/gpt2-cut': { main: { 'config.json': JSON.stringify(gpt2.config), [WEIGHTS]: gpt2.bytes.subarray(0, 5000) } },
 };
 
 let engine, hub, scratch;
@@ -231,6 +233,15 @@ describe('openModel from a hub', () => {
     await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url }), 'ERR_LOAD', /tokenizer\.json: HTTP 500/);
     await rejectsCode(engine.openModel('test-org/gpt2', { hub: 'http://127.0.0.1:9' }), 'ERR_LOAD',
       /openModel: http:\/\/127\.0\.0\.1:9\/test-org\/gpt2\/resolve\/main\/config\.json: the request failed/);
+  });
+
+  test('files that are no checkpoint the engine opens: loadModel\'s error, naming the repo and file; the weights never asked for after a config it cannot open', async () => {
+    fresh();
+    await rejectsCode(engine.openModel('test-org/bert', { hub: hub.url }), 'ERR_VALUE', /^openModel: test-org\/bert\/config\.json: config: model_type is "bert"/);
+    assert.deepEqual(hub.requestsFor(WEIGHTS), []);
+    const start = engine.heapUsed();
+    await rejectsCode(engine.openModel('test-org/gpt2-cut', { hub: hub.url }), 'ERR_VALUE', /^openModel: test-org\/gpt2-cut\/model\.safetensors: /);
+    assert.equal(engine.heapUsed(), start);
   });
 
   test('arguments are checked before any request: ERR_ARG', async () => {

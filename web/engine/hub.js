@@ -11,7 +11,7 @@
 // a store is given or the browser has one (the second open makes no request),
 // and listed and removed by keptModels / forgetModel.
 import { AttnlabError, argError, describe } from './errors.js';
-import { checkpointSink } from './gpt2.js';
+import { checkpointSink, readConfig } from './gpt2.js';
 import { options } from './matrix.js';
 import { Sha256 } from './sha256.js';
 
@@ -334,6 +334,8 @@ class Parts {
       done: async () => {
         if (file !== WEIGHTS) {
           this.texts[file] = new TextDecoder().decode(whole.bytes());
+          // a config the engine cannot open fails here, before the weights are asked for
+          if (file === 'config.json') readConfig(this.texts[file]);
           return;
         }
         const bytes = whole.bytes();
@@ -429,8 +431,10 @@ async function openFetched(heap, ctx, store, source) {
       }
     },
   });
+  let at = FILES[0];
   try {
     for (const file of FILES) {
+      at = file;
       if (ctx.signal?.aborted) throw abortError(file);
       const url = `${hub}/${repo}/resolve/${encodeURIComponent(revision)}/${file}`;
       const place = await locate(url, file, ctx.signal);
@@ -458,8 +462,14 @@ async function openFetched(heap, ctx, store, source) {
     parts.destroy();
     await keep?.discard().catch(() => {});
     if (ctx.signal?.aborted && !(AttnlabError.holds(err) && err.code === 'ERR_ABORT')) throw abortError();
-    throw err;
+    throw checkpointError(err, `${repo}/${at}`);
   }
+}
+
+/** An error of the checkpoint's reader (loadModel's words) as openModel's, naming the file; any other as it is. */
+function checkpointError(err, where) {
+  if (!AttnlabError.holds(err) || !err.message.startsWith('loadModel: ')) return err;
+  return new AttnlabError(err.code, `openModel: ${where}: ${err.message.slice('loadModel: '.length)}`);
 }
 
 /** The files as they were kept, streamed as from the network; no request is made. */
