@@ -149,6 +149,19 @@ describe('openModel from a hub', () => {
     await sameAsLoadModel(m, neox, { tokenizer: neoxTokenizer });
   });
 
+  test('progress on a slow connection: reported while the bytes arrive, never more than a second apart', async () => {
+    fresh();
+    hub.faults[WEIGHTS] = { pace: 150, pieces: 10 };
+    const events = [];
+    const m = await engine.openModel('test-org/gpt2', { hub: hub.url, onProgress: (e) => events.push({ ...e, at: Date.now() }) });
+    const weights = events.filter((e) => e.file === WEIGHTS);
+    const between = weights.filter((e) => e.loaded > 0 && e.loaded < gpt2.bytes.length);
+    assert.ok(between.length >= 3, `${between.length} reports while the bytes arrived`);
+    for (let i = 1; i < weights.length; i++) assert.ok(weights[i].at - weights[i - 1].at <= 1000, 'a second or less apart');
+    assert.ok(weights.every((e, i) => i === 0 || e.loaded >= weights[i - 1].loaded), 'loaded only grows');
+    await sameAsLoadModel(m, gpt2);
+  });
+
   test('the weights stream into the heap: its peak is the model plus one piece, not the file twice', async () => {
     fresh();
     const start = engine.heapUsed();

@@ -15,6 +15,7 @@
 //                  { size }        the hub's X-Linked-Size says this many bytes
 //                  { hide }        the hub's redirect says no size or hash (as a browser sees a cross-origin one)
 //                  { chunked }     the store sends no Content-Length
+//                  { pace, pieces } the store sends the body in `pieces` pieces, `pace` ms apart
 // Every request is recorded in `requests`: { server, method, path, range }.
 import { createServer } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -84,6 +85,19 @@ export async function startHub(repos, { lfs = ['model.safetensors'] } = {}) {
       fault.times--;
       // a connection dropped mid-body: part of the bytes, then the socket closes
       res.write(part.subarray(0, fault.drop), () => res.socket.destroy());
+      return undefined;
+    }
+    if (fault.pace) {
+      // a slow connection: the body in pieces, a pause between them
+      const step = Math.ceil(part.length / fault.pieces);
+      let at = 0;
+      const next = () => {
+        res.write(part.subarray(at, at + step));
+        at += step;
+        if (at < part.length) setTimeout(next, fault.pace);
+        else res.end();
+      };
+      next();
       return undefined;
     }
     return res.end(part);
