@@ -98,7 +98,12 @@ test('chapters 1–8: each challenge says why the answer on screen does not coun
   const w = selfAttend(engine, { trainable: false, causal: false, heads: 1 }).weights[0].data.subarray(30, 36);
   let best = 0;
   for (let j = 1; j < 6; j++) if (w[j] > w[best]) best = j;
-  assert.equal(await status(page, 'self'), `Not solved yet: “step” puts the most weight elsewhere (“${TOKENS[best]}” ${fixed(w[best], 2)}, “starts” ${fixed(w[2], 2)}). Change the settings above.`);
+  assert.equal(await status(page, 'self'), `Not solved yet: “step” looks most at “${TOKENS[best]}” (α ${fixed(w[best], 2)}; “starts” ${fixed(w[2], 2)}). Change the settings above.`);
+  await page.check('[data-testid=ch5-trainable]');
+  await page.selectOption('[data-testid=ch5-heads]', '3');
+  assert.match(await status(page, 'self'), /^Not solved yet: “step” looks most in head 0 at “\w+” \(α [\d.]+; “starts” [\d.]+\); in head 1 at .*; in head 2 at .*\. Change the settings above\.$/);
+  await page.selectOption('[data-testid=ch5-heads]', '1');
+  await page.uncheck('[data-testid=ch5-trainable]');
 
   // chapter 6: a day early, then the ISO date itself
   const dates = engine.loadSeq2Seq(await bytesOf('dates'));

@@ -81,7 +81,7 @@ export function mountSelf(root, { engine }) {
       let best = 0;
       for (let j = 1; j < 6; j++) if (row[j] > row[best]) best = j;
       if (best === STARTS) solved = true;
-      looks.push(`${s.heads > 1 ? `head ${k}: ` : ''}“${TOKENS[best]}” ${fixed(row[best], 2)}, “${TOKENS[STARTS]}” ${fixed(row[STARTS], 2)}`);
+      looks.push(`${s.heads > 1 ? `in head ${k} ` : ''}at “${TOKENS[best]}” (α ${fixed(row[best], 2)}; “${TOKENS[STARTS]}” ${fixed(row[STARTS], 2)})`);
     });
     ctxMap.update(r.context, { rowLabels: TOKENS, colLabels: Array.from({ length: r.context.cols }, (_, j) => `z${j + 1}`), kind: 'signed', legend: 'context value', maxCell: 48 });
     root.dataset.solvedHead = String(solved);
@@ -89,7 +89,7 @@ export function mountSelf(root, { engine }) {
       preset: 'tutorial', mode: 'self', score: s.trainable ? 'scaled_dot' : 'dot', trainable: s.trainable,
       mask: s.causal ? 'causal' : 'none', heads: s.heads, head: 0, paramSeed: 2, ...w,
     });
-    challenge.check(solved, `“${TOKENS[STEP]}” puts the most weight elsewhere (${looks.join('; ')}). Change the settings above.`);
+    challenge.check(solved, `“${TOKENS[STEP]}” looks most ${looks.join('; ')}. Change the settings above.`);
   }
   for (const el of [trainable, causal, headsSel]) el.addEventListener('change', update);
   update();
