@@ -379,11 +379,20 @@ test('a saved image model loads back and reads the test image the same', async (
   await page.close();
 });
 
-/** Nothing on the page is wider than the screen, and every element of `selector` lies inside it. */
+/**
+ * Nothing on the page is wider than the screen, and every element of `selector` lies inside it,
+ * or inside a box on the screen that scrolls sideways (the phone's run bar: one row of controls).
+ */
 async function fitsScreen(page, selector) {
   const r = await page.evaluate((sel) => {
+    const scrolled = (e) => {
+      for (let a = e.parentElement; a; a = a.parentElement) {
+        if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) return a.getBoundingClientRect().right <= innerWidth + 1;
+      }
+      return false;
+    };
     const wide = Array.from(document.querySelectorAll(`${sel} *`))
-      .filter((e) => e.getClientRects().length > 0 && e.getBoundingClientRect().right > innerWidth + 1)
+      .filter((e) => e.getClientRects().length > 0 && e.getBoundingClientRect().right > innerWidth + 1 && !scrolled(e))
       .map((e) => `${e.tagName.toLowerCase()}#${e.id || e.dataset.testid || ''}`);
     return { page: document.documentElement.scrollWidth, screen: innerWidth, wide: wide.slice(0, 5) };
   }, selector);

@@ -186,6 +186,12 @@ test('focus is never under the sticky run bar; Tab goes from the settings to the
   const { page, errors } = await openLab(env, TF_SCRATCH);
   const seen = await shiftTabUp(page, '#tf-random', 'task');
   for (const id of ['tf-example', 'tfInput', 'seed', 'tfDModel', 'tfHeads', 'tfLayers', 'tfTask', 'task']) assert.ok(seen.includes(id), `${id} reached (${seen.join(', ')})`);
+  // the bar's own controls are in view where it sticks: focusing one scrolls nothing
+  await page.evaluate(() => scrollTo(0, 1200));
+  const y = await page.evaluate(() => scrollY);
+  await page.focus('#play');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => scrollY), y, 'the page stays where it was');
   // Tab from the last of the settings goes to the heads card beside them, not the charts below
   await page.focus('#task');
   let next = null;

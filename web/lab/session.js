@@ -202,7 +202,7 @@ export class Session {
     if (!Number.isInteger(every) || every < 1) return false;
     if (!Array.isArray(h.losses) || h.losses.length !== Math.ceil(this.steps / every) || !h.losses.every(Number.isFinite) || !points(h.accuracy)) return false;
     if (this.family.history && !this.family.history(this, h)) return false;
-    this.losses = h.losses.map((value, i) => ({ step: Math.min(this.steps, (i + 1) * every), value }));
+    this.losses = h.losses.map((value, i) => ({ step: Math.min(this.steps, (i + 1) * every), value, n: every })); // n: each the mean of `every` steps (thin)
     this.recordedEvery = every;
     // the lab's own measure of the model in hand ends the curve
     this.accuracy = [...h.accuracy.filter((p) => p.step < this.steps), ...this.accuracy];
