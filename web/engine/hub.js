@@ -403,6 +403,27 @@ async function safely(fn) {
   }
 }
 
+/**
+ * Each of a repo's files located and received in turn (ctx.at: the one under
+ * way): open(file, size) gives its target, done(file, got) hears what came
+ * (null: an optional file the repo lacks).
+ */
+async function fetchEach(ctx, { hub, repo, revision }, open, done) {
+  for (const file of FILES) {
+    ctx.at = file;
+    if (ctx.signal?.aborted) throw abortError(file);
+    const url = `${hub}/${repo}/resolve/${encodeURIComponent(revision)}/${file}`;
+    const place = await locate(url, file, ctx.signal);
+    if (!place) {
+      done(file, null);
+      continue;
+    }
+    place.optional = OPTIONAL.has(file);
+    place.hubOrigin = new URL(url).origin;
+    done(file, await receive(ctx, file, place, (size) => open(file, size)));
+  }
+}
+
 /** The files from the hub, each kept as it arrives where a store takes it. */
 async function openFetched(heap, ctx, store, source) {
   const { hub, repo, revision } = source;
@@ -431,23 +452,12 @@ async function openFetched(heap, ctx, store, source) {
       }
     },
   });
-  let at = FILES[0];
+  ctx.at = FILES[0];
   try {
-    for (const file of FILES) {
-      at = file;
-      if (ctx.signal?.aborted) throw abortError(file);
-      const url = `${hub}/${repo}/resolve/${encodeURIComponent(revision)}/${file}`;
-      const place = await locate(url, file, ctx.signal);
-      if (!place) {
-        files[file] = null;
-        continue;
-      }
-      place.optional = OPTIONAL.has(file);
-      place.hubOrigin = new URL(url).origin;
-      const got = await receive(ctx, file, place, async (size) => keeping(file, await parts.open(file, size)));
+    await fetchEach(ctx, source, async (file, size) => keeping(file, await parts.open(file, size)), (file, got) => {
       files[file] = got ? { size: got.size, sha256: got.sha256, from: 'network' } : null;
       source.commit ??= got?.commit ?? null;
-    }
+    });
     if (ctx.signal?.aborted) throw abortError(WEIGHTS);
     const model = parts.finish();
     if (keep) {
@@ -462,7 +472,7 @@ async function openFetched(heap, ctx, store, source) {
     parts.destroy();
     await keep?.discard().catch(() => {});
     if (ctx.signal?.aborted && !(AttnlabError.holds(err) && err.code === 'ERR_ABORT')) throw abortError();
-    throw checkpointError(err, `${repo}/${at}`);
+    throw checkpointError(err, `${repo}/${ctx.at}`);
   }
 }
 
@@ -737,4 +747,22 @@ class CacheStore {
     const cache = await this.caches.open(CACHE_NAME);
     for (const file of [MANIFEST, ...FILES]) await cache.delete(this.#key(repo, revision, file));
   }
+}
+
+/**
+ * A repo's files fetched as openModel fetches them (the redirect followed, the
+ * size and SHA-256 the hub says checked, a dropped connection resumed), each
+ * handed piece by piece to the target open(file, size) returns ({ take(piece),
+ * done() }), with no engine: `npm run fetch-model` writes a course's own copy
+ * with it. → { file: { size, sha256 } | null (an optional file the repo lacks) }.
+ */
+export async function fetchFiles(repo, args, open) {
+  const o = options('fetchFiles', args ?? {}, ['hub', 'revision', 'onProgress', 'signal']);
+  readRepo(repo);
+  const revision = readRevision(o.revision);
+  const hub = await readHub(o.hub);
+  const ctx = { signal: o.signal, progress: progressOf(o.onProgress) };
+  const files = {};
+  await fetchEach(ctx, { hub, repo, revision }, open, (file, got) => { files[file] = got && { size: got.size, sha256: got.sha256 }; });
+  return files;
 }
