@@ -21,7 +21,7 @@ import { TASK_FIELDS } from './family.js';
 import { createGpt2View } from './gpt2.js';
 import { createImagesView } from './images-view.js';
 import { adoptLimits } from './limits.js';
-import { readModelFile, saveModel } from './model-file.js';
+import { exportModel, readModelFile, saveModel } from './model-file.js';
 import { createModelStatus } from './model-status.js';
 import { fetchPretrained, linkFields, loadManifest } from './pretrained.js';
 import { takeHandoff } from '../ui/handoff.js';
@@ -325,6 +325,7 @@ function start() {
   byId('share').addEventListener('click', () => shareLink(location.href, notice));
   byId('share').after(embedButton({ widget: () => `lab/${embedFamily(state)}`, measure: () => byId('main'), label: 'Embed this training panel in another page', title: 'attnlab lab' }));
   byId('save').addEventListener('click', () => saveModel(session, session.family.fileName(state, session.steps)).catch((err) => showError(err, { doing: 'save' })));
+  byId('export').addEventListener('click', () => exportModel(session).catch((err) => showError(err, { doing: 'export' })));
   byId('load').addEventListener('change', (e) => {
     const file = e.target.files?.[0];
     e.target.value = '';

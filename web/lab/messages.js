@@ -5,7 +5,7 @@
 // message under "Details" for whoever wants it.
 //   explain(err, { doing, file }) -> { text, detail }
 //     doing  'create' (a new model from the settings), 'load' (a model file), 'train',
-//            'start' (the engine), 'experiment', 'read' (an input or an image)
+//            'start' (the engine), 'experiment', 'read' (an input or an image), 'export' (a checkpoint)
 //     kept   true: the model there was stays, with its settings (said at the end)
 
 const RULES = [
@@ -38,6 +38,10 @@ const RULES = [
   {
     when: (e) => e.code === 'ERR_DATA',
     say: () => 'The handwritten digits (or a pretrained model) could not be downloaded. Check the connection, then try again.',
+  },
+  {
+    when: (e, c) => c.doing === 'export',
+    say: (e) => `This model cannot be written as a Hugging Face checkpoint: ${e.message.replace(/^(\w+: )+/, '').replace(/\.?$/, '.')}`,
   },
   {
     when: (e, c) => c.doing === 'load',
