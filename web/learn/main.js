@@ -118,7 +118,7 @@ async function main() {
   // one thread: the article's figures are small calls, where waking workers costs more than it
   // saves, and the single-thread build is the one learn.html preloads
   const [engine, manifest, attention, bottleneck] = await Promise.all([loadEngine({ threads: 1 }), manifestP, bytes.attention, bytes.bottleneck]);
-  header.engine(engine);
+  header.engine(engine, 'by choice: the figures are small calls (a training widget takes more)');
   const models = { attention: engine.loadSeq2Seq(attention), bottleneck: engine.loadSeq2Seq(bottleneck) };
   const ctx = { engine, models, manifest, fetchBytes };
   const $ = (id) => document.getElementById(id);
