@@ -218,7 +218,7 @@ describe('openModel from a hub', () => {
     const cache = path.join(scratch, 'corrupt');
     const start = engine.heapUsed();
     await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, cache }), 'ERR_DATA',
-      /openModel: http:\/\/127\.0\.0\.1:\d+\/blobs\/.*SHA-256 is [0-9a-f]{64}, but the hub says [0-9a-f]{64}/);
+      /openModel: http:\/\/127\.0\.0\.1:\d+\/blobs\/.*sha256 is [0-9a-f]{64}, but the hub says [0-9a-f]{64}/);
     assert.equal(engine.heapUsed(), start);
     assert.deepEqual(await engine.keptModels({ cache }), []);
     fresh();
@@ -444,7 +444,7 @@ describe("the browser's Cache Storage", () => {
   test('a wrong hash or an abort leaves nothing in Cache Storage', () => withCaches(memoryCaches(), async () => {
     fresh();
     hub.faults[WEIGHTS] = { corrupt: true };
-    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url }), 'ERR_DATA', /SHA-256/);
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url }), 'ERR_DATA', /sha256 is/);
     const store = await globalThis.caches.open('attnlab-models');
     assert.deepEqual(await store.keys(), []);
   }));

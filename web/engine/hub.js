@@ -276,7 +276,7 @@ async function receive(ctx, file, place, open) {
     response = await get(place, loaded, signal);
   }
   const sha256 = hasher.hex();
-  if (expected && sha256 !== expected) throw dataError(`${place.url}: the bytes' SHA-256 is ${sha256}, but the hub says ${expected}`);
+  if (expected && sha256 !== expected) throw dataError(`${place.url}: the bytes' sha256 is ${sha256}, but the hub says ${expected}`);
   await target.done();
   ctx.progress(file, loaded, size ?? loaded, true);
   return { size: loaded, sha256, commit: place.commit ?? said.commit };
