@@ -263,6 +263,8 @@ export class Model {
   readonly steps: number;
   /** Trains `steps` optimiser steps; the limits and defaults are the kind's (see its class). */
   train(options?: TrainOptions): TrainResult;
+  /** The model back where the last train() call found it (weights, optimiser state, steps, draws); ERR_ARG before any call. */
+  undoTrain(): void;
   /** The model in the versioned attnlab format (engine.loadModel reads it back). */
   save(): Uint8Array;
   /** Frees the model; calling it again does nothing. */
@@ -689,3 +691,12 @@ export interface KeptModel {
   /** Bytes the kept files take. */
   bytes: number;
 }
+
+/**
+ * How large a checkpoint's weights are, as the hub reports them, before anything is fetched: one HEAD
+ * of `${hub}/${repo}/resolve/${revision}/model.safetensors` (else pytorch_model.bin), its X-Linked-Size
+ * where the hub's redirect is visible, else the file store's Content-Length. `bytes` null: the server
+ * said no size. Needs no engine. ERR_ARG as openModel's arguments; ERR_LOAD (`.url`, `.status`) when
+ * neither file is there or the hub cannot be reached; ERR_ABORT when `signal` aborts.
+ */
+export function modelSize(repo: string, options?: { hub?: string; revision?: string; signal?: AbortSignal }): Promise<{ file: 'model.safetensors' | 'pytorch_model.bin'; bytes: number | null }>;

@@ -29,6 +29,7 @@ export { Seq2SeqModel } from './seq2seq.js';
 export { VisionModel, kendallTau } from './vision.js';
 export { agreement, wilson } from './stats.js';
 export { TransformerModel } from './transformer.js';
+export { modelSize } from './hub-info.js';
 
 const MASK_KINDS = Object.freeze({ none: 'none', causal: 'causal' });
 
