@@ -11,6 +11,7 @@
 #include "attnlab/attention.h"
 #include "base/error.h"
 #include "core/vec.h"
+#include "layers/torch_file.h"
 #include "models/decoder.h"
 #include "models/gpt2_internal.h"
 
@@ -253,7 +254,9 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
         return nn_fail(NN_ERR_NOMEM, "out of memory for a GPT-2");
     }
     m->c = *c;
-    int st = st_parse(&m->table, header, header_len, (uint64_t)file_size);
+    /* a pytorch_model.bin (a zip) comes whole, its data counted from its first byte; a safetensors header alone */
+    int st = torch_is_zip(header, header_len) ? torch_parse(&m->table, header, header_len, (uint64_t)file_size)
+                                              : st_parse(&m->table, header, header_len, (uint64_t)file_size);
     int n = 0;
     if (st == NN_OK) {
         m->tied = !has_unembed(&m->table, c->neox);
