@@ -348,6 +348,8 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
   /** Views of the model the session now holds, on `input` ('' : a test example). */
   async function prepare(input) {
     config = session.info.config;
+    // the Input box is as wide as the most the model reads
+    inputBox.style.setProperty('--chars', String(config.context));
     learned = config.task === 'text' ? state.tfText : null;
     const kept = state.tfAblate.filter(fits);
     if (kept.length !== state.tfAblate.length) state.tfAblate = kept;

@@ -7,7 +7,8 @@
 //             interval { x, lo, hi }: a vertical bar with caps at x (e.g. a 95% confidence
 //             interval at the last step), offset a little per series so that bars at one x stay apart
 //     opts    { xLabel, yLabel, readout (element), xMin?, xMax?, yMin?, yMax?, integerX?, marks? }
-//             marks [{ x, label }]: a dashed vertical line at x with its label (an event on the x axis)
+//             marks [{ x, label }]: a dashed vertical line at x with its label (an event on the x axis),
+//             the label placed where it covers no curve
 //             the readout reads "<series>: <xLabel> <x>, <yLabel> <y>"; the svg is focusable:
 //             ←/→ move between points, Home/End jump to the ends
 //   drawLegend(container, series)     a swatch and a name per series
@@ -95,17 +96,18 @@ export function drawChart(figure, series, opts) {
     const d = `M${cx - 3},${top.toFixed(1)}H${cx + 3}M${cx},${top.toFixed(1)}V${bottom.toFixed(1)}M${cx - 3},${bottom.toFixed(1)}H${cx + 3}`;
     svg.append(el('path', { d, fill: 'none', stroke: s.color, 'stroke-width': 1.5, class: 'interval', 'data-name': s.name }));
   });
+  // the curves as drawn, for the marks' labels to keep off
+  const drawnLines = series.map((s) => s.points.map((p) => [x(xOf(p)), y(yOf(p))]));
   for (const m of opts.marks ?? []) {
     if (!(m.x >= xd.lo && m.x <= xd.hi)) continue;
     const mx = x(m.x).toFixed(1);
     const g = el('g', { class: 'mark', 'data-x': m.x });
     g.append(el('line', { x1: mx, y1: PAD.top, x2: mx, y2: H - PAD.bottom, stroke: '#495057', 'stroke-dasharray': '4 3' }));
-    // the label on the side with room, so that it stays inside the drawing
-    const right = x(m.x) < W / 2;
-    const t = el('text', { x: right ? Number(mx) + 4 : Number(mx) - 4, y: PAD.top + 10, 'text-anchor': right ? 'start' : 'end', class: 'mark-label' });
+    const t = el('text', { class: 'mark-label' });
     t.textContent = m.label;
     g.append(t);
     svg.append(g);
+    placeMarkLabel(t, x(m.x), W, y(yd.lo), drawnLines);
   }
   const marker = el('circle', { r: 4, class: 'marker', visibility: 'hidden' });
   svg.append(marker);
@@ -139,6 +141,45 @@ export function drawChart(figure, series, opts) {
     else return;
     e.preventDefault();
   };
+}
+
+/** Whether the polyline `line` ([[x, y], ...]) passes through the box { x0, x1, y0, y1 }. */
+function crosses(line, b) {
+  if (line.length === 1) {
+    const [[px, py]] = line;
+    return px >= b.x0 && px <= b.x1 && py >= b.y0 && py <= b.y1;
+  }
+  for (let i = 1; i < line.length; i++) {
+    const [ax, ay] = line[i - 1];
+    const [bx, by] = line[i];
+    const lo = Math.max(Math.min(ax, bx), b.x0);
+    const hi = Math.min(Math.max(ax, bx), b.x1);
+    if (lo > hi) continue;
+    // the segment's y over the x's it shares with the box
+    const at = (v) => (bx === ax ? ay : ay + ((v - ax) / (bx - ax)) * (by - ay));
+    const [ya, yb] = bx === ax ? [ay, by] : [at(lo), at(hi)];
+    if (Math.max(ya, yb) >= b.y0 && Math.min(ya, yb) <= b.y1) return true;
+  }
+  return false;
+}
+
+/**
+ * Puts a mark's label (an SVG text in the drawing) beside its line at x = `mx`, inside the plot and
+ * where it covers no curve: at the top, the bottom or between, on the side with more room first.
+ * If every place covers one, the top on the roomier side.
+ */
+function placeMarkLabel(t, mx, W, bottom, lines) {
+  const width = (t.getComputedTextLength?.() || 0) || 7 * t.textContent.length; // 7: 11 px bold, when not laid out
+  const top = PAD.top + 10;
+  const ys = [top, bottom - 4, top + (bottom - 4 - top) / 3, top + (2 * (bottom - 4 - top)) / 3];
+  const sides = mx < W / 2 ? [1, -1] : [-1, 1];
+  const fits = (side) => (side > 0 ? mx + 4 + width <= W - PAD.right : mx - 4 - width >= PAD.left);
+  const places = ys.flatMap((ty) => sides.filter(fits).map((side) => ({ ty, side })));
+  const box = ({ ty, side }) => ({ x0: side > 0 ? mx + 2 : mx - 6 - width, x1: side > 0 ? mx + 6 + width : mx - 2, y0: ty - 11, y1: ty + 3 });
+  const at = places.find((p) => !lines.some((line) => crosses(line, box(p)))) ?? { ty: top, side: sides[0] };
+  t.setAttribute('x', String(Number((mx + 4 * at.side).toFixed(1))));
+  t.setAttribute('y', String(Number(at.ty.toFixed(1))));
+  t.setAttribute('text-anchor', at.side > 0 ? 'start' : 'end');
 }
 
 export function drawLegend(container, series) {
