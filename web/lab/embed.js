@@ -1,6 +1,9 @@
 // The lab embedded (?embed&family=seq2seq|images|transformer): the training panel
 // (run bar, model line, progress) and the family's maps, without the settings form
 // or the experiments. A link of another family opens at the asked family's first task.
+// &compact shows the run bar, the family's first map (the transformer's heads) and the
+// progress charts only, without their longer explanations, two columns where there is
+// room: a frame of at most 1,200 px, on a laptop and on a phone (docs/embedding.md).
 import { LAB_FAMILIES } from '../embed/protocol.js';
 import { byId } from '../ui/dom.js';
 import { startEmbed } from '../ui/embed.js';
@@ -28,6 +31,9 @@ export function startLabEmbed(params) {
   const maps = [...document.querySelectorAll('main > section[data-for]')]
     .filter((s) => s.dataset.for.split(' ').includes(family.name) && !['modes', 'bottleneck'].includes(s.id));
   const progress = byId('h-progress').closest('section');
-  const targets = [byId('runbar'), document.querySelector('.model-line'), progress, ...maps];
+  // a lab-only parameter, read here: the embed protocol's are every page's
+  const compact = new URLSearchParams(location.search.slice(0, 2048)).has('compact');
+  document.documentElement.classList.toggle('compact', compact);
+  const targets = [byId('runbar'), document.querySelector('.model-line'), progress, ...(compact ? maps.slice(0, 1) : maps)];
   return startEmbed(params, { widget: `lab/${NAMES[family.name]}`, targets });
 }
