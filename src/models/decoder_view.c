@@ -1,0 +1,73 @@
+/* The weight view of every decoder (decoder_view.h): each model type fills
+ * it from its own tensors, and one reader turns a block of any stored
+ * matrix, row-major or packed, into row-major numbers. */
+#include <stddef.h>
+
+#include "base/error.h"
+#include "core/vec.h"
+#include "models/decoder_view.h"
+#include "models/gpt2_internal.h"
+#include "models/transformer_internal.h"
+
+_Static_assert(TF_MAX_LAYERS <= DEC_MAX_LAYERS && TF_MAX_HEADS <= DEC_MAX_HEADS, "the view holds every transformer");
+
+static DecMatrix rows_of(const nn_real *p, int rows, int cols) { return (DecMatrix){p, rows, cols, 0, 0}; }
+
+void dec_view_tf(const TfModel *m, DecView *v) {
+    const TfConfig *c = &m->c;
+    int C = c->d_model;
+    *v = (DecView){.layers = c->layers, .heads = c->heads, .d_model = C, .d_head = C / c->heads, .vocab = m->V};
+    for (int l = 0; l < c->layers; l++) {
+        v->ln1w[l] = m->w.ln1w[l];
+        v->qkv[l] = rows_of(m->w.qkvw[l], C, 3 * C);
+        v->proj[l] = rows_of(m->w.projw[l], C, C);
+    }
+    v->lnfw = m->w.lnfw;
+    v->embed = rows_of(m->w.wte, m->V, C);
+    v->unembed = rows_of(m->w.outw, C, m->V);
+}
+
+int dec_view_gpt2(const Gpt2 *m, DecView *v) {
+    NN_TRY(gpt2_check_ready(m));
+    const Gpt2Config *c = &m->c;
+    int C = c->d_model, V = c->vocab;
+    *v = (DecView){.layers = c->layers, .heads = c->heads, .d_model = C, .d_head = C / c->heads, .vocab = V};
+    /* the Conv1D weights (GPT-NeoX's nn.Linear ones too, transposed on loading, and its
+     * query_key_value's head-major rows put in GPT-2's order) are the products' B in panels */
+    for (int l = 0; l < c->layers; l++) {
+        v->ln1w[l] = m->w.ln1w[l]; /* GPT-NeoX: input_layernorm */
+        v->qkv[l] = (DecMatrix){m->w.qkvw[l], C, 3 * C, 1, 0};
+        v->proj[l] = (DecMatrix){m->w.projw[l], C, C, 1, 0};
+    }
+    v->lnfw = m->w.lnfw;
+    /* the unembedding (lm_head, GPT-NeoX's embed_out, or wte when tied) is packed as the panels of W_U (C, V) */
+    v->unembed = (DecMatrix){m->w.unembed, C, V, 1, 0};
+    v->embed = m->tied ? (DecMatrix){m->w.unembed, V, C, 1, 1} : rows_of(m->w.wte, V, C);
+    return NN_OK;
+}
+
+void dec_matrix_read(const DecMatrix *x, int r0, int c0, int m, int n, const nn_real *scale, nn_real *out, int ld) {
+    /* the stored matrix S (K, N): x itself, or x^T */
+    size_t K = (size_t)(x->transposed ? x->cols : x->rows), N = (size_t)(x->transposed ? x->rows : x->cols);
+    size_t nr = (size_t)vec_panel_width();
+    for (int i = 0; i < m; i++) {
+        nn_real g = scale ? scale[r0 + i] : 1;
+        nn_real *o = out + (size_t)i * ld;
+        for (int j = 0; j < n; j++) {
+            size_t k = (size_t)(x->transposed ? c0 + j : r0 + i), col = (size_t)(x->transposed ? r0 + i : c0 + j);
+            /* a panel holds columns [p nr, p nr + nr) of every row, row by row */
+            size_t at = x->panels ? col / nr * K * nr + k * nr + col % nr : k * N + col;
+            o[j] = g * x->p[at];
+        }
+    }
+}
+
+void dec_view_read(const DecView *v, int l, int h, int which, nn_real *out) {
+    int C = v->d_model, D = v->d_head;
+    dec_matrix_read(&v->qkv[l], 0, which * C + h * D, C, D, v->ln1w[l], out, D);
+}
+
+void dec_view_wo(const DecView *v, int l, int h, nn_real *out) {
+    int C = v->d_model, D = v->d_head;
+    dec_matrix_read(&v->proj[l], h * D, 0, D, C, NULL, out, C);
+}
