@@ -61,6 +61,9 @@ Seq2Seq *trainer_model(Trainer *t);
  * if memory runs out, the model unchanged). losses (steps) or NULL receives
  * each step's mean loss; *tokens (or NULL) the target tokens seen. */
 int trainer_train(Trainer *t, const NnTrainOptions *o, int steps, int B, float *losses, double *tokens);
+/* The model as the last trainer_train call found it (weights, optimiser
+ * state, steps, the training stream): NN_OK, or NN_ERR_ARG before any call. */
+int trainer_undo(Trainer *t);
 
 /* Loss and greedy accuracies on `count` examples of a split. */
 int trainer_evaluate(Trainer *t, TaskSplit split, int count, TrainerEval *r);

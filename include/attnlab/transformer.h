@@ -126,6 +126,9 @@ int tf_set_ablation(Transformer *m, const int32_t *pairs, int n);
 
 /* Trains; losses (steps) gets each step's mean loss over scored positions. */
 int tf_train(Transformer *m, const TfTrainOptions *o, float *losses);
+/* The model as the last tf_train call found it (weights, optimiser state,
+ * steps, the training stream): NN_OK, or NN_ERR_ARG before any call. */
+int tf_undo(Transformer *m);
 
 /* Mean loss and accuracy over the scored positions of `count` sequences of
  * a split (the test split's sequences are the same on every call). */

@@ -297,6 +297,9 @@ int vtr_batch(const VisionTrainer *t);
  * streams go back to where the call found them; divergence is NN_ERR_VALUE,
  * "training diverged at step N ...". The copy is allocated with the model. */
 int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float *losses);
+/* The model as the last vtr_train call found it (weights, optimiser state,
+ * steps, baselines, streams): NN_OK, or NN_ERR_ARG before any call. */
+int vtr_undo(VisionTrainer *t);
 /* uniform: every attention map replaced by the uniform one (vis_set_uniform). */
 int vtr_evaluate(VisionTrainer *t, VisSplit split, int count, int uniform, VisEval *r);
 /* One image (rows x cols greys) placed on the canvas and read greedily:

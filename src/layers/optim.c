@@ -227,7 +227,11 @@ int opt_update(OptParams *p, const NnTrainOptions *o, nn_real *norm_out) {
     if (norm_out) *norm_out = (nn_real)norm;
     if (!isfinite(norm)) return nn_fail(NN_ERR_VALUE, "the gradient norm is %g; the step is not taken", norm);
     double b2 = o->optimizer == NN_ADAMW ? ADAMW_BETA2 : ADAM_BETA2;
-    UpdateRule u = {o->optimizer, opt_lr(o, p->steps), 1 - pow(ADAM_BETA1, p->steps + 1), 1 - pow(b2, p->steps + 1),
+    /* the moments' own count for Adam's bias correction; a resumed model's learning rate ramps up */
+    int t = p->moment_steps + 1;
+    double lr = opt_lr(o, p->steps);
+    if (p->moment_steps < p->steps && t < OPT_RESUME_WARMUP) lr *= (double)t / OPT_RESUME_WARMUP;
+    UpdateRule u = {o->optimizer, lr, 1 - pow(ADAM_BETA1, t), 1 - pow(b2, t),
                     (nn_real)(o->clip > 0 && norm > o->clip ? o->clip / norm : 1), o->weight_decay};
     /* all or nothing: every new value is checked before any is written; an
      * Adam step costs some 30 multiply-adds' time (a square root, a division) */
@@ -237,6 +241,7 @@ int opt_update(OptParams *p, const NnTrainOptions *o, nn_real *norm_out) {
         if (j.bad[c] < P) return nn_fail(NN_ERR_VALUE, "the update would make weight %zu non-finite; the step is not taken", j.bad[c]);
     run_pass(&j, PASS_WRITE, 30);
     p->steps++;
+    p->moment_steps++;
     return NN_OK;
 }
 
@@ -247,6 +252,7 @@ int opt_snapshot(OptParams *p) {
     memcpy(p->kept, p->params, sizeof(nn_real) * P);
     memcpy(p->kept + P, p->moments, sizeof(nn_real) * 2 * P);
     p->kept_steps = p->steps;
+    p->kept_moment_steps = p->moment_steps;
     return NN_OK;
 }
 
@@ -256,4 +262,5 @@ void opt_rollback(OptParams *p) {
     memcpy(p->params, p->kept, sizeof(nn_real) * P);
     memcpy(p->moments, p->kept + P, sizeof(nn_real) * 2 * P);
     p->steps = p->kept_steps;
+    p->moment_steps = p->kept_moment_steps;
 }

@@ -48,7 +48,13 @@ typedef struct {
     nn_real *moments;                   /* (2, n) Adam's first and second moments */
     nn_real *kept;                      /* (3, n) opt_snapshot's copy of params and moments, or NULL */
     int steps;                          /* optimiser steps taken */
-    int kept_steps;                     /* steps at the snapshot */
+    int moment_steps;                   /* of them, the steps the moments have seen: fewer than steps in a model
+                                         * loaded from a file (saved without its moments), whose moments start at
+                                         * zero there (Adam's bias correction counts these, and the learning rate
+                                         * ramps up over OPT_RESUME_WARMUP of them) */
+    int kept_steps, kept_moment_steps;  /* the two counts at the snapshot */
+    uint64_t kept_stream;               /* the training call's draws' state at the snapshot (train_call.c) */
+    int called;                         /* a training call kept the snapshot (train_undo has a state to go to) */
     int chunks;                         /* opt_update's passes run in this many contiguous ranges, one
                                          * parallel region each (the model's shard count; 0 or 1: plain loops) */
 } OptParams;
@@ -88,7 +94,14 @@ nn_real opt_grad_norm(const OptParams *p);
 int opt_check_options(const NnTrainOptions *o);
 /* The learning rate of the model's step `step` (0-based) under o's schedule. */
 double opt_lr(const NnTrainOptions *o, int step);
-/* Clips (global norm) and applies one step at opt_lr(o, p->steps); the norm
+/* Steps over which a resumed model's learning rate (moments restarted at
+ * zero after moment_steps < steps) ramps up from lr / OPT_RESUME_WARMUP to
+ * lr: a trained model's first steps with fresh moments would otherwise each
+ * move every weight by about lr and throw it off what it learned. */
+#define OPT_RESUME_WARMUP 200
+
+/* Clips (global norm) and applies one step at opt_lr(o, p->steps) (ramped
+ * for a resumed model, above); the norm
  * before clipping in *norm (or NULL). All or nothing: a bad option, a
  * gradient norm that is not finite, or an update that would make a weight
  * or the optimiser state non-finite returns NN_ERR_VALUE and changes nothing. */

@@ -16,13 +16,22 @@ int train_check(const OptParams *p, const NnTrainOptions *o, int steps) {
     return NN_OK;
 }
 
+/* The model as the last call found it: weights, moments, counts, draws and
+ * whatever else the model keeps. */
+static void back_to_snapshot(const TrainAdapter *a) {
+    opt_rollback(a->opt);
+    *a->stream = a->opt->kept_stream;
+    if (a->restore) a->restore(a->ctx);
+}
+
 int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B, float *losses) {
     OptParams *p = a->opt;
     NN_TRY(train_check(p, o, steps));
     NnTrainOptions call = *o;
     if (call.schedule == NN_LR_COSINE && call.decay_steps == 0) call.decay_steps = p->steps + steps;
     NN_TRY(opt_snapshot(p));
-    uint64_t stream = *a->stream;
+    p->kept_stream = *a->stream;
+    p->called = 1;
     if (a->keep) a->keep(a->ctx);
     int first = p->steps + 1, st = NN_OK;
     for (int s = 0; s < steps && st == NN_OK; s++) {
@@ -40,12 +49,14 @@ int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B,
                              "smaller learning rate (lr is %g)", first + s, nn_last_error(), (double)o->lr);
         if (losses) losses[s] = (float)loss;
     }
-    if (st != NN_OK) {
-        opt_rollback(p);
-        *a->stream = stream;
-        if (a->restore) a->restore(a->ctx);
-    }
+    if (st != NN_OK) back_to_snapshot(a);
     return st;
+}
+
+int train_undo(const TrainAdapter *a) {
+    if (!a->opt->called) return nn_fail(NN_ERR_ARG, "undoTrain: the model has had no training call to undo");
+    back_to_snapshot(a);
+    return NN_OK;
 }
 
 int train_evaluate(const EvalAdapter *a, int split, uint64_t rng, int count, int max, EvalSums *sums) {

@@ -36,7 +36,8 @@ typedef struct {
      * is finite, else NN_ERR_VALUE saying what is not; changes no weight */
     int (*probe)(void *ctx);
     /* what else a call moves (hard attention's baselines and draws): kept
-     * before the steps and put back on failure; NULL when nothing */
+     * before the steps (in the model, to outlive the call: train_undo) and
+     * put back on failure or undo; NULL when nothing */
     void (*keep)(void *ctx);
     void (*restore)(void *ctx);
 } TrainAdapter;
@@ -51,6 +52,13 @@ int train_check(const OptParams *p, const NnTrainOptions *o, int steps);
  * it was before the call; a diverged step says which and the learning rate.
  * A cosine schedule with decay_steps 0 decays over this call's steps. */
 int train_call(const TrainAdapter *a, const NnTrainOptions *o, int steps, int B, float *losses);
+
+/* Puts the model back where the last train_call found it (the snapshot it
+ * keeps after it returns, until the next call): weights, moments, step
+ * counts, the training stream and what the adapter's restore puts back.
+ * NN_ERR_ARG when no call was made. Undoing a call that failed, or undoing
+ * twice, changes nothing more. */
+int train_undo(const TrainAdapter *a);
 
 /* What an evaluation adds up over its batches; each model reads its figures
  * from these (a mean loss, token and whole-answer accuracies). */

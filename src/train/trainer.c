@@ -194,6 +194,12 @@ int trainer_train(Trainer *t, const NnTrainOptions *o, int steps, int B, float *
     return NN_OK;
 }
 
+int trainer_undo(Trainer *t) {
+    nn_clear_error();
+    TrainAdapter a = {&t->model->opt, &t->stream, NULL, NULL, NULL, NULL, NULL, NULL};
+    return train_undo(&a);
+}
+
 /* ---- evaluation: seq2seq's adapter of the one evaluation loop (train_call.h) ---- */
 
 typedef struct {

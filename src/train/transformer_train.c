@@ -135,6 +135,12 @@ int tf_train(Transformer *t, const TfTrainOptions *o, float *losses) {
     return train_call(&a, &opt, o->steps, o->batch, losses);
 }
 
+int tf_undo(Transformer *t) {
+    nn_clear_error();
+    TrainAdapter a = {&t->model->opt, &t->train_rng, NULL, NULL, NULL, NULL, NULL, NULL};
+    return train_undo(&a);
+}
+
 /* ---- evaluation: the transformer's adapter of the one evaluation loop (train_call.h) ---- */
 
 static int eval_reserve(void *ctx, int rows) { return tf_reserve(((Transformer *)ctx)->model, rows); }

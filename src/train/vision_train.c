@@ -129,7 +129,11 @@ static int reserve(VisionTrainer *t, int B) {
     memcpy(m->opt.moments, old->opt.moments, sizeof(nn_real) * 2 * P);
     if (old->opt.kept) memcpy(m->opt.kept, old->opt.kept, sizeof(nn_real) * 3 * P);
     m->opt.steps = old->opt.steps;
+    m->opt.moment_steps = old->opt.moment_steps;
     m->opt.kept_steps = old->opt.kept_steps;
+    m->opt.kept_moment_steps = old->opt.kept_moment_steps;
+    m->opt.kept_stream = old->opt.kept_stream;
+    m->opt.called = old->opt.called;
     memcpy(m->baseline, old->baseline, sizeof m->baseline);
     m->rng = old->rng;
     m->soft_mix = old->soft_mix;
@@ -174,8 +178,6 @@ int vtr_check_forward(VisionTrainer *t) {
 
 typedef struct {
     VisionTrainer *t;
-    double baseline[VIS_MAX_STEPS]; /* hard mode's baselines and */
-    uint64_t model_rng;             /* the model's draws where the call found them */
 } VisCall;
 
 static int call_sample(void *ctx, int B) {
@@ -198,15 +200,16 @@ static int call_probe(void *ctx) { return vtr_check_forward(((VisCall *)ctx)->t)
 static void call_keep(void *ctx) {
     VisCall *c = ctx;
     VisionModel *m = c->t->model;
-    memcpy(c->baseline, m->baseline, sizeof c->baseline);
-    c->model_rng = m->rng;
+    _Static_assert(sizeof c->t->kept_baseline == sizeof m->baseline, "the kept baselines are the model's");
+    memcpy(c->t->kept_baseline, m->baseline, sizeof m->baseline);
+    c->t->kept_model_rng = m->rng;
 }
 
 static void call_restore(void *ctx) {
     VisCall *c = ctx;
     VisionModel *m = c->t->model;
-    memcpy(m->baseline, c->baseline, sizeof c->baseline);
-    m->rng = c->model_rng;
+    memcpy(m->baseline, c->t->kept_baseline, sizeof m->baseline);
+    m->rng = c->t->kept_model_rng;
     m->have_forward = 0;
 }
 
@@ -214,9 +217,16 @@ int vtr_train(VisionTrainer *t, const NnTrainOptions *o, int steps, int B, float
     nn_clear_error();
     NN_TRY(train_check(&t->model->opt, o, steps));
     NN_TRY(reserve(t, B)); /* may move the model into a larger one */
-    VisCall call = {t, {0}, 0};
+    VisCall call = {t};
     TrainAdapter a = {&t->model->opt, &t->rng, &call, call_sample, call_gradients, call_probe, call_keep, call_restore};
     return train_call(&a, o, steps, B, losses);
+}
+
+int vtr_undo(VisionTrainer *t) {
+    nn_clear_error();
+    VisCall call = {t};
+    TrainAdapter a = {&t->model->opt, &t->rng, &call, NULL, NULL, NULL, call_keep, call_restore};
+    return train_undo(&a);
 }
 
 /* ---- evaluation: the image model's adapter of the one evaluation loop (train_call.h) ---- */

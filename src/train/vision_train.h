@@ -17,6 +17,10 @@ struct VisionTrainer {
     int32_t *labels;     /* (rows, T) */
     int32_t *n_labels;   /* (rows) */
     int32_t *pred;       /* (rows, T) */
+    /* hard mode's baselines and the model's draws where the last training
+     * call found them (what vtr_undo puts back with the weights) */
+    double kept_baseline[VIS_MAX_STEPS];
+    uint64_t kept_model_rng;
 };
 
 /* The model configuration of a task: mc with the task's canvas and answer

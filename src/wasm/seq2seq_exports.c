@@ -68,6 +68,8 @@ EMSCRIPTEN_KEEPALIVE int attnlab_s2s_train(Trainer *t, int optimizer, float lr, 
     return trainer_train(t, &o, steps, batch, losses, tokens);
 }
 
+EMSCRIPTEN_KEEPALIVE int attnlab_s2s_undo(Trainer *t) { return trainer_undo(t); }
+
 EMSCRIPTEN_KEEPALIVE int attnlab_s2s_evaluate(Trainer *t, int split, int count, TrainerEval *out) {
     return trainer_evaluate(t, (TaskSplit)split, count, out);
 }

@@ -82,6 +82,8 @@ EMSCRIPTEN_KEEPALIVE int attnlab_tf_train(Transformer *m, int steps, int batch, 
     return tf_train(m, &o, losses);
 }
 
+EMSCRIPTEN_KEEPALIVE int attnlab_tf_undo(Transformer *m) { return tf_undo(m); }
+
 /* out (2 x f64): loss, accuracy */
 EMSCRIPTEN_KEEPALIVE int attnlab_tf_evaluate(Transformer *m, int split, int count, double *out) {
     return tf_evaluate(m, (TfSplit)split, count, &out[0], &out[1]);

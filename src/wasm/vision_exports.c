@@ -63,6 +63,8 @@ EMSCRIPTEN_KEEPALIVE int attnlab_vis_train(VisionTrainer *t, int optimizer, floa
     return vtr_train(t, &o, steps, batch, losses);
 }
 
+EMSCRIPTEN_KEEPALIVE int attnlab_vis_undo(VisionTrainer *t) { return vtr_undo(t); }
+
 EMSCRIPTEN_KEEPALIVE int attnlab_vis_evaluate(VisionTrainer *t, int split, int count, int uniform, VisEval *result) {
     return vtr_evaluate(t, (VisSplit)split, count, uniform, result);
 }

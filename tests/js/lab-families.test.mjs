@@ -1,9 +1,10 @@
 // The lab's families through its one session, without a browser: every family
 // adapter has the same interface (the same fields, of the same types), the
 // families share out the lab's tasks and link keys, and for each family the
-// session's rollback puts the model back as it was when a train chunk goes
-// wrong (a loss that is not a number, or a chunk that fails and leaves weights
-// the model can no longer evaluate), after which it trains on.
+// session's rollback (the engine's undoTrain, no save and reload) puts the
+// model back as it was when a train chunk goes wrong (a loss that is not a
+// number, or a chunk that fails and leaves weights the model can no longer
+// evaluate), after which it trains on.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
@@ -69,7 +70,8 @@ function faultyClient(fault) {
     fault: null,
     async call(action, args) {
       if (broken && action === 'evaluate') throw Object.assign(new Error('evaluate: the weights are not finite'), { code: 'ERR_VALUE' });
-      if (action === 'load') broken = false;
+      if (action === 'undoTrain') broken = false;
+      if (action === 'load') throw new Error('the rollback reloads the model instead of undoing the call in the engine');
       const r = await lab.call(action, args);
       if (action !== 'train' || !this.fault) return r;
       this.fault = null;

@@ -15,7 +15,7 @@ const S2S = { task: 'copy', minLength: 2, maxLength: 4, hidden: 8, embed: 4, bat
 test('every kind extends Model and shares its train, save, destroy and steps', () => {
   for (const Kind of [Seq2SeqModel, VisionModel, TransformerModel]) {
     assert.equal(Object.getPrototypeOf(Kind.prototype), Model.prototype, `${Kind.name} extends Model`);
-    for (const name of ['kind', 'train', 'save', 'destroy', 'steps', 'guarded', 'info']) {
+    for (const name of ['kind', 'train', 'undoTrain', 'save', 'destroy', 'steps', 'guarded', 'info']) {
       assert.ok(!Object.hasOwn(Kind.prototype, name), `${Kind.name} has no ${name} of its own`);
     }
   }

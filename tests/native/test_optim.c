@@ -2,7 +2,8 @@
  * table binds weight and gradient views, Adam and SGD with clipping by global
  * norm match a float64 reference step by step, a step that would make any
  * value non-finite (or a bad option) changes nothing, and a rollback restores
- * weights, moments and the step count; every tensor starts as its kind says,
+ * weights, moments and the step count; a resumed model's moments count their
+ * own steps and its learning rate ramps; every tensor starts as its kind says,
  * from one random stream that constant tensors do not draw from. */
 #include <float.h>
 
@@ -162,6 +163,36 @@ static void test_rollback(Rng *r) {
     opt_free(&f.p);
 }
 
+static void test_resumed(Rng *r) {
+    check_case("a resumed model (moments fresh after 1000 steps): bias correction counts the moments' steps, and lr ramps");
+    OptParams fresh, resumed;
+    View w1, g1, w2, g2;
+    if (!make(&fresh, &w1, &g1, r) || !make(&resumed, &w2, &g2, r)) return;
+    memcpy(resumed.params, fresh.params, sizeof(nn_real) * N);
+    memcpy(resumed.grads, fresh.grads, sizeof(nn_real) * N);
+    resumed.steps = 1000; /* loaded from a file: moments zero, moment_steps 0 */
+    const NnTrainOptions full = {.optimizer = NN_ADAM, .lr = (nn_real)0.01};
+    NnTrainOptions ramped = full;
+    /* step t (1-based) of the resumed model runs at lr t / OPT_RESUME_WARMUP with
+     * bias correction t: the fresh model's step t at that learning rate */
+    for (int t = 1; t <= 3; t++) {
+        ramped.lr = (nn_real)(0.01 * t / OPT_RESUME_WARMUP);
+        CHECK_OK(opt_update(&fresh, &ramped, NULL), "fresh step");
+        CHECK_OK(opt_update(&resumed, &full, NULL), "resumed step");
+        CHECK_ARRAY_R(resumed.params, fresh.params, N, 0, 0, 4 * TOL_EPS, "a resumed step's weights");
+    }
+    CHECK(resumed.steps == 1003 && resumed.moment_steps == 3 && fresh.moment_steps == 3, "counts %d %d",
+          resumed.steps, resumed.moment_steps);
+    /* past the ramp, the full rate */
+    resumed.moment_steps = fresh.moment_steps = OPT_RESUME_WARMUP;
+    fresh.steps = OPT_RESUME_WARMUP;
+    CHECK_OK(opt_update(&fresh, &full, NULL), "fresh step");
+    CHECK_OK(opt_update(&resumed, &full, NULL), "resumed step");
+    CHECK_ARRAY_R(resumed.params, fresh.params, N, 0, 0, 4 * TOL_EPS, "past the ramp");
+    opt_free(&fresh);
+    opt_free(&resumed);
+}
+
 /* Each kind's start: constants exact, draws within their bound and not all
  * equal, the LSTM forget gates' quarter at 1; one stream in table order. */
 static void test_init(void) {
@@ -210,6 +241,7 @@ int main(void) {
     test_steps(&r);
     test_refused(&r);
     test_rollback(&r);
+    test_resumed(&r);
     test_init();
     return check_summary();
 }

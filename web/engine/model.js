@@ -135,6 +135,19 @@ export class Model {
     });
   }
 
+  /**
+   * Puts the model back where the last train() call found it: its weights, the
+   * optimiser's moments and step count, and the training draws (the engine keeps
+   * that copy for every call; a call that failed already went back by itself).
+   * ERR_ARG before any train() call, or for a model that does not train.
+   */
+  undoTrain() {
+    return this.guarded('undoTrain', (model) => {
+      if (!this.#spec.train) throw argError(`undoTrain: ${this.#spec.lacks?.train ?? `a ${this.kind} model does not train`}`);
+      this.#heap.call[`${this.#spec.prefix}_undo`]({ model });
+    });
+  }
+
   /** The model in the versioned attnlab format (engine.loadModel reads it back). */
   save() {
     return this.guarded('save', (model) => {

@@ -77,6 +77,7 @@ const BINDINGS = Object.freeze({
     status: 'train',
     args: ['model', 'optimizer', 'lr', 'clip', 'schedule', 'warmup', 'decaySteps', 'finalLr', 'steps', 'batch', 'losses', 'tokens'],
   },
+  s2s_undo: { status: 'undoTrain', args: ['model'] },
   s2s_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'result'] },
   s2s_translate_n: {
     status: 'translate',
@@ -103,6 +104,7 @@ const BINDINGS = Object.freeze({
     status: 'train',
     args: ['model', 'optimizer', 'lr', 'clip', 'schedule', 'warmup', 'decaySteps', 'finalLr', 'steps', 'batch', 'losses', 'softMix', 'mixHold', 'mixEnd'],
   },
+  vis_undo: { status: 'undoTrain', args: ['model'] },
   vis_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'uniform', 'result'] },
   vis_predict: { status: 'predict', args: ['model', 'image', 'rows', 'cols', 'tokens', 'weights', 'locations'] },
   vis_saliency: { status: 'saliency', args: ['model', 'image', 'rows', 'cols', 'step', 'saliency'] },
@@ -129,6 +131,7 @@ const BINDINGS = Object.freeze({
     status: 'train',
     args: ['model', 'steps', 'batch', 'lr', 'weightDecay', 'schedule', 'warmup', 'decaySteps', 'finalLr', 'clip', 'losses'],
   },
+  tf_undo: { status: 'undoTrain', args: ['model'] },
   tf_evaluate: { status: 'evaluate', args: ['model', 'split', 'count', 'out'] },
   tf_sample: { status: 'examples', args: ['model', 'split', 'rng', 'tokens', 'targets', 'n'] },
   tf_inspect: { status: 'inspect', args: ['model', 'tokens', 'n', 'attention', 'ids', 'p', 'lens'] },

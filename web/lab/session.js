@@ -1,15 +1,19 @@
 // The lab's one training session (no DOM here): the model in hand, of any
 // family, driven through the lab worker. A family adapter (family-*.js) says
 // what the session makes, how it evaluates a chunk and what it keeps for the
-// family's timeline; the loop, the curves, the learning-rate ramp of a loaded
-// model and the rollback of a chunk that goes wrong are the same for all.
+// family's timeline; the loop, the curves and the undoing of a chunk that goes
+// wrong are the same for all.
 // The page stays responsive because every step runs in the worker; the loop
 // asks for chunks of steps (a fixed number per update, or sized to take about
 // CHUNK_MS each), then reports.
 //
-// After every update the session saves the model's weights (its checkpoint):
-// a chunk that diverges or fails is undone from it, whatever the family, and
-// the family keeps what its timeline needs from the same bytes. The first
+// A chunk that diverges is undone by the engine itself (a training call is
+// all or nothing); one whose evaluation after it is not finite, by the
+// engine's undoTrain (the copy the call started from: weights, optimiser
+// state, draws). A loaded model's learning-rate ramp is the engine's too
+// (OPT_RESUME_WARMUP, src/layers/optim.c). After every update the session
+// saves the model's weights (its checkpoint), from which the family keeps
+// what its timeline needs. The first
 // moments of training are where attention forms, so they get the most
 // snapshots: chunks start at one step and grow by about a tenth of the steps
 // done (a stop every tenth of the way, so no stop holds much of the change),
@@ -18,13 +22,6 @@
 
 const CHUNK_MS = 120;
 export const MAX_POINTS = 1500; // loss points kept (past it, the points of the fewest steps are merged pairwise)
-/**
- * Steps over which a loaded model's learning rate ramps up from lr/WARMUP_STEPS to lr.
- * A model file holds no optimiser state, and Adam's first steps move every weight by
- * about lr whatever its gradient: at full rate they undid a pretrained model (99% to
- * 55% in ten steps); ramped, it keeps what it knows and trains on.
- */
-export const WARMUP_STEPS = 200;
 /** Examples the soundness check of a failed chunk evaluates. */
 const SOUND_COUNT = 8;
 
@@ -127,7 +124,6 @@ export class Session {
     this.startSteps = 0;
     this.recorded = false; // the curves hold the steps before startSteps: a pretrained model's recorded run
     this.recordedEvery = 1; // the recorded run's loss points: each the mean of this many steps
-    this.loadedAt = null; // the step a model was loaded from bytes at (its learning rate ramps up from there)
     this.trainSeconds = 0;
     this.examplesPerSecond = 0;
     this.chunk = 1;
@@ -177,7 +173,6 @@ export class Session {
     this.reset();
     this.steps = made.steps;
     this.startSteps = made.steps; // a loaded model's steps were trained before this run
-    this.loadedAt = loaded ? made.steps : null; // from saved weights, without optimiser state
     if (made.steps > 0) {
       // a trained model's accuracy is known from the start (its curve begins there)
       this.lastEval = await this.evaluate();
@@ -311,13 +306,11 @@ export class Session {
   async chunkOnce(options) {
     const t0 = performance.now();
     let r;
-    const resumed = this.steps - (this.loadedAt ?? 0);
-    const lr = this.loadedAt !== null && options.lr ? options.lr * Math.min(1, (resumed + 1) / WARMUP_STEPS) : options.lr;
     try {
-      r = await this.read('train', { options: { ...options, lr } });
+      r = await this.read('train', { options });
     } catch (err) {
-      // the engine rejects a diverging step and keeps the weights; an engine that
-      // does not fails later inside the chunk on the broken weights: undo the chunk
+      // the engine rejects a diverging step and keeps the weights as the call found them;
+      // should a failed call leave weights that no longer evaluate, the engine's copy undoes it
       if (await this.sound()) throw err;
       await this.rollback();
       throw divergedError(`${this.steps + 1} to ${this.steps + options.steps}`, err.message);
@@ -377,14 +370,9 @@ export class Session {
     }
   }
 
-  /** Replaces the model with its checkpoint (the weights before a chunk that went wrong). */
+  /** Puts the model back as it was before the chunk that went wrong (the engine's copy, undoTrain). */
   async rollback() {
-    const { step, bytes } = this.checkpoint;
-    const loaded = await this.client.call('load', { bytes });
-    await this.drop();
-    this.model = loaded.model;
-    this.steps = step;
-    this.loadedAt = step;
+    await this.read('undoTrain');
   }
 }
 

@@ -77,6 +77,7 @@ const ACTIONS = {
   load: async ({ bytes, config, tokenizer }) => adopt(await ready().loadModel(bytes,
     ...(config === undefined ? [] : [tokenizer === undefined ? { config } : { config, tokenizer }]))),
   train: (a) => method(a, 'train')(a.options ?? {}),
+  undoTrain: (a) => method(a, 'undoTrain')(),
   evaluate: (a) => method(a, 'evaluate')(a.options ?? {}),
   translate: (a) => method(a, 'translate')(a.text, a.options ?? {}),
   examples: (a) => method(a, 'examples')(a.options ?? {}),
