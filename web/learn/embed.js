@@ -76,7 +76,8 @@ export function addEmbedButtons() {
     for (const [name, spec] of Object.entries(WIDGETS[id] ?? {})) {
       const [el] = elementsOf(id, spec);
       if (!el) continue;
-      const button = embedButton({ widget: `learn/${k + 1}/${name}`, measure: () => el, label: `Embed this widget (chapter ${k + 1}, ${name}) in another page`, title: 'attnlab Learn' });
+      // Learn's #hash is where the reader is (#ch-transformer), not a widget's state: the snippet carries none
+      const button = embedButton({ widget: `learn/${k + 1}/${name}`, measure: () => el, label: `Embed this widget (chapter ${k + 1}, ${name}) in another page`, title: 'attnlab Learn', state: () => '' });
       button.classList.add('small');
       el.append(h('p', { className: 'embed-row' }, button));
     }

@@ -2,10 +2,12 @@
 // widget in the current state on another site, sized as the widget is now, with
 // allow="cross-origin-isolated" (so an isolated host page gives it threads).
 //
-//   const button = embedButton({ widget, measure, label })
+//   const button = embedButton({ widget, measure, label, state })
 //     widget    a widget name (web/embed/protocol.js), or a function returning one
 //     measure() the element whose current size the snippet's width and height take
 //     label     the button's accessible name (default "Embed")
+//     state()   the state link the widget opens on (default the page's #hash: the playground's
+//               and the lab's state; '' where the hash is only a place on the page, as on Learn)
 //   embedSnippet({ src, width, height, title }) -> the snippet's text
 import { widgetUrl } from '../embed/protocol.js';
 import { h } from './dom.js';
@@ -52,7 +54,7 @@ function openDialog(snippet, name) {
   dialog.area.select();
 }
 
-export function embedButton({ widget, measure, label = 'Embed', title = 'attnlab' }) {
+export function embedButton({ widget, measure, label = 'Embed', title = 'attnlab', state = () => location.hash }) {
   const button = h('button', {
     type: 'button', className: 'embed-button', textContent: 'Embed',
     title: 'The HTML that shows this widget, in this state, on another site', attrs: { 'aria-label': label },
@@ -60,7 +62,7 @@ export function embedButton({ widget, measure, label = 'Embed', title = 'attnlab
   button.addEventListener('click', () => {
     const name = typeof widget === 'function' ? widget() : widget;
     const box = measure().getBoundingClientRect();
-    const src = widgetUrl(name, { base: location.href, state: location.hash });
+    const src = widgetUrl(name, { base: location.href, state: state() });
     const snippet = embedSnippet({ src, width: Math.min(1200, Math.ceil(box.width)), height: Math.ceil(box.height) + 16, title: `${title}: ${name}` });
     openDialog(snippet, name);
   });
