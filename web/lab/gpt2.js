@@ -16,7 +16,7 @@
 import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 import { takeCheckpoint } from '../ui/checkpoint-keep.js';
-import { ARCHITECTURES, INDUCTION_MIN, repeatFits, repeatedIds, scan, vocabularySize } from '../ui/gpt2-file.js';
+import { ARCHITECTURES, INDUCTION_MIN, repeatFits, repeatedIds, scan } from '../ui/gpt2-file.js';
 import { mountGpt2Open } from '../ui/gpt2-open.js';
 import { lensHits, lossChange, rankHeads, tokenLabel } from '../ui/gpt2-reading.js';
 import { createHeatmap } from '../ui/heatmap.js';
@@ -155,7 +155,7 @@ export function createGpt2View({ client, state, writeHash }) {
       showChosen();
       return;
     }
-    const repeatIds = repeatedIds(mulberry32(state.seed), repeatLength(), vocabularySize(config));
+    const repeatIds = repeatedIds(mulberry32(state.seed), repeatLength(), config.vocabulary);
     const v = await call('inspect', { input: { ids: repeatIds }, options: { ablate: [] } });
     repeated = { view: v };
     showChosen();

@@ -168,7 +168,7 @@ export function mountGpt2(root) {
     scores = null;
     $('scan').disabled = false;
     setHidden($('challenge-controls'), true);
-    ids = repeatedIds(mulberry32(7), repeatFits(REPEAT, config.context), vocabularySize(config));
+    ids = repeatedIds(mulberry32(7), repeatFits(REPEAT, config.context), config.vocabulary);
     toLab.textContent = `Open this ${ARCHITECTURES[config.architecture]} in the lab, nothing to pick again: every head, ablation, the lens and generation →`;
     full = await copies(call, ids, []);
     const out = $('ablation');

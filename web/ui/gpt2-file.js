@@ -115,12 +115,25 @@ export const vocabularySize = (config) => (Array.isArray(config.vocabulary) ? co
 
 /**
  * A repeated sequence of random tokens, as the head scores read one (Olsson et al.
- * 2022): <|endoftext|>, then `length` tokens drawn from ids 0..vocabulary-2 by `random`,
- * then the same tokens again. Returns the ids (an Int32Array).
+ * 2022): <|endoftext|>, then `length` tokens drawn by `random` from the ordinary
+ * tokens, then the same tokens again. `vocabulary` is a model's config.vocabulary:
+ * its token texts, where <|endoftext|> is found by name (GPT-2's last id, Pythia's 0)
+ * and the ordinary tokens are every other id the tokenizer has (not the embedding
+ * rows past it, `<50290>`, which no text makes: Pythia has 27, never trained); or a
+ * count, whose last id is <|endoftext|>. Returns the ids (an Int32Array).
  */
 export function repeatedIds(random, length, vocabulary) {
-  const half = Array.from({ length }, () => Math.floor(random() * (vocabulary - 1)));
-  return Int32Array.from([vocabulary - 1, ...half, ...half]);
+  const names = Array.isArray(vocabulary) ? vocabulary : null;
+  const V = names ? names.length : vocabulary;
+  const found = names ? names.indexOf('<|endoftext|>') : -1;
+  const end = found >= 0 ? found : V - 1;
+  const ordinary = names ? names.flatMap((name, id) => (id === end || name === `<${id}>` ? [] : [id])) : null;
+  const count = ordinary ? ordinary.length : V - 1;
+  const half = Array.from({ length }, () => {
+    const i = Math.floor(random() * count);
+    return ordinary ? ordinary[i] : i;
+  });
+  return Int32Array.from([end, ...half, ...half]);
 }
 
 /** The longest run, up to `length`, that fits twice (after <|endoftext|>) in a context of `context` tokens. */
