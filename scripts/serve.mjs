@@ -39,9 +39,13 @@ const TYPES = {
   '.csv': 'text/csv; charset=utf-8',
 };
 
-/** The policy of every page (also in each page's meta tag): WASM may compile, nothing inline runs. */
+/**
+ * The policy of every page (also in each page's meta tag): WASM may compile, nothing inline runs;
+ * requests go to the site itself and to the Hugging Face hub, whose files redirect to its stores
+ * (cdn-lfs*.hf.co, cas-bridge.xethub.hf.co, *.huggingface.co): the model cards' openModel.
+ */
 export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
-  + "img-src 'self' data: blob:; object-src 'none'; base-uri 'none'";
+  + "img-src 'self' data: blob:; connect-src 'self' https://huggingface.co https://*.huggingface.co https://*.hf.co; object-src 'none'; base-uri 'none'";
 
 /**
  * Cross-origin isolation: with these two, pages get SharedArrayBuffer and the

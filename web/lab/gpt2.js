@@ -11,7 +11,8 @@
 // the worker; the grid is drawn a layer per frame. While its panels fill the
 // screen the run bar names the checkpoint in place of the trained model's Train
 // controls, which do not apply to it. A link with ?model=open lands on this card
-// (the site's "Look inside a real model"); ?model=kept also opens the files
+// (the site's "Look inside a real model"), and so does one with ?repo= (a model
+// card chosen: ui/model-cards.js); ?model=kept also opens the files
 // Learn's chapter 10 kept for it (ui/checkpoint-keep.js).
 import { byId, h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
@@ -262,7 +263,8 @@ export function createGpt2View({ client, state, writeHash }) {
   async function arrive() {
     const params = new URLSearchParams(location.search);
     const asked = params.get('model');
-    if ((asked !== 'open' && asked !== 'kept') || byId('gpt2').hidden) return;
+    // a link that chose a model card (?repo=) lands on it too: the card is chosen, the reader's click opens it
+    if ((asked !== 'open' && asked !== 'kept' && !params.has('repo')) || byId('gpt2').hidden) return;
     land();
     if (asked !== 'kept') return;
     // taken once: a reload lands on the card, with nothing to open

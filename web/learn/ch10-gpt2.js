@@ -10,13 +10,15 @@
 // The challenge (find an induction head by ablating it) holds on any checkpoint
 // of the family: it asks for one of its own top induction heads whose ablation
 // raises its own loss on the repeat. "Open this model in the lab" hands the files
-// to the lab through the browser's storage (ui/checkpoint-keep.js), nothing re-picked.
+// to the lab through the browser's storage (ui/checkpoint-keep.js), nothing re-picked;
+// a model opened from a card (ui/model-cards.js) goes as the lab's link to the same card.
 import { drawChart } from '../ui/chart.js';
 import { h, setHidden, setText } from '../ui/dom.js';
 import { fixed } from '../ui/format.js';
 import { keepCheckpoint } from '../ui/checkpoint-keep.js';
 import { ARCHITECTURES, INDUCTION_MIN, repeatFits, repeatedIds, scan as scanOptions, vocabularySize } from '../ui/gpt2-file.js';
 import { mountGpt2Open } from '../ui/gpt2-open.js';
+import { modelLink } from '../ui/model-link.js';
 import { lensHits, lossChange, rankHeads } from '../ui/gpt2-reading.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { mulberry32 } from '../ui/rng.js';
@@ -193,6 +195,14 @@ export function mountGpt2(root) {
   // the model open here goes to the lab with its files, kept in this browser's storage for the lab to take
   const toLab = root.querySelector('[data-role=open-lab-model]');
   toLab.addEventListener('click', async (e) => {
+    if (open.source) {
+      // a card's model: the lab's link chooses the same card, and its files are kept in this browser, so the click there reads them
+      const url = new URL(toLab.href);
+      url.search = modelLink(url.search, { repo: open.source.repo, revision: open.source.revision, hub: new URLSearchParams(location.search).get('hub') ?? '' });
+      url.searchParams.set('model', 'open');
+      toLab.href = url.href;
+      return;
+    }
     if (!open.files || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return; // no model, or a new tab: the lab's section, files to pick
     e.preventDefault();
     const note = $('to-lab-status');

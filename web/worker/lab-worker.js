@@ -61,6 +61,41 @@ function readImage(m, image) {
   return { output: p.output, tokens: p.tokens, canvas: p.canvas, steps };
 }
 
+/**
+ * A checkpoint opened from a hub (engine.openModel) into this worker. `port`
+ * (a MessagePort, optional) carries what the page shows while it runs:
+ * { progress } out, as onProgress hears it, and { cancel: true } in, which
+ * aborts the open. The port is read apart from the one-at-a-time queue of
+ * actions, so a cancel arrives while the fetch is under way. `hub` is an
+ * absolute URL: a relative one would be read against this worker's script.
+ */
+async function openFromHub(repo, { hub, revision }, port) {
+  const controller = new AbortController();
+  const onPort = (data) => {
+    if (data?.cancel === true) controller.abort();
+  };
+  if (port && typeof port.on === 'function') port.on('message', onPort);
+  else if (port) {
+    port.onmessage = (event) => onPort(event.data);
+  }
+  const tell = (message) => {
+    try {
+      port?.postMessage(message);
+    } catch {
+      // a page gone: nothing to tell
+    }
+  };
+  try {
+    const m = await ready().openModel(repo, {
+      ...(hub === undefined ? {} : { hub }), ...(revision === undefined ? {} : { revision }),
+      signal: controller.signal, onProgress: (progress) => tell({ progress }),
+    });
+    return { ...adopt(m), source: m.source };
+  } finally {
+    port?.close();
+  }
+}
+
 const ACTIONS = {
   async init({ simd }) {
     engine ??= await loadEngine(simd === undefined ? {} : { simd });
@@ -76,6 +111,7 @@ const ACTIONS = {
   // a checkpoint comes with its config.json and, when it has its own, its tokenizer.json (each text or object)
   load: async ({ bytes, config, tokenizer }) => adopt(await ready().loadModel(bytes,
     ...(config === undefined ? [] : [tokenizer === undefined ? { config } : { config, tokenizer }]))),
+  openModel: ({ repo, hub, revision, port }) => openFromHub(repo, { hub, revision }, port),
   train: (a) => method(a, 'train')(a.options ?? {}),
   undoTrain: (a) => method(a, 'undoTrain')(),
   evaluate: (a) => method(a, 'evaluate')(a.options ?? {}),
