@@ -354,12 +354,12 @@ static int pk_global(Pickle *k) {
     return pk_bad(k, what);
 }
 
-/* The values above the last MARK as a tuple (the mark dropped). */
+/* The top count values (above the last MARK) as a tuple. */
 static int pk_tuple(Pickle *k, size_t count) {
     if (pk_avail(k) < count) return pk_bad(k, "fewer values on the stack than the tuple takes");
     NN_TRY(reserve(&k->items, &k->cap_items, k->n_items + count, sizeof *k->items));
     size_t first = k->n_items;
-    memcpy(k->items + first, k->stack + k->depth - count, sizeof *k->items * count);
+    if (count) memcpy(k->items + first, k->stack + k->depth - count, sizeof *k->items * count);
     k->n_items += count;
     k->depth -= count;
     return pk_push(k, (Obj){O_TUPLE, (int64_t)first, count, NULL});

@@ -17,11 +17,14 @@ import { U8 } from './wasm.js';
 /** Bytes of the file copied into the heap at once: the heap holds the weights and one chunk. */
 const CHUNK = 16 << 20;
 const MAX_CONFIG_TEXT = 1 << 20;
-const MAX_CONFIG_INTEGER = 2 ** 31 - 1; // the core's int
+const MAX_CONFIG_INTEGER = 2 ** 31 - 1; // the core's int (a pytorch_model.bin's length too: the core takes it whole)
 const DTYPES = ['float32', 'float16', 'bfloat16'];
 
 /** Whether a file is a safetensors file: an 8-byte little-endian header length, then the header's '{'. */
 export const isSafetensors = (file) => file.length >= 9 && file[8] === 0x7b;
+
+/** Whether a file is a zip (pytorch_model.bin, torch.save's): a local file header, 'PK\x03\x04'. */
+export const isTorchZip = (file) => file.length >= 4 && file[0] === 0x50 && file[1] === 0x4b && file[2] === 3 && file[3] === 4;
 
 /** GPT-NeoX's hidden_act: the exact (erf) GELU, or its tanh form under any of its names. */
 const NEOX_ACTIVATIONS = Object.freeze({ gelu: 1, gelu_new: 0, gelu_fast: 0, gelu_pytorch_tanh: 0 });
@@ -150,18 +153,27 @@ function headerLengthOf(first8, fileSize) {
   return headerLength;
 }
 
+/** A pytorch_model.bin's size, which the core takes whole as its header: within the core's int. */
+function zipLength(fileSize) {
+  if (fileSize > MAX_CONFIG_INTEGER) throw limitError(`loadModel: pytorch_model.bin: ${fileSize} bytes; the reader takes the whole file, at most ${MAX_CONFIG_INTEGER} bytes`);
+  return fileSize;
+}
+
 /**
  * Takes a checkpoint of fileSize bytes in consecutive pieces of any size:
  * the header is gathered until it is whole, then the core opens the model
  * (allocating its weights) and each later piece goes into the heap as it
- * comes, so the heap holds the weights and one piece. finish() returns the
- * TransformerModel; destroy() frees a model not finished (after an error).
+ * comes, so the heap holds the weights and one piece. A pytorch_model.bin
+ * (a zip: its directory is at its end) is gathered whole, opened, then read
+ * from its first byte. finish() returns the TransformerModel; destroy()
+ * frees a model not finished (after an error).
  */
 class CheckpointSink {
   #heap; #config; #tokenizer; #fileSize;
   #head = []; // the pieces of the first 8 + header bytes, until the model is open
   #headBytes = 0;
   #headerLength = -1;
+  #headerAt = 8; // where the header starts; a zip is its own header, its data from byte 0
   #handle = 0;
   #taken = 0;
 
@@ -189,12 +201,17 @@ class CheckpointSink {
     }
     this.#head.push(piece);
     this.#headBytes += piece.length;
-    if (this.#headerLength < 0 && this.#headBytes >= 8) this.#headerLength = headerLengthOf(this.#joined(), this.#fileSize);
-    if (this.#headerLength < 0 || this.#headBytes < 8 + this.#headerLength) return;
+    if (this.#headerLength < 0 && this.#headBytes >= 8) {
+      const first = this.#joined();
+      if (isTorchZip(first)) [this.#headerAt, this.#headerLength] = [0, zipLength(this.#fileSize)];
+      else this.#headerLength = headerLengthOf(first, this.#fileSize);
+    }
+    const at = this.#headerAt;
+    if (this.#headerLength < 0 || this.#headBytes < at + this.#headerLength) return;
     const head = this.#joined();
     this.#head = null;
-    this.#open(head.subarray(8, 8 + this.#headerLength));
-    this.#load(head.subarray(8 + this.#headerLength));
+    this.#open(head.subarray(at, at + this.#headerLength));
+    this.#load(at ? head.subarray(at + this.#headerLength) : head);
   }
 
   #joined() {
@@ -248,7 +265,7 @@ class CheckpointSink {
 }
 
 /**
- * A checkpoint (the bytes of model.safetensors) with its config.json, as
+ * A checkpoint (the bytes of model.safetensors or pytorch_model.bin) with its config.json, as
  * engine.loadModel reads it: a TransformerModel of config.architecture
  * 'gpt2' or 'gpt_neox'. onProgress(fraction), when given, hears how
  * much of the data is in. tokenizer, when given, is the checkpoint's
@@ -257,17 +274,18 @@ class CheckpointSink {
 export async function loadCheckpoint(heap, file, args) {
   const o = options('loadModel', args ?? {}, ['config', 'onProgress', 'tokenizer']);
   if (o.config === undefined) {
-    throw argError('loadModel: this is a safetensors checkpoint; pass its config.json too: loadModel(bytes, { config })');
+    throw argError(`loadModel: this is a ${isTorchZip(file) ? 'pytorch_model.bin' : 'safetensors'} checkpoint; pass its config.json too: loadModel(bytes, { config })`);
   }
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw argError(`loadModel: onProgress must be a function (got ${describe(o.onProgress)})`);
   const config = readCheckpointOptions(heap, o);
-  // the header length: within the file and the limit, before a byte of it is copied
-  const headerLength = headerLengthOf(file, file.length);
+  // the header length: within the file and the limit, before a byte of it is copied (a zip goes in whole)
+  const start = isTorchZip(file) ? zipLength(file.length) : 8 + headerLengthOf(file, file.length);
   const tokenizer = o.tokenizer === undefined ? await gpt2Tokenizer() : readTokenizerJson(o.tokenizer);
   const sink = new CheckpointSink(heap, config, tokenizer, file.length);
   try {
-    const start = 8 + headerLength, total = file.length - start;
+    const total = file.length - start;
     sink.write(file.subarray(0, start));
+    if (total === 0) o.onProgress?.(1);
     for (let at = 0; at < total; at += CHUNK) {
       sink.write(file.subarray(start + at, start + Math.min(at + CHUNK, total)));
       o.onProgress?.(Math.min(at + CHUNK, total) / total);

@@ -4,7 +4,8 @@
 // `${hub}/${repo}/resolve/${revision}/${file}` answers a HEAD with the file's
 // size and SHA-256 (X-Linked-Size, X-Linked-Etag, on the redirect to its file
 // store where the file is large) and a GET with its bytes, following that
-// redirect. model.safetensors streams into the heap as it arrives (gpt2.js
+// redirect. model.safetensors (or, where a revision has none, pytorch_model.bin)
+// streams into the heap as it arrives (gpt2.js
 // checkpointSink), hashed on the way (sha256.js), resumed with a Range request
 // when the connection drops; config.json and tokenizer.json (404: the repo has
 // none) are small and read whole. What arrives whole and checked is kept, when
@@ -21,6 +22,9 @@ export const DEFAULT_REVISION = 'main';
 const FILES = Object.freeze(['config.json', 'tokenizer.json', 'model.safetensors']);
 const OPTIONAL = new Set(['tokenizer.json']);
 const WEIGHTS = 'model.safetensors';
+/** The weights of a revision without model.safetensors (Pythia's stepN, older GPT-2s): PyTorch's zip. */
+const WEIGHTS_FALLBACK = 'pytorch_model.bin';
+const isWeights = (file) => file === WEIGHTS || file === WEIGHTS_FALLBACK;
 /** Range requests after a dropped connection before giving up. */
 const MAX_RESUMES = 3;
 /** Redirects within the hub's own origin (a renamed repo) followed before the one to the file store. */
@@ -324,7 +328,7 @@ class Parts {
 
   /** The target of a file of `size` bytes (null: not said): { take(piece), done() }. */
   async open(file, size) {
-    if (file === WEIGHTS && size !== null) {
+    if (isWeights(file) && size !== null) {
       this.sink = await this.#sink(size);
       return { take: (piece) => this.sink.write(piece), done() {} };
     }
@@ -332,7 +336,7 @@ class Parts {
     return {
       take: (piece) => whole.take(piece),
       done: async () => {
-        if (file !== WEIGHTS) {
+        if (!isWeights(file)) {
           this.texts[file] = new TextDecoder().decode(whole.bytes());
           // a config the engine cannot open fails here, before the weights are asked for
           if (file === 'config.json') readConfig(this.texts[file]);
@@ -409,11 +413,24 @@ async function safely(fn) {
  * (null: an optional file the repo lacks).
  */
 async function fetchEach(ctx, { hub, repo, revision }, open, done) {
-  for (const file of FILES) {
+  const urlOf = (file) => `${hub}/${repo}/resolve/${encodeURIComponent(revision)}/${file}`;
+  for (let file of FILES) {
     ctx.at = file;
     if (ctx.signal?.aborted) throw abortError(file);
-    const url = `${hub}/${repo}/resolve/${encodeURIComponent(revision)}/${file}`;
-    const place = await locate(url, file, ctx.signal);
+    let url = urlOf(file), place;
+    try {
+      place = await locate(url, file, ctx.signal);
+    } catch (err) {
+      // no model.safetensors: the revision's pytorch_model.bin
+      if (file !== WEIGHTS || err.status !== 404) throw err;
+      file = ctx.at = WEIGHTS_FALLBACK;
+      url = urlOf(file);
+      place = await locate(url, file, ctx.signal).catch((again) => {
+        if (again.status !== 404) throw again;
+        ctx.at = WEIGHTS;
+        throw loadError(`${err.url}: HTTP 404: no such file, nor ${WEIGHTS_FALLBACK} beside it`, { url: err.url, status: 404 });
+      });
+    }
     if (!place) {
       done(file, null);
       continue;
@@ -485,8 +502,10 @@ function checkpointError(err, where) {
 /** The files as they were kept, streamed as from the network; no request is made. */
 async function openKept(heap, ctx, store, kept, source) {
   const files = {}, parts = new Parts(heap);
+  // the weights under the name they came by
+  const fallback = kept.files[WEIGHTS] === undefined && kept.files[WEIGHTS_FALLBACK] !== undefined;
   try {
-    for (const file of FILES) {
+    for (const file of FILES.map((f) => (f === WEIGHTS && fallback ? WEIGHTS_FALLBACK : f))) {
       const entry = kept.files[file];
       if (entry === undefined) throw new Error(`${file} is not kept`);
       if (entry === null) {
@@ -745,7 +764,7 @@ class CacheStore {
 
   async forget(repo, revision) {
     const cache = await this.caches.open(CACHE_NAME);
-    for (const file of [MANIFEST, ...FILES]) await cache.delete(this.#key(repo, revision, file));
+    for (const file of [MANIFEST, ...FILES, WEIGHTS_FALLBACK]) await cache.delete(this.#key(repo, revision, file));
   }
 }
 

@@ -2,10 +2,11 @@
 // The one place that reads a file's format tag (its first 8 bytes, "ATNL" and
 // a kind, NUL-padded; the C savers write them, see include/attnlab/*.h) and
 // hands the bytes to that kind's loader, which checks the rest; a safetensors
-// file (an 8-byte header length, then '{') is a checkpoint (GPT-2 or GPT-NeoX),
-// read with the config.json given in options ({ config, tokenizer }).
+// file (an 8-byte header length, then '{') or a pytorch_model.bin (a zip) is a
+// checkpoint (GPT-2 or GPT-NeoX), read with the config.json given in options
+// ({ config, tokenizer }).
 import { AttnlabError, argError, describe } from './errors.js';
-import { isSafetensors, loadCheckpoint } from './gpt2.js';
+import { isSafetensors, isTorchZip, loadCheckpoint } from './gpt2.js';
 import { bytesView, toBytes } from './matrix.js';
 import { loadSeq2Seq } from './seq2seq.js';
 import { loadTransformer } from './transformer.js';
@@ -51,7 +52,7 @@ export async function loadModel(heap, bytes, options) {
   const tag = formatTag(view);
   const known = tag !== null && Object.hasOwn(LOADERS, tag);
   // an attnlab tag first: a damaged model file whose ninth byte is '{' stays a damaged model file
-  if (!known && isSafetensors(view)) return loadCheckpoint(heap, view, options);
+  if (!known && (isSafetensors(view) || isTorchZip(view))) return loadCheckpoint(heap, view, options);
   if (options !== undefined) throw argError('loadModel: options ({ config }) are for a checkpoint (model.safetensors); an attnlab model file takes none');
   if (known) return LOADERS[tag](heap, toBytes(bytes));
   if (tag !== null && Object.hasOwn(NOT_MODELS, tag)) throw new AttnlabError('ERR_VALUE', `loadModel: the file is ${NOT_MODELS[tag]}`);
