@@ -358,6 +358,8 @@ function checkpointRun(heap, handle, config, tokenizer) {
       inspect: (args) => heap.call.gpt2_inspect(args),
       generate: (args) => heap.call.gpt2_generate(args),
       headScores: (args) => heap.call.gpt2_head_scores(args),
+      compositionScores: (args) => heap.call.gpt2_composition_scores(args),
+      copyingScores: (args) => heap.call.gpt2_copying_scores(args),
       evaluateTokens: (args) => heap.call.gpt2_evaluate(args),
     },
     lacks: {

@@ -502,6 +502,15 @@ export class TransformerModel extends Model {
    * distinct tokens from `seed`; length and seed are a checkpoint's only)
    */
   headScores(options?: { count?: number; length?: number; seed?: number }): { previousToken: number; induction: number }[][];
+  /**
+   * composition scores of every pair of heads (weights only; TransformerLens's conventions): each
+   * (layers·heads) x (layers·heads), row l·heads + h the earlier head, column the later, 0 unless the row's
+   * layer is earlier; ln_1's gain folded into W_Q, W_K, W_V, biases and rotations ignored. q =
+   * |W_OV,i W_QK,j| / (|W_OV,i| |W_QK,j|), k the same with W_QK,jᵀ, v = |W_OV,i W_OV,j| / (|W_OV,i| |W_OV,j|)
+   */
+  compositionScores(): { q: Matrix; k: Matrix; v: Matrix };
+  /** (layers x heads): Σλ / Σ|λ| over the eigenvalues of each head's full OV circuit W_E W_OV diag(γ_f) W_U */
+  copyingScores(): Matrix;
   /** every tensor's weights by name ('wte', 'wpe', 'h0.qkv_w', ...); a checkpoint: ERR_ARG */
   weights(): Record<string, Float32Array>;
   /** a checkpoint: ERR_ARG */

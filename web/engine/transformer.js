@@ -143,7 +143,8 @@ function taskTokenizer(vocabulary, task, maxTextBytes) {
  *   lens          inspect's default for its `lens` option
  *   headScores    its default count
  *   call          its exports by what they do: setAblation, inspect, generate,
- *                 headScores, evaluateSplit and evaluateTokens (each takes the
+ *                 headScores, compositionScores, copyingScores, evaluateSplit
+ *                 and evaluateTokens (each takes the
  *                 named arguments its C export does, inspect's logits 0 where the
  *                 export has none)
  *   lacks         { feature: why } for each feature it does not have: train,
@@ -180,6 +181,8 @@ function attnlabRun(heap, handle) {
       inspect: ({ logits, ...args }) => heap.call.tf_inspect(args),
       generate: (args) => heap.call.tf_generate(args),
       headScores: ({ length, seed, ...args }) => heap.call.tf_head_scores(args),
+      compositionScores: (args) => heap.call.tf_composition_scores(args),
+      copyingScores: (args) => heap.call.tf_copying_scores(args),
       evaluateSplit: (args) => heap.call.tf_evaluate(args),
     },
     lacks: {
@@ -440,6 +443,43 @@ export class TransformerModel extends Model {
         return Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => ({
           previousToken: prev[l * H + h], induction: ind[l * H + h],
         })));
+      });
+    });
+  }
+
+  /**
+   * Composition scores between every pair of heads (Elhage et al. 2021, in
+   * TransformerLens's conventions; weights only): q, k, v, each (layers x
+   * heads)^2 with row l * heads + h the earlier head and column the later
+   * one, 0 unless the row's layer is below the column's. W_Q, W_K, W_V with
+   * ln_1's gain folded in, biases and rotations ignored; W_OV = W_V W_O,
+   * W_QK = W_Q W_K^T; q = |W_OV,i W_QK,j| / (|W_OV,i| |W_QK,j|), k the same
+   * with W_QK,j^T, v = |W_OV,i W_OV,j| / (|W_OV,i| |W_OV,j|) (Frobenius).
+   * @returns {{ q: Matrix, k: Matrix, v: Matrix }}
+   */
+  compositionScores() {
+    return this.guarded('compositionScores', (handle) => {
+      const n = this.config.layers * this.config.heads, heap = this.heap;
+      return heap.withBlock({ q: F32 * n * n, k: F32 * n * n, v: F32 * n * n }, (p) => {
+        this.#run.call.compositionScores({ model: handle, q: p.q, k: p.k, v: p.v });
+        return { q: heap.readMatrix(p.q, n, n), k: heap.readMatrix(p.k, n, n), v: heap.readMatrix(p.v, n, n) };
+      });
+    });
+  }
+
+  /**
+   * Copying scores (layers x heads): sum(lambda) / sum(|lambda|) over the
+   * eigenvalues of each head's full OV circuit W_E W_OV diag(gamma_f) W_U,
+   * read from the d_head x d_head W_O diag(gamma_f) W_U W_E W_V (the same
+   * nonzero eigenvalues); 1 = the head copies the token it attends to.
+   * @returns {Matrix}
+   */
+  copyingScores() {
+    return this.guarded('copyingScores', (handle) => {
+      const { layers: L, heads: H } = this.config, heap = this.heap;
+      return heap.withBlock({ out: F32 * L * H }, (p) => {
+        this.#run.call.copyingScores({ model: handle, out: p.out });
+        return heap.readMatrix(p.out, L, H);
       });
     });
   }

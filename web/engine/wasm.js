@@ -137,6 +137,8 @@ const BINDINGS = Object.freeze({
   tf_inspect: { status: 'inspect', args: ['model', 'tokens', 'n', 'attention', 'ids', 'p', 'lens'] },
   tf_generate: { status: 'generate', args: ['model', 'tokens', 'nPrompt', 'nNew', 'temperature', 'topK', 'seed'] },
   tf_head_scores: { status: 'headScores', args: ['model', 'count', 'prev', 'ind'] },
+  tf_composition_scores: { status: 'compositionScores', args: ['model', 'q', 'k', 'v'] },
+  tf_copying_scores: { status: 'copyingScores', args: ['model', 'out'] },
   tf_save_size: { args: ['model'] },
   tf_save: { status: 'save', args: ['model', 'bytes', 'size'] },
   tf_load: { status: 'loadModel', args: ['bytes', 'size', 'out'] },
@@ -157,6 +159,8 @@ const BINDINGS = Object.freeze({
   gpt2_evaluate: { status: 'evaluate', args: ['model', 'tokens', 'n', 'out'] },
   gpt2_generate: { status: 'generate', args: ['model', 'tokens', 'nPrompt', 'nNew', 'temperature', 'topK', 'seed'] },
   gpt2_head_scores: { status: 'headScores', args: ['model', 'count', 'length', 'seed', 'prev', 'ind'] },
+  gpt2_composition_scores: { status: 'compositionScores', args: ['model', 'q', 'k', 'v'] },
+  gpt2_copying_scores: { status: 'copyingScores', args: ['model', 'out'] },
 });
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
