@@ -43,7 +43,7 @@ export function mountGpt2Open(el, { client, id, onOpened, onClosed = () => {} })
       ` on the hub, under “Files and versions”: model.safetensors, config.json and ${PYTHIA_SOURCE.tokenizer.name} (${PYTHIA_SOURCE.tokenizer.size}, Pythia's own tokenizer; without it GPT-2's is used). `
       + 'Open all three.'));
   const promise = h('p', { className: 'hint', dataset: { testid: `${id}-private` } },
-    h('strong', { textContent: 'From your disk, nothing leaves your computer: ' }),
+    h('strong', { textContent: 'Nothing leaves your computer: ' }),
     'the files are read in this tab and run by its own worker; this page sends them nowhere and keeps no copy '
     + '(Learn\'s “Open this model in the lab” leaves them in this browser\'s storage only until the lab has read them). '
     + 'A link can carry the prompt and the chosen head, never the weights: whoever opens it opens the files themselves.');
