@@ -198,8 +198,8 @@ export function mountGpt2(root) {
     if (open.source) {
       // a card's model: the lab's link chooses the same card, and its files are kept in this browser, so the click there reads them
       const url = new URL(toLab.href);
-      url.search = modelLink(url.search, { repo: open.source.repo, revision: open.source.revision, hub: new URLSearchParams(location.search).get('hub') ?? '' });
       url.searchParams.set('model', 'open');
+      url.search = modelLink(url.search, { repo: open.source.repo, revision: open.source.revision, hub: new URLSearchParams(location.search).get('hub') ?? '' });
       toLab.href = url.href;
       return;
     }
