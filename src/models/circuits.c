@@ -89,6 +89,7 @@ typedef struct {
     double *g, *a;         /* (D, D) a Gram matrix; a head's OV matrix for the eigenvalues */
     double *re, *im, *row; /* (D) the eigenvalues; a factor's row */
     unsigned char *done;   /* (D) the pivots taken */
+    int overflow;          /* a product of this thread's was not finite */
 } Scratch;
 
 typedef struct {
@@ -106,6 +107,8 @@ static void factor_of(Scratch *s, const nn_real *w, int C, int D, int transposed
     if (transposed) vec_gemm_nt(gram, D, w, C, w, C, D, D, C, 0);
     else vec_gemm_tn(gram, D, w, D, w, D, D, D, C, 0);
     to_double(s->g, gram, D * D);
+    for (int i = 0; i < D * D; i++)
+        if (!isfinite(s->g[i])) s->overflow = 1;
     gram_factor(s->g, D, f, s->row, s->done);
 }
 
@@ -238,13 +241,16 @@ int circ_composition_scores(const DecView *v, float *q, float *k, float *vv) {
     double *norms;
     NN_TRY(scratch_create(v, s, threads, (size_t)C * 3 * C, 2 * LH, &b, &qhat, &norms, "compositionScores"));
     Composition c = {v, s, qhat, norms, norms + LH, 0, {q, k, vv}};
+    for (int t = 0; t < threads; t++) s[t].overflow = 0;
     for (int l = 0; l < L; l++) {
         c.later = l;
         nn_pool_run(later_task, &c, (double)H * 6 * C * D * D);
         if (l > 0) nn_pool_run(earlier_task, &c, (double)l * H * 3 * C * C * D);
     }
     scratch_free(&b);
-    if (!all_finite(q, LH * LH) || !all_finite(k, LH * LH) || !all_finite(vv, LH * LH))
+    int overflow = 0;
+    for (int t = 0; t < threads; t++) overflow |= s[t].overflow;
+    if (overflow || !all_finite(q, LH * LH) || !all_finite(k, LH * LH) || !all_finite(vv, LH * LH))
         return nn_fail(NN_ERR_VALUE, "compositionScores: the heads' products overflow float32");
     return NN_OK;
 }
@@ -291,9 +297,12 @@ static int head_task(void *ctx, int tid, int n) {
         double *a = s->a, *re = s->re, *im = s->im;
         to_double(a, m, D * D);
         double trace = 0, moduli = 0;
+        int finite = 1;
+        for (int i = 0; i < D * D; i++) finite &= isfinite(a[i]) != 0;
         for (int i = 0; i < D; i++) trace += a[i * D + i];
-        if (!eig_real(a, D, re, im)) {
-            c->failed[h] = 1;
+        if (!finite || !eig_real(a, D, re, im)) { /* a product past float32's range, or no convergence */
+            c->out[c->layer * v->heads + h] = NAN;
+            c->failed[h] = finite;
             continue;
         }
         for (int i = 0; i < D; i++) moduli += hypot(re[i], im[i]);

@@ -338,6 +338,22 @@ static void test_scores(void) {
         CHECK_OK(nn_pool_split_serially(1), "split");
         unstore(&s);
     }
+#ifndef NN_DOUBLE
+    /* weights whose products pass float32's range: coded errors, not scores of 0 */
+    uint64_t seed = 5;
+    Rng rng = {seed};
+    random_weights(&w, &rng, 0);
+    for (int i = 0; i < C * 3 * C; i++) w.qkv[0][i] *= 1e25;
+    for (int i = 0; i < C * C; i++) w.proj[0][i] *= 1e20;
+    DecView view;
+    store(&w, &s, &view, 0);
+    check_case("overflow");
+    CHECK(circ_composition_scores(&view, q, k, v) == NN_ERR_VALUE, "composition: %s", nn_last_error());
+    CHECK(strstr(nn_last_error(), "overflow") != NULL, "the message says so: %s", nn_last_error());
+    CHECK(circ_copying_scores(&view, cp) == NN_ERR_VALUE, "copying: %s", nn_last_error());
+    CHECK(strstr(nn_last_error(), "L0H0") != NULL, "the message names the head: %s", nn_last_error());
+    unstore(&s);
+#endif
 }
 
 int main(void) {
