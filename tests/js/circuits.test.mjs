@@ -10,6 +10,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withEngines } from './builds.mjs';
+import { loadEngine } from '../../web/engine/index.js';
+import { simdSupported } from '../../web/engine/wasm.js';
 import { assertNear } from '../lib/assert.mjs';
 import { TINY, gpt2Checkpoint } from '../lib/gpt2-checkpoint.mjs';
 import { NEOX_TINY, neoxCheckpoint } from '../lib/neox-checkpoint.mjs';
@@ -177,3 +179,23 @@ for (const { name, skip, engine } of await withEngines()) {
     });
   });
 }
+
+test('on 2 and 3 threads (every call split): the same scores bit for bit as on one', { skip: simdSupported() ? false : 'the threaded build needs SIMD' }, async () => {
+  const config = { ...TINY, n_layer: 3, n_embd: 24, n_head: 3 };
+  const ck = gpt2Checkpoint({ config, tied: false, seed: 8 });
+  const scores = async (engine) => using(engine.loadModel(ck.bytes, { config }), (m) => {
+    const { q, k, v } = m.compositionScores();
+    return [q.data, k.data, v.data, m.copyingScores().data].map((x) => Array.from(x));
+  });
+  const one = await loadEngine({ threads: 1 });
+  const want = await scores(one);
+  for (const threads of [2, 3]) {
+    const engine = await loadEngine({ threads });
+    try {
+      engine.setParallelMinWork(0);
+      assert.deepEqual(await scores(engine), want, `${threads} threads`);
+    } finally {
+      engine.destroy();
+    }
+  }
+});
