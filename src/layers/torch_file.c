@@ -138,7 +138,7 @@ static int zip64_extra(const uint8_t *x, size_t len, uint64_t *usize, uint64_t *
 }
 
 static int zip_read(Zip *z, const uint8_t *f, uint64_t n) {
-    uint64_t count, at, size;
+    uint64_t count = 0, at = 0, size = 0;
     NN_TRY(zip_end(f, n, &count, &at, &size));
     z->e = malloc(sizeof *z->e * (size_t)(count ? count : 1));
     if (!z->e) return nn_fail(NN_ERR_NOMEM, "zip: out of memory for %llu entries", (unsigned long long)count);
@@ -371,7 +371,7 @@ static int is_str(const Obj *o, const char *s) { return o->kind == O_STR && o->n
 
 /* BINPERSID's ('storage', type, key, location, numel): the storage entry <archive>/data/<key>. */
 static int pk_storage(Pickle *k) {
-    const Obj *pid;
+    const Obj *pid = NULL;
     NN_TRY(pk_pop(k, &pid));
     if (pid->kind != O_TUPLE || pid->n != 5 || !is_str(item(k, pid, 0), "storage"))
         return pk_bad(k, "a persistent id that is not ('storage', type, key, location, numel)");
@@ -424,7 +424,7 @@ static int pk_ints(const Pickle *k, const Obj *t, int64_t *out, int *ndim, const
 
 /* REDUCE: OrderedDict() or _rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks). */
 static int pk_reduce(Pickle *k) {
-    const Obj *args, *fn;
+    const Obj *args = NULL, *fn = NULL;
     NN_TRY(pk_pop(k, &args));
     NN_TRY(pk_pop(k, &fn));
     if (fn->kind != O_GLOBAL || fn->i >= G_STORAGE || args->kind != O_TUPLE)
@@ -482,8 +482,8 @@ static int pk_memo(Pickle *k, uint64_t index, int put) {
 
 /* One opcode at k->at. */
 static int pk_step(Pickle *k, int *stop) {
-    const uint8_t *a;
-    const Obj *x;
+    const uint8_t *a = NULL;
+    const Obj *x = NULL;
     k->op_at = k->at;
     k->op = k->p[k->at++];
     if (k->op_at == 0 && k->op != 0x80) return pk_bad(k, "data.pkl must start with PROTO 2");
