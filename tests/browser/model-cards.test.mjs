@@ -8,7 +8,8 @@
 // before anything is fetched; a click opens the model with a progress bar (bytes, rate, time
 // left) and Cancel stops it, keeping nothing; the next click opens it and keeps it; Pythia's
 // card opens the training step its slider chose, and the link holds the card and the step; the
-// storage list says what is kept and Remove removes it; a link's bad repo, revision or hub falls
+// storage list says what is kept and Remove removes it; storage that is full is said and the
+// model opens all the same; a link's bad repo, revision or hub falls
 // back with a notice and sends nothing anywhere; the hub setting refuses javascript:; with the
 // hub stopped the page says it cannot be reached and the kept model opens from storage with no
 // request for its weights; Learn's chapter 10 shows the same cards, chosen by its link.
@@ -30,15 +31,16 @@ const GPT2 = {
   layer_norm_epsilon: 1e-5, activation_function: 'gelu_new',
 };
 const gpt2 = gpt2Checkpoint({ config: GPT2, dtype: 'F16', seed: 3 });
+const OTHERS = ['distilbert/distilgpt2', 'openai-community/gpt2-medium', 'EleutherAI/pythia-160m']
+  .map((repo, k) => ({ repo, made: gpt2Checkpoint({ config: { ...GPT2, n_layer: 3 + k }, dtype: 'F16', seed: 7 + k }) }));
 const NEOX = { ...NEOX_TINY, vocab_size: TOKENIZER_SIZE, max_position_embeddings: 64 };
 const pythiaMain = neoxCheckpoint({ config: NEOX, dtype: 'F16', seed: 5 });
 const pythiaStep = neoxCheckpoint({ config: NEOX, dtype: 'F32', seed: 6 }); // another size: the card's size follows the step
 const tokenizer = JSON.stringify(tokenizerJson());
 const REPOS = {
   'openai-community/gpt2': { main: { 'config.json': JSON.stringify(GPT2), [WEIGHTS]: gpt2.bytes } },
-  // the other cards' repos, each a GPT-2 of its own size, so every card has a size to say
-  ...Object.fromEntries(['distilbert/distilgpt2', 'openai-community/gpt2-medium', 'EleutherAI/pythia-160m'].map((repo, k) => [repo,
-    { main: { 'config.json': JSON.stringify(GPT2), [WEIGHTS]: gpt2.bytes.subarray(0, gpt2.bytes.length - k - 1) } }])),
+  // the other cards' repos, each a GPT-2 of its own depth and so its own size, so every card has a size to say
+  ...Object.fromEntries(OTHERS.map(({ repo, made }) => [repo, { main: { 'config.json': JSON.stringify(made.config), [WEIGHTS]: made.bytes } }])),
   'EleutherAI/pythia-70m': {
     main: { 'config.json': JSON.stringify(NEOX), 'tokenizer.json': tokenizer, [WEIGHTS]: pythiaMain.bytes },
     step1000: { 'config.json': JSON.stringify(NEOX), 'tokenizer.json': tokenizer, [WEIGHTS]: pythiaStep.bytes },
@@ -130,7 +132,7 @@ test('each card says its size as the hub reports it before anything is fetched; 
   await page.waitForFunction(() => document.querySelector('[data-testid=gpt2-size-pythia-70m]').dataset.state === 'said');
   assert.equal(await page.getAttribute('[data-testid=gpt2-size-pythia-70m]', 'data-bytes'), String(pythiaMain.bytes.length));
   await page.waitForFunction(() => document.querySelector('[data-testid=gpt2-size-distilgpt2]').dataset.state === 'said');
-  assert.equal(await page.getAttribute('[data-testid=gpt2-size-distilgpt2]', 'data-bytes'), String(gpt2.bytes.length - 1));
+  assert.equal(await page.getAttribute('[data-testid=gpt2-size-distilgpt2]', 'data-bytes'), String(OTHERS[0].made.bytes.length));
   assert.match(await text('[data-testid=gpt2-hub-label]'), new RegExp(`from ${new URL(hub.url).host}`));
   // the sizes were asked by HEAD only: no byte of a model was fetched
   assert.deepEqual(hub.requests.filter((r) => r.method !== 'HEAD'), []);
@@ -205,6 +207,25 @@ test("Pythia's card opens the training step its slider chose, the link holds it,
   assert.equal(await text('[data-testid=gpt2-step-pythia-70m]'), 'step 1,000');
   await page.waitForFunction(() => document.querySelector('[data-testid=gpt2-size-pythia-70m]').dataset.state === 'said');
   assert.equal(hub.requests.filter((r) => r.method === 'GET').length, before);
+  assert.deepEqual(errors, []);
+});
+
+test('storage that is full is said, and the model opens all the same, nothing of it kept', async () => {
+  const cdp = await context.newCDPSession(page);
+  const origin = new URL(site.url).origin;
+  // the site's storage quota below what it holds already: the next file put is refused (QuotaExceededError)
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 1024 });
+  try {
+    await page.click('[data-testid=gpt2-card-gpt2-medium]');
+    await page.waitForFunction(() => /^(Opened|GPT-2 medium could not)/.test(document.querySelector('[data-testid=gpt2-hub-status]').textContent), null, { timeout: 90000 });
+    assert.match(await status(), /^Opened GPT-2 medium from .*Not kept in this browser \(QuotaExceededError/);
+    assert.equal(await page.getAttribute('[data-testid=gpt2-hub-status]', 'data-kind'), 'warning');
+    assert.match(await text('[data-testid=gpt2-status]'), /a GPT-2 checkpoint/);
+    assert.equal(await page.isVisible('[data-testid=gpt2-kept-gpt2-medium]'), false);
+  } finally {
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+  }
+  assert.deepEqual(await page.evaluate(async () => (await (await caches.open('attnlab-models')).keys()).filter((r) => r.url.includes('gpt2-medium')).map((r) => r.url)), []);
   assert.deepEqual(errors, []);
 });
 
