@@ -39,9 +39,9 @@ export function mountModelCards(el, { id, open }) {
   let hubLabel = link.hubLabel;
   const chosen = { repo: link.repo, revision: link.revision };
 
+  const hubName = h('span', { dataset: { testid: `${id}-hub-label` } });
   const heading = h('p', { className: 'model-cards-lead' },
-    h('strong', { textContent: 'Open a real model in one click: ' }),
-    h('span', { dataset: { testid: `${id}-hub-label` } }),
+    h('strong', { textContent: 'Open a real model in one click: ' }), hubName,
     ' Its files are kept in this browser, so the next visit opens it without fetching again.');
   const row = h('div', { className: 'model-cards', attrs: { role: 'list' } });
   const reach = h('p', { className: 'model-cards-reach', hidden: true, dataset: { testid: `${id}-unreachable` }, attrs: { role: 'status' } });
@@ -151,7 +151,7 @@ export function mountModelCards(el, { id, open }) {
   function setHub(value, label) {
     hub = value;
     hubLabel = label;
-    setText(heading.children[1], `from ${label}.`);
+    setText(hubName, `from ${label}.`);
     asked = hub !== HUB;
     for (const parts of views.values()) {
       if (asked) sizeOf(parts);
