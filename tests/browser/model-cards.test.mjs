@@ -283,6 +283,11 @@ test("Learn's chapter 10 has the same cards, chosen by its link; a card's model 
   assert.equal(await text('[data-testid=ch10-step-pythia-70m]'), 'step 1,000');
   await page.locator('[data-testid=ch10-cards]').scrollIntoViewIfNeeded();
   await page.locator('[data-testid=ch10-cards]').screenshot({ path: `${SHOTS}model-cards-learn-desktop.png` });
+  assert.deepEqual(await axeViolations(page, { chapters: ['gpt2'] }), []);
+  await page.setViewportSize(PHONE);
+  await page.locator('[data-testid=ch10-model-pythia-70m]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SHOTS}model-cards-learn-phone.png` });
+  await page.setViewportSize(DESKTOP);
   // GPT-2 is kept in this browser: the chapter opens it from storage, and hands it to the lab by its link
   await page.click('[data-testid=ch10-card-gpt2]');
   await page.waitForFunction(() => /^Opened GPT-2 small from this browser's storage/.test(document.querySelector('[data-testid=ch10-hub-status]').textContent), null, { timeout: 90000 });
