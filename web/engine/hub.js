@@ -428,7 +428,7 @@ async function fetchEach(ctx, { hub, repo, revision }, open, done) {
       place = await locate(url, file, ctx.signal).catch((again) => {
         if (again.status !== 404) throw again;
         ctx.at = WEIGHTS;
-        throw loadError(`${err.url}: HTTP 404: no such file, nor ${WEIGHTS_FALLBACK} beside it`, { url: err.url, status: 404 });
+        throw loadError(`${err.url}: HTTP 404: no such file (nor ${WEIGHTS_FALLBACK})`, { url: err.url, status: 404 });
       });
     }
     if (!place) {
