@@ -113,6 +113,14 @@ int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temp
  * position after its first (Olsson et al. 2022): the trained transformer's
  * measure (tf_head_scores). */
 int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev, float *ind);
+/* Activation patching (TransformerLens's conventions): the corrupt run of n
+ * tokens with one activation of the clean run put back, for every cell of
+ * the target (0 block inputs, 1 attention outputs, 2 MLP outputs: layers x
+ * n positions; 3 heads' contexts, 4 values, 5 patterns: layers x heads);
+ * out[cell] = (m_patched - m_corrupt) / (m_clean - m_corrupt), m = logit[a]
+ * - logit[b] at the last position; metrics[0] = m_clean, [1] = m_corrupt. */
+int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, float *out,
+               double *metrics);
 
 #ifdef __cplusplus
 }

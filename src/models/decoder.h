@@ -54,4 +54,67 @@ int dec_generate(const DecGenerateLimits *lim, DecNextLogits next, void *model, 
  * added to prev[h] and ind[h]. */
 void dec_add_head_scores(const nn_real *P, int heads, int n, const int32_t *source, double *prev, double *ind);
 
+/* ---- reading and replacing activations (patching) ------------------------------- */
+
+/* Where a forward pass over one sequence (n tokens) hands its activations to
+ * a hook, for each block l (layer), in this order. */
+typedef enum {
+    DEC_AT_RESID,   /* the block's input (n, C), before ln_1 */
+    DEC_AT_VALUES,  /* the heads' values (n rows of C, `stride` apart): head h in columns hD..hD+D-1; before attention */
+    DEC_AT_PATTERN, /* the heads' attention weights (H, n, n) after attention: a change makes the forward compute
+                     * the heads' contexts again from them (dec_heads_context) */
+    DEC_AT_Z,       /* the heads' contexts (n, C), before the output projection */
+    DEC_AT_ATTN,    /* the attention's output (n, C): the projection with its bias, before it is added */
+    DEC_AT_MLP,     /* the MLP's output (n, C) with its bias, before it is added (0 in an attention-only model) */
+    DEC_AT_SITES
+} DecSite;
+
+/* at(): x holds rows of `cols` reals, `stride` apart (for DEC_AT_PATTERN, H n
+ * rows of n); returns 1 when it changed x, else 0. */
+typedef struct {
+    int (*at)(void *ctx, DecSite site, int layer, nn_real *x, int rows, int cols, int stride);
+    void *ctx;
+} DecHook;
+
+/* A forward's call at a site: hook->at(...) where there is a hook, else 0. */
+static inline int dec_at(const DecHook *hook, DecSite site, int layer, nn_real *x, int rows, int cols, int stride) {
+    return hook && hook->at(hook->ctx, site, layer, x, rows, cols, stride);
+}
+
+/* The heads' contexts z (n, C at z_stride) = P (H, n, n) times the values
+ * (n, C at v_stride), head by head; an ablated head's (ablate[h]) zero. */
+void dec_heads_context(const nn_real *P, const nn_real *v, int v_stride, int n, int H, int D, const uint8_t *ablate,
+                       nn_real *z, int z_stride);
+
+/* A model's forward pass for patching: the last position's logits (V) of
+ * tokens[0..n) in *z, with `hook` (or NULL) called at every site. */
+typedef int (*DecForward)(void *model, const int32_t *tokens, int n, const DecHook *hook, const nn_real **z);
+
+/* What patch replaces: a block's input, attention output or MLP output at one
+ * position (layers x positions), or one head's contexts, values or pattern at
+ * every position (layers x heads). */
+typedef enum {
+    DEC_PATCH_RESID,
+    DEC_PATCH_ATTN,
+    DEC_PATCH_MLP,
+    DEC_PATCH_HEADS,
+    DEC_PATCH_HEAD_VALUES,
+    DEC_PATCH_HEAD_PATTERNS,
+    DEC_PATCH_TARGETS
+} DecPatchTarget;
+
+typedef struct {
+    int layers, heads, d_model, vocab, context;
+} DecShape;
+
+/* Activation patching: m = logit[a] - logit[b] at the last position; the
+ * corrupt run (n tokens) with one activation replaced by the clean run's:
+ * out[cell] = (m_patched - m_corrupt) / (m_clean - m_corrupt), cells rows x
+ * cols as the target says (out holds layers x max(n, heads)). m_clean and
+ * m_corrupt out too. Allocates the clean run's activations at the target's
+ * site (one run's) for the call. NN_ERR_VALUE when the two runs give the
+ * same m (nothing to recover), or a logit is not finite. */
+int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t *clean, const int32_t *corrupt, int n,
+              int a, int b, DecPatchTarget target, float *out, double *m_clean, double *m_corrupt);
+
 #endif

@@ -119,17 +119,14 @@ static void embed(const Gpt2 *m, nn_real *x, const int32_t *tokens, int n) {
     }
 }
 
-/* What a pass hands on after each layer's attention: (H, n, n) weights. */
-typedef void (*AttnSink)(void *ctx, int layer, const nn_real *att, int n);
-
 /* The blocks over tokens (n) at positions pos0..: a whole sequence (pos0 0,
  * its attention over its own rows) or one more position after the cached
  * ones (n 1, pos0 > 0: the core's attention step of its query over the
  * cache). The rows' keys and values go to the cache when there is one.
  * r->x holds the last block's output; each block's output is kept in
- * r->layers when it is there. */
-static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int n, int pos0, AttnSink sink,
-                          void *ctx) {
+ * r->layers when it is there. A whole sequence's pass hands its activations
+ * to `hook` (or NULL) at each of decoder.h's sites. */
+static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int n, int pos0, const DecHook *hook) {
     const Gpt2Config *c = &m->c;
     const Gpt2Weights *w = &m->w;
     int C = c->d_model, F = c->d_ff;
@@ -137,10 +134,13 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
     /* x = wte[token] + wpe[t] (GPT-NeoX: no positions here; RoPE turns the queries and keys) */
     embed(m, r->x, tokens, n);
     if (w->wpe) vec_axpy(r->x, 1, w->wpe + (size_t)pos0 * C, (int)NC);
+    if (pos0 > 0) hook = NULL;
     for (int l = 0; l < c->layers; l++) {
+        dec_at(hook, DEC_AT_RESID, l, r->x, n, C, C);
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, n, C, c->epsilon);
         linear_forward_packed(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], n, C, 3 * C);
+        dec_at(hook, DEC_AT_VALUES, l, r->qkv + 2 * C, n, C, 3 * C);
         nn_real *kv = r->kv ? r->kv + (size_t)l * r->kv_rows * 2 * C : NULL;
         for (int t = 0; kv && t < n; t++)
             memcpy(kv + (size_t)(pos0 + t) * 2 * C, r->qkv + (size_t)t * 3 * C + C, sizeof(nn_real) * 2 * C);
@@ -151,12 +151,16 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
             AttnHeadsConfig hc = heads_of(m, l, n);
             AttnHeadsIO io = {r->qkv, r->qkv + C, r->qkv + 2 * C, 3 * C, 3 * C, 3 * C, r->atty, C, r->scores, r->att};
             NN_TRY(attn_heads_forward_split(&hc, &io, r->heads, r->head_copies));
-            if (sink) sink(ctx, l, r->att, n);
+            if (dec_at(hook, DEC_AT_PATTERN, l, r->att, c->heads * n, n, n))
+                dec_heads_context(r->att, r->qkv + 2 * C, 3 * C, n, c->heads, C / c->heads,
+                                  m->ablate + (size_t)l * c->heads, r->atty, C);
+            dec_at(hook, DEC_AT_Z, l, r->atty, n, C, C);
         }
         /* the attention's output, c_proj of the contexts: into ln (its LayerNorm output is spent), or
          * with a parallel residual into qkv (the queries, keys and values are spent; ln_2 reads x first) */
         nn_real *attn = c->parallel ? r->qkv : r->ln;
         linear_forward_packed(attn, r->atty, w->projw[l], w->projb[l], n, C, C);
+        dec_at(hook, DEC_AT_ATTN, l, attn, n, C, C);
         if (!c->parallel) vec_axpy(r->x, 1, attn, (int)NC); /* x += attn(ln_1 x) */
         LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, n, C, c->epsilon);
@@ -164,6 +168,7 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
         /* x += mlp(ln_2 x) (atty holds the MLP's output: the contexts are spent); parallel:
          * x += attn(ln_1 x) + mlp(ln_2 x), both of the block's input */
         mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, n, C, F, c->gelu_exact);
+        dec_at(hook, DEC_AT_MLP, l, r->atty, n, C, C);
         if (c->parallel) vec_axpy(r->x, 1, attn, (int)NC);
         vec_axpy(r->x, 1, r->atty, (int)NC);
         if (r->layers) memcpy(r->layers + (size_t)l * NC, r->x, sizeof(nn_real) * NC);
@@ -186,13 +191,15 @@ static void softmax_row(nn_real *z, int V) {
     vec_scale(z, 1 / sum, V);
 }
 
-/* Copies each layer's attention weights to attention (L, H, n, n), as float. */
-static void copy_attention(void *ctx, int layer, const nn_real *att, int n) {
-    const Gpt2 *m = ((const Gpt2 **)ctx)[0];
-    float *out = ((float **)ctx)[1];
-    size_t size = (size_t)m->c.heads * n * n;
-    float *dst = out + (size_t)layer * size;
+/* A hook copying each layer's attention weights (H n rows of n) to the
+ * floats at ctx (L, H, n, n). */
+static int copy_attention(void *ctx, DecSite site, int layer, nn_real *att, int rows, int cols, int stride) {
+    (void)stride;
+    if (site != DEC_AT_PATTERN) return 0;
+    size_t size = (size_t)rows * cols;
+    float *dst = (float *)ctx + (size_t)layer * size;
     for (size_t i = 0; i < size; i++) dst[i] = (float)att[i];
+    return 0;
 }
 
 /* What is read off a block of rows of logits (rows, V), one row per item,
@@ -275,9 +282,9 @@ int gpt2_inspect(Gpt2 *m, const int32_t *tokens, int n, float *attention, int32_
                        n, (double)bytes, GPT2_MAX_RESULT_MB, logits ? " or leave out the logits" : "");
     Gpt2Run r;
     NN_TRY(run_create(m, n, lens != NULL, &r));
-    void *ctx[2] = {m, attention};
+    DecHook copy = {copy_attention, attention};
     uint8_t bad[GPT2_LOGIT_ROWS];
-    int st = blocks_forward(m, &r, tokens, n, 0, attention ? copy_attention : NULL, ctx);
+    int st = blocks_forward(m, &r, tokens, n, 0, attention ? &copy : NULL);
     for (int t0 = 0; t0 < n && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
         int rows = n - t0 < GPT2_LOGIT_ROWS ? n - t0 : GPT2_LOGIT_ROWS;
         unembed(m, &r, r.x + (size_t)t0 * C, rows);
@@ -306,7 +313,7 @@ int gpt2_evaluate(Gpt2 *m, const int32_t *tokens, int n, double *loss) {
     int V = m->c.vocab, C = m->c.d_model;
     Gpt2Run r;
     NN_TRY(run_create(m, n - 1, 0, &r));
-    int st = blocks_forward(m, &r, tokens, n - 1, 0, NULL, NULL);
+    int st = blocks_forward(m, &r, tokens, n - 1, 0, NULL);
     double sum = 0;
     for (int t0 = 0; t0 < n - 1 && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
         int rows = n - 1 - t0 < GPT2_LOGIT_ROWS ? n - 1 - t0 : GPT2_LOGIT_ROWS;
@@ -341,10 +348,10 @@ static int next_logits(void *ctx, const int32_t *tokens, int n, int step, const 
     const nn_real *last = g->r.x + (size_t)(T - 1) * C;
     g->r.kv = n <= g->m->c.context ? g->kv : NULL; /* filled by the first pass, read and extended by the next ones */
     if (g->r.kv && step > 0) {
-        NN_TRY(blocks_forward(g->m, &g->r, tokens + n - 1, 1, n - 1, NULL, NULL));
+        NN_TRY(blocks_forward(g->m, &g->r, tokens + n - 1, 1, n - 1, NULL));
         last = g->r.x;
     } else {
-        NN_TRY(blocks_forward(g->m, &g->r, tokens + n - T, T, 0, NULL, NULL));
+        NN_TRY(blocks_forward(g->m, &g->r, tokens + n - T, T, 0, NULL));
     }
     unembed(g->m, &g->r, last, 1); /* the last position's logits only */
     *z = g->r.logits;
@@ -383,10 +390,13 @@ typedef struct {
     double *prev, *ind; /* (L, H) sums */
 } ScoreSums;
 
-static void add_scores(void *ctx, int layer, const nn_real *att, int n) {
+static int add_scores(void *ctx, DecSite site, int layer, nn_real *att, int rows, int n, int stride) {
+    (void)rows, (void)stride;
+    if (site != DEC_AT_PATTERN) return 0;
     ScoreSums *s = ctx;
     int H = s->m->c.heads;
     dec_add_head_scores(att, H, n, s->source, s->prev + layer * H, s->ind + layer * H);
+    return 0;
 }
 
 int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev, float *ind) {
@@ -408,6 +418,7 @@ int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev,
     }
     int32_t *source = tok + n;
     ScoreSums s = {m, source, sums, sums + L * H};
+    DecHook scores = {add_scores, &s};
     long n_prev = 0, n_ind = 0;
     uint64_t rng = seed;
     int st = NN_OK;
@@ -427,7 +438,7 @@ int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev,
         for (int i = 0; i < n; i++) source[i] = i >= length && i - length + 1 < length ? i - length + 1 : -1;
         n_prev += n - 1;
         n_ind += length - 1;
-        st = blocks_forward(m, &r, tok, n, 0, add_scores, &s);
+        st = blocks_forward(m, &r, tok, n, 0, &scores);
     }
     for (int i = 0; i < L * H && st == NN_OK; i++) {
         prev[i] = (float)(s.prev[i] / n_prev);
@@ -436,5 +447,33 @@ int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev,
     free(sums);
     free(tok);
     run_free(&r);
+    return st;
+}
+
+/* ---- patching (decoder.h's dec_patch over this forward) ---- */
+
+typedef struct {
+    const Gpt2 *m;
+    Gpt2Run r;
+} PatchRun;
+
+static int patch_forward(void *model, const int32_t *tokens, int n, const DecHook *hook, const nn_real **z) {
+    PatchRun *p = model;
+    NN_TRY(blocks_forward(p->m, &p->r, tokens, n, 0, hook));
+    unembed(p->m, &p->r, p->r.x + (size_t)(n - 1) * p->m->c.d_model, 1);
+    *z = p->r.logits;
+    return NN_OK;
+}
+
+int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, float *out,
+               double *metrics) {
+    nn_clear_error();
+    NN_TRY(gpt2_check_ready(m));
+    NN_TRY(nn_check_size("input: tokens", n, 1, m->c.context));
+    PatchRun p = {m, {0}};
+    NN_TRY(run_create(m, n, 0, &p.r));
+    DecShape s = {m->c.layers, m->c.heads, m->c.d_model, m->c.vocab, m->c.context};
+    int st = dec_patch(&s, patch_forward, &p, clean, corrupt, n, a, b, (DecPatchTarget)target, out, metrics, metrics + 1);
+    run_free(&p.r);
     return st;
 }

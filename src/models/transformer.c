@@ -263,23 +263,32 @@ int tf_forward(TfModel *m, int B, int T, int with_targets, double *loss_out, int
     const nn_real *pos = w->wpe ? w->wpe : m->pos_table;
     if (pos)
         for (int r = 0; r < N; r++) vec_axpy(a->encoded + (size_t)r * C, 1, pos + (size_t)(r % T) * C, C);
-    const nn_real *res = a->encoded;
+    nn_real *res = a->encoded;
+    /* decoder.h's sites, for one sequence */
+    const DecHook *hook = B == 1 ? m->hook : NULL;
     for (int l = 0; l < c->layers; l++) {
+        dec_at(hook, DEC_AT_RESID, l, res, T, C, C);
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward(a->ln1[l], a->ln1_mean[l], a->ln1_rstd[l], res, &ln1, N, C);
         linear_forward(a->qkv[l], a->ln1[l], w->qkvw[l], w->qkvb[l], N, C, 3 * C);
+        dec_at(hook, DEC_AT_VALUES, l, a->qkv[l] + 2 * C, T, C, 3 * C);
         AttnHeadsConfig hc = tf_heads(m, l, T);
         for (int b = 0; b < B; b++) {
             AttnHeadsIO io = heads_io(m, l, b, T);
             NN_TRY(attn_heads_forward(&hc, &io, a->heads_scratch));
         }
+        if (dec_at(hook, DEC_AT_PATTERN, l, a->att[l], c->heads * T, T, T))
+            dec_heads_context(a->att[l], a->qkv[l] + 2 * C, 3 * C, T, c->heads, C / c->heads, m->ablate[l], a->atty[l], C);
+        dec_at(hook, DEC_AT_Z, l, a->atty[l], T, C, C);
         linear_forward(a->res2[l], a->atty[l], w->projw[l], w->projb[l], N, C, C);
+        dec_at(hook, DEC_AT_ATTN, l, a->res2[l], T, C, C);
         vec_axpy(a->res2[l], 1, res, N * C);
         if (F) {
             LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
             layernorm_forward(a->ln2[l], a->ln2_mean[l], a->ln2_rstd[l], a->res2[l], &ln2, N, C);
             MlpWeights mw = tf_mlp(w, l);
             mlp_forward(a->res3[l], a->fch[l], a->fch_gelu[l], a->ln2[l], &mw, N, C, F);
+            dec_at(hook, DEC_AT_MLP, l, a->res3[l], T, C, C);
             vec_axpy(a->res3[l], 1, a->res2[l], N * C);
         }
         res = a->res3[l];

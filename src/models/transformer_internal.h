@@ -11,6 +11,7 @@
 #include "layers/mlp.h"
 #include "layers/optim.h"
 #include "layers/shards.h"
+#include "models/decoder.h"
 
 #define TF_MAX_TENSORS (4 + 12 * TF_MAX_LAYERS + 2)
 
@@ -94,6 +95,9 @@ struct TfModel {
      * or tf_set_shards'). */
     ShardReplicas replicas;
     uint8_t ablate[TF_MAX_LAYERS][TF_MAX_HEADS];
+    /* a one-sequence forward (B = 1) hands its activations to this hook at
+     * decoder.h's sites (patching); NULL otherwise */
+    const DecHook *hook;
 };
 
 /* Layer l's attention for sequences of T tokens: the core's multi-head
@@ -148,5 +152,8 @@ int tfm_set_ablation(TfModel *m, const int32_t *pairs, int n);
 int tfm_inspect(TfModel *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
                 int32_t *lens);
 int tfm_generate(TfModel *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int top_k, uint64_t seed);
+/* Activation patching as gpt2_patch (include/attnlab/gpt2.h). */
+int tfm_patch(TfModel *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, float *out,
+              double *metrics);
 
 #endif

@@ -85,3 +85,22 @@ int tfm_generate(TfModel *m, int32_t *tokens, int n_prompt, int n_new, double te
     DecGenerateLimits lim = {m->V, TF_MAX_TEXT_BYTES, TF_MAX_GENERATE};
     return dec_generate(&lim, next_logits, m, tokens, n_prompt, n_new, temperature, k, seed);
 }
+
+/* ---- patching (decoder.h's dec_patch over this forward) ---- */
+
+static int patch_forward(void *model, const int32_t *tokens, int n, const DecHook *hook, const nn_real **z) {
+    TfModel *m = model;
+    memcpy(m->a.tokens, tokens, sizeof(int32_t) * n);
+    m->hook = hook;
+    int st = tf_forward(m, 1, n, 0, NULL, NULL);
+    m->hook = NULL;
+    *z = m->a.logits + (size_t)(n - 1) * m->V;
+    return st;
+}
+
+int tfm_patch(TfModel *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, float *out,
+              double *metrics) {
+    nn_clear_error();
+    DecShape s = {m->c.layers, m->c.heads, m->c.d_model, m->V, m->c.context};
+    return dec_patch(&s, patch_forward, m, clean, corrupt, n, a, b, (DecPatchTarget)target, out, metrics, metrics + 1);
+}

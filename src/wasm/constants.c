@@ -13,6 +13,7 @@
 #include "attnlab/vision.h"
 #include "layers/model_file.h"
 #include "layers/safetensors.h"
+#include "models/decoder.h"
 #include "train/vision_train.h"
 #include "wasm/boundary.h"
 
@@ -75,6 +76,11 @@ static const Named tf_positional[] = {
     {"alibi", TF_POS_ALIBI}, {"rope", TF_POS_ROPE},
 };
 static const Named tf_splits[] = {{"train", TF_SPLIT_TRAIN}, {"test", TF_SPLIT_TEST}};
+/* patch's targets (models/decoder.h) */
+static const Named patch_targets[] = {
+    {"resid", DEC_PATCH_RESID}, {"attn", DEC_PATCH_ATTN}, {"mlp", DEC_PATCH_MLP}, {"heads", DEC_PATCH_HEADS},
+    {"head-values", DEC_PATCH_HEAD_VALUES}, {"head-patterns", DEC_PATCH_HEAD_PATTERNS},
+};
 static const Named tf_limits[] = {
     {"maxLayers", TF_MAX_LAYERS}, {"maxHeads", TF_MAX_HEADS}, {"maxDModel", TF_MAX_DMODEL}, {"maxDFF", TF_MAX_DFF},
     {"minContext", TF_MIN_CONTEXT}, {"maxContext", TF_MAX_CONTEXT}, {"maxBatch", TF_MAX_BATCH},
@@ -171,6 +177,7 @@ static const struct {
     {"transformerTasks", tf_tasks, COUNT(tf_tasks)},
     {"transformerPositional", tf_positional, COUNT(tf_positional)},
     {"transformerSplits", tf_splits, COUNT(tf_splits)},
+    {"patchTargets", patch_targets, COUNT(patch_targets)},
     {"transformerLimits", tf_limits, COUNT(tf_limits)},
     {"modelLimits", model_limits, COUNT(model_limits)},
     {"gpt2Limits", gpt2_limits, COUNT(gpt2_limits)},

@@ -10,26 +10,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withEngines } from './builds.mjs';
 import { assertNear, throwsCode } from '../lib/assert.mjs';
-import { referenceForward } from '../lib/gpt2-checkpoint.mjs';
+import { readSafetensors, referenceForward } from '../lib/gpt2-checkpoint.mjs';
 import { neoxReference } from '../lib/neox-checkpoint.mjs';
-
-/** A safetensors file's F32 tensors as float64 arrays, with the names stripped of `strip`. */
-function readSafetensors(bytes, strip = '') {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const n = Number(view.getBigUint64(0, true));
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
-  const out = {};
-  for (const [name, t] of Object.entries(header)) {
-    if (name === '__metadata__') continue;
-    assert.equal(t.dtype, 'F32', name);
-    const [a, b] = t.data_offsets;
-    const data = new Float64Array((b - a) / 4);
-    for (let i = 0; i < data.length; i++) data[i] = view.getFloat32(8 + n + a + 4 * i, true);
-    assert.equal(data.length, t.shape.reduce((x, y) => x * y, 1), `${name}: shape ${t.shape}`);
-    out[name.startsWith(strip) ? name.slice(strip.length) : name] = data;
-  }
-  return out;
-}
 
 function softmaxRows(logits, n, V) {
   const p = new Float64Array(n * V);

@@ -214,8 +214,12 @@ const gelu = (u) => 0.5 * u * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (u + 0.044
  * GPT-2's forward in float64 over ids: attention[l][h] (n x n, Float64Array),
  * logits (n x V), residuals[l] (each block's output, n x C), and the logits
  * of each block's output (lens[l], n x V). ablate: [{ layer, head }].
+ * hook(site, layer, x) (patching) sees, and may change in place, each block's
+ * activations: 'resid' its input (n x C), 'values' the c_attn output (n x 3C,
+ * the values from column 2C), 'pattern' the heads' weights (H arrays of n x n),
+ * 'z' the heads' contexts (n x C), 'attn' and 'mlp' the two outputs (n x C).
  */
-export function referenceForward(weights, config, ids, { ablate = [] } = {}) {
+export function referenceForward(weights, config, ids, { ablate = [], hook = () => {} } = {}) {
   const L = config.n_layer, H = config.n_head, C = config.n_embd, F = config.n_inner ?? 4 * C, V = config.vocab_size;
   const D = C / H, n = ids.length, eps = config.layer_norm_epsilon ?? 1e-5;
   const w = weights, U = w['lm_head.weight'] ?? w['wte.weight'];
@@ -234,8 +238,10 @@ export function referenceForward(weights, config, ids, { ablate = [] } = {}) {
   };
   for (let l = 0; l < L; l++) {
     const p = `h.${l}.`;
+    hook('resid', l, x);
     const a = layerNorm(x, n, C, w[`${p}ln_1.weight`], w[`${p}ln_1.bias`], eps);
     const qkv = linear(a, n, C, w[`${p}attn.c_attn.weight`], w[`${p}attn.c_attn.bias`], 3 * C);
+    hook('values', l, qkv);
     const ctx = new Float64Array(n * C);
     attention.push([]);
     for (let h = 0; h < H; h++) {
@@ -252,20 +258,28 @@ export function referenceForward(weights, config, ids, { ablate = [] } = {}) {
         let sum = 0;
         for (let j = 0; j <= i; j++) sum += (e[j] = Math.exp(e[j] - max));
         for (let j = 0; j <= i; j++) P[i * n + j] = e[j] / sum;
-        if (ablate.some((ab) => ab.layer === l && ab.head === h)) continue;
-        for (let d = 0; d < D; d++) {
-          let s = 0;
-          for (let j = 0; j <= i; j++) s += P[i * n + j] * qkv[j * 3 * C + 2 * C + h * D + d];
-          ctx[i * C + h * D + d] = s;
-        }
       }
       attention[l].push(P);
     }
+    hook('pattern', l, attention[l]);
+    for (let h = 0; h < H; h++) {
+      if (ablate.some((ab) => ab.layer === l && ab.head === h)) continue;
+      const P = attention[l][h];
+      for (let i = 0; i < n; i++)
+        for (let d = 0; d < D; d++) {
+          let s = 0;
+          for (let j = 0; j < n; j++) s += P[i * n + j] * qkv[j * 3 * C + 2 * C + h * D + d];
+          ctx[i * C + h * D + d] = s;
+        }
+    }
+    hook('z', l, ctx);
     const proj = linear(ctx, n, C, w[`${p}attn.c_proj.weight`], w[`${p}attn.c_proj.bias`], C);
+    hook('attn', l, proj);
     for (let i = 0; i < n * C; i++) x[i] += proj[i];
     const b = layerNorm(x, n, C, w[`${p}ln_2.weight`], w[`${p}ln_2.bias`], eps);
     const hid = linear(b, n, C, w[`${p}mlp.c_fc.weight`], w[`${p}mlp.c_fc.bias`], F).map(gelu);
     const out = linear(hid, n, F, w[`${p}mlp.c_proj.weight`], w[`${p}mlp.c_proj.bias`], C);
+    hook('mlp', l, out);
     for (let i = 0; i < n * C; i++) x[i] += out[i];
     residuals.push(Float64Array.from(x));
   }
@@ -297,4 +311,21 @@ export function referenceGreedy(weights, config, ids, count) {
     out.push(best);
   }
   return out.slice(ids.length);
+}
+
+/** A safetensors file's F32 tensors as float64 arrays, with the names stripped of `strip`. */
+export function readSafetensors(bytes, strip = '') {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = Number(view.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const out = {};
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    if (t.dtype !== 'F32') throw new Error(`${name}: ${t.dtype}, not F32`);
+    const [a, b] = t.data_offsets;
+    const data = new Float64Array((b - a) / 4);
+    for (let i = 0; i < data.length; i++) data[i] = view.getFloat32(8 + n + a + 4 * i, true);
+    out[name.startsWith(strip) ? name.slice(strip.length) : name] = data;
+  }
+  return out;
 }

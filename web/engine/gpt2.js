@@ -360,6 +360,7 @@ function checkpointRun(heap, handle, config, tokenizer) {
       headScores: (args) => heap.call.gpt2_head_scores(args),
       compositionScores: (args) => heap.call.gpt2_composition_scores(args),
       copyingScores: (args) => heap.call.gpt2_copying_scores(args),
+      patch: (args) => heap.call.gpt2_patch(args),
       evaluateTokens: (args) => heap.call.gpt2_evaluate(args),
     },
     lacks: {

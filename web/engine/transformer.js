@@ -143,7 +143,7 @@ function taskTokenizer(vocabulary, task, maxTextBytes) {
  *   lens          inspect's default for its `lens` option
  *   headScores    its default count
  *   call          its exports by what they do: setAblation, inspect, generate,
- *                 headScores, compositionScores, copyingScores, evaluateSplit
+ *                 headScores, compositionScores, copyingScores, patch, evaluateSplit
  *                 and evaluateTokens (each takes the
  *                 named arguments its C export does, inspect's logits 0 where the
  *                 export has none)
@@ -183,6 +183,7 @@ function attnlabRun(heap, handle) {
       headScores: ({ length, seed, ...args }) => heap.call.tf_head_scores(args),
       compositionScores: (args) => heap.call.tf_composition_scores(args),
       copyingScores: (args) => heap.call.tf_copying_scores(args),
+      patch: (args) => heap.call.tf_patch(args),
       evaluateSplit: (args) => heap.call.tf_evaluate(args),
     },
     lacks: {
@@ -481,6 +482,61 @@ export class TransformerModel extends Model {
         this.#run.call.copyingScores({ model: handle, out: p.out });
         return heap.readMatrix(p.out, L, H);
       });
+    });
+  }
+
+  /**
+   * Activation patching (TransformerLens's conventions): the metric m = logit[a] - logit[b]
+   * at the last position of `clean` and of `corrupt` ({ ids }, an id array or text, the same
+   * length); then the corrupt run once per cell with one activation of the clean run put back:
+   * value = (m_patched - m_corrupt) / (m_clean - m_corrupt). `target`: 'resid' (block l's
+   * input at position p), 'attn' / 'mlp' (block l's attention / MLP output at p): layers x
+   * positions; 'heads' (head h's output z), 'head-values' (its values), 'head-patterns' (its
+   * attention pattern), every position: layers x heads. `answer`: [a, b], token ids or texts
+   * of one token each. method 'exact' (the default; 'attribution' is not built yet: ERR_ARG).
+   * @returns {{ target, method, rows, cols, data: Float32Array, clean: number, corrupt: number }}
+   */
+  patch(args = {}) {
+    return this.guarded('patch', (handle) => {
+      const o = options('patch', args, ['clean', 'corrupt', 'answer', 'target', 'method']);
+      const targets = TRANSFORMER.PATCH_TARGETS;
+      const target = toChoice('target', o.target, targets, undefined);
+      const method = o.method ?? 'exact';
+      if (method === 'attribution') throw argError("patch: method 'attribution' is not built yet; 'exact' runs every cell");
+      if (method !== 'exact') throw argError(`patch: method: unknown value ${describe(method)}; expected 'exact' or 'attribution'`);
+      if (o.clean === undefined || o.corrupt === undefined) throw argError('patch: needs clean and corrupt inputs');
+      const clean = this.#window('patch', o.clean), corrupt = this.#window('patch', o.corrupt);
+      if (clean.length !== corrupt.length) {
+        throw shapeError(`patch: clean has ${clean.length} tokens and corrupt ${corrupt.length}; patching needs the same length`);
+      }
+      const [a, b] = this.#answer('patch', o.answer);
+      const { layers: L, heads: H } = this.config, n = clean.length;
+      const cols = ['resid', 'attn', 'mlp'].includes(o.target) ? n : H; // per position, or per head
+      const heap = this.heap;
+      return heap.withBlock({ clean: I32 * n, corrupt: I32 * n, out: F32 * L * cols, metrics: 2 * F64 }, (p) => {
+        heap.writeI32(p.clean, clean);
+        heap.writeI32(p.corrupt, corrupt);
+        this.#run.call.patch({ model: handle, clean: p.clean, corrupt: p.corrupt, n, a, b, target, out: p.out, metrics: p.metrics });
+        return {
+          target: o.target, method, rows: L, cols, data: heap.readF32(p.out, L * cols),
+          clean: heap.readF64(p.metrics), corrupt: heap.readF64(p.metrics + F64),
+        };
+      });
+    });
+  }
+
+  /** answer: [a, b], each a token id or the text of one token of this model. */
+  #answer(name, answer) {
+    if (!Array.isArray(answer) || answer.length !== 2) throw argError(`${name}: answer: expected [a, b], two tokens (got ${describe(answer)})`);
+    const V = this.vocabulary.length;
+    return answer.map((t, i) => {
+      if (typeof t === 'string') {
+        const ids = this.#run.tokenizer.encode(name, t);
+        if (ids.length !== 1) throw valueError(`${name}: answer[${i}]: '${t}' is ${ids.length} tokens of this model; an answer is one token`);
+        return ids[0];
+      }
+      if (!Number.isInteger(t) || t < 0 || t >= V) throw valueError(`${name}: answer[${i}] is ${describe(t)}; token ids are integers 0..${V - 1}`);
+      return t;
     });
   }
 

@@ -1,0 +1,119 @@
+/* Activation patching, once for every decoder (models/decoder.h): each
+ * model's forward pass hands its activations to a hook at the sites of
+ * DecSite; this file records the clean run's at the target's site and
+ * replays the corrupt run with one cell of them put back, cell by cell. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "models/decoder.h"
+
+void dec_heads_context(const nn_real *P, const nn_real *v, int v_stride, int n, int H, int D, const uint8_t *ablate,
+                       nn_real *z, int z_stride) {
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < n; t++) {
+            nn_real *row = z + (size_t)t * z_stride + (size_t)h * D;
+            memset(row, 0, sizeof(nn_real) * D);
+            if (ablate && ablate[h]) continue;
+            const nn_real *p = P + ((size_t)h * n + t) * n;
+            for (int s = 0; s < n; s++) {
+                if (p[s] == 0) continue;
+                const nn_real *vs = v + (size_t)s * v_stride + (size_t)h * D;
+                for (int d = 0; d < D; d++) row[d] += p[s] * vs[d];
+            }
+        }
+}
+
+/* Reals patch keeps of the clean run at most (1 GB in float): a longer
+ * input's patterns are refused before anything is allocated. */
+#define DEC_PATCH_MAX_KEPT ((size_t)1 << 28)
+
+static const DecSite SITE_OF[DEC_PATCH_TARGETS] = {DEC_AT_RESID, DEC_AT_ATTN,  DEC_AT_MLP,
+                                                   DEC_AT_Z,     DEC_AT_VALUES, DEC_AT_PATTERN};
+
+typedef struct {
+    const DecShape *s;
+    DecPatchTarget target;
+    DecSite site;
+    int n;
+    nn_real *kept; /* (layers, per) the clean run's activations at the site */
+    size_t per;
+    int record;    /* 1: the clean run, copying; 0: a corrupt run, replacing (layer, cell) */
+    int layer, cell;
+} Patching;
+
+static int patch_at(void *ctx, DecSite site, int layer, nn_real *x, int rows, int cols, int stride) {
+    Patching *p = ctx;
+    if (site != p->site || (!p->record && layer != p->layer)) return 0;
+    nn_real *kept = p->kept + (size_t)layer * p->per;
+    if (p->record) {
+        for (int r = 0; r < rows; r++) memcpy(kept + (size_t)r * cols, x + (size_t)r * stride, sizeof(nn_real) * cols);
+        return 0;
+    }
+    int D = p->s->d_model / p->s->heads, c = p->cell;
+    switch (p->target) {
+    case DEC_PATCH_HEADS:
+    case DEC_PATCH_HEAD_VALUES: /* head c's columns, every position */
+        for (int r = 0; r < rows; r++)
+            memcpy(x + (size_t)r * stride + (size_t)c * D, kept + (size_t)r * cols + (size_t)c * D, sizeof(nn_real) * D);
+        break;
+    case DEC_PATCH_HEAD_PATTERNS: /* head c's n rows */
+        for (int r = c * p->n; r < (c + 1) * p->n; r++)
+            memcpy(x + (size_t)r * stride, kept + (size_t)r * cols, sizeof(nn_real) * cols);
+        break;
+    default: /* one position's row */
+        memcpy(x + (size_t)c * stride, kept + (size_t)c * cols, sizeof(nn_real) * cols);
+    }
+    return 1;
+}
+
+/* logit[a] - logit[b] of a run (hook or NULL), finite. */
+static int metric(DecForward forward, void *model, const int32_t *tokens, int n, const DecHook *hook, int a, int b,
+                  const char *run, double *m) {
+    const nn_real *z = NULL;
+    NN_TRY(forward(model, tokens, n, hook, &z));
+    *m = (double)z[a] - (double)z[b];
+    if (!isfinite(*m))
+        return nn_fail(NN_ERR_VALUE, "the %s run's logits of the answer are not finite (%g, %g)", run, (double)z[a],
+                       (double)z[b]);
+    return NN_OK;
+}
+
+int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t *clean, const int32_t *corrupt, int n,
+              int a, int b, DecPatchTarget target, float *out, double *m_clean, double *m_corrupt) {
+    if ((unsigned)target >= DEC_PATCH_TARGETS) return nn_fail(NN_ERR_ARG, "target: unknown code %d", (int)target);
+    NN_TRY(dec_check_tokens(clean, n, 1, s->context, s->vocab));
+    NN_TRY(dec_check_tokens(corrupt, n, 1, s->context, s->vocab));
+    if (a < 0 || a >= s->vocab || b < 0 || b >= s->vocab)
+        return nn_fail(NN_ERR_VALUE, "answer: tokens %d and %d; the vocabulary is 0..%d", a, b, s->vocab - 1);
+    size_t L = (size_t)s->layers, N = (size_t)n;
+    size_t per = target == DEC_PATCH_HEAD_PATTERNS ? (size_t)s->heads * N * N : N * (size_t)s->d_model;
+    if (per > DEC_PATCH_MAX_KEPT / L)
+        return nn_fail(NN_ERR_LIMIT, "%d tokens' activations at the target (%zu x %zu reals) pass the limit of %zu",
+                       n, L, per, DEC_PATCH_MAX_KEPT);
+    Patching p = {s, target, SITE_OF[target], n, NULL, per, 1, 0, 0};
+    /* zeroed: a site a model does not have (an attention-only model's MLP) stays 0 and never patches */
+    p.kept = calloc(L * per, sizeof(nn_real));
+    if (!p.kept) return nn_fail(NN_ERR_NOMEM, "out of memory for the clean run's activations (%zu reals)", L * per);
+    DecHook hook = {patch_at, &p};
+    int st = metric(forward, model, clean, n, &hook, a, b, "clean", m_clean);
+    if (st == NN_OK) st = metric(forward, model, corrupt, n, NULL, a, b, "corrupt", m_corrupt);
+    double span = *m_clean - *m_corrupt;
+    if (st == NN_OK && span == 0)
+        st = nn_fail(NN_ERR_VALUE, "the clean and corrupt runs give the same logit difference (%g): there is "
+                                   "nothing for a patch to recover; choose inputs or an answer they disagree on",
+                     *m_clean);
+    int cols = target <= DEC_PATCH_MLP ? n : s->heads;
+    p.record = 0;
+    for (int l = 0; st == NN_OK && l < s->layers; l++)
+        for (int c = 0; st == NN_OK && c < cols; c++) {
+            double m = 0;
+            p.layer = l;
+            p.cell = c;
+            st = metric(forward, model, corrupt, n, &hook, a, b, "patched", &m);
+            out[(size_t)l * cols + c] = (float)((m - *m_corrupt) / span + 0.0); /* + 0.0: no -0 */
+        }
+    free(p.kept);
+    return st;
+}
