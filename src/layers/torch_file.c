@@ -104,15 +104,18 @@ static int zip_end(const uint8_t *f, uint64_t n, uint64_t *count, uint64_t *dir_
     *dir_at = le(f + at + 16, 4);
     if (at >= ZIP64_LOCATOR_BYTES && le(f + at - ZIP64_LOCATOR_BYTES, 4) == ZIP64_LOCATOR) {
         uint64_t z = le(f + at - ZIP64_LOCATOR_BYTES + 8, 8);
-        if (z > n || n - z < ZIP64_END_BYTES || le(f + z, 4) != ZIP64_END) return zip_bad("a zip64 end record outside the file", z);
+        if (z > n || n - z < ZIP64_END_BYTES || le(f + z, 4) != ZIP64_END)
+            return zip_bad("a zip64 end record outside the file", z);
         *count = le(f + z + 32, 8);
         *dir_size = le(f + z + 40, 8);
         *dir_at = le(f + z + 48, 8);
     }
     if (*dir_at > n || *dir_size > n - *dir_at) return zip_bad("a central directory past the end of the file", *dir_at);
-    if (*count > *dir_size / ZIP_CENTRAL_BYTES) return zip_bad("more entries than the central directory holds", *dir_at);
+    if (*count > *dir_size / ZIP_CENTRAL_BYTES)
+        return zip_bad("more entries than the central directory holds", *dir_at);
     if (*count > TORCH_MAX_ENTRIES)
-        return nn_fail(NN_ERR_LIMIT, "zip: %llu entries is past the limit of %d", (unsigned long long)*count, TORCH_MAX_ENTRIES);
+        return nn_fail(NN_ERR_LIMIT, "zip: %llu entries is past the limit of %d", (unsigned long long)*count,
+                       TORCH_MAX_ENTRIES);
     return NN_OK;
 }
 
@@ -145,11 +148,13 @@ static int zip_read(Zip *z, const uint8_t *f, uint64_t n) {
     uint64_t end = at + size;
     char name[80];
     for (uint64_t k = 0; k < count; k++) {
-        if (end - at < ZIP_CENTRAL_BYTES || le(f + at, 4) != ZIP_CENTRAL) return zip_bad("a central directory entry is not one", at);
+        if (end - at < ZIP_CENTRAL_BYTES || le(f + at, 4) != ZIP_CENTRAL)
+            return zip_bad("a central directory entry is not one", at);
         const uint8_t *c = f + at;
         uint64_t flags = le(c + 8, 2), method = le(c + 10, 2), csize = le(c + 20, 4), usize = le(c + 24, 4);
         uint64_t nlen = le(c + 28, 2), xlen = le(c + 30, 2), clen = le(c + 32, 2), local = le(c + 42, 4);
-        if (ZIP_CENTRAL_BYTES + nlen + xlen + clen > end - at) return zip_bad("a central directory entry past the directory", at);
+        if (ZIP_CENTRAL_BYTES + nlen + xlen + clen > end - at)
+            return zip_bad("a central directory entry past the directory", at);
         NN_TRY(zip64_extra(c + ZIP_CENTRAL_BYTES + nlen, (size_t)xlen, &usize, &csize, &local, at));
         printable(name, sizeof name, c + ZIP_CENTRAL_BYTES, (size_t)nlen);
         if (flags & 1) return nn_fail(NN_ERR_VALUE, "zip: %s is encrypted", name);
@@ -160,8 +165,9 @@ static int zip_read(Zip *z, const uint8_t *f, uint64_t n) {
         if (lnlen != nlen || data > n || memcmp(f + local + ZIP_LOCAL_BYTES, c + ZIP_CENTRAL_BYTES, (size_t)nlen))
             return nn_fail(NN_ERR_VALUE, "zip: %s: its local header names another file", name);
         if (csize > n - data)
-            return nn_fail(NN_ERR_VALUE, "zip: %s: its %llu bytes at byte %llu run past the end of the file (%llu bytes)",
-                           name, (unsigned long long)csize, (unsigned long long)data, (unsigned long long)n);
+            return nn_fail(NN_ERR_VALUE,
+                           "zip: %s: its %llu bytes at byte %llu run past the end of the file (%llu bytes)", name,
+                           (unsigned long long)csize, (unsigned long long)data, (unsigned long long)n);
         if (method == 0 && usize != csize)
             return nn_fail(NN_ERR_VALUE, "zip: %s: stored, yet %llu bytes stand for %llu", name,
                            (unsigned long long)csize, (unsigned long long)usize);
@@ -176,24 +182,27 @@ static int zip_read(Zip *z, const uint8_t *f, uint64_t n) {
     return NN_OK;
 }
 
-/* The entry named prefix + tail, stored (not compressed); NULL (an error recorded) if none. */
-static const Entry *zip_find(const Zip *z, const char *prefix, const uint8_t *tail, size_t tail_len) {
+/* The entry named prefix + tail into *out, stored (not compressed); none: an error if
+ * required, else *out NULL. */
+static int zip_find(const Zip *z, const char *prefix, const uint8_t *tail, size_t tail_len, int required,
+                    const Entry **out) {
     char name[80], full[320];
     size_t plen = strlen(prefix);
-    if (plen + tail_len >= sizeof full) {
-        nn_fail(NN_ERR_LIMIT, "zip: an entry's name past %zu bytes (%s%s)", sizeof full - 1, prefix,
-                printable(name, sizeof name, tail, tail_len));
-        return NULL;
-    }
+    *out = NULL;
+    if (plen + tail_len >= sizeof full)
+        return nn_fail(NN_ERR_LIMIT, "zip: an entry's name past %zu bytes (%s%s)", sizeof full - 1, prefix,
+                       printable(name, sizeof name, tail, tail_len));
     memcpy(full, prefix, plen);
     memcpy(full + plen, tail, tail_len);
     Entry key = {(const uint8_t *)full, plen + tail_len, 0, 0, 0};
     const Entry *e = bsearch(&key, z->e, z->n, sizeof *z->e, by_entry_name);
     printable(name, sizeof name, key.name, key.name_len);
-    if (!e) nn_fail(NN_ERR_VALUE, "zip: no entry %s", name);
-    else if (e->method != 0)
-        nn_fail(NN_ERR_VALUE, "zip: %s is compressed (method %d); a checkpoint's entries are stored", name, e->method);
-    return e && e->method == 0 ? e : NULL;
+    if (!e) return required ? nn_fail(NN_ERR_VALUE, "zip: no entry %s", name) : NN_OK;
+    if (e->method != 0)
+        return nn_fail(NN_ERR_VALUE, "zip: %s is compressed (method %d); a checkpoint's entries are stored", name,
+                       e->method);
+    *out = e;
+    return NN_OK;
 }
 
 /* ---- data.pkl ---------------------------------------------------------------------- */
@@ -212,7 +221,7 @@ static const struct {
     const char *module, *name;
 } GLOBALS[] = {
     {"collections", "OrderedDict"}, {"torch._utils", "_rebuild_tensor_v2"}, {"torch", "FloatStorage"},
-    {"torch", "HalfStorage"},       {"torch", "BFloat16Storage"},          {"torch", "BoolStorage"},
+    {"torch", "HalfStorage"},       {"torch", "BFloat16Storage"},           {"torch", "BoolStorage"},
     {"torch", "ByteStorage"},
 };
 enum { G_ORDERED_DICT, G_REBUILD, G_STORAGE };
@@ -221,7 +230,8 @@ static const struct {
     StDtype dtype;
     const char *name;
     int size;
-} STORAGES[] = {{ST_F32, "F32", 4}, {ST_F16, "F16", 2}, {ST_BF16, "BF16", 2}, {ST_OTHER, "BOOL", 1}, {ST_OTHER, "U8", 1}};
+} STORAGES[] = {
+    {ST_F32, "F32", 4}, {ST_F16, "F16", 2}, {ST_BF16, "BF16", 2}, {ST_OTHER, "BOOL", 1}, {ST_OTHER, "U8", 1}};
 
 typedef struct {
     int type; /* index in STORAGES */
@@ -260,29 +270,25 @@ typedef struct {
     size_t n_tensors, cap_tensors;
 } Pickle;
 
-/* pickletools' names of every opcode (protocols 0-5), for the messages */
+/* pickletools' names of every opcode (protocols 0-5), for the messages: the printable ones
+ * as the opcode's character then its name, those from 0x80 on in order */
 static const char *op_name(uint8_t op) {
-    static const struct {
-        uint8_t op;
-        const char *name;
-    } names[] = {
-        {'(', "MARK"},        {'.', "STOP"},           {'0', "POP"},         {'1', "POP_MARK"},     {'2', "DUP"},
-        {'F', "FLOAT"},       {'I', "INT"},            {'J', "BININT"},      {'K', "BININT1"},      {'L', "LONG"},
-        {'M', "BININT2"},     {'N', "NONE"},           {'P', "PERSID"},      {'Q', "BINPERSID"},    {'R', "REDUCE"},
-        {'S', "STRING"},      {'T', "BINSTRING"},      {'U', "SHORT_BINSTRING"}, {'V', "UNICODE"}, {'X', "BINUNICODE"},
-        {'a', "APPEND"},      {'b', "BUILD"},          {'c', "GLOBAL"},      {'d', "DICT"},         {'}', "EMPTY_DICT"},
-        {'e', "APPENDS"},     {'g', "GET"},            {'h', "BINGET"},      {'i', "INST"},         {'j', "LONG_BINGET"},
-        {'l', "LIST"},        {']', "EMPTY_LIST"},     {'o', "OBJ"},         {'p', "PUT"},          {'q', "BINPUT"},
-        {'r', "LONG_BINPUT"}, {'s', "SETITEM"},        {'t', "TUPLE"},       {')', "EMPTY_TUPLE"},  {'u', "SETITEMS"},
-        {'G', "BINFLOAT"},    {'B', "BINBYTES"},       {'C', "SHORT_BINBYTES"}, {0x80, "PROTO"},   {0x81, "NEWOBJ"},
-        {0x82, "EXT1"},       {0x83, "EXT2"},          {0x84, "EXT4"},       {0x85, "TUPLE1"},      {0x86, "TUPLE2"},
-        {0x87, "TUPLE3"},     {0x88, "NEWTRUE"},       {0x89, "NEWFALSE"},   {0x8a, "LONG1"},       {0x8b, "LONG4"},
-        {0x8c, "SHORT_BINUNICODE"}, {0x8d, "BINUNICODE8"}, {0x8e, "BINBYTES8"}, {0x8f, "EMPTY_SET"}, {0x90, "ADDITEMS"},
-        {0x91, "FROZENSET"},  {0x92, "NEWOBJ_EX"},     {0x93, "STACK_GLOBAL"}, {0x94, "MEMOIZE"},   {0x95, "FRAME"},
-        {0x96, "BYTEARRAY8"}, {0x97, "NEXT_BUFFER"},   {0x98, "READONLY_BUFFER"},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (names[i].op == op) return names[i].name;
+    static const char *const printable_ops[] = {
+        "(MARK",          ".STOP",        "0POP",       "1POP_MARK",        "2DUP",      "FFLOAT",      "IINT",
+        "JBININT",        "KBININT1",     "LLONG",      "MBININT2",         "NNONE",     "PPERSID",     "QBINPERSID",
+        "RREDUCE",        "SSTRING",      "TBINSTRING", "USHORT_BINSTRING", "VUNICODE",  "XBINUNICODE", "aAPPEND",
+        "bBUILD",         "cGLOBAL",      "dDICT",      "}EMPTY_DICT",      "eAPPENDS",  "gGET",        "hBINGET",
+        "iINST",          "jLONG_BINGET", "lLIST",      "]EMPTY_LIST",      "oOBJ",      "pPUT",        "qBINPUT",
+        "rLONG_BINPUT",   "sSETITEM",     "tTUPLE",     ")EMPTY_TUPLE",     "uSETITEMS", "GBINFLOAT",   "BBINBYTES",
+        "CSHORT_BINBYTES"};
+    static const char *const high_ops[] = {
+        "PROTO",     "NEWOBJ",     "EXT1",        "EXT2",           "EXT4",      "TUPLE1",           "TUPLE2",
+        "TUPLE3",    "NEWTRUE",    "NEWFALSE",    "LONG1",          "LONG4",     "SHORT_BINUNICODE", "BINUNICODE8",
+        "BINBYTES8", "EMPTY_SET",  "ADDITEMS",    "FROZENSET",      "NEWOBJ_EX", "STACK_GLOBAL",     "MEMOIZE",
+        "FRAME",     "BYTEARRAY8", "NEXT_BUFFER", "READONLY_BUFFER"};
+    if (op >= 0x80 && op - 0x80 < (int)(sizeof high_ops / sizeof *high_ops)) return high_ops[op - 0x80];
+    for (size_t i = 0; i < sizeof printable_ops / sizeof *printable_ops; i++)
+        if ((uint8_t)printable_ops[i][0] == op) return printable_ops[i] + 1;
     return "an unknown opcode";
 }
 
@@ -349,8 +355,8 @@ static int pk_global(Pickle *k) {
             len[1] == strlen(GLOBALS[g].name) && !memcmp(line[1], GLOBALS[g].name, len[1]))
             return pk_push(k, (Obj){O_GLOBAL, (int64_t)g, 0, NULL});
     char module[48], name[48], what[160];
-    snprintf(what, sizeof what, "the global %s %s is not one a state dict uses", printable(module, sizeof module, line[0], len[0]),
-             printable(name, sizeof name, line[1], len[1]));
+    snprintf(what, sizeof what, "the global %s %s is not one a state dict uses",
+             printable(module, sizeof module, line[0], len[0]), printable(name, sizeof name, line[1], len[1]));
     return pk_bad(k, what);
 }
 
@@ -365,9 +371,13 @@ static int pk_tuple(Pickle *k, size_t count) {
     return pk_push(k, (Obj){O_TUPLE, (int64_t)first, count, NULL});
 }
 
-static const Obj *item(const Pickle *k, const Obj *tuple, size_t i) { return &k->objs[k->items[tuple->i + (int64_t)i]]; }
+static const Obj *item(const Pickle *k, const Obj *tuple, size_t i) {
+    return &k->objs[k->items[tuple->i + (int64_t)i]];
+}
 
-static int is_str(const Obj *o, const char *s) { return o->kind == O_STR && o->n == strlen(s) && !memcmp(o->s, s, o->n); }
+static int is_str(const Obj *o, const char *s) {
+    return o->kind == O_STR && o->n == strlen(s) && !memcmp(o->s, s, o->n);
+}
 
 /* BINPERSID's ('storage', type, key, location, numel): the storage entry <archive>/data/<key>. */
 static int pk_storage(Pickle *k) {
@@ -383,8 +393,8 @@ static int pk_storage(Pickle *k) {
     static const char dir[] = "data/";
     char prefix[300];
     snprintf(prefix, sizeof prefix, "%s%s", k->archive, dir);
-    const Entry *e = zip_find(k->zip, prefix, key->s, key->n);
-    if (!e) return NN_ERR_VALUE;
+    const Entry *e = NULL;
+    NN_TRY(zip_find(k->zip, prefix, key->s, key->n, 1, &e));
     int t = (int)(type->i - G_STORAGE), es = STORAGES[t].size;
     char name[32];
     printable(name, sizeof name, key->s, key->n);
@@ -434,8 +444,10 @@ static int pk_reduce(Pickle *k) {
         return pk_push(k, (Obj){O_DICT, 1, 0, NULL});
     }
     if (args->n != 6) return pk_bad(k, "_rebuild_tensor_v2 takes 6 arguments here");
-    const Obj *storage = item(k, args, 0), *offset = item(k, args, 1), *grad = item(k, args, 4), *hooks = item(k, args, 5);
-    if (storage->kind != O_STORAGE || offset->kind != O_INT || offset->i < 0 || grad->kind != O_BOOL || hooks->kind != O_DICT)
+    const Obj *storage = item(k, args, 0), *offset = item(k, args, 1), *grad = item(k, args, 4),
+              *hooks = item(k, args, 5);
+    if (storage->kind != O_STORAGE || offset->kind != O_INT || offset->i < 0 || grad->kind != O_BOOL ||
+        hooks->kind != O_DICT)
         return pk_bad(k, "_rebuild_tensor_v2's arguments are not (storage, offset >= 0, size, stride, bool, dict)");
     Tensor t = {(size_t)storage->i, offset->i, 0, {0}, {0}};
     int strides = 0;
@@ -454,7 +466,8 @@ static int pk_setitems(Pickle *k, size_t pairs) {
     if (dict->kind != O_DICT) return pk_bad(k, "items set on something not a dict");
     NN_TRY(reserve(&k->dict_items, &k->cap_dict_items, k->n_dict_items + pairs, sizeof *k->dict_items));
     for (size_t i = 0; i < pairs; i++)
-        k->dict_items[k->n_dict_items++] = (Item){k->stack[base - 1], k->stack[base + 2 * i], k->stack[base + 2 * i + 1]};
+        k->dict_items[k->n_dict_items++] =
+            (Item){k->stack[base - 1], k->stack[base + 2 * i], k->stack[base + 2 * i + 1]};
     k->depth = base;
     return NN_OK;
 }
@@ -472,7 +485,8 @@ static int pk_memo(Pickle *k, uint64_t index, int put) {
         return NN_OK;
     }
     if (index >= k->n_memo) {
-        snprintf(msg, sizeof msg, "memo index %llu out of range (the memo holds %zu)", (unsigned long long)index, k->n_memo);
+        snprintf(msg, sizeof msg, "memo index %llu out of range (the memo holds %zu)", (unsigned long long)index,
+                 k->n_memo);
         return pk_bad(k, msg);
     }
     NN_TRY(reserve(&k->stack, &k->cap_stack, k->depth + 1, sizeof *k->stack));
@@ -609,13 +623,14 @@ static int table_entry(StTensor *out, const Pickle *k, const Obj *key, const Ten
             snprintf(row_major + strlen(row_major), sizeof row_major - strlen(row_major), "%s%lld", i ? ", " : "",
                      (long long)want[i]);
         }
-        return nn_fail(NN_ERR_VALUE, "%s: stride (%s) is not its shape's contiguous row-major one (%s); only contiguous "
-                                     "tensors are read",
+        return nn_fail(NN_ERR_VALUE,
+                       "%s: stride (%s) is not its shape's contiguous row-major one (%s); only contiguous "
+                       "tensors are read",
                        out->name, got, row_major);
     }
     if ((uint64_t)t->offset > numel || count > numel - (uint64_t)t->offset)
-        return nn_fail(NN_ERR_VALUE, "%s: its values from %lld on are not inside its storage %s of %llu values", out->name,
-                       (long long)t->offset, s->key, (unsigned long long)numel);
+        return nn_fail(NN_ERR_VALUE, "%s: its values from %lld on are not inside its storage %s of %llu values",
+                       out->name, (long long)t->offset, s->key, (unsigned long long)numel);
     uint64_t es = (uint64_t)STORAGES[s->type].size;
     out->begin = s->entry->at + (uint64_t)t->offset * es;
     out->end = out->begin + count * es;
@@ -659,8 +674,8 @@ int torch_is_zip(const uint8_t *bytes, size_t n) { return n >= 4 && le(bytes, 4)
 int torch_parse(StTable *table, const uint8_t *file, size_t n, uint64_t file_size) {
     memset(table, 0, sizeof *table);
     if ((uint64_t)n != file_size)
-        return nn_fail(NN_ERR_VALUE, "pytorch_model.bin: %zu of its %llu bytes given; the reader takes the whole file", n,
-                       (unsigned long long)file_size);
+        return nn_fail(NN_ERR_VALUE, "pytorch_model.bin: %zu of its %llu bytes given; the reader takes the whole file",
+                       n, (unsigned long long)file_size);
     Zip zip = {NULL, 0};
     Pickle k;
     memset(&k, 0, sizeof k);
@@ -677,9 +692,15 @@ int torch_parse(StTable *table, const uint8_t *file, size_t n, uint64_t file_siz
         else {
             memcpy(archive, first->name, len);
             archive[len] = 0;
-            pkl = zip_find(&zip, archive, (const uint8_t *)"data.pkl", 8);
-            if (!pkl) st = NN_ERR_VALUE;
-            else if (pkl->size == 0 || pkl->size > TORCH_MAX_PICKLE)
+            const Entry *order = NULL;
+            static const char little[] = "little";
+            st = zip_find(&zip, archive, (const uint8_t *)"byteorder", 9, 0, &order);
+            if (st == NN_OK && order &&
+                (order->size != sizeof little - 1 || memcmp(file + order->at, little, sizeof little - 1)))
+                st = nn_fail(NN_ERR_VALUE,
+                             "zip: its byteorder entry is not \"little\"; only little-endian files are read");
+            if (st == NN_OK) st = zip_find(&zip, archive, (const uint8_t *)"data.pkl", 8, 1, &pkl);
+            if (st == NN_OK && (pkl->size == 0 || pkl->size > TORCH_MAX_PICKLE))
                 st = nn_fail(pkl->size ? NN_ERR_LIMIT : NN_ERR_VALUE, "data.pkl: %llu bytes; it must hold 1..%d",
                              (unsigned long long)pkl->size, TORCH_MAX_PICKLE);
         }

@@ -195,6 +195,11 @@ describe('the reader refuses what a state dict does not need (scalar build)', ()
     await refused(deflated('pytorch_model/data.pkl'), 'ERR_VALUE', /zip: pytorch_model\/data\.pkl is compressed \(method 8\)/);
   });
 
+  test('a big-endian file (its byteorder entry)', async () => {
+    const big = bin({ entries: (list) => list.map((e) => (e.name.endsWith('/byteorder') ? { ...e, bytes: new TextEncoder().encode('big') } : e)) });
+    await refused(big, 'ERR_VALUE', /^loadModel: zip: its byteorder entry is not "little"; only little-endian files are read$/);
+  });
+
   test('a name twice; no config', async () => {
     const b = pickled((p) => replaceBytes(p, 'wpe.weight', 'wte.weight'));
     await refused(b, 'ERR_VALUE', /^loadModel: wte\.weight: the state dict names it twice$/);

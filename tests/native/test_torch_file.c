@@ -60,7 +60,8 @@ static void make_tensors(void) {
         size_t n = (size_t)list[i].rows * (list[i].cols ? list[i].cols : 1);
         t->w = check_track(malloc(sizeof(float) * n));
         int gain = strstr(t->name, "ln_") && strstr(t->name, "weight");
-        for (size_t k = 0; k < n; k++) t->w[k] = (float)(gain ? 1 + 0.1 * nn_rng_symmetric(&rng) : 0.4 * nn_rng_symmetric(&rng));
+        for (size_t k = 0; k < n; k++)
+            t->w[k] = (float)(gain ? 1 + 0.1 * nn_rng_symmetric(&rng) : 0.4 * nn_rng_symmetric(&rng));
     }
 }
 
@@ -257,10 +258,13 @@ static size_t write_safetensors(Buf *st) {
         const Tensor *t = &tensors[i];
         size_t bytes = sizeof(float) * numel(t);
         char shape[32];
-        if (t->ndim == 2) snprintf(shape, sizeof shape, "%d,%d", t->shape[0], t->shape[1]);
-        else snprintf(shape, sizeof shape, "%d", t->shape[0]);
-        at += (size_t)snprintf(header + at, sizeof header - at, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%s],\"data_offsets\":[%zu,%zu]}",
-                               i ? "," : "", t->name, shape, off, off + bytes);
+        if (t->ndim == 2)
+            snprintf(shape, sizeof shape, "%d,%d", t->shape[0], t->shape[1]);
+        else
+            snprintf(shape, sizeof shape, "%d", t->shape[0]);
+        at += (size_t)snprintf(header + at, sizeof header - at,
+                               "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%s],\"data_offsets\":[%zu,%zu]}", i ? "," : "",
+                               t->name, shape, off, off + bytes);
         off += bytes;
     }
     at += (size_t)snprintf(header + at, sizeof header - at, "}");
@@ -273,10 +277,12 @@ static size_t write_safetensors(Buf *st) {
 
 /* ---- checks --------------------------------------------------------------------------- */
 
-static const Gpt2Config CONFIG = {.layers = L, .heads = H, .d_model = C, .d_ff = F, .context = P, .vocab = V, .epsilon = 1e-5};
+static const Gpt2Config CONFIG = {
+    .layers = L, .heads = H, .d_model = C, .d_ff = F, .context = P, .vocab = V, .epsilon = 1e-5};
 
 /* Opens a checkpoint (header, then the data from data_at in chunks of 5 bytes) and returns its logits (T, V). */
-static int open_logits(const uint8_t *header, size_t header_len, const uint8_t *data, size_t data_len, size_t size, float *logits) {
+static int open_logits(const uint8_t *header, size_t header_len, const uint8_t *data, size_t data_len, size_t size,
+                       float *logits) {
     Gpt2 *m = NULL;
     int st = gpt2_open(&m, &CONFIG, header, header_len, (double)size);
     for (size_t at = 0; st == NN_OK && at < data_len; at += 5)
@@ -295,7 +301,8 @@ static void test_table(void) {
     int st = torch_parse(&t, file.b, file.n, file.n);
     CHECK(st == NN_OK, "torch_parse: %s", nn_last_error());
     if (st != NN_OK) return;
-    CHECK(t.count == N_TENSORS && t.data_size == file.n, "%d tensors, data %llu", t.count, (unsigned long long)t.data_size);
+    CHECK(t.count == N_TENSORS && t.data_size == file.n, "%d tensors, data %llu", t.count,
+          (unsigned long long)t.data_size);
     for (int i = 0; i < t.count; i++) {
         const StTensor *x = &t.tensors[i];
         const Tensor *w = NULL;
@@ -307,7 +314,8 @@ static void test_table(void) {
               "%s: dtype %s, %d dimensions", x->name, x->dtype_name, x->ndim);
         CHECK(x->end - x->begin == sizeof(float) * numel(w) && x->end <= file.n &&
                   !memcmp(file.b + x->begin, w->w, x->end - x->begin),
-              "%s: bytes [%llu, %llu) are not its values", x->name, (unsigned long long)x->begin, (unsigned long long)x->end);
+              "%s: bytes [%llu, %llu) are not its values", x->name, (unsigned long long)x->begin,
+              (unsigned long long)x->end);
     }
     st_free(&t);
     CHECK(torch_is_zip(file.b, file.n) && !torch_is_zip((const uint8_t *)"PK\3", 3), "torch_is_zip");
