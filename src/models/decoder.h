@@ -87,8 +87,11 @@ void dec_heads_context(const nn_real *P, const nn_real *v, int v_stride, int n, 
                        nn_real *z, int z_stride);
 
 /* A model's forward pass for patching: the last position's logits (V) of
- * tokens[0..n) in *z, with `hook` (or NULL) called at every site. */
-typedef int (*DecForward)(void *model, const int32_t *tokens, int n, const DecHook *hook, const nn_real **z);
+ * tokens[0..n) in *z, with `hook` (or NULL) called at every site; from
+ * block `from` on, its input x0 (n, C) standing for the blocks below (from
+ * 0, x0 NULL: the whole pass from the embedding). */
+typedef int (*DecForward)(void *model, const int32_t *tokens, int n, const DecHook *hook, int from, const nn_real *x0,
+                          const nn_real **z);
 
 /* What patch replaces: a block's input, attention output or MLP output at one
  * position (layers x positions), or one head's contexts, values or pattern at
@@ -111,8 +114,9 @@ typedef struct {
  * corrupt run (n tokens) with one activation replaced by the clean run's:
  * out[cell] = (m_patched - m_corrupt) / (m_clean - m_corrupt), cells rows x
  * cols as the target says (out holds layers x max(n, heads)). m_clean and
- * m_corrupt out too. Allocates the clean run's activations at the target's
- * site (one run's) for the call. NN_ERR_VALUE when the two runs give the
+ * m_corrupt out too. A patch in block l reruns blocks l.. only, from the
+ * corrupt run's input to block l. Allocates, for the call, the clean run's
+ * activations at the target's site and the corrupt run's block inputs. NN_ERR_VALUE when the two runs give the
  * same m (nothing to recover), or a logit is not finite. */
 int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t *clean, const int32_t *corrupt, int n,
               int a, int b, DecPatchTarget target, float *out, double *m_clean, double *m_corrupt);

@@ -34,6 +34,7 @@ static const DecSite SITE_OF[DEC_PATCH_TARGETS] = {DEC_AT_RESID, DEC_AT_ATTN,  D
 
 typedef struct {
     const DecShape *s;
+    nn_real *inputs; /* (layers, n, C) the corrupt run's block inputs, or NULL while they are kept */
     DecPatchTarget target;
     DecSite site;
     int n;
@@ -42,6 +43,15 @@ typedef struct {
     int record;    /* 1: the clean run, copying; 0: a corrupt run, replacing (layer, cell) */
     int layer, cell;
 } Patching;
+
+/* Keeps the corrupt run's block inputs (the starts of the patched runs). */
+static int keep_inputs(void *ctx, DecSite site, int layer, nn_real *x, int rows, int cols, int stride) {
+    Patching *p = ctx;
+    if (site == DEC_AT_RESID)
+        for (int r = 0; r < rows; r++)
+            memcpy(p->inputs + ((size_t)layer * rows + r) * cols, x + (size_t)r * stride, sizeof(nn_real) * cols);
+    return 0;
+}
 
 static int patch_at(void *ctx, DecSite site, int layer, nn_real *x, int rows, int cols, int stride) {
     Patching *p = ctx;
@@ -68,11 +78,11 @@ static int patch_at(void *ctx, DecSite site, int layer, nn_real *x, int rows, in
     return 1;
 }
 
-/* logit[a] - logit[b] of a run (hook or NULL), finite. */
-static int metric(DecForward forward, void *model, const int32_t *tokens, int n, const DecHook *hook, int a, int b,
-                  const char *run, double *m) {
+/* logit[a] - logit[b] of a run (hook or NULL) from block `from` (its input x0), finite. */
+static int metric(DecForward forward, void *model, const int32_t *tokens, int n, const DecHook *hook, int from,
+                  const nn_real *x0, int a, int b, const char *run, double *m) {
     const nn_real *z = NULL;
-    NN_TRY(forward(model, tokens, n, hook, &z));
+    NN_TRY(forward(model, tokens, n, hook, from, x0, &z));
     *m = (double)z[a] - (double)z[b];
     if (!isfinite(*m))
         return nn_fail(NN_ERR_VALUE, "the %s run's logits of the answer are not finite (%g, %g)", run, (double)z[a],
@@ -87,18 +97,23 @@ int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t 
     NN_TRY(dec_check_tokens(corrupt, n, 1, s->context, s->vocab));
     if (a < 0 || a >= s->vocab || b < 0 || b >= s->vocab)
         return nn_fail(NN_ERR_VALUE, "answer: tokens %d and %d; the vocabulary is 0..%d", a, b, s->vocab - 1);
-    size_t L = (size_t)s->layers, N = (size_t)n;
-    size_t per = target == DEC_PATCH_HEAD_PATTERNS ? (size_t)s->heads * N * N : N * (size_t)s->d_model;
-    if (per > DEC_PATCH_MAX_KEPT / L)
-        return nn_fail(NN_ERR_LIMIT, "%d tokens' activations at the target (%zu x %zu reals) pass the limit of %zu",
-                       n, L, per, DEC_PATCH_MAX_KEPT);
-    Patching p = {s, target, SITE_OF[target], n, NULL, per, 1, 0, 0};
+    /* counted in 64 bits (a 32-bit size_t would wrap) before anything is allocated */
+    uint64_t L64 = (uint64_t)s->layers, N64 = (uint64_t)n, C64 = (uint64_t)s->d_model;
+    uint64_t per64 = target == DEC_PATCH_HEAD_PATTERNS ? (uint64_t)s->heads * N64 * N64 : N64 * C64;
+    if (L64 * (per64 + N64 * C64) > DEC_PATCH_MAX_KEPT)
+        return nn_fail(NN_ERR_LIMIT, "%d tokens' activations (the target's and the block inputs, %.0f reals) pass the "
+                                     "limit of %zu; use fewer tokens",
+                       n, (double)(L64 * (per64 + N64 * C64)), DEC_PATCH_MAX_KEPT);
+    size_t L = (size_t)L64, N = (size_t)N64, per = (size_t)per64, inputs = L * N * (size_t)C64;
+    Patching p = {s, NULL, target, SITE_OF[target], n, NULL, per, 1, 0, 0};
     /* zeroed: a site a model does not have (an attention-only model's MLP) stays 0 and never patches */
-    p.kept = calloc(L * per, sizeof(nn_real));
-    if (!p.kept) return nn_fail(NN_ERR_NOMEM, "out of memory for the clean run's activations (%zu reals)", L * per);
-    DecHook hook = {patch_at, &p};
-    int st = metric(forward, model, clean, n, &hook, a, b, "clean", m_clean);
-    if (st == NN_OK) st = metric(forward, model, corrupt, n, NULL, a, b, "corrupt", m_corrupt);
+    p.kept = calloc(L * per + inputs, sizeof(nn_real));
+    if (!p.kept)
+        return nn_fail(NN_ERR_NOMEM, "out of memory for the clean run's activations (%zu reals)", L * per + inputs);
+    p.inputs = p.kept + L * per;
+    DecHook hook = {patch_at, &p}, keep = {keep_inputs, &p};
+    int st = metric(forward, model, clean, n, &hook, 0, NULL, a, b, "clean", m_clean);
+    if (st == NN_OK) st = metric(forward, model, corrupt, n, &keep, 0, NULL, a, b, "corrupt", m_corrupt);
     double span = *m_clean - *m_corrupt;
     if (st == NN_OK && span == 0)
         st = nn_fail(NN_ERR_VALUE, "the clean and corrupt runs give the same logit difference (%g): there is "
@@ -111,7 +126,7 @@ int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t 
             double m = 0;
             p.layer = l;
             p.cell = c;
-            st = metric(forward, model, corrupt, n, &hook, a, b, "patched", &m);
+            st = metric(forward, model, corrupt, n, &hook, l, p.inputs + (size_t)l * N * s->d_model, a, b, "patched", &m);
             out[(size_t)l * cols + c] = (float)((m - *m_corrupt) / span + 0.0); /* + 0.0: no -0 */
         }
     free(p.kept);

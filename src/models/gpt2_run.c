@@ -45,6 +45,8 @@ typedef struct {
     nn_real *block;
     nn_real *kv;         /* generate's cache (L, n, 2C): each position's keys and values, or NULL */
     int kv_rows;         /* positions the cache holds per layer */
+    int from;            /* a whole pass's first block (patching: the blocks below stand as x0) */
+    const nn_real *x0;   /* (n, C) block `from`'s input, or NULL: the embedding */
 } Gpt2Run;
 
 static AttnHeadsConfig heads_of(const Gpt2 *m, int layer, int n) {
@@ -80,6 +82,8 @@ static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run 
     r->block = base;
     r->kv = NULL;
     r->kv_rows = 0;
+    r->from = 0;
+    r->x0 = NULL;
     return l.size;
 }
 
@@ -131,11 +135,17 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
     const Gpt2Weights *w = &m->w;
     int C = c->d_model, F = c->d_ff;
     size_t NC = (size_t)n * C;
-    /* x = wte[token] + wpe[t] (GPT-NeoX: no positions here; RoPE turns the queries and keys) */
-    embed(m, r->x, tokens, n);
-    if (w->wpe) vec_axpy(r->x, 1, w->wpe + (size_t)pos0 * C, (int)NC);
+    /* x = wte[token] + wpe[t] (GPT-NeoX: no positions here; RoPE turns the queries and keys),
+     * or block `from`'s input given */
+    int given = pos0 == 0 && r->x0, from = given ? r->from : 0;
+    if (given) {
+        memcpy(r->x, r->x0, sizeof(nn_real) * NC);
+    } else {
+        embed(m, r->x, tokens, n);
+        if (w->wpe) vec_axpy(r->x, 1, w->wpe + (size_t)pos0 * C, (int)NC);
+    }
     if (pos0 > 0) hook = NULL;
-    for (int l = 0; l < c->layers; l++) {
+    for (int l = from; l < c->layers; l++) {
         dec_at(hook, DEC_AT_RESID, l, r->x, n, C, C);
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, n, C, c->epsilon);
@@ -457,9 +467,15 @@ typedef struct {
     Gpt2Run r;
 } PatchRun;
 
-static int patch_forward(void *model, const int32_t *tokens, int n, const DecHook *hook, const nn_real **z) {
+static int patch_forward(void *model, const int32_t *tokens, int n, const DecHook *hook, int from, const nn_real *x0,
+                         const nn_real **z) {
     PatchRun *p = model;
-    NN_TRY(blocks_forward(p->m, &p->r, tokens, n, 0, hook));
+    p->r.from = from;
+    p->r.x0 = x0;
+    int st = blocks_forward(p->m, &p->r, tokens, n, 0, hook);
+    p->r.from = 0;
+    p->r.x0 = NULL;
+    NN_TRY(st);
     unembed(p->m, &p->r, p->r.x + (size_t)(n - 1) * p->m->c.d_model, 1);
     *z = p->r.logits;
     return NN_OK;

@@ -264,9 +264,12 @@ int tf_forward(TfModel *m, int B, int T, int with_targets, double *loss_out, int
     if (pos)
         for (int r = 0; r < N; r++) vec_axpy(a->encoded + (size_t)r * C, 1, pos + (size_t)(r % T) * C, C);
     nn_real *res = a->encoded;
-    /* decoder.h's sites, for one sequence */
+    /* decoder.h's sites, for one sequence; patching may start at a later block from its input */
     const DecHook *hook = B == 1 ? m->hook : NULL;
-    for (int l = 0; l < c->layers; l++) {
+    int from = hook && m->hook_x0 ? m->hook_from : 0;
+    if (from) res = a->res3[from - 1];
+    if (hook && m->hook_x0) memcpy(res, m->hook_x0, sizeof(nn_real) * (size_t)N * C);
+    for (int l = from; l < c->layers; l++) {
         dec_at(hook, DEC_AT_RESID, l, res, T, C, C);
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward(a->ln1[l], a->ln1_mean[l], a->ln1_rstd[l], res, &ln1, N, C);

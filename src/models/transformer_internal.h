@@ -96,8 +96,11 @@ struct TfModel {
     ShardReplicas replicas;
     uint8_t ablate[TF_MAX_LAYERS][TF_MAX_HEADS];
     /* a one-sequence forward (B = 1) hands its activations to this hook at
-     * decoder.h's sites (patching); NULL otherwise */
+     * decoder.h's sites (patching); NULL otherwise. With hook_x0, it starts at
+     * block hook_from with that input (n, C), the blocks below not run. */
     const DecHook *hook;
+    int hook_from;
+    const nn_real *hook_x0;
 };
 
 /* Layer l's attention for sequences of T tokens: the core's multi-head

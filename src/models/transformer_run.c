@@ -88,12 +88,16 @@ int tfm_generate(TfModel *m, int32_t *tokens, int n_prompt, int n_new, double te
 
 /* ---- patching (decoder.h's dec_patch over this forward) ---- */
 
-static int patch_forward(void *model, const int32_t *tokens, int n, const DecHook *hook, const nn_real **z) {
+static int patch_forward(void *model, const int32_t *tokens, int n, const DecHook *hook, int from, const nn_real *x0,
+                         const nn_real **z) {
     TfModel *m = model;
     memcpy(m->a.tokens, tokens, sizeof(int32_t) * n);
     m->hook = hook;
+    m->hook_from = from;
+    m->hook_x0 = x0;
     int st = tf_forward(m, 1, n, 0, NULL, NULL);
     m->hook = NULL;
+    m->hook_x0 = NULL;
     *z = m->a.logits + (size_t)(n - 1) * m->V;
     return st;
 }
