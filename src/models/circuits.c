@@ -43,6 +43,7 @@
  * stopping where every remaining pivot is within rounding of zero, so a
  * singular g leaves rows of zeros. */
 static void gram_factor(double *g, int D, nn_real *f, double *row, unsigned char *done) {
+    if (D <= 0) return;
     double most = 0;
     for (int i = 0; i < D; i++) most = g[i * D + i] > most ? g[i * D + i] : most;
     double tol = most * D * REAL_EPS;
