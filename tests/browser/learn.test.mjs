@@ -219,7 +219,7 @@ test('chapter 1: typing reverses with both models, the challenge, and the lab li
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');
   assert.equal(await solved(page, 'bottleneck'), 'true');
-  assert.match(await page.textContent('[data-testid=progress]'), /^1 of 10/);
+  assert.match(await page.textContent('[data-testid=progress]'), /^1 of 11/);
   await page.evaluate(() => localStorage.clear());
   assert.deepEqual(await axeViolations(page, { chapters: ['bottleneck'] }), [], 'axe-core, in the state the test leaves in its chapter');
   assert.deepEqual(errors, []);

@@ -224,5 +224,7 @@ export function mountGpt2(root) {
     get model() {
       return config ? { model: open.model, config } : null;
     },
+    /** An action on the open model in this chapter's worker: chapter 11 reads the same model. */
+    call,
   };
 }

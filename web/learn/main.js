@@ -3,7 +3,8 @@
 // Wiring only: each chapter's file owns its widgets, numbers.js the quoted figures.
 // Chapters 2-9 are imported once chapter 1 is up, so they are off its critical path;
 // the image models (and the digit set they need) load after chapters 2-6 are up, and
-// chapter 9 (which trains its transformers when asked) comes last, then chapter 10 (a GPT-2 the reader opens).
+// chapter 9 (which trains its transformers when asked) comes last, then chapter 10 (a GPT-2 the reader opens)
+// and chapter 11 (circuits in both).
 // Chapters 7 and 8 compute their quoted figures when a reader nears them (lazy.js), not at load.
 import { loadEngine } from '../engine/index.js';
 import { embedParams } from '../ui/embed.js';
@@ -20,7 +21,7 @@ const embedded = embedParams();
 
 const header = mountHeader({ current: 'learn', skipTo: 'main', tagline: 'attention, chapter by chapter' });
 const notice = createNotice(document.getElementById('notice'));
-const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates', 'kinds', 'images', 'transformer', 'gpt2'];
+const CHAPTERS = ['bottleneck', 'dot', 'average', 'scores', 'self', 'dates', 'kinds', 'images', 'transformer', 'gpt2', 'circuit'];
 
 async function fetchBytes(url) {
   const res = await fetch(url);
@@ -153,9 +154,12 @@ async function main() {
   // chapter 10 reads a GPT-2 the reader opens, in the lab's worker (started only then)
   const { mountGpt2 } = await import('./ch10-gpt2.js');
   const ch10 = mountGpt2($('ch-gpt2'));
+  // chapter 11 trains its model when asked, and reads chapter 10's model (in that chapter's worker) when one is open
+  const { mountCircuit } = await import('./ch11-circuit.js');
+  const ch11 = mountCircuit($('ch-circuit'), { engine, gpt2: ch10 });
   showProgress(progress());
   onProgress(showProgress);
-  window.attnlabLearn = { numbers, engine, models, ch9, ch10, figures };
+  window.attnlabLearn = { numbers, engine, models, ch9, ch10, ch11, figures };
   addEmbedButtons();
   document.body.dataset.ready = 'true';
 }
