@@ -26,6 +26,7 @@ import { createHeadsView } from './transformer-heads.js';
 import { createLensView } from './transformer-lens.js';
 import { repeatOf } from './transformer-guide.js';
 import { GPT2_PROMPT, headName, parseHead } from './transformer-state.js';
+import { IOI_PROMPTS, circuitsPanel } from './transformer-circuits.js';
 
 /** The most prompt tokens read at once: 144 maps of 128 × 128 weights are some 9 MB. */
 export const MAX_TOKENS = 128;
@@ -236,9 +237,13 @@ export function createGpt2View({ client, state, writeHash }) {
     fillHeads();
     await nextFrame();
     await read();
+    // the Circuits panel analyses the checkpoint, IOI's prompts ready to pick
+    circuitsPanel(client).use({ kind: 'checkpoint', model: open.model, config, steps: 0, label: `${ARCHITECTURES[config.architecture]} (${names.weights}), opened here`, pair: IOI_PROMPTS[0] })
+      ?.catch((err) => setText(byId('gpt2-reading'), `The Circuits panel could not read the checkpoint: ${err.message}`));
   }
 
   function closed() {
+    circuitsPanel(client).drop('checkpoint');
     config = null;
     view = null;
     heads.clear();

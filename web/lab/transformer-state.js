@@ -33,6 +33,9 @@ export const SAMPLE_TEXT = 'Attention is a weighted average. A query asks, the k
 const FIRST = defaultsOf('transformer', { task: 'induction' });
 const D = FIRST.model;
 
+/** What m.patch puts back (docs/api.md): by position ('resid', 'attn', 'mlp'; layers × positions) or by head (layers × heads). */
+export const PATCH_TARGETS = ['resid', 'attn', 'mlp', 'heads', 'head-values', 'head-patterns'];
+
 export const TRANSFORMER_PROPS = [
   { name: 'tfTask', type: 'string', maxLength: 24, pattern: /^[a-z_]+$/, def: D.task },
   { name: 'tfLayers', type: 'int', min: 1, get max() { return bound('maxLayers'); }, def: D.layers },
@@ -65,6 +68,13 @@ export const TRANSFORMER_PROPS = [
       return new Set(list).size === list.length ? null : 'names a head twice';
     },
   },
+  // the Circuits panel (transformer-circuits.js): the clean and corrupt prompts and the answer pair ('' : the model's
+  // example pair, the answers suggested from it) and the patching target; controls of the form by these ids
+  { name: 'tfClean', type: 'string', maxLength: 256, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
+  { name: 'tfCorrupt', type: 'string', maxLength: 256, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
+  { name: 'tfAnswer', type: 'string', maxLength: 32, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
+  { name: 'tfOther', type: 'string', maxLength: 32, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
+  { name: 'tfTarget', type: 'enum', values: PATCH_TARGETS, def: 'resid' },
   // an opened GPT-2's prompt ('' : GPT2_PROMPT) and the head shown large ('' : none chosen); never its weights
   { name: 'gpt2Prompt', type: 'string', maxLength: 1000, pattern: /^[^\x00-\x08\x0b-\x1f\x7f]*$/u, def: '' },
   { name: 'gpt2Head', type: 'string', maxLength: 12, pattern: /^(L\d{1,3}H\d{1,3})?$/, def: '' },

@@ -20,6 +20,7 @@ import { codec } from './state.js';
 import { ablation, checkNames, headName, parseHead, playgroundState } from './transformer-state.js';
 import { readTextBox } from './transformer-text.js';
 import { limitBox } from './box-limit.js';
+import { INDUCTION_PAIR, circuitsPanel } from './transformer-circuits.js';
 
 /** Words for the engine's task and position names; a name the engine gains shows as itself. */
 const TASK_LABELS = {
@@ -186,6 +187,7 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     }
     shownView = view;
     const points = f ? session.scores.filter((s) => s.step <= f.step) : session.scores;
+    if (!f) circuitsPanel(session.client).trained(session.steps);
     heads.update(view, { layers: config.layers, heads: config.heads, ablated: new Set(state.tfAblate), scores: points.at(-1)?.heads, outline: outlineOf(view) });
     showRepeat(view);
     lens.update(view, parts && session.input === parts.text ? scoredPositions(parts.prompt, parts.answer.length, view?.tokens.length ?? 0) : null);
@@ -368,6 +370,22 @@ export function createTransformerView({ session, state, writeHash, onError, onHe
     setText(byId('tf-stopped'), '');
     await setInput(input || Array.from(example.input + example.target).slice(0, config.context).join(''));
     writeHash();
+    const labelAt = (steps) => `the ${config.task} transformer trained here, step ${steps.toLocaleString('en')}`;
+    circuitsPanel(session.client).use({ kind: 'trained', model: session.model, config, steps: session.steps, label: labelAt(session.steps), labelAt, pair: circuitPair() })
+      ?.catch((err) => onError(err, { doing: 'read' }));
+  }
+
+  /**
+   * The Circuits panel's example pair for the model in hand: on induction, a repeat whose corrupt
+   * prompt changes the token after the first occurrence; else the test example's prompt and the same
+   * with its first token changed.
+   */
+  function circuitPair() {
+    const vocabulary = config.vocabulary ?? [];
+    if (config.task === 'induction' && [...INDUCTION_PAIR.clean, ...INDUCTION_PAIR.corrupt].every((c) => vocabulary.includes(c))) return INDUCTION_PAIR;
+    const clean = Array.from(example?.input ?? '').slice(0, config.context);
+    const other = vocabulary.find((t) => t.length === 1 && t !== clean[0] && /\S/.test(t)) ?? clean[0];
+    return { clean: clean.join(''), corrupt: [other, ...clean.slice(1)].join('') };
   }
 
   return {

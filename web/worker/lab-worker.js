@@ -125,6 +125,13 @@ const ACTIONS = {
   save: (a) => method(a, 'save')(),
   // a transformer made here as a Hugging Face checkpoint: { safetensors, config, vocabulary }
   exportCheckpoint: (a) => method(a, 'exportCheckpoint')(),
+  // circuits: activation patching, composition and copying scores, and the logit attribution where the engine has it
+  patch: (a) => method(a, 'patch')(a.options),
+  compositionScores: (a) => method(a, 'compositionScores')(),
+  copyingScores: (a) => method(a, 'copyingScores')(),
+  logitAttribution: (a) => method(a, 'logitAttribution')(a.options),
+  // the methods of the model's kind the worker can call: the page shows what this engine has, and no more
+  methods: (a) => ['patch', 'compositionScores', 'copyingScores', 'logitAttribution'].filter((name) => typeof model(a)[name] === 'function'),
   destroy(a) {
     const m = models.get(a.model);
     if (m) m.destroy();
