@@ -118,9 +118,11 @@ int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev,
  * the target (0 block inputs, 1 attention outputs, 2 MLP outputs: layers x
  * n positions; 3 heads' contexts, 4 values, 5 patterns: layers x heads);
  * out[cell] = (m_patched - m_corrupt) / (m_clean - m_corrupt), m = logit[a]
- * - logit[b] at the last position; metrics[0] = m_clean, [1] = m_corrupt. */
-int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, float *out,
-               double *metrics);
+ * - logit[b] at the last position; metrics[0] = m_clean, [1] = m_corrupt.
+ * method 0 runs every cell; 1 (attribution, first order through a backward
+ * pass) is NN_ERR_ARG here: a checkpoint has no backward pass yet. */
+int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
+               float *out, double *metrics);
 
 #ifdef __cplusplus
 }

@@ -146,9 +146,10 @@ int tf_inspect(Transformer *m, const int32_t *tokens, int n, float *attention, i
                int32_t *lens);
 
 /* Activation patching, as gpt2_patch (include/attnlab/gpt2.h) says: the
- * same code (src/models/decoder_patch.c) over this model's forward. */
-int tf_patch(Transformer *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, float *out,
-             double *metrics);
+ * same code (src/models/decoder_patch.c) over this model's forward; method 1
+ * (attribution) through its backward pass too. */
+int tf_patch(Transformer *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
+             float *out, double *metrics);
 
 /* Appends n_new sampled tokens to tokens[0..n_prompt) (room for n_prompt +
  * n_new); temperature 0 = greedy; top_k 0 = all. Past the context the model

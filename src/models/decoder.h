@@ -106,6 +106,16 @@ typedef enum {
     DEC_PATCH_TARGETS
 } DecPatchTarget;
 
+/* A model's backward pass for attribution patching: the forward over
+ * tokens[0..n) (no hook), then the gradient of logit[a] - logit[b] at the
+ * last position back through it, handed to `hook` at every site but the
+ * pattern (the gradient of each activation, laid out as the activation).
+ * NULL for a model without one. */
+typedef int (*DecBackward)(void *model, const int32_t *tokens, int n, int a, int b, const DecHook *hook);
+
+/* How patch estimates a cell: running it, or to first order. */
+typedef enum { DEC_PATCH_EXACT, DEC_PATCH_ATTRIBUTION, DEC_PATCH_METHODS } DecPatchMethod;
+
 typedef struct {
     int layers, heads, d_model, vocab, context;
 } DecShape;
@@ -120,5 +130,15 @@ typedef struct {
  * same m (nothing to recover), or a logit is not finite. */
 int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t *clean, const int32_t *corrupt, int n,
               int a, int b, DecPatchTarget target, float *out, double *m_clean, double *m_corrupt);
+
+/* Attribution patching, the first-order estimate of dec_patch's cells:
+ * out[cell] = sum over the cell's activation of (act_clean - act_corrupt)
+ * times d m / d act on the corrupt run, / (m_clean - m_corrupt): two
+ * forwards and one backward. Not for patterns (NN_ERR_ARG), nor for a model
+ * without a backward (backward NULL: NN_ERR_ARG). Allocates the two runs'
+ * activations and the gradients at the target's site for the call. */
+int dec_patch_attribution(const DecShape *s, DecForward forward, DecBackward backward, void *model,
+                          const int32_t *clean, const int32_t *corrupt, int n, int a, int b, DecPatchTarget target,
+                          float *out, double *m_clean, double *m_corrupt);
 
 #endif

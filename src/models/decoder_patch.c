@@ -132,3 +132,63 @@ int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t 
     free(p.kept);
     return st;
 }
+
+/* The sum over cell c of layer l's activation of x * y (each rows x cols, dense). */
+static double cell_dot(const Patching *p, const nn_real *x, const nn_real *y, const nn_real *z, int rows, int cols, int c) {
+    int D = p->s->d_model / p->s->heads;
+    double sum = 0;
+    for (int r = 0; r < rows; r++) {
+        if (p->target <= DEC_PATCH_MLP && r != c) continue; /* one position's row */
+        int i0 = p->target <= DEC_PATCH_MLP ? 0 : c * D, i1 = p->target <= DEC_PATCH_MLP ? cols : i0 + D;
+        for (int i = i0; i < i1; i++) {
+            size_t k = (size_t)r * cols + i;
+            sum += ((double)x[k] - (double)y[k]) * (double)z[k];
+        }
+    }
+    return sum;
+}
+
+int dec_patch_attribution(const DecShape *s, DecForward forward, DecBackward backward, void *model,
+                          const int32_t *clean, const int32_t *corrupt, int n, int a, int b, DecPatchTarget target,
+                          float *out, double *m_clean, double *m_corrupt) {
+    if ((unsigned)target >= DEC_PATCH_TARGETS) return nn_fail(NN_ERR_ARG, "target: unknown code %d", (int)target);
+    if (target == DEC_PATCH_HEAD_PATTERNS)
+        return nn_fail(NN_ERR_ARG, "method 'attribution' estimates a patch through the gradient of an activation; "
+                                   "patterns are patched with method 'exact'");
+    if (!backward)
+        return nn_fail(NN_ERR_ARG, "method 'attribution' needs a backward pass, which this model does not have here; "
+                                   "method 'exact' runs every cell");
+    NN_TRY(dec_check_tokens(clean, n, 1, s->context, s->vocab));
+    NN_TRY(dec_check_tokens(corrupt, n, 1, s->context, s->vocab));
+    if (a < 0 || a >= s->vocab || b < 0 || b >= s->vocab)
+        return nn_fail(NN_ERR_VALUE, "answer: tokens %d and %d; the vocabulary is 0..%d", a, b, s->vocab - 1);
+    uint64_t per64 = (uint64_t)n * (uint64_t)s->d_model, all64 = 3 * (uint64_t)s->layers * per64;
+    if (all64 > DEC_PATCH_MAX_KEPT)
+        return nn_fail(NN_ERR_LIMIT, "%d tokens' activations and gradients (%.0f reals) pass the limit of %zu; use fewer "
+                                     "tokens",
+                       n, (double)all64, DEC_PATCH_MAX_KEPT);
+    size_t per = (size_t)per64, layer = (size_t)s->layers * per;
+    nn_real *block = calloc(3 * layer, sizeof(nn_real));
+    if (!block) return nn_fail(NN_ERR_NOMEM, "out of memory for the activations and gradients (%zu reals)", 3 * layer);
+    Patching p = {s, NULL, target, SITE_OF[target], n, block, per, 1, 0, 0};
+    DecHook record = {patch_at, &p};
+    int st = metric(forward, model, clean, n, &record, 0, NULL, a, b, "clean", m_clean);
+    p.kept = block + layer;
+    if (st == NN_OK) st = metric(forward, model, corrupt, n, &record, 0, NULL, a, b, "corrupt", m_corrupt);
+    double span = *m_clean - *m_corrupt;
+    if (st == NN_OK && span == 0)
+        st = nn_fail(NN_ERR_VALUE, "the clean and corrupt runs give the same logit difference (%g): there is "
+                                   "nothing for a patch to recover; choose inputs or an answer they disagree on",
+                     *m_clean);
+    p.kept = block + 2 * layer;
+    if (st == NN_OK) st = backward(model, corrupt, n, a, b, &record);
+    int cols = target <= DEC_PATCH_MLP ? n : s->heads;
+    for (int l = 0; st == NN_OK && l < s->layers; l++)
+        for (int c = 0; c < cols; c++) {
+            size_t at = (size_t)l * per;
+            double sum = cell_dot(&p, block + at, block + layer + at, block + 2 * layer + at, n, s->d_model, c);
+            out[(size_t)l * cols + c] = (float)(sum / span + 0.0);
+        }
+    free(block);
+    return st;
+}

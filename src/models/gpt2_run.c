@@ -481,15 +481,20 @@ static int patch_forward(void *model, const int32_t *tokens, int n, const DecHoo
     return NN_OK;
 }
 
-int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, float *out,
-               double *metrics) {
+int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
+               float *out, double *metrics) {
     nn_clear_error();
     NN_TRY(gpt2_check_ready(m));
     NN_TRY(nn_check_size("input: tokens", n, 1, m->c.context));
     PatchRun p = {m, {0}};
     NN_TRY(run_create(m, n, 0, &p.r));
     DecShape s = {m->c.layers, m->c.heads, m->c.d_model, m->c.vocab, m->c.context};
-    int st = dec_patch(&s, patch_forward, &p, clean, corrupt, n, a, b, (DecPatchTarget)target, out, metrics, metrics + 1);
+    /* no backward pass for a checkpoint here: attribution says so */
+    int st = method == DEC_PATCH_ATTRIBUTION
+                 ? dec_patch_attribution(&s, patch_forward, NULL, &p, clean, corrupt, n, a, b, (DecPatchTarget)target,
+                                         out, metrics, metrics + 1)
+                 : dec_patch(&s, patch_forward, &p, clean, corrupt, n, a, b, (DecPatchTarget)target, out, metrics,
+                             metrics + 1);
     run_free(&p.r);
     return st;
 }

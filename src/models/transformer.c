@@ -318,18 +318,26 @@ int tf_forward(TfModel *m, int B, int T, int with_targets, double *loss_out, int
 }
 
 int tf_backward(TfModel *m, int B, int T, int scored) {
-    const TfConfig *c = &m->c;
     TfActs *a = &m->a;
-    const TfWeights *w = &m->w;
-    const TfWeights *g = &m->g;
-    int C = c->d_model, F = c->d_ff, V = m->V, N = B * T;
-    size_t NC = (size_t)N * C;
+    int V = m->V, N = B * T;
     /* loss = mean over scored rows of -log p[y]:  dz = (p - onehot(y)) / scored, 0 on unscored rows */
     nn_real inv = (nn_real)1 / scored;
     for (int r = 0; r < N; r++) {
         int y = a->targets[r];
         crossentropy_backward(a->dlogits + (size_t)r * V, a->probs + (size_t)r * V, y < 0 ? 0 : y, y < 0 ? 0 : inv, V);
     }
+    return tf_backward_logits(m, B, T);
+}
+
+int tf_backward_logits(TfModel *m, int B, int T) {
+    const TfConfig *c = &m->c;
+    TfActs *a = &m->a;
+    const TfWeights *w = &m->w;
+    const TfWeights *g = &m->g;
+    int C = c->d_model, F = c->d_ff, V = m->V, N = B * T;
+    size_t NC = (size_t)N * C;
+    /* one sequence's gradients at decoder.h's sites (attribution patching), as the forward's activations */
+    const DecHook *hook = B == 1 ? m->hook : NULL;
     memset(a->dln, 0, sizeof(nn_real) * NC);
     linear_backward(a->dln, g->outw, g->outb, a->dlogits, a->lnf, w->outw, N, C, V);
     memset(a->dres, 0, sizeof(nn_real) * NC);
@@ -339,6 +347,7 @@ int tf_backward(TfModel *m, int B, int T, int scored) {
     for (int l = c->layers - 1; l >= 0; l--) {
         const nn_real *res = l ? a->res3[l - 1] : a->encoded;
         if (F) { /* res3 = res2 + mlp(ln2(res2)): dres (d res3) flows to res2 as is, plus through the MLP */
+            dec_at(hook, DEC_AT_MLP, l, a->dres, T, C, C);
             memset(a->dln, 0, sizeof(nn_real) * NC);
             MlpWeights mw = tf_mlp(w, l), dmw = tf_mlp(g, l);
             mlp_backward(a->dln, a->dmlp, &dmw, a->dres, a->ln2[l], a->fch[l], a->fch_gelu[l], &mw, N, C, F);
@@ -346,8 +355,10 @@ int tf_backward(TfModel *m, int B, int T, int scored) {
             layernorm_backward(a->dres, &dln2, a->dln, a->res2[l], a->ln2_mean[l], a->ln2_rstd[l], &ln2, N, C);
         }
         /* res2 = res + attention(ln1(res)) Wproj + bproj: dres (d res2) flows to res, plus through attention */
+        dec_at(hook, DEC_AT_ATTN, l, a->dres, T, C, C);
         memset(a->datty, 0, sizeof(nn_real) * NC);
         linear_backward(a->datty, g->projw[l], g->projb[l], a->dres, a->atty[l], w->projw[l], N, C, C);
+        dec_at(hook, DEC_AT_Z, l, a->datty, T, C, C);
         memset(a->dqkv, 0, sizeof(nn_real) * NC * 3);
         AttnHeadsConfig hc = tf_heads(m, l, T);
         for (int b = 0; b < B; b++) {
@@ -355,10 +366,12 @@ int tf_backward(TfModel *m, int B, int T, int scored) {
             nn_real *dq = a->dqkv + (size_t)b * T * 3 * C;
             NN_TRY(attn_heads_backward(&hc, &io, dq, dq + C, dq + 2 * C, a->datty + (size_t)b * T * C, a->heads_scratch));
         }
+        dec_at(hook, DEC_AT_VALUES, l, a->dqkv + 2 * C, T, C, 3 * C);
         memset(a->dln, 0, sizeof(nn_real) * NC);
         linear_backward(a->dln, g->qkvw[l], g->qkvb[l], a->dqkv, a->ln1[l], w->qkvw[l], N, C, 3 * C);
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]}, dln1 = {g->ln1w[l], g->ln1b[l]};
         layernorm_backward(a->dres, &dln1, a->dln, res, a->ln1_mean[l], a->ln1_rstd[l], &ln1, N, C);
+        dec_at(hook, DEC_AT_RESID, l, a->dres, T, C, C);
     }
     /* x = wte[token] + wpe[t] */
     embedding_backward(g->wte, a->dres, a->tokens, (size_t)N, C, -1);

@@ -127,6 +127,9 @@ void tf_model_destroy(TfModel *m);
 int tf_forward(TfModel *m, int B, int T, int with_targets, double *loss, int *scored);
 /* Gradients (+=) of that mean loss into the gradient view (zero it first). */
 int tf_backward(TfModel *m, int B, int T, int scored);
+/* The same from the logits' gradient already in m->a.dlogits (B, T, V);
+ * a one-sequence pass hands the gradients at decoder.h's sites to m->hook. */
+int tf_backward_logits(TfModel *m, int B, int T);
 /* Grows the activations to hold batch B (NN_ERR_NOMEM / NN_ERR_LIMIT). */
 int tf_reserve(TfModel *m, int B);
 
@@ -156,7 +159,7 @@ int tfm_inspect(TfModel *m, const int32_t *tokens, int n, float *attention, int3
                 int32_t *lens);
 int tfm_generate(TfModel *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int top_k, uint64_t seed);
 /* Activation patching as gpt2_patch (include/attnlab/gpt2.h). */
-int tfm_patch(TfModel *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, float *out,
-              double *metrics);
+int tfm_patch(TfModel *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
+              float *out, double *metrics);
 
 #endif

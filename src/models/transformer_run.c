@@ -102,9 +102,29 @@ static int patch_forward(void *model, const int32_t *tokens, int n, const DecHoo
     return st;
 }
 
-int tfm_patch(TfModel *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, float *out,
-              double *metrics) {
+/* The corrupt run forward, then d(logit[a] - logit[b]) at the last position
+ * back through it (the weights' gradients it leaves are spent: training
+ * zeroes them first). */
+static int patch_backward(void *model, const int32_t *tokens, int n, int a, int b, const DecHook *hook) {
+    TfModel *m = model;
+    memcpy(m->a.tokens, tokens, sizeof(int32_t) * n);
+    NN_TRY(tf_forward(m, 1, n, 0, NULL, NULL));
+    int V = m->V;
+    memset(m->a.dlogits, 0, sizeof(nn_real) * (size_t)n * V);
+    m->a.dlogits[(size_t)(n - 1) * V + a] += 1;
+    m->a.dlogits[(size_t)(n - 1) * V + b] -= 1;
+    m->hook = hook;
+    int st = tf_backward_logits(m, 1, n);
+    m->hook = NULL;
+    return st;
+}
+
+int tfm_patch(TfModel *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
+              float *out, double *metrics) {
     nn_clear_error();
     DecShape s = {m->c.layers, m->c.heads, m->c.d_model, m->V, m->c.context};
+    if (method == DEC_PATCH_ATTRIBUTION)
+        return dec_patch_attribution(&s, patch_forward, patch_backward, m, clean, corrupt, n, a, b,
+                                     (DecPatchTarget)target, out, metrics, metrics + 1);
     return dec_patch(&s, patch_forward, m, clean, corrupt, n, a, b, (DecPatchTarget)target, out, metrics, metrics + 1);
 }

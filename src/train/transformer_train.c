@@ -69,9 +69,9 @@ int tf_inspect(Transformer *t, const int32_t *tokens, int n, float *attention, i
                int32_t *lens) {
     return tfm_inspect(t->model, tokens, n, attention, top_ids, top_p, lens);
 }
-int tf_patch(Transformer *t, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, float *out,
-             double *metrics) {
-    return tfm_patch(t->model, clean, corrupt, n, a, b, target, out, metrics);
+int tf_patch(Transformer *t, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
+             float *out, double *metrics) {
+    return tfm_patch(t->model, clean, corrupt, n, a, b, target, method, out, metrics);
 }
 int tf_generate(Transformer *t, int32_t *tokens, int n_prompt, int n_new, double temperature, int top_k, uint64_t seed) {
     return tfm_generate(t->model, tokens, n_prompt, n_new, temperature, top_k, seed);

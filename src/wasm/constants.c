@@ -81,6 +81,7 @@ static const Named patch_targets[] = {
     {"resid", DEC_PATCH_RESID}, {"attn", DEC_PATCH_ATTN}, {"mlp", DEC_PATCH_MLP}, {"heads", DEC_PATCH_HEADS},
     {"head-values", DEC_PATCH_HEAD_VALUES}, {"head-patterns", DEC_PATCH_HEAD_PATTERNS},
 };
+static const Named patch_methods[] = {{"exact", DEC_PATCH_EXACT}, {"attribution", DEC_PATCH_ATTRIBUTION}};
 static const Named tf_limits[] = {
     {"maxLayers", TF_MAX_LAYERS}, {"maxHeads", TF_MAX_HEADS}, {"maxDModel", TF_MAX_DMODEL}, {"maxDFF", TF_MAX_DFF},
     {"minContext", TF_MIN_CONTEXT}, {"maxContext", TF_MAX_CONTEXT}, {"maxBatch", TF_MAX_BATCH},
@@ -178,6 +179,7 @@ static const struct {
     {"transformerPositional", tf_positional, COUNT(tf_positional)},
     {"transformerSplits", tf_splits, COUNT(tf_splits)},
     {"patchTargets", patch_targets, COUNT(patch_targets)},
+    {"patchMethods", patch_methods, COUNT(patch_methods)},
     {"transformerLimits", tf_limits, COUNT(tf_limits)},
     {"modelLimits", model_limits, COUNT(model_limits)},
     {"gpt2Limits", gpt2_limits, COUNT(gpt2_limits)},

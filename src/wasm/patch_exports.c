@@ -9,11 +9,11 @@
 #include "attnlab/transformer.h"
 
 EMSCRIPTEN_KEEPALIVE int attnlab_tf_patch(Transformer *m, const int32_t *clean, const int32_t *corrupt, int n, int a,
-                                          int b, int target, float *out, double *metrics) {
-    return tf_patch(m, clean, corrupt, n, a, b, target, out, metrics);
+                                          int b, int target, int method, float *out, double *metrics) {
+    return tf_patch(m, clean, corrupt, n, a, b, target, method, out, metrics);
 }
 
 EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b,
-                                            int target, float *out, double *metrics) {
-    return gpt2_patch(m, clean, corrupt, n, a, b, target, out, metrics);
+                                            int target, int method, float *out, double *metrics) {
+    return gpt2_patch(m, clean, corrupt, n, a, b, target, method, out, metrics);
 }

@@ -2,8 +2,9 @@
 // one code for every decoder: against a float64 reference of GPT-2 written
 // from the definitions (tests/lib/gpt2-checkpoint.mjs referenceForward with
 // its hooks) for every target, on a checkpoint and on a model trained here
-// (read back through its exported GPT-2 checkpoint); on GPT-NeoX the exact
-// identities of a block-0 patch; every bad call a coded error.
+// (read back through its exported GPT-2 checkpoint); attribution patching on
+// the trained model against the reference's central differences; on GPT-NeoX
+// the exact identities of a block-0 patch; every bad call a coded error.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withEngines } from './builds.mjs';
@@ -52,11 +53,55 @@ function referencePatch(weights, config, clean, corrupt, [a, b], target) {
   return { rows: L, cols, data, clean: mClean, corrupt: mCorrupt };
 }
 
+/**
+ * Attribution patching by the definition, in float64: each cell's directional derivative of m
+ * on the corrupt run along (act_clean - act_corrupt) in that cell, by central differences
+ * (the reference has no backward pass: an independent check), over m_clean - m_corrupt.
+ */
+function referenceAttribution(weights, config, clean, corrupt, [a, b], target) {
+  const L = config.n_layer, H = config.n_head, C = config.n_embd, D = C / H, n = clean.length, V = config.vocab_size;
+  const site = SITE[target], kept = { clean: [], corrupt: [] };
+  const metric = (ids, hook) => {
+    const { logits } = referenceForward(weights, config, ids, { hook });
+    return logits[(n - 1) * V + a] - logits[(n - 1) * V + b];
+  };
+  const keep = (into) => (s, l, x) => { if (s === site) into[l] = Float64Array.from(x); };
+  const span = metric(clean, keep(kept.clean)) - metric(corrupt, keep(kept.corrupt));
+  const perPosition = ['resid', 'attn', 'mlp'].includes(target);
+  const cols = perPosition ? n : H, eps = 1e-4, data = [];
+  const row = site === 'values' ? 3 * C : C, at0 = site === 'values' ? 2 * C : 0;
+  const cell = (c) => {
+    const out = [];
+    if (perPosition) for (let i = 0; i < C; i++) out.push(c * C + i);
+    else for (let t = 0; t < n; t++) for (let d = 0; d < D; d++) out.push(t * row + at0 + c * D + d);
+    return out;
+  };
+  for (let l = 0; l < L; l++) {
+    for (let c = 0; c < cols; c++) {
+      const at = (sign) => metric(corrupt, (s, layer, x) => {
+        if (s !== site || layer !== l) return;
+        for (const k of cell(c)) x[k] += sign * eps * (kept.clean[l][k] - kept.corrupt[l][k]);
+      });
+      data.push((at(1) - at(-1)) / (2 * eps) / span);
+    }
+  }
+  return { rows: L, cols, data };
+}
+
 function checkAgainst(got, want, what) {
   assert.equal(got.rows, want.rows, `${what}: rows`);
   assert.equal(got.cols, want.cols, `${what}: cols`);
   assertNear([got.clean, got.corrupt], [want.clean, want.corrupt], `${what}: the metrics`, { atol: 1e-4, rtol: 1e-4 });
   assertNear(got.data, want.data, `${what}: the cells`, { atol: 1e-3, rtol: 1e-3 });
+}
+
+/** A model trained here (an MLP, learned positions), its export read as float64, and a prompt pair. */
+async function trainedHere(engine) {
+  const m = await engine.createTransformer({ task: 'induction', positional: 'learned', dFF: 16, seed: 3 });
+  m.train({ steps: 30 });
+  const out = m.exportCheckpoint();
+  const weights = readSafetensors(out.safetensors, 'transformer.');
+  return { m, out, weights, clean: [3, 17, 8, 21, 0, 12, 3, 17, 8], corrupt: [3, 17, 8, 21, 0, 12, 4, 17, 8] };
 }
 
 const CLEAN = [5, 17, 42, 8, 33, 2, 60, 11, 29, 5];
@@ -77,15 +122,25 @@ for (const { name, skip, engine } of await withEngines()) {
     });
 
     test('a model trained here: every target against the reference of its exported checkpoint', async () => {
-      const m = await engine.createTransformer({ task: 'induction', positional: 'learned', dFF: 16, seed: 3 });
-      m.train({ steps: 30 });
-      const out = m.exportCheckpoint();
-      const weights = readSafetensors(out.safetensors, 'transformer.');
-      const clean = [3, 17, 8, 21, 0, 12, 3, 17, 8], corrupt = [3, 17, 8, 21, 0, 12, 4, 17, 8];
+      const { m, out, weights, clean, corrupt } = await trainedHere(engine);
       for (const target of TARGETS) {
         const got = m.patch({ clean, corrupt, answer: [21, 22], target });
         checkAgainst(got, referencePatch(weights, out.config, clean, corrupt, [21, 22], target), target);
       }
+      m.destroy();
+    });
+
+    test('attribution on a model trained here: every target but patterns against float64 central differences', async () => {
+      const { m, out, weights, clean, corrupt } = await trainedHere(engine);
+      for (const target of TARGETS.filter((t) => t !== 'head-patterns')) {
+        const got = m.patch({ clean, corrupt, answer: [21, 22], target, method: 'attribution' });
+        assert.equal(got.method, 'attribution');
+        const want = referenceAttribution(weights, out.config, clean, corrupt, [21, 22], target);
+        assert.equal(got.rows, want.rows);
+        assert.equal(got.cols, want.cols);
+        assertNear(got.data, want.data, `${target}: the cells`, { atol: 1e-3, rtol: 1e-3 });
+      }
+      throwsCode(() => m.patch({ clean, corrupt, answer: [21, 22], target: 'head-patterns', method: 'attribution' }), 'ERR_ARG', /patterns are patched with method 'exact'/);
       m.destroy();
     });
 
@@ -115,7 +170,8 @@ for (const { name, skip, engine } of await withEngines()) {
       throwsCode(() => m.patch({ ...ok, answer: [3] }), 'ERR_ARG', /answer: expected \[a, b\]/);
       throwsCode(() => m.patch({ ...ok, answer: [3, 64] }), 'ERR_VALUE', /answer\[1\] is 64/);
       throwsCode(() => m.patch({ ...ok, target: 'neurons' }), 'ERR_ARG', /target: unknown value 'neurons'/);
-      throwsCode(() => m.patch({ ...ok, method: 'attribution' }), 'ERR_ARG', /'attribution' is not built yet/);
+      throwsCode(() => m.patch({ ...ok, method: 'attribution' }), 'ERR_ARG', /needs a backward pass, which this model does not have here/);
+      throwsCode(() => m.patch({ ...ok, method: 'approximate' }), 'ERR_ARG', /method: unknown value 'approximate'/);
       throwsCode(() => m.patch({ ...ok, clean: undefined }), 'ERR_ARG', /needs clean and corrupt/);
       throwsCode(() => m.patch({ ...ok, clean: [...CLEAN, 70] }), 'ERR_VALUE', /token ids are integers 0..63/);
       assert.equal(m.patch(ok).rows, config.n_layer);

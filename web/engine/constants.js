@@ -25,8 +25,8 @@ export const VISION = { TASKS: {}, CELLS: {}, ATTENTIONS: {}, MODES: {}, OPTIMIZ
 
 /** Limits of the transformer (include/attnlab/transformer.h): sizes, context, batch, text bytes, a text's fewest characters (minText) and the most different ones (maxVocabulary), steps, evaluate, generate, top, modulus. */
 export const TRANSFORMER_LIMITS = {};
-/** The transformer's option names and their codes: tasks, positional encodings, splits, patch's targets (its scores are SCORES'). */
-export const TRANSFORMER = { TASKS: {}, POSITIONAL: {}, SPLITS: {}, PATCH_TARGETS: {} };
+/** The transformer's option names and their codes: tasks, positional encodings, splits, patch's targets and methods (its scores are SCORES'). */
+export const TRANSFORMER = { TASKS: {}, POSITIONAL: {}, SPLITS: {}, PATCH_TARGETS: {}, PATCH_METHODS: {} };
 /** Every model's weights: finite and within +-maxWeight (src/layers/model_file.h). */
 export const MODEL_LIMITS = {};
 /** Limits of GPT-2 checkpoints (include/attnlab/gpt2.h, src/layers/safetensors.h): sizes, context, vocabulary, the weights' megabytes as float32, the header's bytes, top, headScores' count, generate's tokens. */
@@ -71,6 +71,7 @@ export function adoptConstants(table) {
   Object.assign(TRANSFORMER.POSITIONAL, table.transformerPositional);
   Object.assign(TRANSFORMER.SPLITS, table.transformerSplits);
   Object.assign(TRANSFORMER.PATCH_TARGETS, table.patchTargets);
+  Object.assign(TRANSFORMER.PATCH_METHODS, table.patchMethods);
   Object.assign(MODEL_LIMITS, table.modelLimits);
   Object.assign(GPT2_LIMITS, table.gpt2Limits);
   Object.assign(SCHEDULES, table.schedules);

@@ -514,7 +514,8 @@ export class TransformerModel extends Model {
   /**
    * activation patching (TransformerLens's conventions): m = logit[a] − logit[b] at the last position; each cell the
    * corrupt run with one clean activation put back, (m_patched − m_corrupt) / (m_clean − m_corrupt). 'resid', 'attn',
-   * 'mlp': layers x positions; 'heads', 'head-values', 'head-patterns': layers x heads. method 'attribution': ERR_ARG (not built)
+   * 'mlp': layers x positions; 'heads', 'head-values', 'head-patterns': layers x heads. method 'attribution': the
+   * first-order estimate through a backward pass (a model trained here; not patterns)
    */
   patch(args: {
     clean: string | number[] | Int32Array | { ids: number[] | Int32Array };
@@ -522,7 +523,7 @@ export class TransformerModel extends Model {
     answer: [number | string, number | string];
     target: 'resid' | 'attn' | 'mlp' | 'heads' | 'head-values' | 'head-patterns';
     method?: 'exact' | 'attribution';
-  }): { target: string; method: 'exact'; rows: number; cols: number; data: Float32Array; clean: number; corrupt: number };
+  }): { target: string; method: 'exact' | 'attribution'; rows: number; cols: number; data: Float32Array; clean: number; corrupt: number };
   /** every tensor's weights by name ('wte', 'wpe', 'h0.qkv_w', ...); a checkpoint: ERR_ARG */
   weights(): Record<string, Float32Array>;
   /** a checkpoint: ERR_ARG */

@@ -493,7 +493,10 @@ export class TransformerModel extends Model {
    * input at position p), 'attn' / 'mlp' (block l's attention / MLP output at p): layers x
    * positions; 'heads' (head h's output z), 'head-values' (its values), 'head-patterns' (its
    * attention pattern), every position: layers x heads. `answer`: [a, b], token ids or texts
-   * of one token each. method 'exact' (the default; 'attribution' is not built yet: ERR_ARG).
+   * of one token each. method 'exact' (the default) runs every cell; 'attribution' estimates
+   * each to first order, (act_clean - act_corrupt) . dm/dact on the corrupt run over the same
+   * span: two forwards and one backward (a model trained here; a checkpoint has no backward
+   * pass yet, and patterns are exact only: ERR_ARG saying so).
    * @returns {{ target, method, rows, cols, data: Float32Array, clean: number, corrupt: number }}
    */
   patch(args = {}) {
@@ -501,9 +504,7 @@ export class TransformerModel extends Model {
       const o = options('patch', args, ['clean', 'corrupt', 'answer', 'target', 'method']);
       const targets = TRANSFORMER.PATCH_TARGETS;
       const target = toChoice('target', o.target, targets, undefined);
-      const method = o.method ?? 'exact';
-      if (method === 'attribution') throw argError("patch: method 'attribution' is not built yet; 'exact' runs every cell");
-      if (method !== 'exact') throw argError(`patch: method: unknown value ${describe(method)}; expected 'exact' or 'attribution'`);
+      const method = toChoice('method', o.method, TRANSFORMER.PATCH_METHODS, 'exact');
       if (o.clean === undefined || o.corrupt === undefined) throw argError('patch: needs clean and corrupt inputs');
       const clean = this.#window('patch', o.clean), corrupt = this.#window('patch', o.corrupt);
       if (clean.length !== corrupt.length) {
@@ -516,9 +517,9 @@ export class TransformerModel extends Model {
       return heap.withBlock({ clean: I32 * n, corrupt: I32 * n, out: F32 * L * cols, metrics: 2 * F64 }, (p) => {
         heap.writeI32(p.clean, clean);
         heap.writeI32(p.corrupt, corrupt);
-        this.#run.call.patch({ model: handle, clean: p.clean, corrupt: p.corrupt, n, a, b, target, out: p.out, metrics: p.metrics });
+        this.#run.call.patch({ model: handle, clean: p.clean, corrupt: p.corrupt, n, a, b, target, method, out: p.out, metrics: p.metrics });
         return {
-          target: o.target, method, rows: L, cols, data: heap.readF32(p.out, L * cols),
+          target: o.target, method: o.method ?? 'exact', rows: L, cols, data: heap.readF32(p.out, L * cols),
           clean: heap.readF64(p.metrics), corrupt: heap.readF64(p.metrics + F64),
         };
       });
