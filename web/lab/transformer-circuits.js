@@ -59,6 +59,8 @@ export function circuitsPanel(client) {
   return panel;
 }
 
+/** A probability, in two decimals or, below 0.01, two significant digits. */
+const prob = (p) => (p >= 0.01 ? fixed(p, 2) : p.toPrecision(2));
 const sameIds = (a, b) => a && b && a.length === b.length && a.every((x, i) => x === b[i]);
 
 function createCircuitsView(client) {
@@ -167,8 +169,8 @@ function createCircuitsView(client) {
     const [c0, c1] = top(cv);
     const k0 = top(kv)[0];
     const suggested = { answer: c0, other: k0.id !== c0.id ? k0 : c1 };
-    setText(el('suggested'), `Suggested from the prompts: the clean prompt's next token is ${labelOf(c0.token)} (p ${fixed(c0.p, 2)}), `
-      + `the corrupt one's ${labelOf(k0.token)} (p ${fixed(k0.p, 2)})${k0.id === c0.id ? `; they agree, so b is the clean one's second, ${labelOf(c1.token)}` : ''}.`);
+    setText(el('suggested'), `Suggested from the prompts: the clean prompt's next token is ${labelOf(c0.token)} (p ${prob(c0.p)}), `
+      + `the corrupt one's ${labelOf(k0.token)} (p ${prob(k0.p)})${k0.id === c0.id ? `; they agree, so b is the clean one's second, ${labelOf(c1.token)}` : ''}.`);
     const answer = {};
     for (const name of ['answer', 'other']) {
       fields[name].placeholder = suggested[name].token;
@@ -273,6 +275,7 @@ function createCircuitsView(client) {
       option.disabled = missing;
       option.textContent = missing ? 'attribution (not in this engine yet)' : 'attribution (gradient)';
     }
+    method.dataset.checked = 'true';
   }
 
   /** The logit attribution bars on the clean prompt, where the engine has the method; else the spot says it is not there. */
@@ -433,6 +436,7 @@ function createCircuitsView(client) {
     if (!attributionChecked.has(src()?.model)) {
       option.disabled = false;
       option.textContent = 'attribution (gradient)';
+      delete method.dataset.checked;
     }
   }
 
