@@ -20,6 +20,7 @@ import { h, setHidden, setText } from './dom.js';
 import { duration } from './format.js';
 import { sizeText } from './gpt2-file.js';
 import { HUB, MODEL_CARDS, PYTHIA_STEPS, cardOf, modelLink, readHub, readModelLink, revisionText } from './model-link.js';
+import { mountTrainingScan } from './training-scan.js';
 
 /** The rate is measured over the last this many ms of progress. */
 const RATE_WINDOW = 3000;
@@ -63,7 +64,8 @@ export function mountModelCards(el, { id, open }) {
   const keptSay = h('p', { className: 'hint', dataset: { testid: `${id}-kept-said` }, attrs: { 'aria-live': 'polite' } });
   const keptBox = h('details', { className: 'model-kept' }, h('summary', { dataset: { testid: `${id}-kept-summary` }, textContent: 'Kept in this browser' }), keptList, keptSay);
 
-  el.replaceChildren(heading, row, reach, progress, status, hubBox, keptBox);
+  const scanBox = h('div', { className: 'model-scan' }); // Pythia's training, by step (training-scan.js)
+  el.replaceChildren(heading, row, reach, progress, status, scanBox, hubBox, keptBox);
   if (link.problems.length) {
     // a link that chose what is not there: said, and the cards stand as they would without it
     status.dataset.kind = 'warning';
@@ -321,5 +323,6 @@ export function mountModelCards(el, { id, open }) {
   mark();
   setHub(hub, hubLabel);
   refreshKept();
+  mountTrainingScan(scanBox, { id, repo: chosen.repo, hub: () => ({ hub, label: hubLabel }), onKept: refreshKept });
   return { refreshKept, steps: PYTHIA_STEPS };
 }
