@@ -123,6 +123,7 @@ test('the trained induction model: patching and composition are the engine\'s nu
   // a letter the model does not read is named
   await page.fill('[data-testid=cx-clean]', 'drivamfdr7');
   await page.waitForFunction(() => /clean prompt cannot be read: .*"7"/.test(document.querySelector('[data-testid=cx-prompt-message]').textContent));
+  assert.equal(await page.getAttribute('[data-testid=cx-head-map]', 'data-stale'), 'true', 'the head shown is of the earlier clean prompt');
   // fixed: the same length again, a new run of the new prompts
   await page.fill('[data-testid=cx-clean]', 'drivamfdri');
   await page.fill('[data-testid=cx-corrupt]', 'drikamfdri');

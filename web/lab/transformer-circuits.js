@@ -159,6 +159,7 @@ function createCircuitsView(client) {
     if (problems.length) {
       say(el('prompt-message'), problems.join(' '), 'error');
       setText(el('suggested'), '');
+      setText(el('pair'), '');
       return null;
     }
     say(el('prompt-message'), null);
@@ -211,6 +212,9 @@ function createCircuitsView(client) {
     const weightsStale = shown.weights !== null && shown.weights !== weightsKey();
     card.querySelector('.cx-weights').dataset.stale = String(weightsStale);
     setHidden(el('weights-stale'), !weightsStale);
+    // the head shown large is of the clean prompt and model it names: dimmed once either changes
+    const head = el('head-map');
+    if (head.dataset.key) head.dataset.stale = String(head.dataset.key !== JSON.stringify([current, src()?.model, src()?.steps, read?.cleanIds]));
   }
 
   const positionLabels = (r) => r.tokens.map((t, p) => `${p} ${labelOf(t)}`);
@@ -391,6 +395,8 @@ function createCircuitsView(client) {
       });
       setHidden(headMap.el, false);
       el('head-map').dataset.head = name;
+      el('head-map').dataset.key = JSON.stringify([current, src()?.model, src()?.steps, read?.cleanIds]);
+      el('head-map').dataset.stale = 'false';
       setText(el('head-note'), `${name} on the clean prompt “${read.clean}”.`);
       el('head-map').scrollIntoView({ block: 'nearest' });
     } catch (err) {
@@ -494,6 +500,7 @@ function createCircuitsView(client) {
   el('qkv').addEventListener('change', showComposition);
   run.addEventListener('click', () => runAll());
   el('example').addEventListener('click', () => {
+    picker.value = '';
     for (const name of ['clean', 'corrupt', 'answer', 'other']) {
       fields[name].value = '';
       fields[name].dispatchEvent(new Event('change', { bubbles: true }));
