@@ -7,7 +7,8 @@
 // Then a small GPT-2-layout checkpoint (tests/lib/gpt2-checkpoint.mjs) is opened in
 // chapter 10 and chapter 11 runs its 8 indirect-object prompts on it: each prompt and
 // its partner tokenize to the same length, the mean logit difference is the one the
-// engine computes here from the same files, and the reported figures are labelled as
+// engine computes here from the same files and the float64 reference's (with head 9.9
+// zeroed too), and the reported figures are labelled as
 // Wang et al.'s and TransformerLens's demo's, not as computed. axe, and screenshots at
 // 1440×900 and 390×844.
 import { after, before, test } from 'node:test';
@@ -17,11 +18,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadEngine } from '../../web/engine/index.js';
 import { INDUCTION } from '../../web/learn/ch9-training.js';
+import { fixed } from '../../web/ui/format.js';
 import { IOI_PROMPTS, batchPatch, circuitText, findCircuit, partnerOf } from '../../web/learn/ch11-circuit.js';
-import { gpt2Checkpoint } from '../lib/gpt2-checkpoint.mjs';
+import { gpt2Checkpoint, referenceForward } from '../lib/gpt2-checkpoint.mjs';
 import { DESKTOP, PHONE, SHOTS, axeViolations, openPage, startBrowser } from './browser.mjs';
 
-const CONFIG = { model_type: 'gpt2', n_layer: 3, n_head: 4, n_embd: 16, n_inner: null, n_positions: 48, vocab_size: 50257, layer_norm_epsilon: 1e-5, activation_function: 'gelu_new' };
+// as many layers and heads as GPT-2 small's head 9.9 needs, so the chapter zeroes it too
+const CONFIG = { model_type: 'gpt2', n_layer: 10, n_head: 10, n_embd: 20, n_inner: 32, n_positions: 32, vocab_size: 50257, layer_norm_epsilon: 1e-5, activation_function: 'gelu_new' };
 const made = gpt2Checkpoint({ config: CONFIG, dtype: 'F32', seed: 5, scale: 0.6 });
 const dir = await mkdtemp(join(tmpdir(), 'attnlab-ch11-'));
 const FILES = [join(dir, 'model.safetensors'), join(dir, 'config.json')];
@@ -57,7 +60,13 @@ async function nodeIoi() {
   const prompts = IOI_PROMPTS.map((p) => ({ ids: [bos, ...m.tokenize(p.text).ids], a: m.tokenize(p.answer).ids, b: m.tokenize(p.wrong).ids }));
   const runs = prompts.map((p, i) => m.patch({ clean: { ids: p.ids }, corrupt: { ids: prompts[partnerOf(i)].ids }, answer: [p.a[0], p.b[0]], target: 'heads' }));
   m.destroy();
-  return { prompts, ...batchPatch(runs) };
+  // the logit differences again, by the float64 reference: every head, and head 9.9 zeroed
+  const diff = (ablate) => prompts.reduce((sum, p) => {
+    const { logits } = referenceForward(made.weights, CONFIG, p.ids, { ablate });
+    const last = (p.ids.length - 1) * CONFIG.vocab_size;
+    return sum + logits[last + p.a[0]] - logits[last + p.b[0]];
+  }, 0) / prompts.length;
+  return { prompts, ...batchPatch(runs), reference: diff([]), ablated: diff([{ layer: 9, head: 9 }]) };
 }
 
 test('chapter 11: the induction circuit two ways, its words from the numbers, the challenge, then the IOI prompts on an opened checkpoint', async () => {
@@ -120,10 +129,18 @@ test('chapter 11: the induction circuit two ways, its words from the numbers, th
   for (let i = 0; i < 8; i += 2) assert.equal(lengths[i], lengths[i + 1], `prompts ${i + 1} and ${i + 2} have the same length`);
   assert.ok(Math.abs(Number(shown.clean) - ioi.clean) < 1e-4, `${shown.clean} vs ${ioi.clean}`);
   assert.ok(Math.abs(Number(shown.corrupt) - ioi.corrupt) < 1e-4, `${shown.corrupt} vs ${ioi.corrupt}`);
-  assert.equal(await dims('ch11-ioi'), '3x4');
+  assert.ok(Math.abs(ioi.clean - ioi.reference) < 1e-3, `the engine's ${ioi.clean} against the reference's ${ioi.reference}`);
+  assert.ok(Math.abs(Number(shown.ablated) - ioi.ablated) < 1e-3, `9.9 zeroed: ${shown.ablated} against the reference's ${ioi.ablated}`);
+  assert.equal(await dims('ch11-ioi'), '10x10');
   const said = await text(page, 'ch11-ioi-text');
-  assert.match(said, new RegExp(`^Computed here, on the model on screen \\(3 layers × 4 heads\\): the mean logit difference over the 8 prompts is ${ioi.clean.toFixed(4).replace('.', '\\.')}`));
-  assert.doesNotMatch(said, /3\.5519|Wang/, 'the computed sentence quotes nobody');
+  assert.match(said, new RegExp(`^Computed here, on the model on screen \\(10 layers × 10 heads\\): the mean logit difference over the 8 prompts is ${ioi.clean.toFixed(4).replace('.', '\\.')}`));
+  assert.match(said, /With head 9\.9's output zeroed, the mean logit difference here is -?\d+\.\d{4}\.$/);
+  assert.doesNotMatch(said, /3\.5519|2\.99|Wang/, 'the computed sentence quotes nobody');
+  // Wang et al.'s heads that this model has (9.9, 9.6, 7.3, ...; not 10.0, 8.10 or 11.10), with the shares computed here
+  const share = (l, k) => fixed(ioi.data[l * CONFIG.n_head + k], 2);
+  assert.equal(await text(page, 'ch11-ioi-beside'), 'The heads Wang et al. (2022) name, with the share each recovers here (computed on the model on screen): '
+    + `name movers 9.9 ${share(9, 9)}, 9.6 ${share(9, 6)}; S-inhibition 7.3 ${share(7, 3)}, 7.9 ${share(7, 9)}, 8.6 ${share(8, 6)}; induction 5.5 ${share(5, 5)}, 6.9 ${share(6, 9)}; `
+    + `duplicate-token 0.1 ${share(0, 1)}, 3.0 ${share(3, 0)}.`);
 
   assert.deepEqual(await axeViolations(page, { chapters: ['circuit'] }), []);
   await chapter.screenshot({ path: `${SHOTS}learn-ch11-desktop.png` });

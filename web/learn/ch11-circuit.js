@@ -104,6 +104,18 @@ export const WANG_CLASSES = Object.freeze([
 ]);
 
 /**
+ * The heads of WANG_CLASSES the model has, with their share recovered here (data: layers × heads, row-major), as a
+ * sentence that says whose classes they are and whose numbers: '' when the model has none of them.
+ */
+export function besideWang(data, layers, heads) {
+  const parts = WANG_CLASSES.map(({ name, heads: named }) => {
+    const here = named.map((lh) => lh.split('.').map(Number)).filter(([l, k]) => l < layers && k < heads);
+    return here.length ? `${name} ${here.map(([l, k]) => `${l}.${k} ${f2(data[l * heads + k])}`).join(', ')}` : '';
+  }).filter(Boolean);
+  return parts.length ? `The heads Wang et al. (2022) name, with the share each recovers here (computed on the model on screen): ${parts.join('; ')}.` : '';
+}
+
+/**
  * The 8 indirect-object prompts of TransformerLens's exploratory analysis demo, after Wang et al. (2022):
  * 4 templates × 2 name orders, each with its answer (the indirect object) and the wrong name (the subject).
  * Each prompt's corrupt partner is the other name order of its template (the same length in tokens).
@@ -261,6 +273,7 @@ export function mountCircuit(root, { engine, gpt2 }) {
     const { config } = open;
     const button = $('ioi-run');
     button.disabled = true;
+    setText($('ioi-beside'), '');
     root.dataset.ioi = 'running';
     try {
       const names = Array.isArray(config.vocabulary) ? config.vocabulary : [];
@@ -303,6 +316,7 @@ export function mountCircuit(root, { engine, gpt2 }) {
         ablated = ` With head 9.9's output zeroed, the mean logit difference here is ${fixed(sum / prompts.length, 4)}.`;
         out.dataset.ablated = String(sum / prompts.length);
       }
+      setText($('ioi-beside'), besideWang(b.data, layers, heads));
       Object.assign(out.dataset, { clean: String(b.clean), corrupt: String(b.corrupt), top: ranked[0].name });
       setText(out, `Computed here, on the model on screen (${layers} layers × ${heads} heads): the mean logit difference over the 8 prompts is ${fixed(b.clean, 4)} `
         + `(each prompt's answer against its subject; with the other name order's run, ${fixed(b.corrupt, 4)}). Putting back one head's output from the clean run `
