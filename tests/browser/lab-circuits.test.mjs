@@ -114,6 +114,8 @@ test('the trained induction model: patching and composition are the engine\'s nu
   for (const key of ['ArrowRight', 'ArrowRight', 'ArrowRight', 'Enter']) await page.keyboard.press(key);
   await page.waitForFunction(() => document.querySelector('[data-testid=cx-head-map]').dataset.head === 'L1H1');
   assert.match(await text(page, 'cx-head-note'), /L1H1 on the clean prompt “drivamfdri”/);
+  await page.evaluate(() => document.querySelector('[data-testid=cx-weights-status]').scrollIntoView({ block: 'start' }));
+  await page.screenshot({ path: `${SHOTS}lab-circuits-weights-desktop.png` });
 
   // a corrupt prompt of another length, typed: said inline as it is typed, the map marked as of the earlier prompts
   await page.fill('[data-testid=cx-corrupt]', 'drijamfdr');
