@@ -5,7 +5,9 @@
 // computed here in Node, the target changed from the keyboard (the map follows), a
 // corrupt prompt of another length said inline as it is typed and the map marked as
 // of the earlier prompts, the fields in the link (decoded back), a head's cell pressed
-// with Enter showing its attention on the clean prompt, axe. A GPT-2-layout checkpoint
+// with Enter showing its attention on the clean prompt, the logit attribution's bars (or
+// the line saying the engine has none), a training step marking every result until Run,
+// attribution patching offered only when the engine has it, axe. A GPT-2-layout checkpoint
 // built by tests/lib/gpt2-checkpoint.mjs, opened from files: the panel turns to it, the
 // IOI prompts of Wang et al. 2022 ready to pick, one picked fills both prompts and the
 // answer, and its head patching is the engine's in Node. Screenshots at 1440×900 and
@@ -98,6 +100,17 @@ test('the trained induction model: patching and composition are the engine\'s nu
     await patched(page, 'each head\'s output, exact');
   } else assert.match(option, /^true .*not in this engine yet/);
 
+  // the logit attribution: bars where the engine has it (their values the engine's), else the spot says it is missing
+  if (typeof m.logitAttribution === 'function') {
+    const want = m.logitAttribution({ ids: m.tokenize(INDUCTION_PAIR.clean).ids, answer: [21, 9] });
+    await page.waitForFunction(() => document.querySelector('[data-testid=cx-attribution-status]').dataset.kind === 'ok');
+    const bars = await page.$$eval('.cx-bar', (bs) => Object.fromEntries(bs.map((b) => [b.dataset.name, Number(b.dataset.value)])));
+    for (const c of want.components) assert.ok(Math.abs(bars[c.name] - c.value) < 1e-3, `${c.name}: ${bars[c.name]}, the engine's ${c.value}`);
+  } else {
+    assert.equal(await page.getAttribute('[data-testid=cx-attribution-status]', 'data-kind'), 'missing');
+    assert.equal(await page.$$eval('.cx-bar', (bs) => bs.length), 0, 'no bars without the engine\'s numbers');
+  }
+
   // the target from the keyboard: the map follows, layers × positions with the tokens as labels
   await page.focus('[data-testid=cx-target]');
   await page.keyboard.press('Home');
@@ -136,6 +149,17 @@ test('the trained induction model: patching and composition are the engine\'s nu
   const again = m.patch({ clean: 'drivamfdri', corrupt: 'drikamfdri', answer: ['v', 'k'], target: 'resid' });
   assert.match(await text(page, 'cx-pair'), /b = k/, 'the suggested b follows the corrupt prompt');
   close(await shownValues(page, 'cx-patch'), Array.from(again.data), 'patching the new pair');
+
+  // the model trains a step: every result says it is of the weights before, until Run
+  await page.click('#step');
+  await page.waitForFunction(() => /step 601/.test(document.querySelector('[data-testid=cx-model]').textContent));
+  assert.equal(await page.isVisible('[data-testid=cx-patch-stale]'), true);
+  assert.equal(await page.isVisible('[data-testid=cx-weights-stale]'), true);
+  await page.click('[data-testid=cx-run]');
+  await page.waitForFunction(() => /step 601/.test(document.querySelector('[data-testid=cx-weights-status]').textContent)
+    && /step 601/.test(document.querySelector('[data-testid=cx-patch-of]').textContent));
+  assert.equal(await page.isVisible('[data-testid=cx-patch-stale]'), false);
+  assert.equal(await page.isVisible('[data-testid=cx-weights-stale]'), false);
 
   // the link holds the fields, and they decode back
   await page.waitForFunction(() => /tfCorrupt=/.test(location.hash));
