@@ -86,9 +86,9 @@ function createCircuitsView(client) {
   let current = null;
   let methods = []; // the worker's methods for the model in hand (logitAttribution when the engine has it)
   let read = null; // the prompts as read: { clean, corrupt, answer, other, cleanIds, corruptIds, tokens, a, b, aLabel, bLabel }
-  let shown = { patch: null, weights: null }; // what each result is of (its key), to mark it when that changes
+  const shown = { patch: null, weights: null }; // what each result is of (its key), to mark it when that changes
   let ticket = 0;
-  let attributionChecked = new Set(); // models whose engine was asked whether attribution patching exists
+  const attributionChecked = new Set(); // models whose engine was asked whether attribution patching exists
   let composition = null;
 
   const src = () => sources.get(current);
@@ -253,7 +253,7 @@ function createCircuitsView(client) {
       shown.patch = key;
     } catch (err) {
       if (key !== patchKey(read)) return;
-      say(el('patch-error'), err.code === 'ERR_ARG' && /not built|attribution/.test(err.message)
+      say(el('patch-error'), err.code === 'ERR_ARG' && /not built/.test(err.message)
         ? `Attribution patching is not in this engine yet (it says: ${err.message}). Choose exact.`
         : `Patching failed (${err.code}): ${err.message}`, 'error');
       setHidden(patchMap.el, true);
