@@ -16,7 +16,9 @@ import { createServer } from 'node:http';
 import { CSP, ISOLATION_HEADERS, serve } from '../../scripts/serve.mjs';
 import { loadEngine } from '../../web/engine/index.js';
 import { scan, sizeText } from '../../web/ui/gpt2-file.js';
-import { NEOX_TINY, neoxCheckpoint } from '../lib/neox-checkpoint.mjs';
+import { encode, safetensors } from '../lib/gpt2-checkpoint.mjs';
+import { NEOX_TINY, neoxCheckpoint, neoxShapes } from '../lib/neox-checkpoint.mjs';
+import { mulberry32 } from '../lib/random.mjs';
 import { TOKENIZER_SIZE, tokenizerJson } from '../lib/tokenizer-json.mjs';
 import { safetensorsTensors, torchFile } from '../lib/torch-file.mjs';
 import { startHub } from '../lib/hub-server.mjs';
@@ -24,12 +26,57 @@ import { DESKTOP, PHONE, SHOTS, axeViolations, startBrowser } from './browser.mj
 
 const BIN = 'pytorch_model.bin';
 const REPO = 'EleutherAI/pythia-70m';
-/** Context 512: long enough for the in-context-learning score's 501 tokens. */
-const NEOX = { ...NEOX_TINY, vocab_size: TOKENIZER_SIZE, max_position_embeddings: 512 };
+/**
+ * Context 512: long enough for the in-context-learning score's 501 tokens. Heads of 64 dimensions,
+ * half of them rotary (base 100), so that a head can find positions (rotary) or tokens (the rest).
+ */
+const NEOX = {
+  ...NEOX_TINY, vocab_size: TOKENIZER_SIZE, max_position_embeddings: 512, hidden_size: 128, num_attention_heads: 2,
+  intermediate_size: 16, rotary_pct: 0.5, rotary_emb_base: 100,
+};
 const tokenizer = JSON.stringify(tokenizerJson());
 const STEPS = [1000, 2000, 4000];
-// each step its own weights: sharper attention as "training" goes on (a larger scale), so the heads differ by step
-const made = STEPS.map((step, k) => neoxCheckpoint({ config: NEOX, dtype: 'F16', seed: 20 + k, scale: 0.2 + 0.4 * k }));
+
+/**
+ * The last step's weights, set by hand: a previous-token head (L0H0) and an induction head (L1H0).
+ * The residual stream: a token's vector (random, unit length) in dimensions 0–31, the previous
+ * token's in 32–63 (written by L0H0). L0H0's query and key are biases only, in its rotary
+ * dimensions, the key the query turned by one position's angle, so that q·k peaks at the
+ * position before; its value is the token, written to 32–63. L1H0's query is the token and its
+ * key the previous token (unrotated dimensions): a token finds where it came before, one after.
+ * Everything else is 0 (LayerNorm gains 1), so the MLPs add nothing.
+ */
+function plantedCheckpoint() {
+  const C = NEOX.hidden_size, D = C / NEOX.num_attention_heads, r = D * NEOX.rotary_pct, V = NEOX.vocab_size;
+  const random = mulberry32(11);
+  const w = Object.fromEntries(neoxShapes(NEOX).map(([name, shape]) => [name, new Float64Array(shape.reduce((a, b) => a * b, 1)).fill(/(layernorm|layer_norm)\.weight$/.test(name) ? 1 : 0)]));
+  for (let v = 0; v < V; v++) {
+    const e = Array.from({ length: 32 }, () => random() - 0.5);
+    const norm = Math.hypot(...e);
+    e.forEach((x, i) => { w['gpt_neox.embed_in.weight'][v * C + i] = x / norm; });
+  }
+  // query_key_value: nn.Linear [3C, C], output rows head-major: head h's q, k, v at h·3D + (0, D, 2D) + d
+  const row = (h, part, d) => h * 3 * D + part * D + d;
+  const qkv0 = w['gpt_neox.layers.0.attention.query_key_value.weight'], bias0 = w['gpt_neox.layers.0.attention.query_key_value.bias'];
+  for (let i = 0; i < r / 2; i++) {
+    const theta = NEOX.rotary_emb_base ** (-2 * i / r), c = 9;
+    bias0[row(0, 0, i)] = c; // q: (c, 0) in each rotary pair (i, i + r/2)
+    bias0[row(0, 1, i)] = c * Math.cos(theta); // k = the query turned by θ_i: q_t·k_s peaks at s = t − 1
+    bias0[row(0, 1, i + r / 2)] = c * Math.sin(theta);
+  }
+  const dense0 = w['gpt_neox.layers.0.attention.dense.weight'];
+  const qkv1 = w['gpt_neox.layers.1.attention.query_key_value.weight'];
+  for (let d = 0; d < 32; d++) {
+    qkv0[row(0, 2, d) * C + d] = 1; // L0H0's value: the token (LayerNorm scales it by about 8)
+    dense0[(32 + d) * C + d] = 1 / 8; // into the previous-token dimensions
+    qkv1[row(0, 0, r + d) * C + d] = 2; // L1H0's query: the token, in unrotated dimensions
+    qkv1[row(0, 1, r + d) * C + 32 + d] = 1; // its key: the previous token
+  }
+  const tensors = neoxShapes(NEOX).map(([name, shape]) => ({ name, dtype: 'F32', shape, bytes: encode('F32', w[name]).bytes }));
+  return { bytes: safetensors(tensors) };
+}
+// the first steps random (their heads near uniform), the last the planted heads: an induction head forms
+const made = [neoxCheckpoint({ config: NEOX, dtype: 'F32', seed: 20 }), neoxCheckpoint({ config: NEOX, dtype: 'F32', seed: 21 }), plantedCheckpoint()];
 const bins = made.map((m) => torchFile(safetensorsTensors(m.bytes)));
 const REPOS = {
   [REPO]: Object.fromEntries(STEPS.map((step, k) => [`step${step}`, { 'config.json': JSON.stringify(NEOX), 'tokenizer.json': tokenizer, [BIN]: bins[k] }])),
@@ -97,14 +144,14 @@ test('the link\'s steps are read and the whole download is said before anything 
 });
 
 test('Cancel mid-scan stops it: what was scanned stays drawn, the checkpoint being fetched is not kept', async () => {
-  hub.faults[BIN] = { pace: 120, pieces: 25 }; // three seconds a checkpoint
+  hub.faults[BIN] = { pace: 250, pieces: 40 }; // ten seconds a checkpoint
   await page.click(T('start'));
   await page.waitForFunction(() => /^Step 2,000 \(2 of 3\): pytorch_model\.bin /.test(document.querySelector('[data-testid=gpt2-scan-progress-text]').textContent), null, { timeout: 90000 });
   assert.match(await text(T('progress-text')), /· the scan [\d.]+ (KB|MB) of /);
   await page.locator(T('box')).screenshot({ path: `${SHOTS}pythia-scan-progress-desktop.png` });
   await page.click(T('cancel'));
   await page.waitForFunction(() => /^Cancelled/.test(document.querySelector('[data-testid=gpt2-scan-status]').textContent));
-  assert.match(await text(T('status')), /^Cancelled: 1 of 3 steps were scanned, and they stay drawn/);
+  assert.match(await text(T('status')), /^Cancelled: 1 of 3 steps were scanned, and they stay drawn; the checkpoint being fetched was not kept\./);
   const drawn = await points('induction');
   assert.ok(Object.keys(drawn).length === NEOX.num_hidden_layers * NEOX.num_attention_heads);
   assert.ok(Object.keys(drawn).every((k) => k.endsWith(' 1000')));

@@ -77,8 +77,8 @@ export function drawStepChart(figure, series, opts) {
   // each named series' name right of its last point, nudged apart so that no two overlap
   names.sort((a, b) => a.at - b.at);
   for (let i = 1; i < names.length; i++) names[i].at = Math.max(names[i].at, names[i - 1].at + 12);
-  const over = names.length ? names[names.length - 1].at - (H - PAD.bottom) : 0;
-  if (over > 0) for (const n of names) n.at -= over; // pushed past the axis: the column moves up as one
+  // pushed past the axis: moved back up, each only as far as the one below it needs
+  for (let i = names.length - 1; i >= 0; i--) names[i].at = Math.min(names[i].at, i === names.length - 1 ? bottom : names[i + 1].at - 12);
   for (const n of names) {
     const t = el('text', { x: n.x + 6, y: n.at + 4, class: 'series-name', fill: n.color });
     t.textContent = n.name;

@@ -324,7 +324,7 @@ export function mountTrainingScan(el, { id, repo, hub, onKept = () => {} }) {
       status.dataset.kind = err?.code === 'ERR_ABORT' ? 'warning' : 'error';
       const kept = rows.filter((r) => r.scores).length;
       setText(status, err?.code === 'ERR_ABORT'
-        ? `Cancelled: ${kept} of ${list.length} steps were scanned, and they stay drawn; the checkpoint being fetched was not kept.`
+        ? `Cancelled: ${kept} of ${list.length} steps were scanned, and they stay drawn; ${phase === 'open' ? 'the checkpoint being fetched was not kept' : 'the last one opened stays kept in this browser'}.`
         : `The scan stopped: ${err?.code ? `${err.code}: ` : ''}${String(err?.message ?? err).replace(/\.$/, '')}. What was scanned stays drawn.`);
       rows = rows.filter((r) => r.scores);
       draw();
