@@ -47,8 +47,8 @@ static void gram_factor(double *g, int D, nn_real *f, double *row, unsigned char
     double most = 0;
     for (int i = 0; i < D; i++) most = g[i * D + i] > most ? g[i * D + i] : most;
     double tol = most * D * REAL_EPS;
-    memset(f, 0, sizeof(nn_real) * D * D);
-    memset(done, 0, (size_t)D);
+    for (int i = 0; i < D * D; i++) f[i] = 0;
+    for (int i = 0; i < D; i++) done[i] = 0;
     for (int s = 0; s < D; s++) {
         int j = -1;
         for (int i = 0; i < D; i++)
