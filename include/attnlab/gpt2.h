@@ -121,6 +121,11 @@ int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev,
  * - logit[b] at the last position; metrics[0] = m_clean, [1] = m_corrupt.
  * method 0 runs every cell; 1 (attribution, first order through a backward
  * pass) is NN_ERR_ARG here: a checkpoint has no backward pass yet. */
+/* Direct logit attribution of logit[a] - logit[b] at the last of n tokens:
+ * values (2 + L (H + 2) + 2): embed, pos, per layer H heads, the attention
+ * bias and the MLP, ln_f's bias, the output bias (0); their sum is
+ * *logit_diff (src/models/decoder_attribution.c). */
+int gpt2_logit_attribution(Gpt2 *m, const int32_t *tokens, int n, int a, int b, double *values, double *logit_diff);
 int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
                float *out, double *metrics);
 

@@ -145,6 +145,10 @@ int tf_sample(const Transformer *m, TfSplit split, uint64_t *rng, int32_t *token
 int tf_inspect(Transformer *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
                int32_t *lens);
 
+/* Direct logit attribution, as gpt2_logit_attribution (include/attnlab/gpt2.h)
+ * says, the output bias's share last. */
+int tf_logit_attribution(Transformer *m, const int32_t *tokens, int n, int a, int b, double *values, double *logit_diff);
+
 /* Activation patching, as gpt2_patch (include/attnlab/gpt2.h) says: the
  * same code (src/models/decoder_patch.c) over this model's forward; method 1
  * (attribution) through its backward pass too. */

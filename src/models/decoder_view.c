@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "core/vec.h"
+#include "layers/layernorm.h"
 #include "models/decoder_view.h"
 #include "models/gpt2_internal.h"
 #include "models/transformer_internal.h"
@@ -23,8 +24,11 @@ void dec_view_tf(const TfModel *m, DecView *v) {
         v->proj[l] = rows_of(m->w.projw[l], C, C);
     }
     v->lnfw = m->w.lnfw;
+    v->lnfb = m->w.lnfb;
+    v->epsilon = LAYERNORM_EPS;
     v->embed = rows_of(m->w.wte, m->V, C);
     v->unembed = rows_of(m->w.outw, C, m->V);
+    v->unembed_bias = m->w.outb;
 }
 
 int dec_view_gpt2(const Gpt2 *m, DecView *v) {
@@ -40,6 +44,8 @@ int dec_view_gpt2(const Gpt2 *m, DecView *v) {
         v->proj[l] = (DecMatrix){m->w.projw[l], C, C, 1, 0};
     }
     v->lnfw = m->w.lnfw;
+    v->lnfb = m->w.lnfb;
+    v->epsilon = c->epsilon;
     /* the unembedding (lm_head, GPT-NeoX's embed_out, or wte when tied) is packed as the panels of W_U (C, V) */
     v->unembed = (DecMatrix){m->w.unembed, C, V, 1, 0};
     v->embed = m->tied ? (DecMatrix){m->w.unembed, V, C, 1, 1} : rows_of(m->w.wte, V, C);

@@ -13,6 +13,7 @@
 
 #include "attnlab/gpt2.h"
 #include "attnlab/nn.h"
+#include "models/decoder.h"
 
 #define DEC_MAX_LAYERS GPT2_MAX_LAYERS
 #define DEC_MAX_HEADS GPT2_MAX_HEADS
@@ -33,8 +34,11 @@ typedef struct {
     DecMatrix qkv[DEC_MAX_LAYERS];       /* (C, 3C) queries | keys | values, head h in columns s C + h D.. */
     DecMatrix proj[DEC_MAX_LAYERS];      /* (C, C) the output projection, head h in rows h D.. */
     const nn_real *lnfw;                 /* (C) the final LayerNorm's gain */
+    const nn_real *lnfb;                 /* (C) and its bias */
+    double epsilon;                      /* its epsilon */
     DecMatrix embed;                     /* (V, C) W_E */
     DecMatrix unembed;                   /* (C, V) W_U */
+    const nn_real *unembed_bias;         /* (V) the output layer's bias, or NULL (a checkpoint has none) */
 } DecView;
 
 struct TfModel;
@@ -51,5 +55,13 @@ void dec_matrix_read(const DecMatrix *x, int r0, int c0, int m, int n, const nn_
  * gain folded in (diag(gamma) W); dec_view_wo reads W_O (D, C). */
 void dec_view_read(const DecView *v, int l, int h, int which, nn_real *out);
 void dec_view_wo(const DecView *v, int l, int h, nn_real *out);
+
+/* Direct logit attribution (decoder_attribution.c) of logit[a] - logit[b]
+ * at the last of n tokens (1..context), over the model's forward: values
+ * (2 + L (H + 2) + 2) = embed, pos (block 0's input less the embedding),
+ * then per layer its H heads, its attention bias and its MLP, then ln_f's
+ * bias and the output bias (0 without one); they add up to *logit_diff. */
+int dec_logit_attribution(const DecView *v, DecForward forward, void *model, const int32_t *tokens, int n, int context,
+                          int a, int b, double *values, double *logit_diff);
 
 #endif

@@ -22,6 +22,7 @@
 #include "layers/mlp.h"
 #include "layers/output.h"
 #include "models/decoder.h"
+#include "models/decoder_view.h"
 #include "models/gpt2_internal.h"
 
 /* Rows of logits computed at once: the unembedding's (rows, V) scratch. */
@@ -479,6 +480,18 @@ static int patch_forward(void *model, const int32_t *tokens, int n, const DecHoo
     unembed(p->m, &p->r, p->r.x + (size_t)(n - 1) * p->m->c.d_model, 1);
     *z = p->r.logits;
     return NN_OK;
+}
+
+int gpt2_logit_attribution(Gpt2 *m, const int32_t *tokens, int n, int a, int b, double *values, double *logit_diff) {
+    nn_clear_error();
+    DecView v;
+    NN_TRY(dec_view_gpt2(m, &v));
+    NN_TRY(nn_check_size("input: tokens", n, 1, m->c.context));
+    PatchRun p = {m, {0}};
+    NN_TRY(run_create(m, n, 0, &p.r));
+    int st = dec_logit_attribution(&v, patch_forward, &p, tokens, n, m->c.context, a, b, values, logit_diff);
+    run_free(&p.r);
+    return st;
 }
 
 int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,

@@ -158,6 +158,8 @@ int tfm_set_ablation(TfModel *m, const int32_t *pairs, int n);
 int tfm_inspect(TfModel *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
                 int32_t *lens);
 int tfm_generate(TfModel *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int top_k, uint64_t seed);
+/* Direct logit attribution as gpt2_logit_attribution (include/attnlab/gpt2.h). */
+int tfm_logit_attribution(TfModel *m, const int32_t *tokens, int n, int a, int b, double *values, double *logit_diff);
 /* Activation patching as gpt2_patch (include/attnlab/gpt2.h). */
 int tfm_patch(TfModel *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
               float *out, double *metrics);

@@ -13,6 +13,7 @@
 #include "layers/linear.h"
 #include "layers/output.h"
 #include "models/decoder.h"
+#include "models/decoder_view.h"
 #include "models/transformer_internal.h"
 
 const TfConfig *tfm_config(const TfModel *m) { return &m->c; }
@@ -117,6 +118,13 @@ static int patch_backward(void *model, const int32_t *tokens, int n, int a, int 
     int st = tf_backward_logits(m, 1, n);
     m->hook = NULL;
     return st;
+}
+
+int tfm_logit_attribution(TfModel *m, const int32_t *tokens, int n, int a, int b, double *values, double *logit_diff) {
+    nn_clear_error();
+    DecView v;
+    dec_view_tf(m, &v);
+    return dec_logit_attribution(&v, patch_forward, m, tokens, n, m->c.context, a, b, values, logit_diff);
 }
 
 int tfm_patch(TfModel *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,

@@ -69,6 +69,9 @@ int tf_inspect(Transformer *t, const int32_t *tokens, int n, float *attention, i
                int32_t *lens) {
     return tfm_inspect(t->model, tokens, n, attention, top_ids, top_p, lens);
 }
+int tf_logit_attribution(Transformer *t, const int32_t *tokens, int n, int a, int b, double *values, double *logit_diff) {
+    return tfm_logit_attribution(t->model, tokens, n, a, b, values, logit_diff);
+}
 int tf_patch(Transformer *t, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
              float *out, double *metrics) {
     return tfm_patch(t->model, clean, corrupt, n, a, b, target, method, out, metrics);

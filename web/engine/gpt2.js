@@ -361,6 +361,7 @@ function checkpointRun(heap, handle, config, tokenizer) {
       compositionScores: (args) => heap.call.gpt2_composition_scores(args),
       copyingScores: (args) => heap.call.gpt2_copying_scores(args),
       patch: (args) => heap.call.gpt2_patch(args),
+      logitAttribution: (args) => heap.call.gpt2_logit_attribution(args),
       evaluateTokens: (args) => heap.call.gpt2_evaluate(args),
     },
     lacks: {

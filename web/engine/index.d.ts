@@ -512,6 +512,15 @@ export class TransformerModel extends Model {
   /** (layers x heads): Σλ / Σ|λ| over the eigenvalues of each head's full OV circuit W_E W_OV diag(γ_f) W_U */
   copyingScores(): Matrix;
   /**
+   * direct logit attribution of logit[a] − logit[b] at the last position (TransformerLens's conventions): 'embed',
+   * 'pos' (learned or sinusoidal), 'L{l}H{h}', 'L{l}.attn_bias', 'L{l}.mlp', 'ln_f.bias', 'unembed.bias' (made here);
+   * each component through ln_f with the final residual's σ; the values add up to logitDiff
+   */
+  logitAttribution(args: { ids?: number[] | Int32Array; text?: string; answer: [number | string, number | string] }): {
+    logitDiff: number;
+    components: { name: string; value: number }[];
+  };
+  /**
    * activation patching (TransformerLens's conventions): m = logit[a] − logit[b] at the last position; each cell the
    * corrupt run with one clean activation put back, (m_patched − m_corrupt) / (m_clean − m_corrupt). 'resid', 'attn',
    * 'mlp': layers x positions; 'heads', 'head-values', 'head-patterns': layers x heads. method 'attribution': the

@@ -143,7 +143,7 @@ function taskTokenizer(vocabulary, task, maxTextBytes) {
  *   lens          inspect's default for its `lens` option
  *   headScores    its default count
  *   call          its exports by what they do: setAblation, inspect, generate,
- *                 headScores, compositionScores, copyingScores, patch, evaluateSplit
+ *                 headScores, compositionScores, copyingScores, patch, logitAttribution, evaluateSplit
  *                 and evaluateTokens (each takes the
  *                 named arguments its C export does, inspect's logits 0 where the
  *                 export has none)
@@ -184,6 +184,7 @@ function attnlabRun(heap, handle) {
       compositionScores: (args) => heap.call.tf_composition_scores(args),
       copyingScores: (args) => heap.call.tf_copying_scores(args),
       patch: (args) => heap.call.tf_patch(args),
+      logitAttribution: (args) => heap.call.tf_logit_attribution(args),
       evaluateSplit: (args) => heap.call.tf_evaluate(args),
     },
     lacks: {
@@ -522,6 +523,38 @@ export class TransformerModel extends Model {
           target: o.target, method: o.method ?? 'exact', rows: L, cols, data: heap.readF32(p.out, L * cols),
           clean: heap.readF64(p.metrics), corrupt: heap.readF64(p.metrics + F64),
         };
+      });
+    });
+  }
+
+  /**
+   * Direct logit attribution (TransformerLens's conventions) of logitDiff = logit[a] - logit[b]
+   * at the last position of `ids` or `text`: each component c of the final residual read through
+   * the final LayerNorm, ((c - mean(c)) / sigma * gamma) . (W_U[a] - W_U[b]), sigma the final
+   * residual's sqrt(var + eps): 'embed', 'pos' (learned or sinusoidal positions), 'L{l}H{h}' (each
+   * head's output through its rows of W_O), 'L{l}.attn_bias', 'L{l}.mlp' (with its bias; not in an
+   * attention-only model), 'ln_f.bias' (beta . (W_U[a] - W_U[b])) and, for a model made here,
+   * 'unembed.bias' (its output bias's b[a] - b[b]). The values add up to logitDiff.
+   * @returns {{ logitDiff: number, components: { name: string, value: number }[] }}
+   */
+  logitAttribution(args = {}) {
+    return this.guarded('logitAttribution', (handle) => {
+      const o = options('logitAttribution', args, ['ids', 'text', 'answer']);
+      if ((o.ids === undefined) === (o.text === undefined)) throw argError('logitAttribution: pass either text or ids');
+      const ids = this.#window('logitAttribution', o.text !== undefined ? o.text : { ids: o.ids });
+      const [a, b] = this.#answer('logitAttribution', o.answer);
+      const { layers: L, heads: H, positional, dFF, architecture } = this.config;
+      const names = ['embed', 'pos'];
+      for (let l = 0; l < L; l++) names.push(...Array.from({ length: H }, (_, h) => `L${l}H${h}`), `L${l}.attn_bias`, `L${l}.mlp`);
+      names.push('ln_f.bias', 'unembed.bias');
+      const keep = (name) => (name !== 'pos' || positional === 'learned' || positional === 'sinusoidal')
+        && !(name.endsWith('.mlp') && dFF === 0 && architecture === 'attnlab') && (name !== 'unembed.bias' || architecture === 'attnlab');
+      const heap = this.heap, n = ids.length;
+      return heap.withBlock({ tokens: I32 * n, values: F64 * names.length, diff: F64 }, (p) => {
+        heap.writeI32(p.tokens, ids);
+        this.#run.call.logitAttribution({ model: handle, tokens: p.tokens, n, a, b, values: p.values, diff: p.diff });
+        const components = names.map((name, i) => ({ name, value: heap.readF64(p.values + F64 * i) })).filter((c) => keep(c.name));
+        return { logitDiff: heap.readF64(p.diff), components };
       });
     });
   }

@@ -139,6 +139,7 @@ const BINDINGS = Object.freeze({
   tf_head_scores: { status: 'headScores', args: ['model', 'count', 'prev', 'ind'] },
   tf_composition_scores: { status: 'compositionScores', args: ['model', 'q', 'k', 'v'] },
   tf_copying_scores: { status: 'copyingScores', args: ['model', 'out'] },
+  tf_logit_attribution: { status: 'logitAttribution', args: ['model', 'tokens', 'n', 'a', 'b', 'values', 'diff'] },
   tf_patch: { status: 'patch', args: ['model', 'clean', 'corrupt', 'n', 'a', 'b', 'target', 'method', 'out', 'metrics'] },
   tf_save_size: { args: ['model'] },
   tf_save: { status: 'save', args: ['model', 'bytes', 'size'] },
@@ -162,6 +163,7 @@ const BINDINGS = Object.freeze({
   gpt2_head_scores: { status: 'headScores', args: ['model', 'count', 'length', 'seed', 'prev', 'ind'] },
   gpt2_composition_scores: { status: 'compositionScores', args: ['model', 'q', 'k', 'v'] },
   gpt2_copying_scores: { status: 'copyingScores', args: ['model', 'out'] },
+  gpt2_logit_attribution: { status: 'logitAttribution', args: ['model', 'tokens', 'n', 'a', 'b', 'values', 'diff'] },
   gpt2_patch: { status: 'patch', args: ['model', 'clean', 'corrupt', 'n', 'a', 'b', 'target', 'method', 'out', 'metrics'] },
 });
 
