@@ -13,7 +13,7 @@ import { stepTickText, stepTicks, stepX } from './training-scan-core.js';
 
 const MAX_W = 960;
 const MIN_W = 280;
-const PAD = { left: 46, right: 56, top: 10, bottom: 34 };
+const PAD = { left: 46, right: 56, top: 26, bottom: 34 }; // the y axis's name above the plot, clear of the curves
 const FAINT = '#adb5bd';
 
 /** As wide, in SVG units, as the figure is in CSS pixels, so that its text keeps its size on a phone; the caller redraws on a resize. */
@@ -50,7 +50,7 @@ export function drawStepChart(figure, series, opts) {
     ...yd.values.flatMap((v) => [el('line', { x1: PAD.left - 4, y1: y(v), x2: W - PAD.right, y2: y(v), class: 'grid' }), label(PAD.left - 6, y(v) + 4, 'end', tick(v, yd.step))]),
     ...ticks.flatMap((v) => [el('line', { x1: x(v), y1: bottom, x2: x(v), y2: bottom + 4 }), label(x(v), bottom + 15, 'middle', stepTickText(v))]),
     label((W + PAD.left - PAD.right) / 2, H - 3, 'middle', opts.xLabel ?? 'training step (log scale)', 'label'),
-    label(PAD.left + 4, PAD.top + 10, 'start', opts.yLabel, 'label'));
+    label(4, 12, 'start', opts.yLabel, 'label'));
   svg.append(axis);
 
   const ordered = [...series.filter((s) => s.faint), ...series.filter((s) => !s.faint)];
