@@ -98,7 +98,15 @@ test('the trained induction model: patching and composition are the engine\'s nu
     close(await shownValues(page, 'cx-patch'), Array.from(attribution.data), 'attribution patching of the heads');
     await page.selectOption('[data-testid=cx-method]', 'exact');
     await patched(page, 'each head\'s output, exact');
-  } else assert.match(option, /^true .*not in this engine yet/);
+    // the two side by side, and how far they agree
+    await page.check('[data-testid=cx-compare]');
+    await page.waitForFunction(() => /^Attribution against exact: r = /.test(document.querySelector('[data-testid=cx-agreement]').textContent));
+    close(await shownValues(page, 'cx-patch-attribution'), Array.from(attribution.data), 'attribution beside exact');
+    assert.match(await text(page, 'cx-agreement'), /over the 4 cells; the largest cell (is the same, L1H\d|differs)/);
+  } else {
+    assert.match(option, /^true .*not in this engine yet/);
+    assert.equal(await page.isDisabled('[data-testid=cx-compare]'), true);
+  }
 
   // the logit attribution: bars where the engine has it (their values the engine's), else the spot says it is missing
   if (typeof m.logitAttribution === 'function') {
@@ -118,9 +126,13 @@ test('the trained induction model: patching and composition are the engine\'s nu
   await patched(page, 'residual stream');
   close(await shownValues(page, 'cx-patch'), Array.from(resid.data), 'patching the residual stream');
   assert.equal(await page.$eval('[data-testid=heatmap-cx-patch]', (c) => `${c.width}×${c.height}`), '10×2');
-  await page.evaluate(() => document.querySelector('#tf-circuits').scrollIntoView({ block: 'start' }));
+  await page.evaluate(() => document.querySelector('[data-testid=cx-metric]').scrollIntoView({ block: 'center' }));
   await page.screenshot({ path: `${SHOTS}lab-circuits-desktop.png` });
   assert.deepEqual(await axeViolations(page), []);
+  if (attribution) {
+    await page.uncheck('[data-testid=cx-compare]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=cx-agreement]').textContent === '');
+  }
 
   // a composition cell pressed with Enter: that (later) head's attention on the clean prompt
   await page.focus('[data-testid=heatmap-cx-composition]');

@@ -68,6 +68,7 @@ function createCircuitsView(client) {
   const fields = { clean: byId('tfClean'), corrupt: byId('tfCorrupt'), answer: byId('tfAnswer'), other: byId('tfOther') };
   const target = byId('tfTarget');
   const method = byId('cx-method');
+  const compare = byId('cx-compare');
   const picker = byId('cx-ioi');
   const run = byId('cx-run');
   const sourceBox = byId('cx-source');
@@ -75,6 +76,9 @@ function createCircuitsView(client) {
 
   const patchMap = createHeatmap({ id: 'cx-patch', label: 'Activation patching: the share of the clean answer each activation restores', uprightCols: true });
   el('patch-map').append(patchMap.el);
+  const attrMap = createHeatmap({ id: 'cx-patch-attribution', label: 'Attribution patching beside exact: the gradient\'s estimate of each share', uprightCols: true });
+  el('compare-map').append(attrMap.el);
+  setHidden(attrMap.el, true);
   const compMap = createHeatmap({ id: 'cx-composition', label: 'Composition scores: earlier head (row) into later head (column)', axes: 'earlier ↓ later →' });
   el('composition-map').append(compMap.el);
   const copyMap = createHeatmap({ id: 'cx-copying', label: 'Copying scores of every head', axes: 'layer ↓ head →', uprightCols: true });
@@ -201,7 +205,7 @@ function createCircuitsView(client) {
   }
 
   /** What a patching result is of: the model, its steps, the prompts, the answer, the target and the method. */
-  const patchKey = (r) => JSON.stringify([current, src()?.model, src()?.steps, r?.cleanIds, r?.corruptIds, r?.a.id, r?.b.id, target.value, method.value]);
+  const patchKey = (r) => JSON.stringify([current, src()?.model, src()?.steps, r?.cleanIds, r?.corruptIds, r?.a.id, r?.b.id, target.value, method.value, compare.checked]);
   const weightsKey = () => JSON.stringify([current, src()?.model, src()?.steps]);
 
   /** Marks each result whose model, prompts or choices changed since it was computed (or unmarks it). */
@@ -222,6 +226,69 @@ function createCircuitsView(client) {
   const headLabels = (n) => Array.from({ length: n }, (_, k) => `H${k}`);
   const describeOf = (s) => `${s.label}: clean “${read.clean}”, corrupt “${read.corrupt}”, a ${labelOf(read.a.token)}, b ${labelOf(read.b.token)}`;
 
+  /** A patching result drawn in `hm`: layers × positions (the tokens as labels) or layers × heads. */
+  function drawPatch(hm, p, r) {
+    const byPosition = BY_POSITION.has(p.target);
+    const cols = byPosition ? positionLabels(r) : headLabels(src().config.heads);
+    hm.update({ rows: p.rows, cols: p.cols, data: p.data }, {
+      rowLabels: layerLabels(p.rows), colLabels: cols, kind: 'signed', maxCell: byPosition ? 40 : 30, everyLabel: true,
+      legend: `share of the clean answer restored (${p.method}${hm === attrMap ? ', on its own colour scale' : ''}): 1 = all of it, 0 = none`,
+      describe: (i, j) => ({
+        title: byPosition ? `L${i}, position ${j} (${labelOf(r.tokens[j])})` : `L${i}H${j}`,
+        lines: [`restores ${fixed(p.data[i * p.cols + j], 3)} of the clean answer (${p.method})`],
+      }),
+      onHover: (i, j) => { hm.el.dataset.cell = i === null ? '' : `${i},${j}`; },
+    });
+    hm.el.dataset.heads = String(!byPosition);
+    hm.el.dataset.values = Array.from(p.data, (x) => x.toFixed(4)).join(',');
+    setHidden(hm.el, false);
+  }
+
+  /** A cell of a patching result in words: "L1, position 3 (v)" or "L1H0". */
+  const cellName = (p, r, k) => {
+    const [i, j] = [Math.floor(k / p.cols), k % p.cols];
+    return BY_POSITION.has(p.target) ? `L${i}, position ${j} (${labelOf(r.tokens[j])})` : `L${i}H${j}`;
+  };
+
+  /** How far attribution patching agrees with exact on the same cells: Pearson's r, the largest cell of each, the largest gap. */
+  function agreement(exact, approx, r) {
+    const n = exact.data.length;
+    const mean = (d) => d.reduce((a, b) => a + b, 0) / n;
+    const [mx, my] = [mean(exact.data), mean(approx.data)];
+    let sxy = 0, sxx = 0, syy = 0, gap = 0, at = 0;
+    for (let k = 0; k < n; k++) {
+      const [dx, dy] = [exact.data[k] - mx, approx.data[k] - my];
+      sxy += dx * dy; sxx += dx * dx; syy += dy * dy;
+      if (Math.abs(exact.data[k] - approx.data[k]) > gap) [gap, at] = [Math.abs(exact.data[k] - approx.data[k]), k];
+    }
+    const top = (d) => d.reduce((best, v, k) => (v > d[best] ? k : best), 0);
+    const [te, ta] = [top(exact.data), top(approx.data)];
+    // a cell tied with exact's largest (the same share to float32 rounding) is as much its largest
+    const same = Math.abs(exact.data[ta] - exact.data[te]) <= 1e-3 * Math.max(1, Math.abs(exact.data[te]));
+    const corr = sxx > 0 && syy > 0 ? `r = ${fixed(sxy / Math.sqrt(sxx * syy), 2)} over the ${n} cells` : `no correlation (a map is constant over its ${n} cells)`;
+    return `Attribution against exact: ${corr}; the largest cell ${same ? `is the same, ${cellName(exact, r, ta)}` : `differs (exact: ${cellName(exact, r, te)}, attribution: ${cellName(exact, r, ta)})`}; `
+      + `the largest gap ${fixed(gap, 2)}, at ${cellName(exact, r, at)}.`;
+  }
+
+  /** Attribution patching beside the exact result, when asked: its map and how far the two agree. */
+  async function runCompare(options, exact, r, key) {
+    const node = el('agreement');
+    if (!compare.checked || exact.method !== 'exact') {
+      setHidden(attrMap.el, true);
+      setText(node, '');
+      return;
+    }
+    try {
+      const p = await call('patch', { options: { ...options, method: 'attribution' } });
+      if (key !== patchKey(read)) return;
+      drawPatch(attrMap, p, r);
+      setText(node, agreement(exact, p, r));
+    } catch (err) {
+      setHidden(attrMap.el, true);
+      setText(node, `No attribution beside it (${err.code}): ${err.message}`);
+    }
+  }
+
   async function runPatch(r) {
     const s = src();
     const done = busy(el('patch-status'), `Patching ${TARGETS[target.value]}: one forward pass per cell…`);
@@ -230,26 +297,13 @@ function createCircuitsView(client) {
     try {
       const p = await call('patch', { options });
       if (key !== patchKey(read)) return;
-      const cfg = s.config;
-      const byPosition = BY_POSITION.has(p.target);
-      const cols = byPosition ? positionLabels(r) : headLabels(cfg.heads);
-      patchMap.update({ rows: p.rows, cols: p.cols, data: p.data }, {
-        rowLabels: layerLabels(p.rows), colLabels: cols, kind: 'signed', maxCell: byPosition ? 40 : 30, everyLabel: true,
-        legend: `share of the clean answer restored (${p.method}): 1 = all of it, 0 = none`,
-        describe: (i, j) => ({
-          title: byPosition ? `L${i}, position ${j} (${labelOf(r.tokens[j])})` : `L${i}H${j}`,
-          lines: [`restores ${fixed(p.data[i * p.cols + j], 3)} of the clean answer`],
-        }),
-        onHover: (i, j) => { patchMap.el.dataset.cell = i === null ? '' : `${i},${j}`; },
-      });
-      patchMap.el.dataset.heads = String(!byPosition);
-      patchMap.el.dataset.values = Array.from(p.data, (x) => x.toFixed(4)).join(',');
-      setHidden(patchMap.el, false);
+      drawPatch(patchMap, p, r);
       setText(el('metric'), `Logit difference a − b at the last position: clean ${fixed(p.clean, 3)}, corrupt ${fixed(p.corrupt, 3)}.`);
       el('metric').dataset.clean = String(p.clean);
       el('metric').dataset.corrupt = String(p.corrupt);
       setText(el('patch-of'), `Of ${describeOf(s)}; target: ${TARGETS[p.target]}, ${p.method}.`);
       say(el('patch-error'), null);
+      await runCompare(options, p, r, key);
       shown.patch = key;
     } catch (err) {
       if (key !== patchKey(read)) return;
@@ -257,6 +311,8 @@ function createCircuitsView(client) {
         ? `Attribution patching is not in this engine yet (it says: ${err.message}). Choose exact.`
         : `Patching failed (${err.code}): ${err.message}`, 'error');
       setHidden(patchMap.el, true);
+      setHidden(attrMap.el, true);
+      setText(el('agreement'), '');
       shown.patch = null;
     } finally {
       done();
@@ -279,6 +335,8 @@ function createCircuitsView(client) {
       option.disabled = missing;
       option.textContent = missing ? 'attribution (not in this engine yet)' : 'attribution (gradient)';
     }
+    compare.disabled = option.disabled;
+    if (compare.disabled) compare.checked = false;
     method.dataset.checked = 'true';
   }
 
@@ -419,11 +477,13 @@ function createCircuitsView(client) {
       }
     });
   }
-  pressable(patchMap, (cell) => {
-    if (!cell || patchMap.el.dataset.heads !== 'true') return null;
-    const [l, k] = cell.split(',');
-    return `L${l}H${k}`;
-  });
+  for (const hm of [patchMap, attrMap]) {
+    pressable(hm, (cell) => {
+      if (!cell || hm.el.dataset.heads !== 'true') return null;
+      const [l, k] = cell.split(',');
+      return `L${l}H${k}`;
+    });
+  }
   pressable(compMap, (cell) => cell || null);
   pressable(copyMap, (cell) => cell || null);
 
@@ -442,6 +502,7 @@ function createCircuitsView(client) {
     if (!attributionChecked.has(src()?.model)) {
       option.disabled = false;
       option.textContent = 'attribution (gradient)';
+      compare.disabled = false;
       delete method.dataset.checked;
     }
   }
@@ -491,7 +552,7 @@ function createCircuitsView(client) {
       else readPrompts().then((r) => { if (r !== undefined) { read = r; markStale(); } });
     });
   }
-  for (const node of [target, method]) {
+  for (const node of [target, method, compare]) {
     node.addEventListener('change', () => {
       if (read && small()) runPatch(read);
       else markStale();
