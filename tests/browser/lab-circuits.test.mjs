@@ -114,6 +114,10 @@ test('the trained induction model: patching and composition are the engine\'s nu
     await page.waitForFunction(() => document.querySelector('[data-testid=cx-attribution-status]').dataset.kind === 'ok');
     const bars = await page.$$eval('.cx-bar', (bs) => Object.fromEntries(bs.map((b) => [b.dataset.name, Number(b.dataset.value)])));
     for (const c of want.components) assert.ok(Math.abs(bars[c.name] - c.value) < 1e-3, `${c.name}: ${bars[c.name]}, the engine's ${c.value}`);
+    // accumulated layer by layer: the last sum and the biases after the stream are the logit difference
+    const last = Number(/after L1 (-?[\d.]+)\.$/.exec(await text(page, 'cx-accumulated').then((t) => t.replace(/−/g, '-')))?.[1]);
+    const bias = want.components.filter((c) => !/^(embed|pos|L\d)/.test(c.name)).reduce((a, c) => a + c.value, 0);
+    assert.ok(Math.abs(last + bias - want.logitDiff) < 0.006, `accumulated ${last} + the biases ${bias} against ${want.logitDiff}`);
   } else {
     assert.equal(await page.getAttribute('[data-testid=cx-attribution-status]', 'data-kind'), 'missing');
     assert.equal(await page.$$eval('.cx-bar', (bs) => bs.length), 0, 'no bars without the engine\'s numbers');

@@ -340,11 +340,34 @@ function createCircuitsView(client) {
     method.dataset.checked = 'true';
   }
 
+  /**
+   * The accumulated residual stream's a − b, layer by layer: the components written before each
+   * block summed (the embeddings, then each layer's heads, attention bias and MLP), read through
+   * the final LayerNorm at the last position's scale as the components are (TransformerLens's
+   * accumulated_resid with apply_ln); the last sum and the biases after the stream make the logit difference.
+   */
+  function accumulated(components, layers) {
+    // the embeddings before block 0, a block's parts after it; the biases after the stream (ln_f's, the output layer's) are not in it
+    const layerOf = (name) => (/^L(\d+)[H.]/.exec(name)?.[1] ?? (name === 'embed' || name === 'pos' ? -1 : null));
+    const sums = Array.from({ length: layers + 1 }, () => 0);
+    for (const c of components) {
+      const l = layerOf(c.name);
+      if (l !== null) sums[Number(l) + 1] += c.value;
+    }
+    let total = 0;
+    const steps = sums.map((v, k) => {
+      total += v;
+      return `${k === 0 ? 'the embeddings' : `after L${k - 1}`} ${fixed(total, 2)}`;
+    });
+    return `The residual stream's a − b, accumulated: ${steps.join(', ')}.`;
+  }
+
   /** The logit attribution bars on the clean prompt, where the engine has the method; else the spot says it is not there. */
   async function runAttribution(r) {
     const box = el('attribution');
     if (!methods.includes('logitAttribution')) {
       box.replaceChildren();
+      setText(el('accumulated'), '');
       setText(el('attribution-status'), 'Direct logit attribution (each component\'s share of a − b) is not in this engine yet: it shows here once the engine has it.');
       el('attribution-status').dataset.kind = 'missing';
       return;
@@ -359,6 +382,7 @@ function createCircuitsView(client) {
         h('span', { className: 'cx-bar-track' }, h('span', { className: `cx-bar-fill ${c.value < 0 ? 'neg' : 'pos'}`, style: { width: `${(50 * Math.abs(c.value)) / most}%` } })),
         h('span', { className: 'cx-bar-value', textContent: fixed(c.value, 3) }))));
       setText(el('attribution-status'), `Logit difference ${fixed(got.logitDiff, 3)} on the clean prompt, split into its ${got.components.length} components (largest first; blue adds to a, red to b).`);
+      setText(el('accumulated'), accumulated(got.components, src().config.layers));
       el('attribution-status').dataset.kind = 'ok';
     } catch (err) {
       setText(el('attribution-status'), `The attribution failed (${err.code}): ${err.message}`);
