@@ -8,9 +8,10 @@
 // with Enter showing its attention on the clean prompt, the logit attribution's bars (or
 // the line saying the engine has none), a training step marking every result until Run,
 // attribution patching offered only when the engine has it, axe. A GPT-2-layout checkpoint
-// built by tests/lib/gpt2-checkpoint.mjs, opened from files: the panel turns to it, the
-// IOI prompts of Wang et al. 2022 ready to pick, one picked fills both prompts and the
-// answer, and its head patching is the engine's in Node. Screenshots at 1440×900 and
+// built by tests/lib/gpt2-checkpoint.mjs, opened from files: the panel turns to it and,
+// the model being past the size analysed at once, reads the prompts and waits for Run;
+// the IOI prompts of Wang et al. 2022 ready to pick, one picked fills both prompts and the
+// answer, and on Run (Enter) its head patching and copying scores are the engine's in Node. Screenshots at 1440×900 and
 // 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,9 +24,12 @@ import { INDUCTION_PAIR, IOI_PROMPTS } from '../../web/lab/transformer-circuits.
 import { gpt2Checkpoint } from '../lib/gpt2-checkpoint.mjs';
 import { DESKTOP, PHONE, ROOT, SHOTS, axeViolations, openLab, startBrowser } from './browser.mjs';
 
-/** A GPT-2 layout with GPT-2's vocabulary and tokenizer, 2 layers of 4 heads: small enough that the panel patches at once. */
+/**
+ * A GPT-2 layout with GPT-2's vocabulary and tokenizer, 2 layers of 4 heads, dModel 48: some 2.5 million
+ * parameters, past the panel's 2 million, so it waits for Run as GPT-2 small does.
+ */
 const CONFIG = {
-  architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', n_layer: 2, n_head: 4, n_embd: 16, n_inner: 32, n_positions: 64, n_ctx: 64,
+  architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', n_layer: 2, n_head: 4, n_embd: 48, n_inner: 64, n_positions: 64, n_ctx: 64,
   vocab_size: 50257, layer_norm_epsilon: 1e-5, activation_function: 'gelu_new', bos_token_id: 50256, eos_token_id: 50256,
 };
 const made = gpt2Checkpoint({ config: CONFIG, dtype: 'F32', seed: 7, scale: 0.5 });
@@ -208,8 +212,14 @@ test('a GPT-2 checkpoint opened from files: the panel turns to it, IOI prompts r
   // both models are offered, the checkpoint chosen
   assert.equal(await page.isChecked('[data-testid=cx-source-checkpoint]'), true);
 
+  // a large model: the prompts read at once (the default IOI pair), the analyses on Run
+  await page.waitForFunction(() => /^14 tokens: When · ␣John/.test(document.querySelector('[data-testid=cx-clean-tokens]').textContent));
+  assert.match(await text(page, 'cx-patch-status'), /press Run/);
   const ioi = IOI_PROMPTS[3];
   await page.selectOption('[data-testid=cx-ioi]', '3');
+  await page.waitForFunction(() => /^14 tokens: When · ␣Tom/.test(document.querySelector('[data-testid=cx-clean-tokens]').textContent));
+  await page.focus('[data-testid=cx-run]');
+  await page.keyboard.press('Enter');
   await page.waitForFunction((c) => document.querySelector('[data-testid=cx-patch-of]').textContent.includes(c), ioi.corrupt);
   assert.equal(await page.inputValue('[data-testid=cx-clean]'), ioi.clean);
   assert.equal(await page.inputValue('[data-testid=cx-corrupt]'), ioi.corrupt);

@@ -539,7 +539,10 @@ function createCircuitsView(client) {
     markStale();
     if (small()) await runAll();
     else {
+      // a large model: its prompts read (tokens, lengths, the suggested answer) at once, the analyses on Run
       setText(el('patch-status'), 'A large model: press Run to patch (each cell is a forward pass) and score its heads.');
+      const r = await readPrompts();
+      if (r !== undefined) read = r;
       markStale();
     }
   }
