@@ -4,9 +4,11 @@
 // and their lengths checked as they are typed; the answer pair (a, b), suggested
 // from the prompts (each one's top next token), and the metric logit[a] − logit[b]
 // on both; activation patching of a chosen target (m.patch: layers × positions
-// with the tokens as labels, or layers × heads); the heads' composition scores
+// with the tokens as labels, or layers × heads), exact or by attribution where the
+// engine has it, the two side by side on request with their agreement; the heads' composition scores
 // (heads × heads, Q, K or V, with the strongest pairs listed) and copying scores
-// (layers × heads); the logit attribution as bars when the engine has it. A head's
+// (layers × heads); the logit attribution as bars, and the accumulated residual's
+// logit difference layer by layer, when the engine has it (the worker's `methods`). A head's
 // cell pressed shows that head's attention on the clean prompt. Every model call
 // runs in the lab's worker; each result says which model and prompts it is of,
 // and is marked when they change. The prompts, the answer and the target are the
@@ -89,7 +91,7 @@ function createCircuitsView(client) {
   const sources = new Map(); // 'trained' | 'checkpoint' -> { kind, model, config, label, pair: { clean, corrupt } }
   let current = null;
   let methods = []; // the worker's methods for the model in hand (logitAttribution when the engine has it)
-  let read = null; // the prompts as read: { clean, corrupt, answer, other, cleanIds, corruptIds, tokens, a, b, aLabel, bLabel }
+  let read = null; // the prompts as read: { clean, corrupt, cleanIds, corruptIds, tokens, corruptTokens, a, b: { id, token } } (null: unreadable)
   const shown = { patch: null, weights: null }; // what each result is of (its key), to mark it when that changes
   let ticket = 0;
   const attributionChecked = new Set(); // models whose engine was asked whether attribution patching exists
@@ -97,7 +99,7 @@ function createCircuitsView(client) {
 
   const src = () => sources.get(current);
   const call = (action, args = {}) => client.call(action, { model: src().model, ...args });
-  const labelOf = (t) => tokenLabel(t);
+  const labelOf = tokenLabel;
   const small = () => (src()?.config.parameters ?? Infinity) <= AUTO_MAX;
 
   /** A long computation's line: what runs, and after a second the seconds it has taken. */
