@@ -234,6 +234,7 @@ test('a GPT-2 checkpoint opened from files: the panel turns to it, IOI prompts r
   await page.waitForFunction(() => /tfClean=When/.test(location.hash));
   await page.evaluate(() => document.querySelector('#tf-circuits').scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: `${SHOTS}lab-circuits-gpt2-desktop.png` });
+  assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(errors, []);
   m.destroy();
 });
