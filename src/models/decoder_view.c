@@ -53,17 +53,29 @@ int dec_view_gpt2(const Gpt2 *m, DecView *v) {
 }
 
 void dec_matrix_read(const DecMatrix *x, int r0, int c0, int m, int n, const nn_real *scale, nn_real *out, int ld) {
-    /* the stored matrix S (K, N): x itself, or x^T */
+    /* the stored matrix S (K, N): x itself, or x^T; a panel holds columns [p nr, p nr + nr) of every
+     * row of S, row by row, so S(k, col) is at col / nr * K nr + k nr + col % nr. The steps along a
+     * row of out are kept as running offsets: no division per element (this reads every head's
+     * weights once per later layer). */
     size_t K = (size_t)(x->transposed ? x->cols : x->rows), N = (size_t)(x->transposed ? x->rows : x->cols);
     size_t nr = (size_t)vec_panel_width();
     for (int i = 0; i < m; i++) {
         nn_real g = scale ? scale[r0 + i] : 1;
         nn_real *o = out + (size_t)i * ld;
-        for (int j = 0; j < n; j++) {
-            size_t k = (size_t)(x->transposed ? c0 + j : r0 + i), col = (size_t)(x->transposed ? r0 + i : c0 + j);
-            /* a panel holds columns [p nr, p nr + nr) of every row, row by row */
-            size_t at = x->panels ? col / nr * K * nr + k * nr + col % nr : k * N + col;
-            o[j] = g * x->p[at];
+        if (!x->panels) { /* row-major S: along out's row, S's row (x) or S's column (x^T) */
+            const nn_real *p = x->transposed ? x->p + (size_t)c0 * N + (size_t)(r0 + i) : x->p + (size_t)(r0 + i) * N + c0;
+            size_t step = x->transposed ? N : 1;
+            for (int j = 0; j < n; j++) o[j] = g * p[(size_t)j * step];
+        } else if (x->transposed) { /* S(c0 + j, r0 + i): one panel column, nr apart */
+            size_t col = (size_t)(r0 + i);
+            const nn_real *p = x->p + col / nr * K * nr + (size_t)c0 * nr + col % nr;
+            for (int j = 0; j < n; j++) o[j] = g * p[(size_t)j * nr];
+        } else { /* S(r0 + i, c0 + j): runs of up to nr within a panel */
+            size_t k = (size_t)(r0 + i), col = (size_t)c0;
+            for (int j = 0; j < n;) {
+                const nn_real *p = x->p + col / nr * K * nr + k * nr;
+                for (size_t q = col % nr; q < nr && j < n; q++, j++, col++) o[j] = g * p[q];
+            }
         }
     }
 }
