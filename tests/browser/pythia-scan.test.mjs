@@ -120,7 +120,7 @@ after(async () => {
 });
 
 const text = (sel) => page.$eval(sel, (e) => e.textContent.trim());
-const T = (name) => `[data-testid=gpt2-scan-${name}]`;
+const T = (name) => `[data-testid=gpt2-steps-${name}]`;
 /** The drawn points of a chart: { 'L0H1 1000': y }. */
 const points = (chart) => page.$$eval(`${T(chart)} circle`, (cs) => Object.fromEntries(cs.map((c) => [`${c.dataset.series} ${c.dataset.step}`, Number(c.dataset.y)])));
 
@@ -146,11 +146,11 @@ test('the link\'s steps are read and the whole download is said before anything 
 test('Cancel mid-scan stops it: what was scanned stays drawn, the checkpoint being fetched is not kept', async () => {
   hub.faults[BIN] = { pace: 250, pieces: 40 }; // ten seconds a checkpoint
   await page.click(T('start'));
-  await page.waitForFunction(() => /^Step 2,000 \(2 of 3\): pytorch_model\.bin /.test(document.querySelector('[data-testid=gpt2-scan-progress-text]').textContent), null, { timeout: 90000 });
+  await page.waitForFunction(() => /^Step 2,000 \(2 of 3\): pytorch_model\.bin /.test(document.querySelector('[data-testid=gpt2-steps-progress-text]').textContent), null, { timeout: 90000 });
   assert.match(await text(T('progress-text')), /· the scan [\d.]+ (KB|MB) of /);
   await page.locator(T('box')).screenshot({ path: `${SHOTS}pythia-scan-progress-desktop.png` });
   await page.click(T('cancel'));
-  await page.waitForFunction(() => /^Cancelled/.test(document.querySelector('[data-testid=gpt2-scan-status]').textContent));
+  await page.waitForFunction(() => /^Cancelled/.test(document.querySelector('[data-testid=gpt2-steps-status]').textContent));
   assert.match(await text(T('status')), /^Cancelled: 1 of 3 steps were scanned, and they stay drawn; the checkpoint being fetched was not kept\./);
   const drawn = await points('induction');
   assert.ok(Object.keys(drawn).length === NEOX.num_hidden_layers * NEOX.num_attention_heads);
@@ -165,7 +165,7 @@ test('Cancel mid-scan stops it: what was scanned stays drawn, the checkpoint bei
 
 test('a whole scan draws each head\'s scores at each step as headScores gives them in Node, and an in-context-learning score per step', async () => {
   await page.click(T('start'));
-  await page.waitForFunction(() => /^Scanned 3 of 3 steps of Pythia-70M/.test(document.querySelector('[data-testid=gpt2-scan-status]').textContent), null, { timeout: 180000 });
+  await page.waitForFunction(() => /^Scanned 3 of 3 steps of Pythia-70M/.test(document.querySelector('[data-testid=gpt2-steps-status]').textContent), null, { timeout: 180000 });
   const engine = await loadEngine();
   const induction = await points('induction');
   const previous = await points('previous');

@@ -67,7 +67,7 @@ export function mountTrainingScan(el, { id, repo, hub, onKept = () => {} }) {
   addStylesheet();
   const pythia = MODEL_CARDS.filter((c) => c.revisions.length > 1);
   const link = readScanLink(location.search);
-  const tid = (name) => `${id}-scan-${name}`;
+  const tid = (name) => `${id}-steps-${name}`; // not `-scan-`: the lab's head scan is gpt2-scan
 
   const model = h('select', { id: tid('model'), dataset: { testid: tid('model') } },
     ...pythia.map((c) => h('option', { value: c.repo, textContent: c.name, selected: c.repo === repo })));
