@@ -49,7 +49,7 @@ const TARGETS = {
   'head-patterns': 'each head\'s attention pattern',
 };
 const BY_POSITION = new Set(PATCH_TARGETS.slice(0, 3));
-/** Past this many parameters a model's analyses wait for Run (GPT-2 small's heads take seconds); smaller ones run at once. */
+/** Past this many parameters a model's analyses wait for Run (GPT-2 small's heads take seconds); smaller ones run at once. A checkpoint's always wait: its other panels read it first, in the same worker. */
 const AUTO_MAX = 2e6;
 /** The strongest composition pairs listed. */
 const TOP_PAIRS = 6;
@@ -100,7 +100,7 @@ function createCircuitsView(client) {
   const src = () => sources.get(current);
   const call = (action, args = {}) => client.call(action, { model: src().model, ...args });
   const labelOf = tokenLabel;
-  const small = () => (src()?.config.parameters ?? Infinity) <= AUTO_MAX;
+  const small = () => current !== 'checkpoint' && (src()?.config.parameters ?? Infinity) <= AUTO_MAX;
 
   /** A long computation's line: what runs, and after a second the seconds it has taken. */
   function busy(node, text) {
