@@ -25,7 +25,7 @@ import { loadEngine } from '../../web/engine/index.js';
 import { gpt2Tokenizer } from '../../web/engine/gpt2-tokenizer.js';
 import { readTokenizerJson } from '../../web/engine/bpe.js';
 import { INDUCTION_MIN, scan } from '../../web/ui/gpt2-file.js';
-import { tokenLabel } from '../../web/ui/gpt2-reading.js';
+import { generatedText, tokenLabel } from '../../web/ui/gpt2-reading.js';
 import { gpt2Checkpoint, referenceForward, referenceLoss } from '../lib/gpt2-checkpoint.mjs';
 import { NEOX_TINY, neoxCheckpoint } from '../lib/neox-checkpoint.mjs';
 import { TOKENIZER_SIZE, tokenizerJson } from '../lib/tokenizer-json.mjs';
@@ -109,6 +109,10 @@ test('without a file the family says where GPT-2 is; opened one file after the o
   assert.match(await text(page, '[data-testid=gpt2-status]'), /12 layers × 12 heads, dModel 24/);
   assert.equal(await page.isVisible('[data-testid=gpt2-progress]'), false, 'the progress bar goes once the file is read and checked');
   assert.equal(await page.inputValue('[data-testid=gpt2-prompt]'), PROMPT);
+  // the prompt takes the card's width beside its Read button, not a narrow column of it
+  const promptBox = await page.locator('[data-testid=gpt2-prompt]').boundingBox(), card = await page.locator('[data-testid=gpt2-panels]').boundingBox();
+  assert.ok(promptBox.width >= 0.7 * card.width, `the prompt is ${promptBox.width} px of the card's ${card.width}`);
+  await page.locator('[data-testid=gpt2-prompt]').screenshot({ path: `${SHOTS}lab-gpt2-prompt-desktop.png` });
 
   // 12 × 12 small multiples fit a laptop screen
   const grid = await page.locator('[data-testid=gpt2-heads]').boundingBox();
@@ -198,6 +202,11 @@ test('the link brings the prompt and the head back (not the weights); both files
   assert.equal(await page.isVisible('[data-testid=gpt2-panels]'), true);
   await page.click('[data-testid=gpt2-generate]');
   await page.waitForFunction(() => /▸/.test(document.querySelector('[data-testid=gpt2-generated]').textContent));
+  // a paste past the link's 1,000 characters is cut there, saying so (not the browser's silent maxlength)
+  await page.fill('[data-testid=gpt2-prompt]', 'ab '.repeat(500));
+  assert.equal((await page.inputValue('[data-testid=gpt2-prompt]')).length, 1000);
+  assert.match(await text(page, '[data-testid=gpt2Prompt-cut]'), /^Using the first 1,000 of 1,500 characters/);
+  await page.fill('[data-testid=gpt2-prompt]', 'One two three. One two three.');
   // dropped: config.json on the drop zone, then the weights through the button; the checkpoint opens again
   await page.evaluate((text) => {
     const files = new DataTransfer();
@@ -219,8 +228,11 @@ test('a GPT-NeoX checkpoint with its tokenizer.json: named, read and generated b
   // what the engine gives in Node for the same files: the page must show the same
   const engine = await loadEngine();
   const withFile = await engine.loadModel(neox.bytes, { config: NEOX, tokenizer: TOKENIZER });
-  const { text: want, ids } = withFile.generate(PROMPT, { tokens: 5, temperature: 0, topK: 0, seed: 1 });
-  assert.notEqual((await gpt2Tokenizer()).decode(ids), want, 'the two tokenizers read the ids apart');
+  const made = withFile.generate(PROMPT, { tokens: 5, temperature: 0, topK: 0, seed: 1 });
+  assert.notEqual((await gpt2Tokenizer()).decode(made.ids), made.text, 'the two tokenizers read the ids apart');
+  // shown in the lens's convention: a byte that is no whole character as "<0xB0>", never "�"
+  const want = generatedText(made.tokens);
+  assert.ok(!want.includes('\uFFFD'));
   const highest = Math.max(...withFile.headScores(scan({ context: NEOX.max_position_embeddings })).flat().map((x) => x.induction));
   assert.ok(highest < INDUCTION_MIN, `a random model has no induction head (${highest})`);
   withFile.destroy();

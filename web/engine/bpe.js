@@ -51,7 +51,7 @@ export const BYTE_TO_UNICODE = (() => {
 const UNICODE_TO_BYTE = new Map(BYTE_TO_UNICODE.map((c, b) => [c, b]));
 
 /** A token's bytes as text: UTF-8 where the bytes are whole characters, a stray byte as <0xHH>. */
-function readable(bytes) {
+export function readable(bytes) {
   const strict = new TextDecoder('utf-8', { fatal: true });
   let out = '';
   let i = 0;

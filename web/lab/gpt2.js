@@ -19,7 +19,8 @@ import { fixed } from '../ui/format.js';
 import { takeCheckpoint } from '../ui/checkpoint-keep.js';
 import { ARCHITECTURES, INDUCTION_MIN, repeatFits, repeatedIds, scan } from '../ui/gpt2-file.js';
 import { mountGpt2Open } from '../ui/gpt2-open.js';
-import { lensHits, lossChange, rankHeads, tokenLabel } from '../ui/gpt2-reading.js';
+import { generatedText, lensHits, lossChange, rankHeads, tokenLabel } from '../ui/gpt2-reading.js';
+import { limitBox } from './box-limit.js';
 import { createHeatmap } from '../ui/heatmap.js';
 import { mulberry32 } from '../ui/rng.js';
 import { createHeadsView } from './transformer-heads.js';
@@ -39,6 +40,7 @@ const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => res
 export function createGpt2View({ client, state, writeHash }) {
   const panels = byId('gpt2-panels');
   const promptBox = byId('gpt2Prompt');
+  limitBox(promptBox); // a longer paste is cut at the link's 1,000 characters, saying so
   const select = byId('gpt2-head');
   const heads = createHeadsView({ onToggle: toggle, box: byId('gpt2-heads'), legend: byId('gpt2-legend'), thumb: 44, prefix: 'gpt2' });
   const chosen = createHeatmap({ id: 'gpt2-chosen', label: 'The chosen head\'s attention' });
@@ -214,7 +216,7 @@ export function createGpt2View({ client, state, writeHash }) {
     setText(out, 'Generating…');
     try {
       const r = await call('generate', { prompt: prompt(), options: { tokens, temperature, topK: temperature > 0 ? 40 : 0, seed: state.seed } });
-      setText(out, `${prompt()}▸${r.text}`);
+      setText(out, `${prompt()}▸${generatedText(r.tokens)}`); // a split character as the lens names its bytes
     } catch (err) {
       setText(out, `No output: ${err.message}`);
     }

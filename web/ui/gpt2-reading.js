@@ -1,7 +1,26 @@
 // Readings of an opened GPT-2 that the lab and Learn both show, from the worker's
 // results (no model calls and no DOM here): the strongest heads of a score scan,
 // how often each layer's logit lens already guesses the next token, and a token
-// as a label shows it.
+// as a label shows it, and generated tokens as text.
+import { readable } from '../engine/bpe.js';
+
+/**
+ * Generated tokens (their texts, as the lens names them: a byte that is not a whole character
+ * on its own reads "<0xBD>") as one text in the lens's convention: the tokens' bytes joined, so a
+ * character split over tokens reads whole, and a byte still not part of one reads "<0xBD>" (where
+ * a plain decode shows "�").
+ */
+export function generatedText(tokens) {
+  const bytes = [];
+  const utf8 = new TextEncoder();
+  for (const t of tokens) {
+    for (const part of t.split(/(<0x[0-9A-F]{2}>)/)) {
+      if (/^<0x[0-9A-F]{2}>$/.test(part)) bytes.push(parseInt(part.slice(3, 5), 16));
+      else bytes.push(...utf8.encode(part));
+    }
+  }
+  return readable(Uint8Array.from(bytes));
+}
 
 /** A GPT-2 token as a label: spaces, line ends and tabs made visible (" the" reads "␣the"). */
 export const tokenLabel = (t) => t.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥');
