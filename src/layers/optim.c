@@ -230,7 +230,7 @@ int opt_update(OptParams *p, const NnTrainOptions *o, nn_real *norm_out) {
     /* the moments' own count for Adam's bias correction; a resumed model's learning rate ramps up */
     int t = p->moment_steps + 1;
     double lr = opt_lr(o, p->steps);
-    if (p->moment_steps < p->steps && t < OPT_RESUME_WARMUP) lr *= (double)t / OPT_RESUME_WARMUP;
+    if (o->optimizer != NN_SGD && p->moment_steps < p->steps && t < OPT_RESUME_WARMUP) lr *= (double)t / OPT_RESUME_WARMUP;
     UpdateRule u = {o->optimizer, lr, 1 - pow(ADAM_BETA1, t), 1 - pow(b2, t),
                     (nn_real)(o->clip > 0 && norm > o->clip ? o->clip / norm : 1), o->weight_decay};
     /* all or nothing: every new value is checked before any is written; an

@@ -94,9 +94,9 @@ nn_real opt_grad_norm(const OptParams *p);
 int opt_check_options(const NnTrainOptions *o);
 /* The learning rate of the model's step `step` (0-based) under o's schedule. */
 double opt_lr(const NnTrainOptions *o, int step);
-/* Steps over which a resumed model's learning rate (moments restarted at
- * zero after moment_steps < steps) ramps up from lr / OPT_RESUME_WARMUP to
- * lr: a trained model's first steps with fresh moments would otherwise each
+/* Steps over which a resumed model's Adam (or AdamW) learning rate (moments
+ * restarted at zero after moment_steps < steps) ramps up from
+ * lr / OPT_RESUME_WARMUP to lr (SGD, which keeps no moments, is not ramped): a trained model's first steps with fresh moments would otherwise each
  * move every weight by about lr and throw it off what it learned. */
 #define OPT_RESUME_WARMUP 200
 
