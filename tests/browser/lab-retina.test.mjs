@@ -150,7 +150,8 @@ test('the sensor control: disabled with the reason off hard mode and on multi; c
   assert.equal(await page.evaluate(() => window.attnlabLab.session.info.config.sensor), 'grid');
   // the grid's map is back, and nothing of the retina stays on screen
   await page.waitForFunction(() => document.querySelector('[data-testid=image-output]').textContent !== '–');
-  assert.equal(await page.locator('[data-testid=glimpses-attention] rect').count(), 0);
+  // the grid model's first drawing replaces the retina's boxes (awaited: it follows the reading under load)
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=glimpses-attention] rect').length === 0);
   assert.equal(await page.isHidden('[data-testid=glimpse-legend-attention]'), true);
   assert.doesNotMatch(await text(page, '[data-testid=image-tau]'), /retina/);
   assert.deepEqual(errors, []);
