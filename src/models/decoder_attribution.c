@@ -32,7 +32,7 @@ static int keep_last(void *ctx, DecSite site, int layer, nn_real *x, int rows, i
                   : site == DEC_AT_ATTN               ? k->attn + (size_t)layer * k->C
                   : site == DEC_AT_MLP                ? k->mlp + (size_t)layer * k->C
                                                       : NULL;
-    if (to && site != DEC_AT_PATTERN) memcpy(to, row, sizeof(nn_real) * cols);
+    if (to) memcpy(to, row, sizeof(nn_real) * cols);
     return 0;
 }
 

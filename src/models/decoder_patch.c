@@ -78,6 +78,15 @@ static int patch_at(void *ctx, DecSite site, int layer, nn_real *x, int rows, in
     return 1;
 }
 
+/* Both inputs' tokens and the answer's two, checked. */
+static int check_pair(const DecShape *s, const int32_t *clean, const int32_t *corrupt, int n, int a, int b) {
+    NN_TRY(dec_check_tokens(clean, n, 1, s->context, s->vocab));
+    NN_TRY(dec_check_tokens(corrupt, n, 1, s->context, s->vocab));
+    if (a < 0 || a >= s->vocab || b < 0 || b >= s->vocab)
+        return nn_fail(NN_ERR_VALUE, "answer: tokens %d and %d; the vocabulary is 0..%d", a, b, s->vocab - 1);
+    return NN_OK;
+}
+
 /* logit[a] - logit[b] of a run (hook or NULL) from block `from` (its input x0), finite. */
 static int metric(DecForward forward, void *model, const int32_t *tokens, int n, const DecHook *hook, int from,
                   const nn_real *x0, int a, int b, const char *run, double *m) {
@@ -93,10 +102,7 @@ static int metric(DecForward forward, void *model, const int32_t *tokens, int n,
 int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t *clean, const int32_t *corrupt, int n,
               int a, int b, DecPatchTarget target, float *out, double *m_clean, double *m_corrupt) {
     if ((unsigned)target >= DEC_PATCH_TARGETS) return nn_fail(NN_ERR_ARG, "target: unknown code %d", (int)target);
-    NN_TRY(dec_check_tokens(clean, n, 1, s->context, s->vocab));
-    NN_TRY(dec_check_tokens(corrupt, n, 1, s->context, s->vocab));
-    if (a < 0 || a >= s->vocab || b < 0 || b >= s->vocab)
-        return nn_fail(NN_ERR_VALUE, "answer: tokens %d and %d; the vocabulary is 0..%d", a, b, s->vocab - 1);
+    NN_TRY(check_pair(s, clean, corrupt, n, a, b));
     /* counted in 64 bits (a 32-bit size_t would wrap) before anything is allocated */
     uint64_t L64 = (uint64_t)s->layers, N64 = (uint64_t)n, C64 = (uint64_t)s->d_model;
     uint64_t per64 = target == DEC_PATCH_HEAD_PATTERNS ? (uint64_t)s->heads * N64 * N64 : N64 * C64;
@@ -158,10 +164,7 @@ int dec_patch_attribution(const DecShape *s, DecForward forward, DecBackward bac
     if (!backward)
         return nn_fail(NN_ERR_ARG, "method 'attribution' needs a backward pass, which this model does not have here; "
                                    "method 'exact' runs every cell");
-    NN_TRY(dec_check_tokens(clean, n, 1, s->context, s->vocab));
-    NN_TRY(dec_check_tokens(corrupt, n, 1, s->context, s->vocab));
-    if (a < 0 || a >= s->vocab || b < 0 || b >= s->vocab)
-        return nn_fail(NN_ERR_VALUE, "answer: tokens %d and %d; the vocabulary is 0..%d", a, b, s->vocab - 1);
+    NN_TRY(check_pair(s, clean, corrupt, n, a, b));
     uint64_t per64 = (uint64_t)n * (uint64_t)s->d_model, all64 = 3 * (uint64_t)s->layers * per64;
     if (all64 > DEC_PATCH_MAX_KEPT)
         return nn_fail(NN_ERR_LIMIT, "%d tokens' activations and gradients (%.0f reals) pass the limit of %zu; use fewer "
