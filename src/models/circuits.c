@@ -9,7 +9,8 @@
  * W_Q,j F_K,j^T (C, D). K-composition uses W_K,j F_Q,j^T, V-composition
  * W_V,j F_O,j^T (F_O^T F_O = W_O,j W_O,j^T); the denominators are the same
  * blocks' norms (|W_QK,j| = |W_Q,j F_K,j^T|, |W_OV,j| = |W_V,j F_O,j^T|).
- * A later layer's three blocks for all its heads make one (C, 3C) matrix;
+ * A later layer's three blocks for all its heads make one (C, 3C) matrix,
+ * packed once into the products' panels;
  * each earlier head multiplies it once, (D, C) . (C, 3C), with the core's
  * products, and the (D, D) blocks' norms are summed in double. The Gram
  * matrices come from the same products; their factors are pivoted Cholesky
@@ -97,6 +98,7 @@ typedef struct {
     const DecView *v;
     Scratch *s;     /* one per thread */
     nn_real *qhat;  /* (C, 3C) the later layer's [W_Q F_K^T | W_K F_Q^T | W_V F_O^T], head j in column blocks of D */
+    nn_real *qpack; /* qhat in vec_pack's panels: packed once per later layer, read by every earlier head */
     double *qk, *ov; /* (L H) |W_QK| and |W_OV| of each head */
     int later;      /* the later layer */
     float *out[3];  /* q, k, v */
@@ -151,7 +153,7 @@ static int earlier_task(void *ctx, int tid, int n) {
         dec_view_wo(v, i / H, i % H, s->wo);
         factor_of(s, s->wc, C, D, 0, s->fc);
         vec_gemm_nn(s->oh, C, s->fc, D, s->wo, C, D, C, D, 0);        /* O^_i = F_V W_O */
-        vec_gemm_nn(s->z, 3 * C, s->oh, C, c->qhat, 3 * C, D, 3 * C, C, 0); /* O^_i Q^ */
+        vec_gemm_packed(s->z, 3 * C, s->oh, C, c->qpack, C, D, 3 * C, C, 0); /* O^_i Q^ */
         for (int mode = 0; mode < 3; mode++)
             for (int h = 0; h < H; h++) {
                 int j = c->later * H + h;
@@ -240,13 +242,16 @@ int circ_composition_scores(const DecView *v, float *q, float *k, float *vv) {
     Block b;
     nn_real *qhat;
     double *norms;
-    NN_TRY(scratch_create(v, s, threads, (size_t)C * 3 * C, 2 * LH, &b, &qhat, &norms, "compositionScores"));
-    Composition c = {v, s, qhat, norms, norms + LH, 0, {q, k, vv}};
+    size_t packed = vec_packed_size(3 * C, C);
+    NN_TRY(scratch_create(v, s, threads, (size_t)C * 3 * C + packed, 2 * LH, &b, &qhat, &norms, "compositionScores"));
+    Composition c = {v, s, qhat, qhat + (size_t)C * 3 * C, norms, norms + LH, 0, {q, k, vv}};
     for (int t = 0; t < threads; t++) s[t].overflow = 0;
     for (int l = 0; l < L; l++) {
         c.later = l;
         nn_pool_run(later_task, &c, (double)H * 6 * C * D * D);
-        if (l > 0) nn_pool_run(earlier_task, &c, (double)l * H * 3 * C * C * D);
+        if (l == 0) continue;
+        vec_pack(c.qpack, qhat, 3 * C, 3 * C, C, 0, 1);
+        nn_pool_run(earlier_task, &c, (double)l * H * 3 * C * C * D);
     }
     scratch_free(&b);
     int overflow = 0;
