@@ -364,6 +364,24 @@ void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int tran
     vec_pack_range(packed, B, ldb, N, K, transposed, scale, 0, vec_pack_panels(N));
 }
 
+/* Row k of B (K, N) is, in panel j, the NR reals at j K NR + k NR; row c of
+ * B^T (N, K) takes column c of B, one real from each of B's rows. Panels of
+ * the output are written in order; each reads NR of B's rows, a strip that
+ * stays in cache while its columns are gathered. */
+void vec_packed_transpose(nn_real *out, const nn_real *packed, int N, int K) {
+    int panels = vec_pack_panels(K);
+    for (int q = 0; q < panels; q++) {
+        int k0 = q * GEMM_NR, w = K - k0 < GEMM_NR ? K - k0 : GEMM_NR;
+        nn_real *panel = out + (size_t)q * N * GEMM_NR;
+        for (int c = 0; c < N; c++, panel += GEMM_NR) {
+            const nn_real *col = packed + (size_t)(c / GEMM_NR) * K * GEMM_NR + (size_t)k0 * GEMM_NR + c % GEMM_NR;
+            int jj = 0;
+            for (; jj < w; jj++) panel[jj] = col[(size_t)jj * GEMM_NR];
+            for (; jj < GEMM_NR; jj++) panel[jj] = 0;
+        }
+    }
+}
+
 void vec_gemm_packed(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed, int packed_k,
                      int M, int N, int K, int accumulate) {
     if (K == 0) {

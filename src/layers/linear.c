@@ -31,3 +31,11 @@ void linear_backward(nn_real *dinp, nn_real *dw, nn_real *db, const nn_real *dou
     if (db)
         for (int i = 0; i < N; i++) vec_axpy(db, 1, dout + (size_t)i * OC, OC);
 }
+
+/* dx += dy W^T with W (IC, OC) only in vec_pack's panels: W^T's panels made
+ * in scratch (vec_packed_transpose), then one packed product. */
+void linear_backward_input_packed(nn_real *dinp, const nn_real *dout, const nn_real *packed, nn_real *scratch, int N,
+                                  int IC, int OC) {
+    vec_packed_transpose(scratch, packed, OC, IC);
+    vec_gemm_packed_parallel(dinp, IC, dout, OC, scratch, N, IC, OC, 1);
+}

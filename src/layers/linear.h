@@ -26,4 +26,10 @@ void linear_backward(nn_real *dinp,       /* (N, IC) += or NULL */
                      const nn_real *w,    /* (IC, OC) */
                      int N, int IC, int OC);
 
+/* The input's gradient alone, dinp (N, IC) += dout (N, OC) W^T, with W in
+ * vec_pack's panels (a checkpoint's weights, read-only: no weight
+ * gradients); scratch holds vec_packed_size(IC, OC) reals. */
+void linear_backward_input_packed(nn_real *dinp, const nn_real *dout, const nn_real *packed, nn_real *scratch, int N,
+                                  int IC, int OC);
+
 #endif

@@ -6,6 +6,7 @@
 #include "base/pool.h"
 #include "core/gemm_parallel.h"
 #include "core/vec.h"
+#include "layers/linear.h"
 
 #define GELU_SCALE 0.7978845608028654 /* sqrt(2/pi) */
 #define GELU_CUBE 0.044715
@@ -83,6 +84,30 @@ void gelu_exact_forward(nn_real *y, const nn_real *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = (nn_real)(0.5 * x[i] * (1 + erf(x[i] * 0.7071067811865476)));
 }
 
+/* gelu'(u) of the exact form: Phi(u) + u phi(u). */
+static nn_real gelu_exact_grad(nn_real u) {
+    double x = u;
+    return (nn_real)(0.5 * (1 + erf(x * 0.7071067811865476)) + x * 0.3989422804014327 * exp(-0.5 * x * x));
+}
+
+/* d (n) *= gelu'(h), the tanh form or (exact) the erf form: a gradient
+ * through the activation, in place. */
+static void gelu_scale_grad(nn_real *d, const nn_real *h, size_t n, int exact) {
+    nn_real gd[GELU_CHUNK];
+    for (size_t i = 0; i < n; i += GELU_CHUNK) {
+        int k = n - i < GELU_CHUNK ? (int)(n - i) : GELU_CHUNK;
+        if (exact)
+            for (int j = 0; j < k; j++) gd[j] = gelu_exact_grad(h[i + j]);
+        else
+            gelu_grad(gd, h + i, k);
+        for (int j = 0; j < k; j++) d[i + j] *= gd[j];
+    }
+}
+
+void gelu_exact_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n) {
+    for (size_t i = 0; i < n; i++) dx[i] += dy[i] * gelu_exact_grad(x[i]);
+}
+
 static void forward(VecGemmKind kind, nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n,
                     int C, int F, int exact) {
     const VecGemm up = {kind, h, F, x, C, w->W1, F, n, F, C, 0};
@@ -111,14 +136,19 @@ void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, co
     vec_gemm_tn(g->W2, C, a, F, dy, C, F, C, n, 1);
     vec_gemm_nt(da, F, dy, C, w->W2, C, n, F, C, 0);
     /* a = gelu(h): dh = gelu'(h) da, in place */
-    nn_real gd[GELU_CHUNK];
-    for (size_t i = 0, nF = (size_t)n * F; i < nF; i += GELU_CHUNK) {
-        int k = nF - i < GELU_CHUNK ? (int)(nF - i) : GELU_CHUNK;
-        gelu_grad(gd, h + i, k);
-        for (int j = 0; j < k; j++) da[i + j] *= gd[j];
-    }
+    gelu_scale_grad(da, h, (size_t)n * F, 0);
     /* h = x W1 + b1 */
     for (int r = 0; r < n; r++) vec_axpy(g->b1, 1, da + (size_t)r * F, F);
     vec_gemm_tn(g->W1, F, x, C, da, F, C, F, n, 1);
     vec_gemm_nt(dx, C, da, F, w->W1, F, n, C, F, 1);
+}
+
+/* The input's gradient alone, through packed read-only weights (a
+ * checkpoint's): da = dy W2^T, dh = gelu'(h) da, dx += dh W1^T. */
+void mlp_backward_input_packed(nn_real *dx, nn_real *da, const nn_real *dy, const nn_real *h, const MlpWeights *w,
+                               nn_real *scratch, int n, int C, int F, int exact) {
+    for (size_t i = 0, nF = (size_t)n * F; i < nF; i++) da[i] = 0;
+    linear_backward_input_packed(da, dy, w->W2, scratch, n, F, C);
+    gelu_scale_grad(da, h, (size_t)n * F, exact);
+    linear_backward_input_packed(dx, da, w->W1, scratch, n, C, F);
 }

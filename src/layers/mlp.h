@@ -32,5 +32,13 @@ void gelu_forward(nn_real *y, const nn_real *x, size_t n);
 /* y = x/2 (1 + erf(x / sqrt 2)), the exact form. */
 void gelu_exact_forward(nn_real *y, const nn_real *x, size_t n);
 void gelu_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n);
+/* dx += gelu'(x) dy of the exact form. */
+void gelu_exact_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n);
+/* From dy (n, C) through W1, W2 in vec_pack's panels (mlp_forward_packed's
+ * weights, read-only): dx (n, C) += the input's gradient alone; h the
+ * forward's (n, F); da (n, F) scratch, then dL/dh; scratch holds
+ * vec_packed_size(C, F) reals (either weight transposed). */
+void mlp_backward_input_packed(nn_real *dx, nn_real *da, const nn_real *dy, const nn_real *h, const MlpWeights *w,
+                               nn_real *scratch, int n, int C, int F, int exact);
 
 #endif

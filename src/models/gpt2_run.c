@@ -35,6 +35,7 @@ typedef struct {
     nn_real *mean, *rstd; /* (n) */
     nn_real *qkv;        /* (n, 3C) */
     nn_real *atty;       /* (n, C) the heads' contexts, then the MLP's output */
+    nn_real *attn;       /* (n, C) the attention's output (c_proj of the contexts) */
     nn_real *h, *a;      /* (n, F) the MLP's hidden layer before and after GELU */
     nn_real *scores;     /* (H, n, n) one layer's */
     nn_real *att;        /* (H, n, n) one layer's attention weights */
@@ -47,6 +48,7 @@ typedef struct {
     nn_real *kv;         /* generate's cache (L, n, 2C): each position's keys and values, or NULL */
     int kv_rows;         /* positions the cache holds per layer */
     int from;            /* a whole pass's first block (patching: the blocks below stand as x0) */
+    int until;           /* and the block after its last (0: the last layer's); a backward reruns one */
     const nn_real *x0;   /* (n, C) block `from`'s input, or NULL: the embedding */
 } Gpt2Run;
 
@@ -69,6 +71,7 @@ static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run 
     r->rstd = TAKE(N);
     r->qkv = TAKE(N * 3 * C);
     r->atty = TAKE(N * C);
+    r->attn = TAKE(N * C);
     r->h = TAKE(N * F);
     r->a = TAKE(N * F);
     r->scores = TAKE(H * N * N);
@@ -84,6 +87,7 @@ static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run 
     r->kv = NULL;
     r->kv_rows = 0;
     r->from = 0;
+    r->until = 0;
     r->x0 = NULL;
     return l.size;
 }
@@ -146,7 +150,8 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
         if (w->wpe) vec_axpy(r->x, 1, w->wpe + (size_t)pos0 * C, (int)NC);
     }
     if (pos0 > 0) hook = NULL;
-    for (int l = from; l < c->layers; l++) {
+    int until = given && r->until ? r->until : c->layers;
+    for (int l = from; l < until; l++) {
         dec_at(hook, DEC_AT_RESID, l, r->x, n, C, C);
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
         layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, n, C, c->epsilon);
@@ -167,9 +172,9 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
                                   m->ablate + (size_t)l * c->heads, r->atty, C);
             dec_at(hook, DEC_AT_Z, l, r->atty, n, C, C);
         }
-        /* the attention's output, c_proj of the contexts: into ln (its LayerNorm output is spent), or
-         * with a parallel residual into qkv (the queries, keys and values are spent; ln_2 reads x first) */
-        nn_real *attn = c->parallel ? r->qkv : r->ln;
+        /* the attention's output, c_proj of the contexts (the queries, keys, values and weights stay for a
+         * backward pass that reruns this block) */
+        nn_real *attn = r->attn;
         linear_forward_packed(attn, r->atty, w->projw[l], w->projb[l], n, C, C);
         dec_at(hook, DEC_AT_ATTN, l, attn, n, C, C);
         if (!c->parallel) vec_axpy(r->x, 1, attn, (int)NC); /* x += attn(ln_1 x) */
@@ -482,6 +487,150 @@ static int patch_forward(void *model, const int32_t *tokens, int n, const DecHoo
     return NN_OK;
 }
 
+/* ---- the backward pass (attribution patching): activations' gradients alone ---- */
+
+/* A backward's buffers for n tokens: each block's input, the gradients of
+ * one block's activations (reused block after block), LayerNorm scratch and
+ * the room for one weight transposed. */
+typedef struct {
+    nn_real *xs;            /* (L + 1, n, C) block l's input; [L] the last block's output */
+    nn_real *dres, *dpar;   /* (n, C) the residual's gradient; a parallel block's input's */
+    nn_real *dln, *dz, *xm; /* (n, C) a LayerNorm output's gradient; the contexts'; the residual after attention */
+    nn_real *lny, *mean, *rstd; /* (n, C), (n), (n) a LayerNorm recomputed */
+    nn_real *lng;           /* (2C) its weights' gradients (not kept) */
+    nn_real *dqkv;          /* (n, 3C) */
+    nn_real *da;            /* (n, F) */
+    nn_real *wt;            /* the largest weight transposed, in panels */
+    nn_real *block;
+} Gpt2Grads;
+
+static size_t grads_layout(const Gpt2 *m, int n, nn_real *base, Gpt2Grads *g) {
+    size_t N = (size_t)n, C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, L = (size_t)m->c.layers;
+    size_t wt = vec_packed_size((int)C, 3 * (int)C);
+    size_t fc = vec_packed_size((int)C, (int)F), fcproj = vec_packed_size((int)F, (int)C);
+    wt = fc > wt ? fc : wt;
+    wt = fcproj > wt ? fcproj : wt;
+    NnLayout l = {0};
+#define TAKE(count) (base ? base + nn_layout_take(&l, (count)) : (nn_layout_take(&l, (count)), (nn_real *)NULL))
+    g->xs = TAKE((L + 1) * N * C);
+    g->dres = TAKE(N * C);
+    g->dpar = TAKE(N * C);
+    g->dln = TAKE(N * C);
+    g->dz = TAKE(N * C);
+    g->xm = TAKE(N * C);
+    g->lny = TAKE(N * C);
+    g->mean = TAKE(N);
+    g->rstd = TAKE(N);
+    g->lng = TAKE(2 * C);
+    g->dqkv = TAKE(N * 3 * C);
+    g->da = TAKE(N * F);
+    g->wt = TAKE(wt);
+#undef TAKE
+    g->block = base;
+    return l.size;
+}
+
+/* Keeps each block's input (DEC_AT_RESID) in ctx's rows (L + 1, n, C). */
+static int keep_inputs(void *ctx, DecSite site, int layer, nn_real *x, int rows, int cols, int stride) {
+    (void)stride;
+    if (site == DEC_AT_RESID) memcpy((nn_real *)ctx + (size_t)layer * rows * cols, x, sizeof(nn_real) * rows * cols);
+    return 0;
+}
+
+/* dx (n, C) += the gradient of LayerNorm w's input x from dy, its mean and
+ * deviation recomputed. */
+static void layernorm_input_grad(const Gpt2 *m, Gpt2Grads *g, nn_real *dx, const nn_real *dy, const nn_real *x,
+                                 const nn_real *gain, const nn_real *bias, int n) {
+    int C = m->c.d_model;
+    LayerNormWeights w = {(nn_real *)gain, (nn_real *)bias}, dw = {g->lng, g->lng + C};
+    layernorm_forward_eps(g->lny, g->mean, g->rstd, x, &w, n, C, m->c.epsilon);
+    layernorm_backward(dx, &dw, dy, x, g->mean, g->rstd, &w, n, C);
+}
+
+/* decoder.h's DecBackward: the forward over tokens keeping each block's
+ * input, then m = logit[a] - logit[b] at the last position back through
+ * ln_f and the blocks, each block run again from its input for its
+ * activations; the weights stay packed (their gradients are not made). The
+ * gradients go to `hook` at the sites a forward hands (but the pattern),
+ * in the backward's order: MLP, attention, contexts, values, block input. */
+static int patch_backward(void *model, const int32_t *tokens, int n, int a, int b, const DecHook *hook) {
+    PatchRun *p = model;
+    const Gpt2 *m = p->m;
+    const Gpt2Weights *w = &m->w;
+    int C = m->c.d_model, F = m->c.d_ff, L = m->c.layers, par = m->c.parallel;
+    size_t NC = (size_t)n * C;
+    Gpt2Grads g;
+    size_t size = grads_layout(m, n, NULL, &g);
+    nn_real *block = malloc(sizeof(nn_real) * size);
+    if (!block) return nn_fail(NN_ERR_NOMEM, "out of memory for the backward pass of %d tokens (%zu reals)", n, size);
+    grads_layout(m, n, block, &g);
+    DecHook keep = {keep_inputs, g.xs};
+    int st = blocks_forward(m, &p->r, tokens, n, 0, &keep);
+    if (st == NN_OK) {
+        memcpy(g.xs + (size_t)L * NC, p->r.x, sizeof(nn_real) * NC);
+        /* m's gradient at ln_f's output of the last row: W_U's columns a less b */
+        DecView v;
+        st = dec_view_gpt2(m, &v);
+        nn_real *u = g.dz, *ub = g.dz + C;
+        if (st == NN_OK) {
+            dec_matrix_read(&v.unembed, 0, a, C, 1, NULL, u, 1);
+            dec_matrix_read(&v.unembed, 0, b, C, 1, NULL, ub, 1);
+            for (int i = 0; i < C; i++) u[i] -= ub[i];
+            memset(g.dres, 0, sizeof(nn_real) * NC);
+            layernorm_input_grad(m, &g, g.dres + NC - C, u, g.xs + (size_t)L * NC + NC - C, w->lnfw, w->lnfb, 1);
+        }
+    }
+    for (int l = L - 1; l >= 0 && st == NN_OK; l--) {
+        const nn_real *x = g.xs + (size_t)l * NC;
+        /* block l again, from its input: its queries, keys, values, weights, hidden units and output stay */
+        p->r.from = l;
+        p->r.until = l + 1;
+        p->r.x0 = x;
+        st = blocks_forward(m, &p->r, tokens, n, 0, NULL);
+        p->r.from = p->r.until = 0;
+        p->r.x0 = NULL;
+        if (st != NN_OK) break;
+        /* the MLP's output: its gradient is the block output's (both residual forms) */
+        dec_at(hook, DEC_AT_MLP, l, g.dres, n, C, C);
+        memset(g.dln, 0, sizeof(nn_real) * NC);
+        MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
+        mlp_backward_input_packed(g.dln, g.da, g.dres, p->r.h, &mw, g.wt, n, C, F, m->c.gelu_exact);
+        /* ln_2 reads the residual after attention (x + attn), or with a parallel residual the block's input;
+         * its input's gradient adds to the residual's there: dres becomes d(x + attn), or dpar d x */
+        const nn_real *x2 = x;
+        if (par) {
+            memcpy(g.dpar, g.dres, sizeof(nn_real) * NC);
+        } else {
+            for (size_t i = 0; i < NC; i++) g.xm[i] = x[i] + p->r.attn[i];
+            x2 = g.xm;
+        }
+        layernorm_input_grad(m, &g, par ? g.dpar : g.dres, g.dln, x2, w->ln2w[l], w->ln2b[l], n);
+        /* the attention's output, c_proj of the contexts, the heads, c_attn, ln_1 */
+        dec_at(hook, DEC_AT_ATTN, l, g.dres, n, C, C);
+        memset(g.dz, 0, sizeof(nn_real) * NC);
+        linear_backward_input_packed(g.dz, g.dres, w->projw[l], g.wt, n, C, C);
+        dec_at(hook, DEC_AT_Z, l, g.dz, n, C, C);
+        memset(g.dqkv, 0, sizeof(nn_real) * NC * 3);
+        AttnHeadsConfig hc = heads_of(m, l, n);
+        nn_real *q = p->r.qkv;
+        AttnHeadsIO io = {q, q + C, q + 2 * C, 3 * C, 3 * C, 3 * C, p->r.atty, C, p->r.scores, p->r.att};
+        st = attn_heads_backward(&hc, &io, g.dqkv, g.dqkv + C, g.dqkv + 2 * C, g.dz, p->r.heads);
+        if (st != NN_OK) break;
+        dec_at(hook, DEC_AT_VALUES, l, g.dqkv + 2 * C, n, C, 3 * C);
+        memset(g.dln, 0, sizeof(nn_real) * NC);
+        linear_backward_input_packed(g.dln, g.dqkv, w->qkvw[l], g.wt, n, C, 3 * C);
+        nn_real *dx = par ? g.dpar : g.dres;
+        layernorm_input_grad(m, &g, dx, g.dln, x, w->ln1w[l], w->ln1b[l], n);
+        if (par) {
+            g.dpar = g.dres;
+            g.dres = dx;
+        }
+        dec_at(hook, DEC_AT_RESID, l, g.dres, n, C, C);
+    }
+    free(block);
+    return st;
+}
+
 int gpt2_logit_attribution(Gpt2 *m, const int32_t *tokens, int n, int a, int b, double *values, double *logit_diff) {
     nn_clear_error();
     DecView v;
@@ -502,9 +651,9 @@ int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int
     PatchRun p = {m, {0}};
     NN_TRY(run_create(m, n, 0, &p.r));
     DecShape s = {m->c.layers, m->c.heads, m->c.d_model, m->c.vocab, m->c.context};
-    /* no backward pass for a checkpoint here: attribution says so */
     int st = method == DEC_PATCH_ATTRIBUTION
-                 ? dec_patch_attribution(&s, patch_forward, NULL, &p, clean, corrupt, n, a, b, (DecPatchTarget)target,
+                 ? dec_patch_attribution(&s, patch_forward, patch_backward, &p, clean, corrupt, n, a, b,
+                                         (DecPatchTarget)target,
                                          out, metrics, metrics + 1)
                  : dec_patch(&s, patch_forward, &p, clean, corrupt, n, a, b, (DecPatchTarget)target, out, metrics,
                              metrics + 1);

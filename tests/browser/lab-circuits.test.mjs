@@ -11,7 +11,8 @@
 // built by tests/lib/gpt2-checkpoint.mjs, opened from files: the panel turns to it and,
 // the model being past the size analysed at once, reads the prompts and waits for Run;
 // the IOI prompts of Wang et al. 2022 ready to pick, one picked fills both prompts and the
-// answer, and on Run (Enter) its head patching and copying scores are the engine's in Node. Screenshots at 1440×900 and
+// answer, and on Run (Enter) its head patching (exact, then by attribution) and copying scores are the engine's in
+// Node. Screenshots at 1440×900 and
 // 390×844 go to test-results/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -231,6 +232,14 @@ test('a GPT-2 checkpoint opened from files: the panel turns to it, IOI prompts r
   assert.equal(await page.$eval('[data-testid=heatmap-cx-patch]', (c) => `${c.width}×${c.height}`), '4×2');
   await page.waitForFunction(() => document.querySelector('[data-testid=figure-cx-copying]')?.dataset.values);
   close(await shownValues(page, 'cx-copying'), Array.from(m.copyingScores().data), 'copying');
+  // attribution patching on the checkpoint too (its backward pass through the packed weights): offered, the engine's values
+  await page.waitForFunction(() => document.querySelector('[data-testid=cx-method]').dataset.checked === 'true');
+  assert.equal(await page.$eval('[data-testid=cx-method] option[value=attribution]', (o) => `${o.disabled} ${o.textContent}`), 'false attribution (gradient)');
+  await page.selectOption('[data-testid=cx-method]', 'attribution');
+  await page.click('[data-testid=cx-run]'); // a checkpoint's analyses wait for Run
+  await patched(page, 'each head\'s output, attribution');
+  const grad = m.patch({ clean: ioi.clean, corrupt: ioi.corrupt, answer: [ioi.answer, ioi.other], target: 'heads', method: 'attribution' });
+  close(await shownValues(page, 'cx-patch'), Array.from(grad.data), 'the checkpoint\'s heads by attribution');
   await page.waitForFunction(() => /tfClean=When/.test(location.hash));
   await page.evaluate(() => document.querySelector('#tf-circuits').scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: `${SHOTS}lab-circuits-gpt2-desktop.png` });

@@ -3,14 +3,15 @@
 // from the definitions (tests/lib/gpt2-checkpoint.mjs referenceForward with
 // its hooks) for every target, on a checkpoint and on a model trained here
 // (read back through its exported GPT-2 checkpoint); attribution patching on
-// the trained model against the reference's central differences; on GPT-NeoX
-// the exact identities of a block-0 patch; every bad call a coded error.
+// the trained model and on GPT-2 and GPT-NeoX checkpoints against the
+// references' central differences; on GPT-NeoX the exact identities of a
+// block-0 patch; every bad call a coded error.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withEngines } from './builds.mjs';
 import { assertNear, throwsCode } from '../lib/assert.mjs';
 import { gpt2Checkpoint, readSafetensors, referenceForward } from '../lib/gpt2-checkpoint.mjs';
-import { neoxCheckpoint } from '../lib/neox-checkpoint.mjs';
+import { NEOX_TINY, neoxCheckpoint, neoxReference } from '../lib/neox-checkpoint.mjs';
 
 const TARGETS = ['resid', 'attn', 'mlp', 'heads', 'head-values', 'head-patterns'];
 const SITE = { resid: 'resid', attn: 'attn', mlp: 'mlp', heads: 'z', 'head-values': 'values', 'head-patterns': 'pattern' };
@@ -58,11 +59,12 @@ function referencePatch(weights, config, clean, corrupt, [a, b], target) {
  * on the corrupt run along (act_clean - act_corrupt) in that cell, by central differences
  * (the reference has no backward pass: an independent check), over m_clean - m_corrupt.
  */
-function referenceAttribution(weights, config, clean, corrupt, [a, b], target) {
-  const L = config.n_layer, H = config.n_head, C = config.n_embd, D = C / H, n = clean.length, V = config.vocab_size;
+function referenceAttribution(weights, config, clean, corrupt, [a, b], target, forward = referenceForward) {
+  const L = config.n_layer ?? config.num_hidden_layers, H = config.n_head ?? config.num_attention_heads;
+  const C = config.n_embd ?? config.hidden_size, D = C / H, n = clean.length, V = config.vocab_size;
   const site = SITE[target], kept = { clean: [], corrupt: [] };
   const metric = (ids, hook) => {
-    const { logits } = referenceForward(weights, config, ids, { hook });
+    const { logits } = forward(weights, config, ids, { hook });
     return logits[(n - 1) * V + a] - logits[(n - 1) * V + b];
   };
   const keep = (into) => (s, l, x) => { if (s === site) into[l] = Float64Array.from(x); };
@@ -144,6 +146,32 @@ for (const { name, skip, engine } of await withEngines()) {
       m.destroy();
     });
 
+    test('attribution on checkpoints (GPT-2 tied and untied, GPT-NeoX parallel and sequential): against float64 central differences', async () => {
+      const cases = [
+        { what: 'GPT-2, tied', ck: gpt2Checkpoint({ scale: 0.5 }), targets: TARGETS.filter((t) => t !== 'head-patterns') },
+        { what: 'GPT-2, untied', ck: gpt2Checkpoint({ scale: 0.5, tied: false, seed: 4 }), targets: ['resid', 'heads'] },
+        { what: 'GPT-NeoX, rotary 0.25, parallel, exact GELU', ck: neoxCheckpoint({ scale: 0.5 }), targets: ['resid', 'attn', 'mlp'], forward: neoxReference },
+        {
+          what: 'GPT-NeoX, rotary 1.0, sequential, tanh GELU',
+          ck: neoxCheckpoint({ scale: 0.5, seed: 2, config: { ...NEOX_TINY, rotary_pct: 1, use_parallel_residual: false, hidden_act: 'gelu_new' } }),
+          targets: ['resid', 'attn', 'mlp'],
+          forward: neoxReference,
+        },
+      ];
+      for (const { what, ck, targets, forward } of cases) {
+        const m = await engine.loadModel(ck.bytes, { config: ck.config });
+        for (const target of targets) {
+          const got = m.patch({ clean: CLEAN, corrupt: CORRUPT, answer: [3, 7], target, method: 'attribution' });
+          assert.equal(got.method, 'attribution');
+          const want = referenceAttribution(ck.weights, ck.config, CLEAN, CORRUPT, [3, 7], target, forward);
+          assert.equal(got.rows, want.rows);
+          assert.equal(got.cols, want.cols);
+          assertNear(got.data, want.data, `${what}, ${target}: the cells`, { atol: 1e-3, rtol: 1e-3 });
+        }
+        m.destroy();
+      }
+    });
+
     test('GPT-NeoX: a block-0 input patch recovers all of a lone changed position and none elsewhere', async () => {
       const { bytes, config } = neoxCheckpoint();
       const m = await engine.loadModel(bytes, { config });
@@ -170,7 +198,7 @@ for (const { name, skip, engine } of await withEngines()) {
       throwsCode(() => m.patch({ ...ok, answer: [3] }), 'ERR_ARG', /answer: expected \[a, b\]/);
       throwsCode(() => m.patch({ ...ok, answer: [3, 64] }), 'ERR_VALUE', /answer\[1\] is 64/);
       throwsCode(() => m.patch({ ...ok, target: 'neurons' }), 'ERR_ARG', /target: unknown value 'neurons'/);
-      throwsCode(() => m.patch({ ...ok, method: 'attribution' }), 'ERR_ARG', /needs a backward pass, which this model does not have here/);
+      throwsCode(() => m.patch({ ...ok, target: 'head-patterns', method: 'attribution' }), 'ERR_ARG', /patterns are patched with method 'exact'/);
       throwsCode(() => m.patch({ ...ok, method: 'approximate' }), 'ERR_ARG', /method: unknown value 'approximate'/);
       throwsCode(() => m.patch({ ...ok, clean: undefined }), 'ERR_ARG', /needs clean and corrupt/);
       throwsCode(() => m.patch({ ...ok, clean: [...CLEAN, 70] }), 'ERR_VALUE', /token ids are integers 0..63/);

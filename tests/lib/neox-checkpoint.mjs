@@ -98,8 +98,11 @@ function nnLinear(x, n, I, W, b, O) {
 /**
  * The float64 forward of a GPT-NeoX checkpoint over ids: { logits (n, V),
  * attention [layer][head] (n, n) }, as GPTNeoXForCausalLM computes them.
+ * hook(site, layer, x), where given, sees (and may change in place) each
+ * block's input ('resid'), attention output ('attn') and MLP output ('mlp'),
+ * each (n, C), before they are used.
  */
-export function neoxReference(weights, config, ids) {
+export function neoxReference(weights, config, ids, { hook = () => {} } = {}) {
   const L = config.num_hidden_layers, H = config.num_attention_heads, C = config.hidden_size;
   const F = config.intermediate_size, V = config.vocab_size, D = C / H, n = ids.length;
   const eps = config.layer_norm_eps, r = Math.floor(D * config.rotary_pct), base = config.rotary_emb_base;
@@ -120,6 +123,7 @@ export function neoxReference(weights, config, ids) {
   const attention = [];
   for (let l = 0; l < L; l++) {
     const p = `gpt_neox.layers.${l}.`;
+    hook('resid', l, x);
     const a = layerNorm(x, n, C, w[`${p}input_layernorm.weight`], w[`${p}input_layernorm.bias`], eps);
     const qkv = nnLinear(a, n, C, w[`${p}attention.query_key_value.weight`], w[`${p}attention.query_key_value.bias`], 3 * C);
     // head-major: output (h, s, d) at h·3D + s·D + d
@@ -150,10 +154,13 @@ export function neoxReference(weights, config, ids) {
       attention[l].push(P);
     }
     const attn = nnLinear(ctx, n, C, w[`${p}attention.dense.weight`], w[`${p}attention.dense.bias`], C);
+    hook('attn', l, attn);
     const mlp = (input) => {
       const b = layerNorm(input, n, C, w[`${p}post_attention_layernorm.weight`], w[`${p}post_attention_layernorm.bias`], eps);
       const hid = nnLinear(b, n, C, w[`${p}mlp.dense_h_to_4h.weight`], w[`${p}mlp.dense_h_to_4h.bias`], F).map(act);
-      return nnLinear(hid, n, F, w[`${p}mlp.dense_4h_to_h.weight`], w[`${p}mlp.dense_4h_to_h.bias`], C);
+      const out = nnLinear(hid, n, F, w[`${p}mlp.dense_4h_to_h.weight`], w[`${p}mlp.dense_4h_to_h.bias`], C);
+      hook('mlp', l, out);
+      return out;
     };
     if (config.use_parallel_residual) {
       const m = mlp(x);

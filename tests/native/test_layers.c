@@ -20,6 +20,7 @@
 #include "layers/embedding.h"
 #include "layers/layernorm.h"
 #include "layers/mlp.h"
+#include "core/vec.h"
 #include "layers/output.h"
 #include "layers/shards.h"
 #include "models/seq2seq_internal.h" /* the loss's gradient buffer, d_logits */
@@ -313,6 +314,8 @@ typedef struct {
     LayerNormWeights lw, lg;
     MlpWeights mw, mg;
     nn_real *x, *y, *mean, *rstd, *h, *a, *da, *r, *dx;
+    MlpWeights packed; /* W1, W2 in vec_pack's panels (b1, b2 mw's), as a checkpoint keeps them */
+    int exact;         /* the packed forward's GELU: 1 the erf form */
 } BlockCase;
 
 static void block_case(BlockCase *c, Rng *r) {
@@ -352,6 +355,16 @@ static double mlp_loss(void *ctx) { /* L = r . mlp(x) */
     for (int i = 0; i < LN * LC; i++) L += (double)c->y[i] * c->r[i];
     return L;
 }
+
+#ifdef NN_DOUBLE
+static double mlp_packed_loss(void *ctx) { /* L = r . mlp(x), the packed forward */
+    BlockCase *c = ctx;
+    mlp_forward_packed(c->y, c->h, c->a, c->x, &c->packed, LN, LC, LF, c->exact);
+    double L = 0;
+    for (int i = 0; i < LN * LC; i++) L += (double)c->y[i] * c->r[i];
+    return L;
+}
+#endif
 
 static double gelu_ref(double u) { return 0.5 * u * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (u + 0.044715 * u * u * u))); }
 
@@ -415,6 +428,29 @@ static void test_blocks_gradients(void) {
     CHECK(fd_worst(mlp_loss, &c, c.mw.b1, c.mg.b1, LF) < 1e-6, "db1");
     CHECK(fd_worst(mlp_loss, &c, c.mw.W2, c.mg.W2, LF * LC) < 1e-6, "dW2");
     CHECK(fd_worst(mlp_loss, &c, c.mw.b2, c.mg.b2, LC) < 1e-6, "db2");
+    /* the input's gradient alone through packed weights (a checkpoint's), both GELU forms */
+    nn_real *scratch = alloc_reals(vec_packed_size(LC, LF) > vec_packed_size(LF, LC) ? vec_packed_size(LC, LF)
+                                                                                       : vec_packed_size(LF, LC));
+    c.packed = c.mw;
+    c.packed.W1 = alloc_reals(vec_packed_size(LF, LC));
+    c.packed.W2 = alloc_reals(vec_packed_size(LC, LF));
+    vec_pack(c.packed.W1, c.mw.W1, LF, LF, LC, 0, 1);
+    vec_pack(c.packed.W2, c.mw.W2, LC, LC, LF, 0, 1);
+    for (c.exact = 0; c.exact < 2; c.exact++) {
+        check_case("gradcheck: GELU perceptron, packed weights, input only, %s GELU", c.exact ? "erf" : "tanh");
+        memset(c.dx, 0, sizeof(nn_real) * LN * LC);
+        mlp_packed_loss(&c);
+        mlp_backward_input_packed(c.dx, c.da, c.r, c.h, &c.packed, scratch, LN, LC, LF, c.exact);
+        CHECK(fd_worst(mlp_packed_loss, &c, c.x, c.dx, LN * LC) < 1e-6, "dx");
+    }
+    check_case("gradcheck: GELU's erf form");
+    nn_real u[5] = {-3, -0.5, 0, 0.7, 2.5}, du[5] = {0}, one[5] = {1, 1, 1, 1, 1};
+    gelu_exact_backward(du, one, u, 5);
+    for (int i = 0; i < 5; i++) {
+        double e = 1e-6, fd = (0.5 * (u[i] + e) * (1 + erf((u[i] + e) / sqrt(2))) -
+                               0.5 * (u[i] - e) * (1 + erf((u[i] - e) / sqrt(2)))) / (2 * e);
+        CHECK(fabs(du[i] - fd) < 1e-8, "gelu'(%g) = %g, central differences %g", (double)u[i], (double)du[i], fd);
+    }
     opt_free(&c.p);
 }
 #endif

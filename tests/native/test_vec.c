@@ -456,6 +456,28 @@ static void test_gemm_packed(Rng *r) {
     }
 }
 
+/* vec_packed_transpose: B (K, N) packed, turned into B^T (N, K) packed, is
+ * bit for bit vec_pack of B transposed (padding zeros included), for
+ * widths that fill panels exactly, leave a part panel, or are one column. */
+static void test_packed_transpose(Rng *r) {
+    static const int shapes[][2] = {{1, 1}, {3, 5}, {16, 16}, {17, 9}, {40, 33}, {7, 64}, {100, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t mark = alloc_mark();
+        int K = shapes[s][0], N = shapes[s][1];
+        nn_real *B = alloc_matrix(r, K, N, N);
+        nn_real *packed = alloc_reals(vec_packed_size(N, K));
+        size_t size = vec_packed_size(K, N);
+        nn_real *got = alloc_reals(size), *want = alloc_reals(size);
+        for (size_t i = 0; i < size; i++) got[i] = (nn_real)-777.25;
+        vec_pack(packed, B, N, N, K, 0, 1);
+        vec_packed_transpose(got, packed, N, K);
+        vec_pack(want, B, N, K, N, 1, 1);
+        check_case("packed_transpose K=%d N=%d", K, N);
+        CHECK(memcmp(got, want, sizeof(nn_real) * size) == 0, "B^T's panels differ from vec_pack of B transposed");
+        alloc_release(mark);
+    }
+}
+
 int main(void) {
     Rng r = {20240601};
     test_dot_sum(&r);
@@ -467,5 +489,6 @@ int main(void) {
     test_nan_min_max();
     test_gemm(&r);
     test_gemm_packed(&r);
+    test_packed_transpose(&r);
     return check_summary();
 }

@@ -524,7 +524,7 @@ export class TransformerModel extends Model {
    * activation patching (TransformerLens's conventions): m = logit[a] − logit[b] at the last position; each cell the
    * corrupt run with one clean activation put back, (m_patched − m_corrupt) / (m_clean − m_corrupt). 'resid', 'attn',
    * 'mlp': layers x positions; 'heads', 'head-values', 'head-patterns': layers x heads. method 'attribution': the
-   * first-order estimate through a backward pass (a model trained here; not patterns)
+   * first-order estimate through one backward pass (every transformer; not patterns)
    */
   patch(args: {
     clean: string | number[] | Int32Array | { ids: number[] | Int32Array };

@@ -496,8 +496,8 @@ export class TransformerModel extends Model {
    * attention pattern), every position: layers x heads. `answer`: [a, b], token ids or texts
    * of one token each. method 'exact' (the default) runs every cell; 'attribution' estimates
    * each to first order, (act_clean - act_corrupt) . dm/dact on the corrupt run over the same
-   * span: two forwards and one backward (a model trained here; a checkpoint has no backward
-   * pass yet, and patterns are exact only: ERR_ARG saying so).
+   * span: two forwards and one backward, on every transformer (patterns are exact only:
+   * ERR_ARG saying so).
    * @returns {{ target, method, rows, cols, data: Float32Array, clean: number, corrupt: number }}
    */
   patch(args = {}) {
