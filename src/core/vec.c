@@ -368,11 +368,10 @@ void vec_pack(nn_real *packed, const nn_real *B, int ldb, int N, int K, int tran
  * B^T (N, K) takes column c of B, one real from each of B's rows. Panels of
  * the output are written in order; each reads NR of B's rows, a strip that
  * stays in cache while its columns are gathered. */
-void vec_packed_transpose(nn_real *out, const nn_real *packed, int N, int K) {
-    int panels = vec_pack_panels(K);
-    for (int q = 0; q < panels; q++) {
+void vec_packed_transpose(nn_real *out, const nn_real *packed, int N, int K, int first, int last) {
+    for (int q = first; q < last; q++) {
         int k0 = q * GEMM_NR, w = K - k0 < GEMM_NR ? K - k0 : GEMM_NR;
-        nn_real *panel = out + (size_t)q * N * GEMM_NR;
+        nn_real *panel = out + (size_t)(q - first) * N * GEMM_NR;
         for (int c = 0; c < N; c++, panel += GEMM_NR) {
             const nn_real *col = packed + (size_t)(c / GEMM_NR) * K * GEMM_NR + (size_t)k0 * GEMM_NR + c % GEMM_NR;
             int jj = 0;

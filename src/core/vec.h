@@ -61,10 +61,11 @@ void vec_pack_range(nn_real *packed, const nn_real *B, int ldb, int N, int K, in
 /* Columns one panel covers (the products' block width: a product split at
  * multiples of it computes each column as the whole product does) */
 int vec_panel_width(void);
-/* out = B^T (N, K) in vec_pack's panels (vec_packed_size(K, N) reals), from
- * B (K, N) in them: the same as vec_pack of B transposed, without B's rows
- * (a backward pass through weights kept only packed). */
-void vec_packed_transpose(nn_real *out, const nn_real *packed, int N, int K);
+/* Panels [first, last) of B^T (N, K) in vec_pack's panels, from B (K, N) in
+ * them, into out (N NR reals a panel): the same panels as vec_pack of B
+ * transposed, without B's rows (a backward pass through weights kept only
+ * packed, a strip of B^T's columns at a time). */
+void vec_packed_transpose(nn_real *out, const nn_real *packed, int N, int K, int first, int last);
 /* C (M,N) = [C +] A (M,K) . B, B from vec_pack with packed_k >= K rows
  * (only the first K rows and N columns are used) */
 void vec_gemm_packed(nn_real *C, int ldc, const nn_real *A, int lda, const nn_real *packed,

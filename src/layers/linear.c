@@ -32,10 +32,23 @@ void linear_backward(nn_real *dinp, nn_real *dw, nn_real *db, const nn_real *dou
         for (int i = 0; i < N; i++) vec_axpy(db, 1, dout + (size_t)i * OC, OC);
 }
 
-/* dx += dy W^T with W (IC, OC) only in vec_pack's panels: W^T's panels made
- * in scratch (vec_packed_transpose), then one packed product. */
+/* dx += dy W^T with W (IC, OC) only in vec_pack's panels: a strip of
+ * W^T's columns at a time (LINEAR_STRIP panels) made in scratch
+ * (vec_packed_transpose), then that strip's packed product. */
+#define LINEAR_STRIP 8
+
+size_t linear_backward_scratch(int IC, int OC) {
+    int panels = vec_pack_panels(IC);
+    return (size_t)(panels < LINEAR_STRIP ? panels : LINEAR_STRIP) * vec_panel_width() * (size_t)OC;
+}
+
 void linear_backward_input_packed(nn_real *dinp, const nn_real *dout, const nn_real *packed, nn_real *scratch, int N,
                                   int IC, int OC) {
-    vec_packed_transpose(scratch, packed, OC, IC);
-    vec_gemm_packed_parallel(dinp, IC, dout, OC, scratch, N, IC, OC, 1);
+    int panels = vec_pack_panels(IC), nr = vec_panel_width();
+    for (int q = 0; q < panels; q += LINEAR_STRIP) {
+        int last = panels - q < LINEAR_STRIP ? panels : q + LINEAR_STRIP;
+        int c0 = q * nr, width = last * nr < IC ? last * nr - c0 : IC - c0;
+        vec_packed_transpose(scratch, packed, OC, IC, q, last);
+        vec_gemm_packed_parallel(dinp + c0, IC, dout, OC, scratch, N, width, OC, 1);
+    }
 }

@@ -28,7 +28,9 @@ void linear_backward(nn_real *dinp,       /* (N, IC) += or NULL */
 
 /* The input's gradient alone, dinp (N, IC) += dout (N, OC) W^T, with W in
  * vec_pack's panels (a checkpoint's weights, read-only: no weight
- * gradients); scratch holds vec_packed_size(IC, OC) reals. */
+ * gradients); scratch holds linear_backward_scratch(IC, OC) reals (a strip
+ * of W^T, under a megabyte for GPT-2's widths). */
+size_t linear_backward_scratch(int IC, int OC);
 void linear_backward_input_packed(nn_real *dinp, const nn_real *dout, const nn_real *packed, nn_real *scratch, int N,
                                   int IC, int OC);
 

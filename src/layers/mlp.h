@@ -37,7 +37,7 @@ void gelu_exact_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_
 /* From dy (n, C) through W1, W2 in vec_pack's panels (mlp_forward_packed's
  * weights, read-only): dx (n, C) += the input's gradient alone; h the
  * forward's (n, F); da (n, F) scratch, then dL/dh; scratch holds
- * vec_packed_size(C, F) reals (either weight transposed). */
+ * linear_backward_scratch of either weight (the larger). */
 void mlp_backward_input_packed(nn_real *dx, nn_real *da, const nn_real *dy, const nn_real *h, const MlpWeights *w,
                                nn_real *scratch, int n, int C, int F, int exact);
 

@@ -491,7 +491,7 @@ static int patch_forward(void *model, const int32_t *tokens, int n, const DecHoo
 
 /* A backward's buffers for n tokens: each block's input, the gradients of
  * one block's activations (reused block after block), LayerNorm scratch and
- * the room for one weight transposed. */
+ * the room for a strip of a weight transposed. */
 typedef struct {
     nn_real *xs;            /* (L + 1, n, C) block l's input; [L] the last block's output */
     nn_real *dres, *dpar;   /* (n, C) the residual's gradient; a parallel block's input's */
@@ -500,14 +500,14 @@ typedef struct {
     nn_real *lng;           /* (2C) its weights' gradients (not kept) */
     nn_real *dqkv;          /* (n, 3C) */
     nn_real *da;            /* (n, F) */
-    nn_real *wt;            /* the largest weight transposed, in panels */
+    nn_real *wt;            /* a strip of the widest weight transposed, in panels */
     nn_real *block;
 } Gpt2Grads;
 
 static size_t grads_layout(const Gpt2 *m, int n, nn_real *base, Gpt2Grads *g) {
     size_t N = (size_t)n, C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, L = (size_t)m->c.layers;
-    size_t wt = vec_packed_size((int)C, 3 * (int)C);
-    size_t fc = vec_packed_size((int)C, (int)F), fcproj = vec_packed_size((int)F, (int)C);
+    size_t wt = linear_backward_scratch((int)C, 3 * (int)C);
+    size_t fc = linear_backward_scratch((int)C, (int)F), fcproj = linear_backward_scratch((int)F, (int)C);
     wt = fc > wt ? fc : wt;
     wt = fcproj > wt ? fcproj : wt;
     NnLayout l = {0};

@@ -19,6 +19,7 @@
 #include "layers/attend.h"
 #include "layers/embedding.h"
 #include "layers/layernorm.h"
+#include "layers/linear.h"
 #include "layers/mlp.h"
 #include "core/vec.h"
 #include "layers/output.h"
@@ -429,8 +430,9 @@ static void test_blocks_gradients(void) {
     CHECK(fd_worst(mlp_loss, &c, c.mw.W2, c.mg.W2, LF * LC) < 1e-6, "dW2");
     CHECK(fd_worst(mlp_loss, &c, c.mw.b2, c.mg.b2, LC) < 1e-6, "db2");
     /* the input's gradient alone through packed weights (a checkpoint's), both GELU forms */
-    nn_real *scratch = alloc_reals(vec_packed_size(LC, LF) > vec_packed_size(LF, LC) ? vec_packed_size(LC, LF)
-                                                                                       : vec_packed_size(LF, LC));
+    nn_real *scratch = alloc_reals(linear_backward_scratch(LC, LF) > linear_backward_scratch(LF, LC)
+                                       ? linear_backward_scratch(LC, LF)
+                                       : linear_backward_scratch(LF, LC));
     c.packed = c.mw;
     c.packed.W1 = alloc_reals(vec_packed_size(LF, LC));
     c.packed.W2 = alloc_reals(vec_packed_size(LC, LF));
@@ -454,6 +456,30 @@ static void test_blocks_gradients(void) {
     opt_free(&c.p);
 }
 #endif
+
+/* linear_backward_input_packed over strips of W^T against float64 dy W^T: widths of
+ * one part strip, exactly one, and many with a part panel at the end. */
+static void test_linear_input_packed(void) {
+    Rng r = {47};
+    static const int shapes[][3] = {{3, 5, 4}, {2, 128, 9}, {5, 300, 70}, {1, 17, 1}}; /* N, IC, OC */
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int N = shapes[s][0], IC = shapes[s][1], OC = shapes[s][2];
+        check_case("linear input gradient through packed weights, N=%d IC=%d OC=%d", N, IC, OC);
+        nn_real *w = alloc_random(&r, (size_t)IC * OC, -1, 1), *dy = alloc_random(&r, (size_t)N * OC, -1, 1);
+        nn_real *dx = alloc_random(&r, (size_t)N * IC, -1, 1), *packed = alloc_reals(vec_packed_size(OC, IC));
+        nn_real *scratch = alloc_reals(linear_backward_scratch(IC, OC));
+        double *want = alloc_doubles((size_t)N * IC);
+        for (int i = 0; i < N; i++)
+            for (int k = 0; k < IC; k++) {
+                double sum = dx[(size_t)i * IC + k];
+                for (int j = 0; j < OC; j++) sum += (double)dy[(size_t)i * OC + j] * w[(size_t)k * OC + j];
+                want[(size_t)i * IC + k] = sum;
+            }
+        vec_pack(packed, w, OC, OC, IC, 0, 1);
+        linear_backward_input_packed(dx, dy, packed, scratch, N, IC, OC);
+        CHECK_ARRAY(dx, want, (size_t)N * IC, IC, TOL_FWD_ATOL * OC, TOL_FWD_RTOL, "dx += dy W^T");
+    }
+}
 
 /* ---- shard replicas --------------------------------------------------------------- */
 
@@ -550,6 +576,7 @@ int main(void) {
 #endif
     test_embedding();
     test_blocks_forward();
+    test_linear_input_packed();
 #ifdef NN_DOUBLE
     test_blocks_gradients();
 #endif
