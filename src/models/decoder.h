@@ -86,12 +86,14 @@ static inline int dec_at(const DecHook *hook, DecSite site, int layer, nn_real *
 void dec_heads_context(const nn_real *P, const nn_real *v, int v_stride, int n, int H, int D, const uint8_t *ablate,
                        nn_real *z, int z_stride);
 
-/* A model's forward pass for patching: the last position's logits (V) of
- * tokens[0..n) in *z, with `hook` (or NULL) called at every site; from
- * block `from` on, its input x0 (n, C) standing for the blocks below (from
- * 0, x0 NULL: the whole pass from the embedding). */
-typedef int (*DecForward)(void *model, const int32_t *tokens, int n, const DecHook *hook, int from, const nn_real *x0,
-                          const nn_real **z);
+/* A model's forward pass for patching: `copies` runs of tokens[0..n) at
+ * once (1..DecShape's copies; the patched runs of one layer share their
+ * start), run i calling hooks[i] at every site (hooks NULL: none), the last
+ * position's logits of each in *z (copies, V); from block `from` on, its
+ * input x0 (n, C) standing for the blocks below in every run (from 0, x0
+ * NULL: the whole pass from the embedding). */
+typedef int (*DecForward)(void *model, const int32_t *tokens, int n, int copies, const DecHook *hooks, int from,
+                          const nn_real *x0, const nn_real **z);
 
 /* What patch replaces: a block's input, attention output or MLP output at one
  * position (layers x positions), or one head's contexts, values or pattern at
@@ -118,14 +120,19 @@ typedef enum { DEC_PATCH_EXACT, DEC_PATCH_ATTRIBUTION, DEC_PATCH_METHODS } DecPa
 
 typedef struct {
     int layers, heads, d_model, vocab, context;
+    int copies; /* runs the forward takes at once (1: one at a time) */
 } DecShape;
+
+/* Runs a patch hands one forward at most. */
+#define DEC_PATCH_MAX_COPIES 64
 
 /* Activation patching: m = logit[a] - logit[b] at the last position; the
  * corrupt run (n tokens) with one activation replaced by the clean run's:
  * out[cell] = (m_patched - m_corrupt) / (m_clean - m_corrupt), cells rows x
  * cols as the target says (out holds layers x max(n, heads)). m_clean and
  * m_corrupt out too. A patch in block l reruns blocks l.. only, from the
- * corrupt run's input to block l. Allocates, for the call, the clean run's
+ * corrupt run's input to block l, up to s->copies of a layer's cells in one
+ * forward. Allocates, for the call, the clean run's
  * activations at the target's site and the corrupt run's block inputs. NN_ERR_VALUE when the two runs give the
  * same m (nothing to recover), or a logit is not finite. */
 int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t *clean, const int32_t *corrupt, int n,

@@ -63,7 +63,7 @@ int dec_logit_attribution(const DecView *v, DecForward forward, void *model, con
     nn_real *ua = k.mlp + (size_t)L * C, *ub = ua + C, *e = ub + C, *wo = e + C;
     DecHook hook = {keep_last, &k};
     const nn_real *z = NULL;
-    int st = forward(model, tokens, n, &hook, 0, NULL, &z);
+    int st = forward(model, tokens, n, 1, &hook, 0, NULL, &z);
     if (st == NN_OK) {
         *logit_diff = (double)z[a] - (double)z[b];
         if (!isfinite(*logit_diff)) st = nn_fail(NN_ERR_VALUE, "the answer's logits are not finite (%g, %g)", z[a], z[b]);

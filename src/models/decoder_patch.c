@@ -87,16 +87,24 @@ static int check_pair(const DecShape *s, const int32_t *clean, const int32_t *co
     return NN_OK;
 }
 
-/* logit[a] - logit[b] of a run (hook or NULL) from block `from` (its input x0), finite. */
-static int metric(DecForward forward, void *model, const int32_t *tokens, int n, const DecHook *hook, int from,
-                  const nn_real *x0, int a, int b, const char *run, double *m) {
+/* logit[a] - logit[b] of `copies` runs (hooks: one each, or NULL) from block
+ * `from` (their input x0) into m (copies), finite. */
+static int metrics(const DecShape *s, DecForward forward, void *model, const int32_t *tokens, int n, int copies,
+                   const DecHook *hooks, int from, const nn_real *x0, int a, int b, const char *run, double *m) {
     const nn_real *z = NULL;
-    NN_TRY(forward(model, tokens, n, hook, from, x0, &z));
-    *m = (double)z[a] - (double)z[b];
-    if (!isfinite(*m))
-        return nn_fail(NN_ERR_VALUE, "the %s run's logits of the answer are not finite (%g, %g)", run, (double)z[a],
-                       (double)z[b]);
+    NN_TRY(forward(model, tokens, n, copies, hooks, from, x0, &z));
+    for (int i = 0; i < copies; i++, z += s->vocab) {
+        m[i] = (double)z[a] - (double)z[b];
+        if (!isfinite(m[i]))
+            return nn_fail(NN_ERR_VALUE, "the %s run's logits of the answer are not finite (%g, %g)", run,
+                           (double)z[a], (double)z[b]);
+    }
     return NN_OK;
+}
+
+static int metric(const DecShape *s, DecForward forward, void *model, const int32_t *tokens, int n,
+                  const DecHook *hook, int a, int b, const char *run, double *m) {
+    return metrics(s, forward, model, tokens, n, 1, hook, 0, NULL, a, b, run, m);
 }
 
 int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t *clean, const int32_t *corrupt, int n,
@@ -118,22 +126,33 @@ int dec_patch(const DecShape *s, DecForward forward, void *model, const int32_t 
         return nn_fail(NN_ERR_NOMEM, "out of memory for the clean run's activations (%zu reals)", L * per + inputs);
     p.inputs = p.kept + L * per;
     DecHook hook = {patch_at, &p}, keep = {keep_inputs, &p};
-    int st = metric(forward, model, clean, n, &hook, 0, NULL, a, b, "clean", m_clean);
-    if (st == NN_OK) st = metric(forward, model, corrupt, n, &keep, 0, NULL, a, b, "corrupt", m_corrupt);
+    int st = metric(s, forward, model, clean, n, &hook, a, b, "clean", m_clean);
+    if (st == NN_OK) st = metric(s, forward, model, corrupt, n, &keep, a, b, "corrupt", m_corrupt);
     double span = *m_clean - *m_corrupt;
     if (st == NN_OK && span == 0)
         st = nn_fail(NN_ERR_VALUE, "the clean and corrupt runs give the same logit difference (%g): there is "
                                    "nothing for a patch to recover; choose inputs or an answer they disagree on",
                      *m_clean);
     int cols = target <= DEC_PATCH_MLP ? n : s->heads;
+    int copies = s->copies < 1 ? 1 : s->copies > DEC_PATCH_MAX_COPIES ? DEC_PATCH_MAX_COPIES : s->copies;
+    Patching cell[DEC_PATCH_MAX_COPIES];
+    DecHook hooks[DEC_PATCH_MAX_COPIES];
+    double m[DEC_PATCH_MAX_COPIES];
     p.record = 0;
+    /* a layer's cells, up to `copies` runs at once from its corrupt input */
     for (int l = 0; st == NN_OK && l < s->layers; l++)
-        for (int c = 0; st == NN_OK && c < cols; c++) {
-            double m = 0;
-            p.layer = l;
-            p.cell = c;
-            st = metric(forward, model, corrupt, n, &hook, l, p.inputs + (size_t)l * N * s->d_model, a, b, "patched", &m);
-            out[(size_t)l * cols + c] = (float)((m - *m_corrupt) / span + 0.0); /* + 0.0: no -0 */
+        for (int c0 = 0; st == NN_OK && c0 < cols; c0 += copies) {
+            int k = cols - c0 < copies ? cols - c0 : copies;
+            for (int i = 0; i < k; i++) {
+                cell[i] = p;
+                cell[i].layer = l;
+                cell[i].cell = c0 + i;
+                hooks[i] = (DecHook){patch_at, &cell[i]};
+            }
+            st = metrics(s, forward, model, corrupt, n, k, hooks, l, p.inputs + (size_t)l * N * s->d_model, a, b,
+                         "patched", m);
+            for (int i = 0; st == NN_OK && i < k; i++)
+                out[(size_t)l * cols + c0 + i] = (float)((m[i] - *m_corrupt) / span + 0.0); /* + 0.0: no -0 */
         }
     free(p.kept);
     return st;
@@ -175,9 +194,9 @@ int dec_patch_attribution(const DecShape *s, DecForward forward, DecBackward bac
     if (!block) return nn_fail(NN_ERR_NOMEM, "out of memory for the activations and gradients (%zu reals)", 3 * layer);
     Patching p = {s, NULL, target, SITE_OF[target], n, block, per, 1, 0, 0};
     DecHook record = {patch_at, &p};
-    int st = metric(forward, model, clean, n, &record, 0, NULL, a, b, "clean", m_clean);
+    int st = metric(s, forward, model, clean, n, &record, a, b, "clean", m_clean);
     p.kept = block + layer;
-    if (st == NN_OK) st = metric(forward, model, corrupt, n, &record, 0, NULL, a, b, "corrupt", m_corrupt);
+    if (st == NN_OK) st = metric(s, forward, model, corrupt, n, &record, a, b, "corrupt", m_corrupt);
     double span = *m_clean - *m_corrupt;
     if (st == NN_OK && span == 0)
         st = nn_fail(NN_ERR_VALUE, "the clean and corrupt runs give the same logit difference (%g): there is "

@@ -27,10 +27,15 @@
 
 /* Rows of logits computed at once: the unembedding's (rows, V) scratch. */
 #define GPT2_LOGIT_ROWS 128
+/* Rows exact patching runs at once: a layer's patched runs together (the
+ * weights read once for all of them), up to this many of their rows. */
+#define GPT2_PATCH_ROWS 256
 
-/* One call's buffers for n tokens (pointers into one block). */
+/* One call's buffers for `batch` runs of n tokens (pointers into one block;
+ * the rows of the runs one after the other, each run's maps its own). */
 typedef struct {
-    nn_real *x;          /* (n, C) the residual stream */
+    int batch;           /* runs the buffers hold: 1, or a patch's runs of one layer */
+    nn_real *x;          /* (B n, C) the residual stream (B: batch; the row buffers below hold B n rows too) */
     nn_real *ln;         /* (n, C) a LayerNorm's output, then a sub-layer's */
     nn_real *mean, *rstd; /* (n) */
     nn_real *qkv;        /* (n, 3C) */
@@ -59,10 +64,11 @@ static AttnHeadsConfig heads_of(const Gpt2 *m, int layer, int n) {
     return h;
 }
 
-/* Lays out the buffers for n tokens (base NULL: only counts). */
-static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run *r) {
-    size_t N = (size_t)n, C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, H = (size_t)m->c.heads;
+/* Lays out the buffers for `batch` runs of n tokens (base NULL: only counts). */
+static size_t run_layout(const Gpt2 *m, int n, int batch, int lens, nn_real *base, Gpt2Run *r) {
+    size_t B = (size_t)batch, N = B * n, C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, H = (size_t)m->c.heads;
     size_t rows = N < GPT2_LOGIT_ROWS ? N : GPT2_LOGIT_ROWS;
+    r->batch = batch;
     NnLayout l = {0};
 #define TAKE(count) (base ? base + nn_layout_take(&l, (count)) : (nn_layout_take(&l, (count)), (nn_real *)NULL))
     r->x = TAKE(N * C);
@@ -74,8 +80,8 @@ static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run 
     r->attn = TAKE(N * C);
     r->h = TAKE(N * F);
     r->a = TAKE(N * F);
-    r->scores = TAKE(H * N * N);
-    r->att = TAKE(H * N * N);
+    r->scores = TAKE(B * H * n * n);
+    r->att = TAKE(B * H * n * n);
     AttnHeadsConfig hc = heads_of(m, 0, n);
     r->head_copies = nn_pool_threads();
     r->heads = TAKE(attn_heads_scratch_size(&hc) * (size_t)r->head_copies);
@@ -95,14 +101,14 @@ static size_t run_layout(const Gpt2 *m, int n, int lens, nn_real *base, Gpt2Run 
 /* Reals of scratch one call may take (about 1 GB in float). */
 #define GPT2_MAX_SCRATCH ((size_t)1 << 28)
 
-static int run_create(const Gpt2 *m, int n, int lens, Gpt2Run *r) {
-    size_t size = run_layout(m, n, lens, NULL, r);
+static int run_create(const Gpt2 *m, int n, int batch, int lens, Gpt2Run *r) {
+    size_t size = run_layout(m, n, batch, lens, NULL, r);
     if (size > GPT2_MAX_SCRATCH)
         return nn_fail(NN_ERR_LIMIT, "input: %d tokens need %zu reals of scratch, past the limit of %zu; use fewer tokens",
                        n, size, GPT2_MAX_SCRATCH);
     nn_real *block = malloc(sizeof(nn_real) * size);
     if (!block) return nn_fail(NN_ERR_NOMEM, "out of memory for %d tokens' scratch (%zu reals)", n, size);
-    run_layout(m, n, lens, block, r);
+    run_layout(m, n, batch, lens, block, r);
     return NN_OK;
 }
 
@@ -128,35 +134,40 @@ static void embed(const Gpt2 *m, nn_real *x, const int32_t *tokens, int n) {
     }
 }
 
-/* The blocks over tokens (n) at positions pos0..: a whole sequence (pos0 0,
- * its attention over its own rows) or one more position after the cached
- * ones (n 1, pos0 > 0: the core's attention step of its query over the
- * cache). The rows' keys and values go to the cache when there is one.
- * r->x holds the last block's output; each block's output is kept in
- * r->layers when it is there. A whole sequence's pass hands its activations
- * to `hook` (or NULL) at each of decoder.h's sites. */
-static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int n, int pos0, const DecHook *hook) {
+/* The blocks over B runs of tokens (n) at positions pos0..: whole
+ * sequences (pos0 0, each run's attention over its own rows; B > 1 only
+ * from a given block input, the same for every run) or one more position
+ * after the cached ones (B 1, n 1, pos0 > 0: the core's attention step of
+ * its query over the cache). The rows' keys and values go to the cache when
+ * there is one. r->x holds the last block's output, run after run; each
+ * block's output is kept in r->layers when it is there (B 1). A whole
+ * sequence's pass hands run b's activations to hooks[b] (hooks NULL: none)
+ * at each of decoder.h's sites; the row-wise layers take all runs' rows at
+ * once (each weight read once for them). */
+static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int n, int B, int pos0,
+                          const DecHook *hooks) {
     const Gpt2Config *c = &m->c;
     const Gpt2Weights *w = &m->w;
-    int C = c->d_model, F = c->d_ff;
-    size_t NC = (size_t)n * C;
+    int C = c->d_model, F = c->d_ff, H = c->heads, BN = B * n;
+    size_t NC = (size_t)n * C, BNC = (size_t)B * NC, maps = (size_t)H * n * n;
     /* x = wte[token] + wpe[t] (GPT-NeoX: no positions here; RoPE turns the queries and keys),
      * or block `from`'s input given */
     int given = pos0 == 0 && r->x0, from = given ? r->from : 0;
     if (given) {
-        memcpy(r->x, r->x0, sizeof(nn_real) * NC);
+        for (int b = 0; b < B; b++) memcpy(r->x + b * NC, r->x0, sizeof(nn_real) * NC);
     } else {
         embed(m, r->x, tokens, n);
         if (w->wpe) vec_axpy(r->x, 1, w->wpe + (size_t)pos0 * C, (int)NC);
     }
-    if (pos0 > 0) hook = NULL;
+    if (pos0 > 0) hooks = NULL;
+#define HOOK(b) (hooks ? &hooks[b] : NULL)
     int until = given && r->until ? r->until : c->layers;
     for (int l = from; l < until; l++) {
-        dec_at(hook, DEC_AT_RESID, l, r->x, n, C, C);
+        for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_RESID, l, r->x + b * NC, n, C, C);
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
-        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, n, C, c->epsilon);
-        linear_forward_packed(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], n, C, 3 * C);
-        dec_at(hook, DEC_AT_VALUES, l, r->qkv + 2 * C, n, C, 3 * C);
+        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, BN, C, c->epsilon);
+        linear_forward_packed(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], BN, C, 3 * C);
+        for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_VALUES, l, r->qkv + 3 * b * NC + 2 * C, n, C, 3 * C);
         nn_real *kv = r->kv ? r->kv + (size_t)l * r->kv_rows * 2 * C : NULL;
         for (int t = 0; kv && t < n; t++)
             memcpy(kv + (size_t)(pos0 + t) * 2 * C, r->qkv + (size_t)t * 3 * C + C, sizeof(nn_real) * 2 * C);
@@ -165,30 +176,33 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
             NN_TRY(attn_heads_step(&hc, pos0, r->qkv, kv, 2 * C, kv + C, 2 * C, r->atty, r->step));
         } else {
             AttnHeadsConfig hc = heads_of(m, l, n);
-            AttnHeadsIO io = {r->qkv, r->qkv + C, r->qkv + 2 * C, 3 * C, 3 * C, 3 * C, r->atty, C, r->scores, r->att};
-            NN_TRY(attn_heads_forward_split(&hc, &io, r->heads, r->head_copies));
-            if (dec_at(hook, DEC_AT_PATTERN, l, r->att, c->heads * n, n, n))
-                dec_heads_context(r->att, r->qkv + 2 * C, 3 * C, n, c->heads, C / c->heads,
-                                  m->ablate + (size_t)l * c->heads, r->atty, C);
-            dec_at(hook, DEC_AT_Z, l, r->atty, n, C, C);
+            for (int b = 0; b < B; b++) {
+                nn_real *qkv = r->qkv + 3 * b * NC, *z = r->atty + b * NC, *P = r->att + b * maps;
+                AttnHeadsIO io = {qkv, qkv + C, qkv + 2 * C, 3 * C, 3 * C, 3 * C, z, C, r->scores + b * maps, P};
+                NN_TRY(attn_heads_forward_split(&hc, &io, r->heads, r->head_copies));
+                if (dec_at(HOOK(b), DEC_AT_PATTERN, l, P, H * n, n, n))
+                    dec_heads_context(P, qkv + 2 * C, 3 * C, n, H, C / H, m->ablate + (size_t)l * H, z, C);
+                dec_at(HOOK(b), DEC_AT_Z, l, z, n, C, C);
+            }
         }
         /* the attention's output, c_proj of the contexts (the queries, keys, values and weights stay for a
          * backward pass that reruns this block) */
         nn_real *attn = r->attn;
-        linear_forward_packed(attn, r->atty, w->projw[l], w->projb[l], n, C, C);
-        dec_at(hook, DEC_AT_ATTN, l, attn, n, C, C);
-        if (!c->parallel) vec_axpy(r->x, 1, attn, (int)NC); /* x += attn(ln_1 x) */
+        linear_forward_packed(attn, r->atty, w->projw[l], w->projb[l], BN, C, C);
+        for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_ATTN, l, attn + b * NC, n, C, C);
+        if (!c->parallel) vec_axpy(r->x, 1, attn, (int)BNC); /* x += attn(ln_1 x) */
         LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
-        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, n, C, c->epsilon);
+        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, BN, C, c->epsilon);
         MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
         /* x += mlp(ln_2 x) (atty holds the MLP's output: the contexts are spent); parallel:
          * x += attn(ln_1 x) + mlp(ln_2 x), both of the block's input */
-        mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, n, C, F, c->gelu_exact);
-        dec_at(hook, DEC_AT_MLP, l, r->atty, n, C, C);
-        if (c->parallel) vec_axpy(r->x, 1, attn, (int)NC);
-        vec_axpy(r->x, 1, r->atty, (int)NC);
+        mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, BN, C, F, c->gelu_exact);
+        for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_MLP, l, r->atty + b * NC, n, C, C);
+        if (c->parallel) vec_axpy(r->x, 1, attn, (int)BNC);
+        vec_axpy(r->x, 1, r->atty, (int)BNC);
         if (r->layers) memcpy(r->layers + (size_t)l * NC, r->x, sizeof(nn_real) * NC);
     }
+#undef HOOK
     return NN_OK;
 }
 
@@ -297,10 +311,10 @@ int gpt2_inspect(Gpt2 *m, const int32_t *tokens, int n, float *attention, int32_
                                      "tokens%s",
                        n, (double)bytes, GPT2_MAX_RESULT_MB, logits ? " or leave out the logits" : "");
     Gpt2Run r;
-    NN_TRY(run_create(m, n, lens != NULL, &r));
+    NN_TRY(run_create(m, n, 1, lens != NULL, &r));
     DecHook copy = {copy_attention, attention};
     uint8_t bad[GPT2_LOGIT_ROWS];
-    int st = blocks_forward(m, &r, tokens, n, 0, attention ? &copy : NULL);
+    int st = blocks_forward(m, &r, tokens, n, 1, 0, attention ? &copy : NULL);
     for (int t0 = 0; t0 < n && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
         int rows = n - t0 < GPT2_LOGIT_ROWS ? n - t0 : GPT2_LOGIT_ROWS;
         unembed(m, &r, r.x + (size_t)t0 * C, rows);
@@ -328,8 +342,8 @@ int gpt2_evaluate(Gpt2 *m, const int32_t *tokens, int n, double *loss) {
     NN_TRY(check_tokens(m, tokens, n, 2, m->c.context));
     int V = m->c.vocab, C = m->c.d_model;
     Gpt2Run r;
-    NN_TRY(run_create(m, n - 1, 0, &r));
-    int st = blocks_forward(m, &r, tokens, n - 1, 0, NULL);
+    NN_TRY(run_create(m, n - 1, 1, 0, &r));
+    int st = blocks_forward(m, &r, tokens, n - 1, 1, 0, NULL);
     double sum = 0;
     for (int t0 = 0; t0 < n - 1 && st == NN_OK; t0 += GPT2_LOGIT_ROWS) {
         int rows = n - 1 - t0 < GPT2_LOGIT_ROWS ? n - 1 - t0 : GPT2_LOGIT_ROWS;
@@ -364,10 +378,10 @@ static int next_logits(void *ctx, const int32_t *tokens, int n, int step, const 
     const nn_real *last = g->r.x + (size_t)(T - 1) * C;
     g->r.kv = n <= g->m->c.context ? g->kv : NULL; /* filled by the first pass, read and extended by the next ones */
     if (g->r.kv && step > 0) {
-        NN_TRY(blocks_forward(g->m, &g->r, tokens + n - 1, 1, n - 1, NULL));
+        NN_TRY(blocks_forward(g->m, &g->r, tokens + n - 1, 1, 1, n - 1, NULL));
         last = g->r.x;
     } else {
-        NN_TRY(blocks_forward(g->m, &g->r, tokens + n - T, T, 0, NULL));
+        NN_TRY(blocks_forward(g->m, &g->r, tokens + n - T, T, 1, 0, NULL));
     }
     unembed(g->m, &g->r, last, 1); /* the last position's logits only */
     *z = g->r.logits;
@@ -383,7 +397,7 @@ int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temp
     int longest = n_prompt + n_new - 1 < ctx ? n_prompt + n_new - 1 : ctx;
     if (longest < 1) longest = 1;
     Generation g = {m, {0}, NULL};
-    NN_TRY(run_create(m, longest, 0, &g.r));
+    NN_TRY(run_create(m, longest, 1, 0, &g.r));
     g.r.kv_rows = longest;
     if (n_prompt <= ctx && n_new > 1) {
         g.kv = malloc(sizeof(nn_real) * (size_t)m->c.layers * longest * 2 * C);
@@ -423,7 +437,7 @@ int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev,
     NN_TRY(nn_check_size("length", length, 2, most));
     int L = m->c.layers, H = m->c.heads, n = 2 * length;
     Gpt2Run r;
-    NN_TRY(run_create(m, n, 0, &r));
+    NN_TRY(run_create(m, n, 1, 0, &r));
     double *sums = calloc((size_t)2 * L * H, sizeof(double));
     int32_t *tok = malloc(sizeof(int32_t) * 2 * (size_t)n);
     if (!sums || !tok) {
@@ -454,7 +468,7 @@ int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev,
         for (int i = 0; i < n; i++) source[i] = i >= length && i - length + 1 < length ? i - length + 1 : -1;
         n_prev += n - 1;
         n_ind += length - 1;
-        st = blocks_forward(m, &r, tok, n, 0, &scores);
+        st = blocks_forward(m, &r, tok, n, 1, 0, &scores);
     }
     for (int i = 0; i < L * H && st == NN_OK; i++) {
         prev[i] = (float)(s.prev[i] / n_prev);
@@ -473,16 +487,24 @@ typedef struct {
     Gpt2Run r;
 } PatchRun;
 
-static int patch_forward(void *model, const int32_t *tokens, int n, const DecHook *hook, int from, const nn_real *x0,
-                         const nn_real **z) {
+/* decoder.h's DecForward: up to the run's batch of runs at once, only each
+ * run's last position unembedded (gathered into attn's rows, spent). */
+static int patch_forward(void *model, const int32_t *tokens, int n, int copies, const DecHook *hooks, int from,
+                         const nn_real *x0, const nn_real **z) {
     PatchRun *p = model;
+    if (copies < 1 || copies > p->r.batch || (copies > 1 && !x0))
+        return nn_fail(NN_ERR_ARG, "patch: %d runs at once from %s; this run holds 1..%d from a block's input",
+                       copies, x0 ? "a block's input" : "the embedding", p->r.batch);
     p->r.from = from;
     p->r.x0 = x0;
-    int st = blocks_forward(p->m, &p->r, tokens, n, 0, hook);
+    int st = blocks_forward(p->m, &p->r, tokens, n, copies, 0, hooks);
     p->r.from = 0;
     p->r.x0 = NULL;
     NN_TRY(st);
-    unembed(p->m, &p->r, p->r.x + (size_t)(n - 1) * p->m->c.d_model, 1);
+    size_t C = (size_t)p->m->c.d_model;
+    for (int i = 0; i < copies; i++)
+        memcpy(p->r.attn + i * C, p->r.x + ((size_t)i * n + n - 1) * C, sizeof(nn_real) * C);
+    unembed(p->m, &p->r, p->r.attn, copies);
     *z = p->r.logits;
     return NN_OK;
 }
@@ -565,7 +587,7 @@ static int patch_backward(void *model, const int32_t *tokens, int n, int a, int 
     if (!block) return nn_fail(NN_ERR_NOMEM, "out of memory for the backward pass of %d tokens (%zu reals)", n, size);
     grads_layout(m, n, block, &g);
     DecHook keep = {keep_inputs, g.xs};
-    int st = blocks_forward(m, &p->r, tokens, n, 0, &keep);
+    int st = blocks_forward(m, &p->r, tokens, n, 1, 0, &keep);
     if (st == NN_OK) {
         memcpy(g.xs + (size_t)L * NC, p->r.x, sizeof(nn_real) * NC);
         /* m's gradient at ln_f's output of the last row: W_U's columns a less b */
@@ -586,7 +608,7 @@ static int patch_backward(void *model, const int32_t *tokens, int n, int a, int 
         p->r.from = l;
         p->r.until = l + 1;
         p->r.x0 = x;
-        st = blocks_forward(m, &p->r, tokens, n, 0, NULL);
+        st = blocks_forward(m, &p->r, tokens, n, 1, 0, NULL);
         p->r.from = p->r.until = 0;
         p->r.x0 = NULL;
         if (st != NN_OK) break;
@@ -637,7 +659,7 @@ int gpt2_logit_attribution(Gpt2 *m, const int32_t *tokens, int n, int a, int b, 
     NN_TRY(dec_view_gpt2(m, &v));
     NN_TRY(nn_check_size("input: tokens", n, 1, m->c.context));
     PatchRun p = {m, {0}};
-    NN_TRY(run_create(m, n, 0, &p.r));
+    NN_TRY(run_create(m, n, 1, 0, &p.r));
     int st = dec_logit_attribution(&v, patch_forward, &p, tokens, n, m->c.context, a, b, values, logit_diff);
     run_free(&p.r);
     return st;
@@ -648,9 +670,13 @@ int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int
     nn_clear_error();
     NN_TRY(gpt2_check_ready(m));
     NN_TRY(nn_check_size("input: tokens", n, 1, m->c.context));
+    /* exact patching runs a layer's cells together, up to GPT2_PATCH_ROWS rows at once */
+    int cells = target <= DEC_PATCH_MLP ? n : m->c.heads;
+    int copies = method == DEC_PATCH_EXACT ? GPT2_PATCH_ROWS / n : 1;
+    copies = copies < 1 ? 1 : copies > cells ? cells : copies > DEC_PATCH_MAX_COPIES ? DEC_PATCH_MAX_COPIES : copies;
     PatchRun p = {m, {0}};
-    NN_TRY(run_create(m, n, 0, &p.r));
-    DecShape s = {m->c.layers, m->c.heads, m->c.d_model, m->c.vocab, m->c.context};
+    NN_TRY(run_create(m, n, copies, 0, &p.r));
+    DecShape s = {m->c.layers, m->c.heads, m->c.d_model, m->c.vocab, m->c.context, copies};
     int st = method == DEC_PATCH_ATTRIBUTION
                  ? dec_patch_attribution(&s, patch_forward, patch_backward, &p, clean, corrupt, n, a, b,
                                          (DecPatchTarget)target,

@@ -89,9 +89,11 @@ int tfm_generate(TfModel *m, int32_t *tokens, int n_prompt, int n_new, double te
 
 /* ---- patching (decoder.h's dec_patch over this forward) ---- */
 
-static int patch_forward(void *model, const int32_t *tokens, int n, const DecHook *hook, int from, const nn_real *x0,
-                         const nn_real **z) {
+/* One run at a time (DecShape copies 1). */
+static int patch_forward(void *model, const int32_t *tokens, int n, int copies, const DecHook *hook, int from,
+                         const nn_real *x0, const nn_real **z) {
     TfModel *m = model;
+    if (copies != 1) return nn_fail(NN_ERR_ARG, "patch: this model runs one patched run at a time (asked %d)", copies);
     memcpy(m->a.tokens, tokens, sizeof(int32_t) * n);
     m->hook = hook;
     m->hook_from = from;
@@ -130,7 +132,7 @@ int tfm_logit_attribution(TfModel *m, const int32_t *tokens, int n, int a, int b
 int tfm_patch(TfModel *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
               float *out, double *metrics) {
     nn_clear_error();
-    DecShape s = {m->c.layers, m->c.heads, m->c.d_model, m->V, m->c.context};
+    DecShape s = {m->c.layers, m->c.heads, m->c.d_model, m->V, m->c.context, 1};
     if (method == DEC_PATCH_ATTRIBUTION)
         return dec_patch_attribution(&s, patch_forward, patch_backward, m, clean, corrupt, n, a, b,
                                      (DecPatchTarget)target, out, metrics, metrics + 1);

@@ -123,6 +123,20 @@ for (const { name, skip, engine } of await withEngines()) {
       m.destroy();
     });
 
+    test('a GPT-2 checkpoint, 24 tokens: a layer\'s patched runs go in batches (10, 10 and 4 of its 24), each cell as the reference', async () => {
+      const { bytes, config, weights } = gpt2Checkpoint({ scale: 0.5, seed: 7 });
+      const m = await engine.loadModel(bytes, { config });
+      const clean = Array.from({ length: 24 }, (_, i) => (i * 13 + 5) % 64);
+      const corrupt = clean.slice();
+      corrupt[6] = 1;
+      corrupt[17] = 2;
+      for (const target of ['resid', 'mlp']) {
+        const got = m.patch({ clean, corrupt, answer: [3, 7], target });
+        checkAgainst(got, referencePatch(weights, config, clean, corrupt, [3, 7], target), `${target}, 24 tokens`);
+      }
+      m.destroy();
+    });
+
     test('a model trained here: every target against the reference of its exported checkpoint', async () => {
       const { m, out, weights, clean, corrupt } = await trainedHere(engine);
       for (const target of TARGETS) {
