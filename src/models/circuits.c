@@ -10,9 +10,10 @@
  * W_V,j F_O,j^T (F_O^T F_O = W_O,j W_O,j^T); the denominators are the same
  * blocks' norms (|W_QK,j| = |W_Q,j F_K,j^T|, |W_OV,j| = |W_V,j F_O,j^T|).
  * A later layer's three blocks for all its heads make one (C, 3C) matrix,
- * packed once into the products' panels;
- * each earlier head multiplies it once, (D, C) . (C, 3C), with the core's
- * products, and the (D, D) blocks' norms are summed in double. The Gram
+ * packed once into the products' panels; an earlier layer's O^ of all its
+ * heads, stacked (H D, C), multiplies it in one product (the panels read
+ * once for all the layer's heads, on the pool's threads), and the (D, D)
+ * blocks' norms are summed in double. The Gram
  * matrices come from the same products; their factors are pivoted Cholesky
  * in double, which a rank-deficient head (a zero column) does not break.
  *
@@ -85,8 +86,7 @@ static double sum_squares(const nn_real *x, int rows, int cols, int ld) {
 typedef struct {
     nn_real *wa, *wb, *wc; /* (C, D) W_Q, W_K, W_V of a head */
     nn_real *wo;           /* (D, C) */
-    nn_real *oh;           /* (D, C) O^_i */
-    nn_real *z;            /* (D, 3C) O^_i Q^ */
+    nn_real *z;            /* (D, D) a Gram matrix, a head's OV matrix */
     nn_real *fa, *fb, *fc; /* (D, D) Gram factors */
     double *g, *a;         /* (D, D) a Gram matrix; a head's OV matrix for the eigenvalues */
     double *re, *im, *row; /* (D) the eigenvalues; a factor's row */
@@ -98,15 +98,17 @@ typedef struct {
     const DecView *v;
     Scratch *s;     /* one per thread */
     nn_real *qhat;  /* (C, 3C) the later layer's [W_Q F_K^T | W_K F_Q^T | W_V F_O^T], head j in column blocks of D */
-    nn_real *qpack; /* qhat in vec_pack's panels: packed once per later layer, read by every earlier head */
+    nn_real *qpack; /* qhat in vec_pack's panels: packed once per later layer, read by every earlier layer */
+    nn_real *ohat;  /* (H D, C) the earlier layer's O^_i = F_V,i W_O,i, head i in rows i D.. */
+    nn_real *prod;  /* (H D, 3C) ohat Q^ */
     double *qk, *ov; /* (L H) |W_QK| and |W_OV| of each head */
-    int later;      /* the later layer */
+    int later, earlier; /* the layers */
     float *out[3];  /* q, k, v */
 } Composition;
 
 /* f with f^T f = w^T w for w (C, D) (transposed 0), or w w^T for w (D, C). */
 static void factor_of(Scratch *s, const nn_real *w, int C, int D, int transposed, nn_real *f) {
-    nn_real *gram = s->z; /* (D, D) in the product's room, spent before it is used */
+    nn_real *gram = s->z; /* (D, D) */
     if (transposed) vec_gemm_nt(gram, D, w, C, w, C, D, D, C, 0);
     else vec_gemm_tn(gram, D, w, D, w, D, D, D, C, 0);
     to_double(s->g, gram, D * D);
@@ -140,24 +142,36 @@ static int later_task(void *ctx, int tid, int n) {
     return NN_OK;
 }
 
-/* Earlier heads [b, e) of the layers below the later one: each head's row
- * of the three scores against the later layer's heads. */
-static int earlier_task(void *ctx, int tid, int n) {
+/* Heads [b, e) of the earlier layer: their O^ = F_V W_O. */
+static int ohat_task(void *ctx, int tid, int n) {
     Composition *c = ctx;
     const DecView *v = c->v;
     Scratch *s = &c->s[tid];
-    int C = v->d_model, D = v->d_head, H = v->heads, LH = v->layers * H, b, e;
-    nn_pool_range(c->later * H, tid, n, &b, &e);
-    for (int i = b; i < e; i++) {
-        dec_view_read(v, i / H, i % H, 2, s->wc);
-        dec_view_wo(v, i / H, i % H, s->wo);
+    int C = v->d_model, D = v->d_head, b, e;
+    nn_pool_range(v->heads, tid, n, &b, &e);
+    for (int h = b; h < e; h++) {
+        dec_view_read(v, c->earlier, h, 2, s->wc);
+        dec_view_wo(v, c->earlier, h, s->wo);
         factor_of(s, s->wc, C, D, 0, s->fc);
-        vec_gemm_nn(s->oh, C, s->fc, D, s->wo, C, D, C, D, 0);        /* O^_i = F_V W_O */
-        vec_gemm_packed(s->z, 3 * C, s->oh, C, c->qpack, C, D, 3 * C, C, 0); /* O^_i Q^ */
+        vec_gemm_nn(c->ohat + (size_t)h * D * C, C, s->fc, D, s->wo, C, D, C, D, 0);
+    }
+    return NN_OK;
+}
+
+/* Heads [b, e) of the earlier layer: each one's row of the three scores
+ * against the later layer's heads, from its D rows of the product. */
+static int scores_task(void *ctx, int tid, int n) {
+    Composition *c = ctx;
+    const DecView *v = c->v;
+    int C = v->d_model, D = v->d_head, H = v->heads, LH = v->layers * H, b, e;
+    nn_pool_range(H, tid, n, &b, &e);
+    for (int h0 = b; h0 < e; h0++) {
+        int i = c->earlier * H + h0;
+        const nn_real *z = c->prod + (size_t)h0 * D * 3 * C;
         for (int mode = 0; mode < 3; mode++)
             for (int h = 0; h < H; h++) {
                 int j = c->later * H + h;
-                double num = sqrt(sum_squares(s->z + mode * C + h * D, D, D, 3 * C));
+                double num = sqrt(sum_squares(z + mode * C + h * D, D, D, 3 * C));
                 double den = c->ov[i] * (mode < 2 ? c->qk[j] : c->ov[j]);
                 c->out[mode][(size_t)i * LH + j] = den > 0 ? (float)(num / den) : 0;
             }
@@ -181,8 +195,7 @@ static size_t scratch_layout(const DecView *v, Scratch *s, nn_real *base, double
     s->wb = TAKE(C * D);
     s->wc = TAKE(C * D);
     s->wo = TAKE(C * D);
-    s->oh = TAKE(C * D);
-    s->z = TAKE(3 * C * D > D * D ? 3 * C * D : D * D);
+    s->z = TAKE(D * D);
     s->fa = TAKE(D * D);
     s->fb = TAKE(D * D);
     s->fc = TAKE(D * D);
@@ -242,16 +255,22 @@ int circ_composition_scores(const DecView *v, float *q, float *k, float *vv) {
     Block b;
     nn_real *qhat;
     double *norms;
-    size_t packed = vec_packed_size(3 * C, C);
-    NN_TRY(scratch_create(v, s, threads, (size_t)C * 3 * C + packed, 2 * LH, &b, &qhat, &norms, "compositionScores"));
-    Composition c = {v, s, qhat, qhat + (size_t)C * 3 * C, norms, norms + LH, 0, {q, k, vv}};
+    size_t packed = vec_packed_size(3 * C, C), HD = (size_t)H * D;
+    NN_TRY(scratch_create(v, s, threads, (size_t)C * 3 * C + packed + HD * C + HD * 3 * C, 2 * LH, &b, &qhat, &norms,
+                          "compositionScores"));
+    nn_real *qpack = qhat + (size_t)C * 3 * C, *ohat = qpack + packed, *prod = ohat + HD * C;
+    Composition c = {v, s, qhat, qpack, ohat, prod, norms, norms + LH, 0, 0, {q, k, vv}};
     for (int t = 0; t < threads; t++) s[t].overflow = 0;
     for (int l = 0; l < L; l++) {
         c.later = l;
         nn_pool_run(later_task, &c, (double)H * 6 * C * D * D);
         if (l == 0) continue;
         vec_pack(c.qpack, qhat, 3 * C, 3 * C, C, 0, 1);
-        nn_pool_run(earlier_task, &c, (double)l * H * 3 * C * C * D);
+        for (c.earlier = 0; c.earlier < l; c.earlier++) {
+            nn_pool_run(ohat_task, &c, (double)H * 2 * C * D * D);
+            vec_gemm_packed_parallel(prod, 3 * C, ohat, C, qpack, H * D, 3 * C, C, 0);
+            nn_pool_run(scores_task, &c, (double)H * 3 * C * D);
+        }
     }
     scratch_free(&b);
     int overflow = 0;
