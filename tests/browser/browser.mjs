@@ -65,7 +65,7 @@ export function findChrome(env = process.env) {
   }
   throw new Error('no Chromium found: set CHROME_PATH, or put chromium, chromium-browser or google-chrome on PATH (bash scripts/setup.sh --browser installs it)');
 }
-const FLAGS = [
+export const FLAGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic',
 ];

@@ -160,10 +160,11 @@ function zipLength(fileSize) {
 }
 
 /**
- * Takes a checkpoint of fileSize bytes in consecutive pieces of any size:
- * the header is gathered until it is whole, then the core opens the model
- * (allocating its weights) and each later piece goes into the heap as it
- * comes, so the heap holds the weights and one piece. A pytorch_model.bin
+ * Takes a checkpoint of fileSize bytes in consecutive pieces of any size,
+ * each read only during its write(): the header is gathered until it is
+ * whole, then the core opens the model (allocating its weights) and each
+ * later piece goes into the heap as it comes, so the heap holds the weights
+ * and one piece. A pytorch_model.bin
  * (a zip: its directory is at its end) is gathered whole, opened, then read
  * from its first byte. finish() returns the TransformerModel; destroy()
  * frees a model not finished (after an error).
@@ -207,7 +208,11 @@ class CheckpointSink {
       else this.#headerLength = headerLengthOf(first, this.#fileSize);
     }
     const at = this.#headerAt;
-    if (this.#headerLength < 0 || this.#headBytes < at + this.#headerLength) return;
+    if (this.#headerLength < 0 || this.#headBytes < at + this.#headerLength) {
+      // kept past this call as a copy: the caller may fill the piece's memory again (hub.js reads into one buffer)
+      if (this.#head.at(-1) === piece) this.#head[this.#head.length - 1] = piece.slice();
+      return;
+    }
     const head = this.#joined();
     this.#head = null;
     this.#open(head.subarray(at, at + this.#headerLength));

@@ -5,12 +5,13 @@
 // size and SHA-256 (X-Linked-Size, X-Linked-Etag, on the redirect to its file
 // store where the file is large) and a GET with its bytes, following that
 // redirect. model.safetensors (or, where a revision has none, pytorch_model.bin)
-// streams into the heap as it arrives (gpt2.js
-// checkpointSink), hashed on the way (sha256.js), resumed with a Range request
-// when the connection drops; config.json and tokenizer.json (404: the repo has
-// none) are small and read whole. What arrives whole and checked is kept, when
+// streams into the heap as it arrives (gpt2.js checkpointSink; each piece read
+// into one reused buffer, body-reader.js), hashed on the way (sha256.js),
+// resumed with a Range request when the connection drops; config.json and
+// tokenizer.json (404: the repo has none) are small and read whole. What arrives whole and checked is kept, when
 // a store is given or the browser has one (the second open makes no request),
 // and listed and removed by keptModels / forgetModel.
+import { bodyReader } from './body-reader.js';
 import { AttnlabError, argError, describe } from './errors.js';
 import { checkpointSink, readConfig } from './gpt2.js';
 import { options } from './matrix.js';
@@ -236,7 +237,7 @@ async function receive(ctx, file, place, open) {
   ctx.progress(file, 0, size, true);
   for (;;) {
     let skip = response.status === 200 ? loaded : 0; // a server that ignored the Range sends the file from its start
-    const reader = response.body.getReader();
+    const reader = bodyReader(response.body);
     let dropped = null;
     for (;;) {
       let chunk;
@@ -526,7 +527,7 @@ async function openKept(heap, ctx, store, kept, source) {
 
 /** A kept file's body into its target, checked against the size it was kept with. */
 async function receiveKept(ctx, file, response, size, target) {
-  const reader = response.body.getReader();
+  const reader = bodyReader(response.body);
   let loaded = 0;
   ctx.progress(file, 0, size, true, { kept: true });
   for (;;) {
