@@ -5,9 +5,13 @@
 // the engine runs one thread, axe finds nothing serious; the first paint is printed (its
 // budget is in tests/bench/page.mjs). Then the messages: attnlab:state on an edit,
 // attnlab:challenge on a Learn answer, attnlab:set, hostile messages, the origin restriction;
+// a hub model opened in an embedded lab, carried by its state link and chosen again from it;
 // and the example course page, with screenshots at both sizes.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gpt2Checkpoint } from '../lib/gpt2-checkpoint.mjs';
 import { AXE, DESKTOP, PHONE, SHOTS, fullScreenshot } from './browser.mjs';
 import { openHost, startEmbedHosts } from './embed-host.mjs';
 
@@ -182,6 +186,50 @@ test('&origin= restricts both directions: another host cannot frame it, nor talk
   assert.equal(await frame.evaluate(() => window.attnlab.state().mask), 'none', 'its attnlab:set is ignored');
   assert.ok(host.warnings.some((w) => /only https:\/\/course\.example may send/.test(w)), host.warnings.join('\n'));
   await host.page.close();
+});
+
+test("lab/transformer: a hub model opened in the frame is in its attnlab:state link, which chooses it again, opened on the reader's click; attnlab:set chooses another", async () => {
+  // a course's own copy of GPT-2's card beside the site (hub=./models): a narrow GPT-2 with GPT-2's vocabulary, about 2.5 MB
+  const GPT2 = { model_type: 'gpt2', n_layer: 2, n_head: 2, n_embd: 24, n_inner: 32, n_positions: 64, n_ctx: 64, vocab_size: 50257, layer_norm_epsilon: 1e-5, activation_function: 'gelu_new' };
+  const folder = join(env.root, 'models/openai-community/gpt2/resolve/main');
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'config.json'), JSON.stringify(GPT2));
+  writeFileSync(join(folder, 'model.safetensors'), gpt2Checkpoint({ config: GPT2, dtype: 'F16', seed: 3 }).bytes);
+  const opened = (frame) => frame.waitForFunction(() => /^Opened GPT-2 small/.test(document.querySelector('[data-testid=gpt2-hub-status]').textContent), null, { timeout: 90000 });
+  const host = await openHost(env, 'lab/transformer', { state: `${env.attnlab}lab.html?hub=./models#ver=2&task=transformer` });
+  await host.waitFor('attnlab:ready');
+  await host.frame.click('[data-testid=gpt2-card-gpt2]');
+  await opened(host.frame);
+  const { link } = await host.waitFor('attnlab:state', (m) => m.link.includes('repo='));
+  const query = (search) => Object.fromEntries(new URLSearchParams(search));
+  const sent = new URL(link);
+  assert.equal(sent.pathname, '/lab.html');
+  assert.match(sent.hash, /^#ver=2&.*task=transformer/);
+  assert.deepEqual(query(sent.search), { hub: './models', repo: 'openai-community/gpt2' }, "the lab's link: the repo and the hub, no embed parameters");
+  await host.page.close();
+
+  // the link embedded again: the card chosen, nothing opened until the reader clicks
+  const again = await openHost(env, 'lab/transformer', { state: link });
+  await again.waitFor('attnlab:ready');
+  const frameQuery = async () => query(await again.frame.evaluate(() => location.search));
+  assert.deepEqual(await frameQuery(), { embed: '', family: 'transformer', origin: new URL(env.course).origin, hub: './models', repo: 'openai-community/gpt2' });
+  assert.equal(await again.frame.getAttribute('[data-testid=gpt2-model-gpt2]', 'aria-current'), 'true');
+  assert.equal(await again.frame.isVisible('#gpt2-panels'), false, 'nothing opened by the link');
+  await again.frame.click('[data-testid=gpt2-card-gpt2]');
+  await opened(again.frame);
+  await again.frame.locator('#gpt2').screenshot({ path: `${SHOTS}embed-lab-hub-model.png` });
+
+  // attnlab:set with another card's link: the frame reloads with Pythia-70M chosen at step 1,000, its embed parameters kept
+  await again.page.evaluate((l) => window.widget.set(l), link.replace('repo=openai-community/gpt2', 'repo=EleutherAI/pythia-70m&revision=step1000'));
+  await again.page.waitForFunction(() => window.received.filter((m) => m.type === 'attnlab:ready').length === 2);
+  assert.deepEqual(await frameQuery(), {
+    embed: '', family: 'transformer', origin: new URL(env.course).origin, hub: './models', repo: 'EleutherAI/pythia-70m', revision: 'step1000',
+  });
+  assert.equal(await again.frame.getAttribute('[data-testid=gpt2-model-pythia-70m]', 'aria-current'), 'true');
+  assert.equal(await again.frame.textContent('[data-testid=gpt2-step-pythia-70m]'), 'step 1,000');
+  // Chromium logs the copy's 404s (no tokenizer.json, and no other card's model when their sizes are asked): nothing else
+  assert.deepEqual(again.widgetErrors.filter((e) => !/status of 404/.test(e)), []);
+  await again.page.close();
 });
 
 test('the Embed button gives the snippet of the current state; on an isolated host that allows it, the lab trains on threads', async () => {

@@ -6,7 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { CSP, courseHeaders, embedHeaders } from '../../scripts/serve.mjs';
-import { MAX_LINK, VERSION, checkFromWidget, checkToWidget, parseWidget, readEmbedParams, widgetUrl } from '../../web/embed/protocol.js';
+import {
+  LINK_QUERY, MAX_LINK, VERSION, checkFromWidget, checkToWidget, linkQuery, parseWidget, readEmbedParams, widgetUrl, withLinkQuery,
+} from '../../web/embed/protocol.js';
+import { modelLink } from '../../web/ui/model-link.js';
 import * as pkg from 'attnlab/embed';
 
 const BASE = 'https://example.org/attnlab/';
@@ -31,6 +34,24 @@ test('widget names map to the page and its parameters, and back', () => {
   assert.throws(() => widgetUrl('playground', { base: BASE, origin: 'https://course.example/path' }), /not an origin/);
   assert.throws(() => widgetUrl('playground', { base: BASE, origin: 'javascript:alert(1)' }), /not an origin/);
   assert.throws(() => widgetUrl('playground', { base: BASE, state: 'not a link' }), /state/);
+});
+
+test("a state link's hub model (?repo=&revision=&hub=, as the lab's cards write it) goes into a widget's URL and back into a page's query", () => {
+  const link = 'https://x.org/attnlab/lab.html?repo=EleutherAI/pythia-70m&model=open&revision=step1000&hub=./models&embed#ver=2&task=transformer';
+  const model = 'repo=EleutherAI/pythia-70m&revision=step1000&hub=./models';
+  assert.equal(linkQuery(link), model, 'the model fields alone, in the link\'s order');
+  assert.equal(widgetUrl('lab/transformer', { base: BASE, state: link, origin: 'https://course.example' }),
+    `${BASE}lab.html?embed&family=transformer&origin=https%3A%2F%2Fcourse.example&${model}#ver=2&task=transformer`);
+  for (const none of ['', '#ver=2&task=transformer', 'https://x.org/lab.html#repo=a/b', 'not a link', 42]) assert.equal(linkQuery(none), '', String(none));
+  // a page's query takes the link's model; its own parameters stay as they are
+  const page = '?embed&family=transformer&repo=openai-community/gpt2&compact';
+  assert.equal(withLinkQuery(page, link), `?embed&family=transformer&compact&${model}`);
+  assert.equal(withLinkQuery(page, 'https://x.org/lab.html#ver=2'), '?embed&family=transformer&compact', 'a link that chose no model: none');
+  assert.equal(withLinkQuery(page, '#ver=2'), page, "a '#…' link leaves the model as it is");
+  assert.equal(withLinkQuery('?embed&rep%6F=a/b&hub', link), `?embed&${model}`, 'however a field was written');
+  assert.equal(withLinkQuery('', link), `?${model}`);
+  // the fields are the ones the cards write (web/ui/model-link.js)
+  assert.deepEqual([...new URLSearchParams(modelLink('', { repo: 'EleutherAI/pythia-70m', revision: 'step1000', hub: './models' })).keys()], LINK_QUERY);
 });
 
 test('a page reads its ?embed parameters; what it does not understand is listed, a bad origin closes it', () => {

@@ -13,12 +13,12 @@ export interface ReadyMessage { type: 'attnlab:ready'; widget: string; version: 
 export interface ResizeMessage { type: 'attnlab:resize'; height: number }
 /** Canvas's form of the resize message, sent as well when the widget was given &lti. */
 export interface LtiResizeMessage { subject: 'lti.frameResize'; height: number }
-/** Sent when the learner changes the state: a link that reproduces it. */
+/** Sent when the learner changes the state: a link that reproduces it (the lab's with the hub model it opened: ?repo=&revision=&hub=). */
 export interface StateMessage { type: 'attnlab:state'; link: string }
 /** Sent when the learner answers a Learn challenge. */
 export interface ChallengeMessage { type: 'attnlab:challenge'; chapter: number; widget: string; solved: boolean; attempts: number }
 export type WidgetMessage = ReadyMessage | ResizeMessage | LtiResizeMessage | StateMessage | ChallengeMessage;
-/** Sent to the widget: load a state link. */
+/** Sent to the widget: load a state link (a URL sets the lab's hub model fields too; a "#…" leaves them). */
 export interface SetMessage { type: 'attnlab:set'; link: string }
 
 export interface EmbedOptions {
@@ -26,7 +26,7 @@ export interface EmbedOptions {
   widget: WidgetName;
   /** Where attnlab is hosted: the folder of its index.html (absolute, or relative to this page). */
   base: string;
-  /** A state link (a URL or "#…") the Share or Embed button made; default: the widget's defaults. */
+  /** A state link (a URL or "#…") the Share or Embed button or an attnlab:state message made; default: the widget's defaults. */
   state?: string;
   /** This page's origin: the widget then talks to this origin only. */
   origin?: string | null;

@@ -5,6 +5,9 @@
 //
 //   VERSION                    the protocol's (and package's) version, sent in attnlab:ready
 //   MAX_LINK                   the longest link attnlab:set accepts (characters)
+//   LINK_QUERY                 the query fields a state link carries besides its #…: the hub model chosen
+//   linkQuery(link)            those fields of a state link, as 'repo=…&revision=…' ('' for none, or a '#…' link)
+//   withLinkQuery(search, link)  a page's query with those fields taken from the link
 //   PLAYGROUND_VIEWS, LAB_FAMILIES   the values of &view= and &family=
 //   widgetUrl(widget, { base, state, origin, lti })  the page URL that embeds `widget`
 //   parseWidget(widget)        { page, view | family | chapter+name } or throws a TypeError naming what is wrong
@@ -15,6 +18,12 @@
 export const VERSION = '0.1.0';
 /** A state link longer than this is refused: a 64 × 64 playground link is about 100 KB. */
 export const MAX_LINK = 256 * 1024;
+/**
+ * The query fields of a state link, besides its #…: the model a lab link chose from a hub, as
+ * web/ui/model-link.js writes them (?repo=owner/name&revision=stepN&hub=./models; main and the
+ * default hub left out). The page that reads them checks each and opens nothing by itself.
+ */
+export const LINK_QUERY = Object.freeze(['repo', 'revision', 'hub']);
 /** The playground's single views (&view=); without one the whole playground is shown. */
 export const PLAYGROUND_VIEWS = ['scores', 'weights', 'context', 'self-attention', 'positions'];
 /** The lab's families (&family=). */
@@ -72,10 +81,43 @@ export function hashOf(link) {
   }
 }
 
+/** A query parameter's name as URLSearchParams reads it ('' for one that is not well encoded). */
+function paramName(part) {
+  try {
+    return decodeURIComponent(part.split('=')[0].replace(/\+/g, ' '));
+  } catch {
+    return '';
+  }
+}
+
+/** The LINK_QUERY fields of a state link (a URL; a '#…' link has none), as 'repo=…&revision=…', or ''. */
+export function linkQuery(link) {
+  if (typeof link !== 'string' || link === '' || link.startsWith('#')) return '';
+  let search;
+  try {
+    search = new URL(link).search;
+  } catch {
+    return '';
+  }
+  return search.slice(1).split('&').filter((part) => LINK_QUERY.includes(paramName(part))).join('&');
+}
+
+/**
+ * A page's query (location.search) with its LINK_QUERY fields those of `link`: a link that is
+ * a URL sets them (removing those it lacks), one of only '#…' leaves them. Every other
+ * parameter (?embed and its own) stays as it is.
+ */
+export function withLinkQuery(search, link) {
+  if (typeof link !== 'string' || link === '' || link.startsWith('#') || hashOf(link) === null) return search;
+  const kept = search.replace(/^\?/, '').split('&').filter((part) => part && !LINK_QUERY.includes(paramName(part)));
+  const text = [...kept, linkQuery(link)].filter(Boolean).join('&');
+  return text ? `?${text}` : '';
+}
+
 /**
  * The URL of the page that shows `widget` alone: base is where attnlab is hosted (a folder URL),
- * state a link (its #hash is kept), origin the host page's origin (restricts the messages),
- * lti adds Canvas's lti.frameResize messages.
+ * state a link (its #hash is kept, and the model it chose: LINK_QUERY), origin the host page's
+ * origin (restricts the messages), lti adds Canvas's lti.frameResize messages.
  */
 export function widgetUrl(widget, { base, state = '', origin = null, lti = false } = {}) {
   const w = parseWidget(widget);
@@ -91,6 +133,8 @@ export function widgetUrl(widget, { base, state = '', origin = null, lti = false
   }
   const hash = hashOf(state);
   if (hash === null) throw new TypeError('state: expected a link (a URL or "#…") that Share or Embed made');
+  const model = linkQuery(state);
+  if (model) params.push(model);
   return `${url.origin}${url.pathname}?${params.join('&')}${hash}`;
 }
 

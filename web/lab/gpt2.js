@@ -223,6 +223,7 @@ export function createGpt2View({ client, state, writeHash }) {
   }
 
   async function opened(made, names) {
+    writeHash(); // a card's model: the link holds its repo and revision now (ui/model-cards.js), which an embedded lab sends
     config = made.config;
     runbar.name(config, names);
     ablated.clear();

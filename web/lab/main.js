@@ -9,7 +9,7 @@
 // keeps the one before it, to go back to. Everything lives inside start(): no
 // module state.
 import { byId, setText } from '../ui/dom.js';
-import { embedParams } from '../ui/embed.js';
+import { embedParams, stateLink } from '../ui/embed.js';
 import { embedButton } from '../ui/embed-button.js';
 import { mountHeader } from '../ui/header.js';
 import { createNotice } from '../ui/notice.js';
@@ -49,11 +49,12 @@ function start() {
   const notice = createNotice(byId('notice'));
   const widget = embedded ? startLabEmbed(embedded) : null;
   let sent = null; // the link embed mode last sent (attnlab:state), once the widget is ready
+  // the settings into the #hash; embedded, the state link (the hash and a hub model the query chose) to the host when it changed
   const writeHash = () => {
     history.replaceState(null, '', linkOf(state));
-    if (sent !== null && location.hash !== sent) {
-      sent = location.hash;
-      widget.state(`${location.origin}${location.pathname}${sent}`);
+    if (sent !== null && stateLink() !== sent) {
+      sent = stateLink();
+      widget.state(sent);
     }
   };
 
@@ -417,7 +418,7 @@ function start() {
     }
     document.body.dataset.ready = 'true';
     if (widget) {
-      sent = location.hash;
+      sent = stateLink();
       widget.ready();
     }
   }).catch((err) => showError(err, { doing: 'start' }));

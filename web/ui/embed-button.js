@@ -6,11 +6,13 @@
 //     widget    a widget name (web/embed/protocol.js), or a function returning one
 //     measure() the element whose current size the snippet's width and height take
 //     label     the button's accessible name (default "Embed")
-//     state()   the state link the widget opens on (default the page's #hash: the playground's
-//               and the lab's state; '' where the hash is only a place on the page, as on Learn)
+//     state()   the state link the widget opens on (default the page's, embed.js stateLink(): the
+//               playground's and the lab's #hash, and the hub model the lab's query chose; '' where
+//               the hash is only a place on the page, as on Learn)
 //   embedSnippet({ src, width, height, title }) -> the snippet's text
 import { widgetUrl } from '../embed/protocol.js';
 import { h } from './dom.js';
+import { stateLink } from './embed.js';
 
 const escapeAttr = (s) => String(s).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
@@ -54,7 +56,7 @@ function openDialog(snippet, name) {
   dialog.area.select();
 }
 
-export function embedButton({ widget, measure, label = 'Embed', title = 'attnlab', state = () => location.hash }) {
+export function embedButton({ widget, measure, label = 'Embed', title = 'attnlab', state = stateLink }) {
   const button = h('button', {
     type: 'button', className: 'embed-button', textContent: 'Embed',
     title: 'The HTML that shows this widget, in this state, on another site', attrs: { 'aria-label': label },

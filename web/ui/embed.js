@@ -3,10 +3,12 @@
 // window.postMessage (the protocol: web/embed/protocol.js, docs/embedding.md).
 //
 //   const params = embedParams()        the page's ?embed parameters, or null (not embedded)
+//   stateLink()                         the page's state link: its #hash and the model its query chose, no embed parameters
 //   const widget = startEmbed(params, { widget, targets, onSet })
 //     widget    its name, sent in attnlab:ready ('playground/weights', 'learn/9/induction')
 //     targets   the elements shown; every other part of the page is hidden (CSS, so parts drawn later stay hidden)
-//     onSet(hash)  loads a state link's #hash (attnlab:set); the default replaces the hash and reloads
+//     onSet(hash, link)  loads a state link (attnlab:set); the default replaces the hash and the
+//               model's query fields with the link's (protocol.js withLinkQuery) and reloads
 //   widget.ready()          sends attnlab:ready (once the widget is drawn) and starts the resize messages
 //   widget.state(link)      sends attnlab:state: the learner changed the state
 //   widget.challenge({ chapter, widget, solved, attempts })   sends attnlab:challenge
@@ -16,12 +18,22 @@
 // Messages from any window but the parent, or from another origin than &origin=, are
 // ignored; so is every message that fails the protocol's checks, with a console note.
 // Nothing from a message reaches the DOM: a link is only ever decoded by the page's codec.
-import { VERSION, checkToWidget, hashOf, readEmbedParams } from '../embed/protocol.js';
+import { VERSION, checkToWidget, hashOf, linkQuery, readEmbedParams, withLinkQuery } from '../embed/protocol.js';
 import { h } from './dom.js';
 
 /** This page's embed parameters, or null when it is not embedded (web/embed-mode.js has marked the document already). */
 export function embedParams() {
   return readEmbedParams(location.search);
+}
+
+/**
+ * The page's state link, as attnlab:state sends it and the Embed button's snippet opens it: the
+ * #hash, and the hub model the query chose (?repo=…&revision=…&hub=…, web/ui/model-link.js);
+ * none of the embed parameters.
+ */
+export function stateLink() {
+  const model = linkQuery(location.href);
+  return `${location.origin}${location.pathname}${model ? `?${model}` : ''}${location.hash}`;
 }
 
 /** Shows only `targets`: they and their ancestors are marked, every other element is hidden by base.css. */
@@ -53,8 +65,8 @@ export function startEmbed(params, { widget, targets, onSet }) {
     if (!parent || closed) return;
     parent.postMessage(message, params.origin || '*');
   };
-  const set = onSet ?? ((hash) => {
-    history.replaceState(null, '', `${location.pathname}${location.search}${hash}`);
+  const set = onSet ?? ((hash, link) => {
+    history.replaceState(null, '', `${location.pathname}${withLinkQuery(location.search, link)}${hash}`);
     location.reload();
   });
 
@@ -70,7 +82,7 @@ export function startEmbed(params, { widget, targets, onSet }) {
       console.warn(`attnlab: ignored a message ${where}: ${why}`);
       return;
     }
-    set(hashOf(event.data.link));
+    set(hashOf(event.data.link), event.data.link);
   });
 
   let lastHeight = -1;
