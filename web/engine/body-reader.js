@@ -18,11 +18,11 @@ export function bodyReader(body, size = PIECE) {
   } catch {
     return body.getReader(); // not a byte stream (Node's file streams): each piece as the stream gives it
   }
-  let buffer = new ArrayBuffer(size);
+  let room = new ArrayBuffer(size);
   return {
     async read() {
-      const got = await byob.read(new Uint8Array(buffer));
-      if (got.value) buffer = got.value.buffer; // the buffer comes back with the piece: moved, the same memory
+      const got = await byob.read(new Uint8Array(room));
+      if (got.value) room = got.value.buffer; // the memory comes back with the piece: moved, not copied
       return got.done ? { done: true, value: undefined } : got;
     },
     cancel: (reason) => byob.cancel(reason),
