@@ -55,11 +55,15 @@ const gpt2 = gpt2Checkpoint({ seed: 3 });
 // large enough to arrive in many pieces (about 0.6 MB)
 const WIDE = { ...TINY, n_embd: 64, n_positions: 64, n_ctx: 64, vocab_size: 512 };
 const wide = gpt2Checkpoint({ config: WIDE, seed: 4 });
+// larger than the 4 MiB Cache Storage's writer lets run ahead (about 17 MB)
+const BIG = { ...TINY, n_embd: 128, n_positions: 64, n_ctx: 64, vocab_size: 32768 };
+const big = gpt2Checkpoint({ config: BIG, seed: 6 });
 const neox = neoxCheckpoint({ seed: 5 });
 const neoxTokenizer = JSON.stringify(tokenizerJson());
 const repos = {
   'test-org/gpt2': { main: { 'config.json': JSON.stringify(gpt2.config), [WEIGHTS]: gpt2.bytes } },
   'test-org/gpt2-wide': { main: { 'config.json': JSON.stringify(WIDE), [WEIGHTS]: wide.bytes } },
+  'test-org/gpt2-big': { main: { 'config.json': JSON.stringify(BIG), [WEIGHTS]: big.bytes } },
   'Test.Org/pythia_tiny-1': {
     main: { 'config.json': JSON.stringify(neox.config), [WEIGHTS]: neox.bytes, 'tokenizer.json': neoxTokenizer },
     step1000: { 'config.json': JSON.stringify(neox.config), [WEIGHTS]: neox.bytes, 'tokenizer.json': neoxTokenizer },
@@ -371,8 +375,12 @@ describe('what openModel keeps', () => {
   });
 });
 
-/** An in-memory CacheStorage as a browser's behaves: put reads the whole body first and stores nothing if it fails. */
-function memoryCaches({ quota = Infinity } = {}) {
+/**
+ * An in-memory CacheStorage as a browser's behaves: put reads the whole body
+ * first and stores nothing if it fails. hold: a promise put waits for before
+ * it reads anything (a slow disk); read: bytes put has read from bodies.
+ */
+function memoryCaches({ quota = Infinity, hold = null } = {}) {
   const caches = new Map();
   const urlOf = (r) => (typeof r === 'string' ? r : r.url);
   let used = 0;
@@ -380,6 +388,7 @@ function memoryCaches({ quota = Infinity } = {}) {
     const entries = new Map();
     return {
       async put(request, response) {
+        await hold;
         const bytes = new Uint8Array(await response.arrayBuffer());
         if (used + bytes.length > quota) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
         used += bytes.length;
@@ -446,6 +455,65 @@ describe("the browser's Cache Storage", () => {
     await sameAsLoadModel(m, gpt2);
     assert.deepEqual(await engine.keptModels(), []);
   }));
+
+  test('a slow disk slows the download: no more than 4 MiB waits to be written, not the file a second time', async () => {
+    let release;
+    const hold = new Promise((resolve) => { release = resolve; });
+    const real = globalThis.fetch;
+    let delivered = 0; // the weights' bytes the open has read from the network
+    globalThis.fetch = async (url, init = {}) => {
+      const r = await real(url, init);
+      if (r.body && Number(r.headers.get('content-length')) > 1 << 20) {
+        const count = new TransformStream({ transform(piece, c) { delivered += piece.byteLength; c.enqueue(piece); } });
+        Object.defineProperty(r, 'body', { value: r.body.pipeThrough(count) });
+      }
+      return r;
+    };
+    try {
+      await withCaches(memoryCaches({ hold }), async () => {
+        fresh();
+        const opening = engine.openModel('test-org/gpt2-big', { hub: hub.url });
+        // wait until the download stands still (or has read the whole file: the writer did not wait)
+        let last = -1, still = 0;
+        for (let i = 0; i < 400 && still < 10 && delivered < big.bytes.length; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 25));
+          still = delivered === last ? still + 1 : 0;
+          last = delivered;
+        }
+        assert.ok(delivered > 0, 'the weights started to arrive');
+        assert.ok(delivered <= (4 << 20) + (2 << 20), `${delivered} of ${big.bytes.length} bytes read while the cache wrote nothing (4 MiB may wait)`);
+        release();
+        const first = await opening;
+        assert.equal(first.source.kept, true);
+        first.destroy();
+        fresh();
+        const second = await engine.openModel('test-org/gpt2-big', { hub: hub.url });
+        assert.deepEqual(hub.requests, []);
+        await sameAsLoadModel(second, big);
+      });
+    } finally {
+      globalThis.fetch = real;
+      release();
+    }
+  });
+
+  test('an open waiting for a slow disk still stops on abort, and keeps nothing', async () => {
+    const real = globalThis.fetch;
+    const controller = new AbortController();
+    // the disk comes back only after the abort: the open must not wait for it to stop
+    const hold = new Promise((resolve) => controller.signal.addEventListener('abort', () => setTimeout(resolve, 50)));
+    await withCaches(memoryCaches({ hold }), async () => {
+      fresh();
+      const events = [];
+      const opening = engine.openModel('test-org/gpt2-big', { hub: hub.url, signal: controller.signal, onProgress: (e) => events.push(e) });
+      for (let i = 0; i < 500 && !events.some((e) => e.file === WEIGHTS); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the download has stopped for the disk
+      controller.abort();
+      await rejectsCode(opening, 'ERR_ABORT', /aborted/);
+      assert.equal(globalThis.fetch, real);
+      assert.deepEqual(await (await globalThis.caches.open('attnlab-models')).keys(), []);
+    });
+  });
 
   test('a wrong hash or an abort leaves nothing in Cache Storage', () => withCaches(memoryCaches(), async () => {
     fresh();

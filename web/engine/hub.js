@@ -36,6 +36,8 @@ const PROGRESS_EVERY = 200;
 const CACHE_NAME = 'attnlab-models';
 const CACHE_ORIGIN = 'https://kept.attnlab.invalid';
 const MANIFEST = 'kept.json';
+// how far a file's bytes may run ahead of Cache Storage's writing them: past it the download waits
+const KEEP_AHEAD = 4 << 20;
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
 const loadError = (message, extra = {}) => Object.assign(new AttnlabError('ERR_LOAD', `openModel: ${message}`), extra);
@@ -446,7 +448,7 @@ async function fetchEach(ctx, { hub, repo, revision }, open, done) {
 async function openFetched(heap, ctx, store, source) {
   const { hub, repo, revision } = source;
   const files = {}, parts = new Parts(heap);
-  let keep = store ? await store.begin(repo, revision).catch((err) => ({ failed: err })) : null;
+  let keep = store ? await store.begin(repo, revision, ctx.signal).catch((err) => ({ failed: err })) : null;
   let keepError = keep?.failed ? messageOf(keep.failed) : null;
   if (keep?.failed) keep = null;
   /** Storage that refused: nothing of this open is kept, the open goes on, and onProgress hears why. */
@@ -691,7 +693,10 @@ class DiskStore {
  * by repo, revision and file under a made-up origin, with kept.json beside
  * them, put last. Each file is put as it streams in: a Response whose body is
  * fed piece by piece and closed only once the whole open has succeeded, so a
- * failed open (a wrong hash, an abort) leaves nothing.
+ * failed open (a wrong hash, an abort) leaves nothing. The body's queue holds
+ * at most KEEP_AHEAD bytes: a write past it waits until the cache has read
+ * some (or refused, or the open is aborted), so a slow disk slows the download
+ * instead of holding the whole file in memory a second time.
  */
 class CacheStore {
   constructor(caches) {
@@ -713,32 +718,51 @@ class CacheStore {
     return r;
   }
 
-  async begin(repo, revision) {
+  async begin(repo, revision, signal) {
     const cache = await this.caches.open(CACHE_NAME);
     await cache.delete(this.#key(repo, revision, MANIFEST));
-    const streams = new Map(); // file -> { controller, put }
+    const streams = new Map(); // file -> { controller, put, failed, settled, wake }
     const key = (file) => this.#key(repo, revision, file);
+    const opened = (file) => {
+      const stream = { controller: null, failed: null, settled: false, wake: null };
+      const wake = () => {
+        const w = stream.wake;
+        stream.wake = null;
+        w?.();
+      };
+      const body = new ReadableStream({
+        start(c) { stream.controller = c; },
+        pull: wake, // the cache read from the queue: room again
+      }, { highWaterMark: KEEP_AHEAD, size: (piece) => piece.byteLength });
+      stream.put = cache.put(key(file), new Response(body, { headers: { 'content-type': 'application/octet-stream' } }));
+      // awaited at commit; a refusal seen earlier stops the writes
+      stream.put.then(() => {}, (err) => { stream.failed = err; }).finally(() => { stream.settled = true; wake(); });
+      signal?.addEventListener('abort', wake, { once: true });
+      stream.wakeOnAbort = wake;
+      streams.set(file, stream);
+      return stream;
+    };
     return {
       async write(file, piece) {
-        if (!streams.has(file)) {
-          let controller;
-          const body = new ReadableStream({ start(c) { controller = c; } });
-          const stream = { controller, failed: null };
-          stream.put = cache.put(key(file), new Response(body, { headers: { 'content-type': 'application/octet-stream' } }));
-          stream.put.catch((err) => { stream.failed = err; }); // awaited at commit; a refusal seen earlier stops the writes
-          streams.set(file, stream);
-        }
-        const stream = streams.get(file);
+        const stream = streams.get(file) ?? opened(file);
         if (stream.failed) throw stream.failed;
         stream.controller.enqueue(piece.slice());
+        while (stream.controller.desiredSize <= 0 && !stream.settled && !signal?.aborted) {
+          await new Promise((resolve) => { stream.wake = resolve; });
+        }
+        if (stream.failed) throw stream.failed;
       },
       async commit(manifest) {
-        for (const { controller } of streams.values()) controller.close();
+        for (const { controller, wakeOnAbort } of streams.values()) {
+          signal?.removeEventListener('abort', wakeOnAbort);
+          controller.close();
+        }
         await Promise.all([...streams.values()].map((s) => s.put));
         await cache.put(key(MANIFEST), new Response(JSON.stringify(manifest), { headers: { 'content-type': 'application/json' } }));
       },
       async discard() {
-        for (const [file, { controller, put }] of streams) {
+        for (const [file, { controller, put, wakeOnAbort }] of streams) {
+          signal?.removeEventListener('abort', wakeOnAbort);
           try {
             controller.error(new Error('not kept'));
           } catch {
