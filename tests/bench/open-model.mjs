@@ -13,11 +13,16 @@
 //   - headless Chromium, a profile on disk: the model opened once from the hub
 //     (kept in Cache Storage as the lab keeps it), the hub stopped, then a new
 //     page opens it again: target <= 5 s for that second open, and no request
-//     for the weights (none to the hub or its store at all).
+//     for the weights (none to the hub or its store at all). The peak memory
+//     of each open, from the kernel: every process of this Chromium (found
+//     from its browser process down) has its VmHWM reset before the open and
+//     read after; the page's process (the one that grew most) is judged
+//     against the file, target <= 1.2x; the sum of every process's growth (an
+//     upper bound: their peaks need not coincide) is printed beside it.
 // A miss prints MISS and the bench goes on; an error fails it.
 //   node tests/bench/open-model.mjs [--node | --browser]
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -107,6 +112,57 @@ async function nodePeak(hub) {
   model.destroy();
 }
 
+/** A process's resident memory now and its high-water mark (bytes), from /proc; null once it is gone. */
+async function memoryOf(pid) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => null);
+  if (status === null) return null;
+  const kb = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** Every process of the Chromium whose profile is `profile`: its browser process and all it started. [{ pid, type }] */
+async function chromeProcesses(profile) {
+  const procs = [];
+  for (const pid of (await readdir('/proc').catch(() => [])).filter((p) => /^\d+$/.test(p))) {
+    // Chromium rewrites its command line as one string: read it as words
+    const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split(/[\0 ]/);
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+    procs.push({ pid, ppid, args });
+  }
+  const ours = new Set(procs.filter((p) => p.args.includes(`--user-data-dir=${profile}`) && !p.args.some((a) => a.startsWith('--type='))).map((p) => p.pid));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of procs) if (!ours.has(p.pid) && ours.has(p.ppid)) grew = ours.add(p.pid);
+  }
+  return procs.filter((p) => ours.has(p.pid)).map((p) => ({ pid: p.pid, type: p.args.find((a) => a.startsWith('--type='))?.slice(7) ?? 'browser' }));
+}
+
+/** fn() with the peak memory of Chromium's processes around it: { result, page: { type, grew }, total } (grew: bytes). */
+async function chromePeak(profile, fn) {
+  const procs = await chromeProcesses(profile);
+  const before = new Map();
+  for (const { pid } of procs) {
+    await writeFile(`/proc/${pid}/clear_refs`, '5').catch(() => {}); // VmHWM := VmRSS
+    before.set(pid, await memoryOf(pid));
+  }
+  const result = await fn();
+  const grown = [];
+  for (const { pid, type } of procs) {
+    const [was, now] = [before.get(pid), await memoryOf(pid)];
+    if (was && now) grown.push({ type, grew: now.hwm - was.rss });
+  }
+  grown.sort((a, b) => b.grew - a.grew);
+  return { result, page: grown[0], total: grown.reduce((sum, g) => sum + Math.max(0, g.grew), 0), processes: grown.length };
+}
+
+/** One line on an open's peak in Chromium, judged on the page's process. */
+function printPeak(what, peak, F) {
+  const ok = peak.page.grew <= TARGETS.peak * F;
+  console.log(`   ${what}: ${peak.processes} processes; every one's growth summed +${mb(peak.total)} (${fmt(peak.total / F)}x)`);
+  console.log(`  peak memory of the ${what}, ${peak.page.type} <= ${TARGETS.peak}x   +${mb(peak.page.grew)} = ${fmt(peak.page.grew / F)}x   ${verdict(ok)}`);
+}
+
 /** In the page: the engine, then openModel's time and what it says of the files. */
 async function openInPage(page, hubUrl) {
   return page.evaluate(async ({ repo, hub }) => {
@@ -138,19 +194,24 @@ async function browserReopen(hub) {
       return page;
     };
     const first = await visit();
-    const fetched = await openInPage(first, hub.url);
+    const firstPeak = await chromePeak(profile, () => openInPage(first, hub.url));
+    const fetched = firstPeak.result;
     if (!fetched.kept) throw new Error(`the first open kept nothing (${fetched.keepError ?? 'no reason given'})`);
     console.log(`  Chromium: first open from the hub ${fmt(fetched.seconds, 1)} s (fetched, hashed, kept in Cache Storage)`);
+    printPeak('first open', firstPeak, hub.size);
     await first.close();
     await hub.stop();
     const requests = [];
     context.on('request', (r) => requests.push(r.url()));
-    const again = await openInPage(await visit(), hub.url);
+    const second = await visit();
+    const againPeak = await chromePeak(profile, () => openInPage(second, hub.url));
+    const again = againPeak.result;
     const toHub = requests.filter((u) => u.startsWith(hub.url) || u.startsWith(hub.storeUrl) || u.includes(WEIGHTS));
     if (again.layers !== 12 || again.files[WEIGHTS]?.from !== 'kept') throw new Error(`the second open did not come from storage: ${JSON.stringify(again.files)}`);
     if (toHub.length) throw new Error(`the second open asked for the weights: ${toHub.join(', ')}`);
     console.log('   second open: the hub stopped, no request to it or its store, the weights from Cache Storage');
     console.log(`  second open, kept, <= ${TARGETS.reopen} s                    ${fmt(again.seconds, 2)} s   ${verdict(again.seconds <= TARGETS.reopen)}`);
+    printPeak('second open', againPeak, hub.size);
   } finally {
     await context.close();
     await new Promise((ok) => site.server.close(ok));
