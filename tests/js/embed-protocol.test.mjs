@@ -10,6 +10,7 @@ import {
   LINK_QUERY, MAX_LINK, VERSION, checkFromWidget, checkToWidget, linkQuery, parseWidget, readEmbedParams, widgetUrl, withLinkQuery,
 } from '../../web/embed/protocol.js';
 import { modelLink } from '../../web/ui/model-link.js';
+import { scanLink } from '../../web/ui/training-scan-core.js';
 import * as pkg from 'attnlab/embed';
 
 const BASE = 'https://example.org/attnlab/';
@@ -50,8 +51,16 @@ test("a state link's hub model (?repo=&revision=&hub=, as the lab's cards write 
   assert.equal(withLinkQuery(page, '#ver=2'), page, "a '#…' link leaves the model as it is");
   assert.equal(withLinkQuery('?embed&rep%6F=a/b&hub', link), `?embed&${model}`, 'however a field was written');
   assert.equal(withLinkQuery('', link), `?${model}`);
-  // the fields are the ones the cards write (web/ui/model-link.js)
-  assert.deepEqual([...new URLSearchParams(modelLink('', { repo: 'EleutherAI/pythia-70m', revision: 'step1000', hub: './models' })).keys()], LINK_QUERY);
+  // the fields are the ones the cards write (web/ui/model-link.js) and Pythia's training scan (training-scan-core.js)
+  const written = scanLink(modelLink('', { repo: 'EleutherAI/pythia-70m', revision: 'step1000', hub: './models' }), [0, 1000, 143000]);
+  assert.deepEqual([...new URLSearchParams(written).keys()], LINK_QUERY);
+});
+
+test("a state link carries the steps Pythia's training scan was given, and a widget's URL takes them", () => {
+  const link = 'https://x.org/attnlab/lab.html?repo=EleutherAI/pythia-70m&steps=0,512,4000,143000#ver=2&task=transformer';
+  assert.equal(linkQuery(link), 'repo=EleutherAI/pythia-70m&steps=0,512,4000,143000');
+  assert.equal(widgetUrl('lab/transformer', { base: BASE, state: link }), `${BASE}lab.html?embed&family=transformer&repo=EleutherAI/pythia-70m&steps=0,512,4000,143000#ver=2&task=transformer`);
+  assert.equal(withLinkQuery('?embed&steps=1,2', 'https://x.org/lab.html?repo=EleutherAI/pythia-70m#ver=2'), '?embed&repo=EleutherAI/pythia-70m', "a link without steps: the scan's own");
 });
 
 test('a page reads its ?embed parameters; what it does not understand is listed, a bad origin closes it', () => {

@@ -5,7 +5,7 @@
 //
 //   VERSION                    the protocol's (and package's) version, sent in attnlab:ready
 //   MAX_LINK                   the longest link attnlab:set accepts (characters)
-//   LINK_QUERY                 the query fields a state link carries besides its #…: the hub model chosen
+//   LINK_QUERY                 the query fields a state link carries besides its #…: the hub model chosen, Pythia's scan steps
 //   linkQuery(link)            those fields of a state link, as 'repo=…&revision=…' ('' for none, or a '#…' link)
 //   withLinkQuery(search, link)  a page's query with those fields taken from the link
 //   PLAYGROUND_VIEWS, LAB_FAMILIES   the values of &view= and &family=
@@ -21,9 +21,11 @@ export const MAX_LINK = 256 * 1024;
 /**
  * The query fields of a state link, besides its #…: the model a lab link chose from a hub, as
  * web/ui/model-link.js writes them (?repo=owner/name&revision=stepN&hub=./models; main and the
- * default hub left out). The page that reads them checks each and opens nothing by itself.
+ * default hub left out), and the steps Pythia's training scan was given (?steps=0,512,4000, as
+ * web/ui/training-scan-core.js scanLink writes them). The page that reads them checks each and
+ * opens or fetches nothing by itself.
  */
-export const LINK_QUERY = Object.freeze(['repo', 'revision', 'hub']);
+export const LINK_QUERY = Object.freeze(['repo', 'revision', 'hub', 'steps']);
 /** The playground's single views (&view=); without one the whole playground is shown. */
 export const PLAYGROUND_VIEWS = ['scores', 'weights', 'context', 'self-attention', 'positions'];
 /** The lab's families (&family=). */
