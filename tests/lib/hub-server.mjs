@@ -6,6 +6,9 @@
 //         store with X-Linked-Size, X-Linked-Etag ("<sha256>") and X-Repo-Commit;
 //         a missing file 404 (X-Error-Code: EntryNotFound), a missing repo 401 (as the hub
 //         answers an unknown or gated repo to a visitor who is not signed in)
+//         GET /api/models/{owner}/{name}/revision/{revision}?blobs=true: the model info a browser
+//         reads the large files' sha256 and size from ({ sha, siblings: [{ rfilename, size,
+//         lfs: { sha256, size, pointerSize } }] }), as the hub's API answers it
 //   store GET /blobs/{sha256}: the bytes, with Range support (206 and Content-Range) and an ETag of its own
 // Both answer CORS preflights and expose the headers. `faults` makes it misbehave:
 //   faults[file] = { status }      the hub answers the file with this status
@@ -15,6 +18,7 @@
 //                  { size }        the hub's X-Linked-Size says this many bytes
 //                  { hide }        the hub's redirect says no size or hash (as a browser sees a cross-origin one)
 //                  { chunked }     the store sends no Content-Length
+//                  { noApi }       the hub's API knows nothing of the repo (404), as a course's own copy
 //                  { pace, pieces } the store sends the body in `pieces` pieces, `pace` ms apart
 // Every request is recorded in `requests`: { server, method, path, range }.
 import { createServer } from 'node:http';
@@ -107,6 +111,22 @@ export async function startHub(repos, { lfs = ['model.safetensors'] } = {}) {
   const hub = await listen((req, res) => {
     requests.push({ server: 'hub', method: req.method, path: req.url, range: req.headers.range ?? null });
     if (req.method === 'OPTIONS') return preflight(req, res);
+    const api = /^\/api\/models\/([^/]+\/[^/]+)\/revision\/([^/?]+)\?blobs=true$/.exec(req.url);
+    if (api) {
+      const [repo, revision] = [api[1], decodeURIComponent(api[2])];
+      const list = repos[repo]?.[revision];
+      if (!list || Object.values(faults).some((f) => f.noApi)) {
+        res.writeHead(list ? 404 : 401, { ...CORS, 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: 'Repository not found' }));
+      }
+      const siblings = Object.keys(list).map((file) => {
+        const entry = files[`${repo}/${revision}/${file}`];
+        const size = faults[file]?.size ?? entry.bytes.length;
+        return { rfilename: file, size, blobId: gitBlob(entry.bytes), ...(lfs.includes(file) ? { lfs: { sha256: entry.sha256, size, pointerSize: 134 } } : {}) };
+      });
+      res.writeHead(200, { ...CORS, 'content-type': 'application/json; charset=utf-8' });
+      return res.end(JSON.stringify({ id: repo, sha: files[`${repo}/${revision}/${Object.keys(list)[0]}`].commit, siblings }));
+    }
     const m = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/([^/?]+)$/.exec(req.url);
     const repo = m?.[1], revision = m && decodeURIComponent(m[2]), file = m?.[3];
     const fault = (file && faults[file]) ?? {};

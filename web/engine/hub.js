@@ -188,7 +188,7 @@ async function locate(url, file, signal) {
   let at = url;
   for (let hop = 0; hop <= MAX_HOPS; hop++) {
     const r = await request(at, { method: 'HEAD', redirect: 'manual', signal });
-    if (r.type === 'opaqueredirect') return { url: at, size: null, sha256: null, commit: null };
+    if (r.type === 'opaqueredirect') return { url: at, size: null, sha256: null, commit: null, hidden: true };
     if (r.status >= 300 && r.status < 400 && r.headers.get('location')) {
       const next = new URL(r.headers.get('location'), at).href;
       const meta = metaOf(r.headers, false);
@@ -411,12 +411,39 @@ async function safely(fn) {
 }
 
 /**
+ * What the hub's API says of a revision's large files, for a browser, which
+ * cannot read the X-Linked-* headers of a redirect to another origin: its
+ * model info with blobs (GET /api/models/{repo}/revision/{revision}?blobs=true,
+ * whose siblings carry lfs: { sha256, size }), as huggingface_hub's
+ * model_info(files_metadata=True) reads it. → { commit, files: Map(file ->
+ * { sha256, size }) }, or null where there is no such API (a course's own
+ * copy) or its answer is not understood: the file is then taken unchecked,
+ * as before.
+ */
+async function hubInfo(hub, repo, revision, signal) {
+  return safely(async () => {
+    const r = await request(`${hub}/api/models/${repo}/revision/${encodeURIComponent(revision)}?blobs=true`, { signal });
+    if (!r.ok || !/json/.test(r.headers.get('content-type') ?? '')) return null;
+    const info = await r.json();
+    const files = new Map();
+    for (const s of Array.isArray(info?.siblings) ? info.siblings : []) {
+      const sha256 = typeof s?.lfs?.sha256 === 'string' && /^[0-9a-f]{64}$/.test(s.lfs.sha256) ? s.lfs.sha256 : null;
+      if (typeof s?.rfilename === 'string' && sha256 && Number.isSafeInteger(s.lfs.size) && s.lfs.size >= 0) {
+        files.set(s.rfilename, { sha256, size: s.lfs.size });
+      }
+    }
+    return { commit: typeof info?.sha === 'string' && /^[0-9a-f]{40}$/.test(info.sha) ? info.sha : null, files };
+  });
+}
+
+/**
  * Each of a repo's files located and received in turn (ctx.at: the one under
  * way): open(file, size) gives its target, done(file, got) hears what came
  * (null: an optional file the repo lacks).
  */
 async function fetchEach(ctx, { hub, repo, revision }, open, done) {
   const urlOf = (file) => `${hub}/${repo}/resolve/${encodeURIComponent(revision)}/${file}`;
+  let info; // the hub API's word on the files, asked once where a redirect hid the hub's headers
   for (let file of FILES) {
     ctx.at = file;
     if (ctx.signal?.aborted) throw abortError(file);
@@ -437,6 +464,12 @@ async function fetchEach(ctx, { hub, repo, revision }, open, done) {
     if (!place) {
       done(file, null);
       continue;
+    }
+    if (place.hidden) {
+      if (info === undefined) info = await hubInfo(hub, repo, revision, ctx.signal);
+      if (ctx.signal?.aborted) throw abortError(file);
+      const said = info?.files.get(file);
+      if (said) Object.assign(place, { sha256: said.sha256, size: said.size, commit: info.commit });
     }
     place.optional = OPTIONAL.has(file);
     place.hubOrigin = new URL(url).origin;

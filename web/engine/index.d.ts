@@ -657,7 +657,8 @@ export interface Engine {
    * A GPT-2 or GPT-NeoX checkpoint opened from a hub: `repo` 'owner/name' (checked strictly,
    * ERR_ARG). Fetches `${hub}/${repo}/resolve/${revision}/config.json`, model.safetensors and
    * tokenizer.json (404: the repo has none), the weights streamed into the engine as they
-   * arrive; their size and SHA-256 checked against X-Linked-Size and X-Linked-Etag (ERR_DATA); a
+   * arrive; their size and SHA-256 checked against X-Linked-Size and X-Linked-Etag (in a browser,
+   * which cannot read a cross-origin redirect's headers, the hub API's model info) (ERR_DATA); a
    * dropped connection resumed by Range up to 3 times; HTTP and network failures ERR_LOAD (with
    * `.url` and `.status`); an aborted signal ERR_ABORT. The model loadModel gives for the same
    * files, with `model.source` saying where it came from. See docs/api.md.
