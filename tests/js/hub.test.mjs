@@ -472,7 +472,8 @@ describe("the browser's Cache Storage", () => {
     try {
       await withCaches(memoryCaches({ hold }), async () => {
         fresh();
-        const opening = engine.openModel('test-org/gpt2-big', { hub: hub.url });
+        const events = [];
+        const opening = engine.openModel('test-org/gpt2-big', { hub: hub.url, onProgress: (e) => events.push({ ...e, at: Date.now() }) });
         // wait until the download stands still (or has read the whole file: the writer did not wait)
         let last = -1, still = 0;
         for (let i = 0; i < 400 && still < 10 && delivered < big.bytes.length; i++) {
@@ -482,6 +483,13 @@ describe("the browser's Cache Storage", () => {
         }
         assert.ok(delivered > 0, 'the weights started to arrive');
         assert.ok(delivered <= (4 << 20) + (2 << 20), `${delivered} of ${big.bytes.length} bytes read while the cache wrote nothing (4 MiB may wait)`);
+        // stalled for 2.5 s: progress is still said, the latest word again, about once a second
+        const stalled = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+        const during = events.filter((e) => e.at >= stalled);
+        assert.ok(during.length >= 2, `${during.length} reports in 2.5 s of standing still`);
+        for (let i = 1; i < during.length; i++) assert.ok(during[i].at - during[i - 1].at <= 1000 + 250, `reports ${during[i].at - during[i - 1].at} ms apart (timers here may run late by a quarter second)`);
+        assert.ok(during.every((e) => e.file === WEIGHTS && e.loaded === during[0].loaded), 'the same word: nothing arrived');
         release();
         const first = await opening;
         assert.equal(first.source.kept, true);

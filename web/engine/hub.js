@@ -32,6 +32,8 @@ const MAX_RESUMES = 3;
 const MAX_HOPS = 5;
 /** Progress is reported at most this often (ms), and whenever a file starts or ends. */
 const PROGRESS_EVERY = 200;
+/** ... and at least this often while an open goes on, the bytes arriving or not. */
+const HEARTBEAT = 1000;
 /** Cache Storage's cache of kept files, and the made-up origin its keys live under (never fetched). */
 const CACHE_NAME = 'attnlab-models';
 const CACHE_ORIGIN = 'https://kept.attnlab.invalid';
@@ -367,16 +369,40 @@ class Parts {
 
 // ---- opening ------------------------------------------------------------------------------------
 
-/** onProgress throttled: at most every PROGRESS_EVERY ms, and always when forced (a file starts or ends). */
+/**
+ * onProgress throttled: at most every PROGRESS_EVERY ms, and always when forced
+ * (a file starts or ends); and at least every HEARTBEAT ms while the open goes
+ * on (a stalled connection, a disk the download waits for): the latest word
+ * said again. stop() ends it.
+ */
 function progressOf(onProgress) {
-  let last = 0;
-  return (file, loaded, total, force, extra) => {
-    if (!onProgress) return;
-    const now = Date.now();
-    if (!force && now - last < PROGRESS_EVERY) return;
-    last = now;
-    onProgress({ file, loaded, total, ...extra });
+  let last = 0, latest = null, timer = null;
+  const emit = () => {
+    last = Date.now();
+    onProgress({ ...latest });
   };
+  const progress = (file, loaded, total, force, extra) => {
+    if (!onProgress) return;
+    latest = { file, loaded, total, ...extra };
+    if (!timer) {
+      timer = setInterval(() => {
+        if (Date.now() - last < HEARTBEAT - PROGRESS_EVERY) return;
+        try {
+          emit();
+        } catch {
+          // the caller's handler failed: the open is not the place to say so
+        }
+      }, PROGRESS_EVERY);
+      timer.unref?.(); // Node: the heartbeat keeps no process alive
+    }
+    if (!force && Date.now() - last < PROGRESS_EVERY) return;
+    emit();
+  };
+  progress.stop = () => {
+    clearInterval(timer);
+    onProgress = null;
+  };
+  return progress;
 }
 
 export async function openModel(heap, repo, args = {}) {
@@ -390,15 +416,19 @@ export async function openModel(heap, repo, args = {}) {
   const ctx = { signal: o.signal, progress: progressOf(o.onProgress) };
   if (o.signal?.aborted) throw abortError();
   const source = { hub, repo, revision };
-  const kept = await safely(() => store?.manifest(repo, revision));
-  if (kept) {
-    const model = await openKept(heap, ctx, store, kept, source).catch((err) => {
-      if (AttnlabError.holds(err) && err.code === 'ERR_ABORT') throw err;
-      return null; // a kept file gone or damaged: fetched again
-    });
-    if (model) return model;
+  try {
+    const kept = await safely(() => store?.manifest(repo, revision));
+    if (kept) {
+      const model = await openKept(heap, ctx, store, kept, source).catch((err) => {
+        if (AttnlabError.holds(err) && err.code === 'ERR_ABORT') throw err;
+        return null; // a kept file gone or damaged: fetched again
+      });
+      if (model) return model;
+    }
+    return await openFetched(heap, ctx, store, source);
+  } finally {
+    ctx.progress.stop();
   }
-  return openFetched(heap, ctx, store, source);
 }
 
 /** fn's result, or null if it throws (storage that fails is as good as none). */
@@ -840,6 +870,10 @@ export async function fetchFiles(repo, args, open) {
   const hub = await readHub(o.hub);
   const ctx = { signal: o.signal, progress: progressOf(o.onProgress) };
   const files = {};
-  await fetchEach(ctx, { hub, repo, revision }, open, (file, got) => { files[file] = got && { size: got.size, sha256: got.sha256 }; });
+  try {
+    await fetchEach(ctx, { hub, repo, revision }, open, (file, got) => { files[file] = got && { size: got.size, sha256: got.sha256 }; });
+  } finally {
+    ctx.progress.stop();
+  }
   return files;
 }
