@@ -195,6 +195,8 @@ test("Pythia's card opens the training step its slider chose, the link holds it,
   await page.click('[data-testid=gpt2-remove-pythia-70m-step1000]');
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=gpt2-kept] li').length === 1);
   assert.equal(await page.evaluate(async () => (await (await caches.open('attnlab-models')).keys()).filter((r) => r.url.includes('pythia')).length), 0);
+  // the status of the open no longer says it is kept
+  assert.match(await text('[data-testid=gpt2-hub-status]'), /^Opened Pythia-70M at step 1,000 from .*\. Since removed from this browser: opening it again fetches it again\.$/);
   await page.setViewportSize(PHONE);
   await page.locator('[data-testid=gpt2-kept]').scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${SHOTS}model-cards-kept-phone.png` });

@@ -74,6 +74,7 @@ export function mountModelCards(el, { id, open }) {
 
   let busy = null; // the AbortController of the open under way
   let kept = []; // keptModels()
+  let shown = null; // the model the status says was opened: { repo, revision, said }
   const views = new Map(); // repo -> the card's parts
 
   function card(c) {
@@ -204,6 +205,7 @@ export function mountModelCards(el, { id, open }) {
     setText(progressText, `Starting ${what}…`);
     setText(status, '');
     delete status.dataset.kind;
+    shown = null;
     const meter = rateMeter();
     try {
       const made = await open(parts.c.repo, {
@@ -217,6 +219,7 @@ export function mountModelCards(el, { id, open }) {
       status.dataset.kind = src.kept ? 'info' : 'warning';
       status.dataset.from = src.files['model.safetensors']?.from ?? '';
       setText(status, `Opened ${what} ${from}.${keptText}`);
+      shown = { repo: parts.c.repo, revision: parts.revision, said: `Opened ${what} ${from}.` };
     } catch (err) {
       status.dataset.kind = 'error';
       if (err?.code === 'ERR_ABORT') setText(status, `Cancelled: ${what} was not opened, and nothing of it is kept.`);
@@ -278,6 +281,11 @@ export function mountModelCards(el, { id, open }) {
         remove.disabled = true;
         try {
           await forgetModel(m.repo, m.revision);
+          // the status no longer says it is kept
+          if (shown?.repo === m.repo && shown.revision === m.revision) {
+            status.dataset.kind = 'info';
+            setText(status, `${shown.said} Since removed from this browser: opening it again fetches it again.`);
+          }
         } catch (err) {
           setText(keptSay, `${name} could not be removed: ${err.message}`);
         }
