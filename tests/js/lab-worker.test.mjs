@@ -125,7 +125,13 @@ test('a GPT-2 checkpoint opens in the worker with its config.json (its bytes mov
   assert.equal(bytes.byteLength, 0, 'the file\'s buffer went to the worker');
   assert.equal(made.kind, 'transformer');
   assert.equal(made.config.architecture, 'gpt2');
+  // the vocabulary, sent as one string and its texts' ends, is the list again, text for text the engine's
   assert.equal(made.config.vocabulary.length, 50257);
+  const { loadEngine } = await import('../../web/engine/index.js');
+  const direct = await (await loadEngine({ threads: 1 })).loadModel(gpt2Checkpoint({ config, seed: 5 }).bytes, { config });
+  assert.deepEqual(made.config.vocabulary, direct.config.vocabulary);
+  assert.deepEqual([made.config.vocabulary[0], made.config.vocabulary[50256], made.config.vocabulary[220]], ['!', '<|endoftext|>', ' ']);
+  direct.destroy();
   const { ids, tokens } = await lab.call('tokenize', { model: made.model, text: 'Hello world<|endoftext|>' });
   assert.deepEqual([...ids], [15496, 995, 50256]);
   assert.deepEqual(tokens, ['Hello', ' world', '<|endoftext|>']);

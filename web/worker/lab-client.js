@@ -2,6 +2,15 @@
 // the result, or rejects with an AttnlabError carrying the worker's message and .code.
 import { AttnlabError } from '../engine/errors.js';
 
+/** A result whose config's vocabulary came as one string and its texts' ends (lab-worker.js sendable) with the list again. */
+function unpacked(result) {
+  const v = result?.config?.vocabulary;
+  if (v?.packed !== 'vocabulary') return result;
+  const list = new Array(v.ends.length);
+  for (let i = 0, at = 0; i < list.length; at = v.ends[i++]) list[i] = v.text.slice(at, v.ends[i]);
+  return { ...result, config: { ...result.config, vocabulary: list } };
+}
+
 export class LabClient {
   /** worker: a Worker (browser) or a worker_threads Worker (Node). */
   constructor(worker) {
@@ -13,7 +22,7 @@ export class LabClient {
       if (!p) return;
       this.pending.delete(data.id);
       if (data.error) p.reject(new AttnlabError(data.error.code, data.error.message));
-      else p.resolve(data.result);
+      else p.resolve(unpacked(data.result));
     };
     const onError = (err) => {
       const error = new AttnlabError('ERR_WORKER', `the lab worker failed: ${typeof err?.message === 'string' ? err.message : 'unknown error'}`);

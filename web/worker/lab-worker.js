@@ -35,10 +35,27 @@ function ready() {
   return engine;
 }
 
+/**
+ * A checkpoint's vocabulary (GPT-2's 50,257 texts) goes to the page as one
+ * string and where each text ends (lab-client.js makes the list again):
+ * structured clone made the 50,257 strings on the page's thread in some 40 ms,
+ * a long task; the one string and the ends take well under one.
+ */
+const PACK_VOCABULARY = 1024;
+function sendable(config) {
+  const v = config?.vocabulary;
+  if (!Array.isArray(v) || v.length <= PACK_VOCABULARY) return config;
+  const ends = new Uint32Array(v.length);
+  let at = 0;
+  for (let i = 0; i < v.length; i++) ends[i] = at += v[i].length;
+  return { ...config, vocabulary: { packed: 'vocabulary', text: v.join(''), ends } };
+}
+
 function adopt(m) {
   const handle = nextHandle++;
   models.set(handle, m);
-  const { kind = 'transformer', config, steps } = m;
+  const { kind = 'transformer', steps } = m;
+  const config = sendable(m.config);
   if (kind !== 'seq2seq') return { model: handle, kind, config, steps };
   return { model: handle, kind, config, inputAlphabet: m.inputAlphabet, outputAlphabet: m.outputAlphabet, steps };
 }
