@@ -533,31 +533,8 @@ describe("the browser's Cache Storage", () => {
 });
 
 describe('as a browser fetches', () => {
-  test('a cross-origin redirect hidden from the HEAD (opaqueredirect): the GET follows it, the store\'s size is read, its own ETag is not taken for the hash', async () => {
-    const real = globalThis.fetch;
-    // a browser answers a fetch with redirect: 'manual' by an opaque response: no status, no headers
-    globalThis.fetch = async (url, init = {}) => {
-      const r = await real(url, init);
-      if (init.redirect === 'manual' && r.status >= 300 && r.status < 400) {
-        return { type: 'opaqueredirect', status: 0, ok: false, headers: new Headers() };
-      }
-      return r;
-    };
-    try {
-      fresh();
-      const start = engine.heapUsed();
-      const { result: m, peak } = await peakHeap(() => engine.openModel('test-org/gpt2-wide', { hub: hub.url }));
-      const model = engine.heapUsed() - start;
-      assert.ok(peak - start <= model + 128 * 1024, `peak ${peak - start} bytes for a model of ${model}`);
-      await sameAsLoadModel(m, wide);
-      // the store's ETag (64 hex digits, not the bytes' SHA-256) was not checked against them, or the open would have failed
-      assert.equal(m.source.files[WEIGHTS].size, wide.bytes.length);
-    } finally {
-      globalThis.fetch = real;
-    }
-  });
-
-  test("a redirect hidden from the browser: the hash and size come from the hub's API (model info with blobs), so a wrong body is still refused; with no API the file is taken as it comes", async () => {
+  /** fn() with fetch answering as a browser's does: a redirect: 'manual' by an opaque response (no status, no headers). */
+  const asBrowser = async (fn) => {
     const real = globalThis.fetch;
     globalThis.fetch = async (url, init = {}) => {
       const r = await real(url, init);
@@ -565,25 +542,40 @@ describe('as a browser fetches', () => {
       return r;
     };
     try {
-      fresh();
-      const m = await engine.openModel('test-org/gpt2', { hub: hub.url, cache: false });
-      assert.ok(hub.requests.some((r) => r.path === '/api/models/test-org/gpt2/revision/main?blobs=true'), 'the API asked');
-      assert.match(m.source.commit ?? '', /^[0-9a-f]{40}$/, "the API's commit");
-      await sameAsLoadModel(m, gpt2);
-      fresh();
-      hub.faults[WEIGHTS] = { corrupt: true };
-      await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, cache: false }), 'ERR_DATA', /sha256 is [0-9a-f]{64}, but the hub says [0-9a-f]{64}/);
-      fresh();
-      hub.faults[WEIGHTS] = { size: 1000 };
-      await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, cache: false }), 'ERR_DATA', /more than the 1000 bytes the hub said/);
-      // a hub with no API (a course's own copy): the body is taken unchecked, as the store sends it
-      fresh();
-      hub.faults[WEIGHTS] = { noApi: true };
-      await sameAsLoadModel(await engine.openModel('test-org/gpt2', { hub: hub.url, cache: false }), gpt2);
+      await fn();
     } finally {
       globalThis.fetch = real;
     }
-  });
+  };
+
+  test('a cross-origin redirect hidden from the HEAD (opaqueredirect): the GET follows it, the store\'s size is read, its own ETag is not taken for the hash', () => asBrowser(async () => {
+    fresh();
+    const start = engine.heapUsed();
+    const { result: m, peak } = await peakHeap(() => engine.openModel('test-org/gpt2-wide', { hub: hub.url }));
+    const model = engine.heapUsed() - start;
+    assert.ok(peak - start <= model + 128 * 1024, `peak ${peak - start} bytes for a model of ${model}`);
+    await sameAsLoadModel(m, wide);
+    // the store's ETag (64 hex digits, not the bytes' SHA-256) was not checked against them, or the open would have failed
+    assert.equal(m.source.files[WEIGHTS].size, wide.bytes.length);
+  }));
+
+  test("a redirect hidden from the browser: the hash and size come from the hub's API (model info with blobs), so a wrong body is still refused; with no API the file is taken as it comes", () => asBrowser(async () => {
+    fresh();
+    const m = await engine.openModel('test-org/gpt2', { hub: hub.url, cache: false });
+    assert.ok(hub.requests.some((r) => r.path === '/api/models/test-org/gpt2/revision/main?blobs=true'), 'the API asked');
+    assert.match(m.source.commit ?? '', /^[0-9a-f]{40}$/, "the API's commit");
+    await sameAsLoadModel(m, gpt2);
+    fresh();
+    hub.faults[WEIGHTS] = { corrupt: true };
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, cache: false }), 'ERR_DATA', /sha256 is [0-9a-f]{64}, but the hub says [0-9a-f]{64}/);
+    fresh();
+    hub.faults[WEIGHTS] = { size: 1000 };
+    await rejectsCode(engine.openModel('test-org/gpt2', { hub: hub.url, cache: false }), 'ERR_DATA', /more than the 1000 bytes the hub said/);
+    // a hub with no API (a course's own copy): the body is taken unchecked, as the store sends it
+    fresh();
+    hub.faults[WEIGHTS] = { noApi: true };
+    await sameAsLoadModel(await engine.openModel('test-org/gpt2', { hub: hub.url, cache: false }), gpt2);
+  }));
 
   test('storage that refuses Cache Storage: the model opens, keptModels and forgetModel say ERR_DATA', async () => {
     globalThis.caches = { open: async () => { throw new DOMException('The operation is insecure.', 'SecurityError'); } };

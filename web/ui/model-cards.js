@@ -218,8 +218,9 @@ export function mountModelCards(el, { id, open }) {
         : ` Not kept in this browser (${src.keepError ?? 'storage is off'}): it opened from the network and will be fetched again next time.`;
       status.dataset.kind = src.kept ? 'info' : 'warning';
       status.dataset.from = src.files['model.safetensors']?.from ?? '';
-      setText(status, `Opened ${what} ${from}.${keptText}`);
-      shown = { repo: parts.c.repo, revision: parts.revision, said: `Opened ${what} ${from}.` };
+      const said = `Opened ${what} ${from}.`;
+      setText(status, `${said}${keptText}`);
+      shown = { repo: parts.c.repo, revision: parts.revision, said };
     } catch (err) {
       status.dataset.kind = 'error';
       if (err?.code === 'ERR_ABORT') setText(status, `Cancelled: ${what} was not opened, and nothing of it is kept.`);
