@@ -112,7 +112,8 @@ test('a connection dropped midway resumes with a Range request; dropped four tim
   assert.equal(resumed.ok, true, resumed.message);
   assert.equal(resumed.same, true);
   const ranges = hub.requests.filter((r) => r.server === 'store' && r.range).map((r) => r.range);
-  assert.equal(ranges.length, 2, `two resumes: ${ranges.join(', ')}`);
+  // Chromium may hand over the bytes before a drop later or not at all, so how many resumes it takes varies
+  assert.ok(ranges.length >= 1 && ranges.length <= 2, `one or two resumes: ${ranges.join(', ')}`);
   // from where each body stopped (Chromium's own HTTP cache may bound the last range by the size it learnt)
   assert.ok(ranges.every((r) => /^bytes=\d+-(\d+)?$/.test(r) && Number(/\d+/.exec(r)[0]) > 0), ranges.join(', '));
 

@@ -206,9 +206,13 @@ async function locate(url, file, signal) {
   throw loadError(`${url}: more than ${MAX_HOPS} redirects`, { url });
 }
 
-/** A GET of a located file from byte `from` on (a Range request past 0), following redirects. */
+/**
+ * A GET of a located file from byte `from` on (a Range request past 0), following redirects.
+ * Past the browser's HTTP cache (no-store): the files are kept where openModel keeps them,
+ * and the HTTP cache would hold a second copy and answer a resume from a part it held.
+ */
 async function get(place, from, signal) {
-  const r = await request(place.url, { headers: from > 0 ? { Range: `bytes=${from}-` } : {}, signal });
+  const r = await request(place.url, { headers: from > 0 ? { Range: `bytes=${from}-` } : {}, signal, cache: 'no-store' });
   if (r.status === 404 && from === 0 && place.optional) return null;
   if (r.status !== 200 && r.status !== 206) throw httpError(place.url, r.status);
   if (r.status === 206 && Number(/^bytes (\d+)-/.exec(r.headers.get('content-range') ?? '')?.[1]) !== from) {
@@ -784,24 +788,25 @@ class CacheStore {
   async begin(repo, revision, signal) {
     const cache = await this.caches.open(CACHE_NAME);
     await cache.delete(this.#key(repo, revision, MANIFEST));
-    const streams = new Map(); // file -> { controller, put, failed, settled, wake }
+    const streams = new Map(); // file -> { controller, put, failed, settled, waiting }
     const key = (file) => this.#key(repo, revision, file);
+    /** A write waiting for room goes on (the cache read, refused or finished; the open aborted). */
+    const wake = (stream) => {
+      const w = stream.waiting;
+      stream.waiting = null;
+      w?.();
+    };
+    const wakeAll = () => streams.forEach(wake);
+    signal?.addEventListener('abort', wakeAll, { once: true });
     const opened = (file) => {
-      const stream = { controller: null, failed: null, settled: false, wake: null };
-      const wake = () => {
-        const w = stream.wake;
-        stream.wake = null;
-        w?.();
-      };
+      const stream = { controller: null, failed: null, settled: false, waiting: null };
       const body = new ReadableStream({
         start(c) { stream.controller = c; },
-        pull: wake, // the cache read from the queue: room again
+        pull: () => wake(stream), // the cache read from the queue: room again
       }, { highWaterMark: KEEP_AHEAD, size: (piece) => piece.byteLength });
       stream.put = cache.put(key(file), new Response(body, { headers: { 'content-type': 'application/octet-stream' } }));
       // awaited at commit; a refusal seen earlier stops the writes
-      stream.put.then(() => {}, (err) => { stream.failed = err; }).finally(() => { stream.settled = true; wake(); });
-      signal?.addEventListener('abort', wake, { once: true });
-      stream.wakeOnAbort = wake;
+      stream.put.then(() => {}, (err) => { stream.failed = err; }).finally(() => { stream.settled = true; wake(stream); });
       streams.set(file, stream);
       return stream;
     };
@@ -811,21 +816,19 @@ class CacheStore {
         if (stream.failed) throw stream.failed;
         stream.controller.enqueue(piece.slice());
         while (stream.controller.desiredSize <= 0 && !stream.settled && !signal?.aborted) {
-          await new Promise((resolve) => { stream.wake = resolve; });
+          await new Promise((resolve) => { stream.waiting = resolve; });
         }
         if (stream.failed) throw stream.failed;
       },
       async commit(manifest) {
-        for (const { controller, wakeOnAbort } of streams.values()) {
-          signal?.removeEventListener('abort', wakeOnAbort);
-          controller.close();
-        }
+        signal?.removeEventListener('abort', wakeAll);
+        for (const { controller } of streams.values()) controller.close();
         await Promise.all([...streams.values()].map((s) => s.put));
         await cache.put(key(MANIFEST), new Response(JSON.stringify(manifest), { headers: { 'content-type': 'application/json' } }));
       },
       async discard() {
-        for (const [file, { controller, put, wakeOnAbort }] of streams) {
-          signal?.removeEventListener('abort', wakeOnAbort);
+        signal?.removeEventListener('abort', wakeAll);
+        for (const [file, { controller, put }] of streams) {
           try {
             controller.error(new Error('not kept'));
           } catch {
