@@ -41,6 +41,14 @@ extern "C" {
 #define GPT2_TOP 5              /* predictions per position */
 #define GPT2_MAX_EVALUATE 256   /* sequences of one headScores call */
 #define GPT2_MAX_GENERATE 1024  /* tokens of one generate call */
+/* Fine-tuning (gpt2_train): megabytes (10^6 bytes) its state may take (the
+ * weights, their gradients, Adam's two moments, the copy a failed call goes
+ * back to: seven floats a parameter, and one call's scratch), checked before
+ * anything is allocated; tokens of text one call draws its windows from;
+ * windows in a batch. */
+#define GPT2_MAX_TRAIN_MB 3600
+#define GPT2_MAX_TRAIN_TOKENS (1 << 22)
+#define GPT2_MAX_BATCH 64
 
 typedef struct {
     int layers;     /* n_layer */
@@ -101,6 +109,28 @@ int gpt2_inspect(Gpt2 *m, const int32_t *tokens, int n, float *attention, int32_
 /* Mean cross-entropy (nats) of tokens[t + 1] given tokens[0..t], over the
  * n - 1 predictions (2 <= n <= context). */
 int gpt2_evaluate(Gpt2 *m, const int32_t *tokens, int n, double *loss);
+
+/* Fine-tuning on a text's tokens (n_data of them, each < vocab): `steps`
+ * AdamW steps (with warm-up and a cosine decay to final_lr, 0: lr / 10, or a
+ * constant rate), each on `batch` windows of length + 1 tokens drawn from
+ * data (the mean cross-entropy of each window's next tokens). All or
+ * nothing, as every model's training call (a diverging step puts the model
+ * back where the call found it). The first call lays the weights out in one
+ * block with their gradients and moments: NN_ERR_LIMIT naming the bytes
+ * past GPT2_MAX_TRAIN_MB before anything is allocated. losses (steps) gets
+ * each step's loss. */
+typedef struct {
+    int steps, batch, length;
+    float lr, weight_decay;
+    int warmup, decay_steps;
+    float clip, final_lr;
+    int constant_lr; /* 1: the rate stays lr after warm-up */
+} Gpt2TrainOptions;
+int gpt2_train(Gpt2 *m, const int32_t *data, int n_data, const Gpt2TrainOptions *o, float *losses);
+/* The model as the last gpt2_train call found it: NN_OK, or NN_ERR_ARG before any call. */
+int gpt2_undo(Gpt2 *m);
+/* Optimiser steps taken (0 until fine-tuned). */
+int gpt2_steps(const Gpt2 *m);
 
 /* Appends n_new tokens to tokens[0..n_prompt) (room for n_prompt + n_new);
  * temperature 0 = greedy, top_k 0 = all. Past the context the model reads

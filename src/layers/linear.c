@@ -52,3 +52,29 @@ void linear_backward_input_packed(nn_real *dinp, const nn_real *dout, const nn_r
         vec_gemm_packed_parallel(dinp + c0, IC, dout, OC, scratch, N, width, OC, 1);
     }
 }
+
+/* dW += x^T dy into W's panels: a strip of LINEAR_STRIP panels' columns at a
+ * time made row-major in scratch (one product), then added panel by panel. */
+size_t linear_weight_grad_scratch(int IC, int OC) {
+    int panels = vec_pack_panels(OC);
+    return (size_t)(panels < LINEAR_STRIP ? panels : LINEAR_STRIP) * vec_panel_width() * (size_t)IC;
+}
+
+void linear_backward_weight_packed(nn_real *dpacked, nn_real *db, const nn_real *dout, const nn_real *inp,
+                                   nn_real *scratch, int N, int IC, int OC) {
+    int panels = vec_pack_panels(OC), nr = vec_panel_width();
+    for (int q = 0; q < panels; q += LINEAR_STRIP) {
+        int last = panels - q < LINEAR_STRIP ? panels : q + LINEAR_STRIP;
+        int c0 = q * nr, width = last * nr < OC ? last * nr - c0 : OC - c0;
+        vec_gemm_tn(scratch, width, inp, IC, dout + c0, OC, IC, width, N, 0);
+        for (int p = q; p < last; p++) {
+            int cols = (p + 1) * nr <= OC ? nr : OC - p * nr;
+            nn_real *panel = dpacked + (size_t)p * IC * nr;
+            const nn_real *src = scratch + (p - q) * nr;
+            for (int k = 0; k < IC; k++)
+                for (int j = 0; j < cols; j++) panel[(size_t)k * nr + j] += src[(size_t)k * width + j];
+        }
+    }
+    if (db)
+        for (int i = 0; i < N; i++) vec_axpy(db, 1, dout + (size_t)i * OC, OC);
+}

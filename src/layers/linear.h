@@ -33,5 +33,12 @@ void linear_backward(nn_real *dinp,       /* (N, IC) += or NULL */
 size_t linear_backward_scratch(int IC, int OC);
 void linear_backward_input_packed(nn_real *dinp, const nn_real *dout, const nn_real *packed, nn_real *scratch, int N,
                                   int IC, int OC);
+/* The weight's gradient in vec_pack's panels (fine-tuning a checkpoint):
+ * dpacked (IC, OC in panels, as the weight) += inp^T dout, db (OC) += the
+ * columns' sums (NULL: skipped); scratch holds linear_weight_grad_scratch(IC,
+ * OC) reals (a strip of the gradient, row-major). */
+size_t linear_weight_grad_scratch(int IC, int OC);
+void linear_backward_weight_packed(nn_real *dpacked, nn_real *db, const nn_real *dout, const nn_real *inp,
+                                   nn_real *scratch, int N, int IC, int OC);
 
 #endif

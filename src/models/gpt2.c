@@ -151,7 +151,16 @@ static int expected(Gpt2 *m, Expect *e, int tied) {
     return n;
 }
 
-#define GPT2_MAX_EXPECTED (4 + 12 * GPT2_MAX_LAYERS + 1)
+static size_t tensor_count(const Expect *e);
+
+int gpt2_tensors(Gpt2 *m, Gpt2Tensor *out) {
+    Expect *e = malloc(sizeof *e * GPT2_MAX_EXPECTED);
+    if (!e) return -1;
+    int n = expected(m, e, m->tied);
+    for (int k = 0; k < n; k++) out[k] = (Gpt2Tensor){e[k].slot, tensor_count(&e[k]), e[k].ndim == 2};
+    free(e);
+    return n;
+}
 
 /* name without the "transformer." prefix */
 static const char *bare(const char *name) {
@@ -391,6 +400,8 @@ void gpt2_destroy(Gpt2 *m) {
     st_free(&m->table);
     free(m->loads);
     for (int g = 0; g < GPT2_MAX_LAYERS + 2; g++) free(m->blocks[g]);
+    if (m->opt) opt_free(m->opt);
+    free(m->opt);
     free(m->ablate);
     free(m->rope);
     free(m);

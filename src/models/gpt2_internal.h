@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "attnlab/gpt2.h"
+#include "layers/optim.h"
 #include "layers/safetensors.h"
 
 /* One pointer per tensor, into the model's blocks; the names are Hugging Face's GPT-2 ones
@@ -71,7 +72,35 @@ struct Gpt2 {
     uint64_t loaded;
     uint8_t tail[8];
     int ready; /* every weight converted */
+    /* fine-tuning (gpt2_train.c): from the first training call, the weights
+     * in one block (opt->params; blocks[] freed), their gradients (the view
+     * g, laid out as w), moments and snapshot; NULL before */
+    OptParams *opt;
+    Gpt2Weights g;
+    uint64_t train_rng; /* the training windows' draws */
 };
+
+/* Tensors a checkpoint's table may hold. */
+#define GPT2_MAX_EXPECTED (4 + 12 * GPT2_MAX_LAYERS + 1)
+
+/* One weight tensor: where the model's view points at it, its reals in
+ * memory (a packed one's padding with it), whether AdamW decays it (a matrix). */
+typedef struct {
+    nn_real **slot;
+    size_t count;
+    int decay;
+} Gpt2Tensor;
+
+/* The model's weight tensors (out holds GPT2_MAX_EXPECTED); returns their count, or -1 out of memory. */
+int gpt2_tensors(Gpt2 *m, Gpt2Tensor *out);
+
+/* Reals of scratch gpt2_gradients takes for windows of T tokens. */
+size_t gpt2_gradients_scratch(const Gpt2 *m, int T);
+/* The gradients (+=, into dw, a view laid out as the weights) of the mean
+ * cross-entropy of each window's next tokens: B windows of T + 1 tokens,
+ * one after the other; the loss in *loss (NaN when a logit is not finite).
+ * Allocates its scratch for the call. */
+int gpt2_gradients(Gpt2 *m, Gpt2Weights *dw, const int32_t *windows, int B, int T, double *loss);
 
 /* Fails unless the model's weights are all in (a call between open and finish). */
 int gpt2_check_ready(const Gpt2 *m);

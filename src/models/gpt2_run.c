@@ -509,29 +509,36 @@ static int patch_forward(void *model, const int32_t *tokens, int n, int copies, 
     return NN_OK;
 }
 
-/* ---- the backward pass (attribution patching): activations' gradients alone ---- */
+/* ---- the backward pass: the activations' gradients (attribution patching), with the weights' (fine-tuning) ---- */
 
 /* A backward's buffers for n tokens: each block's input, the gradients of
  * one block's activations (reused block after block), LayerNorm scratch and
- * the room for a strip of a weight transposed. */
+ * the room for a strip of a weight transposed; fine-tuning's also a strip of
+ * a weight's gradient. */
 typedef struct {
     nn_real *xs;            /* (L + 1, n, C) block l's input; [L] the last block's output */
     nn_real *dres, *dpar;   /* (n, C) the residual's gradient; a parallel block's input's */
     nn_real *dln, *dz, *xm; /* (n, C) a LayerNorm output's gradient; the contexts'; the residual after attention */
     nn_real *lny, *mean, *rstd; /* (n, C), (n), (n) a LayerNorm recomputed */
-    nn_real *lng;           /* (2C) its weights' gradients (not kept) */
+    nn_real *lng;           /* (2C) its weights' gradients when they are not kept */
     nn_real *dqkv;          /* (n, 3C) */
     nn_real *da;            /* (n, F) */
-    nn_real *wt;            /* a strip of the widest weight transposed, in panels */
+    nn_real *wt;            /* a strip of the widest weight transposed, in panels (with the unembedding: fine-tuning) */
+    nn_real *wg;            /* a strip of the widest weight's gradient (fine-tuning), or NULL */
     nn_real *block;
 } Gpt2Grads;
 
-static size_t grads_layout(const Gpt2 *m, int n, nn_real *base, Gpt2Grads *g) {
+static size_t widest(size_t (*scratch)(int, int), int C, int F, int V) {
+    size_t s = scratch(C, 3 * C), fc = scratch(C, F), fcproj = scratch(F, C), un = V ? scratch(C, V) : 0;
+    s = fc > s ? fc : s;
+    s = fcproj > s ? fcproj : s;
+    return un > s ? un : s;
+}
+
+/* train: fine-tuning's buffers too (the unembedding's strips, the weights' gradients' strips). */
+static size_t grads_layout(const Gpt2 *m, int n, int train, nn_real *base, Gpt2Grads *g) {
     size_t N = (size_t)n, C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, L = (size_t)m->c.layers;
-    size_t wt = linear_backward_scratch((int)C, 3 * (int)C);
-    size_t fc = linear_backward_scratch((int)C, (int)F), fcproj = linear_backward_scratch((int)F, (int)C);
-    wt = fc > wt ? fc : wt;
-    wt = fcproj > wt ? fcproj : wt;
+    int V = train ? m->c.vocab : 0;
     NnLayout l = {0};
 #define TAKE(count) (base ? base + nn_layout_take(&l, (count)) : (nn_layout_take(&l, (count)), (nn_real *)NULL))
     g->xs = TAKE((L + 1) * N * C);
@@ -546,10 +553,19 @@ static size_t grads_layout(const Gpt2 *m, int n, nn_real *base, Gpt2Grads *g) {
     g->lng = TAKE(2 * C);
     g->dqkv = TAKE(N * 3 * C);
     g->da = TAKE(N * F);
-    g->wt = TAKE(wt);
+    g->wt = TAKE(widest(linear_backward_scratch, (int)C, (int)F, V));
+    g->wg = train ? TAKE(widest(linear_weight_grad_scratch, (int)C, (int)F, V)) : NULL;
 #undef TAKE
     g->block = base;
     return l.size;
+}
+
+static int grads_create(const Gpt2 *m, int n, int train, Gpt2Grads *g) {
+    size_t size = grads_layout(m, n, train, NULL, g);
+    nn_real *block = malloc(sizeof(nn_real) * size);
+    if (!block) return nn_fail(NN_ERR_NOMEM, "out of memory for the backward pass of %d tokens (%zu reals)", n, size);
+    grads_layout(m, n, train, block, g);
+    return NN_OK;
 }
 
 /* Keeps each block's input (DEC_AT_RESID) in ctx's rows (L + 1, n, C). */
@@ -560,50 +576,43 @@ static int keep_inputs(void *ctx, DecSite site, int layer, nn_real *x, int rows,
 }
 
 /* dx (n, C) += the gradient of LayerNorm w's input x from dy, its mean and
- * deviation recomputed. */
-static void layernorm_input_grad(const Gpt2 *m, Gpt2Grads *g, nn_real *dx, const nn_real *dy, const nn_real *x,
-                                 const nn_real *gain, const nn_real *bias, int n) {
+ * deviation recomputed; its weights' gradients into dgain, dbias (+=), or
+ * scratch (NULL). */
+static void layernorm_grad(const Gpt2 *m, Gpt2Grads *g, nn_real *dx, const nn_real *dy, const nn_real *x,
+                           const nn_real *gain, const nn_real *bias, int n, nn_real *dgain, nn_real *dbias) {
     int C = m->c.d_model;
     LayerNormWeights w = {(nn_real *)gain, (nn_real *)bias}, dw = {g->lng, g->lng + C};
+    if (dgain) dw = (LayerNormWeights){dgain, dbias};
     layernorm_forward_eps(g->lny, g->mean, g->rstd, x, &w, n, C, m->c.epsilon);
     layernorm_backward(dx, &dw, dy, x, g->mean, g->rstd, &w, n, C);
 }
 
-/* decoder.h's DecBackward: the forward over tokens keeping each block's
- * input, then m = logit[a] - logit[b] at the last position back through
- * ln_f and the blocks, each block run again from its input for its
- * activations; the weights stay packed (their gradients are not made). The
- * gradients go to `hook` at the sites a forward hands (but the pattern),
- * in the backward's order: MLP, attention, contexts, values, block input. */
-static int patch_backward(void *model, const int32_t *tokens, int n, int a, int b, const DecHook *hook) {
-    PatchRun *p = model;
+/* The forward over tokens (n) keeping each block's input in g->xs (and the
+ * last block's output after them). */
+static int forward_keeping(PatchRun *p, Gpt2Grads *g, const int32_t *tokens, int n) {
+    DecHook keep = {keep_inputs, g->xs};
+    NN_TRY(blocks_forward(p->m, &p->r, tokens, n, 1, 0, &keep));
+    size_t NC = (size_t)n * p->m->c.d_model;
+    memcpy(g->xs + (size_t)p->m->c.layers * NC, p->r.x, sizeof(nn_real) * NC);
+    return NN_OK;
+}
+
+/* From g->dres, the gradient at the last block's output (n, C), back
+ * through the blocks to the embedding, each block run again from its input
+ * in g->xs for its activations (forward_keeping first). The weights stay
+ * packed; with dw (a gradient view laid out as the weights) their gradients
+ * are added there, the embeddings' too. The activations' gradients go to
+ * `hook` at the sites a forward hands (but the pattern), in the backward's
+ * order: MLP, attention, contexts, values, block input. */
+static int blocks_backward(PatchRun *p, Gpt2Grads *g, const int32_t *tokens, int n, Gpt2Weights *dw,
+                           const DecHook *hook) {
     const Gpt2 *m = p->m;
     const Gpt2Weights *w = &m->w;
-    int C = m->c.d_model, F = m->c.d_ff, L = m->c.layers, par = m->c.parallel;
+    int C = m->c.d_model, F = m->c.d_ff, L = m->c.layers, H = m->c.heads, par = m->c.parallel;
     size_t NC = (size_t)n * C;
-    Gpt2Grads g;
-    size_t size = grads_layout(m, n, NULL, &g);
-    nn_real *block = malloc(sizeof(nn_real) * size);
-    if (!block) return nn_fail(NN_ERR_NOMEM, "out of memory for the backward pass of %d tokens (%zu reals)", n, size);
-    grads_layout(m, n, block, &g);
-    DecHook keep = {keep_inputs, g.xs};
-    int st = blocks_forward(m, &p->r, tokens, n, 1, 0, &keep);
-    if (st == NN_OK) {
-        memcpy(g.xs + (size_t)L * NC, p->r.x, sizeof(nn_real) * NC);
-        /* m's gradient at ln_f's output of the last row: W_U's columns a less b */
-        DecView v;
-        st = dec_view_gpt2(m, &v);
-        nn_real *u = g.dz, *ub = g.dz + C;
-        if (st == NN_OK) {
-            dec_matrix_read(&v.unembed, 0, a, C, 1, NULL, u, 1);
-            dec_matrix_read(&v.unembed, 0, b, C, 1, NULL, ub, 1);
-            for (int i = 0; i < C; i++) u[i] -= ub[i];
-            memset(g.dres, 0, sizeof(nn_real) * NC);
-            layernorm_input_grad(m, &g, g.dres + NC - C, u, g.xs + (size_t)L * NC + NC - C, w->lnfw, w->lnfb, 1);
-        }
-    }
+    int st = NN_OK;
     for (int l = L - 1; l >= 0 && st == NN_OK; l--) {
-        const nn_real *x = g.xs + (size_t)l * NC;
+        const nn_real *x = g->xs + (size_t)l * NC;
         /* block l again, from its input: its queries, keys, values, weights, hidden units and output stay */
         p->r.from = l;
         p->r.until = l + 1;
@@ -613,43 +622,154 @@ static int patch_backward(void *model, const int32_t *tokens, int n, int a, int 
         p->r.x0 = NULL;
         if (st != NN_OK) break;
         /* the MLP's output: its gradient is the block output's (both residual forms) */
-        dec_at(hook, DEC_AT_MLP, l, g.dres, n, C, C);
-        memset(g.dln, 0, sizeof(nn_real) * NC);
+        dec_at(hook, DEC_AT_MLP, l, g->dres, n, C, C);
+        memset(g->dln, 0, sizeof(nn_real) * NC);
         MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
-        mlp_backward_input_packed(g.dln, g.da, g.dres, p->r.h, &mw, g.wt, n, C, F, m->c.gelu_exact);
+        mlp_backward_input_packed(g->dln, g->da, g->dres, p->r.h, &mw, g->wt, n, C, F, m->c.gelu_exact);
+        if (dw) { /* c_proj from the hidden units after GELU, c_fc from ln_2's output (r.ln) with dL/dh */
+            linear_backward_weight_packed(dw->fcprojw[l], dw->fcprojb[l], g->dres, p->r.a, g->wg, n, F, C);
+            linear_backward_weight_packed(dw->fcw[l], dw->fcb[l], g->da, p->r.ln, g->wg, n, C, F);
+        }
         /* ln_2 reads the residual after attention (x + attn), or with a parallel residual the block's input;
          * its input's gradient adds to the residual's there: dres becomes d(x + attn), or dpar d x */
         const nn_real *x2 = x;
         if (par) {
-            memcpy(g.dpar, g.dres, sizeof(nn_real) * NC);
+            memcpy(g->dpar, g->dres, sizeof(nn_real) * NC);
         } else {
-            for (size_t i = 0; i < NC; i++) g.xm[i] = x[i] + p->r.attn[i];
-            x2 = g.xm;
+            for (size_t i = 0; i < NC; i++) g->xm[i] = x[i] + p->r.attn[i];
+            x2 = g->xm;
         }
-        layernorm_input_grad(m, &g, par ? g.dpar : g.dres, g.dln, x2, w->ln2w[l], w->ln2b[l], n);
+        layernorm_grad(m, g, par ? g->dpar : g->dres, g->dln, x2, w->ln2w[l], w->ln2b[l], n, dw ? dw->ln2w[l] : NULL,
+                       dw ? dw->ln2b[l] : NULL);
         /* the attention's output, c_proj of the contexts, the heads, c_attn, ln_1 */
-        dec_at(hook, DEC_AT_ATTN, l, g.dres, n, C, C);
-        memset(g.dz, 0, sizeof(nn_real) * NC);
-        linear_backward_input_packed(g.dz, g.dres, w->projw[l], g.wt, n, C, C);
-        dec_at(hook, DEC_AT_Z, l, g.dz, n, C, C);
-        memset(g.dqkv, 0, sizeof(nn_real) * NC * 3);
-        AttnHeadsConfig hc = heads_of(m, l, n);
+        dec_at(hook, DEC_AT_ATTN, l, g->dres, n, C, C);
         nn_real *q = p->r.qkv;
-        AttnHeadsIO io = {q, q + C, q + 2 * C, 3 * C, 3 * C, 3 * C, p->r.atty, C, p->r.scores, p->r.att};
-        st = attn_heads_backward(&hc, &io, g.dqkv, g.dqkv + C, g.dqkv + 2 * C, g.dz, p->r.heads);
-        if (st != NN_OK) break;
-        dec_at(hook, DEC_AT_VALUES, l, g.dqkv + 2 * C, n, C, 3 * C);
-        memset(g.dln, 0, sizeof(nn_real) * NC);
-        linear_backward_input_packed(g.dln, g.dqkv, w->qkvw[l], g.wt, n, C, 3 * C);
-        nn_real *dx = par ? g.dpar : g.dres;
-        layernorm_input_grad(m, &g, dx, g.dln, x, w->ln1w[l], w->ln1b[l], n);
-        if (par) {
-            g.dpar = g.dres;
-            g.dres = dx;
+        if (dw) { /* c_proj's input: the contexts again, from the weights and values the block kept */
+            dec_heads_context(p->r.att, q + 2 * C, 3 * C, n, H, C / H, m->ablate + (size_t)l * H, g->xm, C);
+            linear_backward_weight_packed(dw->projw[l], dw->projb[l], g->dres, g->xm, g->wg, n, C, C);
         }
-        dec_at(hook, DEC_AT_RESID, l, g.dres, n, C, C);
+        memset(g->dz, 0, sizeof(nn_real) * NC);
+        linear_backward_input_packed(g->dz, g->dres, w->projw[l], g->wt, n, C, C);
+        dec_at(hook, DEC_AT_Z, l, g->dz, n, C, C);
+        memset(g->dqkv, 0, sizeof(nn_real) * NC * 3);
+        AttnHeadsConfig hc = heads_of(m, l, n);
+        AttnHeadsIO io = {q, q + C, q + 2 * C, 3 * C, 3 * C, 3 * C, p->r.atty, C, p->r.scores, p->r.att};
+        st = attn_heads_backward(&hc, &io, g->dqkv, g->dqkv + C, g->dqkv + 2 * C, g->dz, p->r.heads);
+        if (st != NN_OK) break;
+        dec_at(hook, DEC_AT_VALUES, l, g->dqkv + 2 * C, n, C, 3 * C);
+        if (dw) { /* c_attn from ln_1's output, recomputed */
+            LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
+            layernorm_forward_eps(g->lny, g->mean, g->rstd, x, &ln1, n, C, m->c.epsilon);
+            linear_backward_weight_packed(dw->qkvw[l], dw->qkvb[l], g->dqkv, g->lny, g->wg, n, C, 3 * C);
+        }
+        memset(g->dln, 0, sizeof(nn_real) * NC);
+        linear_backward_input_packed(g->dln, g->dqkv, w->qkvw[l], g->wt, n, C, 3 * C);
+        nn_real *dx = par ? g->dpar : g->dres;
+        layernorm_grad(m, g, dx, g->dln, x, w->ln1w[l], w->ln1b[l], n, dw ? dw->ln1w[l] : NULL,
+                       dw ? dw->ln1b[l] : NULL);
+        if (par) {
+            g->dpar = g->dres;
+            g->dres = dx;
+        }
+        dec_at(hook, DEC_AT_RESID, l, g->dres, n, C, C);
     }
-    free(block);
+    if (st != NN_OK || !dw) return st;
+    /* the embedding's rows (tied: in the unembedding's panels, as embed reads them) and the positions' */
+    int nr = vec_panel_width();
+    for (int t = 0; t < n; t++) {
+        const nn_real *d = g->dres + (size_t)t * C;
+        if (m->tied) {
+            nn_real *panel = dw->wte + (size_t)(tokens[t] / nr) * C * nr + tokens[t] % nr;
+            for (int c = 0; c < C; c++) panel[(size_t)c * nr] += d[c];
+        } else {
+            vec_axpy(dw->wte + (size_t)tokens[t] * C, 1, d, C);
+        }
+        if (dw->wpe) vec_axpy(dw->wpe + (size_t)t * C, 1, d, C);
+    }
+    return NN_OK;
+}
+
+/* decoder.h's DecBackward: the forward over tokens keeping each block's
+ * input, then m = logit[a] - logit[b] at the last position back through
+ * ln_f and the blocks; activations' gradients alone, to `hook`. */
+static int patch_backward(void *model, const int32_t *tokens, int n, int a, int b, const DecHook *hook) {
+    PatchRun *p = model;
+    const Gpt2 *m = p->m;
+    int C = m->c.d_model, L = m->c.layers;
+    size_t NC = (size_t)n * C;
+    Gpt2Grads g;
+    NN_TRY(grads_create(m, n, 0, &g));
+    int st = forward_keeping(p, &g, tokens, n);
+    if (st == NN_OK) {
+        /* m's gradient at ln_f's output of the last row: W_U's columns a less b */
+        DecView v;
+        st = dec_view_gpt2(m, &v);
+        nn_real *u = g.dz, *ub = g.dz + C;
+        if (st == NN_OK) {
+            dec_matrix_read(&v.unembed, 0, a, C, 1, NULL, u, 1);
+            dec_matrix_read(&v.unembed, 0, b, C, 1, NULL, ub, 1);
+            for (int i = 0; i < C; i++) u[i] -= ub[i];
+            memset(g.dres, 0, sizeof(nn_real) * NC);
+            layernorm_grad(m, &g, g.dres + NC - C, u, g.xs + (size_t)L * NC + NC - C, m->w.lnfw, m->w.lnfb, 1, NULL,
+                           NULL);
+            st = blocks_backward(p, &g, tokens, n, NULL, hook);
+        }
+    }
+    free(g.block);
+    return st;
+}
+
+/* ---- fine-tuning: the weights' gradients of the next-token loss ---- */
+
+size_t gpt2_gradients_scratch(const Gpt2 *m, int T) {
+    Gpt2Run r;
+    Gpt2Grads g;
+    return run_layout(m, T, 1, 0, NULL, &r) + grads_layout(m, T, 1, NULL, &g);
+}
+
+int gpt2_gradients(Gpt2 *m, Gpt2Weights *dw, const int32_t *windows, int B, int T, double *loss) {
+    int C = m->c.d_model, V = m->c.vocab, L = m->c.layers;
+    size_t NC = (size_t)T * C;
+    PatchRun p = {m, {0}};
+    Gpt2Grads g;
+    NN_TRY(run_create(m, T, 1, 0, &p.r));
+    int st = grads_create(m, T, 1, &g);
+    if (st != NN_OK) {
+        run_free(&p.r);
+        return st;
+    }
+    double sum = 0, scale = 1.0 / ((double)B * T);
+    int finite = 1;
+    for (int b = 0; b < B && st == NN_OK && finite; b++) {
+        const int32_t *tokens = windows + (size_t)b * (T + 1);
+        st = forward_keeping(&p, &g, tokens, T);
+        memset(g.dres, 0, sizeof(nn_real) * NC);
+        const nn_real *x = g.xs + (size_t)L * NC;
+        for (int t0 = 0; t0 < T && st == NN_OK && finite; t0 += GPT2_LOGIT_ROWS) {
+            int rows = T - t0 < GPT2_LOGIT_ROWS ? T - t0 : GPT2_LOGIT_ROWS;
+            unembed(m, &p.r, x + (size_t)t0 * C, rows); /* ln_f's output in r.ln, the logits in r.logits */
+            for (int i = 0; i < rows && finite; i++) {
+                nn_real *z = p.r.logits + (size_t)i * V;
+                int y = tokens[t0 + i + 1];
+                finite = finite_row(z, V);
+                if (!finite) break;
+                softmax_row(z, V);
+                sum += crossentropy_forward(z, y);
+                z[y] -= 1; /* d loss / d logits: (p - onehot(y)) / (B T) */
+                vec_scale(z, (nn_real)scale, V);
+            }
+            if (!finite) break;
+            linear_backward_weight_packed(dw->unembed, NULL, p.r.logits, p.r.ln, g.wg, rows, C, V);
+            memset(g.dln, 0, sizeof(nn_real) * rows * C);
+            linear_backward_input_packed(g.dln, p.r.logits, m->w.unembed, g.wt, rows, C, V);
+            layernorm_grad(m, &g, g.dres + (size_t)t0 * C, g.dln, x + (size_t)t0 * C, m->w.lnfw, m->w.lnfb, rows,
+                           dw->lnfw, dw->lnfb);
+        }
+        if (st == NN_OK && finite) st = blocks_backward(&p, &g, tokens, T, dw, NULL);
+    }
+    free(g.block);
+    run_free(&p.r);
+    *loss = finite ? sum * scale : NAN; /* not finite: the training call refuses the step */
     return st;
 }
 
