@@ -37,7 +37,7 @@ static int prepare(Gpt2 *m, int T) {
     double need = ((double)reals * 7 + (double)gpt2_gradients_scratch(m, T)) * sizeof(nn_real);
     if (need > GPT2_MAX_TRAIN_MB * 1e6 || reals > (size_t)INT32_MAX) {
         free(t);
-        return nn_fail(NN_ERR_LIMIT, "train: fine-tuning this checkpoint takes %.0f bytes (its %zu weights, their "
+        return nn_fail(NN_ERR_LIMIT, "fine-tuning this checkpoint takes %.0f bytes (its %zu weights, their "
                                      "gradients, Adam's two moments and the copy a failed call goes back to, and "
                                      "the call's scratch), past the limit of %d MB",
                        need, reals, GPT2_MAX_TRAIN_MB);
@@ -104,7 +104,8 @@ static int call_gradients(void *ctx, int B, double *loss) {
 static int call_probe(void *ctx) {
     Gpt2Call *c = ctx;
     double loss;
-    int st = gpt2_evaluate(c->m, c->windows, c->T + 1, &loss);
+    int n = c->T + 1 < c->m->c.context ? c->T + 1 : c->m->c.context;
+    int st = n < 2 ? NN_OK : gpt2_evaluate(c->m, c->windows, n, &loss);
     if (st != NN_OK) return nn_fail(st, "its forward pass on a probe window is not finite (%s)", nn_last_error());
     return NN_OK;
 }
@@ -126,7 +127,7 @@ int gpt2_train(Gpt2 *m, const int32_t *data, int n_data, const Gpt2TrainOptions 
     NN_TRY(nn_check_size("batch", o->batch, 1, GPT2_MAX_BATCH));
     NN_TRY(nn_check_size("length", o->length, 1, m->c.context));
     if (n_data < o->length + 1)
-        return nn_fail(NN_ERR_SHAPE, "train: the text has %d tokens; windows of length %d need at least %d", n_data,
+        return nn_fail(NN_ERR_SHAPE, "the text has %d tokens; windows of length %d need at least %d", n_data,
                        o->length, o->length + 1);
     NN_TRY(dec_check_tokens(data, n_data, o->length + 1, GPT2_MAX_TRAIN_TOKENS, m->c.vocab));
     NN_TRY(prepare(m, o->length));
@@ -140,7 +141,7 @@ int gpt2_train(Gpt2 *m, const int32_t *data, int n_data, const Gpt2TrainOptions 
 
 int gpt2_undo(Gpt2 *m) {
     nn_clear_error();
-    if (!m->opt) return nn_fail(NN_ERR_ARG, "undoTrain: no train() call to undo");
+    if (!m->opt) return nn_fail(NN_ERR_ARG, "no training call to undo");
     TrainAdapter a = {m->opt, &m->train_rng, NULL, NULL, NULL, NULL, NULL, NULL};
     return train_undo(&a);
 }

@@ -95,6 +95,8 @@ static const Named gpt2_limits[] = {
     {"maxDFF", GPT2_MAX_DFF}, {"maxContext", GPT2_MAX_CONTEXT}, {"maxVocabulary", GPT2_MAX_VOCAB},
     {"maxWeightMB", GPT2_MAX_WEIGHT_MB}, {"maxHeader", ST_MAX_HEADER}, {"top", GPT2_TOP},
     {"maxEvaluate", GPT2_MAX_EVALUATE}, {"maxGenerate", GPT2_MAX_GENERATE}, {"maxResultMB", GPT2_MAX_RESULT_MB},
+    {"maxTrainMB", GPT2_MAX_TRAIN_MB}, {"maxTrainTokens", GPT2_MAX_TRAIN_TOKENS}, {"maxBatch", GPT2_MAX_BATCH},
+    {"maxSteps", NN_MAX_TRAIN_STEPS},
 };
 /* Every model's weights: finite and within +-maxWeight (a file, setWeights, a training step). */
 static const Named model_limits[] = {{"maxWeight", (int)MODEL_FILE_MAX_WEIGHT}};

@@ -5,6 +5,8 @@
 #include <emscripten.h>
 
 #include "attnlab/gpt2.h"
+#include "attnlab/optim.h"
+#include "base/error.h"
 
 /* arch: 0 GPT-2 (the rest ignored), 1 GPT-NeoX with rotary_dims, rotary_base, parallel, gelu_exact. */
 #define ARCH_ARGS int arch, int rotary_dims, double rotary_base, int parallel, int gelu_exact
@@ -58,6 +60,21 @@ EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_inspect(Gpt2 *m, const int32_t *tokens, in
 EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_evaluate(Gpt2 *m, const int32_t *tokens, int n, double *out) {
     return gpt2_evaluate(m, tokens, n, out);
 }
+
+/* Fine-tuning on tokens (n of them): the schedule arguments every model's train export takes (NnTrainOptions'
+ * fields), the windows' length; losses (steps). */
+EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_train(Gpt2 *m, const int32_t *tokens, int n, int steps, int batch, int length,
+                                            float lr, float weight_decay, int schedule, int warmup, int decay_steps,
+                                            float final_lr, float clip, float *losses) {
+    if (schedule != NN_LR_COSINE && schedule != NN_LR_CONSTANT)
+        return nn_fail(NN_ERR_ARG, "schedule: unknown schedule %d", schedule);
+    Gpt2TrainOptions o = {steps, batch, length, lr, weight_decay, warmup, decay_steps, clip, final_lr,
+                          schedule == NN_LR_CONSTANT};
+    return gpt2_train(m, tokens, n, &o, losses);
+}
+
+EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_undo(Gpt2 *m) { return gpt2_undo(m); }
+EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_steps(Gpt2 *m) { return gpt2_steps(m); }
 
 EMSCRIPTEN_KEEPALIVE int attnlab_gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temperature,
                                                int top_k, double seed) {

@@ -172,7 +172,7 @@ for (const { name, skip, engine } of await withEngines()) {
       throwsCode(() => gpt.generate({ ids: [1] }, { temperature: -1 }), 'ERR_VALUE', /temperature/);
       throwsCode(() => gpt.generate({ ids: [1] }, { tokens: 1e6 }), 'ERR_LIMIT', /tokens/);
       throwsCode(() => gpt.tokenize(5), 'ERR_ARG', /tokenize: text/);
-      throwsCode(() => gpt.train({ steps: 1 }), 'ERR_ARG', /does not train/);
+      throwsCode(() => gpt.train({ steps: 1 }), 'ERR_ARG', /fine-tunes on a text: pass text/);
       throwsCode(() => gpt.save(), 'ERR_ARG', /model.safetensors is the file/);
       assert.deepEqual(gpt.inspect({ ids: IDS }), before);
       gpt.destroy();

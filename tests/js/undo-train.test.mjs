@@ -1,8 +1,8 @@
 // undoTrain (web/engine/model.js over train_undo, src/train/train_call.c): every
 // kind that trains goes back to where its last train() call found it — the same
 // bytes as a save made then, and the same next call (weights, moments, step
-// count and training draws all back) — before any call it is ERR_ARG, and a
-// model that does not train (a loaded checkpoint) says why.
+// count and training draws all back) — before any call it is ERR_ARG, a loaded
+// checkpoint's (fine-tuning) too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadEngine } from '../../web/engine/index.js';
@@ -42,9 +42,9 @@ for (const [kind, make] of Object.entries(KINDS)) {
   });
 }
 
-test('a loaded checkpoint does not train, so it has nothing to undo: ERR_ARG with the reason', async () => {
+test('a loaded checkpoint before its first train() call has nothing to undo: ERR_ARG with the reason', async () => {
   const { bytes, config } = gpt2Checkpoint();
   const m = await engine.loadModel(bytes, { config });
-  assert.throws(() => m.undoTrain(), (err) => err.code === 'ERR_ARG' && /^undoTrain: /.test(err.message));
+  assert.throws(() => m.undoTrain(), (err) => err.code === 'ERR_ARG' && /^undoTrain: no training call to undo/.test(err.message));
   m.destroy();
 });

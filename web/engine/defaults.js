@@ -92,6 +92,11 @@ export const DEFAULTS = deepFreeze({
         train: { steps: 600 },
         headline: { accuracy: 0.95, induction: 0.4 },
       },
+      // Fine-tuning a checkpoint (GPT-2, Pythia) on a text it is given: a few small steps at a rate that
+      // moves a pretrained model without throwing it off, on windows of `length` tokens (at most the
+      // context) drawn from the text (no headline: what it reaches is the text's).
+      { when: { architecture: 'gpt2' }, train: { steps: 20, lr: 1e-4, schedule: 'constant', length: 64 } },
+      { when: { architecture: 'gpt_neox' }, train: { steps: 20, lr: 1e-4, schedule: 'constant', length: 64 } },
     ],
   },
 });

@@ -10,7 +10,7 @@ import { GPT2_LIMITS } from './constants.js';
 import { argError, describe, limitError, valueError } from './errors.js';
 import { readTokenizerJson } from './bpe.js';
 import { gpt2Tokenizer } from './gpt2-tokenizer.js';
-import { options } from './matrix.js';
+import { options, toInteger } from './matrix.js';
 import { TransformerModel } from './transformer.js';
 import { U8 } from './wasm.js';
 
@@ -333,8 +333,9 @@ function tokenNames(tokenizer, size) {
 /**
  * A checkpoint's adapter for TransformerModel (transformer.js says each
  * field): forward only, the gpt2_* exports; its text through `tokenizer`; it
- * has no task, so it evaluates a text (not a split) and draws the sequences
- * its heads are scored on; it does not train, save or hand out its tensors.
+ * has no task, so it evaluates a text (not a split), fine-tunes on a text it
+ * is given and draws the sequences its heads are scored on; it does not save
+ * in attnlab's format or hand out its tensors.
  */
 function checkpointRun(heap, handle, config, tokenizer) {
   const vocabulary = tokenNames(tokenizer, config.vocabulary);
@@ -349,13 +350,24 @@ function checkpointRun(heap, handle, config, tokenizer) {
       vocabulary, sequenceLength: null, parameters: heap.call.gpt2_parameters({ model: handle }),
       dtype: DTYPES[heap.call.gpt2_dtype({ model: handle })],
     },
-    info: () => ({ steps: 0 }),
-    train: null,
+    info: (model) => ({ steps: heap.call.gpt2_steps({ model }) }),
+    // fine-tuning (gpt2_train): windows of `length` tokens drawn from a text, AdamW
+    train: {
+      data: true, maxSteps: GPT2_LIMITS.maxSteps, batch: () => 4, maxBatch: () => GPT2_LIMITS.maxBatch,
+      optimizers: null, weightDecay: true,
+      options: {
+        length: (value, { config: c, defaults }) => ({ length: toInteger('length', value, Math.min(defaults.length, c.context), 1, c.context) }),
+      },
+      tokens: (steps, batch, c, args) => steps * batch * args.length,
+    },
     tokenizer: {
       encode: (name, text) => tokenizer.encode(text).ids,
       decode: (ids) => (known(ids) ? tokenizer.decode(ids) : Array.from(ids, (id) => vocabulary[id]).join('')),
     },
-    limits: { top: GPT2_LIMITS.top, maxGenerate: GPT2_LIMITS.maxGenerate, maxEvaluate: GPT2_LIMITS.maxEvaluate },
+    limits: {
+      top: GPT2_LIMITS.top, maxGenerate: GPT2_LIMITS.maxGenerate, maxEvaluate: GPT2_LIMITS.maxEvaluate,
+      maxTrainTokens: GPT2_LIMITS.maxTrainTokens,
+    },
     lens: false,
     headScores: 8,
     call: {
@@ -370,8 +382,7 @@ function checkpointRun(heap, handle, config, tokenizer) {
       evaluateTokens: (args) => heap.call.gpt2_evaluate(args),
     },
     lacks: {
-      train: 'a checkpoint is opened for inspection; the engine does not train it',
-      save: 'a checkpoint is not saved by the engine; its model.safetensors is the file',
+      save: "a checkpoint is not saved in attnlab's format; its model.safetensors is the file (fine-tuned weights stay in this engine)",
       examples: `${noTask} to draw examples from`,
       weights: "a checkpoint's tensors stay in the engine; its model.safetensors holds them",
       export: 'a checkpoint is a Hugging Face checkpoint already: its model.safetensors and config.json are the export',

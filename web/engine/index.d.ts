@@ -464,8 +464,14 @@ export class TransformerModel extends Model {
   }>;
   /** config.vocabulary */
   readonly vocabulary: readonly string[];
-  /** AdamW (lr default 0.003, clip 1) on the cosine schedule (TrainOptions) to lr / 10; weightDecay default 0. A checkpoint: ERR_ARG. */
-  train(options?: Omit<TrainOptions, 'optimizer'> & { weightDecay?: number }): TrainResult;
+  /**
+   * AdamW (lr default 0.003, clip 1) on the cosine schedule (TrainOptions) to lr / 10; weightDecay default 0.
+   * A checkpoint fine-tunes on `text` or `ids` (one of the two, at most GPT2_LIMITS.maxTrainTokens tokens): each
+   * step on `batch` (default 4) windows of `length` + 1 tokens (default min(64, context)) drawn from it, by
+   * default 20 steps at a constant lr 1e-4; ERR_LIMIT before anything is allocated when its weights, gradients,
+   * moments and snapshot would pass GPT2_LIMITS.maxTrainMB.
+   */
+  train(options?: Omit<TrainOptions, 'optimizer'> & { weightDecay?: number; text?: string; ids?: ArrayLike<number>; length?: number }): TrainResult;
   /** The text as this model reads it (a checkpoint: its byte-level BPE; a model made here: its task's tokens). */
   tokenize(text: string): { ids: Int32Array; tokens: string[] };
   /**

@@ -14,7 +14,11 @@
 //                   batch, optimizers (null: the kind has one optimiser and no option for it),
 //                   weightDecay: true when the kind's optimiser is AdamW (it takes a weightDecay),
 //                   defaults: a kind outside the table's train() defaults (over TRAIN_FALLBACK),
-//                   tokens: true when `_train` counts tokens, or (steps, batch, config) => tokens,
+//                   tokens: true when `_train` counts tokens, or (steps, batch, config, args) => tokens
+//                   (args: the kind's own options' arguments),
+//                   data: (options, call) => Int32Array, the token ids `_train` reads (as tokens, n),
+//                   for a kind that trains on given data (a checkpoint on a text), with dataOptions
+//                   the names of the options it reads,
 //                   options: the kind's own options, { name: (value, call) => arguments of `_train`
 //                   as { arg: value } }, call = { defaults: the train() defaults, decaySteps } },
 //                   or null for a model that does not train;
@@ -93,7 +97,7 @@ export class Model {
       const d = trainDefaults(this.#spec.kind, this.config, t.defaults);
       const own = t.options ?? {};
       const o = options('train', args, ['steps', 'batch', ...(t.optimizers ? ['optimizer'] : []), 'lr', 'clip', 'schedule', 'warmup',
-        'decaySteps', 'finalLr', ...(t.weightDecay ? ['weightDecay'] : []), ...Object.keys(own)]);
+        'decaySteps', 'finalLr', ...(t.weightDecay ? ['weightDecay'] : []), ...Object.keys(own), ...(t.dataOptions ?? [])]);
       // steps sizes the losses block, so its limit is checked before allocating.
       const steps = toInteger('steps', o.steps, d.steps, 1, t.maxSteps);
       const batch = toInteger('batch', o.batch, t.batch(this.config), 1, t.maxBatch(this.config));
@@ -115,12 +119,13 @@ export class Model {
       const call = { defaults: d, config: this.config, decaySteps: schedule.decaySteps || this.steps + steps };
       const kindArgs = Object.assign({}, ...Object.entries(own).map(([name, parse]) => parse(o[name], call)));
       const counted = t.tokens === true;
+      const data = t.data ? t.data(o, call) : null;
       const heap = this.#heap;
-      return heap.withBlock({ losses: F32 * steps, tokens: counted ? F64 : 0 }, (p) => {
+      return heap.withBlock({ losses: F32 * steps, tokens: counted ? F64 : 0, data: data ? I32 * data.length : 0 }, (p) => {
+        if (data) heap.writeI32(p.data, data);
+        const given = data ? { tokens: p.data, n: data.length } : counted ? { tokens: p.tokens } : {};
         const t0 = now();
-        heap.call[`${this.#spec.prefix}_train`]({
-          model, ...optimizer, lr, clip, ...schedule, steps, batch, losses: p.losses, ...kindArgs, ...(counted ? { tokens: p.tokens } : {}),
-        });
+        heap.call[`${this.#spec.prefix}_train`]({ model, ...optimizer, lr, clip, ...schedule, steps, batch, losses: p.losses, ...kindArgs, ...given });
         const seconds = Math.max((now() - t0) / 1000, 1e-9);
         const losses = heap.readF32(p.losses, steps);
         const examples = steps * batch;
@@ -129,7 +134,7 @@ export class Model {
           losses, steps: this.steps, examples, seconds, examplesPerSecond: examples / seconds,
         };
         if (counted) result.tokensPerSecond = heap.readF64(p.tokens) / seconds;
-        else if (t.tokens) result.tokensPerSecond = t.tokens(steps, batch, this.config) / seconds;
+        else if (t.tokens) result.tokensPerSecond = t.tokens(steps, batch, this.config, kindArgs) / seconds;
         return result;
       });
     });

@@ -207,7 +207,9 @@ export class TransformerModel extends Model {
   #run;
 
   constructor(heap, handle, run) {
-    super(heap, handle, { kind: 'transformer', prefix: run.prefix, stepsField: 'steps', info: run.info, train: run.train, lacks: run.lacks });
+    // a checkpoint fine-tunes on a text or ids it is given (#trainingIds)
+    const train = run.train?.data === true ? { ...run.train, dataOptions: ['text', 'ids'], data: (o) => this.#trainingIds(o) } : run.train;
+    super(heap, handle, { kind: 'transformer', prefix: run.prefix, stepsField: 'steps', info: run.info, train, lacks: run.lacks });
     this.#run = run;
     /** Every option resolved, the vocabulary (token id -> its text), the parameter count and the weights' dtype. */
     this.config = Object.freeze({ architecture: run.architecture, ...run.config });
@@ -233,8 +235,12 @@ export class TransformerModel extends Model {
    * input: a string (tokenized), an array of token ids or { ids }, as token ids
    * of this model's vocabulary, each id read once.
    */
-  #ids(name, input) {
-    if (typeof input === 'string') return this.#run.tokenizer.encode(name, input);
+  #ids(name, input, most = this.#run.limits.maxGenerate + this.config.context) {
+    if (typeof input === 'string') {
+      const ids = this.#run.tokenizer.encode(name, input);
+      if (ids.length > most) throw limitError(`${name}: text: ${ids.length} tokens is past the limit of ${most}`);
+      return ids;
+    }
     let list = input, where = 'input';
     if (input !== null && typeof input === 'object' && listLength(input) === null) {
       list = options(name, input, ['ids']).ids;
@@ -242,7 +248,6 @@ export class TransformerModel extends Model {
     }
     const n = listLength(list);
     if (n === null) throw argError(`${name}: input: expected a string, an array of token ids or { ids } (got ${describe(input)})`);
-    const most = this.#run.limits.maxGenerate + this.config.context;
     if (n > most) throw limitError(`${name}: ${where}: ${n} tokens is past the limit of ${most}`);
     const V = this.config.vocabulary.length;
     const out = new Int32Array(n);
@@ -264,6 +269,15 @@ export class TransformerModel extends Model {
       throw (n < least ? shapeError : limitError)(`${name}: input has ${n} tokens; this model reads ${least}..${this.config.context}`);
     }
     return ids;
+  }
+
+  /** A checkpoint's fine-tuning data: `text` or `ids` (one of the two), at most limits.maxTrainTokens tokens. */
+  #trainingIds(o) {
+    if ((o.text === undefined) === (o.ids === undefined)) {
+      throw argError('train: a checkpoint fine-tunes on a text: pass text (a string) or ids (token ids), one of the two');
+    }
+    if (o.text !== undefined && typeof o.text !== 'string') throw argError(`train: text: expected a string (got ${describe(o.text)})`);
+    return this.#ids('train', o.text !== undefined ? o.text : { ids: o.ids }, this.#run.limits.maxTrainTokens);
   }
 
   /** Text as this model reads it: { ids: Int32Array, tokens: string[] }. */

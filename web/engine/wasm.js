@@ -159,6 +159,12 @@ const BINDINGS = Object.freeze({
   gpt2_set_ablation: { args: ['model', 'pairs', 'n'] }, // its status is checked under the calling method's name
   gpt2_inspect: { status: 'inspect', args: ['model', 'tokens', 'n', 'attention', 'ids', 'p', 'lens', 'logits'] },
   gpt2_evaluate: { status: 'evaluate', args: ['model', 'tokens', 'n', 'out'] },
+  gpt2_train: {
+    status: 'train',
+    args: ['model', 'tokens', 'n', 'steps', 'batch', 'length', 'lr', 'weightDecay', 'schedule', 'warmup', 'decaySteps', 'finalLr', 'clip', 'losses'],
+  },
+  gpt2_undo: { status: 'undoTrain', args: ['model'] },
+  gpt2_steps: { args: ['model'] },
   gpt2_generate: { status: 'generate', args: ['model', 'tokens', 'nPrompt', 'nNew', 'temperature', 'topK', 'seed'] },
   gpt2_head_scores: { status: 'headScores', args: ['model', 'count', 'length', 'seed', 'prev', 'ind'] },
   gpt2_composition_scores: { status: 'compositionScores', args: ['model', 'q', 'k', 'v'] },
