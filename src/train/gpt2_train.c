@@ -115,15 +115,8 @@ int gpt2_train(Gpt2 *m, const int32_t *data, int n_data, const Gpt2TrainOptions 
     NN_TRY(gpt2_check_ready(m));
     NnTrainOptions opt = {NN_ADAMW, o->lr, o->clip, o->weight_decay, o->constant_lr ? NN_LR_CONSTANT : NN_LR_COSINE,
                           o->warmup, o->decay_steps, o->final_lr};
-    if (m->opt) {
-        NN_TRY(train_check(m->opt, &opt, o->steps));
-    } else {
-        OptParams *none = calloc(1, sizeof *none); /* a model that has not trained yet */
-        if (!none) return nn_fail(NN_ERR_NOMEM, "out of memory");
-        int st = train_check(none, &opt, o->steps);
-        free(none);
-        NN_TRY(st);
-    }
+    static const OptParams untrained; /* a model's table before its first call: no steps taken */
+    NN_TRY(train_check(m->opt ? m->opt : &untrained, &opt, o->steps));
     NN_TRY(nn_check_size("batch", o->batch, 1, GPT2_MAX_BATCH));
     NN_TRY(nn_check_size("length", o->length, 1, m->c.context));
     if (n_data < o->length + 1)

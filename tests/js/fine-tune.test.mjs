@@ -5,7 +5,8 @@
 // undo puts them back exactly, the threaded build trains to the same losses,
 // bad data is refused naming what was wrong with the model left as it was, and
 // a checkpoint whose training state would pass the limit is refused before
-// anything is allocated (ERR_LIMIT naming the bytes and the limit).
+// anything is allocated (ERR_LIMIT naming the bytes and the limit); heapUsed()
+// reads right past 2 GiB.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadEngine } from '../../web/engine/index.js';
@@ -112,4 +113,13 @@ test('a checkpoint too large to fine-tune is refused before anything is allocate
   assert.equal(m.steps, 0);
   assert.ok(Number.isFinite(m.evaluate({ ids: [1, 2, 3] }).loss), 'the model still answers');
   m.destroy();
+});
+
+test('heapUsed() counts past 2 GiB of the heap (a fine-tuned GPT-2 small holds 3.5 GB)', async () => {
+  const engine = await loadEngine({ threads: 1 });
+  const base = engine.heapUsed();
+  engine.heap.withBlock({ a: 1.2e9 }, () => engine.heap.withBlock({ b: 1.2e9 }, () => {
+    assert.ok(engine.heapUsed() >= base + 2.4e9, `heapUsed() ${engine.heapUsed()} with 2.4 GB more in use than ${base}`);
+  }));
+  assert.equal(engine.heapUsed(), base);
 });

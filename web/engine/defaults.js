@@ -19,6 +19,9 @@ const deepFreeze = (o) => {
   return Object.freeze(o);
 };
 
+// Fine-tuning a checkpoint (GPT-2, Pythia): the same for either architecture.
+const FINE_TUNING = { steps: 20, lr: 1e-4, schedule: 'constant', length: 64 };
+
 export const DEFAULTS = deepFreeze({
   seq2seq: {
     model: {
@@ -95,8 +98,8 @@ export const DEFAULTS = deepFreeze({
       // Fine-tuning a checkpoint (GPT-2, Pythia) on a text it is given: a few small steps at a rate that
       // moves a pretrained model without throwing it off, on windows of `length` tokens (at most the
       // context) drawn from the text (no headline: what it reaches is the text's).
-      { when: { architecture: 'gpt2' }, train: { steps: 20, lr: 1e-4, schedule: 'constant', length: 64 } },
-      { when: { architecture: 'gpt_neox' }, train: { steps: 20, lr: 1e-4, schedule: 'constant', length: 64 } },
+      { when: { architecture: 'gpt2' }, train: FINE_TUNING },
+      { when: { architecture: 'gpt_neox' }, train: FINE_TUNING },
     ],
   },
 });
