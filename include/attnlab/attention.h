@@ -126,6 +126,9 @@ int attn_check_result(const char *what, const nn_real *x, int i0, int i1, int d)
 /* Number of reals attn_forward / attn_backward need as scratch; the forward
  * alone needs only attn_forward_scratch_size(). */
 size_t attn_scratch_size(const AttnConfig *c);
+/* The same for any number of the pool's threads (the size above is for its
+ * threads now): scratch laid out once for calls made under any split. */
+size_t attn_scratch_size_most(const AttnConfig *c);
 size_t attn_forward_scratch_size(const AttnConfig *c);
 
 /* Number of keys query i may see: min(n_k, causal ? i+1 : n_k, key_lengths[i]). */
@@ -212,6 +215,8 @@ typedef struct {
 } AttnHeadsIO;
 
 size_t attn_heads_scratch_size(const AttnHeadsConfig *c);
+/* The same for any number of the pool's threads (attn_scratch_size_most). */
+size_t attn_heads_scratch_size_most(const AttnHeadsConfig *c);
 /* Every head's scores, weights and context. The sizes are checked; the
  * values are not read twice: a query, key or value that is not finite
  * shows as a score or context that overflows (NN_ERR_VALUE), as do

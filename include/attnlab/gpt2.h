@@ -1,10 +1,12 @@
 /* attnlab GPT-2: a GPT-2-family or GPT-NeoX checkpoint (Hugging Face's
- * model.safetensors and its config.json) opened for inspection, forward only: token and
- * learned position embeddings, pre-LayerNorm blocks of causal multi-head
- * attention and a gelu_new MLP with residuals, a final LayerNorm and the
- * unembedding (tied to the token embedding or its own lm_head). Every head's
- * attention, heads ablated, the logit lens, loss, generation and the
- * previous-token / induction head scores.
+ * model.safetensors and its config.json) opened in the one decoder attnlab
+ * runs (src/models/gpt2_run.c, which runs the transformers made here too):
+ * token and learned position embeddings (GPT-NeoX: rotary), pre-LayerNorm
+ * blocks of causal multi-head attention and a GELU MLP with residuals
+ * (sequential or parallel), a final LayerNorm and the unembedding (tied to
+ * the token embedding or its own lm_head). Every head's attention, heads
+ * ablated, the logit lens, loss, generation, the previous-token / induction
+ * head scores, patching, attribution and fine-tuning.
  *
  * Dimension letters: T tokens, C d_model, H heads, D = C / H, F d_ff,
  * V vocabulary, L layers.
@@ -143,19 +145,19 @@ int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temp
  * position after its first (Olsson et al. 2022): the trained transformer's
  * measure (tf_head_scores). */
 int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev, float *ind);
+/* Direct logit attribution of logit[a] - logit[b] at the last of n tokens:
+ * values (2 + L (H + 2) + 2): embed, pos, per layer H heads, the attention
+ * bias and the MLP, ln_f's bias, the output bias (0); their sum is
+ * *logit_diff (src/models/decoder_attribution.c). */
+int gpt2_logit_attribution(Gpt2 *m, const int32_t *tokens, int n, int a, int b, double *values, double *logit_diff);
 /* Activation patching (TransformerLens's conventions): the corrupt run of n
  * tokens with one activation of the clean run put back, for every cell of
  * the target (0 block inputs, 1 attention outputs, 2 MLP outputs: layers x
  * n positions; 3 heads' contexts, 4 values, 5 patterns: layers x heads);
  * out[cell] = (m_patched - m_corrupt) / (m_clean - m_corrupt), m = logit[a]
  * - logit[b] at the last position; metrics[0] = m_clean, [1] = m_corrupt.
- * method 0 runs every cell; 1 (attribution, first order through a backward
- * pass) is NN_ERR_ARG here: a checkpoint has no backward pass yet. */
-/* Direct logit attribution of logit[a] - logit[b] at the last of n tokens:
- * values (2 + L (H + 2) + 2): embed, pos, per layer H heads, the attention
- * bias and the MLP, ln_f's bias, the output bias (0); their sum is
- * *logit_diff (src/models/decoder_attribution.c). */
-int gpt2_logit_attribution(Gpt2 *m, const int32_t *tokens, int n, int a, int b, double *values, double *logit_diff);
+ * method 0 runs every cell; 1 (attribution patching) estimates them to
+ * first order: two forwards and one backward pass (not for patterns). */
 int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int a, int b, int target, int method,
                float *out, double *metrics);
 

@@ -59,9 +59,8 @@ static void forward_block_rows(const AttnConfig *c, int b, int *i0, int *i1) {
 
 /* The score's regions come first, then the driver's, in a fixed order; the
  * score decides their sizes (ScoreScratch). */
-ScratchLayout attn_scratch_layout(const AttnConfig *c) {
+static ScratchLayout scratch_layout(const AttnConfig *c, size_t threads) {
     size_t nq = (size_t)c->n_q, nk = (size_t)c->n_k;
-    size_t threads = (size_t)nn_pool_threads(); /* 1 in the single-thread builds */
     ScoreScratch own = {0};
     if ((unsigned)c->score < ATTN_SCORE_COUNT) attn_score_ops[c->score].scratch(c, threads, &own);
     NnLayout l = {0};
@@ -83,7 +82,12 @@ ScratchLayout attn_scratch_layout(const AttnConfig *c) {
     return s;
 }
 
+/* For the threads a region runs on now (1 in the single-thread builds). */
+ScratchLayout attn_scratch_layout(const AttnConfig *c) { return scratch_layout(c, (size_t)nn_pool_threads()); }
+
 size_t attn_scratch_size(const AttnConfig *c) { return attn_scratch_layout(c).total; }
+
+size_t attn_scratch_size_most(const AttnConfig *c) { return scratch_layout(c, NN_MAX_THREADS).total; }
 
 size_t attn_forward_scratch_size(const AttnConfig *c) { return attn_scratch_layout(c).forward; }
 

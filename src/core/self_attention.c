@@ -37,7 +37,7 @@ typedef struct {
     size_t total;              /* reals in all */
 } HeadsScratch;
 
-static HeadsScratch heads_layout(const AttnHeadsConfig *c) {
+static HeadsScratch heads_layout_for(const AttnHeadsConfig *c, int most) {
     AttnConfig h = head_problem(c, 0); /* the scratch does not depend on the slope */
     h.alibi = 0;
     size_t n = (size_t)c->n, dk = (size_t)c->d_k, dv = (size_t)c->d_v;
@@ -51,12 +51,16 @@ static HeadsScratch heads_layout(const AttnHeadsConfig *c) {
     s.dkh = nn_layout_take(&l, n * dk);
     s.dvh = nn_layout_take(&l, n * dv);
     s.dzh = nn_layout_take(&l, n * dv);
-    s.attn = nn_layout_take(&l, attn_scratch_size(&h));
+    s.attn = nn_layout_take(&l, most ? attn_scratch_size_most(&h) : attn_scratch_size(&h));
     s.total = l.size;
     return s;
 }
 
+static HeadsScratch heads_layout(const AttnHeadsConfig *c) { return heads_layout_for(c, 0); }
+
 size_t attn_heads_scratch_size(const AttnHeadsConfig *c) { return heads_layout(c).total; }
+
+size_t attn_heads_scratch_size_most(const AttnHeadsConfig *c) { return heads_layout_for(c, 1).total; }
 
 /* Columns [c0, c0 + w) of src (n rows, ld apart) to dst (n, w); back with
  * scatter (=) or add (+=). Plain loops, not memcpy: a head's row is a few

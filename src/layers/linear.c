@@ -27,7 +27,7 @@ void linear_forward_packed(nn_real *out, const nn_real *inp, const nn_real *pack
 void linear_backward(nn_real *dinp, nn_real *dw, nn_real *db, const nn_real *dout, const nn_real *inp,
                      const nn_real *w, int N, int IC, int OC) {
     if (dinp) vec_gemm_nt(dinp, IC, dout, OC, w, OC, N, IC, OC, 1);
-    vec_gemm_tn(dw, OC, inp, IC, dout, OC, IC, OC, N, 1);
+    if (dw) vec_gemm_tn(dw, OC, inp, IC, dout, OC, IC, OC, N, 1);
     if (db)
         for (int i = 0; i < N; i++) vec_axpy(db, 1, dout + (size_t)i * OC, OC);
 }

@@ -1,7 +1,7 @@
 /* A plain linear layer, y = x W + b, forward and backward: the transformer's
  * attention projections and its logits. W (IC, OC), b (OC) or NULL; N rows.
- * The backward accumulates (+=) into every gradient; a NULL input gradient
- * (or bias gradient) is skipped. Not a public header. */
+ * The backward accumulates (+=) into every gradient; a NULL gradient is
+ * skipped (the input's alone reads no inp, the weight's alone no w). Not a public header. */
 #ifndef ATTNLAB_LAYERS_LINEAR_H
 #define ATTNLAB_LAYERS_LINEAR_H
 
@@ -19,7 +19,7 @@ void linear_forward_packed(nn_real *out, const nn_real *inp, const nn_real *pack
                            int OC);
 
 void linear_backward(nn_real *dinp,       /* (N, IC) += or NULL */
-                     nn_real *dw,         /* (IC, OC) += */
+                     nn_real *dw,         /* (IC, OC) += or NULL */
                      nn_real *db,         /* (OC) += or NULL */
                      const nn_real *dout, /* (N, OC) */
                      const nn_real *inp,  /* (N, IC) */

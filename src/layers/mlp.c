@@ -143,6 +143,15 @@ void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, co
     vec_gemm_nt(dx, C, da, F, w->W1, F, n, C, F, 1);
 }
 
+/* The input's gradient alone, through row-major weights: the same steps
+ * as mlp_backward's, no weight's gradient. */
+void mlp_backward_input(nn_real *dx, nn_real *da, const nn_real *dy, const nn_real *h, const MlpWeights *w, int n, int C,
+                        int F) {
+    vec_gemm_nt(da, F, dy, C, w->W2, C, n, F, C, 0);
+    gelu_scale_grad(da, h, (size_t)n * F, 0);
+    vec_gemm_nt(dx, C, da, F, w->W1, F, n, C, F, 1);
+}
+
 /* The input's gradient alone, through packed read-only weights (a
  * checkpoint's): da = dy W2^T, dh = gelu'(h) da, dx += dh W1^T. */
 void mlp_backward_input_packed(nn_real *dx, nn_real *da, const nn_real *dy, const nn_real *h, const MlpWeights *w,

@@ -34,6 +34,10 @@ void gelu_exact_forward(nn_real *y, const nn_real *x, size_t n);
 void gelu_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n);
 /* dx += gelu'(x) dy of the exact form. */
 void gelu_exact_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n);
+/* From dy (n, C): dx (n, C) += the input's gradient alone (tanh GELU); da
+ * (n, F) scratch, then dL/dh. */
+void mlp_backward_input(nn_real *dx, nn_real *da, const nn_real *dy, const nn_real *h, const MlpWeights *w, int n, int C,
+                        int F);
 /* From dy (n, C) through W1, W2 in vec_pack's panels (mlp_forward_packed's
  * weights, read-only): dx (n, C) += the input's gradient alone; h the
  * forward's (n, F); da (n, F) scratch, then dL/dh; scratch holds

@@ -7,7 +7,39 @@
 
 #include <stdint.h>
 
+#include "attnlab/gpt2.h"
 #include "attnlab/nn.h"
+
+#define DEC_MAX_LAYERS GPT2_MAX_LAYERS
+#define DEC_MAX_HEADS GPT2_MAX_HEADS
+
+/* The one parameter table of a decoder-only transformer, whichever made it:
+ * one pointer per tensor (the gradients and a training call's views use the
+ * same struct). Names as Hugging Face's GPT-2 (GPT-NeoX's: embed_in,
+ * input_layernorm, query_key_value, dense, post_attention_layernorm,
+ * dense_h_to_4h, dense_4h_to_h, final_layer_norm, embed_out). A model made
+ * here holds every matrix row-major (in, out); a loaded checkpoint holds them
+ * in vec_pack's panels of (in, out), the unembedding as the panels of its
+ * transpose with the token embedding possibly tied to it (DecModel's packed). */
+typedef struct {
+    nn_real *wte;                      /* (V, C) token embedding */
+    nn_real *wpe;                      /* (context, C) learned positions, else NULL */
+    nn_real *ln1w[DEC_MAX_LAYERS];     /* (C) ln_1 */
+    nn_real *ln1b[DEC_MAX_LAYERS];     /* (C) */
+    nn_real *qkvw[DEC_MAX_LAYERS];     /* (C, 3C) c_attn: queries | keys | values, heads in column blocks of D */
+    nn_real *qkvb[DEC_MAX_LAYERS];     /* (3C) */
+    nn_real *projw[DEC_MAX_LAYERS];    /* (C, C) c_proj */
+    nn_real *projb[DEC_MAX_LAYERS];    /* (C) */
+    nn_real *ln2w[DEC_MAX_LAYERS];     /* (C) ln_2 (d_ff > 0 only, as the four below) */
+    nn_real *ln2b[DEC_MAX_LAYERS];     /* (C) */
+    nn_real *fcw[DEC_MAX_LAYERS];      /* (C, F) mlp.c_fc */
+    nn_real *fcb[DEC_MAX_LAYERS];      /* (F) */
+    nn_real *fcprojw[DEC_MAX_LAYERS];  /* (F, C) mlp.c_proj */
+    nn_real *fcprojb[DEC_MAX_LAYERS];  /* (C) */
+    nn_real *lnfw, *lnfb;              /* (C) ln_f */
+    nn_real *unembed;                  /* (C, V) the unembedding (lm_head; wte itself when tied) */
+    nn_real *unembed_b;                /* (V) its bias, or NULL (a checkpoint has none) */
+} DecWeights;
 
 /* n tokens (least..most), each an id of the vocabulary 0..vocab-1: NN_OK, or
  * the size's code, or NN_ERR_VALUE naming the first that is not. */

@@ -5,7 +5,6 @@
 
 #include "base/error.h"
 #include "core/vec.h"
-#include "layers/layernorm.h"
 #include "models/decoder_view.h"
 #include "models/gpt2_internal.h"
 #include "models/transformer_internal.h"
@@ -14,40 +13,26 @@ _Static_assert(TF_MAX_LAYERS <= DEC_MAX_LAYERS && TF_MAX_HEADS <= DEC_MAX_HEADS,
 
 static DecMatrix rows_of(const nn_real *p, int rows, int cols) { return (DecMatrix){p, rows, cols, 0, 0}; }
 
-void dec_view_tf(const TfModel *m, DecView *v) {
-    const TfConfig *c = &m->c;
-    int C = c->d_model;
-    *v = (DecView){.layers = c->layers, .heads = c->heads, .d_model = C, .d_head = C / c->heads, .vocab = m->V};
-    for (int l = 0; l < c->layers; l++) {
-        v->ln1w[l] = m->w.ln1w[l];
-        v->qkv[l] = rows_of(m->w.qkvw[l], C, 3 * C);
-        v->proj[l] = rows_of(m->w.projw[l], C, C);
-    }
-    v->lnfw = m->w.lnfw;
-    v->lnfb = m->w.lnfb;
-    v->epsilon = LAYERNORM_EPS;
-    v->embed = rows_of(m->w.wte, m->V, C);
-    v->unembed = rows_of(m->w.outw, C, m->V);
-    v->unembed_bias = m->w.outb;
-}
-
 int dec_view_gpt2(const Gpt2 *m, DecView *v) {
     NN_TRY(gpt2_check_ready(m));
     const Gpt2Config *c = &m->c;
     int C = c->d_model, V = c->vocab;
     *v = (DecView){.layers = c->layers, .heads = c->heads, .d_model = C, .d_head = C / c->heads, .vocab = V};
-    /* the Conv1D weights (GPT-NeoX's nn.Linear ones too, transposed on loading, and its
-     * query_key_value's head-major rows put in GPT-2's order) are the products' B in panels */
+    /* a checkpoint's Conv1D weights (GPT-NeoX's nn.Linear ones too, transposed on loading, and
+     * its query_key_value's head-major rows put in GPT-2's order) are the products' B in panels;
+     * a model made here holds them row-major */
+    int P = m->packed;
     for (int l = 0; l < c->layers; l++) {
         v->ln1w[l] = m->w.ln1w[l]; /* GPT-NeoX: input_layernorm */
-        v->qkv[l] = (DecMatrix){m->w.qkvw[l], C, 3 * C, 1, 0};
-        v->proj[l] = (DecMatrix){m->w.projw[l], C, C, 1, 0};
+        v->qkv[l] = (DecMatrix){m->w.qkvw[l], C, 3 * C, P, 0};
+        v->proj[l] = (DecMatrix){m->w.projw[l], C, C, P, 0};
     }
     v->lnfw = m->w.lnfw;
     v->lnfb = m->w.lnfb;
     v->epsilon = c->epsilon;
     /* the unembedding (lm_head, GPT-NeoX's embed_out, or wte when tied) is packed as the panels of W_U (C, V) */
-    v->unembed = (DecMatrix){m->w.unembed, C, V, 1, 0};
+    v->unembed = (DecMatrix){m->w.unembed, C, V, P, 0};
+    v->unembed_bias = m->w.unembed_b;
     v->embed = m->tied ? (DecMatrix){m->w.unembed, V, C, 1, 1} : rows_of(m->w.wte, V, C);
     return NN_OK;
 }

@@ -15,9 +15,6 @@
 #include "attnlab/nn.h"
 #include "models/decoder.h"
 
-#define DEC_MAX_LAYERS GPT2_MAX_LAYERS
-#define DEC_MAX_HEADS GPT2_MAX_HEADS
-
 /* A (rows, cols) matrix as a model stores it: row-major, or in vec_pack's
  * panels (the products' B); transposed: the stored matrix is (cols, rows),
  * this one its transpose. */
@@ -41,10 +38,8 @@ typedef struct {
     const nn_real *unembed_bias;         /* (V) the output layer's bias, or NULL (a checkpoint has none) */
 } DecView;
 
-struct TfModel;
-
-/* The view of a model made here, or of a checkpoint (NN_ERR_ARG while its weights are not all in). */
-void dec_view_tf(const struct TfModel *m, DecView *v);
+/* The view of a decoder: a checkpoint's (NN_ERR_ARG while its weights are
+ * not all in) or the one a model made here holds (TfModel's dec). */
 int dec_view_gpt2(const Gpt2 *m, DecView *v);
 
 /* Rows [r0, r0 + m) x columns [c0, c0 + n) of x into out (m, n) with row

@@ -81,7 +81,7 @@ typedef struct {
 static int expected(Gpt2 *m, Expect *e, int tied) {
     const Gpt2Config *c = &m->c;
     int64_t C = c->d_model, F = c->d_ff;
-    Gpt2Weights *w = &m->w;
+    DecWeights *w = &m->w;
     int n = 0, group = 0, head_d = 0;
 #define EXPECT(slot_, pack_, d0, d1, ...)                                 \
     do {                                                                  \
@@ -96,7 +96,7 @@ static int expected(Gpt2 *m, Expect *e, int tied) {
         e[n].head_d = head_d;                                             \
         n++;                                                              \
     } while (0)
-    /* A layer's tensors in each layout: its slot in Gpt2Weights, GPT-2's name and GPT-NeoX's, and
+    /* A layer's tensors in each layout: its slot in DecWeights, GPT-2's name and GPT-NeoX's, and
      * its shape as (rows, cols) in C, F units (GPT-2's Conv1D [in, out]; GPT-NeoX's nn.Linear is
      * [out, in], B^T of the products' B); cols 0 for a vector. */
     enum { ONE_C = 1, THREE_C = 3, ONE_F = -1 };
@@ -105,22 +105,22 @@ static int expected(Gpt2 *m, Expect *e, int tied) {
         const char *gpt2, *neox;
         int rows, cols;
     } layer[] = {
-        {offsetof(Gpt2Weights, ln1w), "h.%d.ln_1.weight", "gpt_neox.layers.%d.input_layernorm.weight", ONE_C, 0},
-        {offsetof(Gpt2Weights, ln1b), "h.%d.ln_1.bias", "gpt_neox.layers.%d.input_layernorm.bias", ONE_C, 0},
-        {offsetof(Gpt2Weights, qkvw), "h.%d.attn.c_attn.weight", "gpt_neox.layers.%d.attention.query_key_value.weight",
+        {offsetof(DecWeights, ln1w), "h.%d.ln_1.weight", "gpt_neox.layers.%d.input_layernorm.weight", ONE_C, 0},
+        {offsetof(DecWeights, ln1b), "h.%d.ln_1.bias", "gpt_neox.layers.%d.input_layernorm.bias", ONE_C, 0},
+        {offsetof(DecWeights, qkvw), "h.%d.attn.c_attn.weight", "gpt_neox.layers.%d.attention.query_key_value.weight",
          ONE_C, THREE_C},
-        {offsetof(Gpt2Weights, qkvb), "h.%d.attn.c_attn.bias", "gpt_neox.layers.%d.attention.query_key_value.bias",
+        {offsetof(DecWeights, qkvb), "h.%d.attn.c_attn.bias", "gpt_neox.layers.%d.attention.query_key_value.bias",
          THREE_C, 0},
-        {offsetof(Gpt2Weights, projw), "h.%d.attn.c_proj.weight", "gpt_neox.layers.%d.attention.dense.weight", ONE_C,
+        {offsetof(DecWeights, projw), "h.%d.attn.c_proj.weight", "gpt_neox.layers.%d.attention.dense.weight", ONE_C,
          ONE_C},
-        {offsetof(Gpt2Weights, projb), "h.%d.attn.c_proj.bias", "gpt_neox.layers.%d.attention.dense.bias", ONE_C, 0},
-        {offsetof(Gpt2Weights, ln2w), "h.%d.ln_2.weight", "gpt_neox.layers.%d.post_attention_layernorm.weight", ONE_C, 0},
-        {offsetof(Gpt2Weights, ln2b), "h.%d.ln_2.bias", "gpt_neox.layers.%d.post_attention_layernorm.bias", ONE_C, 0},
-        {offsetof(Gpt2Weights, fcw), "h.%d.mlp.c_fc.weight", "gpt_neox.layers.%d.mlp.dense_h_to_4h.weight", ONE_C, ONE_F},
-        {offsetof(Gpt2Weights, fcb), "h.%d.mlp.c_fc.bias", "gpt_neox.layers.%d.mlp.dense_h_to_4h.bias", ONE_F, 0},
-        {offsetof(Gpt2Weights, fcprojw), "h.%d.mlp.c_proj.weight", "gpt_neox.layers.%d.mlp.dense_4h_to_h.weight", ONE_F,
+        {offsetof(DecWeights, projb), "h.%d.attn.c_proj.bias", "gpt_neox.layers.%d.attention.dense.bias", ONE_C, 0},
+        {offsetof(DecWeights, ln2w), "h.%d.ln_2.weight", "gpt_neox.layers.%d.post_attention_layernorm.weight", ONE_C, 0},
+        {offsetof(DecWeights, ln2b), "h.%d.ln_2.bias", "gpt_neox.layers.%d.post_attention_layernorm.bias", ONE_C, 0},
+        {offsetof(DecWeights, fcw), "h.%d.mlp.c_fc.weight", "gpt_neox.layers.%d.mlp.dense_h_to_4h.weight", ONE_C, ONE_F},
+        {offsetof(DecWeights, fcb), "h.%d.mlp.c_fc.bias", "gpt_neox.layers.%d.mlp.dense_h_to_4h.bias", ONE_F, 0},
+        {offsetof(DecWeights, fcprojw), "h.%d.mlp.c_proj.weight", "gpt_neox.layers.%d.mlp.dense_4h_to_h.weight", ONE_F,
          ONE_C},
-        {offsetof(Gpt2Weights, fcprojb), "h.%d.mlp.c_proj.bias", "gpt_neox.layers.%d.mlp.dense_4h_to_h.bias", ONE_C, 0},
+        {offsetof(DecWeights, fcprojb), "h.%d.mlp.c_proj.bias", "gpt_neox.layers.%d.mlp.dense_4h_to_h.bias", ONE_C, 0},
     };
 #define UNITS(u) ((u) == ONE_F ? F : (u) * C)
     int neox = c->neox;
@@ -134,7 +134,7 @@ static int expected(Gpt2 *m, Expect *e, int tied) {
             nn_real **slot = (nn_real **)((char *)w + layer[k].slot) + l;
             int64_t rows = UNITS(layer[k].rows), cols = layer[k].cols ? UNITS(layer[k].cols) : 0;
             /* GPT-NeoX's query_key_value: outputs (head, q|k|v, D) */
-            int qkv = layer[k].slot == offsetof(Gpt2Weights, qkvw) || layer[k].slot == offsetof(Gpt2Weights, qkvb);
+            int qkv = layer[k].slot == offsetof(DecWeights, qkvw) || layer[k].slot == offsetof(DecWeights, qkvb);
             head_d = neox && qkv ? (int)(C / c->heads) : 0;
             const char *name = neox ? layer[k].neox : layer[k].gpt2;
             if (cols && neox) EXPECT(*slot, matrix, cols, rows, name, l); /* [out, in] */
@@ -263,6 +263,11 @@ int gpt2_open(Gpt2 **out, const Gpt2Config *c, const uint8_t *header, size_t hea
         return nn_fail(NN_ERR_NOMEM, "out of memory for a GPT-2");
     }
     m->c = *c;
+    m->packed = 1;
+    m->score = ATTN_SCORE_SCALED_DOT;
+    m->score_beta = 1;
+    m->rope_half = 1;
+    m->gen = (DecGenerateLimits){c->vocab, GPT2_MAX_GENERATE + c->context, GPT2_MAX_GENERATE};
     /* a pytorch_model.bin (a zip) comes whole, its data counted from its first byte; a safetensors header alone */
     int st = torch_is_zip(header, header_len) ? torch_parse(&m->table, header, header_len, (uint64_t)file_size)
                                               : st_parse(&m->table, header, header_len, (uint64_t)file_size);

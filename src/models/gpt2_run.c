@@ -31,63 +31,65 @@
  * weights read once for all of them), up to this many of their rows. */
 #define GPT2_PATCH_ROWS 256
 
-/* One call's buffers for `batch` runs of n tokens (pointers into one block;
- * the rows of the runs one after the other, each run's maps its own). */
-typedef struct {
-    int batch;           /* runs the buffers hold: 1, or a patch's runs of one layer */
-    nn_real *x;          /* (B n, C) the residual stream (B: batch; the row buffers below hold B n rows too) */
-    nn_real *ln;         /* (n, C) a LayerNorm's output, then a sub-layer's */
-    nn_real *mean, *rstd; /* (n) */
-    nn_real *qkv;        /* (n, 3C) */
-    nn_real *atty;       /* (n, C) the heads' contexts, then the MLP's output */
-    nn_real *attn;       /* (n, C) the attention's output (c_proj of the contexts) */
-    nn_real *h, *a;      /* (n, F) the MLP's hidden layer before and after GELU */
-    nn_real *scores;     /* (H, n, n) one layer's */
-    nn_real *att;        /* (H, n, n) one layer's attention weights */
-    nn_real *heads;      /* attn_heads_forward_split's scratch: head_copies of one head's */
-    int head_copies;     /* the pool's threads when the call began */
-    nn_real *step;       /* attn_heads_step's scratch (a cached step's attention) */
-    nn_real *layers;     /* (L, n, C) each block's output, for the lens, or NULL */
-    nn_real *logits;     /* (min(n, GPT2_LOGIT_ROWS), V) */
-    nn_real *block;
-    nn_real *kv;         /* generate's cache (L, n, 2C): each position's keys and values, or NULL */
-    int kv_rows;         /* positions the cache holds per layer */
-    int from;            /* a whole pass's first block (patching: the blocks below stand as x0) */
-    int until;           /* and the block after its last (0: the last layer's); a backward reruns one */
-    const nn_real *x0;   /* (n, C) block `from`'s input, or NULL: the embedding */
-} Gpt2Run;
-
-static AttnHeadsConfig heads_of(const Gpt2 *m, int layer, int n) {
+AttnHeadsConfig gpt2_heads(const Gpt2 *m, int layer, int n) {
     int D = m->c.d_model / m->c.heads;
-    AttnHeadsConfig h = {n, m->c.heads, D, D, ATTN_SCORE_SCALED_DOT, 1, 1, m->rope, NULL, m->ablate + layer * m->c.heads,
-                         m->c.rotary_dims, 1};
+    AttnHeadsConfig h = {n,        m->c.heads, D, D, m->score, m->score_beta, 1, m->rope, m->slopes,
+                         m->ablate + layer * m->c.heads, m->c.rotary_dims, m->rope_half};
     return h;
 }
 
-/* Lays out the buffers for `batch` runs of n tokens (base NULL: only counts). */
-static size_t run_layout(const Gpt2 *m, int n, int batch, int lens, nn_real *base, Gpt2Run *r) {
+/* ---- the layers, over the matrices as the model holds them (panels or rows) ---- */
+
+/* out (N, OC) = x W + b. */
+static void linear(const Gpt2 *m, nn_real *out, const nn_real *x, const nn_real *W, const nn_real *b, int N, int IC,
+                   int OC) {
+    if (m->packed) linear_forward_packed(out, x, W, b, N, IC, OC);
+    else linear_forward(out, x, W, b, N, IC, OC);
+}
+
+/* The MLP: y (N, C), its hidden units h, a = gelu(h) (N, F) kept. Row-major
+ * weights are a model made here's, GELU's tanh form. */
+static void mlp(const Gpt2 *m, nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int N) {
+    if (m->packed) mlp_forward_packed(y, h, a, x, w, N, m->c.d_model, m->c.d_ff, m->c.gelu_exact);
+    else mlp_forward(y, h, a, x, w, N, m->c.d_model, m->c.d_ff);
+}
+
+/* Lays out the buffers for `batch` runs of n tokens (base NULL: only
+ * counts); keep: every block's activations (training's pass). */
+static size_t run_layout(const Gpt2 *m, int n, int batch, int lens, int keep, nn_real *base, Gpt2Run *r) {
     size_t B = (size_t)batch, N = B * n, C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, H = (size_t)m->c.heads;
+    size_t L = (size_t)m->c.layers, K = keep ? L : 1; /* copies of a block's buffers */
     size_t rows = N < GPT2_LOGIT_ROWS ? N : GPT2_LOGIT_ROWS;
     r->batch = batch;
+    r->n = n;
+    r->keep = keep;
     NnLayout l = {0};
 #define TAKE(count) (base ? base + nn_layout_take(&l, (count)) : (nn_layout_take(&l, (count)), (nn_real *)NULL))
-    r->x = TAKE(N * C);
-    r->ln = TAKE(N * C);
-    r->mean = TAKE(N);
-    r->rstd = TAKE(N);
-    r->qkv = TAKE(N * 3 * C);
-    r->atty = TAKE(N * C);
+#define KEPT(count) (keep ? TAKE(count) : NULL)
+    r->x = TAKE((keep ? L + 1 : 1) * N * C);
+    r->xa = KEPT(L * N * C);
+    r->ln = TAKE(K * N * C);
+    r->mean = TAKE(K * N);
+    r->rstd = TAKE(K * N);
+    r->ln2 = KEPT(L * N * C);
+    r->mean2 = KEPT(L * N);
+    r->rstd2 = KEPT(L * N);
+    r->qkv = TAKE(K * N * 3 * C);
+    r->atty = TAKE(K * N * C);
     r->attn = TAKE(N * C);
-    r->h = TAKE(N * F);
-    r->a = TAKE(N * F);
-    r->scores = TAKE(B * H * n * n);
-    r->att = TAKE(B * H * n * n);
-    AttnHeadsConfig hc = heads_of(m, 0, n);
-    r->head_copies = nn_pool_threads();
-    r->heads = TAKE(attn_heads_scratch_size(&hc) * (size_t)r->head_copies);
-    r->step = TAKE(attn_heads_step_scratch_size(&hc));
-    r->layers = lens ? TAKE((size_t)m->c.layers * N * C) : NULL;
-    r->logits = TAKE(rows * (size_t)m->c.vocab);
+    r->mlp = KEPT(N * C);
+    r->h = TAKE(K * N * F);
+    r->a = TAKE(K * N * F);
+    r->scores = TAKE(K * B * H * n * n);
+    r->att = TAKE(K * B * H * n * n);
+    AttnHeadsConfig hc = gpt2_heads(m, 0, n);
+    r->head_copies = keep ? 1 : nn_pool_threads(); /* training's shards run on the pool's threads already */
+    /* training's scratch is laid out once for passes made under any split of the pool */
+    r->heads = TAKE((keep ? attn_heads_scratch_size_most(&hc) : attn_heads_scratch_size(&hc)) * (size_t)r->head_copies);
+    r->step = keep ? NULL : TAKE(attn_heads_step_scratch_size(&hc));
+    r->layers = lens && !keep ? TAKE(L * N * C) : NULL;
+    r->logits = keep ? NULL : TAKE(rows * (size_t)m->c.vocab); /* training's head has its own */
+#undef KEPT
 #undef TAKE
     r->block = base;
     r->kv = NULL;
@@ -98,17 +100,50 @@ static size_t run_layout(const Gpt2 *m, int n, int batch, int lens, nn_real *bas
     return l.size;
 }
 
+/* Block l's buffers: its own (keep) or the one block's, reused. */
+typedef struct {
+    nn_real *x;    /* (B n, C) the block's input */
+    nn_real *xa;   /* the residual after attention, x + attn (without keep: x itself, in place) */
+    nn_real *out;  /* the block's output (without keep: x itself, in place) */
+    nn_real *ln1, *mean1, *rstd1, *ln2, *mean2, *rstd2;
+    nn_real *qkv, *z, *scores, *att, *h, *a;
+    nn_real *y;    /* the MLP's output */
+} Gpt2Layer;
+
+static Gpt2Layer layer_of(const Gpt2 *m, const Gpt2Run *r, int l) {
+    size_t N = (size_t)r->batch * r->n, C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff;
+    size_t M = (size_t)r->batch * m->c.heads * r->n * r->n, k = r->keep ? (size_t)l : 0;
+    Gpt2Layer y;
+    y.x = r->x + k * N * C;
+    y.xa = r->keep ? r->xa + k * N * C : r->x;
+    y.out = r->keep ? y.x + N * C : r->x;
+    y.ln1 = r->ln + k * N * C;
+    y.mean1 = r->mean + k * N;
+    y.rstd1 = r->rstd + k * N;
+    y.ln2 = r->keep ? r->ln2 + k * N * C : y.ln1;
+    y.mean2 = r->keep ? r->mean2 + k * N : y.mean1;
+    y.rstd2 = r->keep ? r->rstd2 + k * N : y.rstd1;
+    y.qkv = r->qkv + k * N * 3 * C;
+    y.z = r->atty + k * N * C;
+    y.scores = r->scores + k * M;
+    y.att = r->att + k * M;
+    y.h = r->h + k * N * F;
+    y.a = r->a + k * N * F;
+    y.y = r->keep ? r->mlp : r->atty; /* without keep the contexts are spent when the MLP runs */
+    return y;
+}
+
 /* Reals of scratch one call may take (about 1 GB in float). */
 #define GPT2_MAX_SCRATCH ((size_t)1 << 28)
 
 static int run_create(const Gpt2 *m, int n, int batch, int lens, Gpt2Run *r) {
-    size_t size = run_layout(m, n, batch, lens, NULL, r);
+    size_t size = run_layout(m, n, batch, lens, 0, NULL, r);
     if (size > GPT2_MAX_SCRATCH)
         return nn_fail(NN_ERR_LIMIT, "input: %d tokens need %zu reals of scratch, past the limit of %zu; use fewer tokens",
                        n, size, GPT2_MAX_SCRATCH);
     nn_real *block = malloc(sizeof(nn_real) * size);
     if (!block) return nn_fail(NN_ERR_NOMEM, "out of memory for %d tokens' scratch (%zu reals)", n, size);
-    run_layout(m, n, batch, lens, block, r);
+    run_layout(m, n, batch, lens, 0, block, r);
     return NN_OK;
 }
 
@@ -134,51 +169,55 @@ static void embed(const Gpt2 *m, nn_real *x, const int32_t *tokens, int n) {
     }
 }
 
-/* The blocks over B runs of tokens (n) at positions pos0..: whole
- * sequences (pos0 0, each run's attention over its own rows; B > 1 only
- * from a given block input, the same for every run) or one more position
- * after the cached ones (B 1, n 1, pos0 > 0: the core's attention step of
- * its query over the cache). The rows' keys and values go to the cache when
- * there is one. r->x holds the last block's output, run after run; each
- * block's output is kept in r->layers when it is there (B 1). A whole
+/* The blocks over B runs of tokens (n each, one after the other) at
+ * positions pos0..: whole sequences (pos0 0, each run's attention over its
+ * own rows; from a given block input, the same for every run) or one more
+ * position after the cached ones (B 1, n 1, pos0 > 0: the core's attention
+ * step of its query over the cache). The rows' keys and values go to the
+ * cache when there is one. Without keep, r->x holds the last block's output,
+ * run after run, and each block's output is kept in r->layers when it is
+ * there (B 1); with keep, every block's activations stay (layer_of). A whole
  * sequence's pass hands run b's activations to hooks[b] (hooks NULL: none)
  * at each of decoder.h's sites; the row-wise layers take all runs' rows at
  * once (each weight read once for them). */
 static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int n, int B, int pos0,
                           const DecHook *hooks) {
     const Gpt2Config *c = &m->c;
-    const Gpt2Weights *w = &m->w;
-    int C = c->d_model, F = c->d_ff, H = c->heads, BN = B * n;
+    const DecWeights *w = &m->w;
+    int C = c->d_model, F = c->d_ff, H = c->heads, BN = B * n, par = c->parallel && F;
     size_t NC = (size_t)n * C, BNC = (size_t)B * NC, maps = (size_t)H * n * n;
-    /* x = wte[token] + wpe[t] (GPT-NeoX: no positions here; RoPE turns the queries and keys),
-     * or block `from`'s input given */
+    /* x = wte[token] + wpe[t] (GPT-NeoX: no positions here; RoPE turns the queries and keys; a model made
+     * here may add a fixed table), or block `from`'s input given */
     int given = pos0 == 0 && r->x0, from = given ? r->from : 0;
+    nn_real *x0 = layer_of(m, r, from).x;
     if (given) {
-        for (int b = 0; b < B; b++) memcpy(r->x + b * NC, r->x0, sizeof(nn_real) * NC);
+        for (int b = 0; b < B; b++) memcpy(x0 + b * NC, r->x0, sizeof(nn_real) * NC);
     } else {
-        embed(m, r->x, tokens, n);
-        if (w->wpe) vec_axpy(r->x, 1, w->wpe + (size_t)pos0 * C, (int)NC);
+        embed(m, x0, tokens, BN);
+        for (int b = 0; w->wpe && b < B; b++) vec_axpy(x0 + b * NC, 1, w->wpe + (size_t)pos0 * C, (int)NC);
     }
     if (pos0 > 0) hooks = NULL;
 #define HOOK(b) (hooks ? &hooks[b] : NULL)
     int until = given && r->until ? r->until : c->layers;
     for (int l = from; l < until; l++) {
-        for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_RESID, l, r->x + b * NC, n, C, C);
+        Gpt2Layer y = layer_of(m, r, l);
+        nn_real *x = y.x;
+        for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_RESID, l, x + b * NC, n, C, C);
         LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
-        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln1, BN, C, c->epsilon);
-        linear_forward_packed(r->qkv, r->ln, w->qkvw[l], w->qkvb[l], BN, C, 3 * C);
-        for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_VALUES, l, r->qkv + 3 * b * NC + 2 * C, n, C, 3 * C);
+        layernorm_forward_eps(y.ln1, y.mean1, y.rstd1, x, &ln1, BN, C, c->epsilon);
+        linear(m, y.qkv, y.ln1, w->qkvw[l], w->qkvb[l], BN, C, 3 * C);
+        for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_VALUES, l, y.qkv + 3 * b * NC + 2 * C, n, C, 3 * C);
         nn_real *kv = r->kv ? r->kv + (size_t)l * r->kv_rows * 2 * C : NULL;
         for (int t = 0; kv && t < n; t++)
-            memcpy(kv + (size_t)(pos0 + t) * 2 * C, r->qkv + (size_t)t * 3 * C + C, sizeof(nn_real) * 2 * C);
+            memcpy(kv + (size_t)(pos0 + t) * 2 * C, y.qkv + (size_t)t * 3 * C + C, sizeof(nn_real) * 2 * C);
         if (pos0 > 0) {
-            AttnHeadsConfig hc = heads_of(m, l, r->kv_rows);
-            NN_TRY(attn_heads_step(&hc, pos0, r->qkv, kv, 2 * C, kv + C, 2 * C, r->atty, r->step));
+            AttnHeadsConfig hc = gpt2_heads(m, l, r->kv_rows);
+            NN_TRY(attn_heads_step(&hc, pos0, y.qkv, kv, 2 * C, kv + C, 2 * C, y.z, r->step));
         } else {
-            AttnHeadsConfig hc = heads_of(m, l, n);
+            AttnHeadsConfig hc = gpt2_heads(m, l, n);
             for (int b = 0; b < B; b++) {
-                nn_real *qkv = r->qkv + 3 * b * NC, *z = r->atty + b * NC, *P = r->att + b * maps;
-                AttnHeadsIO io = {qkv, qkv + C, qkv + 2 * C, 3 * C, 3 * C, 3 * C, z, C, r->scores + b * maps, P};
+                nn_real *qkv = y.qkv + 3 * b * NC, *z = y.z + b * NC, *P = y.att + b * maps;
+                AttnHeadsIO io = {qkv, qkv + C, qkv + 2 * C, 3 * C, 3 * C, 3 * C, z, C, y.scores + b * maps, P};
                 NN_TRY(attn_heads_forward_split(&hc, &io, r->heads, r->head_copies));
                 if (dec_at(HOOK(b), DEC_AT_PATTERN, l, P, H * n, n, n))
                     dec_heads_context(P, qkv + 2 * C, 3 * C, n, H, C / H, m->ablate + (size_t)l * H, z, C);
@@ -186,21 +225,30 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
             }
         }
         /* the attention's output, c_proj of the contexts (the queries, keys, values and weights stay for a
-         * backward pass that reruns this block) */
+         * backward pass) */
         nn_real *attn = r->attn;
-        linear_forward_packed(attn, r->atty, w->projw[l], w->projb[l], BN, C, C);
+        linear(m, attn, y.z, w->projw[l], w->projb[l], BN, C, C);
         for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_ATTN, l, attn + b * NC, n, C, C);
-        if (!c->parallel) vec_axpy(r->x, 1, attn, (int)BNC); /* x += attn(ln_1 x) */
-        LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
-        layernorm_forward_eps(r->ln, r->mean, r->rstd, r->x, &ln2, BN, C, c->epsilon);
-        MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
-        /* x += mlp(ln_2 x) (atty holds the MLP's output: the contexts are spent); parallel:
-         * x += attn(ln_1 x) + mlp(ln_2 x), both of the block's input */
-        mlp_forward_packed(r->atty, r->h, r->a, r->ln, &mw, BN, C, F, c->gelu_exact);
-        for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_MLP, l, r->atty + b * NC, n, C, C);
-        if (c->parallel) vec_axpy(r->x, 1, attn, (int)BNC);
-        vec_axpy(r->x, 1, r->atty, (int)BNC);
-        if (r->layers) memcpy(r->layers + (size_t)l * NC, r->x, sizeof(nn_real) * NC);
+        if (!par) { /* x + attn(ln_1 x) */
+            if (y.xa != x) memcpy(y.xa, x, sizeof(nn_real) * BNC);
+            vec_axpy(y.xa, 1, attn, (int)BNC);
+        }
+        if (F) {
+            /* out = x + attn(ln_1 x) + mlp(ln_2 (x + attn(ln_1 x))); parallel: out = x + attn(ln_1 x) +
+             * mlp(ln_2 x), both of the block's input */
+            const nn_real *x2 = par ? x : y.xa;
+            LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
+            layernorm_forward_eps(y.ln2, y.mean2, y.rstd2, x2, &ln2, BN, C, c->epsilon);
+            MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
+            mlp(m, y.y, y.h, y.a, y.ln2, &mw, BN);
+            for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_MLP, l, y.y + b * NC, n, C, C);
+            if (y.out != x2) memcpy(y.out, x2, sizeof(nn_real) * BNC);
+            if (par) vec_axpy(y.out, 1, attn, (int)BNC);
+            vec_axpy(y.out, 1, y.y, (int)BNC);
+        } else if (y.out != y.xa) {
+            memcpy(y.out, y.xa, sizeof(nn_real) * BNC);
+        }
+        if (r->layers) memcpy(r->layers + (size_t)l * NC, y.out, sizeof(nn_real) * NC);
     }
 #undef HOOK
     return NN_OK;
@@ -212,7 +260,8 @@ static void unembed(const Gpt2 *m, Gpt2Run *r, const nn_real *x, int rows) {
     int C = m->c.d_model;
     LayerNormWeights lnf = {m->w.lnfw, m->w.lnfb};
     layernorm_forward_eps(r->ln, r->mean, r->rstd, x, &lnf, rows, C, m->c.epsilon);
-    vec_gemm_packed_parallel(r->logits, m->c.vocab, r->ln, C, m->w.unembed, rows, m->c.vocab, C, 0);
+    if (m->packed) vec_gemm_packed_parallel(r->logits, m->c.vocab, r->ln, C, m->w.unembed, rows, m->c.vocab, C, 0);
+    else linear_forward(r->logits, r->ln, m->w.unembed, m->w.unembed_b, rows, C, m->c.vocab);
 }
 
 /* In place: a row of logits (V) to probabilities. */
@@ -258,7 +307,7 @@ static int finite_row(const nn_real *z, int V) {
 static int check_rows(const uint8_t *bad, int t0, int rows) {
     for (int i = 0; i < rows; i++)
         if (bad[i])
-            return nn_fail(NN_ERR_VALUE, "the logits at position %d are not finite: the checkpoint's weights overflow "
+            return nn_fail(NN_ERR_VALUE, "the logits at position %d are not finite: the model's weights overflow "
                                          "float32 on this input",
                            t0 + i);
     return NN_OK;
@@ -284,6 +333,7 @@ static void logit_row(const LogitRows *j, int i) {
     int k = V < GPT2_TOP ? V : GPT2_TOP;
     output_top_k(z, V, k, ids, ps);
     nn_real sum = vec_exp_sum(z, z, z[ids[0]], V);
+    for (int r = k; r < GPT2_TOP; r++) ids[r] = -1; /* a vocabulary of fewer tokens */
     for (int r = 0; r < GPT2_TOP; r++) ps[r] = r < k ? (float)(z[ids[r]] / sum) : 0;
 }
 
@@ -391,7 +441,7 @@ static int next_logits(void *ctx, const int32_t *tokens, int n, int step, const 
 int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temperature, int k, uint64_t seed) {
     nn_clear_error();
     NN_TRY(gpt2_check_ready(m));
-    DecGenerateLimits lim = {m->c.vocab, GPT2_MAX_GENERATE + m->c.context, GPT2_MAX_GENERATE};
+    DecGenerateLimits lim = m->gen;
     NN_TRY(dec_check_generate(&lim, tokens, n_prompt, n_new, temperature, k));
     int ctx = m->c.context, C = m->c.d_model;
     int longest = n_prompt + n_new - 1 < ctx ? n_prompt + n_new - 1 : ctx;
@@ -399,7 +449,7 @@ int gpt2_generate(Gpt2 *m, int32_t *tokens, int n_prompt, int n_new, double temp
     Generation g = {m, {0}, NULL};
     NN_TRY(run_create(m, longest, 1, 0, &g.r));
     g.r.kv_rows = longest;
-    if (n_prompt <= ctx && n_new > 1) {
+    if (n_prompt <= ctx && n_new > 1 && !m->slopes) { /* ALiBi's offsets: every step the whole window */
         g.kv = malloc(sizeof(nn_real) * (size_t)m->c.layers * longest * 2 * C);
         if (!g.kv) {
             run_free(&g.r);
@@ -429,13 +479,9 @@ static int add_scores(void *ctx, DecSite site, int layer, nn_real *att, int rows
     return 0;
 }
 
-int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev, float *ind) {
-    nn_clear_error();
+int gpt2_scores_over(Gpt2 *m, int count, int n, DecSequence next, void *ctx, float *prev, float *ind) {
     NN_TRY(gpt2_check_ready(m));
-    NN_TRY(nn_check_size("count", count, 1, GPT2_MAX_EVALUATE));
-    int most = m->c.context / 2 < m->c.vocab ? m->c.context / 2 : m->c.vocab;
-    NN_TRY(nn_check_size("length", length, 2, most));
-    int L = m->c.layers, H = m->c.heads, n = 2 * length;
+    int L = m->c.layers, H = m->c.heads;
     Gpt2Run r;
     NN_TRY(run_create(m, n, 1, 0, &r));
     double *sums = calloc((size_t)2 * L * H, sizeof(double));
@@ -450,34 +496,54 @@ int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev,
     ScoreSums s = {m, source, sums, sums + L * H};
     DecHook scores = {add_scores, &s};
     long n_prev = 0, n_ind = 0;
-    uint64_t rng = seed;
     int st = NN_OK;
     for (int b = 0; b < count && st == NN_OK; b++) {
-        /* `length` distinct tokens, then the same again: the trained transformer's repeat
-         * (seq_task_repeat), over the whole vocabulary */
-        for (int i = 0; i < length; i++) {
-            int32_t t;
-            int fresh;
-            do {
-                t = (int32_t)nn_rng_below(&rng, m->c.vocab);
-                fresh = 1;
-                for (int j = 0; j < i; j++) fresh &= tok[j] != t;
-            } while (!fresh);
-            tok[i] = tok[i + length] = t;
-        }
-        for (int i = 0; i < n; i++) source[i] = i >= length && i - length + 1 < length ? i - length + 1 : -1;
+        next(ctx, tok, source);
         n_prev += n - 1;
-        n_ind += length - 1;
+        for (int t = 0; t < n; t++) n_ind += source[t] >= 0;
         st = blocks_forward(m, &r, tok, n, 1, 0, &scores);
     }
     for (int i = 0; i < L * H && st == NN_OK; i++) {
-        prev[i] = (float)(s.prev[i] / n_prev);
-        ind[i] = (float)(s.ind[i] / n_ind);
+        prev[i] = (float)(n_prev ? s.prev[i] / n_prev : 0);
+        ind[i] = (float)(n_ind ? s.ind[i] / n_ind : 0);
     }
     free(sums);
     free(tok);
     run_free(&r);
     return st;
+}
+
+/* A checkpoint's sequences: `length` distinct tokens, then the same again
+ * (the trained transformer's repeat, seq_task_repeat), over the whole vocabulary. */
+typedef struct {
+    int vocab, length;
+    uint64_t rng;
+} Repeats;
+
+static void next_repeat(void *ctx, int32_t *tok, int32_t *source) {
+    Repeats *q = ctx;
+    int length = q->length, n = 2 * length;
+    for (int i = 0; i < length; i++) {
+        int32_t t;
+        int fresh;
+        do {
+            t = (int32_t)nn_rng_below(&q->rng, q->vocab);
+            fresh = 1;
+            for (int j = 0; j < i; j++) fresh &= tok[j] != t;
+        } while (!fresh);
+        tok[i] = tok[i + length] = t;
+    }
+    for (int i = 0; i < n; i++) source[i] = i >= length && i - length + 1 < length ? i - length + 1 : -1;
+}
+
+int gpt2_head_scores(Gpt2 *m, int count, int length, uint64_t seed, float *prev, float *ind) {
+    nn_clear_error();
+    NN_TRY(gpt2_check_ready(m));
+    NN_TRY(nn_check_size("count", count, 1, GPT2_MAX_EVALUATE));
+    int most = m->c.context / 2 < m->c.vocab ? m->c.context / 2 : m->c.vocab;
+    NN_TRY(nn_check_size("length", length, 2, most));
+    Repeats q = {m->c.vocab, length, seed};
+    return gpt2_scores_over(m, count, 2 * length, next_repeat, &q, prev, ind);
 }
 
 /* ---- patching (decoder.h's dec_patch over this forward) ---- */
@@ -511,23 +577,6 @@ static int patch_forward(void *model, const int32_t *tokens, int n, int copies, 
 
 /* ---- the backward pass: the activations' gradients (attribution patching), with the weights' (fine-tuning) ---- */
 
-/* A backward's buffers for n tokens: each block's input, the gradients of
- * one block's activations (reused block after block), LayerNorm scratch and
- * the room for a strip of a weight transposed; fine-tuning's also a strip of
- * a weight's gradient. */
-typedef struct {
-    nn_real *xs;            /* (L + 1, n, C) block l's input; [L] the last block's output */
-    nn_real *dres, *dpar;   /* (n, C) the residual's gradient; a parallel block's input's */
-    nn_real *dln, *dz, *xm; /* (n, C) a LayerNorm output's gradient; the contexts'; the residual after attention */
-    nn_real *lny, *mean, *rstd; /* (n, C), (n), (n) a LayerNorm recomputed */
-    nn_real *lng;           /* (2C) its weights' gradients when they are not kept */
-    nn_real *dqkv;          /* (n, 3C) */
-    nn_real *da;            /* (n, F) */
-    nn_real *wt;            /* a strip of the widest weight transposed, in panels (with the unembedding: fine-tuning) */
-    nn_real *wg;            /* a strip of the widest weight's gradient (fine-tuning), or NULL */
-    nn_real *block;
-} Gpt2Grads;
-
 static size_t widest(size_t (*scratch)(int, int), int C, int F, int V) {
     size_t s = scratch(C, 3 * C), fc = scratch(C, F), fcproj = scratch(F, C), un = V ? scratch(C, V) : 0;
     s = fc > s ? fc : s;
@@ -535,13 +584,14 @@ static size_t widest(size_t (*scratch)(int, int), int C, int F, int V) {
     return un > s ? un : s;
 }
 
-/* train: fine-tuning's buffers too (the unembedding's strips, the weights' gradients' strips). */
-static size_t grads_layout(const Gpt2 *m, int n, int train, nn_real *base, Gpt2Grads *g) {
+/* For n rows. train: fine-tuning's buffers too (the unembedding's strips, the weights' gradients'
+ * strips); keep: a backward over kept activations (no block inputs of its own). */
+static size_t grads_layout(const Gpt2 *m, int n, int train, int keep, nn_real *base, Gpt2Grads *g) {
     size_t N = (size_t)n, C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, L = (size_t)m->c.layers;
     int V = train ? m->c.vocab : 0;
     NnLayout l = {0};
 #define TAKE(count) (base ? base + nn_layout_take(&l, (count)) : (nn_layout_take(&l, (count)), (nn_real *)NULL))
-    g->xs = TAKE((L + 1) * N * C);
+    g->xs = keep ? NULL : TAKE((L + 1) * N * C);
     g->dres = TAKE(N * C);
     g->dpar = TAKE(N * C);
     g->dln = TAKE(N * C);
@@ -560,11 +610,33 @@ static size_t grads_layout(const Gpt2 *m, int n, int train, nn_real *base, Gpt2G
     return l.size;
 }
 
+/* dx (N, IC) += dy (N, OC) W^T, W as the model holds it. */
+static void linear_grad_input(const Gpt2 *m, Gpt2Grads *g, nn_real *dx, const nn_real *dy, const nn_real *W, int N,
+                              int IC, int OC) {
+    if (m->packed) linear_backward_input_packed(dx, dy, W, g->wt, N, IC, OC);
+    else linear_backward(dx, NULL, NULL, dy, NULL, W, N, IC, OC);
+}
+
+/* dW (laid out as W) += x^T dy, db (OC) += dy's column sums (NULL: skipped). */
+static void linear_grad_weight(const Gpt2 *m, Gpt2Grads *g, nn_real *dW, nn_real *db, const nn_real *dy,
+                               const nn_real *x, int N, int IC, int OC) {
+    if (m->packed) linear_backward_weight_packed(dW, db, dy, x, g->wg, N, IC, OC);
+    else linear_backward(NULL, dW, db, dy, x, NULL, N, IC, OC);
+}
+
+/* dx (n, C) += the MLP input's gradient from dy; g->da then dL/dh. */
+static void mlp_grad_input(const Gpt2 *m, Gpt2Grads *g, nn_real *dx, const nn_real *dy, const nn_real *h,
+                           const MlpWeights *w, int n) {
+    int C = m->c.d_model, F = m->c.d_ff;
+    if (m->packed) mlp_backward_input_packed(dx, g->da, dy, h, w, g->wt, n, C, F, m->c.gelu_exact);
+    else mlp_backward_input(dx, g->da, dy, h, w, n, C, F);
+}
+
 static int grads_create(const Gpt2 *m, int n, int train, Gpt2Grads *g) {
-    size_t size = grads_layout(m, n, train, NULL, g);
+    size_t size = grads_layout(m, n, train, 0, NULL, g);
     nn_real *block = malloc(sizeof(nn_real) * size);
     if (!block) return nn_fail(NN_ERR_NOMEM, "out of memory for the backward pass of %d tokens (%zu reals)", n, size);
-    grads_layout(m, n, train, block, g);
+    grads_layout(m, n, train, 0, block, g);
     return NN_OK;
 }
 
@@ -575,16 +647,22 @@ static int keep_inputs(void *ctx, DecSite site, int layer, nn_real *x, int rows,
     return 0;
 }
 
-/* dx (n, C) += the gradient of LayerNorm w's input x from dy, its mean and
- * deviation recomputed; its weights' gradients into dgain, dbias (+=), or
- * scratch (NULL). */
+/* dx (n, C) += the gradient of LayerNorm w's input x from dy, with its
+ * mean and deviation as the forward kept them (mean, rstd), or recomputed
+ * (mean NULL); its weights' gradients into dgain, dbias (+=), or scratch
+ * (NULL). */
 static void layernorm_grad(const Gpt2 *m, Gpt2Grads *g, nn_real *dx, const nn_real *dy, const nn_real *x,
-                           const nn_real *gain, const nn_real *bias, int n, nn_real *dgain, nn_real *dbias) {
+                           const nn_real *gain, const nn_real *bias, int n, nn_real *dgain, nn_real *dbias,
+                           const nn_real *mean, const nn_real *rstd) {
     int C = m->c.d_model;
     LayerNormWeights w = {(nn_real *)gain, (nn_real *)bias}, dw = {g->lng, g->lng + C};
     if (dgain) dw = (LayerNormWeights){dgain, dbias};
-    layernorm_forward_eps(g->lny, g->mean, g->rstd, x, &w, n, C, m->c.epsilon);
-    layernorm_backward(dx, &dw, dy, x, g->mean, g->rstd, &w, n, C);
+    if (!mean) {
+        layernorm_forward_eps(g->lny, g->mean, g->rstd, x, &w, n, C, m->c.epsilon);
+        mean = g->mean;
+        rstd = g->rstd;
+    }
+    layernorm_backward(dx, &dw, dy, x, mean, rstd, &w, n, C);
 }
 
 /* The forward over tokens (n) keeping each block's input in g->xs (and the
@@ -597,76 +675,93 @@ static int forward_keeping(PatchRun *p, Gpt2Grads *g, const int32_t *tokens, int
     return NN_OK;
 }
 
-/* From g->dres, the gradient at the last block's output (n, C), back
- * through the blocks to the embedding, each block run again from its input
- * in g->xs for its activations (forward_keeping first). The weights stay
- * packed; with dw (a gradient view laid out as the weights) their gradients
- * are added there, the embeddings' too. The activations' gradients go to
- * `hook` at the sites a forward hands (but the pattern), in the backward's
- * order: MLP, attention, contexts, values, block input. */
-static int blocks_backward(PatchRun *p, Gpt2Grads *g, const int32_t *tokens, int n, Gpt2Weights *dw,
-                           const DecHook *hook) {
-    const Gpt2 *m = p->m;
-    const Gpt2Weights *w = &m->w;
-    int C = m->c.d_model, F = m->c.d_ff, L = m->c.layers, H = m->c.heads, par = m->c.parallel;
-    size_t NC = (size_t)n * C;
+/* From g->dres, the gradient at the last block's output (B runs of n rows,
+ * C), back through the blocks to the embedding. Without keep (B 1), each
+ * block runs again from its input in g->xs for its activations
+ * (forward_keeping first); with keep, the forward's stay in r. With dw (a
+ * gradient view laid out as the weights) the weights' gradients are added
+ * there, the embeddings' too. The activations' gradients go to `hook` at
+ * the sites a forward hands (but the pattern), in the backward's order:
+ * MLP, attention, contexts, values, block input. */
+static int blocks_backward(const Gpt2 *m, Gpt2Run *r, Gpt2Grads *g, const int32_t *tokens, int n, int B,
+                           DecWeights *dw, const DecHook *hook) {
+    const DecWeights *w = &m->w;
+    int C = m->c.d_model, F = m->c.d_ff, L = m->c.layers, H = m->c.heads, par = m->c.parallel && F, keep = r->keep;
+    int BN = B * n;
+    size_t NC = (size_t)n * C, BNC = (size_t)B * NC, maps = (size_t)H * n * n;
     int st = NN_OK;
     for (int l = L - 1; l >= 0 && st == NN_OK; l--) {
-        const nn_real *x = g->xs + (size_t)l * NC;
-        /* block l again, from its input: its queries, keys, values, weights, hidden units and output stay */
-        p->r.from = l;
-        p->r.until = l + 1;
-        p->r.x0 = x;
-        st = blocks_forward(m, &p->r, tokens, n, 1, 0, NULL);
-        p->r.from = p->r.until = 0;
-        p->r.x0 = NULL;
-        if (st != NN_OK) break;
-        /* the MLP's output: its gradient is the block output's (both residual forms) */
-        dec_at(hook, DEC_AT_MLP, l, g->dres, n, C, C);
-        memset(g->dln, 0, sizeof(nn_real) * NC);
-        MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
-        mlp_backward_input_packed(g->dln, g->da, g->dres, p->r.h, &mw, g->wt, n, C, F, m->c.gelu_exact);
-        if (dw) { /* c_proj from the hidden units after GELU, c_fc from ln_2's output (r.ln) with dL/dh */
-            linear_backward_weight_packed(dw->fcprojw[l], dw->fcprojb[l], g->dres, p->r.a, g->wg, n, F, C);
-            linear_backward_weight_packed(dw->fcw[l], dw->fcb[l], g->da, p->r.ln, g->wg, n, C, F);
+        Gpt2Layer y = layer_of(m, r, l);
+        const nn_real *x = y.x;
+        if (!keep) { /* block l again, from its input: its queries, keys, values, weights, hidden units and output stay */
+            x = g->xs + (size_t)l * NC;
+            r->from = l;
+            r->until = l + 1;
+            r->x0 = x;
+            st = blocks_forward(m, r, tokens, n, 1, 0, NULL);
+            r->from = r->until = 0;
+            r->x0 = NULL;
+            if (st != NN_OK) break;
         }
-        /* ln_2 reads the residual after attention (x + attn), or with a parallel residual the block's input;
-         * its input's gradient adds to the residual's there: dres becomes d(x + attn), or dpar d x */
-        const nn_real *x2 = x;
-        if (par) {
-            memcpy(g->dpar, g->dres, sizeof(nn_real) * NC);
-        } else {
-            for (size_t i = 0; i < NC; i++) g->xm[i] = x[i] + p->r.attn[i];
-            x2 = g->xm;
+        if (F) {
+            /* the MLP's output: its gradient is the block output's (both residual forms) */
+            dec_at(hook, DEC_AT_MLP, l, g->dres, n, C, C);
+            memset(g->dln, 0, sizeof(nn_real) * BNC);
+            MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
+            mlp_grad_input(m, g, g->dln, g->dres, y.h, &mw, BN);
+            if (dw) { /* c_proj from the hidden units after GELU, c_fc from ln_2's output with dL/dh */
+                linear_grad_weight(m, g, dw->fcprojw[l], dw->fcprojb[l], g->dres, y.a, BN, F, C);
+                linear_grad_weight(m, g, dw->fcw[l], dw->fcb[l], g->da, y.ln2, BN, C, F);
+            }
+            /* ln_2 reads the residual after attention (x + attn), or with a parallel residual the block's input;
+             * its input's gradient adds to the residual's there: dres becomes d(x + attn), or dpar d x */
+            const nn_real *x2 = par ? x : y.xa;
+            if (par) {
+                memcpy(g->dpar, g->dres, sizeof(nn_real) * BNC);
+            } else if (!keep) {
+                for (size_t i = 0; i < NC; i++) g->xm[i] = x[i] + r->attn[i];
+                x2 = g->xm;
+            }
+            layernorm_grad(m, g, par ? g->dpar : g->dres, g->dln, x2, w->ln2w[l], w->ln2b[l], BN,
+                           dw ? dw->ln2w[l] : NULL, dw ? dw->ln2b[l] : NULL, keep ? y.mean2 : NULL, y.rstd2);
         }
-        layernorm_grad(m, g, par ? g->dpar : g->dres, g->dln, x2, w->ln2w[l], w->ln2b[l], n, dw ? dw->ln2w[l] : NULL,
-                       dw ? dw->ln2b[l] : NULL);
         /* the attention's output, c_proj of the contexts, the heads, c_attn, ln_1 */
         dec_at(hook, DEC_AT_ATTN, l, g->dres, n, C, C);
-        nn_real *q = p->r.qkv;
-        if (dw) { /* c_proj's input: the contexts again, from the weights and values the block kept */
-            dec_heads_context(p->r.att, q + 2 * C, 3 * C, n, H, C / H, m->ablate + (size_t)l * H, g->xm, C);
-            linear_backward_weight_packed(dw->projw[l], dw->projb[l], g->dres, g->xm, g->wg, n, C, C);
+        if (dw) { /* c_proj's input: the contexts (without keep again, from the weights and values the block kept) */
+            const nn_real *z = y.z;
+            if (!keep) {
+                dec_heads_context(y.att, y.qkv + 2 * C, 3 * C, n, H, C / H, m->ablate + (size_t)l * H, g->xm, C);
+                z = g->xm;
+            }
+            linear_grad_weight(m, g, dw->projw[l], dw->projb[l], g->dres, z, BN, C, C);
         }
-        memset(g->dz, 0, sizeof(nn_real) * NC);
-        linear_backward_input_packed(g->dz, g->dres, w->projw[l], g->wt, n, C, C);
+        memset(g->dz, 0, sizeof(nn_real) * BNC);
+        linear_grad_input(m, g, g->dz, g->dres, w->projw[l], BN, C, C);
         dec_at(hook, DEC_AT_Z, l, g->dz, n, C, C);
-        memset(g->dqkv, 0, sizeof(nn_real) * NC * 3);
-        AttnHeadsConfig hc = heads_of(m, l, n);
-        AttnHeadsIO io = {q, q + C, q + 2 * C, 3 * C, 3 * C, 3 * C, p->r.atty, C, p->r.scores, p->r.att};
-        st = attn_heads_backward(&hc, &io, g->dqkv, g->dqkv + C, g->dqkv + 2 * C, g->dz, p->r.heads);
+        memset(g->dqkv, 0, sizeof(nn_real) * BNC * 3);
+        AttnHeadsConfig hc = gpt2_heads(m, l, n);
+        for (int b = 0; b < B && st == NN_OK; b++) {
+            nn_real *q = y.qkv + 3 * b * NC, *dq = g->dqkv + 3 * b * NC;
+            AttnHeadsIO io = {q, q + C, q + 2 * C, 3 * C, 3 * C, 3 * C, y.z + b * NC, C, y.scores + b * maps,
+                              y.att + b * maps};
+            st = attn_heads_backward(&hc, &io, dq, dq + C, dq + 2 * C, g->dz + b * NC, r->heads);
+        }
         if (st != NN_OK) break;
         dec_at(hook, DEC_AT_VALUES, l, g->dqkv + 2 * C, n, C, 3 * C);
-        if (dw) { /* c_attn from ln_1's output, recomputed */
-            LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
-            layernorm_forward_eps(g->lny, g->mean, g->rstd, x, &ln1, n, C, m->c.epsilon);
-            linear_backward_weight_packed(dw->qkvw[l], dw->qkvb[l], g->dqkv, g->lny, g->wg, n, C, 3 * C);
+        if (dw) { /* c_attn from ln_1's output (without keep, recomputed) */
+            const nn_real *ln = y.ln1;
+            if (!keep) {
+                LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
+                layernorm_forward_eps(g->lny, g->mean, g->rstd, x, &ln1, n, C, m->c.epsilon);
+                ln = g->lny;
+            }
+            linear_grad_weight(m, g, dw->qkvw[l], dw->qkvb[l], g->dqkv, ln, BN, C, 3 * C);
         }
-        memset(g->dln, 0, sizeof(nn_real) * NC);
-        linear_backward_input_packed(g->dln, g->dqkv, w->qkvw[l], g->wt, n, C, 3 * C);
+        memset(g->dln, 0, sizeof(nn_real) * BNC);
+        linear_grad_input(m, g, g->dln, g->dqkv, w->qkvw[l], BN, C, 3 * C);
         nn_real *dx = par ? g->dpar : g->dres;
-        layernorm_grad(m, g, dx, g->dln, x, w->ln1w[l], w->ln1b[l], n, dw ? dw->ln1w[l] : NULL,
-                       dw ? dw->ln1b[l] : NULL);
+        layernorm_grad(m, g, dx, g->dln, x, w->ln1w[l], w->ln1b[l], BN, dw ? dw->ln1w[l] : NULL,
+                       dw ? dw->ln1b[l] : NULL, keep ? y.mean1 : NULL, y.rstd1);
         if (par) {
             g->dpar = g->dres;
             g->dres = dx;
@@ -676,16 +771,16 @@ static int blocks_backward(PatchRun *p, Gpt2Grads *g, const int32_t *tokens, int
     if (st != NN_OK || !dw) return st;
     /* the embedding's rows (tied: in the unembedding's panels, as embed reads them) and the positions' */
     int nr = vec_panel_width();
-    for (int t = 0; t < n; t++) {
-        const nn_real *d = g->dres + (size_t)t * C;
+    for (int i = 0; i < BN; i++) {
+        const nn_real *d = g->dres + (size_t)i * C;
         if (m->tied) {
-            nn_real *panel = dw->wte + (size_t)(tokens[t] / nr) * C * nr + tokens[t] % nr;
+            nn_real *panel = dw->wte + (size_t)(tokens[i] / nr) * C * nr + tokens[i] % nr;
             for (int c = 0; c < C; c++) panel[(size_t)c * nr] += d[c];
         } else {
-            vec_axpy(dw->wte + (size_t)tokens[t] * C, 1, d, C);
+            vec_axpy(dw->wte + (size_t)tokens[i] * C, 1, d, C);
         }
-        if (dw->wpe) vec_axpy(dw->wpe + (size_t)t * C, 1, d, C);
     }
+    for (int i = 0; dw->wpe && i < BN; i++) vec_axpy(dw->wpe + (size_t)(i % n) * C, 1, g->dres + (size_t)i * C, C);
     return NN_OK;
 }
 
@@ -711,8 +806,8 @@ static int patch_backward(void *model, const int32_t *tokens, int n, int a, int 
             for (int i = 0; i < C; i++) u[i] -= ub[i];
             memset(g.dres, 0, sizeof(nn_real) * NC);
             layernorm_grad(m, &g, g.dres + NC - C, u, g.xs + (size_t)L * NC + NC - C, m->w.lnfw, m->w.lnfb, 1, NULL,
-                           NULL);
-            st = blocks_backward(p, &g, tokens, n, NULL, hook);
+                           NULL, NULL, NULL);
+            st = blocks_backward(m, &p->r, &g, tokens, n, 1, NULL, hook);
         }
     }
     free(g.block);
@@ -724,10 +819,10 @@ static int patch_backward(void *model, const int32_t *tokens, int n, int a, int 
 size_t gpt2_gradients_scratch(const Gpt2 *m, int T) {
     Gpt2Run r;
     Gpt2Grads g;
-    return run_layout(m, T, 1, 0, NULL, &r) + grads_layout(m, T, 1, NULL, &g);
+    return run_layout(m, T, 1, 0, 0, NULL, &r) + grads_layout(m, T, 1, 0, NULL, &g);
 }
 
-int gpt2_gradients(Gpt2 *m, Gpt2Weights *dw, const int32_t *windows, int B, int T, double *loss) {
+int gpt2_gradients(Gpt2 *m, DecWeights *dw, const int32_t *windows, int B, int T, double *loss) {
     int C = m->c.d_model, V = m->c.vocab, L = m->c.layers;
     size_t NC = (size_t)T * C;
     PatchRun p = {m, {0}};
@@ -759,13 +854,13 @@ int gpt2_gradients(Gpt2 *m, Gpt2Weights *dw, const int32_t *windows, int B, int 
                 vec_scale(z, (nn_real)scale, V);
             }
             if (!finite) break;
-            linear_backward_weight_packed(dw->unembed, NULL, p.r.logits, p.r.ln, g.wg, rows, C, V);
+            linear_grad_weight(m, &g, dw->unembed, dw->unembed_b, p.r.logits, p.r.ln, rows, C, V);
             memset(g.dln, 0, sizeof(nn_real) * rows * C);
-            linear_backward_input_packed(g.dln, p.r.logits, m->w.unembed, g.wt, rows, C, V);
+            linear_grad_input(m, &g, g.dln, p.r.logits, m->w.unembed, rows, C, V);
             layernorm_grad(m, &g, g.dres + (size_t)t0 * C, g.dln, x + (size_t)t0 * C, m->w.lnfw, m->w.lnfb, rows,
-                           dw->lnfw, dw->lnfb);
+                           dw->lnfw, dw->lnfb, NULL, NULL);
         }
-        if (st == NN_OK && finite) st = blocks_backward(&p, &g, tokens, T, dw, NULL);
+        if (st == NN_OK && finite) st = blocks_backward(m, &p.r, &g, tokens, T, 1, dw, NULL);
     }
     free(g.block);
     run_free(&p.r);
@@ -805,4 +900,23 @@ int gpt2_patch(Gpt2 *m, const int32_t *clean, const int32_t *corrupt, int n, int
                              metrics + 1);
     run_free(&p.r);
     return st;
+}
+
+/* ---- training's batched pass (a model made here) ---- */
+
+size_t gpt2_pass_layout(const Gpt2 *m, int B, int T, nn_real *base, Gpt2Pass *p) {
+    size_t run = run_layout(m, T, B, 0, 1, base, &p->r);
+    return run + grads_layout(m, B * T, m->packed, 1, base ? base + run : NULL, &p->g);
+}
+
+int gpt2_pass_forward(const Gpt2 *m, Gpt2Pass *p, const int32_t *tokens, int B, int T, const nn_real **out) {
+    p->r.n = T; /* the layers' buffers are laid out for this batch's shape, at the start of each one's room */
+    p->r.batch = B;
+    NN_TRY(blocks_forward(m, &p->r, tokens, T, B, 0, NULL));
+    *out = layer_of(m, &p->r, m->c.layers).x;
+    return NN_OK;
+}
+
+int gpt2_pass_backward(const Gpt2 *m, Gpt2Pass *p, const int32_t *tokens, int B, int T, DecWeights *dw) {
+    return blocks_backward(m, &p->r, &p->g, tokens, T, B, dw, NULL);
 }

@@ -41,7 +41,7 @@ static void add(TfModel *m, nn_real **slot, size_t count, OptInit init, double b
 static void build_table(TfModel *m) {
     const TfConfig *c = &m->c;
     size_t C = (size_t)c->d_model, F = (size_t)c->d_ff, V = (size_t)m->V;
-    TfWeights *w = &m->w;
+    DecWeights *w = &m->w;
     /* a uniform in [-a, a) has deviation a / sqrt(3) */
     double a = TF_INIT_STD * sqrt(3.0), res = a / sqrt(2.0 * c->layers);
     const OptInit N = OPT_INIT_DEVIATION, ONE = OPT_INIT_ONE, ZERO = OPT_INIT_ZERO;
@@ -64,51 +64,44 @@ static void build_table(TfModel *m) {
     }
     add(m, &w->lnfw, C, ONE, 0, 0, "lnf_w", -1);
     add(m, &w->lnfb, C, ZERO, 0, 0, "lnf_b", -1);
-    add(m, &w->outw, C * V, N, a, 1, "out_w", -1);
-    add(m, &w->outb, V, ZERO, 0, 0, "out_b", -1);
+    add(m, &w->unembed, C * V, N, a, 1, "out_w", -1);
+    add(m, &w->unembed_b, V, ZERO, 0, 0, "out_b", -1);
+}
+
+/* The one decoder's run over this model's weights (they stay where the table put them). */
+static void bind_decoder(TfModel *m) {
+    const TfConfig *c = &m->c;
+    Gpt2 *d = &m->dec;
+    d->c = (Gpt2Config){c->layers, c->heads, c->d_model, c->d_ff, c->context, m->V, LAYERNORM_EPS, 0, 0, TF_ROPE_BASE,
+                        0, 0};
+    d->w = m->w;
+    if (!d->w.wpe) d->w.wpe = m->pos_table; /* sinusoidal positions: a fixed table added as learned ones are */
+    d->rope = m->rope;
+    d->ablate = m->ablate;
+    d->ready = 1;
+    d->packed = 0;
+    d->score = c->score;
+    d->score_beta = c->score == ATTN_SCORE_COSINE ? (nn_real)TF_COSINE_SCALE : 1;
+    d->slopes = c->positional == TF_POS_ALIBI ? m->slopes : NULL;
+    d->rope_half = 0;
+    d->gen = (DecGenerateLimits){m->V, TF_MAX_TEXT_BYTES, TF_MAX_GENERATE};
 }
 
 /* Lays out the activations of batch B (base NULL: only counts). */
 static size_t acts_layout(const TfModel *m, int B, nn_real *base, TfActs *a) {
-    const TfConfig *c = &m->c;
-    size_t N = (size_t)B * c->context, C = (size_t)c->d_model, F = (size_t)c->d_ff, H = (size_t)c->heads;
-    size_t T = (size_t)c->context, V = (size_t)m->V;
+    size_t N = (size_t)B * m->c.context, C = (size_t)m->c.d_model, V = (size_t)m->V;
     NnLayout l = {0};
 #define TAKE(count) (base ? base + nn_layout_take(&l, (count)) : (nn_layout_take(&l, (count)), (nn_real *)NULL))
     memset(a, 0, sizeof *a);
-    a->encoded = TAKE(N * C);
-    for (int i = 0; i < c->layers; i++) {
-        a->ln1[i] = TAKE(N * C);
-        a->ln1_mean[i] = TAKE(N);
-        a->ln1_rstd[i] = TAKE(N);
-        a->qkv[i] = TAKE(N * 3 * C);
-        a->scores[i] = TAKE(N * H * T);
-        a->att[i] = TAKE(N * H * T);
-        a->atty[i] = TAKE(N * C);
-        a->res2[i] = TAKE(N * C);
-        if (F) {
-            a->ln2[i] = TAKE(N * C);
-            a->ln2_mean[i] = TAKE(N);
-            a->ln2_rstd[i] = TAKE(N);
-            a->fch[i] = TAKE(N * F);
-            a->fch_gelu[i] = TAKE(N * F);
-            a->res3[i] = TAKE(N * C);
-        } else {
-            a->res3[i] = a->res2[i]; /* attention only: the block's output is the residual after attention */
-        }
-    }
+    size_t pass = gpt2_pass_layout(&m->dec, B, m->c.context, NULL, &a->pass);
+    nn_real *blocks = TAKE(pass);
+    gpt2_pass_layout(&m->dec, B, m->c.context, blocks, &a->pass);
     a->lnf = TAKE(N * C);
     a->lnf_mean = TAKE(N);
     a->lnf_rstd = TAKE(N);
     a->logits = TAKE(N * V);
     a->probs = TAKE(N * V);
-    a->dres = TAKE(N * C);
     a->dln = TAKE(N * C);
-    a->dqkv = TAKE(N * 3 * C);
-    a->datty = TAKE(N * C);
-    AttnHeadsConfig hc = tf_heads(m, 0, (int)T);
-    a->heads_scratch = TAKE(attn_heads_scratch_size(&hc));
-    a->dmlp = TAKE(N * F);
     a->dlogits = TAKE(N * V);
     /* token ids, as reals' room (an int32 fits in a float's or double's bytes) */
     a->tokens = (int32_t *)TAKE(N);
@@ -177,9 +170,11 @@ int tf_check_activations(const TfConfig *c, int vocab) {
     memset(&m, 0, sizeof m);
     m.c = *c;
     m.V = vocab;
+    bind_decoder(&m);
     size_t size;
     return check_activations(&m, c->batch, &size);
 }
+
 
 int tf_model_create(TfModel **out, const TfConfig *c, int vocab, const char (*names)[8]) {
     nn_clear_error();
@@ -192,6 +187,7 @@ int tf_model_create(TfModel **out, const TfConfig *c, int vocab, const char (*na
     m->V = vocab;
     memcpy(m->names, names, sizeof(m->names[0]) * (size_t)vocab);
     build_table(m);
+    bind_decoder(m); /* its sizes now; its weights' places once the table has them */
     size_t P = m->opt.n, acts;
     /* every size is checked before anything large is allocated */
     int st = check_activations(m, c->batch, &acts);
@@ -217,6 +213,7 @@ int tf_model_create(TfModel **out, const TfConfig *c, int vocab, const char (*na
             }
     if (m->rope) attn_rope_table(m->rope, c->context, half, c->d_model / c->heads, TF_ROPE_BASE);
     for (int h = 0; h < c->heads; h++) m->slopes[h] = (nn_real)pow(2.0, -8.0 * (h + 1) / c->heads);
+    bind_decoder(m);
     st = tf_reserve(m, c->batch);
     return NN_CREATED(out, m, st, tf_model_destroy);
 }
@@ -229,76 +226,20 @@ void tf_model_destroy(TfModel *m) {
 
 /* ---- the model's passes ---------------------------------------------------------- */
 
-/* Block l's MLP tensors as the shared layer's view. */
-static MlpWeights tf_mlp(const TfWeights *w, int l) {
-    return (MlpWeights){w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
-}
+AttnHeadsConfig tf_heads(const TfModel *m, int layer, int T) { return gpt2_heads(&m->dec, layer, T); }
 
-AttnHeadsConfig tf_heads(const TfModel *m, int layer, int T) {
-    const TfConfig *c = &m->c;
-    int D = c->d_model / c->heads;
-    AttnHeadsConfig h = {T, c->heads, D, D, c->score, c->score == ATTN_SCORE_COSINE ? (nn_real)TF_COSINE_SCALE : 1, 1,
-                         m->rope, c->positional == TF_POS_ALIBI ? m->slopes : NULL, m->ablate[layer], 0, 0};
-    return h;
-}
-
-/* Sequence b's queries | keys | values in qkv (B, T, 3C) of layer l, its contexts in atty (B, T, C). */
-static AttnHeadsIO heads_io(const TfModel *m, int l, int b, int T) {
-    const TfActs *a = &m->a;
-    int C = m->c.d_model, H = m->c.heads;
-    const nn_real *q = a->qkv[l] + (size_t)b * T * 3 * C;
-    size_t maps = (size_t)b * H * T * T;
-    AttnHeadsIO io = {q, q + C, q + 2 * C, 3 * C, 3 * C, 3 * C, a->atty[l] + (size_t)b * T * C, C,
-                      a->scores[l] + maps, a->att[l] + maps};
-    return io;
-}
-
+/* The forward: the embedding and the blocks (the one decoder's batched pass), then the head here: the
+ * final LayerNorm, the output layer, softmax and the cross-entropy of the scored positions. */
 int tf_forward(TfModel *m, int B, int T, int with_targets, double *loss_out, int *scored) {
     const TfConfig *c = &m->c;
     TfActs *a = &m->a;
-    const TfWeights *w = &m->w;
-    int C = c->d_model, F = c->d_ff, V = m->V, N = B * T;
-    /* x = wte[token] + position */
-    embedding_forward(a->encoded, w->wte, a->tokens, (size_t)N, C);
-    const nn_real *pos = w->wpe ? w->wpe : m->pos_table;
-    if (pos)
-        for (int r = 0; r < N; r++) vec_axpy(a->encoded + (size_t)r * C, 1, pos + (size_t)(r % T) * C, C);
-    nn_real *res = a->encoded;
-    /* decoder.h's sites, for one sequence; patching may start at a later block from its input */
-    const DecHook *hook = B == 1 ? m->hook : NULL;
-    int from = hook && m->hook_x0 ? m->hook_from : 0;
-    if (from) res = a->res3[from - 1];
-    if (hook && m->hook_x0) memcpy(res, m->hook_x0, sizeof(nn_real) * (size_t)N * C);
-    for (int l = from; l < c->layers; l++) {
-        dec_at(hook, DEC_AT_RESID, l, res, T, C, C);
-        LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]};
-        layernorm_forward(a->ln1[l], a->ln1_mean[l], a->ln1_rstd[l], res, &ln1, N, C);
-        linear_forward(a->qkv[l], a->ln1[l], w->qkvw[l], w->qkvb[l], N, C, 3 * C);
-        dec_at(hook, DEC_AT_VALUES, l, a->qkv[l] + 2 * C, T, C, 3 * C);
-        AttnHeadsConfig hc = tf_heads(m, l, T);
-        for (int b = 0; b < B; b++) {
-            AttnHeadsIO io = heads_io(m, l, b, T);
-            NN_TRY(attn_heads_forward(&hc, &io, a->heads_scratch));
-        }
-        if (dec_at(hook, DEC_AT_PATTERN, l, a->att[l], c->heads * T, T, T))
-            dec_heads_context(a->att[l], a->qkv[l] + 2 * C, 3 * C, T, c->heads, C / c->heads, m->ablate[l], a->atty[l], C);
-        dec_at(hook, DEC_AT_Z, l, a->atty[l], T, C, C);
-        linear_forward(a->res2[l], a->atty[l], w->projw[l], w->projb[l], N, C, C);
-        dec_at(hook, DEC_AT_ATTN, l, a->res2[l], T, C, C);
-        vec_axpy(a->res2[l], 1, res, N * C);
-        if (F) {
-            LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
-            layernorm_forward(a->ln2[l], a->ln2_mean[l], a->ln2_rstd[l], a->res2[l], &ln2, N, C);
-            MlpWeights mw = tf_mlp(w, l);
-            mlp_forward(a->res3[l], a->fch[l], a->fch_gelu[l], a->ln2[l], &mw, N, C, F);
-            dec_at(hook, DEC_AT_MLP, l, a->res3[l], T, C, C);
-            vec_axpy(a->res3[l], 1, a->res2[l], N * C);
-        }
-        res = a->res3[l];
-    }
+    const DecWeights *w = &m->w;
+    int C = c->d_model, V = m->V, N = B * T;
+    NN_TRY(gpt2_pass_forward(&m->dec, &a->pass, a->tokens, B, T, &a->out));
+    const nn_real *res = a->out;
     LayerNormWeights lnf = {w->lnfw, w->lnfb};
     layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, res, &lnf, N, C);
-    linear_forward(a->logits, a->lnf, w->outw, w->outb, N, C, V);
+    linear_forward(a->logits, a->lnf, w->unembed, w->unembed_b, N, C, V);
     double loss = 0;
     int count = 0;
     for (int r = 0; r < N; r++) { /* p = softmax(logits); loss = -log p[target], the shared cross-entropy */
@@ -332,50 +273,15 @@ int tf_backward(TfModel *m, int B, int T, int scored) {
 int tf_backward_logits(TfModel *m, int B, int T) {
     const TfConfig *c = &m->c;
     TfActs *a = &m->a;
-    const TfWeights *w = &m->w;
-    const TfWeights *g = &m->g;
-    int C = c->d_model, F = c->d_ff, V = m->V, N = B * T;
+    const DecWeights *w = &m->w;
+    DecWeights *g = &m->g;
+    int C = c->d_model, V = m->V, N = B * T;
     size_t NC = (size_t)N * C;
-    /* one sequence's gradients at decoder.h's sites (attribution patching), as the forward's activations */
-    const DecHook *hook = B == 1 ? m->hook : NULL;
     memset(a->dln, 0, sizeof(nn_real) * NC);
-    linear_backward(a->dln, g->outw, g->outb, a->dlogits, a->lnf, w->outw, N, C, V);
-    memset(a->dres, 0, sizeof(nn_real) * NC);
-    const nn_real *last = c->layers ? a->res3[c->layers - 1] : a->encoded;
+    linear_backward(a->dln, g->unembed, g->unembed_b, a->dlogits, a->lnf, w->unembed, N, C, V);
+    nn_real *dres = a->pass.g.dres;
+    memset(dres, 0, sizeof(nn_real) * NC);
     LayerNormWeights lnf = {w->lnfw, w->lnfb}, dlnf = {g->lnfw, g->lnfb};
-    layernorm_backward(a->dres, &dlnf, a->dln, last, a->lnf_mean, a->lnf_rstd, &lnf, N, C);
-    for (int l = c->layers - 1; l >= 0; l--) {
-        const nn_real *res = l ? a->res3[l - 1] : a->encoded;
-        if (F) { /* res3 = res2 + mlp(ln2(res2)): dres (d res3) flows to res2 as is, plus through the MLP */
-            dec_at(hook, DEC_AT_MLP, l, a->dres, T, C, C);
-            memset(a->dln, 0, sizeof(nn_real) * NC);
-            MlpWeights mw = tf_mlp(w, l), dmw = tf_mlp(g, l);
-            mlp_backward(a->dln, a->dmlp, &dmw, a->dres, a->ln2[l], a->fch[l], a->fch_gelu[l], &mw, N, C, F);
-            LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]}, dln2 = {g->ln2w[l], g->ln2b[l]};
-            layernorm_backward(a->dres, &dln2, a->dln, a->res2[l], a->ln2_mean[l], a->ln2_rstd[l], &ln2, N, C);
-        }
-        /* res2 = res + attention(ln1(res)) Wproj + bproj: dres (d res2) flows to res, plus through attention */
-        dec_at(hook, DEC_AT_ATTN, l, a->dres, T, C, C);
-        memset(a->datty, 0, sizeof(nn_real) * NC);
-        linear_backward(a->datty, g->projw[l], g->projb[l], a->dres, a->atty[l], w->projw[l], N, C, C);
-        dec_at(hook, DEC_AT_Z, l, a->datty, T, C, C);
-        memset(a->dqkv, 0, sizeof(nn_real) * NC * 3);
-        AttnHeadsConfig hc = tf_heads(m, l, T);
-        for (int b = 0; b < B; b++) {
-            AttnHeadsIO io = heads_io(m, l, b, T);
-            nn_real *dq = a->dqkv + (size_t)b * T * 3 * C;
-            NN_TRY(attn_heads_backward(&hc, &io, dq, dq + C, dq + 2 * C, a->datty + (size_t)b * T * C, a->heads_scratch));
-        }
-        dec_at(hook, DEC_AT_VALUES, l, a->dqkv + 2 * C, T, C, 3 * C);
-        memset(a->dln, 0, sizeof(nn_real) * NC);
-        linear_backward(a->dln, g->qkvw[l], g->qkvb[l], a->dqkv, a->ln1[l], w->qkvw[l], N, C, 3 * C);
-        LayerNormWeights ln1 = {w->ln1w[l], w->ln1b[l]}, dln1 = {g->ln1w[l], g->ln1b[l]};
-        layernorm_backward(a->dres, &dln1, a->dln, res, a->ln1_mean[l], a->ln1_rstd[l], &ln1, N, C);
-        dec_at(hook, DEC_AT_RESID, l, a->dres, T, C, C);
-    }
-    /* x = wte[token] + wpe[t] */
-    embedding_backward(g->wte, a->dres, a->tokens, (size_t)N, C, -1);
-    if (g->wpe)
-        for (int r = 0; r < N; r++) vec_axpy(g->wpe + (size_t)(r % T) * C, 1, a->dres + (size_t)r * C, C);
-    return NN_OK;
+    layernorm_backward(dres, &dlnf, a->dln, a->out, a->lnf_mean, a->lnf_rstd, &lnf, N, C);
+    return gpt2_pass_backward(&m->dec, &a->pass, a->tokens, B, T, g);
 }

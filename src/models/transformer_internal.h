@@ -12,62 +12,25 @@
 #include "layers/optim.h"
 #include "layers/shards.h"
 #include "models/decoder.h"
+#include "models/gpt2_internal.h"
 
 #define TF_MAX_TENSORS (4 + 12 * TF_MAX_LAYERS + 2)
 
-/* One pointer per tensor; the gradients use the same struct. */
-typedef struct {
-    nn_real *wte;                    /* (V, C) token embedding */
-    nn_real *wpe;                    /* (context, C) learned positions, else NULL */
-    nn_real *ln1w[TF_MAX_LAYERS];    /* (C) */
-    nn_real *ln1b[TF_MAX_LAYERS];    /* (C) */
-    nn_real *qkvw[TF_MAX_LAYERS];    /* (C, 3C) queries | keys | values, heads in column blocks of D */
-    nn_real *qkvb[TF_MAX_LAYERS];    /* (3C) */
-    nn_real *projw[TF_MAX_LAYERS];   /* (C, C) */
-    nn_real *projb[TF_MAX_LAYERS];   /* (C) */
-    nn_real *ln2w[TF_MAX_LAYERS];    /* (C) (d_ff > 0 only, as the four below) */
-    nn_real *ln2b[TF_MAX_LAYERS];    /* (C) */
-    nn_real *fcw[TF_MAX_LAYERS];     /* (C, F) */
-    nn_real *fcb[TF_MAX_LAYERS];     /* (F) */
-    nn_real *fcprojw[TF_MAX_LAYERS]; /* (F, C) */
-    nn_real *fcprojb[TF_MAX_LAYERS]; /* (C) */
-    nn_real *lnfw, *lnfb;            /* (C) final LayerNorm */
-    nn_real *outw;                   /* (C, V) output layer */
-    nn_real *outb;                   /* (V) */
-} TfWeights;
-
 _Static_assert(TF_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every transformer tensor");
 
-/* Saved activations for B x T rows (buffers sized for batch x context). */
+/* Training's activations for B x T rows (buffers sized for batch x
+ * context): the blocks' (the one decoder's batched pass, gpt2_run.c) and
+ * the head's: the final LayerNorm, the logits and the loss. */
 typedef struct {
-    nn_real *encoded;                  /* (B, T, C) embedding + position */
-    nn_real *ln1[TF_MAX_LAYERS];       /* (B, T, C) */
-    nn_real *ln1_mean[TF_MAX_LAYERS];  /* (B, T) */
-    nn_real *ln1_rstd[TF_MAX_LAYERS];  /* (B, T) */
-    nn_real *qkv[TF_MAX_LAYERS];       /* (B, T, 3C) queries | keys | values (RoPE turns copies, not these) */
-    nn_real *scores[TF_MAX_LAYERS];    /* (B, H, T, T) attention scores, -inf above the diagonal */
-    nn_real *att[TF_MAX_LAYERS];       /* (B, H, T, T) attention probabilities, 0 above the diagonal */
-    nn_real *atty[TF_MAX_LAYERS];      /* (B, T, C) heads' contexts, concatenated */
-    nn_real *res2[TF_MAX_LAYERS];      /* (B, T, C) residual after attention */
-    nn_real *ln2[TF_MAX_LAYERS];       /* (B, T, C) (d_ff > 0 only, as the five below) */
-    nn_real *ln2_mean[TF_MAX_LAYERS];  /* (B, T) */
-    nn_real *ln2_rstd[TF_MAX_LAYERS];  /* (B, T) */
-    nn_real *fch[TF_MAX_LAYERS];       /* (B, T, F) */
-    nn_real *fch_gelu[TF_MAX_LAYERS];  /* (B, T, F) */
-    nn_real *res3[TF_MAX_LAYERS];      /* (B, T, C) block output; res2[l] itself when d_ff = 0 */
+    Gpt2Pass pass;                      /* the embedding's and every block's, and their gradients' buffers */
+    const nn_real *out;                 /* (B, T, C) the last block's output, in pass */
     nn_real *lnf, *lnf_mean, *lnf_rstd; /* (B, T, C), (B, T), (B, T) */
-    nn_real *logits;                   /* (B, T, V) */
-    nn_real *probs;                    /* (B, T, V) */
-    /* backward scratch, one layer's worth, reused layer after layer */
-    nn_real *dres;   /* (B, T, C) dL/d(residual stream) at the current depth */
-    nn_real *dln;    /* (B, T, C) dL/d(a LayerNorm's output) */
-    nn_real *dqkv;   /* (B, T, 3C) */
-    nn_real *datty;  /* (B, T, C) */
-    nn_real *heads_scratch; /* attn_heads_forward / _backward's, for one sequence */
-    nn_real *dmlp;   /* (B, T, F) mlp_backward's scratch */
-    nn_real *dlogits; /* (B, T, V) */
-    int32_t *tokens;  /* (B, T) the batch */
-    int32_t *targets; /* (B, T) */
+    nn_real *logits;                    /* (B, T, V) */
+    nn_real *probs;                     /* (B, T, V) */
+    nn_real *dln;                       /* (B, T, C) dL/d(the final LayerNorm's output) */
+    nn_real *dlogits;                   /* (B, T, V) */
+    int32_t *tokens;                    /* (B, T) the batch */
+    int32_t *targets;                   /* (B, T) */
 } TfActs;
 
 /* The network: its configuration, vocabulary, tensors and buffers. It knows
@@ -80,7 +43,7 @@ struct TfModel {
     /* the tensors (named, with AdamW's decay marks), their gradients, the
      * moments, the step count and the copy a failed training call goes back to */
     OptParams opt;
-    TfWeights w, g;
+    DecWeights w, g;
     nn_real *pos_table; /* (context, C) sinusoidal positions, else NULL */
     nn_real *rope;      /* (context, D/2, 2) RoPE's cos, sin of t theta_i, else NULL */
     nn_real slopes[TF_MAX_HEADS]; /* ALiBi's m_h per head */
@@ -94,18 +57,17 @@ struct TfModel {
      * until the first training call makes the replicas (the pool's threads,
      * or tf_set_shards'). */
     ShardReplicas replicas;
-    uint8_t ablate[TF_MAX_LAYERS][TF_MAX_HEADS];
-    /* a one-sequence forward (B = 1) hands its activations to this hook at
-     * decoder.h's sites (patching); NULL otherwise. With hook_x0, it starts at
-     * block hook_from with that input (n, C), the blocks below not run. */
-    const DecHook *hook;
-    int hook_from;
-    const nn_real *hook_x0;
+    uint8_t ablate[TF_MAX_LAYERS * TF_MAX_HEADS]; /* (L, H) 1: the head's context is zero */
+    /* The one decoder's run over these weights (gpt2_run.c, row-major, this
+     * model's positions, score and slopes): inspection, the lens,
+     * generation, patching and attribution; tf_forward and tf_backward are
+     * training's batched passes. */
+    Gpt2 dec;
 };
 
 /* Layer l's attention for sequences of T tokens: the core's multi-head
  * attention (attention.h), causal, with the model's RoPE table or ALiBi
- * slopes and the layer's ablated heads. */
+ * slopes and the layer's ablated heads (the decoder's, gpt2_heads). */
 AttnHeadsConfig tf_heads(const TfModel *m, int layer, int T);
 
 /* The config's checks (NN_ERR_* with a message). */
@@ -127,8 +89,7 @@ void tf_model_destroy(TfModel *m);
 int tf_forward(TfModel *m, int B, int T, int with_targets, double *loss, int *scored);
 /* Gradients (+=) of that mean loss into the gradient view (zero it first). */
 int tf_backward(TfModel *m, int B, int T, int scored);
-/* The same from the logits' gradient already in m->a.dlogits (B, T, V);
- * a one-sequence pass hands the gradients at decoder.h's sites to m->hook. */
+/* The same from the logits' gradient already in m->a.dlogits (B, T, V). */
 int tf_backward_logits(TfModel *m, int B, int T);
 /* Grows the activations to hold batch B (NN_ERR_NOMEM / NN_ERR_LIMIT). */
 int tf_reserve(TfModel *m, int B);

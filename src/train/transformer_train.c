@@ -199,33 +199,20 @@ int tf_sample(const Transformer *t, TfSplit split, uint64_t *rng, int32_t *token
     return NN_OK;
 }
 
+/* The task's repeated sequences, each with where an induction head looks. */
+typedef struct {
+    Transformer *t;
+    uint64_t rng;
+} Repeats;
+
+static void next_repeat(void *ctx, int32_t *tokens, int32_t *source) {
+    Repeats *q = ctx;
+    seq_task_repeat(&q->t->task, &q->rng, tokens, source);
+}
+
 int tf_head_scores(Transformer *t, int count, float *prev, float *ind) {
-    TfModel *m = t->model;
     nn_clear_error();
     NN_TRY(nn_check_size("count", count, 1, TF_MAX_EVALUATE));
-    int T = t->task.len, L = m->c.layers, H = m->c.heads;
-    double sp[TF_MAX_LAYERS * TF_MAX_HEADS] = {0}, si[TF_MAX_LAYERS * TF_MAX_HEADS] = {0};
-    long n_prev = 0, n_ind = 0;
-    /* where an induction head should look, per position: in the targets'
-     * buffer, which a forward pass without targets leaves alone */
-    int32_t *source = m->a.targets;
-    uint64_t rng = m->c.seed ^ TF_TEST_STREAM ^ 0x68656164ull;
-    for (int done = 0; done < count;) {
-        int B = count - done < m->acts_batch ? count - done : m->acts_batch;
-        for (int b = 0; b < B; b++) seq_task_repeat(&t->task, &rng, m->a.tokens + (size_t)b * T, source + (size_t)b * T);
-        NN_TRY(tf_forward(m, B, T, 0, NULL, NULL));
-        for (int b = 0; b < B; b++) {
-            n_prev += T - 1;
-            for (int t = 0; t < T; t++) n_ind += source[b * T + t] >= 0;
-            for (int l = 0; l < L; l++)
-                dec_add_head_scores(m->a.att[l] + (size_t)b * H * T * T, H, T, source + (size_t)b * T, sp + l * H,
-                                    si + l * H);
-        }
-        done += B;
-    }
-    for (int i = 0; i < L * H; i++) {
-        prev[i] = (float)(n_prev ? sp[i] / n_prev : 0);
-        ind[i] = (float)(n_ind ? si[i] / n_ind : 0);
-    }
-    return NN_OK;
+    Repeats q = {t, t->model->c.seed ^ TF_TEST_STREAM ^ 0x68656164ull};
+    return gpt2_scores_over(&t->model->dec, count, t->task.len, next_repeat, &q, prev, ind);
 }

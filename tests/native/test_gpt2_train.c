@@ -148,7 +148,7 @@ static void test_gradients(const Layout *y) {
     Gpt2Tensor t[GPT2_MAX_EXPECTED];
     int n = gpt2_tensors(m, t);
     /* a gradient view laid out as the weights */
-    Gpt2Weights dw;
+    DecWeights dw;
     memset(&dw, 0, sizeof dw);
     size_t mark = alloc_mark();
     for (int k = 0; k < n; k++) {

@@ -243,7 +243,7 @@ static void ref_rope(double *qkv, int t, int C, int H) {
 /* logits (T, V) of one sequence */
 static void ref_forward(const Transformer *m, const int32_t *tok, int T, double *logits) {
     const TfConfig *c = &m->model->c;
-    const TfWeights *w = &m->model->w;
+    const DecWeights *w = &m->model->w;
     int C = c->d_model, H = c->heads, D = C / H, F = c->d_ff, V = m->model->V;
     double *x = alloc_doubles((size_t)T * C), *h = alloc_doubles((size_t)T * C), *qkv = alloc_doubles((size_t)T * 3 * C),
            *y = alloc_doubles((size_t)T * C), *o = alloc_doubles(C), *f = alloc_doubles(F ? F : 1);
@@ -280,7 +280,7 @@ static void ref_forward(const Transformer *m, const int32_t *tok, int T, double 
                 for (int d = 0; d < D; d++) {
                     double z = 0;
                     for (int j = 0; j <= i; j++) z += e[j] / s * qkv[j * 3 * C + 2 * C + hd * D + d];
-                    y[i * C + hd * D + d] = m->model->ablate[l][hd] ? 0 : z;
+                    y[i * C + hd * D + d] = m->model->ablate[l * H + hd] ? 0 : z;
                 }
             }
         for (int t = 0; t < T; t++) {
@@ -301,7 +301,7 @@ static void ref_forward(const Transformer *m, const int32_t *tok, int T, double 
     }
     for (int t = 0; t < T; t++) {
         ref_ln(h + t * C, x + t * C, w->lnfw, w->lnfb, C);
-        ref_linear(logits + (size_t)t * V, h + t * C, w->outw, w->outb, C, V);
+        ref_linear(logits + (size_t)t * V, h + t * C, w->unembed, w->unembed_b, C, V);
     }
 }
 
