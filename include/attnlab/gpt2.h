@@ -1,6 +1,6 @@
 /* attnlab GPT-2: a GPT-2-family or GPT-NeoX checkpoint (Hugging Face's
  * model.safetensors and its config.json) opened in the one decoder attnlab
- * runs (src/models/gpt2_run.c, which runs the transformers made here too):
+ * runs (src/models/decoder_run.c, which runs the transformers made here too):
  * token and learned position embeddings (GPT-NeoX: rotary), pre-LayerNorm
  * blocks of causal multi-head attention and a GELU MLP with residuals
  * (sequential or parallel), a final LayerNorm and the unembedding (tied to

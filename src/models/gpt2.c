@@ -1,7 +1,7 @@
 /* GPT-2 checkpoints (include/attnlab/gpt2.h): the config's checks, the
  * tensors a config needs, and opening a safetensors file: its header
  * checked against the config before anything large is allocated, then the
- * weights converted chunk by chunk. The passes are in gpt2_run.c. */
+ * weights converted chunk by chunk. The passes are in decoder_run.c. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>

@@ -59,7 +59,7 @@ struct Gpt2 {
     uint64_t train_rng; /* the training windows' draws */
     /* how the blocks run: gpt2_open sets a checkpoint's; a model made here
      * (transformer.c) holds a Gpt2 over its own row-major weights with its
-     * positions, score and ALiBi slopes (gpt2_run.c runs both) */
+     * positions, score and ALiBi slopes (decoder_run.c runs both) */
     int packed;            /* 1: the matrices in vec_pack's panels (see DecWeights); 0: row-major */
     AttnScore score;       /* the heads' score */
     nn_real score_beta;    /* the cosine score's scale */
@@ -95,7 +95,7 @@ int gpt2_gradients(Gpt2 *m, DecWeights *dw, const int32_t *windows, int B, int T
  * Without keep, one block's activations, reused block after block
  * (inspection, generation, patching; a backward runs each block again from
  * its input); with keep, every block's (training's batched pass), K = L
- * copies of the buffers marked so (gpt2_run.c's layer_of). */
+ * copies of the buffers marked so (decoder_run.c's layer_of). */
 typedef struct {
     int batch, n;        /* runs, and tokens per run, the buffers hold */
     int keep;

@@ -19,7 +19,7 @@
 _Static_assert(TF_MAX_TENSORS <= OPT_MAX_TENSORS, "the parameter table holds every transformer tensor");
 
 /* Training's activations for B x T rows (buffers sized for batch x
- * context): the blocks' (the one decoder's batched pass, gpt2_run.c) and
+ * context): the blocks' (the one decoder's batched pass, decoder_run.c) and
  * the head's: the final LayerNorm, the logits and the loss. */
 typedef struct {
     Gpt2Pass pass;                      /* the embedding's and every block's, and their gradients' buffers */
@@ -58,7 +58,7 @@ struct TfModel {
      * or tf_set_shards'). */
     ShardReplicas replicas;
     uint8_t ablate[TF_MAX_LAYERS * TF_MAX_HEADS]; /* (L, H) 1: the head's context is zero */
-    /* The one decoder's run over these weights (gpt2_run.c, row-major, this
+    /* The one decoder's run over these weights (decoder_run.c, row-major, this
      * model's positions, score and slopes): inspection, the lens,
      * generation, patching and attribution; tf_forward and tf_backward are
      * training's batched passes. */

@@ -1,7 +1,7 @@
 /* Looking inside a transformer (include/attnlab/transformer.h): its sizes and
  * tensors, head ablation, and what is read off it (attention, predictions,
  * the logit lens, generation, patching, attribution), each the one
- * decoder's pass (src/models/gpt2_run.c) over the model's weights. Training
+ * decoder's pass (src/models/decoder_run.c) over the model's weights. Training
  * and everything that draws from its task: src/train/transformer_train.c. */
 #include <string.h>
 
@@ -26,7 +26,7 @@ int tfm_set_ablation(TfModel *m, const int32_t *pairs, int n) {
     return dec_set_ablation(m->ablate, m->c.heads, m->c.layers, m->c.heads, pairs, n);
 }
 
-/* ---- what is read off the model: the one decoder's passes (gpt2_run.c) over its weights ---- */
+/* ---- what is read off the model: the one decoder's passes (decoder_run.c) over its weights ---- */
 
 int tfm_inspect(TfModel *m, const int32_t *tokens, int n, float *attention, int32_t *top_ids, float *top_p,
                 int32_t *lens) {

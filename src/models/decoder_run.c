@@ -1,10 +1,17 @@
-/* GPT-2's forward pass (include/attnlab/gpt2.h) as a short list of the
- * shared layers, as in llm.c: embedding, positions, per block LayerNorm ->
- * linear (c_attn) -> the core's causal multi-head attention -> linear
- * (c_proj) -> residual, LayerNorm -> the gelu_new MLP -> residual; the final
- * LayerNorm and the unembedding. Then what is read off it: inspect,
- * evaluate, generate, head scores. Scratch is allocated per call, at entry,
- * from one size table; the passes themselves allocate nothing. */
+/* The one decoder every transformer runs (its API: include/attnlab/gpt2.h),
+ * a loaded checkpoint (GPT-2's or GPT-NeoX's, its matrices in vec_pack's
+ * panels) and one made here (transformer.c: row-major, its own positions,
+ * scores and slopes) alike, as a short list of the shared layers, as in
+ * llm.c: embedding, positions, per block LayerNorm -> linear (c_attn) -> the
+ * core's causal multi-head attention -> linear (c_proj) -> residual,
+ * LayerNorm -> the GELU MLP -> residual (or GPT-NeoX's parallel form); the
+ * final LayerNorm and the unembedding. One block forward (a sequence,
+ * several runs at once, training's batch with every activation kept, or
+ * generate's cached step) and one block backward; then what is read off
+ * them: inspect, evaluate, generate, head scores, patching, attribution,
+ * fine-tuning's gradients, training's batched pass. Scratch is allocated per
+ * call, at entry, from one size table (training's once, by its model); the
+ * passes themselves allocate nothing. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
