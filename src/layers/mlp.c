@@ -120,8 +120,9 @@ static void forward(VecGemmKind kind, nn_real *y, nn_real *h, nn_real *a, const 
     for (int r = 0; r < n; r++) vec_axpy(y + (size_t)r * C, 1, w->b2, C);
 }
 
-void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F) {
-    forward(VEC_GEMM_NN, y, h, a, x, w, n, C, F, 0);
+void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F,
+                 int exact) {
+    forward(VEC_GEMM_NN, y, h, a, x, w, n, C, F, exact);
 }
 
 void mlp_forward_packed(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F,
@@ -146,9 +147,9 @@ void mlp_backward(nn_real *dx, nn_real *da, MlpWeights *g, const nn_real *dy, co
 /* The input's gradient alone, through row-major weights: the same steps
  * as mlp_backward's, no weight's gradient. */
 void mlp_backward_input(nn_real *dx, nn_real *da, const nn_real *dy, const nn_real *h, const MlpWeights *w, int n, int C,
-                        int F) {
+                        int F, int exact) {
     vec_gemm_nt(da, F, dy, C, w->W2, C, n, F, C, 0);
-    gelu_scale_grad(da, h, (size_t)n * F, 0);
+    gelu_scale_grad(da, h, (size_t)n * F, exact);
     vec_gemm_nt(dx, C, da, F, w->W1, F, n, C, F, 1);
 }
 

@@ -16,8 +16,10 @@ typedef struct {
 
 void mlp_add(OptParams *p, MlpWeights *w, int C, int F);
 
-/* y (n, C); h (n, F) = x W1 + b1 and a (n, F) = gelu(h) kept for the backward; x (n, C). */
-void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F);
+/* y (n, C); h (n, F) = x W1 + b1 and a (n, F) = gelu(h) kept for the backward; x (n, C);
+ * exact 1: GELU's exact form u/2 (1 + erf(u / sqrt 2)) (GPT-NeoX's 'gelu'), 0: the tanh form. */
+void mlp_forward(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F,
+                 int exact);
 /* The same with W1 and W2 in vec_pack's panels (read-only weights packed once: a checkpoint's);
  * exact 1: GELU's exact form u/2 (1 + erf(u / sqrt 2)) (GPT-NeoX's 'gelu'), 0: the tanh form. */
 void mlp_forward_packed(nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int n, int C, int F,
@@ -34,10 +36,10 @@ void gelu_exact_forward(nn_real *y, const nn_real *x, size_t n);
 void gelu_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n);
 /* dx += gelu'(x) dy of the exact form. */
 void gelu_exact_backward(nn_real *dx, const nn_real *dy, const nn_real *x, size_t n);
-/* From dy (n, C): dx (n, C) += the input's gradient alone (tanh GELU); da
- * (n, F) scratch, then dL/dh. */
+/* From dy (n, C): dx (n, C) += the input's gradient alone (exact: GELU's
+ * exact form); da (n, F) scratch, then dL/dh. */
 void mlp_backward_input(nn_real *dx, nn_real *da, const nn_real *dy, const nn_real *h, const MlpWeights *w, int n, int C,
-                        int F);
+                        int F, int exact);
 /* From dy (n, C) through W1, W2 in vec_pack's panels (mlp_forward_packed's
  * weights, read-only): dx (n, C) += the input's gradient alone; h the
  * forward's (n, F); da (n, F) scratch, then dL/dh; scratch holds

@@ -54,11 +54,10 @@ static void linear(const Gpt2 *m, nn_real *out, const nn_real *x, const nn_real 
     else linear_forward(out, x, W, b, N, IC, OC);
 }
 
-/* The MLP: y (N, C), its hidden units h, a = gelu(h) (N, F) kept. Row-major
- * weights are a model made here's, GELU's tanh form. */
+/* The MLP: y (N, C), its hidden units h, a = gelu(h) (N, F) kept. */
 static void mlp(const Gpt2 *m, nn_real *y, nn_real *h, nn_real *a, const nn_real *x, const MlpWeights *w, int N) {
     if (m->packed) mlp_forward_packed(y, h, a, x, w, N, m->c.d_model, m->c.d_ff, m->c.gelu_exact);
-    else mlp_forward(y, h, a, x, w, N, m->c.d_model, m->c.d_ff);
+    else mlp_forward(y, h, a, x, w, N, m->c.d_model, m->c.d_ff, m->c.gelu_exact);
 }
 
 /* Lays out the buffers for `batch` runs of n tokens (base NULL: only
@@ -636,7 +635,7 @@ static void mlp_grad_input(const Gpt2 *m, Gpt2Grads *g, nn_real *dx, const nn_re
                            const MlpWeights *w, int n) {
     int C = m->c.d_model, F = m->c.d_ff;
     if (m->packed) mlp_backward_input_packed(dx, g->da, dy, h, w, g->wt, n, C, F, m->c.gelu_exact);
-    else mlp_backward_input(dx, g->da, dy, h, w, n, C, F);
+    else mlp_backward_input(dx, g->da, dy, h, w, n, C, F, m->c.gelu_exact);
 }
 
 static int grads_create(const Gpt2 *m, int n, int train, Gpt2Grads *g) {

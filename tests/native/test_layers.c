@@ -351,7 +351,7 @@ static double ln_loss(void *ctx) { /* L = r . layernorm(x) */
 
 static double mlp_loss(void *ctx) { /* L = r . mlp(x) */
     BlockCase *c = ctx;
-    mlp_forward(c->y, c->h, c->a, c->x, &c->mw, LN, LC, LF);
+    mlp_forward(c->y, c->h, c->a, c->x, &c->mw, LN, LC, LF, 0);
     double L = 0;
     for (int i = 0; i < LN * LC; i++) L += (double)c->y[i] * c->r[i];
     return L;
