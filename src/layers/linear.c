@@ -66,7 +66,8 @@ void linear_backward_weight_packed(nn_real *dpacked, nn_real *db, const nn_real 
     for (int q = 0; q < panels; q += LINEAR_STRIP) {
         int last = panels - q < LINEAR_STRIP ? panels : q + LINEAR_STRIP;
         int c0 = q * nr, width = last * nr < OC ? last * nr - c0 : OC - c0;
-        vec_gemm_tn(scratch, width, inp, IC, dout + c0, OC, IC, width, N, 0);
+        VecGemm g = {VEC_GEMM_TN, scratch, width, inp, IC, dout + c0, OC, IC, width, N, 0};
+        vec_gemm_parallel(&g, 1); /* the strip's rows split across the pool, one thread's results */
         for (int p = q; p < last; p++) {
             int cols = (p + 1) * nr <= OC ? nr : OC - p * nr;
             nn_real *panel = dpacked + (size_t)p * IC * nr;
