@@ -231,28 +231,34 @@ static int blocks_forward(const Gpt2 *m, Gpt2Run *r, const int32_t *tokens, int 
             }
         }
         /* the attention's output, c_proj of the contexts (the queries, keys, values and weights stay for a
-         * backward pass) */
-        nn_real *attn = r->attn;
+         * backward pass); training's sequential block writes each sum where it is kept (no copies) */
+        int direct = r->keep && !par;
+        nn_real *attn = direct ? (F ? y.xa : y.out) : r->attn;
         linear(m, attn, y.z, w->projw[l], w->projb[l], BN, C, C);
         for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_ATTN, l, attn + b * NC, n, C, C);
-        if (!par) { /* x + attn(ln_1 x) */
-            if (y.xa != x) memcpy(y.xa, x, sizeof(nn_real) * BNC);
-            vec_axpy(y.xa, 1, attn, (int)BNC);
-        }
+        /* x + attn(ln_1 x): in place, or the output itself plus x */
+        nn_real *xa = direct ? attn : y.xa;
+        if (direct) vec_axpy(attn, 1, x, (int)BNC);
+        else if (!par) vec_axpy(xa, 1, attn, (int)BNC);
         if (F) {
             /* out = x + attn(ln_1 x) + mlp(ln_2 (x + attn(ln_1 x))); parallel: out = x + attn(ln_1 x) +
              * mlp(ln_2 x), both of the block's input */
-            const nn_real *x2 = par ? x : y.xa;
+            const nn_real *x2 = par ? x : xa;
             LayerNormWeights ln2 = {w->ln2w[l], w->ln2b[l]};
             layernorm_forward_eps(y.ln2, y.mean2, y.rstd2, x2, &ln2, BN, C, c->epsilon);
             MlpWeights mw = {w->fcw[l], w->fcb[l], w->fcprojw[l], w->fcprojb[l]};
-            mlp(m, y.y, y.h, y.a, y.ln2, &mw, BN);
-            for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_MLP, l, y.y + b * NC, n, C, C);
-            if (y.out != x2) memcpy(y.out, x2, sizeof(nn_real) * BNC);
-            if (par) vec_axpy(y.out, 1, attn, (int)BNC);
-            vec_axpy(y.out, 1, y.y, (int)BNC);
-        } else if (y.out != y.xa) {
-            memcpy(y.out, y.xa, sizeof(nn_real) * BNC);
+            nn_real *mo = direct ? y.out : y.y;
+            mlp(m, mo, y.h, y.a, y.ln2, &mw, BN);
+            for (int b = 0; b < B; b++) dec_at(HOOK(b), DEC_AT_MLP, l, mo + b * NC, n, C, C);
+            if (direct) {
+                vec_axpy(y.out, 1, xa, (int)BNC);
+            } else {
+                if (y.out != x2) memcpy(y.out, x2, sizeof(nn_real) * BNC);
+                if (par) vec_axpy(y.out, 1, attn, (int)BNC);
+                vec_axpy(y.out, 1, y.y, (int)BNC);
+            }
+        } else if (y.out != xa) {
+            memcpy(y.out, xa, sizeof(nn_real) * BNC);
         }
         if (r->layers) memcpy(r->layers + (size_t)l * NC, y.out, sizeof(nn_real) * NC);
     }
