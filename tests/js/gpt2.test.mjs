@@ -79,6 +79,21 @@ for (const { name, skip, engine } of await withEngines()) {
       }
     }
 
+    test('a vocabulary of fewer than 5 tokens: each position predicts every token once, probabilities as the reference', async () => {
+      const config = { ...TINY, vocab_size: 3 };
+      const ck = gpt2Checkpoint({ config, seed: 9 });
+      const gpt = await engine.loadModel(ck.bytes, { config: ck.config });
+      const ids = [0, 2, 1, 1, 0];
+      const r = gpt.inspect({ ids });
+      const ref = referenceForward(ck.weights, ck.config, ids);
+      r.predictions.forEach((row, t) => {
+        assert.deepEqual(row.map((q) => q.id).sort(), [0, 1, 2], `predictions[${t}]: each token once, nothing past the vocabulary`);
+        const z = ref.logits.slice(t * 3, t * 3 + 3), top = Math.max(...z), sum = z.reduce((s, v) => s + Math.exp(v - top), 0);
+        assertNear(row.map((q) => q.p), row.map((q) => Math.exp(z[q.id] - top) / sum), `predictions[${t}]'s probabilities`);
+      });
+      gpt.destroy();
+    });
+
     test('ablation, loss and greedy generation agree with the reference; past the context the window slides', async () => {
       const ck = gpt2Checkpoint({ dtype: 'F32', seed: 11 });
       const gpt = await engine.loadModel(ck.bytes, { config: JSON.stringify(ck.config) });
