@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "attnlab/nn.h"
+
 #define NN_LAYOUT_ALIGN 4 /* reals */
 
 typedef struct {
@@ -20,6 +22,13 @@ static inline size_t nn_layout_take(NnLayout *l, size_t count) {
     size_t at = l->size;
     l->size += (count + NN_LAYOUT_ALIGN - 1) & ~(size_t)(NN_LAYOUT_ALIGN - 1);
     return at;
+}
+
+/* The same reals as a pointer into the block at base, or NULL while base is
+ * NULL (a first pass that only counts the size). */
+static inline nn_real *nn_layout_at(NnLayout *l, nn_real *base, size_t count) {
+    size_t at = nn_layout_take(l, count);
+    return base ? base + at : NULL;
 }
 
 #endif

@@ -70,7 +70,7 @@ static size_t run_layout(const Gpt2 *m, int n, int batch, int lens, int keep, nn
     r->n = n;
     r->keep = keep;
     NnLayout l = {0};
-#define TAKE(count) (base ? base + nn_layout_take(&l, (count)) : (nn_layout_take(&l, (count)), (nn_real *)NULL))
+#define TAKE(count) nn_layout_at(&l, base, (count))
 #define KEPT(count) (keep ? TAKE(count) : NULL)
     r->x = TAKE((keep ? L + 1 : 1) * N * C);
     r->xa = KEPT(L * N * C);
@@ -82,8 +82,10 @@ static size_t run_layout(const Gpt2 *m, int n, int batch, int lens, int keep, nn
     r->rstd2 = KEPT(L * N);
     r->qkv = TAKE(K * N * 3 * C);
     r->atty = TAKE(K * N * C);
-    r->attn = TAKE(N * C);
-    r->mlp = KEPT(N * C);
+    /* training's sequential block writes its sums where they are kept (blocks_forward's direct) */
+    int direct = keep && !(m->c.parallel && F);
+    r->attn = direct ? NULL : TAKE(N * C);
+    r->mlp = keep && !direct ? TAKE(N * C) : NULL;
     r->h = TAKE(K * N * F);
     r->a = TAKE(K * N * F);
     r->scores = TAKE(K * B * H * n * n);
@@ -602,7 +604,7 @@ static size_t grads_layout(const Gpt2 *m, int n, int train, int keep, nn_real *b
     size_t N = (size_t)n, C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, L = (size_t)m->c.layers;
     int V = train ? m->c.vocab : 0;
     NnLayout l = {0};
-#define TAKE(count) (base ? base + nn_layout_take(&l, (count)) : (nn_layout_take(&l, (count)), (nn_real *)NULL))
+#define TAKE(count) nn_layout_at(&l, base, (count))
     g->xs = keep ? NULL : TAKE((L + 1) * N * C);
     g->dres = TAKE(N * C);
     g->dpar = TAKE(N * C);

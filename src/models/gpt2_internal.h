@@ -106,8 +106,9 @@ typedef struct {
     nn_real *ln2, *mean2, *rstd2; /* keep: ln_2's, as ln, mean, rstd; else NULL */
     nn_real *qkv;        /* (K, B n, 3C) */
     nn_real *atty;       /* (K, B n, C) the heads' contexts (without keep, then the MLP's output) */
-    nn_real *attn;       /* (B n, C) the attention's output (c_proj of the contexts) */
-    nn_real *mlp;        /* keep: (B n, C) the MLP's output; else NULL */
+    nn_real *attn;       /* (B n, C) the attention's output (c_proj of the contexts); NULL in training's
+                          * sequential pass, which writes it into xa */
+    nn_real *mlp;        /* keep, parallel: (B n, C) the MLP's output; else NULL */
     nn_real *h, *a;      /* (K, B n, F) the MLP's hidden layer before and after GELU */
     nn_real *scores;     /* (K, B, H, n, n) */
     nn_real *att;        /* (K, B, H, n, n) the attention weights */

@@ -13,12 +13,9 @@
 #include "base/error.h"
 #include "base/layout.h"
 #include "base/lifecycle.h"
-#include "base/rng.h"
 #include "core/vec.h"
-#include "layers/embedding.h"
 #include "layers/layernorm.h"
 #include "layers/linear.h"
-#include "layers/mlp.h"
 #include "layers/output.h"
 #include "models/transformer_internal.h"
 
@@ -91,7 +88,7 @@ static void bind_decoder(TfModel *m) {
 static size_t acts_layout(const TfModel *m, int B, nn_real *base, TfActs *a) {
     size_t N = (size_t)B * m->c.context, C = (size_t)m->c.d_model, V = (size_t)m->V;
     NnLayout l = {0};
-#define TAKE(count) (base ? base + nn_layout_take(&l, (count)) : (nn_layout_take(&l, (count)), (nn_real *)NULL))
+#define TAKE(count) nn_layout_at(&l, base, (count))
     memset(a, 0, sizeof *a);
     size_t pass = gpt2_pass_layout(&m->dec, B, m->c.context, NULL, &a->pass);
     nn_real *blocks = TAKE(pass);
@@ -175,7 +172,6 @@ int tf_check_activations(const TfConfig *c, int vocab) {
     return check_activations(&m, c->batch, &size);
 }
 
-
 int tf_model_create(TfModel **out, const TfConfig *c, int vocab, const char (*names)[8]) {
     nn_clear_error();
     *out = NULL;
@@ -225,8 +221,6 @@ void tf_model_destroy(TfModel *m) {
 }
 
 /* ---- the model's passes ---------------------------------------------------------- */
-
-AttnHeadsConfig tf_heads(const TfModel *m, int layer, int T) { return gpt2_heads(&m->dec, layer, T); }
 
 /* The forward: the embedding and the blocks (the one decoder's batched pass), then the head here: the
  * final LayerNorm, the output layer, softmax and the cross-entropy of the scored positions. */

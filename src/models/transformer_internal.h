@@ -8,7 +8,6 @@
 #include "attnlab/attention.h"
 #include "attnlab/transformer.h"
 #include "base/pool.h"
-#include "layers/mlp.h"
 #include "layers/optim.h"
 #include "layers/shards.h"
 #include "models/decoder.h"
@@ -64,11 +63,6 @@ struct TfModel {
      * training's batched passes. */
     Gpt2 dec;
 };
-
-/* Layer l's attention for sequences of T tokens: the core's multi-head
- * attention (attention.h), causal, with the model's RoPE table or ALiBi
- * slopes and the layer's ablated heads (the decoder's, gpt2_heads). */
-AttnHeadsConfig tf_heads(const TfModel *m, int layer, int T);
 
 /* The config's checks (NN_ERR_* with a message). */
 int tf_check_config(const TfConfig *c);

@@ -340,7 +340,7 @@ static void check_rope_relative(void) {
     nn_real *qkv = alloc_random(&(Rng){3}, (size_t)T * 3 * C, -1, 1);
     for (int t = 1; t < T; t++) /* every row the same query and key */
         memcpy(qkv + (size_t)t * 3 * C, qkv, sizeof(nn_real) * 3 * C);
-    AttnHeadsConfig hc = tf_heads(m->model, 0, T);
+    AttnHeadsConfig hc = gpt2_heads(&m->model->dec, 0, T);
     hc.causal = 0;
     nn_real *scores = alloc_reals((size_t)H * T * T), *weights = alloc_reals((size_t)H * T * T);
     nn_real *z = alloc_reals((size_t)T * C), *scratch = alloc_reals(attn_heads_scratch_size(&hc));
